@@ -1,0 +1,10 @@
+# Writes OUT: a C++ file defining tessel::embedded_headers(), the device headers as strings.
+separate_arguments(FILES)
+set(body "#include <string>\n#include <utility>\n#include <vector>\nnamespace tessel {\nconst std::vector<std::pair<std::string, std::string>>& embedded_headers() {\n  static const std::vector<std::pair<std::string, std::string>> h = {\n")
+foreach(f ${FILES})
+  get_filename_component(name ${f} NAME)
+  file(READ ${f} text)
+  string(APPEND body "    {\"tessel/${name}\", R\"TESSEL_EMBED(${text})TESSEL_EMBED\"},\n")
+endforeach()
+string(APPEND body "  };\n  return h;\n}\n}  // namespace tessel\n")
+file(WRITE ${OUT} "${body}")

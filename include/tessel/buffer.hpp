@@ -1,0 +1,121 @@
+// ts::Buffer: a concrete tensor (pointer, shape, strides, dtype, device) with shared
+// ownership, like torch.Tensor. Kernels take Buffers as arguments and return Buffers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessel/dtype.hpp"
+
+struct DLManagedTensor;
+
+namespace tessel {
+
+enum class DeviceType : uint8_t { cpu, cuda };
+
+/// Where a Buffer's memory lives.
+struct Device {
+  DeviceType type = DeviceType::cpu;
+  int index = 0;
+  bool is_cuda() const { return type == DeviceType::cuda; }
+  bool operator==(const Device&) const = default;
+  std::string str() const;  // "cpu" or "cuda:0"
+};
+inline Device cpu() { return {DeviceType::cpu, 0}; }
+inline Device cuda(int index = 0) { return {DeviceType::cuda, index}; }
+
+/// Memory owned by one or more Buffers. Freed when the last Buffer goes away
+/// (GPU memory is freed stream-ordered on the stream it was allocated on).
+struct Storage {
+  void* ptr = nullptr;
+  int64_t nbytes = 0;
+  Device device;
+  void* stream = nullptr;  // CUstream the memory was allocated on (nullptr = default)
+  bool owned = true;       // false for memory borrowed through DLPack or from_blob
+  std::shared_ptr<void> keep_alive;  // e.g. the DLManagedTensor we borrowed from
+  ~Storage();
+};
+
+/// A concrete tensor. Shapes and strides are in elements. Copying a Buffer copies a
+/// handle (both see the same memory). Errors: RuntimeError when GPU memory cannot be
+/// allocated or no CUDA driver is present for a cuda Buffer; UserError for bad shapes.
+class Buffer {
+ public:
+  Buffer() = default;
+
+  /// Uninitialized contiguous tensor.
+  static Buffer empty(std::vector<int64_t> shape, DType dtype, Device device = cpu());
+  static Buffer zeros(std::vector<int64_t> shape, DType dtype, Device device = cpu());
+  static Buffer ones(std::vector<int64_t> shape, DType dtype, Device device = cpu());
+  static Buffer full(std::vector<int64_t> shape, double value, DType dtype,
+                     Device device = cpu());
+  /// Standard normal values from a counter-based generator (deterministic in `seed`;
+  /// the same seed gives the same values on the CPU and on a GPU).
+  static Buffer randn(std::vector<int64_t> shape, DType dtype, Device device = cpu(),
+                      uint64_t seed = 0);
+  /// Uniform values in [0, 1), same generator as randn.
+  static Buffer rand(std::vector<int64_t> shape, DType dtype, Device device = cpu(),
+                     uint64_t seed = 0);
+  /// 0, 1, ..., n-1.
+  static Buffer arange(int64_t n, DType dtype, Device device = cpu());
+  /// A one-element tensor of shape [1] holding `value` (e.g. a device-side loop bound).
+  static Buffer scalar(double value, DType dtype, Device device = cpu());
+  /// Copies host values (converted to `dtype`) into a new tensor of the given shape.
+  static Buffer from_vector(const std::vector<double>& values, std::vector<int64_t> shape,
+                            DType dtype, Device device = cpu());
+  /// Wraps memory the caller owns (not freed by tessel).
+  static Buffer from_blob(void* ptr, std::vector<int64_t> shape, std::vector<int64_t> strides,
+                          DType dtype, Device device);
+  /// Zero-copy import of a DLPack tensor (takes ownership of `t`, calls its deleter).
+  static Buffer from_dlpack(DLManagedTensor* t);
+  /// Zero-copy export; the Buffer's memory stays alive until the consumer calls the deleter.
+  DLManagedTensor* to_dlpack() const;
+
+  bool defined() const { return storage_ != nullptr; }
+  void* data_ptr() const;  // base pointer including the element offset
+  const std::vector<int64_t>& shape() const { return shape_; }
+  const std::vector<int64_t>& strides() const { return strides_; }
+  int64_t size(int d) const;    // negative d counts from the end
+  int64_t stride(int d) const;  // negative d counts from the end
+  int dim() const { return static_cast<int>(shape_.size()); }
+  int64_t numel() const;
+  DType dtype() const { return dtype_; }
+  Device device() const;
+  bool is_contiguous() const;
+  int64_t offset() const { return offset_; }  // in elements, from the storage's start
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+
+  /// Views sharing memory (no copy).
+  Buffer transpose(int d0, int d1) const;
+  Buffer narrow(int dim, int64_t start, int64_t length) const;
+  Buffer view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> strides,
+                         int64_t offset) const;
+
+  /// A copy on `device` (contiguous). Synchronizes with the GPU.
+  Buffer to(Device device) const;
+  /// A contiguous copy on the same device.
+  Buffer contiguous() const;
+  /// Copies `src` (same shape; any dtype, converted; any device) into this Buffer.
+  void copy_from(const Buffer& src);
+  /// Sets every element to `value`.
+  void fill(double value);
+  /// All elements in row-major order, converted to double (copies from the GPU).
+  std::vector<double> to_vector() const;
+  /// Element 0 converted to double (copies from the GPU).
+  double item() const;
+  std::string str() const;  // shape, dtype and device, e.g. "f32[4, 8] cuda:0"
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  std::vector<int64_t> shape_, strides_;
+  int64_t offset_ = 0;
+  DType dtype_ = DType::f32;
+  friend struct BufferAccess;
+};
+
+/// Row-major strides for a shape (elements).
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
+
+}  // namespace tessel

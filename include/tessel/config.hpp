@@ -1,0 +1,83 @@
+// ts::Config (the tuned knobs of one compiled kernel) and ts::Settings (per-kernel
+// choices that are not tuned). Both are aggregates of std::optional fields; an unset
+// field means "tessel decides". Designated initializers must follow the field order.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessel/dtype.hpp"
+
+namespace tessel {
+
+/// How program ids map to tiles (Helion's pid_type).
+/// flat: a 1-D grid, the flat program id decomposed over the loop's dims (first dim fastest).
+/// xyz: one grid dimension per loop dimension (up to 3).
+/// persistent_blocked / persistent_interleaved: a grid of about one program per SM
+/// (times num_sm_multiplier) looping over virtual program ids; blocked gives each program a
+/// contiguous range, interleaved a stride of the grid size.
+enum class PidType : uint8_t { flat, xyz, persistent_blocked, persistent_interleaved };
+std::string pid_type_name(PidType p);
+
+/// The tuned knobs. Field order (for designated initializers):
+/// block_sizes, num_warps, num_stages, pid_type, num_sm_multiplier, loop_orders,
+/// flatten_loops, l2_groupings, reduction_loops, indexing.
+struct Config {
+  /// One entry per tile dimension with a tunable block size, in the order the loops are
+  /// traced (outer loops first, dims left to right). Powers of two.
+  std::optional<std::vector<int64_t>> block_sizes;
+  /// Warps per program (1, 2, 4, 8, 16, 32). Threads per program = 32 * num_warps.
+  std::optional<int> num_warps;
+  /// Software pipelining depth for loads in device loops (reserved; 1 = none).
+  std::optional<int> num_stages;
+  std::optional<PidType> pid_type;
+  /// Persistent kernels: programs = SMs * num_sm_multiplier (1, 2, 4, 8).
+  std::optional<int> num_sm_multiplier;
+  /// Per top-level loop: a permutation of its dims (which dim varies fastest).
+  std::optional<std::vector<std::vector<int>>> loop_orders;
+  /// Per top-level loop: flatten the nest into one dimension.
+  std::optional<std::vector<bool>> flatten_loops;
+  /// Per top-level loop: group size for L2-friendly program ordering (1 = off).
+  std::optional<std::vector<int>> l2_groupings;
+  /// Per reduction dimension: unset = persistent reduction (whole extent in registers),
+  /// a power of two = looped reduction over chunks of that size (Helion's meaning).
+  std::optional<std::vector<std::optional<int64_t>>> reduction_loops;
+  /// Per memory op: "pointer" (only strategy so far).
+  std::optional<std::vector<std::string>> indexing;
+
+  /// JSON text, e.g. {"block_sizes":[64,128],"num_warps":4}. Unset fields are omitted.
+  std::string to_json() const;
+  /// Parses to_json()'s output. Throws UserError on malformed text or unknown keys.
+  static Config from_json(const std::string& text);
+  /// A C++ initializer that can be pasted into ts::Settings{.config = ...}.
+  std::string to_cpp() const;
+  bool operator==(const Config&) const = default;
+};
+
+enum class AutotuneEffort : uint8_t { none, quick, full };
+
+/// Per-kernel settings, not tuned. Field order (for designated initializers):
+/// index_dtype, static_shapes, max_sms, reserved_sms, autotune_effort,
+/// autotune_config_overrides, config, print_output_code.
+struct Settings {
+  /// Dtype of index arithmetic in generated code: i32, i64, or unset = auto (i64 when any
+  /// tensor argument or allocation spans 2^31 elements or more).
+  std::optional<DType> index_dtype;
+  /// Specialize on exact sizes (sizes become constants in the generated code).
+  std::optional<bool> static_shapes;
+  /// Persistent kernels use at most this many SMs.
+  std::optional<int> max_sms;
+  /// Persistent kernels leave this many SMs free.
+  std::optional<int> reserved_sms;
+  std::optional<AutotuneEffort> autotune_effort;
+  /// Config keys forced during tuning.
+  std::optional<Config> autotune_config_overrides;
+  /// Use this config; skips tuning.
+  std::optional<Config> config;
+  /// Print generated CUDA to stderr when compiling (also TESSEL_PRINT_CODE=1).
+  std::optional<bool> print_output_code;
+};
+
+}  // namespace tessel

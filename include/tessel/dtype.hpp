@@ -1,0 +1,43 @@
+// Element types of tensors and tile values, and PyTorch's type promotion.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tessel {
+
+/// Element type. Names follow PyTorch (`torch.float32` is `f32`, ...).
+enum class DType : uint8_t { boolean, i32, i64, u64, f16, bf16, f32, f64 };
+
+inline constexpr DType boolean = DType::boolean;
+inline constexpr DType i32 = DType::i32;
+inline constexpr DType i64 = DType::i64;
+inline constexpr DType u64 = DType::u64;
+inline constexpr DType f16 = DType::f16;
+inline constexpr DType bf16 = DType::bf16;
+inline constexpr DType f32 = DType::f32;
+inline constexpr DType f64 = DType::f64;
+
+/// Size of one element in bytes (bool is one byte, as in PyTorch).
+int dtype_size(DType t);
+/// "f32", "bf16", ... (the spelling used in errors and in printed IR).
+std::string dtype_name(DType t);
+/// The C++ type the generated CUDA stores this dtype as in memory ("float", "__nv_bfloat16", ...).
+std::string dtype_cuda_storage(DType t);
+/// Parses a name printed by dtype_name; throws UserError on an unknown name.
+DType dtype_from_name(const std::string& name);
+
+bool is_float(DType t);
+bool is_integer(DType t);  // i32, i64, u64 (not bool)
+
+/// PyTorch's result type of a binary op between two tensors (torch.result_type):
+/// categories bool < integer < float; within a category the wider type wins;
+/// f16 with bf16 gives f32.
+DType promote(DType a, DType b);
+
+/// Promotion with a weakly typed C++ literal (PyTorch's "wrapped number" rule):
+/// a literal changes the dtype only when it is of a higher category
+/// (`x_f16 + 1.0` stays f16, `x_i32 + 1.5` becomes f32, the default float dtype).
+DType promote_weak(DType tensor, DType literal);
+
+}  // namespace tessel

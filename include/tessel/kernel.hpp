@@ -1,0 +1,205 @@
+// ts::kernel: turns a C++ lambda written in the tessel language into a callable kernel.
+// Helion: @helion.kernel.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tessel/buffer.hpp"
+#include "tessel/config.hpp"
+#include "tessel/language.hpp"
+
+namespace tessel {
+
+namespace detail {
+
+/// One call argument: a Buffer, an integer or a floating-point number.
+using CallArg = std::variant<Buffer, int64_t, double>;
+
+/// How the lambda takes each parameter.
+enum class ParamKind : uint8_t {
+  tensor,      // ts::Tensor
+  symbolic,    // ts::Value: a scalar argument, a runtime parameter of the generated code
+  specialized  // a C++ number: its value is a constant of the generated code (part of the key)
+};
+
+/// Calls the user's lambda with symbolic arguments; returns the returned tensors' nodes.
+using TraceFn = std::function<std::vector<ir::Node*>(const std::vector<ir::Node*>& arg_nodes,
+                                                     const std::vector<CallArg>& args)>;
+
+class KernelImpl;
+std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params,
+                                        TraceFn fn, Settings settings);
+std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream);
+std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args);
+std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile);
+
+template <class T>
+ParamKind param_kind() {
+  using U = std::remove_cvref_t<T>;
+  if constexpr (std::is_same_v<U, Tensor>)
+    return ParamKind::tensor;
+  else if constexpr (std::is_same_v<U, Value>)
+    return ParamKind::symbolic;
+  else {
+    static_assert(std::is_arithmetic_v<U>,
+                  "kernel parameters must be ts::Tensor, ts::Value or C++ numbers");
+    return ParamKind::specialized;
+  }
+}
+
+template <class T>
+T convert_param(ir::Node* node, const CallArg& a) {
+  using U = std::remove_cvref_t<T>;
+  if constexpr (std::is_same_v<U, Tensor>)
+    return Tensor(node);
+  else if constexpr (std::is_same_v<U, Value>)
+    return Value::wrap(node);
+  else if constexpr (std::is_integral_v<U>)
+    return static_cast<U>(std::holds_alternative<int64_t>(a) ? std::get<int64_t>(a)
+                                                             : static_cast<int64_t>(std::get<double>(a)));
+  else
+    return static_cast<U>(std::holds_alternative<double>(a) ? std::get<double>(a)
+                                                            : static_cast<double>(std::get<int64_t>(a)));
+}
+
+inline void collect_outputs(const Tensor& t, std::vector<ir::Node*>& out) { out.push_back(t.node()); }
+template <class... T>
+void collect_outputs(const std::tuple<T...>& t, std::vector<ir::Node*>& out) {
+  std::apply([&](const auto&... x) { (collect_outputs(x, out), ...); }, t);
+}
+
+template <class T>
+struct OutputType;
+template <>
+struct OutputType<void> {
+  using type = void;
+};
+template <>
+struct OutputType<Tensor> {
+  using type = Buffer;
+};
+template <class... T>
+struct OutputType<std::tuple<T...>> {
+  using type = std::tuple<typename OutputType<T>::type...>;
+};
+
+template <class Sig>
+struct LambdaTraits;
+template <class C, class R, class... A>
+struct LambdaTraits<R (C::*)(A...) const> {
+  using result = R;
+  using params = std::tuple<A...>;
+};
+template <class C, class R, class... A>
+struct LambdaTraits<R (C::*)(A...)> : LambdaTraits<R (C::*)(A...) const> {};
+
+template <class R>
+R make_result(std::vector<Buffer>&& outs) {
+  if constexpr (std::is_void_v<R>) {
+    return;
+  } else if constexpr (std::is_same_v<R, Buffer>) {
+    return std::move(outs.at(0));
+  } else {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return R{std::move(outs.at(I))...};
+    }(std::make_index_sequence<std::tuple_size_v<R>>{});
+  }
+}
+
+inline CallArg to_call_arg(const Buffer& b) { return b; }
+template <class T>
+  requires std::is_integral_v<T>
+CallArg to_call_arg(T v) {
+  return static_cast<int64_t>(v);
+}
+template <class T>
+  requires std::is_floating_point_v<T>
+CallArg to_call_arg(T v) {
+  return static_cast<double>(v);
+}
+
+}  // namespace detail
+
+/// A CUDA stream (CUstream / cudaStream_t) to run a call on; nullptr = default stream.
+struct Stream {
+  void* handle = nullptr;
+};
+
+/// A compiled-on-demand kernel. Call it with Buffers and numbers in the lambda's
+/// parameter order: it traces once per specialization key (DESIGN.md section 5),
+/// compiles with NVRTC for the arguments' GPU or runs on the CPU interpreter for CPU
+/// Buffers (or when TESSEL_INTERPRET=1), and returns what the lambda returns
+/// (Buffer, std::tuple of Buffers, or nothing).
+/// Errors: UserError for wrong arguments or kernel bugs (naming the kernel and line),
+/// RuntimeError when the GPU or NVRTC fails.
+template <class R>
+class Kernel {
+ public:
+  explicit Kernel(std::shared_ptr<detail::KernelImpl> impl) : impl_(std::move(impl)) {}
+  template <class... A>
+  R operator()(const A&... args) const {
+    return detail::make_result<R>(detail::call_kernel(*impl_, {detail::to_call_arg(args)...}, nullptr));
+  }
+  /// The same call, on `stream` (asynchronous: no host synchronization).
+  template <class... A>
+  R operator()(Stream stream, const A&... args) const {
+    return detail::make_result<R>(
+        detail::call_kernel(*impl_, {detail::to_call_arg(args)...}, stream.handle));
+  }
+  /// The IR traced for these arguments (text), without running the kernel.
+  template <class... A>
+  std::string ir(const A&... args) const {
+    return detail::kernel_ir(*impl_, {detail::to_call_arg(args)...});
+  }
+  /// The CUDA C++ generated for these arguments (one source per launch), as on a GPU,
+  /// without running. With compile = true each is also compiled with NVRTC for sm_90
+  /// (works without a GPU); a failure throws UserError with NVRTC's log.
+  template <class... A>
+  std::vector<std::string> cuda(bool compile, const A&... args) const {
+    return detail::kernel_cuda(*impl_, {detail::to_call_arg(args)...}, compile);
+  }
+  detail::KernelImpl& impl() const { return *impl_; }
+
+ private:
+  std::shared_ptr<detail::KernelImpl> impl_;
+};
+
+/// Defines a kernel named `name` from `fn`, a lambda taking ts::Tensor (tensor
+/// arguments), ts::Value (symbolic scalar arguments) or C++ numbers (specialized scalar
+/// arguments) and returning ts::Tensor, a std::tuple of them, or nothing. Helion:
+/// @helion.kernel.
+template <class F>
+auto kernel(std::string name, F fn, Settings settings = {}) {
+  using Traits = detail::LambdaTraits<decltype(&F::operator())>;
+  using Params = typename Traits::params;
+  using Out = typename detail::OutputType<std::remove_cvref_t<typename Traits::result>>::type;
+  constexpr size_t N = std::tuple_size_v<Params>;
+  std::vector<detail::ParamKind> kinds = [&]<size_t... I>(std::index_sequence<I...>) {
+    return std::vector<detail::ParamKind>{detail::param_kind<std::tuple_element_t<I, Params>>()...};
+  }(std::make_index_sequence<N>{});
+  detail::TraceFn trace = [fn](const std::vector<ir::Node*>& nodes,
+                               const std::vector<detail::CallArg>& args) {
+    std::vector<ir::Node*> outs;
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      if constexpr (std::is_void_v<typename Traits::result>) {
+        fn(detail::convert_param<std::tuple_element_t<I, Params>>(nodes[I], args[I])...);
+      } else {
+        detail::collect_outputs(
+            fn(detail::convert_param<std::tuple_element_t<I, Params>>(nodes[I], args[I])...), outs);
+      }
+    }(std::make_index_sequence<N>{});
+    return outs;
+  };
+  return Kernel<Out>(detail::make_kernel(std::move(name), std::move(kinds), std::move(trace),
+                                         std::move(settings)));
+}
+
+}  // namespace tessel

@@ -1,0 +1,448 @@
+// The tessel language: what a kernel author writes inside `ts::kernel(name, lambda)`.
+// Reads like PyTorch over tiles; semantics follow Helion (helion.language) and
+// ../DESIGN.md section 5. Every DSL call is traced into IR once per specialization.
+//
+// Errors: misuse raises ts::UserError naming the kernel and the source line.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <source_location>
+#include <type_traits>
+#include <vector>
+
+#include "tessel/dtype.hpp"
+#include "tessel/error.hpp"
+
+namespace tessel {
+
+namespace ir {
+struct Node;
+struct Sym;
+}  // namespace ir
+
+using Loc = std::source_location;
+
+struct All {};
+/// The whole dimension, Python's `:`. `x(t, ts::all)`.
+inline constexpr All all{};
+struct NewAxis {};
+/// A new size-1 dimension, Python's `None`. `bias(ts::newaxis, t)` has shape [1, t].
+inline constexpr NewAxis newaxis{};
+
+class Tensor;
+class Value;
+class Tile;
+class TensorRef;
+
+template <class T>
+concept Arithmetic = std::is_arithmetic_v<T>;
+
+/// Anything usable as an operand of a tile op: a Value, a load `x(i, t)`, or a C++
+/// number (weakly typed: `x + 1.0` keeps x's dtype, as in PyTorch). Captures the
+/// user's source line. A host Tensor used directly is a user error (load it first).
+class Operand {
+ public:
+  Operand(const Value& v, Loc loc = Loc::current());
+  Operand(const TensorRef& r, Loc loc = Loc::current());
+  Operand(const Tensor& t, Loc loc = Loc::current());
+  template <Arithmetic T>
+  Operand(T v, Loc loc = Loc::current())
+      : Operand(std::is_floating_point_v<T> ? DType::f32
+                                            : (std::is_same_v<T, bool> ? DType::boolean : DType::i64),
+                static_cast<double>(v), static_cast<int64_t>(v), loc) {}
+
+  ir::Node* node() const { return node_; }
+  bool weak() const { return weak_; }
+  SourceLoc loc() const { return loc_; }
+
+ private:
+  Operand(DType literal_dtype, double f, int64_t i, Loc loc);
+  ir::Node* node_ = nullptr;
+  bool weak_ = false;
+  SourceLoc loc_;
+};
+
+class Index;
+
+/// A scalar or tile value in a kernel (symbolic while tracing). A Value is a variable:
+/// assigning to it inside a loop records a new binding, and values changed inside a
+/// device loop become loop-carried (`acc = acc + x(t);`). There is no conversion to
+/// bool: use ts::where or ts::if_.
+class Value {
+ public:
+  Value();
+  Value(const Value& o);
+  Value(Value&& o) noexcept : Value(static_cast<const Value&>(o)) {}
+  Value(const TensorRef& r, Loc loc = Loc::current());
+  template <Arithmetic T>
+  Value(T v, Loc loc = Loc::current()) : Value(Operand(v, loc)) {}
+  Value(const Operand& o);
+  ~Value();
+
+  Value& operator=(const Value& o);
+  Value& operator=(Value&& o) { return *this = static_cast<const Value&>(o); }
+  Value& operator=(const TensorRef& r);
+  template <Arithmetic T>
+  Value& operator=(T v) {
+    return assign(Operand(v).node());
+  }
+  Value& operator+=(const Operand& o);
+  Value& operator-=(const Operand& o);
+  Value& operator*=(const Operand& o);
+  Value& operator/=(const Operand& o);
+
+  DType dtype() const;
+  /// Number of dimensions (size-1 dims included).
+  int dim() const;
+  /// Converts to `dtype` (PyTorch `.to(dtype)`).
+  Value to(DType dtype, Loc loc = Loc::current()) const;
+  /// Adds or removes size-1 dims: `v(ts::all, ts::newaxis)` is v[:, None].
+  template <class... I>
+  Value operator()(const I&... idx) const;
+
+  bool defined() const { return node_ != nullptr; }
+  /// The IR node of the current binding (inside loops: the loop-carried form).
+  ir::Node* node() const;
+  /// Internal: wraps a node created by tessel.
+  static Value wrap(ir::Node* n);
+
+ private:
+  Value& assign(ir::Node* n);
+  Value view(const std::vector<Index>& idx, SourceLoc loc) const;
+  mutable ir::Node* node_ = nullptr;
+  int depth_ = 0;  // loop depth where this variable was declared
+  friend struct ValueAccess;
+};
+
+/// The loop variable of `ts::tile`: a range of indices [begin, end) of one dimension,
+/// of static size block_size (the last tile of a dimension may be partial: masked).
+class Tile {
+ public:
+  Tile(ir::Node* loop, int dim) : loop_(loop), dim_(dim) {}
+  /// begin, begin+1, ..., begin+block_size-1 (shape [tile], dtype of the index).
+  Value index(Loc loc = Loc::current()) const;
+  /// First index (scalar).
+  Value begin(Loc loc = Loc::current()) const;
+  /// One past the last valid index: min(begin + block_size, loop end) (scalar).
+  Value end(Loc loc = Loc::current()) const;
+  /// The block size (a compile-time constant of the generated code; scalar).
+  Value block_size(Loc loc = Loc::current()) const;
+  /// begin / block_size: which tile of the loop this is (scalar).
+  Value id(Loc loc = Loc::current()) const;
+  ir::Node* loop() const { return loop_; }
+  int loop_dim() const { return dim_; }
+
+ private:
+  ir::Node* loop_;
+  int dim_;
+};
+
+/// One index of `x(i0, i1, ...)`: an integer, a scalar Value (grid index, size,
+/// loaded scalar), a Tile (its range, masked at the ragged edge), ts::all, ts::newaxis,
+/// or an integer tile Value (gather/scatter, masked to the dimension's extent).
+class Index {
+ public:
+  Index(All, Loc loc = Loc::current());
+  Index(NewAxis, Loc loc = Loc::current());
+  Index(const Tile& t, Loc loc = Loc::current());
+  Index(const Value& v, Loc loc = Loc::current());
+  Index(const TensorRef& r, Loc loc = Loc::current());
+  template <std::integral T>
+  Index(T v, Loc loc = Loc::current()) : Index(Value(v, loc), loc) {}
+
+  enum Kind : uint8_t { all_k, newaxis_k, tile_k, value_k };
+  Kind kind;
+  ir::Node* node = nullptr;  // tile_k: loop node; value_k: value node
+  int tile_dim = 0;
+  SourceLoc loc;
+};
+
+/// A size of a new tensor or tile: an integer or a scalar integer Value (e.g. x.size(0)).
+class Extent {
+ public:
+  template <std::integral T>
+  Extent(T v, Loc loc = Loc::current()) : value_(Value(v, loc)) {}
+  Extent(const Value& v) : value_(v) {}
+  const Value& value() const { return value_; }
+
+ private:
+  Value value_;
+};
+
+/// A dimension of a device-side tile constructor (ts::zeros, ts::full): a Tile (its
+/// block), or an integer/size (an extent padded to the next power of two, masked).
+class TileDim {
+ public:
+  TileDim(const Tile& t) : tile_(t), is_tile_(true) {}
+  template <std::integral T>
+  TileDim(T v, Loc loc = Loc::current()) : extent_(Value(v, loc)) {}
+  TileDim(const Value& v) : extent_(v) {}
+  bool is_tile() const { return is_tile_; }
+  const Tile& tile() const { return tile_; }
+  const Value& extent() const { return extent_; }
+
+ private:
+  Tile tile_{nullptr, 0};
+  Value extent_;
+  bool is_tile_ = false;
+};
+
+/// A kernel argument or a tensor allocated in host code (global memory).
+class Tensor {
+ public:
+  explicit Tensor(ir::Node* n) : node_(n) {}
+  /// Size of dimension d (negative counts from the end): a host i64 scalar.
+  Value size(int d, Loc loc = Loc::current()) const;
+  /// Stride of dimension d in elements: a host i64 scalar.
+  Value stride(int d, Loc loc = Loc::current()) const;
+  int dim() const;
+  DType dtype() const;
+  /// Indexing: reading emits a load where it is used, assigning emits a store.
+  template <class... I>
+  TensorRef operator()(const I&... idx) const;
+  /// Element 0 of a one-element integer tensor, read on the GPU inside the kernel (never
+  /// copied to the host): usable as a loop bound (DESIGN.md section 5).
+  Value item(Loc loc = Loc::current()) const;
+  /// Host allocations on this tensor's device (PyTorch's Tensor.new_*).
+  Tensor new_empty(std::vector<Extent> shape, Loc loc = Loc::current()) const;
+  Tensor new_empty(std::vector<Extent> shape, DType dtype, Loc loc = Loc::current()) const;
+  Tensor new_zeros(std::vector<Extent> shape, Loc loc = Loc::current()) const;
+  Tensor new_zeros(std::vector<Extent> shape, DType dtype, Loc loc = Loc::current()) const;
+  Tensor new_full(std::vector<Extent> shape, double value, Loc loc = Loc::current()) const;
+  Tensor new_full(std::vector<Extent> shape, double value, DType dtype,
+                  Loc loc = Loc::current()) const;
+  ir::Node* node() const { return node_; }
+
+ private:
+  ir::Node* node_;
+};
+
+/// `x(i, t)`: a reference to the indexed elements of a Tensor.
+class TensorRef {
+ public:
+  TensorRef(ir::Node* tensor, std::vector<Index> idx, SourceLoc loc)
+      : tensor_(tensor), idx_(std::move(idx)), loc_(loc) {}
+  TensorRef(const TensorRef&) = default;
+  /// Store: `out(i, t) = v;` (v broadcasts to the indexed shape; converted to the
+  /// tensor's dtype).
+  TensorRef& operator=(const Operand& v);
+  TensorRef& operator=(const TensorRef& r);
+  TensorRef& operator+=(const Operand& v);
+  TensorRef& operator-=(const Operand& v);
+  TensorRef& operator*=(const Operand& v);
+  /// Emits the load (at the user's line `loc`).
+  ir::Node* load(SourceLoc loc) const;
+
+ private:
+  void store(ir::Node* value, SourceLoc loc);
+  ir::Node* tensor_;
+  std::vector<Index> idx_;
+  SourceLoc loc_;
+};
+
+template <class... I>
+TensorRef Tensor::operator()(const I&... idx) const {
+  std::vector<Index> v{Index(idx)...};
+  SourceLoc loc = v.empty() ? SourceLoc{} : v.front().loc;
+  return TensorRef(node_, std::move(v), loc);
+}
+
+template <class... I>
+Value Value::operator()(const I&... idx) const {
+  std::vector<Index> v{Index(idx)...};
+  return view(v, v.empty() ? SourceLoc{} : v.front().loc);
+}
+
+// ---- elementwise operators (PyTorch semantics: promotion, true division) ----
+Value operator+(const Operand& a, const Operand& b);
+Value operator-(const Operand& a, const Operand& b);
+Value operator*(const Operand& a, const Operand& b);
+/// True division (ints promote to f32), as torch.div.
+Value operator/(const Operand& a, const Operand& b);
+/// Remainder with the sign of the divisor, as torch.remainder / Python %.
+Value operator%(const Operand& a, const Operand& b);
+Value operator-(const Operand& a);
+Value operator<(const Operand& a, const Operand& b);
+Value operator<=(const Operand& a, const Operand& b);
+Value operator>(const Operand& a, const Operand& b);
+Value operator>=(const Operand& a, const Operand& b);
+Value operator==(const Operand& a, const Operand& b);
+Value operator!=(const Operand& a, const Operand& b);
+/// Logical ops on bool values (non-bool operands are compared with 0).
+Value operator&&(const Operand& a, const Operand& b);
+Value operator||(const Operand& a, const Operand& b);
+Value operator!(const Operand& a);
+/// Bitwise ops on integers; on bool they are the logical ops (as in PyTorch).
+Value operator&(const Operand& a, const Operand& b);
+Value operator|(const Operand& a, const Operand& b);
+Value operator^(const Operand& a, const Operand& b);
+Value operator~(const Operand& a);
+
+/// Floor division, as torch.floor_divide / Python //.
+Value floordiv(const Operand& a, const Operand& b);
+Value maximum(const Operand& a, const Operand& b);
+Value minimum(const Operand& a, const Operand& b);
+/// a ** b (float result for float operands; integer for integer operands).
+Value pow(const Operand& a, const Operand& b);
+/// cond ? a : b elementwise (cond is converted to bool).
+Value where(const Operand& cond, const Operand& a, const Operand& b);
+Value cast(const Operand& a, DType dtype);
+
+// Math (float results: integer inputs promote to f32, as in PyTorch).
+Value exp(const Operand& a);
+Value exp2(const Operand& a);
+Value log(const Operand& a);
+Value log2(const Operand& a);
+Value sqrt(const Operand& a);
+Value rsqrt(const Operand& a);
+Value abs(const Operand& a);
+Value sin(const Operand& a);
+Value cos(const Operand& a);
+Value tanh(const Operand& a);
+Value sigmoid(const Operand& a);
+Value erf(const Operand& a);
+Value floor(const Operand& a);
+Value ceil(const Operand& a);
+
+// Reductions over dimension `dim` of a tile value (negative counts from the end).
+// The accumulation dtype of f16/bf16 sums is f32 (the result is rounded back), as torch.
+Value sum(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
+Value mean(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
+Value max(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
+Value min(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
+Value prod(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
+/// Index (i64) of the first maximum/minimum along dim.
+Value argmax(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
+Value argmin(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
+Value any(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
+Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
+
+// ---- device-side tile constructors (inside loops) ----
+/// A tile of the given shape filled with 0 / `value`.
+Value zeros(std::vector<TileDim> shape, DType dtype = DType::f32, Loc loc = Loc::current());
+Value full(std::vector<TileDim> shape, double value, DType dtype = DType::f32,
+           Loc loc = Loc::current());
+/// 0, 1, ..., n-1 (shape [n], padded to the next power of two and masked).
+Value arange(const Extent& n, DType dtype = DType::i32, Loc loc = Loc::current());
+
+// ---- host-side allocations (outside loops, on the device of the first tensor arg) ----
+Tensor empty(std::vector<Extent> shape, DType dtype, Loc loc = Loc::current());
+Tensor zeros_like(const Tensor& t, Loc loc = Loc::current());
+Tensor empty_like(const Tensor& t, Loc loc = Loc::current());
+Tensor full_like(const Tensor& t, double value, Loc loc = Loc::current());
+
+/// `ts::load(t)` on a one-element integer tensor in host code: its value, read on the
+/// GPU inside the kernel (same as t.item()). Inside loops, `ts::load(t, i...)` is t(i...).
+Value load(const Tensor& t, Loc loc = Loc::current());
+
+// ---- loops ----
+/// A loop bound: an integer, a scalar integer Value (size, device scalar), a
+/// one-element integer Tensor in device memory (read in the kernel), or a braced
+/// [begin, end) pair `{b, e}`.
+class Bound {
+ public:
+  template <std::integral T>
+  Bound(T end, Loc loc = Loc::current()) : end_(Value(end, loc)), loc_(SourceLoc::from(loc)) {}
+  Bound(const Value& end, Loc loc = Loc::current());
+  Bound(const TensorRef& end, Loc loc = Loc::current());
+  Bound(const Tensor& end, Loc loc = Loc::current());
+  Bound(const Operand& begin, const Operand& end);
+  const Value& begin() const { return begin_; }
+  const Value& end() const { return end_; }
+  SourceLoc loc() const { return loc_; }
+
+ private:
+  Value begin_, end_;
+  SourceLoc loc_;
+};
+
+/// Block sizes fixed by the user for ts::tile: one per dimension, or one for all.
+/// 0 = tuned.
+struct BlockSizes {
+  std::vector<int64_t> sizes;
+  BlockSizes() = default;
+  BlockSizes(int64_t all) : sizes{all} {}
+  BlockSizes(std::initializer_list<int64_t> s) : sizes(s) {}
+};
+struct TileOptions {
+  BlockSizes block_size;
+};
+
+namespace detail {
+/// Range-for protocol of ts::tile / ts::grid. begin() opens the loop region (records a
+/// Loop node); the iterator's ++ closes it; leaving the body early (break, return,
+/// goto) is a user error reported at the loop's line.
+class LoopRangeBase {
+ public:
+  LoopRangeBase(bool is_tile, std::vector<Bound> bounds, TileOptions opts, Loc loc);
+  LoopRangeBase(const LoopRangeBase&) = delete;
+  ~LoopRangeBase();
+  ir::Node* open();
+  void close();
+  bool closed() const { return closed_; }
+  ir::Node* loop() const { return loop_; }
+
+ private:
+  bool is_tile_;
+  std::vector<Bound> bounds_;
+  TileOptions opts_;
+  SourceLoc loc_;
+  ir::Node* loop_ = nullptr;
+  bool closed_ = false;
+  int uncaught_ = 0;
+};
+
+Value grid_index(ir::Node* loop, int dim);
+
+template <int N, bool IsTile>
+class LoopRange : public LoopRangeBase {
+ public:
+  using LoopRangeBase::LoopRangeBase;
+  using Elem = std::conditional_t<IsTile, Tile, Value>;
+  using Deref = std::conditional_t<N == 1, Elem, std::array<Elem, N>>;
+  struct Sentinel {};
+  struct Iterator {
+    LoopRange* r;
+    bool operator!=(Sentinel) const { return !r->closed(); }
+    void operator++() { r->close(); }
+    Deref operator*() const {
+      auto make = [&](int d) -> Elem {
+        if constexpr (IsTile)
+          return Tile(r->loop(), d);
+        else
+          return grid_index(r->loop(), d);
+      };
+      if constexpr (N == 1) {
+        return make(0);
+      } else {
+        return [&]<size_t... I>(std::index_sequence<I...>) {
+          return Deref{make(static_cast<int>(I))...};
+        }(std::make_index_sequence<N>{});
+      }
+    }
+  };
+  Iterator begin() {
+    open();
+    return Iterator{this};
+  }
+  Sentinel end() { return {}; }
+};
+}  // namespace detail
+
+/// `for (auto t : ts::tile(n))`: iterate over tiles of [0, n) (or [b, e)), one program
+/// per tile at the top level, a sequential device loop when nested. Several bounds give
+/// several dimensions: `for (auto [tm, tn] : ts::tile(m, n))`. Block sizes come from the
+/// Config unless fixed in `opts`. Helion: hl.tile.
+detail::LoopRange<1, true> tile(Bound a, TileOptions opts = {}, Loc loc = Loc::current());
+detail::LoopRange<2, true> tile(Bound a, Bound b, TileOptions opts = {}, Loc loc = Loc::current());
+detail::LoopRange<3, true> tile(Bound a, Bound b, Bound c, TileOptions opts = {},
+                                Loc loc = Loc::current());
+/// `for (auto i : ts::grid(n))`: iterate over single indices (a scalar Value).
+/// Helion: hl.grid.
+detail::LoopRange<1, false> grid(Bound a, Loc loc = Loc::current());
+detail::LoopRange<2, false> grid(Bound a, Bound b, Loc loc = Loc::current());
+detail::LoopRange<3, false> grid(Bound a, Bound b, Bound c, Loc loc = Loc::current());
+
+}  // namespace tessel

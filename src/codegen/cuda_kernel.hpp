@@ -1,0 +1,51 @@
+// The CUDA C++ generated for one top-level loop nest, with what the launcher needs to
+// call it: the parameters (in order) and how to size the grid.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "tessel/config.hpp"
+
+namespace tessel::codegen {
+
+/// One kernel parameter, in the order of the generated signature.
+struct Param {
+  enum Kind : uint8_t {
+    tensor_ptr,    // node: tensor (Arg/Alloc): its data pointer
+    host_int,      // node: host-computable integer scalar: evaluated on the host (i64 or i32)
+    host_float,    // node: host-computable float scalar (passed as float)
+    device_ptr,    // node: DeviceScalar: pointer to the tensor's data (read in the kernel)
+  };
+  Kind kind;
+  const ir::Node* node;
+  DType dtype = DType::i64;  // host_int: passed as this type
+};
+
+/// How many programs to launch.
+struct GridSpec {
+  bool persistent = false;  // grid = SMs * num_sm_multiplier (capped by the tile count if known)
+  /// Non-persistent: the number of tiles of each loop dimension, computed on the host as
+  /// ceil((end - begin) / block) from these nodes (grid dims have block 1).
+  std::vector<const ir::Node*> begins, ends;
+  std::vector<int64_t> blocks;
+  bool xyz = false;         // one grid dimension per loop dimension
+};
+
+struct CudaKernel {
+  std::string name;    // the __global__ function's name
+  std::string source;  // complete CUDA C++ (includes tessel's device headers)
+  std::vector<Param> params;
+  GridSpec grid;
+  int threads = 128;   // per program
+  int shared_bytes = 0;
+};
+
+/// Generates CUDA C++ for top-level loop `loop` of `g` under a complete `config`.
+/// `index_dtype` is the dtype of address arithmetic (i32 or i64).
+/// Errors: UserError for IR the backend cannot lower yet (naming the user's line).
+CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config& config,
+                         DType index_dtype);
+
+}  // namespace tessel::codegen

@@ -1,0 +1,108 @@
+// Config <-> JSON and C++ initializer text.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/config.hpp"
+#include "tessel/error.hpp"
+
+namespace tessel {
+
+using nlohmann::json;
+
+static const char* kPidNames[] = {"flat", "xyz", "persistent_blocked", "persistent_interleaved"};
+
+std::string pid_type_name(PidType p) { return kPidNames[static_cast<int>(p)]; }
+
+static PidType pid_from_name(const std::string& s) {
+  for (int i = 0; i < 4; ++i)
+    if (s == kPidNames[i]) return static_cast<PidType>(i);
+  throw UserError("", {}, fmt::format("unknown pid_type '{}'", s),
+                  "use flat, xyz, persistent_blocked or persistent_interleaved");
+}
+
+std::string Config::to_json() const {
+  json j = json::object();
+  if (block_sizes) j["block_sizes"] = *block_sizes;
+  if (num_warps) j["num_warps"] = *num_warps;
+  if (num_stages) j["num_stages"] = *num_stages;
+  if (pid_type) j["pid_type"] = pid_type_name(*pid_type);
+  if (num_sm_multiplier) j["num_sm_multiplier"] = *num_sm_multiplier;
+  if (loop_orders) j["loop_orders"] = *loop_orders;
+  if (flatten_loops) j["flatten_loops"] = *flatten_loops;
+  if (l2_groupings) j["l2_groupings"] = *l2_groupings;
+  if (reduction_loops) {
+    json r = json::array();
+    for (const auto& v : *reduction_loops) r.push_back(v ? json(*v) : json(nullptr));
+    j["reduction_loops"] = r;
+  }
+  if (indexing) j["indexing"] = *indexing;
+  return j.dump();
+}
+
+Config Config::from_json(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw UserError("", {}, fmt::format("malformed config JSON: {}", e.what()),
+                    "pass the text printed by Config::to_json()");
+  }
+  if (!j.is_object()) throw UserError("", {}, "a config must be a JSON object");
+  Config c;
+  try {
+    for (auto& [key, v] : j.items()) {
+      if (key == "block_sizes") c.block_sizes = v.get<std::vector<int64_t>>();
+      else if (key == "num_warps") c.num_warps = v.get<int>();
+      else if (key == "num_stages") c.num_stages = v.get<int>();
+      else if (key == "pid_type") c.pid_type = pid_from_name(v.get<std::string>());
+      else if (key == "num_sm_multiplier") c.num_sm_multiplier = v.get<int>();
+      else if (key == "loop_orders") c.loop_orders = v.get<std::vector<std::vector<int>>>();
+      else if (key == "flatten_loops") c.flatten_loops = v.get<std::vector<bool>>();
+      else if (key == "l2_groupings") c.l2_groupings = v.get<std::vector<int>>();
+      else if (key == "reduction_loops") {
+        std::vector<std::optional<int64_t>> r;
+        for (auto& e : v) r.push_back(e.is_null() ? std::nullopt : std::optional<int64_t>(e.get<int64_t>()));
+        c.reduction_loops = r;
+      } else if (key == "indexing") c.indexing = v.get<std::vector<std::string>>();
+      else
+        throw UserError("", {}, fmt::format("unknown config key '{}'", key),
+                        "keys are block_sizes, num_warps, num_stages, pid_type, num_sm_multiplier, "
+                        "loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing");
+    }
+  } catch (const json::exception& e) {
+    throw UserError("", {}, fmt::format("config JSON has a value of the wrong type: {}", e.what()));
+  }
+  return c;
+}
+
+std::string Config::to_cpp() const {
+  std::vector<std::string> parts;
+  auto list = [](const auto& v) { return fmt::format("{{{}}}", fmt::join(v, ", ")); };
+  if (block_sizes) parts.push_back(".block_sizes = std::vector<int64_t>" + list(*block_sizes));
+  if (num_warps) parts.push_back(fmt::format(".num_warps = {}", *num_warps));
+  if (num_stages) parts.push_back(fmt::format(".num_stages = {}", *num_stages));
+  if (pid_type) parts.push_back(".pid_type = ts::PidType::" + pid_type_name(*pid_type));
+  if (num_sm_multiplier) parts.push_back(fmt::format(".num_sm_multiplier = {}", *num_sm_multiplier));
+  if (loop_orders) {
+    std::vector<std::string> o;
+    for (const auto& v : *loop_orders) o.push_back(list(v));
+    parts.push_back(".loop_orders = std::vector<std::vector<int>>" + list(o));
+  }
+  if (flatten_loops) parts.push_back(".flatten_loops = std::vector<bool>" + list(*flatten_loops));
+  if (l2_groupings) parts.push_back(".l2_groupings = std::vector<int>" + list(*l2_groupings));
+  if (reduction_loops) {
+    std::vector<std::string> r;
+    for (const auto& v : *reduction_loops) r.push_back(v ? std::to_string(*v) : "std::nullopt");
+    parts.push_back(".reduction_loops = std::vector<std::optional<int64_t>>" + list(r));
+  }
+  if (indexing) {
+    std::vector<std::string> r;
+    for (const auto& v : *indexing) r.push_back("\"" + v + "\"");
+    parts.push_back(".indexing = std::vector<std::string>" + list(r));
+  }
+  return fmt::format("ts::Config{{{}}}", fmt::join(parts, ", "));
+}
+
+}  // namespace tessel

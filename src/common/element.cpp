@@ -1,0 +1,154 @@
+#include "common/element.hpp"
+
+#include <cmath>
+
+namespace tessel {
+
+uint16_t float_to_f16_bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t mant = x & 0x7fffffu;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xffu);
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
+  int32_t e = exp - 127 + 15;
+  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
+  if (e <= 0) {                                                 // subnormal or zero
+    if (e < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - e);
+    uint32_t half = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1u);
+    uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1u))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | (static_cast<uint32_t>(e) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;  // may carry into exp: ok
+  return static_cast<uint16_t>(half);
+}
+
+float f16_bits_to_float(uint16_t h) {
+  uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t x;
+  if (exp == 0) {
+    if (mant == 0) {
+      x = sign;
+    } else {  // subnormal: normalize
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400u)) {
+        mant <<= 1;
+        --exp;
+      }
+      mant &= 0x3ffu;
+      x = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 0x1f) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else {
+    x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+uint16_t float_to_bf16_bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN
+  uint32_t lsb = (x >> 16) & 1u;
+  x += 0x7fffu + lsb;
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float bf16_bits_to_float(uint16_t h) {
+  uint32_t x = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+template <class T>
+static T load(const void* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T>
+static void store(void* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
+double read_element(const void* p, DType t) {
+  switch (t) {
+    case DType::boolean: return load<uint8_t>(p) ? 1.0 : 0.0;
+    case DType::i32: return load<int32_t>(p);
+    case DType::i64: return static_cast<double>(load<int64_t>(p));
+    case DType::u64: return static_cast<double>(load<uint64_t>(p));
+    case DType::f16: return f16_bits_to_float(load<uint16_t>(p));
+    case DType::bf16: return bf16_bits_to_float(load<uint16_t>(p));
+    case DType::f32: return load<float>(p);
+    case DType::f64: return load<double>(p);
+  }
+  return 0;
+}
+
+static int64_t to_int(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return INT64_MAX;
+  if (v <= -9.2233720368547758e18) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
+void write_element(void* p, DType t, double v) {
+  switch (t) {
+    case DType::boolean: store<uint8_t>(p, v != 0.0 ? 1 : 0); break;
+    case DType::i32: store<int32_t>(p, static_cast<int32_t>(to_int(v))); break;
+    case DType::i64: store<int64_t>(p, to_int(v)); break;
+    case DType::u64: store<uint64_t>(p, v < 0 ? static_cast<uint64_t>(to_int(v)) : static_cast<uint64_t>(v)); break;
+    case DType::f16: store<uint16_t>(p, float_to_f16_bits(static_cast<float>(v))); break;
+    case DType::bf16: store<uint16_t>(p, float_to_bf16_bits(static_cast<float>(v))); break;
+    case DType::f32: store<float>(p, static_cast<float>(v)); break;
+    case DType::f64: store<double>(p, v); break;
+  }
+}
+
+int64_t read_element_int(const void* p, DType t) {
+  switch (t) {
+    case DType::i32: return load<int32_t>(p);
+    case DType::i64: return load<int64_t>(p);
+    case DType::u64: return static_cast<int64_t>(load<uint64_t>(p));
+    case DType::boolean: return load<uint8_t>(p) ? 1 : 0;
+    default: return to_int(read_element(p, t));
+  }
+}
+
+void write_element_int(void* p, DType t, int64_t v) {
+  switch (t) {
+    case DType::i32: store<int32_t>(p, static_cast<int32_t>(v)); break;
+    case DType::i64: store<int64_t>(p, v); break;
+    case DType::u64: store<uint64_t>(p, static_cast<uint64_t>(v)); break;
+    case DType::boolean: store<uint8_t>(p, v != 0 ? 1 : 0); break;
+    default: write_element(p, t, static_cast<double>(v));
+  }
+}
+
+double round_to(DType t, double v) {
+  switch (t) {
+    case DType::boolean: return v != 0.0 ? 1.0 : 0.0;
+    case DType::i32: return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(to_int(v))));
+    case DType::i64: return static_cast<double>(to_int(v));
+    case DType::u64: return v;
+    case DType::f16: return f16_bits_to_float(float_to_f16_bits(static_cast<float>(v)));
+    case DType::bf16: return bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(v)));
+    case DType::f32: return static_cast<float>(v);
+    case DType::f64: return v;
+  }
+  return v;
+}
+
+}  // namespace tessel

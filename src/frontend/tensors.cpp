@@ -1,0 +1,311 @@
+// Tensor, Index, TensorRef: indexing, loads, stores and host allocations.
+#include <set>
+
+#include <fmt/format.h>
+
+#include "frontend/trace.hpp"
+#include "ir/host_eval.hpp"
+
+namespace tessel {
+
+using frontend::TraceContext;
+using ir::Node;
+using ir::Op;
+
+static std::string tensor_name(const Node* t) {
+  return t->name.empty() ? "the tensor" : "tensor '" + t->name + "'";
+}
+
+// ---- Index ----
+
+Index::Index(All, Loc loc) : kind(all_k), loc(SourceLoc::from(loc)) {}
+Index::Index(NewAxis, Loc loc) : kind(newaxis_k), loc(SourceLoc::from(loc)) {}
+Index::Index(const Tile& t, Loc loc)
+    : kind(tile_k), node(t.loop()), tile_dim(t.loop_dim()), loc(SourceLoc::from(loc)) {}
+Index::Index(const Value& v, Loc loc) : kind(value_k), node(v.node()), loc(SourceLoc::from(loc)) {}
+Index::Index(const TensorRef& r, Loc loc)
+    : kind(value_k), node(r.load(SourceLoc::from(loc))), loc(SourceLoc::from(loc)) {}
+
+// ---- Tensor ----
+
+static int norm_dim(const Node* t, int d, SourceLoc loc, const char* what) {
+  if (d < -t->rank || d >= t->rank)
+    TraceContext::current().fail(
+        loc, fmt::format("{}({}) is out of range: {} has {} dimensions", what, d, tensor_name(t), t->rank),
+        fmt::format("use a dimension in [{}, {}]", -t->rank, t->rank - 1));
+  return d < 0 ? d + t->rank : d;
+}
+
+Value Tensor::size(int d, Loc l) const {
+  SourceLoc loc = SourceLoc::from(l);
+  TraceContext& ctx = TraceContext::current();
+  d = norm_dim(node_, d, loc, "size");
+  if (ctx.settings().static_shapes.value_or(false))
+    return Value::wrap(ctx.constant_int(ctx.trace_value(ctx.tensor_attr(Op::Size, node_, d, loc)),
+                                        DType::i64, loc));
+  return Value::wrap(ctx.tensor_attr(Op::Size, node_, d, loc));
+}
+
+Value Tensor::stride(int d, Loc l) const {
+  SourceLoc loc = SourceLoc::from(l);
+  d = norm_dim(node_, d, loc, "stride");
+  return Value::wrap(TraceContext::current().tensor_attr(Op::Stride, node_, d, loc));
+}
+
+int Tensor::dim() const { return node_->rank; }
+DType Tensor::dtype() const { return node_->dtype; }
+
+static Node* device_scalar(const Tensor& t, std::vector<Node*> index, SourceLoc loc) {
+  TraceContext& ctx = TraceContext::current();
+  Node* tn = t.node();
+  if (!is_integer(tn->dtype) && tn->dtype != DType::boolean && !is_float(tn->dtype))
+    ctx.fail(loc, "unsupported dtype for a device scalar");
+  std::vector<Node*> args{tn};
+  for (Node* i : index) args.push_back(i);
+  Node* n = ctx.add_host(Op::DeviceScalar, tn->dtype, args, loc);
+  return n;
+}
+
+Value Tensor::item(Loc l) const {
+  SourceLoc loc = SourceLoc::from(l);
+  TraceContext& ctx = TraceContext::current();
+  if (node_->op == Op::Arg) {
+    const Buffer& b = ctx.args()[node_->ival].buffer;
+    if (b.numel() != 1)
+      ctx.fail(loc, fmt::format("item() of {} with {} elements", tensor_name(node_), b.numel()),
+               "item() and ts::load(t) need a one-element tensor");
+  }
+  std::vector<Node*> zeros;
+  for (int d = 0; d < node_->rank; ++d) zeros.push_back(ctx.add_host(Op::Const, DType::i64, {}, loc));
+  return Value::wrap(device_scalar(*this, zeros, loc));
+}
+
+Value load(const Tensor& t, Loc loc) { return t.item(loc); }
+
+static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double value, SourceLoc loc) {
+  TraceContext& ctx = TraceContext::current();
+  if (ctx.depth() > 0)
+    ctx.fail(loc, "tensors can only be allocated in host code, outside device loops",
+             "allocate the tensor before the first ts::tile/ts::grid loop; use ts::zeros or "
+             "ts::full for tile values inside loops");
+  std::vector<Node*> dims;
+  for (const Extent& e : shape) {
+    Node* n = e.value().node();
+    if (!is_integer(n->dtype) || !n->is_scalar() || !ir::host_computable(n))
+      ctx.fail(loc, "an allocation's size must be a host integer (an integer, a size, or an "
+                    "integer argument)",
+               "device-resident values cannot size allocations: allocate the largest size and "
+               "use the device value as a loop bound");
+    dims.push_back(n);
+  }
+  Node* a = ctx.add(Op::Alloc, dtype, {}, dims, loc);
+  a->rank = static_cast<int>(dims.size());
+  a->ival = fill;
+  a->fval = value;
+  a->name = fmt::format("alloc@{}", loc.line);
+  return Tensor(a);
+}
+
+static std::vector<Extent> shape_of(const Tensor& t, Loc loc) {
+  std::vector<Extent> s;
+  for (int d = 0; d < t.dim(); ++d) s.emplace_back(t.size(d, loc));
+  return s;
+}
+
+Tensor empty(std::vector<Extent> shape, DType dtype, Loc loc) {
+  return alloc(std::move(shape), dtype, ir::fill_none, 0, SourceLoc::from(loc));
+}
+Tensor empty_like(const Tensor& t, Loc loc) {
+  return alloc(shape_of(t, loc), t.dtype(), ir::fill_none, 0, SourceLoc::from(loc));
+}
+Tensor zeros_like(const Tensor& t, Loc loc) {
+  return alloc(shape_of(t, loc), t.dtype(), ir::fill_value, 0, SourceLoc::from(loc));
+}
+Tensor full_like(const Tensor& t, double value, Loc loc) {
+  return alloc(shape_of(t, loc), t.dtype(), ir::fill_value, value, SourceLoc::from(loc));
+}
+Tensor Tensor::new_empty(std::vector<Extent> shape, Loc loc) const {
+  return alloc(std::move(shape), dtype(), ir::fill_none, 0, SourceLoc::from(loc));
+}
+Tensor Tensor::new_empty(std::vector<Extent> shape, DType dtype, Loc loc) const {
+  return alloc(std::move(shape), dtype, ir::fill_none, 0, SourceLoc::from(loc));
+}
+Tensor Tensor::new_zeros(std::vector<Extent> shape, Loc loc) const {
+  return alloc(std::move(shape), dtype(), ir::fill_value, 0, SourceLoc::from(loc));
+}
+Tensor Tensor::new_zeros(std::vector<Extent> shape, DType dtype, Loc loc) const {
+  return alloc(std::move(shape), dtype, ir::fill_value, 0, SourceLoc::from(loc));
+}
+Tensor Tensor::new_full(std::vector<Extent> shape, double value, Loc loc) const {
+  return alloc(std::move(shape), dtype(), ir::fill_value, value, SourceLoc::from(loc));
+}
+Tensor Tensor::new_full(std::vector<Extent> shape, double value, DType dtype, Loc loc) const {
+  return alloc(std::move(shape), dtype, ir::fill_value, value, SourceLoc::from(loc));
+}
+
+// ---- indexing ----
+
+namespace {
+
+/// The addressing of one Load/Store: index kinds, operand nodes, result shape.
+struct Access {
+  std::vector<ir::IndexInfo> info;
+  std::vector<Node*> operands;  // one per non-newaxis index
+  ir::Shape shape;
+};
+
+Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc) {
+  TraceContext& ctx = TraceContext::current();
+  int consumed = 0;
+  for (const Index& i : idx)
+    if (i.kind != Index::newaxis_k) ++consumed;
+  if (consumed > tensor->rank)
+    ctx.fail(loc, fmt::format("{} has {} dimensions but is indexed with {} indices",
+                              tensor_name(tensor), tensor->rank, consumed),
+             "index each dimension once (ts::all for a whole dimension)");
+  std::vector<Index> full = idx;
+  for (int k = consumed; k < tensor->rank; ++k) full.emplace_back(all, Loc::current());
+
+  Access acc;
+  ir::Shape gather_shape;
+  int gather_pos = -1;
+  int dim = 0;
+  for (const Index& i : full) {
+    ir::IndexInfo info;
+    switch (i.kind) {
+      case Index::newaxis_k:
+        info.kind = ir::IndexKind::newaxis;
+        acc.shape.push_back(nullptr);
+        break;
+      case Index::all_k:
+        info.kind = ir::IndexKind::all;
+        info.sym = ctx.all_sym(tensor, dim, loc);
+        acc.operands.push_back(info.sym->extent);
+        acc.shape.push_back(info.sym);
+        ++dim;
+        break;
+      case Index::tile_k: {
+        const ir::LoopDim& ld = i.node->dims.at(i.tile_dim);
+        bool open = false;
+        for (int l = 1; l <= ctx.depth(); ++l) open |= ctx.loop_level(l).loop == i.node;
+        if (!open)
+          ctx.fail(i.loc, "a tile is used outside the loop that defines it",
+                   "use a tile only inside its ts::tile loop");
+        info.kind = ir::IndexKind::tile;
+        info.sym = ld.sym;
+        acc.operands.push_back(i.node);
+        acc.shape.push_back(ld.sym);
+        ++dim;
+        break;
+      }
+      case Index::value_k: {
+        Node* v = i.node;
+        if (!is_integer(v->dtype) && v->dtype != DType::boolean)
+          ctx.fail(i.loc, fmt::format("an index must be an integer, got a {} value", dtype_name(v->dtype)),
+                   "convert it with .to(ts::i64), or use ts::floordiv for integer division");
+        if (ctx.depth() > 0 && v->op == Op::DeviceScalar) {}  // fine: read on the device
+        if (v->is_scalar()) {
+          info.kind = ir::IndexKind::scalar;
+        } else {
+          info.kind = ir::IndexKind::gather;
+          if (gather_pos < 0) {
+            gather_pos = static_cast<int>(acc.shape.size());
+            gather_shape = v->shape;
+          } else {
+            gather_shape = frontend::broadcast_shapes(gather_shape, v->shape, i.loc);
+          }
+        }
+        acc.operands.push_back(v);
+        ++dim;
+        break;
+      }
+    }
+    acc.info.push_back(info);
+  }
+  if (gather_pos >= 0)
+    acc.shape.insert(acc.shape.begin() + gather_pos, gather_shape.begin(), gather_shape.end());
+  std::set<ir::Sym*> seen;
+  for (ir::Sym*& s : acc.shape) {
+    s = ctx.canon(s);
+    if (s && !seen.insert(s).second)
+      ctx.fail(loc, fmt::format("the same {} indexes two dimensions of {}", frontend::describe_sym(s),
+                                tensor_name(tensor)),
+               "a tile can index one dimension of a load or store; use another loop for the "
+               "other dimension");
+  }
+  return acc;
+}
+
+}  // namespace
+
+Node* TensorRef::load(SourceLoc loc) const {
+  TraceContext& ctx = TraceContext::current();
+  if (!loc.line) loc = loc_;
+  if (ctx.depth() == 0) {
+    std::vector<Node*> index;
+    for (const Index& i : idx_) {
+      if (i.kind != Index::value_k || !i.node->is_scalar())
+        ctx.fail(loc, fmt::format("{} is indexed with a tile or ts::all outside a device loop",
+                                  tensor_name(tensor_)),
+                 "host code may read one element (a device scalar, e.g. `size(0)`); load tiles "
+                 "inside ts::tile or ts::grid loops");
+      index.push_back(i.node);
+    }
+    if (static_cast<int>(index.size()) != tensor_->rank)
+      ctx.fail(loc, fmt::format("{} has {} dimensions but is indexed with {} integers in host code",
+                                tensor_name(tensor_), tensor_->rank, index.size()),
+               "give one integer index per dimension");
+    std::vector<Node*> args{tensor_};
+    args.insert(args.end(), index.begin(), index.end());
+    return ctx.add_host(Op::DeviceScalar, tensor_->dtype, args, loc);
+  }
+  Access a = resolve_access(tensor_, idx_, loc);
+  std::vector<Node*> args{tensor_};
+  args.insert(args.end(), a.operands.begin(), a.operands.end());
+  Node* n = ctx.add(Op::Load, tensor_->dtype, a.shape, args, loc);
+  n->access = a.info;
+  return n;
+}
+
+void TensorRef::store(Node* value, SourceLoc loc) {
+  TraceContext& ctx = TraceContext::current();
+  if (ctx.depth() == 0)
+    ctx.fail(loc, fmt::format("a store to {} outside a device loop", tensor_name(tensor_)),
+             "write tensors inside a ts::tile or ts::grid loop");
+  Access a = resolve_access(tensor_, idx_, loc);
+  ir::Shape b = frontend::broadcast_shapes(a.shape, value->shape, loc);
+  if (b.size() != a.shape.size() || b != a.shape)
+    ctx.fail(loc, fmt::format("shape mismatch in a store: the value has shape {} but the indexed "
+                              "elements of {} have shape {}",
+                              ir::shape_str(value->shape), tensor_name(tensor_), ir::shape_str(a.shape)),
+             "the value must broadcast to the indexed shape; index the target with the same "
+             "tiles the value was computed from");
+  if (value->dtype != tensor_->dtype) value = cast(Value::wrap(value), tensor_->dtype).node();
+  std::vector<Node*> args{tensor_, value};
+  args.insert(args.end(), a.operands.begin(), a.operands.end());
+  Node* n = ctx.add(Op::Store, tensor_->dtype, {}, args, loc);
+  n->access = a.info;
+}
+
+TensorRef& TensorRef::operator=(const Operand& v) {
+  store(v.node(), v.loc().line ? v.loc() : loc_);
+  return *this;
+}
+TensorRef& TensorRef::operator=(const TensorRef& r) {
+  store(r.load(r.loc_), r.loc_);
+  return *this;
+}
+TensorRef& TensorRef::operator+=(const Operand& v) {
+  store((Operand(*this) + v).node(), v.loc());
+  return *this;
+}
+TensorRef& TensorRef::operator-=(const Operand& v) {
+  store((Operand(*this) - v).node(), v.loc());
+  return *this;
+}
+TensorRef& TensorRef::operator*=(const Operand& v) {
+  store((Operand(*this) * v).node(), v.loc());
+  return *this;
+}
+
+}  // namespace tessel

@@ -1,0 +1,307 @@
+#include "frontend/trace.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "ir/host_eval.hpp"
+
+namespace tessel::frontend {
+
+static thread_local TraceContext* g_current = nullptr;
+
+TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vector<TraceArg> args)
+    : graph_(graph), settings_(settings), args_(std::move(args)), previous_(g_current) {
+  blocks_.push_back(&graph_.host);
+  g_current = this;
+  index_dtype_ = settings_.index_dtype.value_or(DType::i32);
+  if (!settings_.index_dtype)
+    for (const TraceArg& a : args_)
+      if (a.kind == ir::ArgKind::tensor && a.buffer.numel() >= (int64_t{1} << 31)) index_dtype_ = DType::i64;
+  graph_.index_dtype = index_dtype_;
+}
+
+TraceContext::~TraceContext() { g_current = previous_; }
+
+TraceContext* TraceContext::current_or_null() { return g_current; }
+
+TraceContext& TraceContext::current() {
+  if (!g_current)
+    throw UserError("", {}, "a tessel language call was made outside a kernel",
+                    "call ts::tile, ts::grid, tensor indexing and tile ops only inside the "
+                    "lambda given to ts::kernel");
+  return *g_current;
+}
+
+void TraceContext::fail(SourceLoc loc, const std::string& what, const std::string& hint) {
+  throw UserError(graph_.kernel_name, loc, what, hint);
+}
+
+ir::Node* TraceContext::add(ir::Op op, DType dtype, ir::Shape shape, std::vector<ir::Node*> args,
+                            SourceLoc loc) {
+  ir::Node* n = graph_.new_node(op, loc);
+  n->dtype = dtype;
+  n->shape = std::move(shape);
+  n->args = std::move(args);
+  n->depth = depth();
+  blocks_.back()->push_back(n);
+  return n;
+}
+
+ir::Node* TraceContext::add_host(ir::Op op, DType dtype, std::vector<ir::Node*> args,
+                                 SourceLoc loc) {
+  ir::Node* n = graph_.new_node(op, loc);
+  n->dtype = dtype;
+  n->args = std::move(args);
+  n->depth = 0;
+  ir::Block& host = graph_.host;
+  host.insert(depth() > 0 ? host.end() - 1 : host.end(), n);
+  return n;
+}
+
+ir::Node* TraceContext::tensor_attr(ir::Op op, ir::Node* tensor, int dim, SourceLoc loc) {
+  auto key = std::make_tuple(static_cast<int>(op), tensor, dim);
+  auto it = attr_cache_.find(key);
+  if (it != attr_cache_.end()) return it->second;
+  ir::Node* n = nullptr;
+  if (op == ir::Op::Size && tensor->op == ir::Op::Alloc) {
+    n = tensor->args.at(dim);  // the allocation's own extent
+  } else {
+    n = add_host(op, DType::i64, {tensor}, loc);
+    n->ival = dim;
+  }
+  attr_cache_[key] = n;
+  return n;
+}
+
+ir::Sym* TraceContext::all_sym(ir::Node* tensor, int dim, SourceLoc loc) {
+  auto key = std::make_pair(tensor, dim);
+  auto it = all_cache_.find(key);
+  if (it != all_cache_.end()) return it->second;
+  std::string name = fmt::format("{}.size({})", tensor->name.empty() ? "tensor" : tensor->name, dim);
+  ir::Sym* s = extent_sym(tensor_attr(ir::Op::Size, tensor, dim, loc), name, loc);
+  all_cache_[key] = s;
+  return s;
+}
+
+ir::Node* TraceContext::constant_int(int64_t v, DType dtype, SourceLoc loc) {
+  ir::Node* n = add(ir::Op::Const, dtype, {}, {}, loc);
+  n->ival = v;
+  n->fval = static_cast<double>(v);
+  return n;
+}
+
+ir::Node* TraceContext::constant_float(double v, DType dtype, SourceLoc loc) {
+  ir::Node* n = add(ir::Op::Const, dtype, {}, {}, loc);
+  n->fval = v;
+  n->ival = static_cast<int64_t>(v);
+  return n;
+}
+
+ir::Node* TraceContext::open_loop(ir::Node* loop) {
+  loops_.push_back(OpenLoop{loop, {}});
+  blocks_.push_back(&loop->body);
+  return loop;
+}
+
+// Replaces uses of `from` by `to` in `b` (recursively).
+static void replace_uses(ir::Block& b, ir::Node* from, ir::Node* to) {
+  for (ir::Node* n : b) {
+    for (ir::Node*& a : n->args)
+      if (a == from) a = to;
+    if (n->op == ir::Op::Loop) {
+      for (ir::LoopDim& d : n->dims) {
+        if (d.begin == from) d.begin = to;
+        if (d.end == from) d.end = to;
+      }
+      for (ir::Node*& i : n->inits)
+        if (i == from) i = to;
+      replace_uses(n->body, from, to);
+    }
+  }
+}
+
+void TraceContext::close_loop(ir::Node* loop) {
+  TESSEL_CHECK(!loops_.empty() && loops_.back().loop == loop, "loops closed out of order");
+  OpenLoop& level = loops_.back();
+  std::vector<ir::Node*> yields;
+  std::vector<std::pair<const Value*, ir::Node*>> carried_vars;
+  // Variables of enclosing scopes changed in the body become loop-carried; the others
+  // read their outer binding directly.
+  for (auto& [var, entry] : level.vars) {
+    if (!var) {
+      replace_uses(loop->body, entry.placeholder, entry.init);
+      continue;
+    }
+    ir::Node*& binding = ValueAccess::node(*var);
+    if (binding == entry.placeholder) {
+      replace_uses(loop->body, entry.placeholder, entry.init);
+      binding = entry.init;
+      continue;
+    }
+    if (depth() == 1)
+      fail(binding->loc, "a variable declared outside the top-level loop is assigned inside it",
+           "iterations of a top-level loop run as parallel programs and cannot carry values; "
+           "declare the variable inside the loop");
+    if (binding->dtype != entry.placeholder->dtype || binding->shape != entry.placeholder->shape)
+      fail(binding->loc,
+           fmt::format("a loop-carried variable changes from {}{} to {}{} inside the loop",
+                       dtype_name(entry.placeholder->dtype), ir::shape_str(entry.placeholder->shape),
+                       dtype_name(binding->dtype), ir::shape_str(binding->shape)),
+           "initialize it before the loop with the dtype and shape it has after each "
+           "iteration (e.g. ts::zeros({tile}, ts::f32)), or convert with .to(dtype)");
+    loop->carried.push_back(entry.placeholder);
+    loop->inits.push_back(entry.init);
+    yields.push_back(binding);
+    carried_vars.emplace_back(var, binding);
+  }
+  if (!yields.empty()) add(ir::Op::Yield, DType::boolean, {}, yields, loop->loc);
+  loops_.pop_back();
+  blocks_.pop_back();
+  for (size_t i = 0; i < carried_vars.size(); ++i) {
+    ir::Node* c = loop->carried[i];
+    ir::Node* r = add(ir::Op::LoopResult, c->dtype, c->shape, {loop}, loop->loc);
+    r->ival = static_cast<int64_t>(i);
+    loop->results.push_back(r);
+    ValueAccess::node(*carried_vars[i].first) = r;
+  }
+}
+
+ir::Node* TraceContext::resolve(const Value* var, ir::Node*& binding, int decl_depth) {
+  if (!binding) return nullptr;
+  int d = depth();
+  for (int level = decl_depth + 1; level <= d; ++level) {
+    OpenLoop& ol = loops_[level - 1];
+    auto it = std::find_if(ol.vars.begin(), ol.vars.end(),
+                           [&](const auto& e) { return e.first == var; });
+    if (it != ol.vars.end()) continue;
+    ir::Node* p = graph_.new_node(ir::Op::Carried, binding->loc);
+    p->dtype = binding->dtype;
+    p->shape = binding->shape;
+    p->args = {ol.loop};
+    p->depth = level;
+    ol.vars.emplace_back(var, OpenLoop::Entry{p, binding});
+    binding = p;
+  }
+  if (binding->depth > d)
+    fail(binding->loc, "a value computed inside a loop is used after the loop ends",
+         "declare the variable before the loop (e.g. `ts::Value acc = ts::zeros(...)`) so it "
+         "becomes loop-carried");
+  return binding;
+}
+
+void TraceContext::forget(const Value* var) {
+  // The variable dies inside the loop: its entry stays (copies may still hold the
+  // placeholder) and is resolved as unmodified when the loop closes.
+  for (OpenLoop& ol : loops_)
+    for (auto& e : ol.vars)
+      if (e.first == var) e.first = nullptr;
+}
+
+void TraceContext::defer_error(SourceLoc loc, const std::string& what, const std::string& hint) {
+  if (has_deferred_) return;
+  has_deferred_ = true;
+  deferred_loc_ = loc;
+  deferred_what_ = what;
+  deferred_hint_ = hint;
+}
+
+void TraceContext::raise_deferred() {
+  if (has_deferred_) fail(deferred_loc_, deferred_what_, deferred_hint_);
+}
+
+ir::Sym* TraceContext::canon(ir::Sym* s) const {
+  while (s) {
+    auto it = parent_.find(s);
+    if (it == parent_.end()) break;
+    s = it->second;
+  }
+  return s;
+}
+
+bool TraceContext::unify(ir::Sym* a, ir::Sym* b, SourceLoc loc) {
+  a = canon(a);
+  b = canon(b);
+  if (a == b) return true;
+  if (!a || !b || a->kind != ir::Sym::extent_k || b->kind != ir::Sym::extent_k) return false;
+  if (a->extent_at_trace != b->extent_at_trace) return false;
+  parent_[b] = a;
+  // The two extents must stay equal on every call: checked by the host program before
+  // the launch of the loop being traced.
+  ir::Node* check = graph_.new_node(ir::Op::ShapeCheck, loc);
+  check->dtype = DType::boolean;
+  check->args = {a->extent, b->extent};
+  ir::Block& host = graph_.host;
+  host.insert(depth() > 0 ? host.end() - 1 : host.end(), check);
+  return true;
+}
+
+ir::Sym* TraceContext::extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc) {
+  if (!ir::host_computable(extent))
+    fail(loc, "the extent of `ts::all` or a tile constructor must be known on the host",
+         "use sizes of tensors or integer arguments; device-resident values can only be loop "
+         "bounds");
+  if (auto it = extent_cache_.find(extent); it != extent_cache_.end()) return it->second;
+  ir::Sym* s = graph_.new_sym(ir::Sym::extent_k);
+  extent_cache_[extent] = s;
+  s->extent = extent;
+  s->extent_at_trace = trace_value(extent);
+  int64_t p = 1;
+  while (p < s->extent_at_trace) p *= 2;
+  s->extent_pow2 = p;
+  s->name = name;
+  return s;
+}
+
+void TraceContext::canonicalize() {
+  for (const auto& n : graph_.nodes()) {
+    for (ir::Sym*& s : n->shape) s = canon(s);
+    for (ir::IndexInfo& i : n->access) i.sym = canon(i.sym);
+  }
+}
+
+int64_t TraceContext::trace_value(ir::Node* host_int) {
+  std::vector<ir::ArgValue> vals(args_.size());
+  for (size_t i = 0; i < args_.size(); ++i) {
+    vals[i].shape = &args_[i].buffer.shape();
+    vals[i].strides = &args_[i].buffer.strides();
+    vals[i].ivalue = args_[i].ivalue;
+    vals[i].fvalue = args_[i].fvalue;
+  }
+  return ir::eval_host_int(host_int, vals);
+}
+
+std::string describe_sym(const ir::Sym* s) {
+  if (!s) return "1";
+  if (s->kind == ir::Sym::tile)
+    return fmt::format("tile {} of the loop at {}", ir::sym_name(s), s->loop->loc.str());
+  return fmt::format("extent {} ({} = {})", ir::sym_name(s), s->name, s->extent_at_trace);
+}
+
+ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc) {
+  TraceContext& ctx = TraceContext::current();
+  size_t n = std::max(a.size(), b.size());
+  ir::Shape out(n, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    ir::Sym* x = i < n - a.size() ? nullptr : ctx.canon(a[i - (n - a.size())]);
+    ir::Sym* y = i < n - b.size() ? nullptr : ctx.canon(b[i - (n - b.size())]);
+    if (!x) {
+      out[i] = y;
+    } else if (!y || x == y) {
+      out[i] = x;
+    } else if (ctx.unify(x, y, loc)) {
+      out[i] = ctx.canon(x);
+    } else {
+      ctx.fail(loc,
+               fmt::format("shapes {} and {} do not broadcast: dimension {} is {} in one and {} "
+                           "in the other",
+                           ir::shape_str(a), ir::shape_str(b), i, describe_sym(x), describe_sym(y)),
+               "tiles of different loops never broadcast together, even with equal block sizes; "
+               "index both operands with the same tile, or add ts::newaxis");
+    }
+  }
+  return out;
+}
+
+}  // namespace tessel::frontend

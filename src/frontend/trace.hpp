@@ -1,0 +1,127 @@
+// The tracing context: the state of one trace of a user's kernel lambda. DSL calls
+// append IR nodes to the innermost open block through the helpers here.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <tuple>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "tessel/buffer.hpp"
+#include "tessel/config.hpp"
+#include "tessel/language.hpp"
+
+namespace tessel {
+/// Access to a Value's binding for the tracer.
+struct ValueAccess {
+  static ir::Node*& node(const Value& v) { return v.node_; }
+  static int& depth(Value& v) { return v.depth_; }
+};
+}  // namespace tessel
+
+namespace tessel::frontend {
+
+/// A concrete call argument, as seen while tracing (gives trace-time sizes).
+struct TraceArg {
+  ir::ArgKind kind = ir::ArgKind::tensor;
+  Buffer buffer;       // tensor arguments
+  int64_t ivalue = 0;  // int scalars
+  double fvalue = 0;   // float scalars
+  bool specialized = false;  // a plain C++ number: a constant of the generated code
+};
+
+/// One open loop level while tracing.
+struct OpenLoop {
+  ir::Node* loop;
+  /// Variables of enclosing scopes read or written in this loop: their placeholder
+  /// (Carried node) and the binding before the loop.
+  struct Entry {
+    ir::Node* placeholder;
+    ir::Node* init;
+  };
+  std::vector<std::pair<const Value*, Entry>> vars;  // in first-use order
+};
+
+class TraceContext {
+ public:
+  TraceContext(ir::Graph& graph, const Settings& settings, std::vector<TraceArg> args);
+  ~TraceContext();
+
+  /// The context of the trace running on this thread; throws InternalError when none
+  /// (DSL calls outside a ts::kernel lambda get a UserError from require()).
+  static TraceContext& current();
+  static TraceContext* current_or_null();
+
+  ir::Graph& graph() { return graph_; }
+  const Settings& settings() const { return settings_; }
+  const std::vector<TraceArg>& args() const { return args_; }
+  int depth() const { return static_cast<int>(loops_.size()); }
+  /// Dtype of indices (tile.index(), grid indices): Settings::index_dtype, else i64 when
+  /// any tensor argument has 2^31 elements or more, else i32.
+  DType index_dtype() const { return index_dtype_; }
+
+  /// Appends a node to the innermost open block.
+  ir::Node* add(ir::Op op, DType dtype, ir::Shape shape, std::vector<ir::Node*> args,
+                SourceLoc loc);
+  /// Appends a node to the host block (before the open top-level loop), depth 0.
+  ir::Node* add_host(ir::Op op, DType dtype, std::vector<ir::Node*> args, SourceLoc loc);
+  /// Size/Stride of a tensor's dimension (one node per tensor and dimension).
+  ir::Node* tensor_attr(ir::Op op, ir::Node* tensor, int dim, SourceLoc loc);
+  /// The extent Sym of `ts::all` on a tensor dimension (one per tensor and dimension).
+  ir::Sym* all_sym(ir::Node* tensor, int dim, SourceLoc loc);
+  ir::Node* constant_int(int64_t v, DType dtype, SourceLoc loc);
+  ir::Node* constant_float(double v, DType dtype, SourceLoc loc);
+
+  /// Raises UserError for this kernel at `loc`.
+  [[noreturn]] void fail(SourceLoc loc, const std::string& what, const std::string& hint = "");
+
+  // Loops
+  ir::Node* open_loop(ir::Node* loop);
+  void close_loop(ir::Node* loop);
+  OpenLoop& loop_level(int depth) { return loops_.at(depth - 1); }
+  /// Recorded when a loop body was left early; raised after the lambda returns.
+  void defer_error(SourceLoc loc, const std::string& what, const std::string& hint);
+  void raise_deferred();
+
+  // Variables (see Value): make `var`'s binding valid at the current depth.
+  ir::Node* resolve(const Value* var, ir::Node*& binding, int decl_depth);
+  void forget(const Value* var);
+
+  // Symbols
+  ir::Sym* canon(ir::Sym* s) const;
+  /// Unifies two extent syms with equal trace-time values (adds a host shape check).
+  bool unify(ir::Sym* a, ir::Sym* b, SourceLoc loc);
+  ir::Sym* extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc);
+
+  /// Replaces every Sym in node shapes and accesses by its canonical (unified) Sym.
+  void canonicalize();
+
+  /// Value of a host integer expression for this trace's arguments.
+  int64_t trace_value(ir::Node* host_int);
+
+ private:
+  ir::Graph& graph_;
+  Settings settings_;
+  std::vector<TraceArg> args_;
+  std::vector<ir::Block*> blocks_;
+  std::vector<OpenLoop> loops_;
+  std::map<ir::Sym*, ir::Sym*> parent_;
+  std::map<std::tuple<int, ir::Node*, int>, ir::Node*> attr_cache_;
+  std::map<std::pair<ir::Node*, int>, ir::Sym*> all_cache_;
+  std::map<ir::Node*, ir::Sym*> extent_cache_;
+  DType index_dtype_ = DType::i32;  // union-find over extent syms
+  bool has_deferred_ = false;
+  SourceLoc deferred_loc_;
+  std::string deferred_what_, deferred_hint_;
+  TraceContext* previous_;
+};
+
+/// Broadcast two shapes (PyTorch rules, right-aligned, dims compared by Sym identity).
+ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc);
+
+/// Describes a Sym for an error message ("the tile of the loop at k.cpp:12").
+std::string describe_sym(const ir::Sym* s);
+
+}  // namespace tessel::frontend

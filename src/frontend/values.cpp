@@ -1,0 +1,319 @@
+// Value, Operand and the elementwise, math and reduction ops of the language.
+#include <fmt/format.h>
+
+#include "frontend/trace.hpp"
+
+namespace tessel {
+
+using frontend::TraceContext;
+using ir::Node;
+using ir::Op;
+
+// ---- Operand ----
+
+Operand::Operand(const Value& v, Loc loc) : loc_(SourceLoc::from(loc)) {
+  node_ = v.node();
+  if (!node_)
+    TraceContext::current().fail(loc_, "an undefined ts::Value is used",
+                                 "assign the variable before reading it");
+}
+
+Operand::Operand(const TensorRef& r, Loc loc) : loc_(SourceLoc::from(loc)) { node_ = r.load(loc_); }
+
+Operand::Operand(const Tensor& t, Loc loc) : loc_(SourceLoc::from(loc)) {
+  TraceContext& ctx = TraceContext::current();
+  std::string name = t.node()->name.empty() ? "a tensor" : "tensor '" + t.node()->name + "'";
+  ctx.fail(loc_, fmt::format("{} is used as a value{}", name,
+                             ctx.depth() > 0 ? " inside a device loop without loading it" : ""),
+           "index it to load elements (`x(t)`, `x(i, ts::all)`), or for a one-element bound "
+           "use ts::load(x) or x.item()");
+}
+
+Operand::Operand(DType literal_dtype, double f, int64_t i, Loc loc)
+    : weak_(true), loc_(SourceLoc::from(loc)) {
+  TraceContext& ctx = TraceContext::current();
+  node_ = is_float(literal_dtype) ? ctx.constant_float(f, literal_dtype, loc_)
+                                  : ctx.constant_int(i, literal_dtype, loc_);
+}
+
+// ---- Value ----
+
+static int current_depth() {
+  TraceContext* ctx = TraceContext::current_or_null();
+  return ctx ? ctx->depth() : 0;
+}
+
+Value::Value() : depth_(current_depth()) {}
+Value::Value(const Value& o) : node_(o.node()), depth_(current_depth()) {}
+Value::Value(const Operand& o) : node_(o.node()), depth_(current_depth()) {}
+Value::Value(const TensorRef& r, Loc loc) : Value(Operand(r, loc)) {}
+
+Value::~Value() {
+  if (TraceContext* ctx = TraceContext::current_or_null()) ctx->forget(this);
+}
+
+Value Value::wrap(Node* n) {
+  Value v;
+  v.node_ = n;
+  v.depth_ = current_depth();
+  return v;
+}
+
+Node* Value::node() const {
+  TraceContext* ctx = TraceContext::current_or_null();
+  if (!ctx || !node_) return node_;
+  return ctx->resolve(this, node_, depth_);
+}
+
+Value& Value::assign(Node* n) {
+  if (TraceContext* ctx = TraceContext::current_or_null(); ctx && node_)
+    ctx->resolve(this, node_, depth_);
+  node_ = n;
+  return *this;
+}
+
+Value& Value::operator=(const Value& o) {
+  if (this == &o) return *this;
+  return assign(o.node());
+}
+Value& Value::operator=(const TensorRef& r) { return assign(Operand(r).node()); }
+Value& Value::operator+=(const Operand& o) { return assign((Operand(*this, Loc::current()) + o).node()); }
+Value& Value::operator-=(const Operand& o) { return assign((Operand(*this) - o).node()); }
+Value& Value::operator*=(const Operand& o) { return assign((Operand(*this) * o).node()); }
+Value& Value::operator/=(const Operand& o) { return assign((Operand(*this) / o).node()); }
+
+DType Value::dtype() const { return node()->dtype; }
+int Value::dim() const { return static_cast<int>(node()->shape.size()); }
+Value Value::to(DType dtype, Loc loc) const { return cast(Operand(*this, loc), dtype); }
+
+Value Value::view(const std::vector<Index>& idx, SourceLoc loc) const {
+  TraceContext& ctx = TraceContext::current();
+  Node* src = node();
+  ir::Shape shape;
+  size_t used = 0;
+  for (const Index& i : idx) {
+    if (i.kind == Index::newaxis_k) {
+      shape.push_back(nullptr);
+    } else if (i.kind == Index::all_k) {
+      if (used >= src->shape.size())
+        ctx.fail(loc, fmt::format("too many indices for a value of {} dimensions", src->shape.size()));
+      shape.push_back(src->shape[used++]);
+    } else {
+      ctx.fail(loc, "a tile value can only be indexed with ts::all and ts::newaxis",
+               "index tensors, not values, with tiles and integers");
+    }
+  }
+  while (used < src->shape.size()) shape.push_back(src->shape[used++]);
+  return Value::wrap(ctx.add(Op::View, src->dtype, shape, {src}, loc));
+}
+
+// ---- elementwise ops ----
+
+namespace {
+
+Node* cast_node(Node* n, DType t, SourceLoc loc) {
+  if (n->dtype == t) return n;
+  TraceContext& ctx = TraceContext::current();
+  if (n->op == Op::Const && n->shape.empty())
+    return is_float(t) ? ctx.constant_float(n->fval, t, loc) : ctx.constant_int(n->ival, t, loc);
+  return ctx.add(Op::Cast, t, n->shape, {n}, loc);
+}
+
+SourceLoc pick_loc(const Operand& a, const Operand& b) { return a.loc().line ? a.loc() : b.loc(); }
+
+DType common_dtype(const Operand& a, const Operand& b) {
+  DType da = a.node()->dtype, db = b.node()->dtype;
+  if (a.weak() && !b.weak()) return promote_weak(db, da);
+  if (b.weak() && !a.weak()) return promote_weak(da, db);
+  return promote(da, db);
+}
+
+Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
+  TraceContext& ctx = TraceContext::current();
+  SourceLoc loc = pick_loc(a, b);
+  char kind = ir::binary_kind(fn);
+  DType common = common_dtype(a, b);
+  if (kind == 'l') common = DType::boolean;
+  if (kind == 'b' && is_float(common))
+    ctx.fail(loc, fmt::format("bitwise {} needs integer or bool operands, got {}",
+                              ir::binary_name(fn), dtype_name(common)),
+             "convert with .to(ts::i32) first, or use && / || on bool values");
+  if (fn == ir::BinaryFn::div && !is_float(common)) common = DType::f32;
+  if (fn == ir::BinaryFn::pow && common == DType::boolean) common = DType::i64;
+  ir::Shape shape = frontend::broadcast_shapes(a.node()->shape, b.node()->shape, loc);
+  Node* x = a.node();
+  Node* y = b.node();
+  if (kind == 'l') {  // logical: compare with zero
+    if (x->dtype != DType::boolean) x = binary(ir::BinaryFn::ne, Value::wrap(x), 0).node();
+    if (y->dtype != DType::boolean) y = binary(ir::BinaryFn::ne, Value::wrap(y), 0).node();
+  }
+  if (kind == 'b' && common == DType::boolean) {
+    fn = fn == ir::BinaryFn::bit_and ? ir::BinaryFn::logical_and
+         : fn == ir::BinaryFn::bit_or ? ir::BinaryFn::logical_or
+                                      : ir::BinaryFn::ne;
+  }
+  x = cast_node(x, common, loc);
+  y = cast_node(y, common, loc);
+  DType result = (kind == 'c' || kind == 'l') ? DType::boolean : common;
+  Node* n = ctx.add(Op::Binary, result, shape, {x, y}, loc);
+  n->fn = static_cast<uint8_t>(fn);
+  return Value::wrap(n);
+}
+
+Value unary(ir::UnaryFn fn, const Operand& a) {
+  TraceContext& ctx = TraceContext::current();
+  Node* x = a.node();
+  DType t = x->dtype;
+  if (ir::unary_float_only(fn) && !is_float(t)) t = DType::f32;
+  if (fn == ir::UnaryFn::logical_not) {
+    if (t != DType::boolean) x = binary(ir::BinaryFn::ne, Value::wrap(x), 0).node();
+    t = DType::boolean;
+  }
+  if (fn == ir::UnaryFn::bit_not && t == DType::boolean) fn = ir::UnaryFn::logical_not;
+  if (fn == ir::UnaryFn::bit_not && is_float(t))
+    ctx.fail(a.loc(), "bitwise not (~) needs an integer or bool operand",
+             "use ts::where or a comparison instead");
+  if ((fn == ir::UnaryFn::floor || fn == ir::UnaryFn::ceil) && !is_float(t)) return Value::wrap(x);
+  x = cast_node(x, t, a.loc());
+  Node* n = ctx.add(Op::Unary, t, x->shape, {x}, a.loc());
+  n->fn = static_cast<uint8_t>(fn);
+  return Value::wrap(n);
+}
+
+}  // namespace
+
+Value operator+(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::add, a, b); }
+Value operator-(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::sub, a, b); }
+Value operator*(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::mul, a, b); }
+Value operator/(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::div, a, b); }
+Value operator%(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::mod, a, b); }
+Value operator-(const Operand& a) { return unary(ir::UnaryFn::neg, a); }
+Value operator<(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::lt, a, b); }
+Value operator<=(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::le, a, b); }
+Value operator>(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::gt, a, b); }
+Value operator>=(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::ge, a, b); }
+Value operator==(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::eq, a, b); }
+Value operator!=(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::ne, a, b); }
+Value operator&&(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::logical_and, a, b); }
+Value operator||(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::logical_or, a, b); }
+Value operator!(const Operand& a) { return unary(ir::UnaryFn::logical_not, a); }
+Value operator&(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::bit_and, a, b); }
+Value operator|(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::bit_or, a, b); }
+Value operator^(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::bit_xor, a, b); }
+Value operator~(const Operand& a) { return unary(ir::UnaryFn::bit_not, a); }
+Value floordiv(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::floordiv, a, b); }
+Value maximum(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::maximum, a, b); }
+Value minimum(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::minimum, a, b); }
+Value pow(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::pow, a, b); }
+
+Value exp(const Operand& a) { return unary(ir::UnaryFn::exp, a); }
+Value exp2(const Operand& a) { return unary(ir::UnaryFn::exp2, a); }
+Value log(const Operand& a) { return unary(ir::UnaryFn::log, a); }
+Value log2(const Operand& a) { return unary(ir::UnaryFn::log2, a); }
+Value sqrt(const Operand& a) { return unary(ir::UnaryFn::sqrt, a); }
+Value rsqrt(const Operand& a) { return unary(ir::UnaryFn::rsqrt, a); }
+Value abs(const Operand& a) { return unary(ir::UnaryFn::abs, a); }
+Value sin(const Operand& a) { return unary(ir::UnaryFn::sin, a); }
+Value cos(const Operand& a) { return unary(ir::UnaryFn::cos, a); }
+Value tanh(const Operand& a) { return unary(ir::UnaryFn::tanh, a); }
+Value sigmoid(const Operand& a) { return unary(ir::UnaryFn::sigmoid, a); }
+Value erf(const Operand& a) { return unary(ir::UnaryFn::erf, a); }
+Value floor(const Operand& a) { return unary(ir::UnaryFn::floor, a); }
+Value ceil(const Operand& a) { return unary(ir::UnaryFn::ceil, a); }
+
+Value cast(const Operand& a, DType dtype) { return Value::wrap(cast_node(a.node(), dtype, a.loc())); }
+
+Value where(const Operand& cond, const Operand& a, const Operand& b) {
+  TraceContext& ctx = TraceContext::current();
+  SourceLoc loc = cond.loc();
+  Node* c = cond.node();
+  if (c->dtype != DType::boolean) c = binary(ir::BinaryFn::ne, cond, 0).node();
+  DType t = common_dtype(a, b);
+  ir::Shape shape = frontend::broadcast_shapes(
+      c->shape, frontend::broadcast_shapes(a.node()->shape, b.node()->shape, loc), loc);
+  Node* n = ctx.add(Op::Where, t, shape,
+                    {c, cast_node(a.node(), t, loc), cast_node(b.node(), t, loc)}, loc);
+  return Value::wrap(n);
+}
+
+// ---- reductions ----
+
+namespace {
+
+Value reduce(ir::ReduceFn fn, const Operand& a, int dim, bool keepdim, Loc l) {
+  TraceContext& ctx = TraceContext::current();
+  SourceLoc loc = SourceLoc::from(l);
+  Node* x = a.node();
+  int rank = static_cast<int>(x->shape.size());
+  if (rank == 0)
+    ctx.fail(loc, fmt::format("{} of a scalar value", ir::reduce_name(fn)),
+             "reduce a tile value (one with dimensions), e.g. x(t, ts::all)");
+  if (dim < -rank || dim >= rank)
+    ctx.fail(loc, fmt::format("reduction dimension {} is out of range for a value of {} "
+                              "dimensions",
+                              dim, rank),
+             fmt::format("use a dimension in [{}, {}]", -rank, rank - 1));
+  if (dim < 0) dim += rank;
+  DType t = x->dtype;
+  switch (fn) {
+    case ir::ReduceFn::sum:
+    case ir::ReduceFn::prod:
+      if (!is_float(t)) t = DType::i64;
+      break;
+    case ir::ReduceFn::argmax:
+    case ir::ReduceFn::argmin:
+      t = DType::i64;
+      break;
+    case ir::ReduceFn::any:
+    case ir::ReduceFn::all:
+      if (x->dtype != DType::boolean) x = binary(ir::BinaryFn::ne, a, 0).node();
+      t = DType::boolean;
+      break;
+    default:
+      break;
+  }
+  x = cast_node(x, (fn == ir::ReduceFn::argmax || fn == ir::ReduceFn::argmin) ? x->dtype : t, loc);
+  ir::Shape shape = x->shape;
+  if (keepdim)
+    shape[dim] = nullptr;
+  else
+    shape.erase(shape.begin() + dim);
+  Node* n = ctx.add(Op::Reduce, t, shape, {x}, loc);
+  n->fn = static_cast<uint8_t>(fn);
+  n->ival = dim;
+  n->keepdim = keepdim;
+  return Value::wrap(n);
+}
+
+}  // namespace
+
+Value sum(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::sum, a, dim, keepdim, l); }
+Value max(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::max, a, dim, keepdim, l); }
+Value min(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::min, a, dim, keepdim, l); }
+Value prod(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::prod, a, dim, keepdim, l); }
+Value argmax(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::argmax, a, dim, keepdim, l); }
+Value argmin(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::argmin, a, dim, keepdim, l); }
+Value any(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::any, a, dim, keepdim, l); }
+Value all_of(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::all, a, dim, keepdim, l); }
+
+Value mean(const Operand& a, int dim, bool keepdim, Loc l) {
+  TraceContext& ctx = TraceContext::current();
+  SourceLoc loc = SourceLoc::from(l);
+  if (!is_float(a.node()->dtype))
+    ctx.fail(loc, fmt::format("mean of a {} value", dtype_name(a.node()->dtype)),
+             "convert to a float dtype first with .to(ts::f32)");
+  int rank = static_cast<int>(a.node()->shape.size());
+  int d = dim < 0 ? dim + rank : dim;
+  ir::Sym* s = (d >= 0 && d < rank) ? ctx.canon(a.node()->shape[d]) : nullptr;
+  Value total = reduce(ir::ReduceFn::sum, a, dim, keepdim, l);
+  Value count = 1;
+  if (s && s->kind == ir::Sym::extent_k) {
+    count = Value::wrap(s->extent);
+  } else if (s) {
+    Tile t(s->loop, s->loop_dim);
+    count = t.end(l) - t.begin(l);
+  }
+  return Value::wrap(cast_node((total / count).node(), total.dtype(), loc));
+}
+
+}  // namespace tessel

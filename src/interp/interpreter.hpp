@@ -1,0 +1,19 @@
+// The CPU reference interpreter: executes a top-level loop nest of the IR (the same IR
+// the GPU path lowers) program by program, tile by tile, with the same block sizes and
+// masks as the generated code. It is the oracle of the GPU tests.
+#pragma once
+
+#include "ir/ir.hpp"
+#include "runtime/host_env.hpp"
+#include "tessel/config.hpp"
+
+namespace tessel::interp {
+
+/// Runs top-level Loop `loop` of `g` on the CPU: every program of the launch grid in
+/// order, reading and writing the CPU Buffers of `env`. Block sizes come from `config`
+/// (complete: see passes::complete_config).
+/// Errors: UserError for out-of-range device reads that the GPU would also reject
+/// (e.g. a device scalar index out of its tensor), naming the kernel and line.
+void run_loop(const ir::Graph& g, const ir::Node* loop, rt::HostEnv& env, const Config& config);
+
+}  // namespace tessel::interp

@@ -1,0 +1,141 @@
+#include "ir/host_eval.hpp"
+
+#include <cmath>
+
+#include "common/element.hpp"
+
+namespace tessel::ir {
+
+bool host_computable(const Node* n) {
+  switch (n->op) {
+    case Op::Const:
+    case Op::Arg:
+    case Op::Size:
+    case Op::Stride:
+      return true;
+    case Op::Unary:
+    case Op::Binary:
+    case Op::Cast:
+    case Op::Where:
+      for (const Node* a : n->args)
+        if (!host_computable(a)) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+static const Node* tensor_root(const Node* t) { return t; }
+
+static HostScalar make_int(int64_t v) { return {false, v, 0}; }
+static HostScalar make_float(double v) { return {true, 0, v}; }
+
+static std::vector<int64_t> alloc_shape(const Node* alloc, const std::vector<ArgValue>& args) {
+  std::vector<int64_t> shape;
+  for (const Node* e : alloc->args) shape.push_back(eval_host_int(e, args));
+  return shape;
+}
+
+HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
+  switch (n->op) {
+    case Op::Const:
+      return is_float(n->dtype) ? make_float(n->fval) : make_int(n->ival);
+    case Op::Arg: {
+      const ArgValue& a = args.at(n->ival);
+      return n->arg_kind == ArgKind::float_scalar ? make_float(a.fvalue) : make_int(a.ivalue);
+    }
+    case Op::Size:
+    case Op::Stride: {
+      const Node* t = tensor_root(n->args[0]);
+      int d = static_cast<int>(n->ival);
+      if (t->op == Op::Arg) {
+        const ArgValue& a = args.at(t->ival);
+        return make_int(n->op == Op::Size ? a.shape->at(d) : a.strides->at(d));
+      }
+      std::vector<int64_t> shape = alloc_shape(t, args);
+      if (n->op == Op::Size) return make_int(shape.at(d));
+      int64_t stride = 1;
+      for (size_t k = d + 1; k < shape.size(); ++k) stride *= shape[k];
+      return make_int(stride);
+    }
+    case Op::Cast: {
+      HostScalar v = eval_host(n->args[0], args);
+      if (is_float(n->dtype)) return make_float(round_to(n->dtype, v.as_double()));
+      return make_int(v.is_float ? static_cast<int64_t>(v.f) : v.i);
+    }
+    case Op::Unary: {
+      HostScalar v = eval_host(n->args[0], args);
+      switch (n->ufn()) {
+        case UnaryFn::neg: return v.is_float ? make_float(-v.f) : make_int(-v.i);
+        case UnaryFn::abs: return v.is_float ? make_float(std::fabs(v.f)) : make_int(v.i < 0 ? -v.i : v.i);
+        default: break;
+      }
+      break;
+    }
+    case Op::Binary: {
+      HostScalar a = eval_host(n->args[0], args), b = eval_host(n->args[1], args);
+      bool fl = is_float(n->dtype) || a.is_float || b.is_float;
+      if (binary_kind(n->bfn()) == 'c') {
+        double x = a.as_double(), y = b.as_double();
+        bool r = false;
+        switch (n->bfn()) {
+          case BinaryFn::lt: r = x < y; break;
+          case BinaryFn::le: r = x <= y; break;
+          case BinaryFn::gt: r = x > y; break;
+          case BinaryFn::ge: r = x >= y; break;
+          case BinaryFn::eq: r = x == y; break;
+          default: r = x != y; break;
+        }
+        return make_int(r);
+      }
+      if (fl) {
+        double x = a.as_double(), y = b.as_double();
+        switch (n->bfn()) {
+          case BinaryFn::add: return make_float(x + y);
+          case BinaryFn::sub: return make_float(x - y);
+          case BinaryFn::mul: return make_float(x * y);
+          case BinaryFn::div: return make_float(x / y);
+          case BinaryFn::floordiv: return make_float(std::floor(x / y));
+          case BinaryFn::mod: return make_float(x - std::floor(x / y) * y);
+          case BinaryFn::maximum: return make_float(std::fmax(x, y));
+          case BinaryFn::minimum: return make_float(std::fmin(x, y));
+          case BinaryFn::pow: return make_float(std::pow(x, y));
+          default: break;
+        }
+      } else {
+        int64_t x = a.i, y = b.i;
+        switch (n->bfn()) {
+          case BinaryFn::add: return make_int(x + y);
+          case BinaryFn::sub: return make_int(x - y);
+          case BinaryFn::mul: return make_int(x * y);
+          case BinaryFn::floordiv: return make_int(floordiv_int(x, y));
+          case BinaryFn::mod: return make_int(mod_int(x, y));
+          case BinaryFn::maximum: return make_int(x > y ? x : y);
+          case BinaryFn::minimum: return make_int(x < y ? x : y);
+          case BinaryFn::bit_and: case BinaryFn::logical_and: return make_int(x & y);
+          case BinaryFn::bit_or: case BinaryFn::logical_or: return make_int(x | y);
+          case BinaryFn::bit_xor: return make_int(x ^ y);
+          case BinaryFn::shl: return make_int(x << y);
+          case BinaryFn::shr: return make_int(x >> y);
+          case BinaryFn::pow: {
+            int64_t r = 1;
+            for (int64_t k = 0; k < y; ++k) r *= x;
+            return make_int(r);
+          }
+          default: break;
+        }
+      }
+      break;
+    }
+    case Op::Where: {
+      HostScalar c = eval_host(n->args[0], args);
+      return (c.is_float ? c.f != 0 : c.i != 0) ? eval_host(n->args[1], args)
+                                                 : eval_host(n->args[2], args);
+    }
+    default:
+      break;
+  }
+  throw InternalError(std::string("eval_host: not a host scalar: ") + op_name(n->op));
+}
+
+}  // namespace tessel::ir

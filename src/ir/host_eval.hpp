@@ -1,0 +1,53 @@
+// Evaluates host scalar expressions (sizes, strides, scalar arguments, integer math on
+// them) for concrete arguments. Used while tracing and by the runtime on every call.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/ir.hpp"
+
+namespace tessel::ir {
+
+/// Concrete value of one kernel argument.
+struct ArgValue {
+  const std::vector<int64_t>* shape = nullptr;    // tensors
+  const std::vector<int64_t>* strides = nullptr;  // tensors
+  int64_t ivalue = 0;                             // int scalars
+  double fvalue = 0;                              // float scalars
+};
+
+struct HostScalar {
+  bool is_float = false;
+  int64_t i = 0;
+  double f = 0;
+  double as_double() const { return is_float ? f : static_cast<double>(i); }
+};
+
+/// True when `n` can be computed on the host from the arguments alone: constants, scalar
+/// arguments, sizes and strides, and elementwise math on them (no device memory read).
+bool host_computable(const Node* n);
+
+/// Value of a host-computable scalar node. Throws InternalError for other nodes.
+HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args);
+inline int64_t eval_host_int(const Node* n, const std::vector<ArgValue>& args) {
+  HostScalar v = eval_host(n, args);
+  return v.is_float ? static_cast<int64_t>(v.f) : v.i;
+}
+
+/// Integer semantics shared by the interpreter, host evaluation and generated code:
+/// floor division and the remainder with the sign of the divisor (Python / torch).
+inline int64_t floordiv_int(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+inline int64_t mod_int(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+}  // namespace tessel::ir

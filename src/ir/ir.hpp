@@ -1,0 +1,253 @@
+// tessel's IR: one kernel is a host Block (code run on each call: sizes, allocations,
+// launches) whose top-level Loop nodes are device loop nests (one launch each).
+//
+// Nodes are SSA values with one result. A Node's kind is one of TESSEL_IR_OPS below;
+// elementwise math is one Unary/Binary kind with a function from TESSEL_UNARY_FNS /
+// TESSEL_BINARY_FNS. Shapes are symbolic: a dimension is a Sym (a tile's block, or a
+// `ts::all` extent) or 1 (nullptr). Two different Syms never unify.
+//
+// Example (printed, seed 000 f2):
+//   %0 = arg 0 : f32[?, ?]              // x
+//   %3 = alloc_like %0 : f32[?, ?]
+//   %4 = loop grid(%1) {                 // top-level loop: one launch
+//     %5 = loop_index %4 dim 0 : i64
+//     %6 = loop tile(%2) {
+//       %8 = load %0[%5, tile %6.0] : f32[t0]
+//       %9 = binary add %8, 1 : f32[t0]
+//       store %3[%5, tile %6.0] = %9
+//     }
+//   }
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessel/dtype.hpp"
+#include "tessel/error.hpp"
+
+namespace tessel::ir {
+
+// clang-format off
+/// Every node kind, listed once. X(name, "printed name")
+#define TESSEL_IR_OPS(X)                                                                   \
+  /* host region */                                                                        \
+  X(Arg, "arg")                 /* kernel argument: tensor or scalar; ival = position */   \
+  X(Size, "size")               /* args[0] tensor, ival = dim: host i64 scalar */          \
+  X(Stride, "stride")           /* args[0] tensor, ival = dim: host i64 scalar */          \
+  X(Alloc, "alloc")             /* args = shape (host i64 scalars); fval = fill, ival = fill kind */ \
+  X(DeviceScalar, "device_scalar") /* args[0] tensor, args[1..] = index: element read on the GPU */ \
+  X(ShapeCheck, "shape_check")  /* args[0] == args[1] (host sizes) or user error on call */ \
+  X(Return, "return")           /* args = returned tensors */                              \
+  /* scalars and tiles */                                                                  \
+  X(Const, "const")             /* ival or fval, dtype */                                  \
+  X(Unary, "unary")             /* fn = UnaryFn */                                         \
+  X(Binary, "binary")           /* fn = BinaryFn */                                        \
+  X(Where, "where")             /* args = cond, a, b */                                    \
+  X(Cast, "cast")               /* args[0] converted to dtype */                           \
+  X(Full, "full")               /* tile of shape filled with args[0] (a scalar) */         \
+  X(Arange, "arange")           /* 0..n-1 along sym shape[0] (a ts::all extent or tile) */ \
+  X(View, "view")               /* args[0] with size-1 dims inserted/removed (newaxis) */  \
+  X(Reduce, "reduce")           /* args[0] reduced over axis ival; fn = ReduceFn */        \
+  /* memory */                                                                             \
+  X(Load, "load")               /* args[0] tensor, args[1..] = Index values; see Access */ \
+  X(Store, "store")             /* args[0] tensor, args[1] value, args[2..] = indices */   \
+  /* loops */                                                                              \
+  X(Loop, "loop")               /* tile/grid loop nest level, body in `body` */            \
+  X(LoopIndex, "loop_index")    /* grid index of args[0]=loop, ival = dim (scalar) */      \
+  X(TileIndex, "tile_index")    /* begin + arange of tile (loop args[0], dim ival): [sym] */ \
+  X(TileBegin, "tile_begin")    /* first index of the tile (scalar) */                     \
+  X(TileEnd, "tile_end")        /* one past the last valid index of the tile (scalar) */   \
+  X(TileBlock, "tile_block")    /* the tile's block size (scalar) */                       \
+  X(TileId, "tile_id")          /* begin / block size (scalar) */                          \
+  X(Carried, "carried")         /* loop-carried value inside a body; args[0] = the loop */ \
+  X(Yield, "yield")             /* last node of a body with carried values: args = next */ \
+  X(LoopResult, "loop_result")  /* value of carried ival after args[0]=loop */
+// clang-format on
+
+enum class Op : uint8_t {
+#define TESSEL_X(name, str) name,
+  TESSEL_IR_OPS(TESSEL_X)
+#undef TESSEL_X
+};
+const char* op_name(Op op);
+
+// clang-format off
+/// Unary elementwise functions. X(name, "printed", float_only)
+#define TESSEL_UNARY_FNS(X)                                                        \
+  X(neg, "neg", false) X(abs, "abs", false) X(logical_not, "not", false)           \
+  X(bit_not, "bit_not", false)                                                     \
+  X(exp, "exp", true) X(log, "log", true) X(sqrt, "sqrt", true) X(rsqrt, "rsqrt", true) \
+  X(sin, "sin", true) X(cos, "cos", true) X(tanh, "tanh", true)                    \
+  X(sigmoid, "sigmoid", true) X(exp2, "exp2", true) X(log2, "log2", true)          \
+  X(floor, "floor", false) X(ceil, "ceil", false) X(erf, "erf", true)
+
+/// Binary elementwise functions. X(name, "printed", kind) kind: a = arithmetic,
+/// c = comparison (bool result), l = logical (bool operands), b = bitwise (ints)
+#define TESSEL_BINARY_FNS(X)                                                       \
+  X(add, "add", 'a') X(sub, "sub", 'a') X(mul, "mul", 'a') X(div, "div", 'a')      \
+  X(floordiv, "floordiv", 'a') X(mod, "mod", 'a') X(pow, "pow", 'a')               \
+  X(maximum, "maximum", 'a') X(minimum, "minimum", 'a')                            \
+  X(lt, "lt", 'c') X(le, "le", 'c') X(gt, "gt", 'c') X(ge, "ge", 'c')              \
+  X(eq, "eq", 'c') X(ne, "ne", 'c')                                                \
+  X(logical_and, "and", 'l') X(logical_or, "or", 'l')                              \
+  X(bit_and, "bit_and", 'b') X(bit_or, "bit_or", 'b') X(bit_xor, "bit_xor", 'b')   \
+  X(shl, "shl", 'b') X(shr, "shr", 'b')
+
+/// Reductions. X(name, "printed")
+#define TESSEL_REDUCE_FNS(X)                                                       \
+  X(sum, "sum") X(prod, "prod") X(max, "max") X(min, "min")                        \
+  X(argmax, "argmax") X(argmin, "argmin") X(any, "any") X(all, "all")
+// clang-format on
+
+enum class UnaryFn : uint8_t {
+#define TESSEL_X(name, str, f) name,
+  TESSEL_UNARY_FNS(TESSEL_X)
+#undef TESSEL_X
+};
+enum class BinaryFn : uint8_t {
+#define TESSEL_X(name, str, k) name,
+  TESSEL_BINARY_FNS(TESSEL_X)
+#undef TESSEL_X
+};
+enum class ReduceFn : uint8_t {
+#define TESSEL_X(name, str) name,
+  TESSEL_REDUCE_FNS(TESSEL_X)
+#undef TESSEL_X
+};
+const char* unary_name(UnaryFn f);
+const char* binary_name(BinaryFn f);
+const char* reduce_name(ReduceFn f);
+bool unary_float_only(UnaryFn f);
+char binary_kind(BinaryFn f);
+
+struct Node;
+struct Loop;
+
+/// A symbolic dimension of a tile value.
+struct Sym {
+  enum Kind : uint8_t { tile, extent_k };
+  Kind kind = tile;
+  int id = 0;             // unique within the kernel, printed as t<id> / r<id>
+  Node* loop = nullptr;   // tile: the Loop node
+  int loop_dim = 0;       // tile: which dimension of the loop
+  int block_id = -1;      // tile: index into Config::block_sizes
+  Node* extent = nullptr; // extent: host i64 scalar giving the number of valid elements
+  int64_t extent_pow2 = 0;// extent: next power of two of the extent (specialized)
+  int64_t extent_at_trace = 0;
+  std::string name;       // user-facing description ("tile at k.cpp:12", "x.size(1)")
+};
+
+/// A shape: outermost first; nullptr is a size-1 dimension.
+using Shape = std::vector<Sym*>;
+
+/// Argument kinds of a kernel.
+enum class ArgKind : uint8_t { tensor, int_scalar, float_scalar };
+
+/// How one index of a Load/Store addresses its tensor dimension (node->access[i]).
+enum class IndexKind : uint8_t {
+  scalar,   // one element (integer, size, grid index, scalar Value): dimension dropped
+  tile,     // a Tile: range begin..end of the loop's tile, masked at the edge
+  all,      // the whole dimension: `ts::all`, result dim is an extent Sym
+  gather,   // an integer tile Value: per-element index, masked to [0, size)
+  newaxis,  // inserts a size-1 dimension; consumes no tensor dimension
+};
+
+struct IndexInfo {
+  IndexKind kind = IndexKind::scalar;
+  Sym* sym = nullptr;  // tile / all: the result dimension's Sym
+};
+
+/// Per-dimension description of a Loop node.
+struct LoopDim {
+  bool is_tile = true;   // tile(...) vs grid(...)
+  Node* begin = nullptr; // scalar bound nodes (host, device-scalar or device values)
+  Node* end = nullptr;
+  Sym* sym = nullptr;    // tile: the Sym of this dim
+  int block_id = -1;     // tile: index into Config::block_sizes (grid: -1, block 1)
+  int64_t fixed_block = 0; // TileOptions::block_size when the user fixed it (0 = tuned)
+};
+
+using Block = std::vector<Node*>;
+
+/// One IR value. Owned by its Graph; edges are raw pointers.
+struct Node {
+  Op op;
+  DType dtype = DType::f32;
+  Shape shape;                 // empty = scalar
+  std::vector<Node*> args;
+  int64_t ival = 0;
+  double fval = 0.0;
+  uint8_t fn = 0;              // UnaryFn / BinaryFn / ReduceFn
+  bool keepdim = false;        // Reduce
+  ArgKind arg_kind = ArgKind::tensor;  // Arg
+  int rank = 0;                // tensor-valued nodes (Arg tensor, Alloc): rank
+  std::vector<IndexInfo> access;  // Load/Store: one per index (incl. newaxis)
+  // Loop
+  std::vector<LoopDim> dims;
+  Block body;
+  std::vector<Node*> carried;  // Loop: Carried nodes of the body, in order
+  std::vector<Node*> inits;    // Loop: initial value of each carried
+  std::vector<Node*> results;  // Loop: LoopResult nodes after the loop
+  bool persistent = false;     // Loop (top level): some bound is read on the device
+  int depth = 0;               // loop depth where the node is (0 = host)
+  int id = 0;
+  SourceLoc loc;
+  std::string name;            // user name when known (argument names)
+
+  bool is_scalar() const { return shape.empty() || all_ones(); }
+  bool all_ones() const {
+    for (Sym* s : shape)
+      if (s) return false;
+    return true;
+  }
+  bool is_tensor() const { return (op == Op::Arg && arg_kind == ArgKind::tensor) || op == Op::Alloc; }
+  UnaryFn ufn() const { return static_cast<UnaryFn>(fn); }
+  BinaryFn bfn() const { return static_cast<BinaryFn>(fn); }
+  ReduceFn rfn() const { return static_cast<ReduceFn>(fn); }
+};
+
+/// Fill kinds of an Alloc.
+enum AllocFill : int64_t { fill_none = 0, fill_value = 1 };
+
+/// A traced kernel: owns nodes and syms.
+struct Graph {
+  std::string kernel_name;
+  Block host;                    // top-level statements
+  std::vector<Node*> args;       // Arg nodes, by position
+  std::vector<Node*> outputs;    // returned tensors
+  int num_block_sizes = 0;       // tile dims with a tunable block size
+  std::vector<int64_t> block_size_hint;  // per block id: extent at trace (for defaults)
+  DType index_dtype = DType::i32;        // dtype of indices and address arithmetic
+
+  Node* new_node(Op op, SourceLoc loc);
+  Sym* new_sym(Sym::Kind kind);
+  const std::deque<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  const std::deque<std::unique_ptr<Sym>>& syms() const { return syms_; }
+
+ private:
+  std::deque<std::unique_ptr<Node>> nodes_;
+  std::deque<std::unique_ptr<Sym>> syms_;
+};
+
+/// Text form of the graph (for debugging, TESSEL_PRINT_IR=1, and IR tests).
+std::string print(const Graph& g);
+std::string sym_name(const Sym* s);
+std::string shape_str(const Shape& s);
+
+/// Checks structural invariants (operands defined before use and in scope, shapes of
+/// elementwise ops broadcast, loops well formed). Throws InternalError on a violation.
+void verify(const Graph& g);
+
+/// Calls f(node) for every node in `b`, recursing into loop bodies (pre-order).
+template <class F>
+void walk(const Block& b, F&& f) {
+  for (Node* n : b) {
+    f(n);
+    if (n->op == Op::Loop) walk(n->body, f);
+  }
+}
+
+}  // namespace tessel::ir

@@ -1,0 +1,130 @@
+// Text form of the IR, one node per line, loop bodies indented.
+#include <fmt/format.h>
+
+#include "ir/ir.hpp"
+
+namespace tessel::ir {
+
+std::string sym_name(const Sym* s) {
+  if (!s) return "1";
+  return fmt::format("{}{}", s->kind == Sym::tile ? "t" : "r", s->id);
+}
+
+std::string shape_str(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + sym_name(s[i]);
+  return out + "]";
+}
+
+static std::string ref(const Node* n) { return fmt::format("%{}", n->id); }
+
+static std::string index_kind_name(IndexKind k) {
+  switch (k) {
+    case IndexKind::scalar: return "";
+    case IndexKind::tile: return "tile ";
+    case IndexKind::all: return "all ";
+    case IndexKind::gather: return "gather ";
+    case IndexKind::newaxis: return "newaxis";
+  }
+  return "";
+}
+
+static std::string indices(const Node* n, size_t first) {
+  std::string out;
+  size_t a = first;
+  for (size_t i = 0; i < n->access.size(); ++i) {
+    if (i) out += ", ";
+    const IndexInfo& info = n->access[i];
+    out += index_kind_name(info.kind);
+    if (info.kind == IndexKind::newaxis) continue;
+    out += ref(n->args[a++]);
+    if (info.sym) out += " as " + sym_name(info.sym);
+  }
+  return out;
+}
+
+static std::string type_str(const Node* n) {
+  if (n->is_tensor()) return fmt::format("{} tensor rank {}", dtype_name(n->dtype), n->rank);
+  if (n->op == Op::Store || n->op == Op::Loop || n->op == Op::Return || n->op == Op::Yield ||
+      n->op == Op::ShapeCheck)
+    return "";
+  return dtype_name(n->dtype) + (n->shape.empty() ? "" : shape_str(n->shape));
+}
+
+static void print_block(const Block& b, int indent, std::string& out) {
+  std::string pad(indent * 2, ' ');
+  for (const Node* n : b) {
+    std::string line = pad;
+    if (n->op != Op::Store && n->op != Op::Return && n->op != Op::Yield && n->op != Op::ShapeCheck)
+      line += ref(n) + " = ";
+    line += op_name(n->op);
+    switch (n->op) {
+      case Op::Const:
+        line += is_float(n->dtype) ? fmt::format(" {}", n->fval) : fmt::format(" {}", n->ival);
+        break;
+      case Op::Arg:
+        line += fmt::format(" {}", n->ival);
+        break;
+      case Op::Unary:
+        line += fmt::format(" {} {}", unary_name(n->ufn()), ref(n->args[0]));
+        break;
+      case Op::Binary:
+        line += fmt::format(" {} {}, {}", binary_name(n->bfn()), ref(n->args[0]), ref(n->args[1]));
+        break;
+      case Op::Reduce:
+        line += fmt::format(" {} {} dim {}{}", reduce_name(n->rfn()), ref(n->args[0]), n->ival,
+                            n->keepdim ? " keepdim" : "");
+        break;
+      case Op::Load:
+        line += fmt::format(" {}[{}]", ref(n->args[0]), indices(n, 1));
+        break;
+      case Op::Store:
+        line += fmt::format(" {}[{}] = {}", ref(n->args[0]), indices(n, 2), ref(n->args[1]));
+        break;
+      case Op::Size:
+      case Op::Stride:
+        line += fmt::format(" {} dim {}", ref(n->args[0]), n->ival);
+        break;
+      case Op::LoopIndex:
+      case Op::TileIndex:
+      case Op::TileBegin:
+      case Op::TileEnd:
+      case Op::TileBlock:
+      case Op::TileId:
+      case Op::LoopResult:
+        line += fmt::format(" {} dim {}", ref(n->args[0]), n->ival);
+        break;
+      case Op::Loop: {
+        line += n->persistent ? " persistent" : "";
+        for (const LoopDim& d : n->dims) {
+          line += d.is_tile ? fmt::format(" tile({}..{}) as {}", ref(d.begin), ref(d.end),
+                                          sym_name(d.sym))
+                            : fmt::format(" grid({}..{})", ref(d.begin), ref(d.end));
+        }
+        for (size_t i = 0; i < n->carried.size(); ++i)
+          line += fmt::format(" carry {} = {}", ref(n->carried[i]), ref(n->inits[i]));
+        break;
+      }
+      default:
+        for (size_t i = 0; i < n->args.size(); ++i)
+          line += (i ? ", " : " ") + ref(n->args[i]);
+        if (n->op == Op::Alloc && n->ival == fill_value) line += fmt::format(" fill {}", n->fval);
+        break;
+    }
+    std::string t = type_str(n);
+    if (!t.empty()) line += " : " + t;
+    out += line + "\n";
+    if (n->op == Op::Loop) {
+      print_block(n->body, indent + 1, out);
+      out += pad + "}\n";
+    }
+  }
+}
+
+std::string print(const Graph& g) {
+  std::string out = "kernel " + g.kernel_name + "\n";
+  print_block(g.host, 1, out);
+  return out;
+}
+
+}  // namespace tessel::ir

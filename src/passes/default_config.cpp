@@ -1,0 +1,79 @@
+#include "passes/default_config.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace tessel::passes {
+
+static int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+int64_t block_size(const ir::LoopDim& d, const Config& c) {
+  if (!d.is_tile) return 1;
+  if (d.fixed_block) return d.fixed_block;
+  return c.block_sizes->at(d.block_id);
+}
+
+int64_t sym_block(const ir::Sym* s, const Config& c) {
+  if (!s) return 1;
+  if (s->kind == ir::Sym::extent_k) return s->extent_pow2;
+  return block_size(s->loop->dims.at(s->loop_dim), c);
+}
+
+// Default block sizes: per loop, innermost dimension first, up to 1024 elements along
+// it and a budget of 4096 elements for the loop's tile.
+static void default_blocks(const ir::Block& b, const ir::Graph& g, std::vector<int64_t>& out) {
+  for (const ir::Node* n : b) {
+    if (n->op != ir::Op::Loop) continue;
+    int64_t budget = 4096;
+    for (int d = static_cast<int>(n->dims.size()) - 1; d >= 0; --d) {
+      const ir::LoopDim& ld = n->dims[d];
+      if (!ld.is_tile || ld.block_id < 0) continue;
+      int64_t hint = g.block_size_hint.at(ld.block_id);
+      int64_t cap = d == static_cast<int>(n->dims.size()) - 1 ? 1024 : budget;
+      int64_t bs = std::max<int64_t>(1, std::min({next_pow2(hint > 0 ? hint : 1024), cap, budget}));
+      out.at(ld.block_id) = bs;
+      budget = std::max<int64_t>(1, budget / bs);
+    }
+    default_blocks(n->body, g, out);
+  }
+}
+
+Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) {
+  auto fail = [&](const std::string& what, const std::string& hint) {
+    throw UserError(kernel, {}, "config: " + what, hint);
+  };
+  if (!c.block_sizes) {
+    std::vector<int64_t> bs(g.num_block_sizes, 64);
+    default_blocks(g.host, g, bs);
+    c.block_sizes = bs;
+  }
+  if (static_cast<int>(c.block_sizes->size()) != g.num_block_sizes)
+    fail(fmt::format("{} block sizes given, the kernel has {} tunable tile dimensions",
+                     c.block_sizes->size(), g.num_block_sizes),
+         "give one block size per ts::tile dimension without a fixed block_size, outer loops first");
+  for (int64_t b : *c.block_sizes)
+    if (b <= 0 || (b & (b - 1)) != 0)
+      fail(fmt::format("block size {} is not a power of two", b), "use 1, 2, 4, 8, ...");
+  if (!c.num_warps) c.num_warps = 4;
+  int w = *c.num_warps;
+  if (w <= 0 || w > 32 || (w & (w - 1)) != 0)
+    fail(fmt::format("num_warps {} is not a power of two in [1, 32]", w), "use 1, 2, 4, 8, 16 or 32");
+  if (!c.num_stages) c.num_stages = 1;
+  if (!c.num_sm_multiplier) c.num_sm_multiplier = 1;
+  bool persistent = false;
+  for (const ir::Node* n : g.host)
+    if (n->op == ir::Op::Loop) persistent |= n->persistent;
+  if (!c.pid_type) c.pid_type = persistent ? PidType::persistent_interleaved : PidType::flat;
+  if (persistent && (*c.pid_type == PidType::flat || *c.pid_type == PidType::xyz))
+    fail(fmt::format("pid_type {} for a kernel whose top-level loop bound is read on the device",
+                     pid_type_name(*c.pid_type)),
+         "use persistent_blocked or persistent_interleaved (or leave pid_type unset)");
+  return c;
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,27 @@
+// Fills the unset fields of a Config with tessel's defaults for a traced kernel, and
+// checks the set ones.
+#pragma once
+
+#include <string>
+
+#include "ir/ir.hpp"
+#include "tessel/config.hpp"
+
+namespace tessel::passes {
+
+/// Returns `user` with every field set: block_sizes (one per tunable tile dimension;
+/// default from the traced extent: up to 1024 elements along the innermost dimension of
+/// a loop and 4096 per loop level in all), num_warps 4, num_stages 1, pid_type flat (or
+/// persistent_interleaved for loops with device-resident bounds), num_sm_multiplier 1.
+/// Errors: UserError (naming `kernel`) for a wrong number of block sizes, a block size
+/// that is not a power of two, or a non-persistent pid_type for a persistent loop.
+Config complete_config(const ir::Graph& g, Config user, const std::string& kernel);
+
+/// Block size of a tile dimension under a complete config (grid dims: 1).
+int64_t block_size(const ir::LoopDim& d, const Config& c);
+
+/// Number of elements a Sym spans in a tile value: the block size of a tile, the padded
+/// (power of two) extent of a ts::all / arange extent.
+int64_t sym_block(const ir::Sym* s, const Config& c);
+
+}  // namespace tessel::passes

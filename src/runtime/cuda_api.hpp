@@ -1,0 +1,98 @@
+// The CUDA driver API and NVRTC, loaded with dlopen so that tessel builds and runs (on
+// the interpreter) where no GPU or CUDA driver exists. Internal to tessel.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessel::rt {
+
+/// True when libcuda loads, cuInit succeeds and at least one GPU is present.
+bool cuda_available();
+/// Why cuda_available() is false ("libcuda.so.1 not found", "no CUDA device", ...).
+std::string cuda_unavailable_reason();
+/// Throws RuntimeError("tessel: no CUDA driver/GPU: <reason>. Run on CPU Buffers (the
+/// interpreter) or on a machine with an NVIDIA GPU.") when cuda_available() is false.
+void require_cuda();
+
+/// Makes the primary context of `device` current on this thread (retained once per
+/// device for the process lifetime).
+void set_device(int device);
+int device_count();
+int sm_count(int device);
+/// Compute capability as major*10+minor, e.g. 90 for an H100/H200.
+int compute_capability(int device);
+std::string device_name(int device);
+/// Maximum dynamic shared memory per block with opt-in (bytes).
+int max_shared_memory_per_block(int device);
+
+/// Memory. `stream` is a CUstream (nullptr = the legacy default stream).
+/// Allocation is stream-ordered (cuMemAllocAsync) so it is legal during graph capture.
+void* device_alloc(int64_t nbytes, int device, void* stream = nullptr);
+void device_free(void* ptr, int device, void* stream = nullptr);
+void memcpy_htod(void* dst, const void* src, int64_t nbytes, void* stream = nullptr);
+void memcpy_dtoh(void* dst, const void* src, int64_t nbytes, void* stream = nullptr);
+void memcpy_dtod(void* dst, const void* src, int64_t nbytes, void* stream = nullptr);
+void memset_d8(void* dst, uint8_t value, int64_t nbytes, void* stream = nullptr);
+void stream_synchronize(void* stream = nullptr);
+/// Copies between two devices (peer copy, staged by the driver when peer access is off).
+/// Ordered on `stream` of the current context; callers synchronize before reading.
+void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, int64_t nbytes,
+                 void* stream = nullptr);
+/// Waits for all work on `device`.
+void device_synchronize(int device);
+/// The driver's CUDA version as 1000*major + 10*minor (e.g. 12040), 0 without a driver.
+int driver_version();
+
+/// A loaded kernel function (CUfunction) with its module.
+struct Function {
+  void* fn = nullptr;  // CUfunction
+  int device = 0;
+};
+
+/// Launches `fn` with the given grid and block sizes, dynamic shared memory (bytes),
+/// stream and kernel parameters (an array of pointers to each parameter's value).
+void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+            unsigned block_x, int shared_bytes, void* stream, void** params);
+
+/// NVRTC, found through CUDA_HOME, else /usr/local/cuda, else the loader path.
+bool nvrtc_available();
+/// "13.0" etc.; throws RuntimeError when NVRTC is missing.
+std::string nvrtc_version();
+/// The CUDA include directories NVRTC needs ($CUDA_HOME/include and .../include/cccl).
+std::vector<std::string> cuda_include_dirs();
+
+struct CompileOptions {
+  int arch = 90;  // sm_XX
+  std::vector<std::string> extra;  // extra NVRTC options
+  /// Embedded headers: name as #include'd -> text.
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+/// Compiles CUDA C++ `source` to a cubin with NVRTC. On failure throws
+/// CompileError holding the NVRTC log.
+std::string compile_cuda(const std::string& source, const std::string& program_name,
+                         const CompileOptions& options);
+
+/// Loads `cubin` on `device` (cached by content hash, so a cubin is loaded once per
+/// device) and returns the function named `kernel_name`.
+Function load_function(const std::string& cubin, const std::string& kernel_name, int device);
+
+/// Number of NVRTC compilations so far in this process (tests use it to check that a
+/// call did not recompile).
+int64_t compile_count();
+
+}  // namespace tessel::rt
+
+#include "tessel/error.hpp"
+
+namespace tessel::rt {
+/// NVRTC rejected a program. `log` is NVRTC's log; `source` the program.
+class CompileError : public RuntimeError {
+ public:
+  CompileError(const std::string& what, std::string log_, std::string source_)
+      : RuntimeError(what), log(std::move(log_)), source(std::move(source_)) {}
+  std::string log, source;
+};
+}  // namespace tessel::rt

@@ -1,0 +1,32 @@
+// The state of one kernel call while its host program runs: concrete arguments,
+// allocated tensors, and evaluation of host scalar expressions.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "ir/host_eval.hpp"
+#include "ir/ir.hpp"
+#include "tessel/buffer.hpp"
+#include "tessel/config.hpp"
+
+namespace tessel::rt {
+
+struct HostEnv {
+  const ir::Graph* graph = nullptr;
+  std::vector<ir::ArgValue> args;   // for eval_host
+  std::vector<Buffer> arg_buffers;  // by argument position (undefined for scalars)
+  std::unordered_map<const ir::Node*, Buffer> allocs;
+  Device device;                    // where allocations go
+  void* stream = nullptr;           // CUstream of the call
+
+  /// The Buffer of a tensor node (Arg or Alloc).
+  const Buffer& tensor(const ir::Node* n) const {
+    if (n->op == ir::Op::Arg) return arg_buffers.at(n->ival);
+    return allocs.at(n);
+  }
+  int64_t eval_int(const ir::Node* n) const { return ir::eval_host_int(n, args); }
+  ir::HostScalar eval(const ir::Node* n) const { return ir::eval_host(n, args); }
+};
+
+}  // namespace tessel::rt

@@ -1,0 +1,75 @@
+#include "runtime/host_program.hpp"
+
+#include <fmt/format.h>
+
+#include "interp/interpreter.hpp"
+#include "runtime/gpu_program.hpp"
+
+namespace tessel::rt {
+
+std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, HostEnv& env,
+                                     GpuProgram* gpu) {
+  // The interpreter reads host memory: GPU arguments are staged through the host.
+  bool staged = !gpu && env.device.is_cuda();
+  std::vector<Buffer> originals;
+  if (staged) {
+    originals = env.arg_buffers;
+    for (Buffer& b : env.arg_buffers)
+      if (b.defined()) b = b.to(cpu());
+  }
+  Device alloc_device = staged ? cpu() : env.device;
+  std::vector<Buffer> outputs;
+  for (const ir::Node* n : g.host) {
+    switch (n->op) {
+      case ir::Op::Alloc: {
+        std::vector<int64_t> shape;
+        for (const ir::Node* e : n->args) {
+          int64_t s = env.eval_int(e);
+          if (s < 0)
+            throw UserError(g.kernel_name, n->loc, fmt::format("allocation with a negative size {}", s),
+                            "check the sizes passed to the allocation");
+          shape.push_back(s);
+        }
+        Buffer b = Buffer::empty(shape, n->dtype, alloc_device);
+        if (n->ival == ir::fill_value) b.fill(n->fval);
+        env.allocs[n] = b;
+        break;
+      }
+      case ir::Op::ShapeCheck: {
+        int64_t a = env.eval_int(n->args[0]), b = env.eval_int(n->args[1]);
+        if (a != b)
+          throw UserError(g.kernel_name, n->loc,
+                          fmt::format("sizes that this kernel combines differ on this call: {} vs {}", a, b),
+                          "the dimensions indexed with ts::all must have equal sizes");
+        break;
+      }
+      case ir::Op::Loop:
+        if (gpu)
+          gpu->launch(n, env);
+        else
+          interp::run_loop(g, n, env, config);
+        break;
+      case ir::Op::Return:
+        for (const ir::Node* o : n->args) outputs.push_back(env.tensor(o));
+        break;
+      default:
+        break;  // scalars are evaluated where they are used
+    }
+  }
+  if (staged) {
+    for (size_t i = 0; i < originals.size(); ++i)
+      if (originals[i].defined()) originals[i].copy_from(env.arg_buffers[i]);
+    for (Buffer& o : outputs) {
+      bool is_arg = false;
+      for (size_t i = 0; i < originals.size(); ++i)
+        if (originals[i].defined() && o.storage() == env.arg_buffers[i].storage()) {
+          o = originals[i];
+          is_arg = true;
+        }
+      if (!is_arg) o = o.to(env.device);
+    }
+  }
+  return outputs;
+}
+
+}  // namespace tessel::rt
