@@ -1,8 +1,44 @@
 #include "codegen/cuda_kernel.hpp"
 
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "codegen/cuda_emitter.hpp"
+#include "passes/default_config.hpp"
+#include "passes/layout.hpp"
+
 namespace tessel::codegen {
-CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config& config,
-                         DType index_dtype) {
-  throw InternalError("codegen not implemented yet");
+
+static std::string identifier(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "k_" + out;
+  return out;
 }
+
+CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config& config, DType index_dtype) {
+  CudaKernel k;
+  int index = 0;
+  for (const ir::Node* n : g.host) {
+    if (n == loop) break;
+    if (n->op == ir::Op::Loop) ++index;
+  }
+  k.name = fmt::format("{}_loop{}", identifier(g.kernel_name), index);
+  PidType pid = config.pid_type.value_or(PidType::flat);
+  k.grid.persistent = pid == PidType::persistent_blocked || pid == PidType::persistent_interleaved;
+  k.grid.xyz = pid == PidType::xyz;
+  if (k.grid.xyz && loop->dims.size() > 3)
+    throw UserError(g.kernel_name, loop->loc, "pid_type xyz supports loops of up to 3 dimensions",
+                    "use pid_type flat");
+  for (const ir::LoopDim& d : loop->dims) {
+    k.grid.begins.push_back(d.begin);
+    k.grid.ends.push_back(d.end);
+    k.grid.blocks.push_back(passes::block_size(d, config));
+  }
+  passes::Layout layout = passes::compute_layout(loop, config);
+  emit_kernel(g, loop, config, layout, k);
+  return k;
+}
+
 }  // namespace tessel::codegen

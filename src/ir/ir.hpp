@@ -221,6 +221,9 @@ struct Graph {
   int num_block_sizes = 0;       // tile dims with a tunable block size
   std::vector<int64_t> block_size_hint;  // per block id: extent at trace (for defaults)
   DType index_dtype = DType::i32;        // dtype of indices and address arithmetic
+  /// Per argument: the innermost stride is 1 (part of the specialization key), so the
+  /// generated code may use it as a constant and vectorize along it.
+  std::vector<bool> arg_contiguous;
 
   Node* new_node(Op op, SourceLoc loc);
   Sym* new_sym(Sym::Kind kind);

@@ -24,12 +24,26 @@ int64_t sym_block(const ir::Sym* s, const Config& c) {
   return block_size(s->loop->dims.at(s->loop_dim), c);
 }
 
+// Largest product of padded ts::all / arange extents in one value of a loop nest: the
+// elements every tile index carries along.
+static int64_t extent_elems(const ir::Block& b) {
+  int64_t best = 1;
+  for (const ir::Node* n : b) {
+    int64_t p = 1;
+    for (const ir::Sym* s : n->shape)
+      if (s && s->kind == ir::Sym::extent_k) p *= s->extent_pow2;
+    best = std::max(best, p);
+    if (n->op == ir::Op::Loop) best = std::max(best, extent_elems(n->body));
+  }
+  return best;
+}
+
 // Default block sizes: per loop, innermost dimension first, up to 1024 elements along
-// it and a budget of 4096 elements for the loop's tile.
+// it and a budget of 4096 elements (divided by the extents its values carry) per loop.
 static void default_blocks(const ir::Block& b, const ir::Graph& g, std::vector<int64_t>& out) {
   for (const ir::Node* n : b) {
     if (n->op != ir::Op::Loop) continue;
-    int64_t budget = 4096;
+    int64_t budget = std::max<int64_t>(1, 4096 / extent_elems(n->body));
     for (int d = static_cast<int>(n->dims.size()) - 1; d >= 0; --d) {
       const ir::LoopDim& ld = n->dims[d];
       if (!ld.is_tile || ld.block_id < 0) continue;

@@ -90,12 +90,27 @@ void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
         break;
       }
       case codegen::Param::device_ptr: {
-        void* ptr = env.tensor(p.node->args[0]).data_ptr();
+        const Buffer& t = env.tensor(p.node->args[0]);
+        int64_t off = 0;
+        for (size_t d = 1; d < p.node->args.size(); ++d) {
+          int64_t i = env.eval_int(p.node->args[d]);
+          if (i < 0 || i >= t.size(static_cast<int>(d - 1)))
+            throw UserError(graph_.kernel_name, p.node->loc,
+                            fmt::format("device scalar index {} is out of range for a dimension of size {}",
+                                        i, t.size(static_cast<int>(d - 1))),
+                            "index within the tensor's shape");
+          off += i * t.stride(static_cast<int>(d - 1));
+        }
+        void* ptr = static_cast<char*>(t.data_ptr()) + off * dtype_size(t.dtype());
         std::memcpy(slot, &ptr, sizeof(ptr));
         break;
       }
+      case codegen::Param::tensor_size:
+      case codegen::Param::tensor_stride:
       case codegen::Param::host_int: {
-        int64_t v = env.eval_int(p.node);
+        int64_t v = p.kind == codegen::Param::host_int ? env.eval_int(p.node)
+                    : p.kind == codegen::Param::tensor_size ? env.tensor(p.node).size(p.dim)
+                                                            : env.tensor(p.node).stride(p.dim);
         if (p.dtype == DType::i32) {
           int32_t v32 = static_cast<int32_t>(v);
           std::memcpy(slot, &v32, 4);

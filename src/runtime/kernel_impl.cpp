@@ -137,6 +137,8 @@ void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args) {
       n->dtype = b->dtype();
       n->rank = b->dim();
       n->name = fmt::format("arg{}", i);
+      s.graph.arg_contiguous.resize(args.size());
+      s.graph.arg_contiguous[i] = b->dim() > 0 && b->stride(-1) == 1;
     } else if (std::holds_alternative<int64_t>(args[i])) {
       targs[i].kind = n->arg_kind = ir::ArgKind::int_scalar;
       targs[i].ivalue = std::get<int64_t>(args[i]);

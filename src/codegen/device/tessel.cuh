@@ -1,0 +1,254 @@
+// tessel's device header library, included by every generated kernel. Compiles under
+// NVRTC (no host headers) and nvcc. Embedded into libtessel at build time.
+//
+// Conventions of generated code: tile values live in per-thread register arrays; f16
+// and bf16 values are held as float and rounded to their dtype after every op (so the
+// GPU computes what the CPU interpreter computes); memory accesses go through ld/st
+// below, with 16-byte vector accesses where the addresses allow.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+namespace ts {
+
+typedef long long i64;
+typedef unsigned long long u64;
+
+// ---- rounding of register values to a dtype's precision ----
+__device__ __forceinline__ float round_f16(float x) { return __half2float(__float2half_rn(x)); }
+__device__ __forceinline__ float round_bf16(float x) {
+  return __bfloat162float(__float2bfloat16_rn(x));
+}
+
+// ---- element conversion between memory and registers ----
+template <class M>
+struct Mem;  // M: the dtype's storage type in memory
+template <>
+struct Mem<float> {
+  typedef float reg;
+  static __device__ __forceinline__ float to_reg(float v) { return v; }
+  static __device__ __forceinline__ float from_reg(float v) { return v; }
+};
+template <>
+struct Mem<__half> {
+  typedef float reg;
+  static __device__ __forceinline__ float to_reg(__half v) { return __half2float(v); }
+  static __device__ __forceinline__ __half from_reg(float v) { return __float2half_rn(v); }
+};
+template <>
+struct Mem<__nv_bfloat16> {
+  typedef float reg;
+  static __device__ __forceinline__ float to_reg(__nv_bfloat16 v) { return __bfloat162float(v); }
+  static __device__ __forceinline__ __nv_bfloat16 from_reg(float v) { return __float2bfloat16_rn(v); }
+};
+template <>
+struct Mem<double> {
+  typedef double reg;
+  static __device__ __forceinline__ double to_reg(double v) { return v; }
+  static __device__ __forceinline__ double from_reg(double v) { return v; }
+};
+template <>
+struct Mem<int> {
+  typedef int reg;
+  static __device__ __forceinline__ int to_reg(int v) { return v; }
+  static __device__ __forceinline__ int from_reg(int v) { return v; }
+};
+template <>
+struct Mem<long long> {
+  typedef long long reg;
+  static __device__ __forceinline__ long long to_reg(long long v) { return v; }
+  static __device__ __forceinline__ long long from_reg(long long v) { return v; }
+};
+template <>
+struct Mem<unsigned long long> {
+  typedef unsigned long long reg;
+  static __device__ __forceinline__ unsigned long long to_reg(unsigned long long v) { return v; }
+  static __device__ __forceinline__ unsigned long long from_reg(unsigned long long v) { return v; }
+};
+template <>
+struct Mem<bool> {
+  typedef bool reg;
+  static __device__ __forceinline__ bool to_reg(bool v) { return v; }
+  static __device__ __forceinline__ bool from_reg(bool v) { return v; }
+};
+
+// ---- loads and stores ----
+
+/// One element, or `other` when !ok (the address is not touched).
+template <class M>
+__device__ __forceinline__ typename Mem<M>::reg ld(const M* p, bool ok) {
+  return ok ? Mem<M>::to_reg(*p) : typename Mem<M>::reg(0);
+}
+template <class M>
+__device__ __forceinline__ void st(M* p, bool ok, typename Mem<M>::reg v) {
+  if (ok) *p = Mem<M>::from_reg(v);
+}
+
+template <int Bytes>
+struct VecWord;
+template <>
+struct VecWord<16> {
+  typedef uint4 type;
+};
+template <>
+struct VecWord<8> {
+  typedef uint2 type;
+};
+template <>
+struct VecWord<4> {
+  typedef unsigned int type;
+};
+
+/// V consecutive elements p[0..V) into out[0..V): one vector access when all are valid
+/// (n >= V) and p is aligned to the vector size, element by element otherwise (elements
+/// at or past n read as 0).
+template <class M, int V>
+__device__ __forceinline__ void ld_vec(const M* p, int n, typename Mem<M>::reg* out) {
+  constexpr int bytes = V * (int)sizeof(M);
+  if constexpr (bytes == 16 || bytes == 8 || bytes == 4) {
+    if (n >= V && (reinterpret_cast<unsigned long long>(p) % bytes) == 0) {
+      typedef typename VecWord<bytes>::type W;
+      W w = *reinterpret_cast<const W*>(p);
+      const M* e = reinterpret_cast<const M*>(&w);
+#pragma unroll
+      for (int i = 0; i < V; ++i) out[i] = Mem<M>::to_reg(e[i]);
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) out[i] = ld(p + i, i < n);
+}
+
+template <class M, int V>
+__device__ __forceinline__ void st_vec(M* p, int n, const typename Mem<M>::reg* in) {
+  constexpr int bytes = V * (int)sizeof(M);
+  if constexpr (bytes == 16 || bytes == 8 || bytes == 4) {
+    if (n >= V && (reinterpret_cast<unsigned long long>(p) % bytes) == 0) {
+      typedef typename VecWord<bytes>::type W;
+      W w;
+      M* e = reinterpret_cast<M*>(&w);
+#pragma unroll
+      for (int i = 0; i < V; ++i) e[i] = Mem<M>::from_reg(in[i]);
+      *reinterpret_cast<W*>(p) = w;
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) st(p + i, i < n, in[i]);
+}
+
+/// Number of valid elements of a vector starting at index `i` below limit `lim`, in [0, V].
+template <int V, class I>
+__device__ __forceinline__ int nvalid(I i, I lim) {
+  I n = lim - i;
+  return n <= 0 ? 0 : (n >= V ? V : (int)n);
+}
+
+// ---- arithmetic with PyTorch semantics ----
+template <class T>
+__device__ __forceinline__ T floordiv(T a, T b) {
+  if (b == 0) return 0;
+  T q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+__device__ __forceinline__ float floordiv(float a, float b) { return floorf(a / b); }
+__device__ __forceinline__ double floordiv(double a, double b) { return floor(a / b); }
+template <class T>
+__device__ __forceinline__ T mod(T a, T b) {
+  if (b == 0) return 0;
+  T r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+__device__ __forceinline__ float mod(float a, float b) { return a - floorf(a / b) * b; }
+__device__ __forceinline__ double mod(double a, double b) { return a - floor(a / b) * b; }
+template <class T>
+__device__ __forceinline__ T div(T a, T b) { return a / b; }
+template <class T>
+__device__ __forceinline__ T maximum(T a, T b) { return a > b ? a : b; }
+template <class T>
+__device__ __forceinline__ T minimum(T a, T b) { return a < b ? a : b; }
+// torch.maximum / minimum propagate NaN.
+__device__ __forceinline__ float maximum(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b); }
+__device__ __forceinline__ float minimum(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b); }
+__device__ __forceinline__ double maximum(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : fmax(a, b); }
+__device__ __forceinline__ double minimum(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : fmin(a, b); }
+template <class T>
+__device__ __forceinline__ T ipow(T a, T b) {
+  T r = 1;
+  for (T k = 0; k < b; ++k) r *= a;
+  return r;
+}
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+template <class T>
+__device__ __forceinline__ T abs_(T x) { return x < 0 ? -x : x; }
+
+// ---- reductions ----
+struct SumOp {
+  template <class T>
+  static __device__ __forceinline__ T combine(T a, T b) { return a + b; }
+};
+struct ProdOp {
+  template <class T>
+  static __device__ __forceinline__ T combine(T a, T b) { return a * b; }
+};
+struct MaxOp {
+  template <class T>
+  static __device__ __forceinline__ T combine(T a, T b) { return maximum(a, b); }
+};
+struct MinOp {
+  template <class T>
+  static __device__ __forceinline__ T combine(T a, T b) { return minimum(a, b); }
+};
+struct AnyOp {
+  template <class T>
+  static __device__ __forceinline__ T combine(T a, T b) { return a || b; }
+};
+struct AllOp {
+  template <class T>
+  static __device__ __forceinline__ T combine(T a, T b) { return a && b; }
+};
+
+/// Combines the values of the lanes whose lane ids differ in the bits of `mask`
+/// (a butterfly over those bits): every lane ends with the combination.
+template <class Op, class T>
+__device__ __forceinline__ T warp_allreduce(T v, unsigned mask) {
+#pragma unroll
+  for (unsigned b = 1; b < 32; b <<= 1)
+    if (mask & b) v = Op::combine(v, __shfl_xor_sync(0xffffffffu, v, b));
+  return v;
+}
+
+/// Argmax/argmin pair combine: the larger (smaller) value, the smaller index on ties;
+/// NaN counts as the largest (as torch.argmax).
+template <bool IsMax, class T>
+__device__ __forceinline__ void arg_combine(T& v, long long& i, T v2, long long i2) {
+  bool nan1 = v != v, nan2 = v2 != v2;
+  bool take;
+  if (IsMax)
+    take = (nan2 && !nan1) || (!nan1 && !nan2 && (v2 > v || (v2 == v && i2 < i))) ||
+           (nan1 && nan2 && i2 < i);
+  else
+    take = (nan2 && !nan1) || (!nan1 && !nan2 && (v2 < v || (v2 == v && i2 < i))) ||
+           (nan1 && nan2 && i2 < i);
+  if (take) {
+    v = v2;
+    i = i2;
+  }
+}
+
+template <bool IsMax, class T>
+__device__ __forceinline__ void warp_arg_allreduce(T& v, long long& i, unsigned mask) {
+#pragma unroll
+  for (unsigned b = 1; b < 32; b <<= 1)
+    if (mask & b) {
+      T v2 = __shfl_xor_sync(0xffffffffu, v, b);
+      long long i2 = __shfl_xor_sync(0xffffffffu, i, b);
+      arg_combine<IsMax>(v, i, v2, i2);
+    }
+}
+
+}  // namespace ts

@@ -1,0 +1,580 @@
+// The kernel skeleton (signature, program-to-tile mapping), device loops and
+// elementwise values. Memory ops: emit_memory.cpp; reductions: emit_reduce.cpp.
+#include "codegen/cuda_emitter.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "codegen/emitter_state.hpp"
+#include "ir/host_eval.hpp"
+#include "passes/default_config.hpp"
+
+namespace tessel::codegen {
+
+using ir::Node;
+using ir::Op;
+
+std::string reg_type(DType t) {
+  switch (t) {
+    case DType::boolean: return "bool";
+    case DType::i32: return "int";
+    case DType::i64: return "long long";
+    case DType::u64: return "unsigned long long";
+    case DType::f16:
+    case DType::bf16:
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+  }
+  return "float";
+}
+
+std::string literal(DType t, double f, int64_t i) {
+  switch (t) {
+    case DType::boolean: return i ? "true" : "false";
+    case DType::i32: return fmt::format("{}", static_cast<int32_t>(i));
+    case DType::i64: return fmt::format("{}LL", i);
+    case DType::u64: return fmt::format("{}ULL", static_cast<uint64_t>(i));
+    case DType::f64:
+      if (std::isinf(f)) return f > 0 ? "(1.0/0.0)" : "(-1.0/0.0)";
+      if (std::isnan(f)) return "(0.0/0.0)";
+      return fmt::format("{:.17g}", f).find_first_of(".e") == std::string::npos
+                 ? fmt::format("{:.17g}.0", f)
+                 : fmt::format("{:.17g}", f);
+    default: {
+      float x = static_cast<float>(f);
+      if (std::isinf(x)) return x > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+      if (std::isnan(x)) return "__int_as_float(0x7fc00000)";
+      std::string s = fmt::format("{:.9g}", x);
+      if (s.find_first_of(".e") == std::string::npos) s += ".0";
+      return s + "f";
+    }
+  }
+}
+
+static std::string round_to(DType t, const std::string& e) {
+  if (t == DType::f16) return "ts::round_f16(" + e + ")";
+  if (t == DType::bf16) return "ts::round_bf16(" + e + ")";
+  return e;
+}
+
+Emitter::Emitter(const ir::Graph& g, const Node* loop, const Config& c, const passes::Layout& L,
+                 CudaKernel& out)
+    : g_(g), top_(loop), config_(c), L_(L), out_(out) {
+  idx_t_ = g.index_dtype == DType::i64 ? "long long" : "int";
+}
+
+void Emitter::line(const std::string& s, const Node* at) {
+  body_ << std::string(indent_ * 2, ' ') << s;
+  if (at) body_ << "  " << loc_comment(at);
+  body_ << "\n";
+}
+void Emitter::open(const std::string& s, const Node* at) {
+  line(s + " {", at);
+  ++indent_;
+}
+void Emitter::close() {
+  --indent_;
+  line("}");
+}
+
+std::string Emitter::loc_comment(const Node* n) const {
+  if (!n || !n->loc.line) return "";
+  return "// " + n->loc.str();
+}
+
+void Emitter::unsupported(const Node* n, const std::string& what) const {
+  throw UserError(g_.kernel_name, n->loc, "the CUDA backend cannot lower this yet: " + what,
+                  "run it on the interpreter (CPU Buffers or TESSEL_INTERPRET=1), or rewrite it");
+}
+
+std::string Emitter::coord(const ir::Sym* s, const std::string& r) const {
+  int k = L_.slot_of.at(s);
+  return fmt::format("((TS_FLAT({}) >> {}) & {})", r, L_.slot_shift[k], L_.slot_block[k] - 1);
+}
+
+std::string Emitter::active(const std::string& r) const {
+  if (L_.all_threads_active()) return "true";
+  return fmt::format("(TS_FLAT({}) < {})", r, L_.elems);
+}
+
+std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r) {
+  std::string c = coord(s, r);
+  std::string v;
+  if (s->kind == ir::Sym::tile) {
+    const DimVars& dv = dims.at({s->loop, s->loop_dim});
+    v = fmt::format("({} + {} < {})", dv.tb, c, dv.te);
+  } else {
+    v = fmt::format("({} < {})", c, scalar(s->extent));
+  }
+  int64_t sb = passes::sym_block(s, config_);
+  if (sb < L_.slot_block[slot(s)]) v += fmt::format(" && ({} < {})", c, sb);
+  return v;
+}
+
+// ---- parameters ----
+
+static std::string dedupe(std::map<std::string, std::string>& m, const std::string& key,
+                          const std::string& name, bool& fresh) {
+  auto it = m.find(key);
+  fresh = it == m.end();
+  if (fresh) m[key] = name;
+  return m[key];
+}
+
+std::string Emitter::tensor_param(const Node* t) {
+  std::string nm = t->op == Op::Arg ? fmt::format("arg{}", t->ival) : fmt::format("buf{}", t->id);
+  bool fresh;
+  std::string r = dedupe(param_names_, "T" + std::to_string(t->id), nm, fresh);
+  if (fresh) out_.params.push_back({Param::tensor_ptr, t, t->dtype});
+  return r;
+}
+
+static bool contiguous_last(const ir::Graph& g, const Node* t) {
+  if (t->op == Op::Alloc) return true;
+  size_t i = static_cast<size_t>(t->ival);
+  return i < g.arg_contiguous.size() && g.arg_contiguous[i];
+}
+
+std::string Emitter::size_param(const Node* t, int dim) {
+  std::string base = t->op == Op::Arg ? fmt::format("arg{}", t->ival) : fmt::format("buf{}", t->id);
+  bool fresh;
+  std::string r = dedupe(param_names_, fmt::format("S{}_{}", t->id, dim),
+                         fmt::format("{}_size{}", base, dim), fresh);
+  if (fresh) {
+    Param p{Param::tensor_size, t, g_.index_dtype};
+    p.dim = dim;
+    out_.params.push_back(p);
+  }
+  return r;
+}
+
+std::string Emitter::stride_param(const Node* t, int dim) {
+  if (dim == t->rank - 1 && contiguous_last(g_, t)) return "1";
+  std::string base = t->op == Op::Arg ? fmt::format("arg{}", t->ival) : fmt::format("buf{}", t->id);
+  bool fresh;
+  std::string r = dedupe(param_names_, fmt::format("D{}_{}", t->id, dim),
+                         fmt::format("{}_stride{}", base, dim), fresh);
+  if (fresh) {
+    Param p{Param::tensor_stride, t, g_.index_dtype};
+    p.dim = dim;
+    out_.params.push_back(p);
+  }
+  return r;
+}
+
+std::string Emitter::host_param(const Node* n) {
+  bool fresh;
+  std::string r = dedupe(param_names_, "H" + std::to_string(n->id), fmt::format("s{}", n->id), fresh);
+  if (fresh) {
+    if (is_float(n->dtype))
+      out_.params.push_back({Param::host_float, n, DType::f32});
+    else
+      out_.params.push_back({Param::host_int, n, n->dtype == DType::i32 ? DType::i32 : DType::i64});
+  }
+  return r;
+}
+
+std::string Emitter::scalar(const Node* n) {
+  if (n->op == Op::Const) return literal(n->dtype, n->fval, n->ival);
+  if (ir::host_computable(n)) {
+    std::string p = host_param(n);
+    if (is_float(n->dtype) && n->dtype != DType::f32) return "(" + reg_type(n->dtype) + ")" + p;
+    if (n->dtype == DType::boolean) return "(" + p + " != 0)";
+    return p;
+  }
+  if (n->op == Op::DeviceScalar) {
+    auto it = names_.find(n);
+    if (it != names_.end()) return it->second;
+    bool fresh;
+    std::string p = dedupe(param_names_, "P" + std::to_string(n->id), fmt::format("ptr{}", n->id), fresh);
+    if (fresh) out_.params.push_back({Param::device_ptr, n, n->dtype});
+    std::string nm = fmt::format("ds{}", n->id);
+    prologue_ << fmt::format("  const {} {} = ts::Mem<{}>::to_reg(*{});  {}\n", reg_type(n->dtype), nm,
+                             dtype_cuda_storage(n->dtype), p, loc_comment(n));
+    names_[n] = nm;
+    return nm;
+  }
+  return names_.at(n);
+}
+
+std::string Emitter::at(const Node* n, const std::string& r) {
+  if (!is_array(n)) return scalar(n);
+  return names_.at(n) + "[" + r + "]";
+}
+
+std::string Emitter::declare(const Node* n, const std::string& suffix) {
+  std::string nm = fmt::format("v{}{}", n->id, suffix);
+  names_[n] = nm;
+  if (is_array(n)) return fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm);
+  return fmt::format("{} {}", reg_type(n->dtype), nm);
+}
+
+// ---- elementwise ----
+
+static std::string math_fn(const char* base, DType t) {
+  return t == DType::f64 ? std::string(base) : std::string(base) + "f";
+}
+
+static std::string unary_expr(ir::UnaryFn fn, DType t, const std::string& a) {
+  switch (fn) {
+    case ir::UnaryFn::neg: return "-" + a;
+    case ir::UnaryFn::abs: return is_float(t) ? math_fn("fabs", t) + "(" + a + ")" : "ts::abs_(" + a + ")";
+    case ir::UnaryFn::logical_not: return "!" + a;
+    case ir::UnaryFn::bit_not: return "~" + a;
+    case ir::UnaryFn::exp: return math_fn("exp", t) + "(" + a + ")";
+    case ir::UnaryFn::log: return math_fn("log", t) + "(" + a + ")";
+    case ir::UnaryFn::sqrt: return math_fn("sqrt", t) + "(" + a + ")";
+    case ir::UnaryFn::rsqrt: return math_fn("rsqrt", t) + "(" + a + ")";
+    case ir::UnaryFn::sin: return math_fn("sin", t) + "(" + a + ")";
+    case ir::UnaryFn::cos: return math_fn("cos", t) + "(" + a + ")";
+    case ir::UnaryFn::tanh: return math_fn("tanh", t) + "(" + a + ")";
+    case ir::UnaryFn::sigmoid: return "ts::sigmoid(" + a + ")";
+    case ir::UnaryFn::exp2: return math_fn("exp2", t) + "(" + a + ")";
+    case ir::UnaryFn::log2: return math_fn("log2", t) + "(" + a + ")";
+    case ir::UnaryFn::floor: return math_fn("floor", t) + "(" + a + ")";
+    case ir::UnaryFn::ceil: return math_fn("ceil", t) + "(" + a + ")";
+    case ir::UnaryFn::erf: return math_fn("erf", t) + "(" + a + ")";
+  }
+  return a;
+}
+
+static std::string binary_expr(ir::BinaryFn fn, DType t, const std::string& a, const std::string& b) {
+  switch (fn) {
+    case ir::BinaryFn::add: return a + " + " + b;
+    case ir::BinaryFn::sub: return a + " - " + b;
+    case ir::BinaryFn::mul: return a + " * " + b;
+    case ir::BinaryFn::div: return a + " / " + b;
+    case ir::BinaryFn::floordiv: return "ts::floordiv(" + a + ", " + b + ")";
+    case ir::BinaryFn::mod: return "ts::mod(" + a + ", " + b + ")";
+    case ir::BinaryFn::pow:
+      return is_float(t) ? math_fn("pow", t) + "(" + a + ", " + b + ")" : "ts::ipow(" + a + ", " + b + ")";
+    case ir::BinaryFn::maximum: return "ts::maximum(" + a + ", " + b + ")";
+    case ir::BinaryFn::minimum: return "ts::minimum(" + a + ", " + b + ")";
+    case ir::BinaryFn::lt: return a + " < " + b;
+    case ir::BinaryFn::le: return a + " <= " + b;
+    case ir::BinaryFn::gt: return a + " > " + b;
+    case ir::BinaryFn::ge: return a + " >= " + b;
+    case ir::BinaryFn::eq: return a + " == " + b;
+    case ir::BinaryFn::ne: return a + " != " + b;
+    case ir::BinaryFn::logical_and: return a + " && " + b;
+    case ir::BinaryFn::logical_or: return a + " || " + b;
+    case ir::BinaryFn::bit_and: return a + " & " + b;
+    case ir::BinaryFn::bit_or: return a + " | " + b;
+    case ir::BinaryFn::bit_xor: return a + " ^ " + b;
+    case ir::BinaryFn::shl: return a + " << " + b;
+    case ir::BinaryFn::shr: return a + " >> " + b;
+  }
+  return a;
+}
+
+static std::string elem_expr(Emitter& e, const Node* n, const std::string& r) {
+  switch (n->op) {
+    case Op::Unary:
+      return round_to(n->dtype, unary_expr(n->ufn(), n->dtype, e.at(n->args[0], r)));
+    case Op::Binary: {
+      DType t = n->args[0]->dtype;
+      std::string x = binary_expr(n->bfn(), t, e.at(n->args[0], r), e.at(n->args[1], r));
+      if (t == DType::i32 && ir::binary_kind(n->bfn()) == 'a') x = "(int)(" + x + ")";
+      return round_to(n->dtype, x);
+    }
+    case Op::Where:
+      return fmt::format("{} ? {} : {}", e.at(n->args[0], r), e.at(n->args[1], r), e.at(n->args[2], r));
+    case Op::Cast: {
+      const Node* a = n->args[0];
+      std::string x = e.at(a, r);
+      if (n->dtype == DType::boolean) return "(" + x + " != 0)";
+      if (is_float(a->dtype) && !is_float(n->dtype))  // truncation toward zero (C cast)
+        return "(" + reg_type(n->dtype) + ")(" + x + ")";
+      return round_to(n->dtype, "(" + reg_type(n->dtype) + ")(" + x + ")");
+    }
+    case Op::Full:
+      return e.scalar(n->args[0]);
+    default:
+      break;
+  }
+  e.unsupported(n, std::string("op ") + ir::op_name(n->op));
+}
+
+void Emitter::emit_node(const Node* n) {
+  if (!live_.count(n)) return;
+  switch (n->op) {
+    case Op::Const:
+    case Op::Arg:
+    case Op::Size:
+    case Op::Stride:
+    case Op::DeviceScalar:
+    case Op::Carried:
+    case Op::LoopResult:
+      return;
+    case Op::Loop:
+      emit_loop(n);
+      return;
+    case Op::Load:
+      emit_load(n);
+      return;
+    case Op::Store:
+      emit_store(n);
+      return;
+    case Op::Reduce:
+      emit_reduce(n);
+      return;
+    case Op::Yield: {
+      const Node* loop = n->args.empty() ? nullptr : n->args[0]->op == Op::Loop ? n->args[0] : nullptr;
+      (void)loop;
+      return;  // handled by emit_loop
+    }
+    case Op::View:
+      if (is_array(n) != is_array(n->args[0])) unsupported(n, "a view that changes scalar/tile form");
+      names_[n] = is_array(n) ? names_.at(n->args[0]) : scalar(n->args[0]);
+      return;
+    case Op::LoopIndex: {
+      const DimVars& dv = dims.at({n->args[0], static_cast<int>(n->ival)});
+      line(fmt::format("const {} = ({}){};", declare(n), reg_type(n->dtype), dv.tb), n);
+      return;
+    }
+    case Op::TileBegin:
+    case Op::TileEnd:
+    case Op::TileBlock:
+    case Op::TileId: {
+      const DimVars& dv = dims.at({n->args[0], static_cast<int>(n->ival)});
+      std::string v = n->op == Op::TileBegin ? dv.tb
+                      : n->op == Op::TileEnd ? dv.te
+                      : n->op == Op::TileBlock ? std::to_string(dv.block)
+                                               : fmt::format("({} - {}) / {}", dv.tb, dv.lb, dv.block);
+      line(fmt::format("const {} = ({})({});", declare(n), reg_type(n->dtype), v), n);
+      return;
+    }
+    case Op::TileIndex: {
+      const DimVars& dv = dims.at({n->args[0], static_cast<int>(n->ival)});
+      line(declare(n), n);
+      line(fmt::format("TS_FOR(r) {}[r] = ({})({} + {});", names_.at(n), reg_type(n->dtype), dv.tb,
+                       coord(n->shape[0], "r")));
+      return;
+    }
+    case Op::Arange:
+      line(declare(n), n);
+      line(fmt::format("TS_FOR(r) {}[r] = ({}){};", names_.at(n), reg_type(n->dtype), coord(n->shape[0], "r")));
+      return;
+    default:
+      break;
+  }
+  if (ir::host_computable(n)) return;  // a kernel parameter
+  if (is_array(n)) {
+    line(declare(n), n);
+    line(fmt::format("TS_FOR(r) {}[r] = {};", names_.at(n), elem_expr(*this, n, "r")));
+  } else {
+    std::string d = declare(n);
+    line(fmt::format("{} = {};", d, elem_expr(*this, n, "0")), n);
+  }
+}
+
+void Emitter::emit_block(const ir::Block& b) {
+  for (const Node* n : b) emit_node(n);
+}
+
+// ---- loops ----
+
+void Emitter::emit_loop(const Node* n) {
+  // Loop-carried values live in variables declared before the loop.
+  for (size_t i = 0; i < n->carried.size(); ++i) {
+    const Node* c = n->carried[i];
+    std::string nm = fmt::format("c{}", c->id);
+    names_[c] = nm;
+    if (is_array(c)) {
+      line(fmt::format("{} {}[TS_N];", reg_type(c->dtype), nm), n);
+      line(fmt::format("TS_FOR(r) {}[r] = {};", nm, at(n->inits[i], "r")));
+    } else {
+      line(fmt::format("{} {} = {};", reg_type(c->dtype), nm, scalar(n->inits[i])), n);
+    }
+    names_[n->results[i]] = nm;
+  }
+  int opened = 0;
+  for (size_t d = 0; d < n->dims.size(); ++d) {
+    const ir::LoopDim& ld = n->dims[d];
+    DimVars dv;
+    dv.block = passes::block_size(ld, config_);
+    dv.lb = fmt::format("lb{}_{}", n->id, d);
+    std::string le = fmt::format("le{}_{}", n->id, d);
+    dv.tb = fmt::format("tb{}_{}", n->id, d);
+    dv.te = fmt::format("te{}_{}", n->id, d);
+    line(fmt::format("const {} {} = {}, {} = {};", idx_t_, dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
+    open(fmt::format("for ({} {} = {}; {} < {}; {} += {})", idx_t_, dv.tb, dv.lb, dv.tb, le, dv.tb, dv.block));
+    line(fmt::format("const {} {} = min(({})({} + {}), {});", idx_t_, dv.te, idx_t_, dv.tb, dv.block, le));
+    dims[{n, static_cast<int>(d)}] = dv;
+    ++opened;
+  }
+  emit_block(n->body);
+  if (!n->carried.empty()) {
+    const Node* y = n->body.back();
+    // Next values first (they may read the carried ones), then the update.
+    for (size_t i = 0; i < n->carried.size(); ++i) {
+      const Node* c = n->carried[i];
+      if (is_array(c)) {
+        line(fmt::format("{} y{}[TS_N];", reg_type(c->dtype), c->id));
+        line(fmt::format("TS_FOR(r) y{}[r] = {};", c->id, at(y->args[i], "r")));
+      } else {
+        line(fmt::format("const {} y{} = {};", reg_type(c->dtype), c->id, scalar(y->args[i])));
+      }
+    }
+    for (const Node* c : n->carried) {
+      if (is_array(c))
+        line(fmt::format("TS_FOR(r) c{}[r] = y{}[r];", c->id, c->id));
+      else
+        line(fmt::format("c{} = y{};", c->id, c->id));
+    }
+  }
+  for (int i = 0; i < opened; ++i) close();
+}
+
+// ---- liveness: nodes that reach a store, a yield or a loop bound ----
+
+static void mark(const Node* n, std::set<const Node*>& live) {
+  if (!n || !live.insert(n).second) return;
+  for (const Node* a : n->args) mark(a, live);
+  if (n->op == Op::Loop) {
+    for (const ir::LoopDim& d : n->dims) {
+      mark(d.begin, live);
+      mark(d.end, live);
+    }
+    for (const Node* i : n->inits) mark(i, live);
+  }
+  if (n->op == Op::Carried) {
+    const Node* loop = n->args[0];
+    for (size_t i = 0; i < loop->carried.size(); ++i)
+      if (loop->carried[i] == n) {
+        mark(loop->inits[i], live);
+        mark(loop->body.back()->args[i], live);
+      }
+  }
+  if (n->op == Op::LoopResult) mark(n->args[0]->carried.at(n->ival), live);
+}
+
+static void roots(const ir::Block& b, std::set<const Node*>& live) {
+  for (const Node* n : b) {
+    if (n->op == Op::Store) mark(n, live);
+    if (n->op == Op::Loop) {
+      roots(n->body, live);
+      bool any = false;
+      for (const Node* m : n->body) any |= live.count(m) > 0;
+      if (any) mark(n, live);
+    }
+  }
+}
+
+// ---- the kernel ----
+
+void Emitter::run() {
+  roots(top_->body, live_);
+  for (const Node* n : live_)
+    if (n->op == Op::Store) written_.insert(n->args[0]);
+
+  // Program -> tile mapping of the top-level loop.
+  const Node* n = top_;
+  std::vector<std::string> counts;
+  for (size_t d = 0; d < n->dims.size(); ++d) {
+    const ir::LoopDim& ld = n->dims[d];
+    DimVars dv;
+    dv.block = passes::block_size(ld, config_);
+    dv.lb = fmt::format("lb{}_{}", n->id, d);
+    dv.tb = fmt::format("tb{}_{}", n->id, d);
+    dv.te = fmt::format("te{}_{}", n->id, d);
+    std::string le = fmt::format("le{}_{}", n->id, d);
+    std::string nt = fmt::format("nt{}", d);
+    line(fmt::format("const {} {} = {}, {} = {};", idx_t_, dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
+    line(fmt::format("const {} {} = {} > {} ? ({} - {} + {}) / {} : 0;  // tiles of dim {}", idx_t_, nt, le,
+                     dv.lb, le, dv.lb, dv.block - 1, dv.block, d));
+    counts.push_back(nt);
+    dims[{n, static_cast<int>(d)}] = dv;
+  }
+  std::string total = "1";
+  for (const std::string& c : counts) total += " * " + c;
+  line(fmt::format("const {} total = {};", idx_t_, total));
+  PidType pid = config_.pid_type.value_or(PidType::flat);
+  bool xyz = pid == PidType::xyz && !n->persistent;
+  if (pid == PidType::persistent_blocked) {
+    line(fmt::format("const {} per = (total + gridDim.x - 1) / gridDim.x;", idx_t_));
+    line(fmt::format("const {} pid_begin = ({})blockIdx.x * per;", idx_t_, idx_t_));
+    open(fmt::format("for ({} pid = pid_begin; pid < min(pid_begin + per, total); ++pid)", idx_t_));
+  } else if (pid == PidType::persistent_interleaved) {
+    open(fmt::format("for ({} pid = blockIdx.x; pid < total; pid += gridDim.x)", idx_t_));
+  } else {
+    open("");
+    if (!xyz) {
+      line(fmt::format("const {} pid = blockIdx.x;", idx_t_));
+      line("if (pid >= total) return;");
+    }
+  }
+  if (!xyz) line(fmt::format("{} rem = pid;", idx_t_));
+  const char* axes[] = {"x", "y", "z"};
+  for (size_t d = 0; d < n->dims.size(); ++d) {
+    DimVars& dv = dims[{n, static_cast<int>(d)}];
+    std::string le = fmt::format("le{}_{}", n->id, d);
+    if (xyz) {
+      line(fmt::format("const {} i{} = blockIdx.{};", idx_t_, d, axes[d]));
+      line(fmt::format("if (i{} >= {}) return;", d, counts[d]));
+    } else {
+      line(fmt::format("const {} i{} = rem % {};", idx_t_, d, counts[d]));
+      line(fmt::format("rem /= {};", counts[d]));
+    }
+    line(fmt::format("const {} {} = {} + i{} * {};", idx_t_, dv.tb, dv.lb, d, dv.block));
+    line(fmt::format("const {} {} = min(({})({} + {}), {});", idx_t_, dv.te, idx_t_, dv.tb, dv.block, le));
+  }
+  emit_block(n->body);
+  close();
+
+  // Assemble.
+  std::ostringstream src;
+  src << "// Generated by tessel for kernel '" << g_.kernel_name << "', loop at " << n->loc.str() << ".\n";
+  src << "// config: " << config_.to_json() << "\n";
+  src << "#include \"tessel/tessel.cuh\"\n\n";
+  src << fmt::format("#define TS_T {}\n#define TS_V {}\n#define TS_G {}\n#define TS_N (TS_G * TS_V)\n",
+                     L_.threads, L_.vec, L_.groups);
+  src << "#define TS_FLAT(r) (((((r) / TS_V) * TS_T + tid) * TS_V) + (r) % TS_V)\n";
+  src << "#define TS_FOR(r) _Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r)\n\n";
+  src << fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}(", L_.threads, out_.name);
+  for (size_t i = 0; i < out_.params.size(); ++i) {
+    const Param& p = out_.params[i];
+    if (i) src << ",\n    ";
+    switch (p.kind) {
+      case Param::tensor_ptr: {
+        bool ro = !written_.count(p.node);
+        src << fmt::format("{}{}*{} {}", ro ? "const " : "", dtype_cuda_storage(p.node->dtype),
+                           ro ? " __restrict__" : "", param_names_.at("T" + std::to_string(p.node->id)));
+        break;
+      }
+      case Param::tensor_size:
+        src << idx_t_ << " " << param_names_.at(fmt::format("S{}_{}", p.node->id, p.dim));
+        break;
+      case Param::tensor_stride:
+        src << idx_t_ << " " << param_names_.at(fmt::format("D{}_{}", p.node->id, p.dim));
+        break;
+      case Param::host_int:
+        src << (p.dtype == DType::i32 ? "int " : "long long ") << param_names_.at("H" + std::to_string(p.node->id));
+        break;
+      case Param::host_float:
+        src << "float " << param_names_.at("H" + std::to_string(p.node->id));
+        break;
+      case Param::device_ptr:
+        src << "const " << dtype_cuda_storage(p.node->dtype) << "* "
+            << param_names_.at("P" + std::to_string(p.node->id));
+        break;
+    }
+  }
+  src << ") {\n";
+  src << "  const int tid = threadIdx.x;\n";
+  if (shared_bytes_ > 0) src << "  extern __shared__ __align__(16) unsigned char ts_smem[];\n";
+  src << prologue_.str() << body_.str() << "}\n";
+  out_.source = src.str();
+  out_.threads = L_.threads;
+  out_.shared_bytes = shared_bytes_;
+}
+
+void emit_kernel(const ir::Graph& g, const Node* loop, const Config& config, const passes::Layout& layout,
+                 CudaKernel& out) {
+  Emitter e(g, loop, config, layout, out);
+  e.run();
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,202 @@
+// Loads and stores: address arithmetic in the index dtype, masks (tile edges, extents,
+// tensor bounds, inactive threads), 16-byte vector accesses along a contiguous innermost
+// dimension.
+#include <fmt/format.h>
+
+#include "codegen/emitter_state.hpp"
+#include "passes/default_config.hpp"
+
+namespace tessel::codegen {
+
+using ir::Node;
+using ir::Op;
+
+namespace {
+
+/// How one tensor dimension of an access is addressed, as expressions of register "r".
+struct DimAccess {
+  ir::IndexKind kind;
+  const ir::Sym* sym = nullptr;
+  std::string idx;    // index along the dimension (index dtype)
+  std::string valid;  // bool
+  std::string lim;    // tile/all: exclusive upper limit of idx (hoisted variable)
+};
+
+struct AccessPlan {
+  std::vector<DimAccess> dims;  // one per tensor dimension
+  std::string base;             // tensor pointer
+  bool vector = false;          // innermost dim vectorized
+};
+
+}  // namespace
+
+static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, const std::string& r) {
+  const Node* t = n->args[0];
+  AccessPlan p;
+  p.base = e.tensor_param(t);
+  size_t op = first_operand;
+  int d = 0;
+  for (const ir::IndexInfo& info : n->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    const Node* operand = n->args[op++];
+    DimAccess a;
+    a.kind = info.kind;
+    a.sym = info.sym;
+    std::string size = e.size_param(t, d);
+    switch (info.kind) {
+      case ir::IndexKind::scalar: {
+        a.idx = fmt::format("(({}){})", e.idx_t(), e.scalar(operand));
+        a.valid = fmt::format("({} >= 0 && {} < {})", a.idx, a.idx, size);
+        break;
+      }
+      case ir::IndexKind::tile: {
+        const Emitter::DimVars& dv = e.dims.at({operand, info.sym->loop_dim});
+        a.lim = fmt::format("lim{}_{}", n->id, d);
+        e.line(fmt::format("const {} {} = min({}, {});", e.idx_t(), a.lim, dv.te, size));
+        a.idx = fmt::format("({} + {})", dv.tb, e.coord(info.sym, r));
+        a.valid = fmt::format("({} >= 0 && {} < {})", a.idx, a.idx, a.lim);
+        int64_t sb = passes::sym_block(info.sym, e.config_);
+        if (sb < e.L_.slot_block[e.slot(info.sym)])
+          a.valid += fmt::format(" && ({} < {})", e.coord(info.sym, r), sb);
+        break;
+      }
+      case ir::IndexKind::all: {
+        a.lim = size;
+        a.idx = e.coord(info.sym, r);
+        a.valid = fmt::format("({} < {})", a.idx, size);
+        int64_t sb = passes::sym_block(info.sym, e.config_);
+        if (sb < e.L_.slot_block[e.slot(info.sym)])
+          a.valid += fmt::format(" && ({} < {})", a.idx, sb);
+        break;
+      }
+      case ir::IndexKind::gather: {
+        a.idx = fmt::format("(({}){})", e.idx_t(), e.at(operand, r));
+        a.valid = fmt::format("({} >= 0 && {} < {})", a.idx, a.idx, size);
+        break;
+      }
+      case ir::IndexKind::newaxis:
+        break;
+    }
+    p.dims.push_back(a);
+    ++d;
+  }
+  // Vector accesses: the innermost dimension is a tile/all on the layout's innermost
+  // slot, its stride is 1, and the Sym fills its slot.
+  if (!p.dims.empty() && e.L_.vec > 1) {
+    const DimAccess& last = p.dims.back();
+    bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) &&
+              e.slot(last.sym) == static_cast<int>(e.L_.slot_block.size()) - 1 &&
+              passes::sym_block(last.sym, e.config_) == e.L_.slot_block.back() &&
+              e.stride_param(t, t->rank - 1) == "1";
+    for (const DimAccess& a : p.dims) ok &= a.kind != ir::IndexKind::gather;
+    p.vector = ok;
+  }
+  return p;
+}
+
+static std::string offset_expr(Emitter& e, const Node* t, const AccessPlan& p) {
+  std::string off;
+  for (size_t d = 0; d < p.dims.size(); ++d) {
+    std::string s = e.stride_param(t, static_cast<int>(d));
+    std::string term = s == "1" ? p.dims[d].idx : fmt::format("{} * {}", p.dims[d].idx, s);
+    off += (off.empty() ? "" : " + ") + term;
+  }
+  return off.empty() ? "0" : off;
+}
+
+static std::string valid_expr(Emitter& e, const AccessPlan& p, const std::string& r, bool skip_last) {
+  std::string v = e.active(r);
+  for (size_t d = 0; d < p.dims.size(); ++d) {
+    if (skip_last && d + 1 == p.dims.size()) continue;
+    v += " && " + p.dims[d].valid;
+  }
+  return v;
+}
+
+void Emitter::emit_load(const Node* n) {
+  const Node* t = n->args[0];
+  std::string mem = dtype_cuda_storage(t->dtype);
+  std::string nm = fmt::format("v{}", n->id);
+  names_[n] = nm;
+  if (!is_array(n)) {
+    AccessPlan p = plan_access(*this, n, 1, "0");
+    std::string valid;
+    for (const DimAccess& a : p.dims) valid += (valid.empty() ? "" : " && ") + a.valid;
+    if (valid.empty()) valid = "true";
+    line(fmt::format("const {} {} = ts::ld({} + {}, {});", reg_type(n->dtype), nm, p.base, offset_expr(*this, t, p),
+                     valid),
+         n);
+    return;
+  }
+  line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
+  AccessPlan p = plan_access(*this, n, 1, "r");
+  if (p.vector) {
+    open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
+    line("const int r = g * TS_V;");
+    const DimAccess& last = p.dims.back();
+    line(fmt::format("ts::ld_vec<{}, TS_V>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);", mem,
+                     p.base, offset_expr(*this, t, p), valid_expr(*this, p, "r", true), idx_t_, last.idx, idx_t_,
+                     last.lim, nm));
+    close();
+  } else {
+    line(fmt::format("TS_FOR(r) {}[r] = ts::ld({} + {}, {});", nm, p.base, offset_expr(*this, t, p),
+                     valid_expr(*this, p, "r", false)));
+  }
+}
+
+void Emitter::emit_store(const Node* n) {
+  const Node* t = n->args[0];
+  const Node* v = n->args[1];
+  std::string mem = dtype_cuda_storage(t->dtype);
+  AccessPlan p = plan_access(*this, n, 2, "r");
+  // Slots the stored elements do not span hold copies: only coordinate 0 stores.
+  std::set<int> covered;
+  for (const DimAccess& a : p.dims)
+    if (a.sym) covered.insert(slot(a.sym));
+  size_t op = 2;
+  for (const ir::IndexInfo& info : n->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    const Node* operand = n->args[op++];
+    if (info.kind == ir::IndexKind::gather)
+      for (const ir::Sym* s : operand->shape)
+        if (s) covered.insert(slot(s));
+  }
+  std::string dedupe;
+  for (size_t k = 0; k < L_.slot_block.size(); ++k)
+    if (!covered.count(static_cast<int>(k)) && L_.slot_block[k] > 1)
+      dedupe += fmt::format(" && ((TS_FLAT(r) >> {}) & {}) == 0", L_.slot_shift[k], L_.slot_block[k] - 1);
+  bool array_target = false;
+  for (const DimAccess& a : p.dims) array_target |= a.sym != nullptr || a.kind == ir::IndexKind::gather;
+  if (!array_target) {
+    // One element: written once, by register 0 of thread 0.
+    std::string valid = "tid == 0";
+    for (const DimAccess& a : p.dims) valid += " && " + a.valid;
+    std::string r0 = "0";
+    (void)r0;
+    line(fmt::format("ts::st({} + {}, {}, {});", p.base, offset_expr(*this, t, p), valid, at(v, "0")), n);
+    return;
+  }
+  if (p.vector && covered.count(static_cast<int>(L_.slot_block.size()) - 1)) {
+    open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)", n);
+    line("const int r = g * TS_V;");
+    std::string src;
+    if (is_array(v)) {
+      src = fmt::format("&{}[r]", names_.at(v));
+    } else {
+      line(fmt::format("{} bc[TS_V];", reg_type(v->dtype)));
+      line(fmt::format("_Pragma(\"unroll\") for (int i = 0; i < TS_V; ++i) bc[i] = {};", scalar(v)));
+      src = "bc";
+    }
+    const DimAccess& last = p.dims.back();
+    line(fmt::format("ts::st_vec<{}, TS_V>({} + {}, ({}{}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, {});", mem,
+                     p.base, offset_expr(*this, t, p), valid_expr(*this, p, "r", true), dedupe, idx_t_,
+                     last.idx, idx_t_, last.lim, src));
+    close();
+  } else {
+    line(fmt::format("TS_FOR(r) ts::st({} + {}, {}{}, {});", p.base, offset_expr(*this, t, p),
+                     valid_expr(*this, p, "r", false), dedupe, at(v, "r")),
+         n);
+  }
+}
+
+}  // namespace tessel::codegen

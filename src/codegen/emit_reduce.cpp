@@ -1,0 +1,158 @@
+// Reductions along one Sym of a tile value. The Sym's slot spans some bits of the flat
+// element index (layout.hpp): register bits are combined in registers, lane bits with
+// warp shuffles, warp bits through shared memory. Every element ends up holding the
+// result (an all-reduce), which is the replicated form the layout expects.
+#include <fmt/format.h>
+
+#include "codegen/emitter_state.hpp"
+#include "passes/default_config.hpp"
+
+namespace tessel::codegen {
+
+using ir::Node;
+
+static const char* op_struct(ir::ReduceFn fn) {
+  switch (fn) {
+    case ir::ReduceFn::sum: return "ts::SumOp";
+    case ir::ReduceFn::prod: return "ts::ProdOp";
+    case ir::ReduceFn::max: return "ts::MaxOp";
+    case ir::ReduceFn::min: return "ts::MinOp";
+    case ir::ReduceFn::any: return "ts::AnyOp";
+    case ir::ReduceFn::all: return "ts::AllOp";
+    default: return "";
+  }
+}
+
+static std::string identity(ir::ReduceFn fn, DType t) {
+  switch (fn) {
+    case ir::ReduceFn::sum: return literal(t, 0, 0);
+    case ir::ReduceFn::prod: return literal(t, 1, 1);
+    case ir::ReduceFn::any: return "false";
+    case ir::ReduceFn::all: return "true";
+    case ir::ReduceFn::max:
+    case ir::ReduceFn::argmax:
+      if (is_float(t)) return literal(t, -INFINITY, 0);
+      return t == DType::i32 ? "(-2147483647 - 1)" : t == DType::boolean ? "false" : "(-9223372036854775807LL - 1)";
+    case ir::ReduceFn::min:
+    case ir::ReduceFn::argmin:
+      if (is_float(t)) return literal(t, INFINITY, 0);
+      return t == DType::i32 ? "2147483647" : t == DType::boolean ? "true" : "9223372036854775807LL";
+  }
+  return "0";
+}
+
+void Emitter::emit_reduce(const Node* n) {
+  const Node* x = n->args[0];
+  ir::ReduceFn fn = n->rfn();
+  bool arg = fn == ir::ReduceFn::argmax || fn == ir::ReduceFn::argmin;
+  const ir::Sym* s = x->shape.at(n->ival);
+  DType acc_t = x->dtype;
+  std::string rt = reg_type(acc_t);
+  std::string acc = fmt::format("a{}", n->id), ai = fmt::format("ai{}", n->id);
+  if (!s) {  // a size-1 dimension: nothing to combine
+    if (arg) {
+      line(fmt::format("const long long v{} = 0;", n->id), n);
+      names_[n] = fmt::format("v{}", n->id);
+      if (is_array(n)) unsupported(n, "argmax over a size-1 dimension of a tile");
+    } else {
+      names_[n] = is_array(n) ? names_.at(x) : scalar(x);
+    }
+    return;
+  }
+  if (!is_array(x)) unsupported(n, "a reduction of a scalar");
+  int k = slot(s);
+  int lo = L_.slot_shift[k];
+  int hi = lo + [&] {
+    int b = 0;
+    while ((int64_t{1} << b) < L_.slot_block[k]) ++b;
+    return b;
+  }();
+  int lv = L_.log2_vec(), lt = L_.log2_threads();
+  // Bits to combine: the slot's, plus (for a scalar result) the thread bits above the
+  // layout's elements, where inactive threads hold the identity.
+  std::vector<int> bits;
+  for (int b = lo; b < hi; ++b) bits.push_back(b);
+  int layout_bits = 0;
+  while ((int64_t{1} << layout_bits) < L_.elems) ++layout_bits;
+  if (!is_array(n))
+    for (int b = layout_bits; b < lv + lt; ++b)
+      if (b >= lv) bits.push_back(b);
+
+  line(fmt::format("{} {}[TS_N];  // {} over {}", rt, acc, ir::reduce_name(fn), ir::sym_name(s)), n);
+  std::string valid = active("r") + " && " + sym_valid(s, "r");
+  line(fmt::format("TS_FOR(r) {}[r] = ({}) ? {} : {};", acc, valid, at(x, "r"), identity(fn, acc_t)));
+  if (arg) {
+    line(fmt::format("long long {}[TS_N];", ai));
+    line(fmt::format("TS_FOR(r) {}[r] = {};", ai, coord(s, "r")));
+  }
+  const char* is_max = fn == ir::ReduceFn::argmax ? "true" : "false";
+  unsigned lane_mask = 0, warp_mask = 0;
+  for (int b : bits) {
+    if (b < lv || b >= lv + lt) {  // a register bit
+      int rb = b < lv ? b : b - lt;
+      open(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r) if (!(r & {}))", 1 << rb));
+      if (arg) {
+        line(fmt::format("ts::arg_combine<{}>({}[r], {}[r], {}[r | {}], {}[r | {}]);", is_max, acc, ai, acc,
+                         1 << rb, ai, 1 << rb));
+        line(fmt::format("{}[r | {}] = {}[r]; {}[r | {}] = {}[r];", acc, 1 << rb, acc, ai, 1 << rb, ai));
+      } else {
+        line(fmt::format("{}[r] = {}[r | {}] = {}::combine({}[r], {}[r | {}]);", acc, acc, 1 << rb, op_struct(fn),
+                         acc, acc, 1 << rb));
+      }
+      close();
+    } else if (b - lv < 5) {
+      lane_mask |= 1u << (b - lv);
+    } else {
+      warp_mask |= 1u << (b - lv - 5);
+    }
+  }
+  if (lane_mask) {
+    if (arg)
+      line(fmt::format("TS_FOR(r) ts::warp_arg_allreduce<{}>({}[r], {}[r], {}u);", is_max, acc, ai, lane_mask));
+    else
+      line(fmt::format("TS_FOR(r) {}[r] = ts::warp_allreduce<{}>({}[r], {}u);", acc, op_struct(fn), acc, lane_mask));
+  }
+  if (warp_mask) {
+    // Shared memory: [register][thread] values (and indices), then each thread combines
+    // the warps that differ in the slot's warp bits, in a fixed order.
+    int elem = static_cast<int>(rt == "double" || rt == "long long" || rt == "unsigned long long" ? 8 : 4);
+    int bytes = L_.threads * regs() * (elem + (arg ? 8 : 0));
+    shared_bytes_ = std::max(shared_bytes_, bytes);
+    std::string sm = fmt::format("sm{}", n->id), smi = fmt::format("smi{}", n->id);
+    line(fmt::format("{}* {} = reinterpret_cast<{}*>(ts_smem);", rt, sm, rt));
+    if (arg)
+      line(fmt::format("long long* {} = reinterpret_cast<long long*>(ts_smem + {});", smi,
+                       L_.threads * regs() * elem));
+    line("__syncthreads();");
+    line(fmt::format("TS_FOR(r) {}[r * TS_T + tid] = {}[r];", sm, acc));
+    if (arg) line(fmt::format("TS_FOR(r) {}[r * TS_T + tid] = {}[r];", smi, ai));
+    line("__syncthreads();");
+    int nw = L_.threads / 32;
+    open("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r)");
+    line(fmt::format("{} v = {}; long long vi = 0;", rt, identity(fn, acc_t)));
+    if (arg) line("vi = 9223372036854775807LL;");
+    open(fmt::format("for (int w = 0; w < {}; ++w)", nw));
+    line(fmt::format("if ((w & ~{}u) != ((tid >> 5) & ~{}u)) continue;", warp_mask, warp_mask));
+    line("const int src = (w << 5) | (tid & 31);");
+    if (arg)
+      line(fmt::format("ts::arg_combine<{}>(v, vi, {}[r * TS_T + src], {}[r * TS_T + src]);", is_max, sm, smi));
+    else
+      line(fmt::format("v = {}::combine(v, {}[r * TS_T + src]);", op_struct(fn), sm));
+    close();
+    line(fmt::format("{}[r] = v;", acc));
+    if (arg) line(fmt::format("{}[r] = vi;", ai));
+    close();
+    line("__syncthreads();");
+  }
+  std::string res = arg ? ai : acc;
+  DType res_t = arg ? DType::i64 : acc_t;
+  std::string nm = fmt::format("v{}", n->id);
+  names_[n] = nm;
+  std::string cast = res_t == n->dtype ? "" : "(" + reg_type(n->dtype) + ")";
+  if (is_array(n))
+    line(fmt::format("{} {}[TS_N]; TS_FOR(r) {}[r] = {}{}[r];", reg_type(n->dtype), nm, nm, cast, res));
+  else
+    line(fmt::format("const {} {} = {}{}[0];", reg_type(n->dtype), nm, cast, res));
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,87 @@
+// The state of emitting one kernel, shared by the emitter's parts:
+// cuda_emitter.cpp (kernel, loops, values), emit_memory.cpp (loads, stores),
+// emit_reduce.cpp (reductions). Internal to codegen.
+#pragma once
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "codegen/cuda_kernel.hpp"
+#include "passes/layout.hpp"
+
+namespace tessel::codegen {
+
+/// C++ register type of a dtype in generated code (f16/bf16 are held as float).
+std::string reg_type(DType t);
+/// A literal of dtype t.
+std::string literal(DType t, double f, int64_t i);
+
+class Emitter {
+ public:
+  Emitter(const ir::Graph& g, const ir::Node* loop, const Config& c, const passes::Layout& L,
+          CudaKernel& out);
+  void run();
+
+  // --- shared helpers ---
+  void line(const std::string& s, const ir::Node* at = nullptr);
+  void open(const std::string& s, const ir::Node* at = nullptr);
+  void close();
+  std::string idx_t() const { return idx_t_; }
+  int regs() const { return L_.regs(); }
+  bool is_array(const ir::Node* n) const { return !n->is_scalar(); }
+  /// Expression of node `n` at register `r` (an expression string such as "r").
+  std::string at(const ir::Node* n, const std::string& r);
+  /// Expression of a scalar node.
+  std::string scalar(const ir::Node* n);
+  /// Coordinate of Sym `s` at register r (an int expression), and the slot's block.
+  std::string coord(const ir::Sym* s, const std::string& r) const;
+  int slot(const ir::Sym* s) const { return L_.slot_of.at(s); }
+  /// "true" when every thread holds elements, else the test for register r.
+  std::string active(const std::string& r) const;
+  /// Validity of coordinate of `s` at r: inside the tile / extent and the Sym's own block.
+  std::string sym_valid(const ir::Sym* s, const std::string& r);
+  std::string tensor_param(const ir::Node* t);
+  std::string size_param(const ir::Node* t, int dim);
+  std::string stride_param(const ir::Node* t, int dim);
+  std::string host_param(const ir::Node* n);
+  std::string declare(const ir::Node* n, const std::string& suffix = "");
+  std::string name(const ir::Node* n) const { return names_.at(n); }
+  void bind(const ir::Node* n, const std::string& nm) { names_[n] = nm; }
+  std::string loc_comment(const ir::Node* n) const;
+  [[noreturn]] void unsupported(const ir::Node* n, const std::string& what) const;
+
+  // --- parts ---
+  void emit_block(const ir::Block& b);
+  void emit_node(const ir::Node* n);
+  void emit_loop(const ir::Node* n);
+  void emit_load(const ir::Node* n);
+  void emit_store(const ir::Node* n);
+  void emit_reduce(const ir::Node* n);
+
+  // Tile state of loop dims: begin/end variables.
+  struct DimVars {
+    std::string tb, te, lb;  // tile begin, tile end (clamped), loop begin
+    int64_t block = 1;
+  };
+  std::map<std::pair<const ir::Node*, int>, DimVars> dims;
+
+  const ir::Graph& g_;
+  const ir::Node* top_;
+  const Config& config_;
+  const passes::Layout& L_;
+  CudaKernel& out_;
+  std::ostringstream body_;
+  int indent_ = 1;
+  std::string idx_t_;
+  std::set<const ir::Node*> live_;
+  std::map<const ir::Node*, std::string> names_;
+  std::map<std::string, std::string> param_names_;  // dedupe key -> name
+  std::set<const ir::Node*> written_;               // tensors stored to
+  std::ostringstream prologue_;                     // device scalar reads
+  int shared_bytes_ = 0;
+  int tmp_ = 0;
+};
+
+}  // namespace tessel::codegen

@@ -1,0 +1,113 @@
+#include "passes/layout.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "passes/default_config.hpp"
+
+namespace tessel::passes {
+
+static int log2i(int64_t v) {
+  int l = 0;
+  while ((int64_t{1} << l) < v) ++l;
+  return l;
+}
+
+int Layout::log2_vec() const { return log2i(vec); }
+int Layout::log2_threads() const { return log2i(threads); }
+
+namespace {
+
+struct SymInfo {
+  int first = 0;          // order of first appearance
+  int inner_score = 1 << 20;  // smallest distance from the end of a shape it appears at
+};
+
+void collect(const ir::Block& b, std::vector<const ir::Sym*>& order, std::map<const ir::Sym*, SymInfo>& info,
+             std::set<std::pair<const ir::Sym*, const ir::Sym*>>& interfere, int& min_bytes) {
+  for (const ir::Node* n : b) {
+    const ir::Shape& s = n->shape;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (!s[i]) continue;
+      if (!info.count(s[i])) {
+        info[s[i]].first = static_cast<int>(order.size());
+        order.push_back(s[i]);
+      }
+      int dist = static_cast<int>(s.size() - 1 - i);
+      info[s[i]].inner_score = std::min(info[s[i]].inner_score, dist);
+      for (size_t j = 0; j < s.size(); ++j)
+        if (s[j] && j != i) interfere.insert({s[i], s[j]});
+    }
+    if (n->op == ir::Op::Load || n->op == ir::Op::Store)
+      min_bytes = std::min(min_bytes, dtype_size(n->args[0]->dtype));
+    if (n->op == ir::Op::Loop) collect(n->body, order, info, interfere, min_bytes);
+  }
+}
+
+}  // namespace
+
+Layout compute_layout(const ir::Node* loop, const Config& config) {
+  std::vector<const ir::Sym*> order;
+  std::map<const ir::Sym*, SymInfo> info;
+  std::set<std::pair<const ir::Sym*, const ir::Sym*>> interfere;
+  int min_bytes = 16;
+  collect(loop->body, order, info, interfere, min_bytes);
+
+  // Greedy slot assignment in order of first appearance.
+  std::vector<std::vector<const ir::Sym*>> slots;
+  std::map<const ir::Sym*, int> slot_of;
+  for (const ir::Sym* s : order) {
+    int chosen = -1;
+    for (size_t k = 0; k < slots.size() && chosen < 0; ++k) {
+      bool ok = true;
+      for (const ir::Sym* o : slots[k]) ok &= !interfere.count({s, o});
+      if (ok) chosen = static_cast<int>(k);
+    }
+    if (chosen < 0) {
+      chosen = static_cast<int>(slots.size());
+      slots.emplace_back();
+    }
+    slots[chosen].push_back(s);
+    slot_of[s] = chosen;
+  }
+  // Order slots outer to inner: larger distance-from-the-end first.
+  std::vector<int> perm(slots.size());
+  for (size_t k = 0; k < perm.size(); ++k) perm[k] = static_cast<int>(k);
+  auto score = [&](int k) {
+    int best = 1 << 20, first = 0;
+    for (const ir::Sym* s : slots[k]) {
+      best = std::min(best, info[s].inner_score);
+      first = std::max(first, info[s].first);
+    }
+    return std::make_pair(best, first);
+  };
+  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) {
+    auto sa = score(a), sb = score(b);
+    if (sa.first != sb.first) return sa.first > sb.first;
+    return sa.second < sb.second;
+  });
+  std::vector<int> rank(slots.size());
+  for (size_t i = 0; i < perm.size(); ++i) rank[perm[i]] = static_cast<int>(i);
+
+  Layout L;
+  L.threads = 32 * config.num_warps.value_or(4);
+  L.slot_block.assign(slots.size(), 1);
+  for (size_t k = 0; k < slots.size(); ++k)
+    for (const ir::Sym* s : slots[k])
+      L.slot_block[rank[k]] = std::max(L.slot_block[rank[k]], sym_block(s, config));
+  for (auto& [s, k] : slot_of) L.slot_of[s] = rank[k];
+  L.slot_shift.assign(slots.size(), 0);
+  int shift = 0;
+  for (int i = static_cast<int>(slots.size()) - 1; i >= 0; --i) {
+    L.slot_shift[i] = shift;
+    shift += log2i(L.slot_block[i]);
+  }
+  L.elems = int64_t{1} << shift;
+  int64_t inner = slots.empty() ? 1 : L.slot_block.back();
+  L.vec = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(inner, 16 / std::max(1, min_bytes))));
+  int64_t per_round = static_cast<int64_t>(L.threads) * L.vec;
+  L.groups = static_cast<int>(std::max<int64_t>(1, L.elems / per_round));
+  return L;
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,45 @@
+// The register layout of a top-level loop nest: how the elements of its tile values are
+// spread over the threads of a program.
+//
+// Every tile dimension (Sym) used in the nest gets a slot; Syms that never appear in one
+// value together (e.g. the chunks of two sibling inner loops) share a slot. Slots are
+// ordered outer to inner; the innermost slot is the one most often last in value shapes
+// (the contiguous dimension). A value of any shape is held in the layout of all slots,
+// replicated along the slots its shape lacks, so broadcasting needs no data movement.
+//
+// With slot block sizes B0..Bk-1 (powers of two), E = prod(B) elements, T threads and a
+// vector width V (elements of the innermost slot held contiguously by one thread), thread
+// `tid` holds registers r = g*V + v (g < G = max(1, E/(T*V)), v < V) for the element of
+// flat row-major index f = (g*T + tid)*V + v; slot i's coordinate is bits
+// [shift_i, shift_i + log2(B_i)) of f. Threads with tid*V >= E (small tiles) hold nothing.
+// (The same bit-level view as Triton's linear layouts.)
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "tessel/config.hpp"
+
+namespace tessel::passes {
+
+struct Layout {
+  std::vector<int64_t> slot_block;  // per slot, outer to inner
+  std::vector<int> slot_shift;      // log2 of the product of inner slots' blocks
+  std::map<const ir::Sym*, int> slot_of;
+  int threads = 128;
+  int vec = 1;        // V
+  int groups = 1;     // G
+  int64_t elems = 1;  // E
+  int regs() const { return groups * vec; }  // registers per thread per tile value
+  bool all_threads_active() const { return elems >= static_cast<int64_t>(threads) * vec; }
+  int log2_vec() const;
+  int log2_threads() const;
+};
+
+/// Computes the layout of top-level loop `loop` under a complete config.
+/// `min_elem_bytes` is the smallest element size among the nest's memory accesses
+/// (sets the vector width to 16 bytes' worth of elements).
+Layout compute_layout(const ir::Node* loop, const Config& config);
+
+}  // namespace tessel::passes
