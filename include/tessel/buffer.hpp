@@ -52,10 +52,13 @@ class Buffer {
   static Buffer full(std::vector<int64_t> shape, double value, DType dtype,
                      Device device = cpu());
   /// Standard normal values from a counter-based generator (deterministic in `seed`;
-  /// the same seed gives the same values on the CPU and on a GPU).
+  /// the same seed gives the same values on the CPU and on a GPU, up to a few ulps of the
+  /// double-precision log/cos used by Box-Muller, which can show in f64 and, rarely, in
+  /// the last bit of narrower dtypes). UserError for a non-float dtype.
   static Buffer randn(std::vector<int64_t> shape, DType dtype, Device device = cpu(),
                       uint64_t seed = 0);
-  /// Uniform values in [0, 1), same generator as randn.
+  /// Uniform values in [0, 1), same generator as randn; bit-identical on CPU and GPU.
+  /// UserError for a non-float dtype.
   static Buffer rand(std::vector<int64_t> shape, DType dtype, Device device = cpu(),
                      uint64_t seed = 0);
   /// 0, 1, ..., n-1.
@@ -95,11 +98,13 @@ class Buffer {
 
   /// A copy on `device` (contiguous). Synchronizes with the GPU.
   Buffer to(Device device) const;
-  /// A contiguous copy on the same device.
+  /// A contiguous tensor with the same values on the same device: *this itself (sharing
+  /// memory) when already contiguous, like torch, else a copy.
   Buffer contiguous() const;
   /// Copies `src` (same shape; any dtype, converted; any device) into this Buffer.
   void copy_from(const Buffer& src);
-  /// Sets every element to `value`.
+  /// Sets every element to `value`. On a GPU this is enqueued on the legacy default stream
+  /// and does not wait (like copy_from between two Buffers of one GPU).
   void fill(double value);
   /// All elements in row-major order, converted to double (copies from the GPU).
   std::vector<double> to_vector() const;

@@ -70,8 +70,10 @@ struct CompileOptions {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-/// Compiles CUDA C++ `source` to a cubin with NVRTC. On failure throws
-/// CompileError holding the NVRTC log.
+/// Compiles CUDA C++ `source` to a cubin with NVRTC (options: --gpu-architecture=sm_XX,
+/// -default-device, -std=c++17 unless `extra` has a -std, -I for cuda_include_dirs(),
+/// then `extra`). Needs no GPU. Callable from several threads. On failure throws
+/// CompileError holding the NVRTC log; RuntimeError when NVRTC is missing.
 std::string compile_cuda(const std::string& source, const std::string& program_name,
                          const CompileOptions& options);
 

@@ -1,0 +1,23 @@
+// Helpers for tests of tessel kernels: tolerance comparison of Buffers that runs where
+// the data is (on the GPU for cuda Buffers, so 32 GiB tensors are compared without a
+// copy to the host).
+#pragma once
+
+#include <cstdint>
+
+#include "tessel/buffer.hpp"
+
+namespace tessel {
+
+/// Number of elements where |actual - (expected + add)| > atol + rtol * |expected + add|,
+/// computed in double. NaN is a mismatch unless both sides are NaN; an infinity matches
+/// only the same infinity. `actual` and `expected`: same shape, same device, any dtypes and
+/// strides. Runs on the GPU (and synchronizes) for cuda Buffers. Throws UserError when the
+/// shapes or devices differ.
+int64_t count_mismatches(const Buffer& actual, const Buffer& expected, double atol,
+                         double rtol, double add = 0.0);
+
+/// True when a CUDA driver and at least one GPU are usable (rt::cuda_available()).
+bool gpu_available();
+
+}  // namespace tessel

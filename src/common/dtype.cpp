@@ -1,0 +1,103 @@
+// DType names, sizes and PyTorch's type promotion.
+#include "tessel/dtype.hpp"
+
+#include <algorithm>
+
+#include "tessel/error.hpp"
+
+namespace tessel {
+
+int dtype_size(DType t) {
+  switch (t) {
+    case DType::boolean: return 1;
+    case DType::i32: return 4;
+    case DType::i64: return 8;
+    case DType::u64: return 8;
+    case DType::f16: return 2;
+    case DType::bf16: return 2;
+    case DType::f32: return 4;
+    case DType::f64: return 8;
+  }
+  throw InternalError("dtype_size: unknown dtype " + std::to_string(static_cast<int>(t)));
+}
+
+std::string dtype_name(DType t) {
+  switch (t) {
+    case DType::boolean: return "bool";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+    case DType::u64: return "u64";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+  }
+  throw InternalError("dtype_name: unknown dtype " + std::to_string(static_cast<int>(t)));
+}
+
+std::string dtype_cuda_storage(DType t) {
+  switch (t) {
+    case DType::boolean: return "bool";
+    case DType::i32: return "int";
+    case DType::i64: return "long long";
+    case DType::u64: return "unsigned long long";
+    case DType::f16: return "__half";
+    case DType::bf16: return "__nv_bfloat16";
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+  }
+  throw InternalError("dtype_cuda_storage: unknown dtype " +
+                      std::to_string(static_cast<int>(t)));
+}
+
+DType dtype_from_name(const std::string& name) {
+  static const std::pair<const char*, DType> names[] = {
+      {"bool", DType::boolean},    {"boolean", DType::boolean}, {"i32", DType::i32},
+      {"int32", DType::i32},       {"i64", DType::i64},         {"int64", DType::i64},
+      {"u64", DType::u64},         {"uint64", DType::u64},      {"f16", DType::f16},
+      {"float16", DType::f16},     {"half", DType::f16},        {"bf16", DType::bf16},
+      {"bfloat16", DType::bf16},   {"f32", DType::f32},         {"float32", DType::f32},
+      {"float", DType::f32},       {"f64", DType::f64},         {"float64", DType::f64},
+      {"double", DType::f64},
+  };
+  for (const auto& [n, t] : names)
+    if (name == n) return t;
+  throw UserError("", SourceLoc{}, "unknown dtype name '" + name + "'",
+                  "Use one of bool, i32, i64, u64, f16, bf16, f32, f64");
+}
+
+bool is_float(DType t) {
+  return t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64;
+}
+
+bool is_integer(DType t) { return t == DType::i32 || t == DType::i64 || t == DType::u64; }
+
+// 0 = bool, 1 = integer, 2 = float.
+static int category(DType t) { return t == DType::boolean ? 0 : is_integer(t) ? 1 : 2; }
+
+DType promote(DType a, DType b) {
+  if (a == b) return a;
+  int ca = category(a), cb = category(b);
+  if (ca != cb) return ca > cb ? a : b;
+  if (ca == 1) {
+    // Unsigned 64-bit mixed with a signed type: tessel chooses i64 (PyTorch has no
+    // general rule for uint64; i64 keeps signed arithmetic, values >= 2^63 wrap).
+    if (a == DType::u64 || b == DType::u64) return DType::i64;
+    return DType::i64;  // i32 with i64
+  }
+  // Floats. f16 with bf16 has no common 16-bit type: f32, as in PyTorch.
+  auto rank = [](DType t) {
+    return t == DType::f64 ? 3 : t == DType::f32 ? 2 : 1;  // f16, bf16 -> 1
+  };
+  if (rank(a) == 1 && rank(b) == 1) return DType::f32;
+  return rank(a) >= rank(b) ? a : b;
+}
+
+DType promote_weak(DType tensor, DType literal) {
+  int ct = category(tensor), cl = category(literal);
+  if (cl <= ct) return tensor;
+  // The literal is of a higher category: PyTorch's default dtype of that category.
+  return cl == 1 ? DType::i64 : DType::f32;
+}
+
+}  // namespace tessel

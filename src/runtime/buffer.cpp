@@ -1,0 +1,452 @@
+// ts::Buffer: allocation, views, copies between devices and dtypes, fills, random values.
+// GPU work (fills, conversions, random values) runs on the GPU (runtime/device_utils);
+// DLPack lives in runtime/dlpack.cpp.
+#include "tessel/buffer.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/element.hpp"
+#include "runtime/cuda_api.hpp"
+#include "runtime/device_utils.hpp"
+#include "tessel/error.hpp"
+
+namespace tessel {
+namespace {
+
+constexpr size_t kHostAlignment = 64;
+
+UserError buffer_error(const std::string& what, const std::string& hint = "") {
+  return UserError("", SourceLoc{}, what, hint);
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t checked_numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw buffer_error("negative size in shape " + shape_str(shape), "Sizes must be >= 0");
+    if (d != 0 && n > INT64_MAX / d)
+      throw buffer_error("shape " + shape_str(shape) + " has more than 2^63 elements");
+    n *= d;
+  }
+  return n;
+}
+
+// Bool and the integer dtypes convert among themselves without a double round trip.
+bool int_like(DType t) { return t == DType::boolean || is_integer(t); }
+
+void convert_element(void* dst, DType dt, const void* src, DType st) {
+  if (dt == st)
+    std::memcpy(dst, src, dtype_size(dt));
+  else if (int_like(dt) && int_like(st))
+    write_element_int(dst, dt, read_element_int(src, st));
+  else
+    write_element(dst, dt, read_element(src, st));
+}
+
+// Copies host `src` into host `dst` (same shape), converting dtypes.
+void cpu_copy(const Buffer& dst, const Buffer& src) {
+  int64_t ds = dtype_size(dst.dtype()), ss = dtype_size(src.dtype());
+  auto* d = static_cast<char*>(dst.data_ptr());
+  auto* s = static_cast<const char*>(src.data_ptr());
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
+    std::memcpy(d, s, static_cast<size_t>(dst.numel() * ds));
+    return;
+  }
+  for (rt::StridedWalker w(dst.shape(), dst.strides(), src.strides()); !w.done(); w.next())
+    convert_element(d + w.offset(0) * ds, dst.dtype(), s + w.offset(1) * ss, src.dtype());
+}
+
+template <class T>
+void fill_typed(const Buffer& b, const void* value) {
+  T v;
+  std::memcpy(&v, value, sizeof(T));
+  T* p = static_cast<T*>(b.data_ptr());
+  if (b.is_contiguous()) {
+    std::fill_n(p, b.numel(), v);
+    return;
+  }
+  for (rt::StridedWalker w(b.shape(), b.strides()); !w.done(); w.next()) p[w.offset(0)] = v;
+}
+
+// Normalizes a possibly negative dimension index of a rank-`rank` tensor.
+int normalize_dim(int d, int rank, const Buffer& b) {
+  int n = d < 0 ? d + rank : d;
+  if (n < 0 || n >= rank)
+    throw buffer_error("dimension " + std::to_string(d) + " is out of range for " + b.str(),
+                       "Use a dimension in [" + std::to_string(-rank) + ", " +
+                           std::to_string(rank - 1) + "]");
+  return n;
+}
+
+void sync(Device d) {
+  if (!d.is_cuda()) return;
+  rt::set_device(d.index);
+  rt::stream_synchronize();
+}
+
+}  // namespace
+
+Storage::~Storage() {
+  if (!owned || !ptr) return;
+  if (device.is_cuda()) {
+    try {
+      rt::device_free(ptr, device.index, stream);
+    } catch (...) {
+      // The driver may already be shut down at process exit; nothing to do then.
+    }
+  } else {
+    std::free(ptr);
+  }
+}
+
+std::string Device::str() const {
+  return is_cuda() ? "cuda:" + std::to_string(index) : "cpu";
+}
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= std::max<int64_t>(shape[d], 1);
+  }
+  return strides;
+}
+
+// ---- creation ----
+
+Buffer Buffer::empty(std::vector<int64_t> shape, DType dtype, Device device) {
+  int64_t n = checked_numel(shape);
+  int64_t size = dtype_size(dtype);
+  if (n > INT64_MAX / size) throw buffer_error("shape " + shape_str(shape) + " is too large");
+  auto storage = std::make_shared<Storage>();
+  storage->device = device;
+  storage->nbytes = n * size;
+  if (device.is_cuda()) {
+    rt::set_device(device.index);  // RuntimeError without a driver or for a bad index
+    storage->ptr = rt::device_alloc(storage->nbytes, device.index, nullptr);
+  } else {
+    size_t bytes = static_cast<size_t>(std::max<int64_t>(storage->nbytes, 1));
+    bytes = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+    storage->ptr = std::aligned_alloc(kHostAlignment, bytes);
+    if (!storage->ptr)
+      throw RuntimeError("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+  }
+  Buffer b;
+  b.storage_ = std::move(storage);
+  b.strides_ = contiguous_strides(shape);
+  b.shape_ = std::move(shape);
+  b.dtype_ = dtype;
+  return b;
+}
+
+Buffer Buffer::zeros(std::vector<int64_t> shape, DType dtype, Device device) {
+  Buffer b = empty(std::move(shape), dtype, device);
+  if (device.is_cuda()) {
+    rt::set_device(device.index);
+    rt::memset_d8(b.data_ptr(), 0, b.storage_->nbytes);  // all-zero bits are 0 in every dtype
+  } else {
+    std::memset(b.data_ptr(), 0, static_cast<size_t>(b.storage_->nbytes));
+  }
+  return b;
+}
+
+Buffer Buffer::ones(std::vector<int64_t> shape, DType dtype, Device device) {
+  return full(std::move(shape), 1.0, dtype, device);
+}
+
+Buffer Buffer::full(std::vector<int64_t> shape, double value, DType dtype, Device device) {
+  Buffer b = empty(std::move(shape), dtype, device);
+  b.fill(value);
+  return b;
+}
+
+static Buffer random_buffer(std::vector<int64_t> shape, DType dtype, Device device,
+                            uint64_t seed, bool normal) {
+  if (!is_float(dtype))
+    throw buffer_error(std::string(normal ? "randn" : "rand") + " needs a float dtype, got " +
+                           dtype_name(dtype),
+                       "Use f16, bf16, f32 or f64");
+  Buffer b = Buffer::empty(std::move(shape), dtype, device);
+  if (device.is_cuda()) {
+    rt::set_device(device.index);
+    rt::gpu_random(b, seed, normal);
+    return b;
+  }
+  auto* p = static_cast<char*>(b.data_ptr());
+  int64_t size = dtype_size(dtype), n = b.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    double v = normal ? rt::random_normal(seed, static_cast<uint64_t>(i))
+                      : rt::random_uniform(seed, static_cast<uint64_t>(i), dtype);
+    write_element(p + i * size, dtype, v);
+  }
+  return b;
+}
+
+Buffer Buffer::randn(std::vector<int64_t> shape, DType dtype, Device device, uint64_t seed) {
+  return random_buffer(std::move(shape), dtype, device, seed, true);
+}
+
+Buffer Buffer::rand(std::vector<int64_t> shape, DType dtype, Device device, uint64_t seed) {
+  return random_buffer(std::move(shape), dtype, device, seed, false);
+}
+
+Buffer Buffer::arange(int64_t n, DType dtype, Device device) {
+  if (n < 0) throw buffer_error("arange of a negative length " + std::to_string(n));
+  Buffer b = empty({n}, dtype, device);
+  if (device.is_cuda()) {
+    rt::set_device(device.index);
+    rt::gpu_arange(b);
+    return b;
+  }
+  auto* p = static_cast<char*>(b.data_ptr());
+  int64_t size = dtype_size(dtype);
+  for (int64_t i = 0; i < n; ++i) {
+    if (int_like(dtype))
+      write_element_int(p + i * size, dtype, i);
+    else
+      write_element(p + i * size, dtype, static_cast<double>(i));
+  }
+  return b;
+}
+
+Buffer Buffer::scalar(double value, DType dtype, Device device) {
+  return full({1}, value, dtype, device);
+}
+
+Buffer Buffer::from_vector(const std::vector<double>& values, std::vector<int64_t> shape,
+                           DType dtype, Device device) {
+  int64_t n = checked_numel(shape);
+  if (n != static_cast<int64_t>(values.size()))
+    throw buffer_error("from_vector got " + std::to_string(values.size()) +
+                       " values for shape " + shape_str(shape) + " (" + std::to_string(n) +
+                       " elements)");
+  Buffer host = empty(std::move(shape), dtype, cpu());
+  auto* p = static_cast<char*>(host.data_ptr());
+  int64_t size = dtype_size(dtype);
+  for (int64_t i = 0; i < n; ++i) write_element(p + i * size, dtype, values[i]);
+  return device.is_cuda() ? host.to(device) : host;
+}
+
+Buffer Buffer::from_blob(void* ptr, std::vector<int64_t> shape, std::vector<int64_t> strides,
+                         DType dtype, Device device) {
+  int64_t n = checked_numel(shape);
+  if (strides.empty()) strides = contiguous_strides(shape);
+  if (strides.size() != shape.size())
+    throw buffer_error("from_blob got " + std::to_string(strides.size()) + " strides for shape " +
+                       shape_str(shape));
+  int64_t extent = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (strides[d] < 0) throw buffer_error("from_blob with a negative stride");
+    extent += (shape[d] - 1) * strides[d];
+  }
+  auto storage = std::make_shared<Storage>();
+  storage->ptr = ptr;
+  storage->nbytes = n == 0 ? 0 : (extent + 1) * dtype_size(dtype);
+  storage->device = device;
+  storage->owned = false;
+  Buffer b;
+  b.storage_ = std::move(storage);
+  b.shape_ = std::move(shape);
+  b.strides_ = std::move(strides);
+  b.dtype_ = dtype;
+  return b;
+}
+
+// ---- properties and views ----
+
+void* Buffer::data_ptr() const {
+  if (!storage_ || !storage_->ptr) return nullptr;
+  return static_cast<char*>(storage_->ptr) + offset_ * dtype_size(dtype_);
+}
+
+int64_t Buffer::size(int d) const { return shape_[normalize_dim(d, dim(), *this)]; }
+int64_t Buffer::stride(int d) const { return strides_[normalize_dim(d, dim(), *this)]; }
+
+int64_t Buffer::numel() const {
+  int64_t n = 1;
+  for (int64_t s : shape_) n *= s;
+  return n;
+}
+
+Device Buffer::device() const { return storage_ ? storage_->device : cpu(); }
+
+bool Buffer::is_contiguous() const {
+  int64_t expected = 1;
+  for (int d = dim() - 1; d >= 0; --d) {
+    if (shape_[d] == 0) return true;
+    if (shape_[d] != 1 && strides_[d] != expected) return false;
+    expected *= shape_[d];
+  }
+  return true;
+}
+
+Buffer Buffer::transpose(int d0, int d1) const {
+  int a = normalize_dim(d0, dim(), *this), b = normalize_dim(d1, dim(), *this);
+  Buffer v = *this;
+  std::swap(v.shape_[a], v.shape_[b]);
+  std::swap(v.strides_[a], v.strides_[b]);
+  return v;
+}
+
+Buffer Buffer::narrow(int d, int64_t start, int64_t length) const {
+  int n = normalize_dim(d, dim(), *this);
+  if (start < 0) start += shape_[n];
+  if (start < 0 || length < 0 || start + length > shape_[n])
+    throw buffer_error("narrow(" + std::to_string(d) + ", " + std::to_string(start) + ", " +
+                           std::to_string(length) + ") is out of range for " + str(),
+                       "Need 0 <= start and start + length <= " + std::to_string(shape_[n]));
+  Buffer v = *this;
+  v.shape_[n] = length;
+  v.offset_ += start * strides_[n];
+  return v;
+}
+
+Buffer Buffer::view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> strides,
+                               int64_t offset) const {
+  if (!defined()) throw buffer_error("view_as_strided of an undefined Buffer");
+  if (shape.size() != strides.size())
+    throw buffer_error("view_as_strided got " + std::to_string(strides.size()) +
+                       " strides for shape " + shape_str(shape));
+  int64_t n = checked_numel(shape);
+  int64_t last = offset;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (strides[d] < 0) throw buffer_error("view_as_strided with a negative stride");
+    if (shape[d] > 0) last += (shape[d] - 1) * strides[d];
+  }
+  int64_t capacity = storage_->nbytes / dtype_size(dtype_);
+  if (offset < 0 || (n > 0 && last >= capacity))
+    throw buffer_error("view_as_strided(" + shape_str(shape) + ", " + shape_str(strides) + ", " +
+                           std::to_string(offset) + ") reaches element " + std::to_string(last) +
+                           " of a storage of " + std::to_string(capacity) + " elements");
+  Buffer v = *this;
+  v.shape_ = std::move(shape);
+  v.strides_ = std::move(strides);
+  v.offset_ = offset;
+  return v;
+}
+
+// ---- copies ----
+
+Buffer Buffer::to(Device device) const {
+  Buffer out = empty(shape_, dtype_, device);
+  out.copy_from(*this);
+  sync(device);
+  sync(this->device());
+  return out;
+}
+
+Buffer Buffer::contiguous() const {
+  if (is_contiguous()) return *this;
+  Buffer out = empty(shape_, dtype_, device());
+  out.copy_from(*this);
+  return out;
+}
+
+void Buffer::copy_from(const Buffer& src) {
+  if (!defined() || !src.defined()) throw buffer_error("copy_from with an undefined Buffer");
+  if (shape_ != src.shape_)
+    throw buffer_error("copy_from: cannot copy " + src.str() + " into " + str(),
+                       "The shapes must be equal");
+  if (numel() == 0) return;
+  Device dd = device(), sd = src.device();
+  int64_t nbytes = numel() * dtype_size(dtype_);
+  if (!dd.is_cuda() && !sd.is_cuda()) {
+    cpu_copy(*this, src);
+  } else if (dd == sd) {
+    rt::set_device(dd.index);
+    rt::gpu_copy(*this, src);
+  } else if (dd.is_cuda() && sd.is_cuda()) {
+    // Convert on the source device, copy between devices, lay out on this device.
+    Buffer packed = src;
+    if (!src.is_contiguous() || src.dtype_ != dtype_) {
+      packed = empty(shape_, dtype_, sd);
+      rt::set_device(sd.index);
+      rt::gpu_copy(packed, src);
+    }
+    sync(sd);
+    Buffer landing = is_contiguous() ? *this : empty(shape_, dtype_, dd);
+    rt::memcpy_peer(landing.data_ptr(), dd.index, packed.data_ptr(), sd.index, nbytes);
+    if (!is_contiguous()) rt::gpu_copy(*this, landing);
+    sync(dd);  // `packed` is freed on return
+  } else if (dd.is_cuda()) {
+    // Host to device: send the source dtype, convert and lay out on the GPU.
+    Buffer host = src.contiguous();
+    rt::set_device(dd.index);
+    if (is_contiguous() && dtype_ == src.dtype_) {
+      rt::memcpy_htod(data_ptr(), host.data_ptr(), nbytes);
+    } else {
+      Buffer staging = empty(shape_, src.dtype_, dd);
+      rt::memcpy_htod(staging.data_ptr(), host.data_ptr(), src.numel() * dtype_size(src.dtype_));
+      rt::gpu_copy(*this, staging);
+    }
+    rt::stream_synchronize();  // the host memory may go away on return
+  } else {
+    // Device to host: convert and pack on the GPU, then one transfer.
+    rt::set_device(sd.index);
+    Buffer packed = src;
+    if (!src.is_contiguous() || src.dtype_ != dtype_) {
+      packed = empty(shape_, dtype_, sd);
+      rt::gpu_copy(packed, src);
+    }
+    Buffer landing = is_contiguous() ? *this : empty(shape_, dtype_, cpu());
+    rt::memcpy_dtoh(landing.data_ptr(), packed.data_ptr(), nbytes);
+    rt::stream_synchronize();
+    if (!is_contiguous()) cpu_copy(*this, landing);
+  }
+}
+
+void Buffer::fill(double value) {
+  if (!defined()) throw buffer_error("fill of an undefined Buffer");
+  if (numel() == 0) return;
+  if (device().is_cuda()) {
+    rt::set_device(device().index);
+    rt::gpu_fill(*this, value);
+    return;
+  }
+  uint64_t bits = 0;
+  write_element(&bits, dtype_, value);
+  switch (dtype_size(dtype_)) {
+    case 1: fill_typed<uint8_t>(*this, &bits); break;
+    case 2: fill_typed<uint16_t>(*this, &bits); break;
+    case 4: fill_typed<uint32_t>(*this, &bits); break;
+    default: fill_typed<uint64_t>(*this, &bits); break;
+  }
+}
+
+std::vector<double> Buffer::to_vector() const {
+  if (!defined()) throw buffer_error("to_vector of an undefined Buffer");
+  Buffer host = device().is_cuda() ? to(cpu()) : contiguous();
+  std::vector<double> out(static_cast<size_t>(host.numel()));
+  auto* p = static_cast<const char*>(host.data_ptr());
+  int64_t size = dtype_size(dtype_);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = read_element(p + i * size, dtype_);
+  return out;
+}
+
+double Buffer::item() const {
+  if (!defined() || numel() == 0)
+    throw buffer_error("item() of " + (defined() ? str() : std::string("an undefined Buffer")),
+                       "item() needs at least one element");
+  if (!device().is_cuda()) return read_element(data_ptr(), dtype_);
+  uint64_t bits = 0;
+  rt::set_device(device().index);
+  rt::memcpy_dtoh(&bits, data_ptr(), dtype_size(dtype_));
+  rt::stream_synchronize();
+  return read_element(&bits, dtype_);
+}
+
+std::string Buffer::str() const {
+  if (!defined()) return "undefined";
+  return dtype_name(dtype_) + shape_str(shape_) + " " + device().str();
+}
+
+}  // namespace tessel

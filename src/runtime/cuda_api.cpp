@@ -1,0 +1,366 @@
+// The CUDA driver API through dlopen (NVRTC is in nvrtc.cpp). cuda.h is included for its
+// types only: every driver function is resolved at run time through the versioned
+// cuGetProcAddress, so tessel has no link-time dependency on libcuda.
+#include "runtime/cuda_api.hpp"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <xxhash.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+namespace tessel::rt {
+namespace {
+
+// The CUDA version whose ABI we ask cuGetProcAddress for: the signatures in cuda.h of
+// every function below are those of CUDA 12.0, so drivers 12.0 and newer all work.
+constexpr int kDriverAbi = 12000;
+
+// X-macro of every driver function tessel uses.
+#define TESSEL_CU_FUNCTIONS(X)                                                          \
+  X(cuGetErrorName) X(cuGetErrorString) X(cuInit) X(cuDriverGetVersion)                 \
+  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)        \
+  X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuCtxSynchronize) \
+  X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuMemAlloc) X(cuMemFree)                      \
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemcpyPeerAsync)  \
+  X(cuMemsetD8Async) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleGetFunction) \
+  X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuDeviceGetDefaultMemPool)                 \
+  X(cuMemPoolSetAttribute)
+
+// Per-device state, initialized once.
+struct DeviceState {
+  std::once_flag once;
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  bool pools = false;  // stream-ordered allocation supported
+  int sms = 0, cc = 0;
+};
+
+struct Driver {
+  void* lib = nullptr;
+  bool ok = false;
+  std::string reason;
+  int version = 0;
+  int count = 0;
+  std::vector<std::unique_ptr<DeviceState>> devices;
+#define TESSEL_DECLARE(name) decltype(&::name) p_##name = nullptr;
+  TESSEL_CU_FUNCTIONS(TESSEL_DECLARE)
+#undef TESSEL_DECLARE
+};
+
+std::string error_text(const Driver& d, CUresult r) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (d.p_cuGetErrorName) d.p_cuGetErrorName(r, &name);
+  if (d.p_cuGetErrorString) d.p_cuGetErrorString(r, &text);
+  std::string s = name ? name : "CUDA error " + std::to_string(static_cast<int>(r));
+  if (text) s += std::string(" (") + text + ")";
+  return s;
+}
+
+void init_driver(Driver& d) {
+  d.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!d.lib) {
+    const char* err = dlerror();
+    d.reason = std::string("libcuda.so.1 could not be loaded (no NVIDIA driver installed?): ") +
+               (err ? err : "unknown dlopen error");
+    return;
+  }
+  using GetProc = decltype(&::cuGetProcAddress);  // the CUDA 12+ (_v2) signature
+  auto get_proc = reinterpret_cast<GetProc>(dlsym(d.lib, "cuGetProcAddress_v2"));
+  if (!get_proc) {
+    d.reason = "the CUDA driver is older than 12.0 (cuGetProcAddress_v2 is missing); "
+               "update the NVIDIA driver";
+    return;
+  }
+  std::string missing;
+#define TESSEL_RESOLVE(name)                                                        \
+  {                                                                                 \
+    void* fn = nullptr;                                                             \
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;    \
+    CUresult r = get_proc(#name, &fn, kDriverAbi, CU_GET_PROC_ADDRESS_LEGACY_STREAM, \
+                          &status);                                                 \
+    if (r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn)           \
+      d.p_##name = reinterpret_cast<decltype(d.p_##name)>(fn);                      \
+    else                                                                            \
+      missing += std::string(missing.empty() ? "" : ", ") + #name;                  \
+  }
+  TESSEL_CU_FUNCTIONS(TESSEL_RESOLVE)
+#undef TESSEL_RESOLVE
+  if (!missing.empty()) {
+    d.reason = "the CUDA driver lacks " + missing + " (driver too old?)";
+    return;
+  }
+  CUresult r = d.p_cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    d.reason = "cuInit failed: " + error_text(d, r);
+    return;
+  }
+  d.p_cuDriverGetVersion(&d.version);
+  r = d.p_cuDeviceGetCount(&d.count);
+  if (r != CUDA_SUCCESS) {
+    d.reason = "cuDeviceGetCount failed: " + error_text(d, r);
+    return;
+  }
+  if (d.count <= 0) {
+    d.reason = "the CUDA driver found no CUDA device";
+    return;
+  }
+  for (int i = 0; i < d.count; ++i) d.devices.push_back(std::make_unique<DeviceState>());
+  d.ok = true;
+}
+
+Driver& driver() {
+  static Driver d;
+  static std::once_flag once;
+  std::call_once(once, [] { init_driver(d); });
+  return d;
+}
+
+// Throws RuntimeError naming the call when `r` is an error.
+void check(CUresult r, const char* call) {
+  if (r == CUDA_SUCCESS) return;
+  throw RuntimeError(std::string(call) + " failed: " + error_text(driver(), r));
+}
+#define TESSEL_CU(call, ...) check(d.p_##call(__VA_ARGS__), #call)
+
+Driver& ready() {
+  require_cuda();
+  return driver();
+}
+
+DeviceState& device_state(int device) {
+  Driver& d = ready();
+  if (device < 0 || device >= d.count)
+    throw RuntimeError("cuda:" + std::to_string(device) + " does not exist: this machine has " +
+                       std::to_string(d.count) + " CUDA device(s)");
+  DeviceState& s = *d.devices[device];
+  std::call_once(s.once, [&] {
+    TESSEL_CU(cuDeviceGet, &s.dev, device);
+    TESSEL_CU(cuDevicePrimaryCtxRetain, &s.ctx, s.dev);
+    int v = 0;
+    TESSEL_CU(cuDeviceGetAttribute, &v, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, s.dev);
+    s.pools = v != 0;
+    TESSEL_CU(cuDeviceGetAttribute, &s.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, s.dev);
+    int major = 0, minor = 0;
+    TESSEL_CU(cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, s.dev);
+    TESSEL_CU(cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, s.dev);
+    s.cc = major * 10 + minor;
+    if (s.pools) {
+      // Keep freed memory in the pool instead of returning it to the OS at every
+      // synchronization (what a caching allocator does).
+      CUmemoryPool pool = nullptr;
+      TESSEL_CU(cuDeviceGetDefaultMemPool, &pool, s.dev);
+      cuuint64_t threshold = ~cuuint64_t{0};
+      TESSEL_CU(cuMemPoolSetAttribute, pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold);
+    }
+  });
+  return s;
+}
+
+// Makes sure some context is current on this thread (device 0's when none is).
+void ensure_context() {
+  Driver& d = ready();
+  CUcontext cur = nullptr;
+  TESSEL_CU(cuCtxGetCurrent, &cur);
+  if (!cur) set_device(0);
+}
+
+CUdeviceptr dptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+CUstream cu_stream(void* s) { return static_cast<CUstream>(s); }
+
+}  // namespace
+
+bool cuda_available() { return driver().ok; }
+
+std::string cuda_unavailable_reason() { return driver().ok ? "" : driver().reason; }
+
+void require_cuda() {
+  if (!cuda_available())
+    throw RuntimeError("no CUDA driver/GPU: " + driver().reason +
+                       ". Run on CPU Buffers (the interpreter) or on a machine with an "
+                       "NVIDIA GPU.");
+}
+
+int driver_version() { return driver().version; }
+
+void set_device(int device) {
+  DeviceState& s = device_state(device);
+  Driver& d = driver();
+  CUcontext cur = nullptr;
+  TESSEL_CU(cuCtxGetCurrent, &cur);
+  if (cur != s.ctx) TESSEL_CU(cuCtxSetCurrent, s.ctx);
+}
+
+int device_count() { return cuda_available() ? driver().count : 0; }
+int sm_count(int device) { return device_state(device).sms; }
+int compute_capability(int device) { return device_state(device).cc; }
+
+std::string device_name(int device) {
+  DeviceState& s = device_state(device);
+  Driver& d = driver();
+  char name[256] = {};
+  TESSEL_CU(cuDeviceGetName, name, sizeof(name) - 1, s.dev);
+  return name;
+}
+
+int max_shared_memory_per_block(int device) {
+  DeviceState& s = device_state(device);
+  Driver& d = driver();
+  int v = 0;
+  TESSEL_CU(cuDeviceGetAttribute, &v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            s.dev);
+  return v;
+}
+
+void* device_alloc(int64_t nbytes, int device, void* stream) {
+  if (nbytes <= 0) return nullptr;
+  DeviceState& s = device_state(device);
+  Driver& d = driver();
+  set_device(device);
+  CUdeviceptr p = 0;
+  auto alloc = [&] {
+    return s.pools ? d.p_cuMemAllocAsync(&p, static_cast<size_t>(nbytes), cu_stream(stream))
+                   : d.p_cuMemAlloc(&p, static_cast<size_t>(nbytes));
+  };
+  CUresult r = alloc();
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    // Frees still pending on other streams return their memory once they complete.
+    TESSEL_CU(cuCtxSynchronize);
+    r = alloc();
+  }
+  if (r != CUDA_SUCCESS)
+    throw RuntimeError("cannot allocate " + std::to_string(nbytes) + " bytes on cuda:" +
+                       std::to_string(device) + ": cuMemAllocAsync failed: " +
+                       error_text(d, r));
+  return reinterpret_cast<void*>(p);
+}
+
+void device_free(void* ptr, int device, void* stream) {
+  if (!ptr) return;
+  DeviceState& s = device_state(device);
+  Driver& d = driver();
+  set_device(device);
+  if (s.pools)
+    TESSEL_CU(cuMemFreeAsync, dptr(ptr), cu_stream(stream));
+  else
+    TESSEL_CU(cuMemFree, dptr(ptr));
+}
+
+void memcpy_htod(void* dst, const void* src, int64_t nbytes, void* stream) {
+  if (nbytes <= 0) return;
+  ensure_context();
+  Driver& d = driver();
+  TESSEL_CU(cuMemcpyHtoDAsync, dptr(dst), src, static_cast<size_t>(nbytes), cu_stream(stream));
+}
+
+void memcpy_dtoh(void* dst, const void* src, int64_t nbytes, void* stream) {
+  if (nbytes <= 0) return;
+  ensure_context();
+  Driver& d = driver();
+  TESSEL_CU(cuMemcpyDtoHAsync, dst, dptr(src), static_cast<size_t>(nbytes), cu_stream(stream));
+}
+
+void memcpy_dtod(void* dst, const void* src, int64_t nbytes, void* stream) {
+  if (nbytes <= 0) return;
+  ensure_context();
+  Driver& d = driver();
+  TESSEL_CU(cuMemcpyDtoDAsync, dptr(dst), dptr(src), static_cast<size_t>(nbytes),
+            cu_stream(stream));
+}
+
+void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, int64_t nbytes,
+                 void* stream) {
+  if (nbytes <= 0) return;
+  DeviceState& ds = device_state(dst_device);
+  DeviceState& ss = device_state(src_device);
+  Driver& d = driver();
+  set_device(dst_device);
+  TESSEL_CU(cuMemcpyPeerAsync, dptr(dst), ds.ctx, dptr(src), ss.ctx, static_cast<size_t>(nbytes),
+            cu_stream(stream));
+}
+
+void memset_d8(void* dst, uint8_t value, int64_t nbytes, void* stream) {
+  if (nbytes <= 0) return;
+  ensure_context();
+  Driver& d = driver();
+  TESSEL_CU(cuMemsetD8Async, dptr(dst), value, static_cast<size_t>(nbytes), cu_stream(stream));
+}
+
+void stream_synchronize(void* stream) {
+  ensure_context();
+  Driver& d = driver();
+  TESSEL_CU(cuStreamSynchronize, cu_stream(stream));
+}
+
+void device_synchronize(int device) {
+  set_device(device);
+  Driver& d = driver();
+  TESSEL_CU(cuCtxSynchronize);
+}
+
+// ---- modules and launches ----
+
+namespace {
+struct ModuleCache {
+  std::mutex mu;
+  // (device, XXH3 of the cubin, cubin size) -> module
+  std::map<std::tuple<int, uint64_t, size_t>, CUmodule> modules;
+  std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
+  std::map<CUfunction, int> shared_set;  // dynamic shared bytes already allowed
+};
+ModuleCache& module_cache() {
+  static ModuleCache c;
+  return c;
+}
+}  // namespace
+
+Function load_function(const std::string& cubin, const std::string& kernel_name, int device) {
+  Driver& d = ready();
+  uint64_t hash = XXH3_64bits(cubin.data(), cubin.size());
+  ModuleCache& c = module_cache();
+  std::lock_guard lock(c.mu);
+  auto key = std::make_tuple(device, hash, cubin.size());
+  auto it = c.modules.find(key);
+  if (it == c.modules.end()) {
+    set_device(device);
+    CUmodule m = nullptr;
+    TESSEL_CU(cuModuleLoadData, &m, cubin.data());
+    it = c.modules.emplace(key, m).first;
+  }
+  auto fkey = std::make_pair(it->second, kernel_name);
+  auto fit = c.functions.find(fkey);
+  if (fit == c.functions.end()) {
+    CUfunction f = nullptr;
+    CUresult r = d.p_cuModuleGetFunction(&f, it->second, kernel_name.c_str());
+    if (r != CUDA_SUCCESS)
+      throw RuntimeError("cuModuleGetFunction failed for kernel '" + kernel_name +
+                         "': " + error_text(d, r));
+    fit = c.functions.emplace(fkey, f).first;
+  }
+  return Function{static_cast<void*>(fit->second), device};
+}
+
+void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+            unsigned block_x, int shared_bytes, void* stream, void** params) {
+  Driver& d = ready();
+  set_device(fn.device);
+  auto f = static_cast<CUfunction>(fn.fn);
+  if (shared_bytes > 48 * 1024) {
+    ModuleCache& c = module_cache();
+    std::lock_guard lock(c.mu);
+    int& allowed = c.shared_set[f];
+    if (allowed < shared_bytes) {
+      TESSEL_CU(cuFuncSetAttribute, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared_bytes);
+      allowed = shared_bytes;
+    }
+  }
+  TESSEL_CU(cuLaunchKernel, f, grid_x, grid_y, grid_z, block_x, 1, 1,
+            static_cast<unsigned>(shared_bytes), cu_stream(stream), params, nullptr);
+}
+
+}  // namespace tessel::rt

@@ -1,0 +1,184 @@
+// NVRTC through dlopen: found in $CUDA_HOME/lib64, else /usr/local/cuda/lib64, else on the
+// loader path. nvrtc.h is included for its types only.
+#include <dlfcn.h>
+#include <nvrtc.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+
+#include "runtime/cuda_api.hpp"
+
+namespace tessel::rt {
+namespace {
+
+namespace fs = std::filesystem;
+
+#define TESSEL_NVRTC_FUNCTIONS(X)                                                     \
+  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram) \
+  X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)               \
+  X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)
+
+struct Nvrtc {
+  void* lib = nullptr;
+  std::string reason;
+  std::string home;  // the CUDA toolkit directory, "" when unknown
+#define TESSEL_DECLARE(name) decltype(&::name) p_##name = nullptr;
+  TESSEL_NVRTC_FUNCTIONS(TESSEL_DECLARE)
+#undef TESSEL_DECLARE
+};
+
+// Candidate CUDA toolkit directories: $CUDA_HOME, /usr/local/cuda, the build's CUDA.
+std::vector<std::string> cuda_homes() {
+  std::vector<std::string> homes;
+  if (const char* env = std::getenv("CUDA_HOME"); env && *env) homes.push_back(env);
+  homes.push_back("/usr/local/cuda");
+#ifdef TESSEL_CUDA_HOME
+  homes.push_back(TESSEL_CUDA_HOME);
+#endif
+  return homes;
+}
+
+void init_nvrtc(Nvrtc& n) {
+  const char* names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
+  for (const std::string& home : cuda_homes()) {
+    for (const char* name : names) {
+      std::string path = home + "/lib64/" + name;
+      if (!fs::exists(path)) continue;
+      n.lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (n.lib) {
+        n.home = home;
+        break;
+      }
+    }
+    if (n.lib) break;
+  }
+  if (!n.lib) {
+    for (const char* name : names)
+      if ((n.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+  }
+  if (!n.lib) {
+    n.reason = "libnvrtc.so was not found in $CUDA_HOME/lib64, /usr/local/cuda/lib64 or on "
+               "the loader path; install the CUDA toolkit or set CUDA_HOME";
+    return;
+  }
+#define TESSEL_RESOLVE(name)                                                         \
+  n.p_##name = reinterpret_cast<decltype(n.p_##name)>(dlsym(n.lib, #name));           \
+  if (!n.p_##name) {                                                                 \
+    n.reason = "libnvrtc lacks " #name;                                              \
+    n.lib = nullptr;                                                                 \
+    return;                                                                          \
+  }
+  TESSEL_NVRTC_FUNCTIONS(TESSEL_RESOLVE)
+#undef TESSEL_RESOLVE
+  if (n.home.empty()) {
+    // Loaded from the loader path: the toolkit is the library directory's parent.
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(n.p_nvrtcVersion), &info) && info.dli_fname)
+      n.home = fs::path(info.dli_fname).parent_path().parent_path().string();
+  }
+}
+
+Nvrtc& nvrtc() {
+  static Nvrtc n;
+  static std::once_flag once;
+  std::call_once(once, [] { init_nvrtc(n); });
+  return n;
+}
+
+Nvrtc& nvrtc_ready() {
+  Nvrtc& n = nvrtc();
+  if (!n.lib) throw RuntimeError("NVRTC is not available: " + n.reason);
+  return n;
+}
+
+std::atomic<int64_t> g_compile_count{0};
+
+}  // namespace
+
+bool nvrtc_available() { return nvrtc().lib != nullptr; }
+
+std::string nvrtc_version() {
+  Nvrtc& n = nvrtc_ready();
+  int major = 0, minor = 0;
+  n.p_nvrtcVersion(&major, &minor);
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::vector<std::string> cuda_include_dirs() {
+  std::vector<std::string> dirs;
+  std::string home = nvrtc().home;
+  if (home.empty()) {
+    for (const std::string& h : cuda_homes())
+      if (fs::exists(h + "/include/cuda.h")) {
+        home = h;
+        break;
+      }
+  }
+  if (home.empty()) return dirs;
+  for (const char* sub : {"/include", "/include/cccl"})
+    if (fs::is_directory(home + sub)) dirs.push_back(home + sub);
+  return dirs;
+}
+
+std::string compile_cuda(const std::string& source, const std::string& program_name,
+                         const CompileOptions& options) {
+  Nvrtc& n = nvrtc_ready();
+  std::vector<std::string> opts = {"--gpu-architecture=sm_" + std::to_string(options.arch),
+                                   "-default-device"};
+  bool has_std = false;
+  for (const std::string& o : options.extra)
+    has_std = has_std || o.rfind("-std=", 0) == 0 || o.rfind("--std=", 0) == 0;
+  if (!has_std) opts.push_back("-std=c++17");
+  for (const std::string& dir : cuda_include_dirs()) opts.push_back("-I" + dir);
+  opts.insert(opts.end(), options.extra.begin(), options.extra.end());
+  std::vector<const char*> opt_ptrs;
+  for (const std::string& o : opts) opt_ptrs.push_back(o.c_str());
+  std::vector<const char*> header_texts, header_names;
+  for (const auto& [name, text] : options.headers) {
+    header_names.push_back(name.c_str());
+    header_texts.push_back(text.c_str());
+  }
+
+  nvrtcProgram prog = nullptr;
+  nvrtcResult r = n.p_nvrtcCreateProgram(&prog, source.c_str(), program_name.c_str(),
+                                         static_cast<int>(header_texts.size()),
+                                         header_texts.data(), header_names.data());
+  if (r != NVRTC_SUCCESS)
+    throw RuntimeError("nvrtcCreateProgram failed for '" + program_name +
+                       "': " + n.p_nvrtcGetErrorString(r));
+  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> guard(&prog, [](nvrtcProgram* p) {
+    nvrtc().p_nvrtcDestroyProgram(p);
+  });
+  ++g_compile_count;
+  r = n.p_nvrtcCompileProgram(prog, static_cast<int>(opt_ptrs.size()), opt_ptrs.data());
+  size_t log_size = 0;
+  n.p_nvrtcGetProgramLogSize(prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size > 0) n.p_nvrtcGetProgramLog(prog, log.data());
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  if (r != NVRTC_SUCCESS) {
+    std::string shown = log.size() > 8000 ? log.substr(0, 8000) + "\n..." : log;
+    throw CompileError("NVRTC could not compile '" + program_name + "' for sm_" +
+                           std::to_string(options.arch) + " (" + n.p_nvrtcGetErrorString(r) +
+                           "):\n" + shown,
+                       log, source);
+  }
+  size_t size = 0;
+  r = n.p_nvrtcGetCUBINSize(prog, &size);
+  if (r != NVRTC_SUCCESS || size == 0)
+    throw RuntimeError("nvrtcGetCUBINSize failed for '" + program_name + "': " +
+                       n.p_nvrtcGetErrorString(r));
+  std::string cubin(size, '\0');
+  r = n.p_nvrtcGetCUBIN(prog, cubin.data());
+  if (r != NVRTC_SUCCESS)
+    throw RuntimeError("nvrtcGetCUBIN failed for '" + program_name + "': " +
+                       n.p_nvrtcGetErrorString(r));
+  return cubin;
+}
+
+int64_t compile_count() { return g_compile_count.load(); }
+
+}  // namespace tessel::rt
