@@ -1,8 +1,11 @@
-// Every generated kernel compiles with NVRTC for sm_90 (no GPU needed).
+// Every example kernel's generated CUDA compiles with NVRTC for sm_90 (no GPU needed).
 #include <gtest/gtest.h>
 
 #include <tessel/tessel.hpp>
 
+#include "examples/kernels/basic.hpp"
+#include "examples/kernels/seed000.hpp"
+#include "examples/kernels/seed002.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
@@ -10,16 +13,69 @@ namespace ts = tessel;
 #define REQUIRE_NVRTC() \
   if (!ts::rt::nvrtc_available()) GTEST_SKIP() << "NVRTC not found"
 
-TEST(CodegenCompile, SeedF2NestedDeviceBounds) {
-  REQUIRE_NVRTC();
-  auto f2 = ts::kernel("f2", [](ts::Tensor x, ts::Tensor batch, ts::Tensor dim) {
-    ts::Tensor out = ts::empty_like(x);
-    for (auto b : ts::grid(batch))
-      for (auto t : ts::tile(dim)) out(b, t) = x(b, t) + 1;
-    return out;
-  });
-  auto src = f2.cuda(true, ts::Buffer::zeros({4, 8}, ts::f32), ts::Buffer::scalar(2, ts::i32),
-                     ts::Buffer::scalar(4, ts::i32));
-  ASSERT_EQ(src.size(), 1u);
-  EXPECT_NE(src[0].find("ld_vec"), std::string::npos) << src[0];
+namespace {
+
+ts::Buffer f32(std::vector<int64_t> shape) { return ts::Buffer::zeros(shape, ts::f32); }
+ts::Buffer bound(int64_t v) { return ts::Buffer::scalar(static_cast<double>(v), ts::i32); }
+
+template <class K, class... A>
+std::string compile(const K& k, const A&... args) {
+  std::vector<std::string> src = k.cuda(true, args...);
+  std::string all;
+  for (const auto& s : src) all += s;
+  return all;
 }
+
+TEST(CodegenCompile, Seed000F1) {
+  REQUIRE_NVRTC();
+  EXPECT_NE(compile(examples::make_f1(), f32({64, 96}), bound(8), bound(24)).find("long long"), std::string::npos);
+}
+TEST(CodegenCompile, Seed000F2VectorizedInnerTile) {
+  REQUIRE_NVRTC();
+  EXPECT_NE(compile(examples::make_f2(), f32({64, 96}), bound(8), bound(24)).find("ts::ld_vec"), std::string::npos);
+}
+TEST(CodegenCompile, Seed000F2Fixed) {
+  REQUIRE_NVRTC();
+  EXPECT_NE(compile(examples::make_f2_fixed(), f32({64, 96}), bound(8), bound(24)).find("gridDim.x"),
+            std::string::npos);
+}
+TEST(CodegenCompile, Seed002PaddedSumForms) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = f32({100, 100}), size = bound(80);
+  EXPECT_NE(compile(examples::make_padded_sum(), x, size).find("warp_allreduce"), std::string::npos);
+  compile(examples::make_padded_sum_index(), x, size);
+  compile(examples::make_padded_sum_item(), x, size);
+  compile(examples::make_padded_sum_manual(), x, size);
+}
+TEST(CodegenCompile, AddCopyAllDtypes) {
+  REQUIRE_NVRTC();
+  for (ts::DType t : {ts::f32, ts::f16, ts::bf16, ts::i32, ts::i64, ts::boolean}) {
+    ts::Buffer x = ts::Buffer::zeros({1000}, t);
+    compile(examples::make_add(), x, x);
+    compile(examples::make_copy(), x);
+  }
+}
+TEST(CodegenCompile, Add2dAndBias) {
+  REQUIRE_NVRTC();
+  compile(examples::make_add_2d(), f32({33, 65}), f32({33, 65}));
+  compile(examples::make_add_bias(), f32({33, 65}), f32({65}));
+}
+TEST(CodegenCompile, MathReductionsArgmaxAndLoopCarried) {
+  REQUIRE_NVRTC();
+  auto k = ts::kernel("mix", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    ts::Tensor idx = x.new_empty({x.size(0)}, ts::i64);
+    for (auto tm : ts::tile(x.size(0))) {
+      ts::Value row = x(tm, ts::all);
+      ts::Value e = ts::exp(row - ts::max(row, 1, true));
+      out(tm, ts::all) = e / ts::sum(e, 1, true) + ts::where(row > 0, ts::sigmoid(row), ts::tanh(row));
+      ts::Value acc = ts::zeros({tm}, ts::f32);
+      for (auto tk : ts::tile(x.size(1))) acc = acc + ts::sum(x(tm, tk), 1);
+      idx(tm) = ts::argmax(row, 1) + acc.to(ts::i64);
+    }
+    return std::make_tuple(out, idx);
+  });
+  compile(k, f32({40, 300}));
+}
+
+}  // namespace

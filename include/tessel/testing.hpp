@@ -9,7 +9,8 @@
 
 namespace tessel {
 
-/// Number of elements where |actual - (expected + add)| > atol + rtol * |expected + add|,
+/// Number of elements where |actual - (expected + add)| > atol + rtol * |expected + add|
+/// (expected + add rounded to expected's dtype, as a kernel computing it in that dtype would),
 /// computed in double. NaN is a mismatch unless both sides are NaN; an infinity matches
 /// only the same infinity. `actual` and `expected`: same shape, same device, any dtypes and
 /// strides. Runs on the GPU (and synchronizes) for cuda Buffers. Throws UserError when the

@@ -72,6 +72,9 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
       case ir::IndexKind::gather: {
         a.idx = fmt::format("(({}){})", e.idx_t(), e.at(operand, r));
         a.valid = fmt::format("({} >= 0 && {} < {})", a.idx, a.idx, size);
+        // An index computed from tiles is masked where those tiles are (Helion's rule).
+        for (const ir::Sym* s : operand->shape)
+          if (s) a.valid += " && " + e.sym_valid(s, r);
         break;
       }
       case ir::IndexKind::newaxis:

@@ -1,6 +1,7 @@
 #include "passes/default_config.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -38,22 +39,34 @@ static int64_t extent_elems(const ir::Block& b) {
   return best;
 }
 
-// Default block sizes: per loop, innermost dimension first, up to 1024 elements along
-// it and a budget of 4096 elements (divided by the extents its values carry) per loop.
+// Default block sizes, per top-level loop nest: a budget of 4096 elements per tile
+// value (divided by the padded extents the nest's values carry) shared by all tile
+// dimensions of the nest, given out innermost loop first and innermost dimension first,
+// at most 1024 along one dimension.
+static void collect_dims(const ir::Node* loop, int depth, std::vector<std::tuple<int, int, const ir::LoopDim*>>& out) {
+  for (size_t d = 0; d < loop->dims.size(); ++d)
+    if (loop->dims[d].is_tile && loop->dims[d].block_id >= 0)
+      out.emplace_back(depth, static_cast<int>(d), &loop->dims[d]);
+  for (const ir::Node* n : loop->body)
+    if (n->op == ir::Op::Loop) collect_dims(n, depth + 1, out);
+}
+
 static void default_blocks(const ir::Block& b, const ir::Graph& g, std::vector<int64_t>& out) {
   for (const ir::Node* n : b) {
     if (n->op != ir::Op::Loop) continue;
+    std::vector<std::tuple<int, int, const ir::LoopDim*>> dims;
+    collect_dims(n, 0, dims);
+    std::stable_sort(dims.begin(), dims.end(), [](const auto& x, const auto& y) {
+      if (std::get<0>(x) != std::get<0>(y)) return std::get<0>(x) > std::get<0>(y);
+      return std::get<1>(x) > std::get<1>(y);
+    });
     int64_t budget = std::max<int64_t>(1, 4096 / extent_elems(n->body));
-    for (int d = static_cast<int>(n->dims.size()) - 1; d >= 0; --d) {
-      const ir::LoopDim& ld = n->dims[d];
-      if (!ld.is_tile || ld.block_id < 0) continue;
-      int64_t hint = g.block_size_hint.at(ld.block_id);
-      int64_t cap = d == static_cast<int>(n->dims.size()) - 1 ? 1024 : budget;
-      int64_t bs = std::max<int64_t>(1, std::min({next_pow2(hint > 0 ? hint : 1024), cap, budget}));
-      out.at(ld.block_id) = bs;
+    for (const auto& [depth, d, ld] : dims) {
+      int64_t hint = g.block_size_hint.at(ld->block_id);
+      int64_t bs = std::max<int64_t>(1, std::min({next_pow2(hint > 0 ? hint : 1024), int64_t{1024}, budget}));
+      out.at(ld->block_id) = bs;
       budget = std::max<int64_t>(1, budget / bs);
     }
-    default_blocks(n->body, g, out);
   }
 }
 

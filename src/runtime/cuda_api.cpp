@@ -28,7 +28,8 @@ constexpr int kDriverAbi = 12000;
   X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemcpyPeerAsync)  \
   X(cuMemsetD8Async) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleGetFunction) \
   X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuDeviceGetDefaultMemPool)                 \
-  X(cuMemPoolSetAttribute)
+  X(cuMemPoolSetAttribute) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)      \
+  X(cuEventElapsedTime) X(cuEventDestroy)
 
 // Per-device state, initialized once.
 struct DeviceState {
@@ -294,6 +295,32 @@ void stream_synchronize(void* stream) {
   ensure_context();
   Driver& d = driver();
   TESSEL_CU(cuStreamSynchronize, cu_stream(stream));
+}
+
+void* event_create() {
+  ensure_context();
+  Driver& d = driver();
+  CUevent e = nullptr;
+  TESSEL_CU(cuEventCreate, &e, CU_EVENT_DEFAULT);
+  return e;
+}
+
+void event_record(void* event, void* stream) {
+  Driver& d = driver();
+  TESSEL_CU(cuEventRecord, static_cast<CUevent>(event), cu_stream(stream));
+}
+
+float event_elapsed_ms(void* start, void* end) {
+  Driver& d = driver();
+  TESSEL_CU(cuEventSynchronize, static_cast<CUevent>(end));
+  float ms = 0;
+  TESSEL_CU(cuEventElapsedTime, &ms, static_cast<CUevent>(start), static_cast<CUevent>(end));
+  return ms;
+}
+
+void event_destroy(void* event) {
+  Driver& d = driver();
+  if (event) d.p_cuEventDestroy(static_cast<CUevent>(event));
 }
 
 void device_synchronize(int device) {

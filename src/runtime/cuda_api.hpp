@@ -36,6 +36,13 @@ void memcpy_dtoh(void* dst, const void* src, int64_t nbytes, void* stream = null
 void memcpy_dtod(void* dst, const void* src, int64_t nbytes, void* stream = nullptr);
 void memset_d8(void* dst, uint8_t value, int64_t nbytes, void* stream = nullptr);
 void stream_synchronize(void* stream = nullptr);
+
+/// CUDA events for timing (CUevent handles). event_elapsed_ms waits for `end` and returns
+/// the milliseconds between the two records.
+void* event_create();
+void event_record(void* event, void* stream = nullptr);
+float event_elapsed_ms(void* start, void* end);
+void event_destroy(void* event);
 /// Copies between two devices (peer copy, staged by the driver when peer access is off).
 /// Ordered on `stream` of the current context; callers synchronize before reading.
 void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, int64_t nbytes,

@@ -121,6 +121,16 @@ __device__ double ld_any(const char* base, i64 i, int t) {
   }
 }
 
+// expected + add as computed in the expected tensor's dtype (floats round; others exact).
+__device__ double round_any(double v, int t) {
+  switch (t) {
+    case 4: return (double)h2f(f2h((float)v));
+    case 5: return (double)bf2f(f2bf((float)v));
+    case 6: return (double)(float)v;
+    default: return v;
+  }
+}
+
 #define GRID_STRIDE(i, n) \
   for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
 
@@ -199,7 +209,8 @@ __device__ __forceinline__ void count_mismatches_body(const CompareArgs& c) {
   u64 bad = 0;
   GRID_STRIDE(i, c.n) {
     double a = ld_any(c.a, offset_of(c.la, i), c.ta);
-    double x = ld_any(c.e, offset_of(c.le, i), c.te) + c.add;
+    double x = c.add == 0 ? ld_any(c.e, offset_of(c.le, i), c.te)
+                          : round_any(ld_any(c.e, offset_of(c.le, i), c.te) + c.add, c.te);
     bool an = a != a, xn = x != x;
     bool mismatch;
     if (an || xn) mismatch = !(an && xn);

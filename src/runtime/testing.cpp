@@ -30,7 +30,8 @@ int64_t count_mismatches(const Buffer& actual, const Buffer& expected, double at
   for (rt::StridedWalker w(actual.shape(), actual.strides(), expected.strides()); !w.done();
        w.next()) {
     double a = read_element(ap + w.offset(0) * as, actual.dtype());
-    double x = read_element(ep + w.offset(1) * es, expected.dtype()) + add;
+    double x = read_element(ep + w.offset(1) * es, expected.dtype());
+    if (add != 0) x = round_to(expected.dtype(), x + add);
     bool an = std::isnan(a), xn = std::isnan(x);
     bool mismatch;
     if (an || xn)

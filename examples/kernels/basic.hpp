@@ -1,0 +1,58 @@
+// Classic elementwise kernels: add, copy, and a 2-D broadcast.
+#pragma once
+
+#include <tessel/tessel.hpp>
+
+namespace examples {
+namespace ts = tessel;
+
+/// out = x + y over a 1-D tensor (any dtype; promotion as in PyTorch).
+inline auto make_add(ts::Settings settings = {}) {
+  return ts::kernel(
+      "add",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto t : ts::tile(x.size(0))) out(t) = x(t) + y(t);
+        return out;
+      },
+      settings);
+}
+
+/// out = x over a 1-D tensor.
+inline auto make_copy(ts::Settings settings = {}) {
+  return ts::kernel(
+      "copy",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto t : ts::tile(x.size(0))) out(t) = x(t);
+        return out;
+      },
+      settings);
+}
+
+/// out[m, n] = x[m, n] + y[m, n] over 2-D tiles.
+inline auto make_add_2d(ts::Settings settings = {}) {
+  return ts::kernel(
+      "add_2d",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn) + y(tm, tn);
+        return out;
+      },
+      settings);
+}
+
+/// out[m, n] = x[m, n] + bias[n]: bias(ts::newaxis, tn) has shape [1, tn].
+inline auto make_add_bias(ts::Settings settings = {}) {
+  return ts::kernel(
+      "add_bias",
+      [](ts::Tensor x, ts::Tensor bias) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1)))
+          out(tm, tn) = x(tm, tn) + bias(ts::newaxis, tn);
+        return out;
+      },
+      settings);
+}
+
+}  // namespace examples

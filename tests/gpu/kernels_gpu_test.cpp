@@ -1,0 +1,118 @@
+// GPU results against the CPU interpreter (the oracle) for the example kernels, over
+// dtypes, ragged sizes, strides and configs.
+#include <gtest/gtest.h>
+#include <tessel/testing.hpp>
+
+#include "examples/kernels/basic.hpp"
+#include "examples/kernels/seed002.hpp"
+#include "gpu_test_util.hpp"
+
+namespace ts = tessel;
+
+namespace {
+
+ts::Buffer on_cpu(const ts::Buffer& b) { return b.to(ts::cpu()); }
+
+/// Runs `k` on GPU Buffers and on their CPU copies; expects equal outputs within tolerance.
+template <class K, class... A>
+void expect_matches_interpreter(const K& k, double atol, double rtol, const A&... gpu_args) {
+  ts::Buffer got = k(gpu_args...);
+  ts::Buffer want = k(on_cpu(gpu_args)...);
+  ASSERT_EQ(got.shape(), want.shape());
+  EXPECT_EQ(ts::count_mismatches(on_cpu(got), want, atol, rtol), 0) << got.str();
+}
+
+TEST(KernelsGpu, AddF32Ragged) {
+  TESSEL_REQUIRE_GPU();
+  auto k = examples::make_add();
+  for (int64_t n : {1, 7, 1000, 4097, 1 << 20})
+    expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({n}, ts::f32, ts::cuda(0), 1),
+                               ts::Buffer::randn({n}, ts::f32, ts::cuda(0), 2));
+}
+
+TEST(KernelsGpu, AddBf16AndF16Promotion) {
+  TESSEL_REQUIRE_GPU();
+  auto k = examples::make_add();
+  expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({3000}, ts::bf16, ts::cuda(0), 1),
+                             ts::Buffer::randn({3000}, ts::bf16, ts::cuda(0), 2));
+  expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({3000}, ts::f16, ts::cuda(0), 1),
+                             ts::Buffer::randn({3000}, ts::bf16, ts::cuda(0), 2));
+}
+
+TEST(KernelsGpu, Add2dSmallBlocksRaggedEdges) {
+  TESSEL_REQUIRE_GPU();
+  auto k = examples::make_add_2d(ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{16, 32}}});
+  expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({77, 131}, ts::f32, ts::cuda(0), 1),
+                             ts::Buffer::randn({77, 131}, ts::f32, ts::cuda(0), 2));
+}
+
+TEST(KernelsGpu, Add2dStridedTransposedInput) {
+  TESSEL_REQUIRE_GPU();
+  auto k = examples::make_add_2d();
+  ts::Buffer a = ts::Buffer::randn({96, 64}, ts::f32, ts::cuda(0), 1).transpose(0, 1);
+  ts::Buffer b = ts::Buffer::randn({64, 96}, ts::f32, ts::cuda(0), 2);
+  expect_matches_interpreter(k, 0, 0, a, b);
+}
+
+TEST(KernelsGpu, AddBiasBroadcast) {
+  TESSEL_REQUIRE_GPU();
+  auto k = examples::make_add_bias();
+  expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({300, 515}, ts::f32, ts::cuda(0), 1),
+                             ts::Buffer::randn({515}, ts::f32, ts::cuda(0), 2));
+}
+
+TEST(KernelsGpu, PaddedSumAllForms) {
+  TESSEL_REQUIRE_GPU();
+  ts::Buffer x = ts::Buffer::randn({1000, 100}, ts::f32, ts::cuda(0), 5);
+  for (int64_t n : {0, 1, 80, 999, 1000, 5000}) {
+    ts::Buffer size = ts::Buffer::scalar(static_cast<double>(n), ts::i32, ts::cuda(0));
+    expect_matches_interpreter(examples::make_padded_sum(), 1e-5, 1e-5, x, size);
+    expect_matches_interpreter(examples::make_padded_sum_index(), 1e-5, 1e-5, x, size);
+    expect_matches_interpreter(examples::make_padded_sum_item(), 1e-5, 1e-5, x, size);
+  }
+  ts::Buffer size = ts::Buffer::scalar(80, ts::i32, ts::cuda(0));
+  ts::Buffer ones = ts::Buffer::ones({100, 100}, ts::f32, ts::cuda(0));
+  expect_matches_interpreter(examples::make_padded_sum_manual(), 0, 0, ones, size);
+}
+
+TEST(KernelsGpu, MathAndReductionsMatchInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel("math_rows", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto tm : ts::tile(x.size(0))) {
+      ts::Value row = x(tm, ts::all);
+      ts::Value m = ts::max(row, 1, true);
+      ts::Value e = ts::exp(row - m);
+      ts::Value s = ts::sum(e, 1, true);
+      out(tm, ts::all) = e / s + ts::sigmoid(row) * ts::tanh(row) - ts::sqrt(ts::abs(row)) + ts::cos(row);
+    }
+    return out;
+  });
+  expect_matches_interpreter(k, 1e-5, 1e-4, ts::Buffer::randn({37, 300}, ts::f32, ts::cuda(0), 9));
+}
+
+TEST(KernelsGpu, ArgmaxAndMinAlongRows) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel("argmax_rows", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)}, ts::i64);
+    for (auto tm : ts::tile(x.size(0))) out(tm) = ts::argmax(x(tm, ts::all), 1) + ts::argmin(x(tm, ts::all), 1);
+    return out;
+  });
+  expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({130, 1000}, ts::f32, ts::cuda(0), 4));
+}
+
+TEST(KernelsGpu, LoopCarriedAccumulatorInNestedTileLoop) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel("row_sum_looped", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)});
+    for (auto tm : ts::tile(x.size(0))) {
+      ts::Value acc = ts::zeros({tm}, ts::f32);
+      for (auto tk : ts::tile(x.size(1))) acc = acc + ts::sum(x(tm, tk), 1);
+      out(tm) = acc;
+    }
+    return out;
+  });
+  expect_matches_interpreter(k, 1e-4, 1e-5, ts::Buffer::randn({100, 3001}, ts::f32, ts::cuda(0), 4));
+}
+
+}  // namespace
