@@ -358,13 +358,35 @@ class Bound {
   SourceLoc loc_;
 };
 
-/// Block sizes fixed by the user for ts::tile: one per dimension, or one for all.
-/// 0 = tuned.
+/// A tunable block size shared by several loops, declared in host code with
+/// ts::register_block_size (Helion: hl.register_block_size). Pass it as a loop's block
+/// size: `ts::tile(n, {.block_size = bs})`.
+struct BlockSize {
+  int id = -1;  // index into Config::block_sizes
+};
+
+/// Declares a block size tuned within [min, max] (powers of two; max 0 = no limit).
+/// Host code only. Errors: UserError inside a loop or for min > max.
+BlockSize register_block_size(int64_t min = 1, int64_t max = 0, Loc loc = Loc::current());
+
+/// Declares `size` (a host integer, e.g. x.size(1)) as a reduction dimension: values
+/// indexed with ts::all over it may be reduced in chunks chosen by
+/// Config::reduction_loops (Helion: hl.register_reduction_dim). Returns `size`, usable as
+/// a tile dimension (`ts::zeros({tm, n})`).
+Value register_reduction_dim(const Value& size, Loc loc = Loc::current());
+
+/// Block sizes for ts::tile: one per dimension, or one for all; 0 = tuned; or a shared
+/// tunable BlockSize.
 struct BlockSizes {
   std::vector<int64_t> sizes;
+  std::vector<int> shared;  // BlockSize ids, one per dimension (or one for all)
   BlockSizes() = default;
   BlockSizes(int64_t all) : sizes{all} {}
   BlockSizes(std::initializer_list<int64_t> s) : sizes(s) {}
+  BlockSizes(BlockSize b) : shared{b.id} {}
+  BlockSizes(std::initializer_list<BlockSize> b) {
+    for (BlockSize x : b) shared.push_back(x.id);
+  }
 };
 struct TileOptions {
   BlockSizes block_size;

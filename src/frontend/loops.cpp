@@ -1,4 +1,5 @@
 // ts::tile / ts::grid loops, Tile attributes and device-side tile constructors.
+#include <algorithm>
 #include <exception>
 
 #include <fmt/format.h>
@@ -60,7 +61,11 @@ Node* LoopRangeBase::open() {
   TraceContext& ctx = TraceContext::current();
   ir::Graph& g = ctx.graph();
   const std::vector<int64_t>& fixed = opts_.block_size.sizes;
-  if (!is_tile_ && !fixed.empty()) ctx.fail(loc_, "ts::grid takes no block size");
+  const std::vector<int>& shared = opts_.block_size.shared;
+  if (!is_tile_ && (!fixed.empty() || !shared.empty())) ctx.fail(loc_, "ts::grid takes no block size");
+  if (shared.size() > 1 && shared.size() != bounds_.size())
+    ctx.fail(loc_, fmt::format("{} block sizes given for a loop of {} dimensions", shared.size(),
+                               bounds_.size()));
   if (fixed.size() > 1 && fixed.size() != bounds_.size())
     ctx.fail(loc_, fmt::format("{} block sizes given for a loop of {} dimensions", fixed.size(),
                                bounds_.size()));
@@ -84,12 +89,20 @@ Node* LoopRangeBase::open() {
         ctx.fail(loc_, fmt::format("block size {} is not a power of two", f),
                  "use 1, 2, 4, ..., or leave it unset to let the config choose");
       ld.fixed_block = f;
-      if (f == 0) {
+      if (!shared.empty()) {
+        int id = shared[shared.size() == 1 ? 0 : d];
+        if (id < 0 || id >= g.num_block_sizes)
+          ctx.fail(loc_, "a BlockSize that was not made by ts::register_block_size in this kernel");
+        ld.block_id = id;
+        if (ir::host_computable(ld.end) && ir::host_computable(ld.begin))
+          g.block_size_hint[id] = std::max(g.block_size_hint[id], ctx.trace_value(ld.end) - ctx.trace_value(ld.begin));
+      } else if (f == 0) {
         ld.block_id = g.num_block_sizes++;
         int64_t hint = 0;
         if (ir::host_computable(ld.end) && ir::host_computable(ld.begin))
           hint = ctx.trace_value(ld.end) - ctx.trace_value(ld.begin);
         g.block_size_hint.push_back(hint);
+        g.block_size_range.emplace_back(0, 0);
       }
       ld.sym->block_id = ld.block_id;
       ld.sym->name = fmt::format("tile at {}", loc_.str());
@@ -145,6 +158,32 @@ detail::LoopRange<2, false> grid(Bound a, Bound b, Loc loc) {
 }
 detail::LoopRange<3, false> grid(Bound a, Bound b, Bound c, Loc loc) {
   return detail::LoopRange<3, false>(false, {a, b, c}, {}, loc);
+}
+
+BlockSize register_block_size(int64_t min, int64_t max, Loc l) {
+  TraceContext& ctx = TraceContext::current();
+  SourceLoc loc = SourceLoc::from(l);
+  if (ctx.depth() > 0)
+    ctx.fail(loc, "ts::register_block_size is host code", "call it before the first device loop");
+  if (min < 1 || (max && min > max))
+    ctx.fail(loc, fmt::format("block size range [{}, {}] is empty", min, max), "use 1 <= min <= max");
+  ir::Graph& g = ctx.graph();
+  BlockSize b{g.num_block_sizes++};
+  g.block_size_hint.push_back(0);
+  g.block_size_range.emplace_back(min, max);
+  return b;
+}
+
+Value register_reduction_dim(const Value& size, Loc l) {
+  TraceContext& ctx = TraceContext::current();
+  SourceLoc loc = SourceLoc::from(l);
+  Node* n = size.node();
+  if (!n || !is_integer(n->dtype) || !n->is_scalar())
+    ctx.fail(loc, "ts::register_reduction_dim takes an integer size", "pass a size such as x.size(1)");
+  ir::Sym* s = ctx.extent_sym(n, "reduction dim", loc);
+  auto& rs = ctx.graph().reduction_syms;
+  if (std::find(rs.begin(), rs.end(), s) == rs.end()) rs.push_back(s);
+  return size;
 }
 
 // ---- Tile ----

@@ -259,6 +259,10 @@ void TraceContext::canonicalize() {
     for (ir::Sym*& s : n->shape) s = canon(s);
     for (ir::IndexInfo& i : n->access) i.sym = canon(i.sym);
   }
+  std::vector<ir::Sym*> rs;
+  for (ir::Sym* s : graph_.reduction_syms)
+    if (std::find(rs.begin(), rs.end(), canon(s)) == rs.end()) rs.push_back(canon(s));
+  graph_.reduction_syms = rs;
 }
 
 int64_t TraceContext::trace_value(ir::Node* host_int) {

@@ -220,6 +220,8 @@ struct Graph {
   std::vector<Node*> outputs;    // returned tensors
   int num_block_sizes = 0;       // tile dims with a tunable block size
   std::vector<int64_t> block_size_hint;  // per block id: extent at trace (for defaults)
+  std::vector<std::pair<int64_t, int64_t>> block_size_range;  // per block id: [min, max], 0 = none
+  std::vector<Sym*> reduction_syms;      // extents declared with register_reduction_dim
   DType index_dtype = DType::i32;        // dtype of indices and address arithmetic
   /// Per argument: the innermost stride is 1 (part of the specialization key), so the
   /// generated code may use it as a constant and vectorize along it.

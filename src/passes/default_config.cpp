@@ -63,7 +63,10 @@ static void default_blocks(const ir::Block& b, const ir::Graph& g, std::vector<i
     int64_t budget = std::max<int64_t>(1, 4096 / extent_elems(n->body));
     for (const auto& [depth, d, ld] : dims) {
       int64_t hint = g.block_size_hint.at(ld->block_id);
+      auto [lo, hi] = g.block_size_range.at(ld->block_id);
       int64_t bs = std::max<int64_t>(1, std::min({next_pow2(hint > 0 ? hint : 1024), int64_t{1024}, budget}));
+      if (hi) bs = std::min(bs, hi);
+      bs = std::max(bs, next_pow2(lo));
       out.at(ld->block_id) = bs;
       budget = std::max<int64_t>(1, budget / bs);
     }
