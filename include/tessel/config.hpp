@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +24,7 @@ std::string pid_type_name(PidType p);
 
 /// The tuned knobs. Field order (for designated initializers):
 /// block_sizes, num_warps, num_stages, pid_type, num_sm_multiplier, loop_orders,
-/// flatten_loops, l2_groupings, reduction_loops, indexing.
+/// flatten_loops, l2_groupings, reduction_loops, indexing, tunables.
 struct Config {
   /// One entry per tile dimension with a tunable block size, in the order the loops are
   /// traced (outer loops first, dims left to right). Powers of two.
@@ -46,6 +47,9 @@ struct Config {
   std::optional<std::vector<std::optional<int64_t>>> reduction_loops;
   /// Per memory op: "pointer" (only strategy so far).
   std::optional<std::vector<std::string>> indexing;
+  /// User tunables declared with ts::register_tunable: name -> chosen value (one of the
+  /// declared choices). Unset or a missing name = the first declared choice.
+  std::optional<std::map<std::string, int64_t>> tunables;
 
   /// JSON text, e.g. {"block_sizes":[64,128],"num_warps":4}. Unset fields are omitted.
   std::string to_json() const;
@@ -56,6 +60,13 @@ struct Config {
   bool operator==(const Config&) const = default;
 };
 
+/// How hard the autotuner searches when a specialization is first called on a GPU
+/// (the design is described in src/autotune/autotuner.hpp). none: the default config (passes::complete_config), no
+/// tuning. quick: a pattern search of at most 40 configs (seconds). full: at most 400
+/// configs, with more repeats per timing (a minute or more).
+/// Unset means none: unlike Helion (whose default is full), tessel does not tune unless
+/// asked, because tuning needs a GPU, takes time on the first call, and would make every
+/// test and CI run slower; opt in with quick or full. A tuned config is cached on disk.
 enum class AutotuneEffort : uint8_t { none, quick, full };
 
 /// Per-kernel settings, not tuned. Field order (for designated initializers):
@@ -71,10 +82,12 @@ struct Settings {
   std::optional<int> max_sms;
   /// Persistent kernels leave this many SMs free.
   std::optional<int> reserved_sms;
+  /// Unset = none (see AutotuneEffort).
   std::optional<AutotuneEffort> autotune_effort;
-  /// Config keys forced during tuning.
+  /// Config keys forced during tuning: every field set here takes this value in every
+  /// candidate (e.g. {.num_warps = 4} tunes everything else).
   std::optional<Config> autotune_config_overrides;
-  /// Use this config; skips tuning.
+  /// Use this config; skips tuning (and the tuned-config cache).
   std::optional<Config> config;
   /// Print generated CUDA to stderr when compiling (also TESSEL_PRINT_CODE=1).
   std::optional<bool> print_output_code;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <source_location>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -232,6 +233,8 @@ class TensorRef {
   TensorRef& operator+=(const Operand& v);
   TensorRef& operator-=(const Operand& v);
   TensorRef& operator*=(const Operand& v);
+  /// Loads and converts: `x(t).to(ts::f32)`.
+  Value to(DType dtype, Loc loc = Loc::current()) const;
   /// Emits the load (at the user's line `loc`).
   ir::Node* load(SourceLoc loc) const;
 
@@ -374,6 +377,17 @@ BlockSize register_block_size(int64_t min = 1, int64_t max = 0, Loc loc = Loc::c
 /// Config::reduction_loops (Helion: hl.register_reduction_dim). Returns `size`, usable as
 /// a tile dimension (`ts::zeros({tm, n})`).
 Value register_reduction_dim(const Value& size, Loc loc = Loc::current());
+
+/// Declares a user tunable named `name` with the given choices (Helion:
+/// hl.register_tunable) and returns its value for this trace: a compile-time constant
+/// (i64 scalar) equal to the config's choice (Config::tunables[name]), or the first
+/// choice when the config does not set it. The autotuner tries every choice (tracing
+/// the kernel again for each assignment it measures). Usable in host code and inside
+/// loops; declaring the same name again with the same choices returns the same value.
+/// Errors: UserError for an empty name or choice list, repeated choices, a name declared
+/// again with other choices, or a config value that is not one of the choices.
+Value register_tunable(const std::string& name, std::vector<int64_t> choices,
+                       Loc loc = Loc::current());
 
 /// Block sizes for ts::tile: one per dimension, or one for all; 0 = tuned; or a shared
 /// tunable BlockSize.

@@ -222,8 +222,18 @@ Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc
     }
     acc.info.push_back(info);
   }
-  if (gather_pos >= 0)
-    acc.shape.insert(acc.shape.begin() + gather_pos, gather_shape.begin(), gather_shape.end());
+  // Gather dims go where the first gather index is; a dimension the gather value shares
+  // with a tile or ts::all index is that same dimension (x(tm, labels(tm)) has shape [tm]).
+  if (gather_pos >= 0) {
+    ir::Shape extra;
+    for (ir::Sym* s : gather_shape) {
+      ir::Sym* c = ctx.canon(s);
+      bool shared = false;
+      for (ir::Sym* t : acc.shape) shared |= c && ctx.canon(t) == c;
+      if (!shared) extra.push_back(s);
+    }
+    acc.shape.insert(acc.shape.begin() + gather_pos, extra.begin(), extra.end());
+  }
   std::set<ir::Sym*> seen;
   for (ir::Sym*& s : acc.shape) {
     s = ctx.canon(s);
@@ -286,6 +296,8 @@ void TensorRef::store(Node* value, SourceLoc loc) {
   Node* n = ctx.add(Op::Store, tensor_->dtype, {}, args, loc);
   n->access = a.info;
 }
+
+Value TensorRef::to(DType dtype, Loc loc) const { return cast(Operand(*this, loc), dtype); }
 
 TensorRef& TensorRef::operator=(const Operand& v) {
   store(v.node(), v.loc().line ? v.loc() : loc_);

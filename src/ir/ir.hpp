@@ -23,6 +23,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessel/dtype.hpp"
@@ -222,6 +223,9 @@ struct Graph {
   std::vector<int64_t> block_size_hint;  // per block id: extent at trace (for defaults)
   std::vector<std::pair<int64_t, int64_t>> block_size_range;  // per block id: [min, max], 0 = none
   std::vector<Sym*> reduction_syms;      // extents declared with register_reduction_dim
+  /// User tunables declared with ts::register_tunable, in declaration order: name and
+  /// choices. The traced value of each is a Const (the config's choice at trace time).
+  std::vector<std::pair<std::string, std::vector<int64_t>>> tunables;
   DType index_dtype = DType::i32;        // dtype of indices and address arithmetic
   /// Per argument: the innermost stride is 1 (part of the specialization key), so the
   /// generated code may use it as a constant and vectorize along it.

@@ -73,6 +73,28 @@ static void default_blocks(const ir::Block& b, const ir::Graph& g, std::vector<i
   }
 }
 
+// Config::tunables: every name must be declared by the kernel (ts::register_tunable) and
+// its value one of the declared choices; names the config leaves out get their first
+// choice. Left unset for kernels without tunables.
+template <class Fail>
+static void complete_tunables(const ir::Graph& g, Config& c, const Fail& fail) {
+  if (c.tunables) {
+    for (const auto& [name, value] : *c.tunables) {
+      auto it = std::find_if(g.tunables.begin(), g.tunables.end(),
+                             [&](const auto& t) { return t.first == name; });
+      if (it == g.tunables.end())
+        fail(fmt::format("unknown tunable '{}'", name),
+             "the kernel declares no ts::register_tunable of that name");
+      else if (std::find(it->second.begin(), it->second.end(), value) == it->second.end())
+        fail(fmt::format("tunable '{}' = {} is not one of its choices", name, value),
+             "use one of the values given to ts::register_tunable");
+    }
+  }
+  if (g.tunables.empty()) return;
+  if (!c.tunables) c.tunables.emplace();
+  for (const auto& [name, choices] : g.tunables) c.tunables->try_emplace(name, choices.front());
+}
+
 Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) {
   auto fail = [&](const std::string& what, const std::string& hint) {
     throw UserError(kernel, {}, "config: " + what, hint);
@@ -103,6 +125,7 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
     fail(fmt::format("pid_type {} for a kernel whose top-level loop bound is read on the device",
                      pid_type_name(*c.pid_type)),
          "use persistent_blocked or persistent_interleaved (or leave pid_type unset)");
+  complete_tunables(g, c, fail);
   return c;
 }
 

@@ -12,9 +12,11 @@ namespace tessel::passes {
 /// Returns `user` with every field set: block_sizes (one per tunable tile dimension;
 /// default from the traced extent: up to 1024 elements along the innermost dimension of
 /// a loop and 4096 per loop level in all), num_warps 4, num_stages 1, pid_type flat (or
-/// persistent_interleaved for loops with device-resident bounds), num_sm_multiplier 1.
+/// persistent_interleaved for loops with device-resident bounds), num_sm_multiplier 1,
+/// tunables (kernels with ts::register_tunable only: each name's first choice).
 /// Errors: UserError (naming `kernel`) for a wrong number of block sizes, a block size
-/// that is not a power of two, or a non-persistent pid_type for a persistent loop.
+/// that is not a power of two, a non-persistent pid_type for a persistent loop, or a
+/// tunable the kernel does not declare or a value that is not one of its choices.
 Config complete_config(const ir::Graph& g, Config user, const std::string& kernel);
 
 /// Block size of a tile dimension under a complete config (grid dims: 1).

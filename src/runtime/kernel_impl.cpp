@@ -11,6 +11,7 @@
 #include "ir/host_eval.hpp"
 #include "codegen/embedded.hpp"
 #include "passes/default_config.hpp"
+#include "passes/roll_reductions.hpp"
 #include "runtime/cuda_api.hpp"
 #include "runtime/gpu_program.hpp"
 #include "runtime/host_program.hpp"
@@ -39,6 +40,8 @@ struct Specialization {
   bool traced = false;
   ir::Graph graph;
   Config config;
+  std::unique_ptr<ir::Graph> lowered;  // graph after config-dependent passes (null: graph)
+  const ir::Graph& program() const { return lowered ? *lowered : graph; }
   std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call
 };
 
@@ -163,8 +166,11 @@ void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args) {
   ctx.add(ir::Op::Return, DType::boolean, {}, outs, {});
   s.graph.outputs = outs;
   if (env_flag("TESSEL_PRINT_IR")) std::cerr << ir::print(s.graph);
+  s.graph.reduction_syms = passes::reduction_dims(s.graph);
   ir::verify(s.graph);
   s.config = passes::complete_config(s.graph, settings_.config.value_or(Config{}), name_);
+  s.lowered = passes::roll_reductions(s.graph, s.config);
+  if (s.lowered && env_flag("TESSEL_PRINT_IR")) std::cerr << "after roll_reductions:\n" << ir::print(*s.lowered);
   s.traced = true;
 }
 
@@ -199,10 +205,10 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
     std::lock_guard<std::mutex> lock(spec->mu);
     if (!spec->traced) trace(*spec, args);
     if (on_gpu && !spec->gpu)
-      spec->gpu = std::make_unique<rt::GpuProgram>(spec->graph, spec->config, settings_);
+      spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_);
   }
   rt::HostEnv env;
-  env.graph = &spec->graph;
+  env.graph = &spec->program();
   env.stream = stream;
   env.args.resize(args.size());
   env.arg_buffers.resize(args.size());
@@ -224,7 +230,7 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
     }
   }
   if (on_gpu) rt::set_device(env.device.index);
-  return rt::run_host_program(spec->graph, spec->config, env, on_gpu ? spec->gpu.get() : nullptr);
+  return rt::run_host_program(spec->program(), spec->config, env, on_gpu ? spec->gpu.get() : nullptr);
 }
 
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params, TraceFn fn,
@@ -238,15 +244,15 @@ std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* 
 }
 
 std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args) {
-  return ir::print(k.specialize(args, false).graph);
+  return ir::print(k.specialize(args, false).program());
 }
 
 std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile) {
   Specialization& s = k.specialize(args, true);
   std::vector<std::string> out;
-  for (const ir::Node* n : s.graph.host) {
+  for (const ir::Node* n : s.program().host) {
     if (n->op != ir::Op::Loop) continue;
-    codegen::CudaKernel ck = codegen::generate_cuda(s.graph, n, s.config, s.graph.index_dtype);
+    codegen::CudaKernel ck = codegen::generate_cuda(s.program(), n, s.config, s.graph.index_dtype);
     if (compile) {
       rt::CompileOptions opts;
       opts.arch = 90;

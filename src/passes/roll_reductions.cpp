@@ -1,0 +1,293 @@
+// Looped reductions (Helion's reduction_loops): a reduction dimension r chunked by C
+// is no longer held whole in registers. Every value spanning r is recomputed inside a
+// loop over chunks of C where it is consumed: a reduction over r becomes a loop that
+// carries an accumulator, a store of an r-spanning value becomes a loop of stores.
+//
+// Before (r = x.size(1), C = 256):          After:
+//   %5 = load %0[tile %3, all as r]           %9 = full -inf : f32[t0]
+//   %6 = reduce max %5 dim 1 : f32[t0]        %10 = loop tile(0..%2) block 256 as t1 carry %c = %9
+//                                               %11 = load %0[tile %3, tile %10 as t1]
+//                                               %12 = reduce max %11 dim 1
+//                                               yield maximum(%c, %12)
+#include "passes/roll_reductions.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ir/clone.hpp"
+
+namespace tessel::passes {
+
+using ir::Node;
+using ir::Op;
+
+namespace {
+
+class Roller : public ir::Cloner {
+ public:
+  Roller(ir::Graph& dst, std::map<const ir::Sym*, int64_t> chunks, const std::string& kernel)
+      : Cloner(dst), chunks_(std::move(chunks)), kernel_(kernel) {}
+
+  void copy_block(const ir::Block& b, ir::Block& out) override {
+    for (const Node* n : b) {
+      if (n->op == Op::Reduce && chunk_sym(n->args[0]->shape[n->ival])) {
+        reduce_loop(n, out);
+      } else if (n->op == Op::Store && (rolled(n->args[1]) || store_sym(n))) {
+        store_loop(n, out);
+      } else if (rolled(n)) {
+        continue;  // recomputed where it is consumed
+      } else {
+        for (const Node* a : n->args)
+          if (rolled(a))
+            throw UserError(kernel_, n->loc,
+                            "reduction_loops: a value spanning a chunked reduction dimension is used "
+                            "by something other than a reduction or a store",
+                            "use reduction_loops = null (a persistent reduction) for this dimension");
+        copy_into(n, out);
+      }
+    }
+  }
+
+ private:
+  const ir::Sym* chunk_sym(const ir::Sym* s) const { return s && chunks_.count(s) ? s : nullptr; }
+  bool rolled(const Node* n) const {
+    for (const ir::Sym* s : n->shape)
+      if (chunk_sym(s)) return true;
+    return false;
+  }
+  const ir::Sym* store_sym(const Node* n) const {
+    for (const ir::IndexInfo& i : n->access)
+      if (chunk_sym(i.sym)) return i.sym;
+    return nullptr;
+  }
+  const ir::Sym* sym_of(const Node* n) const {
+    for (const ir::Sym* s : n->shape)
+      if (chunk_sym(s)) return s;
+    return nullptr;
+  }
+
+  Node* make(Op op, DType t, ir::Shape shape, std::vector<Node*> args, SourceLoc loc, ir::Block& out) {
+    Node* n = dst().new_node(op, loc);
+    n->dtype = t;
+    n->shape = std::move(shape);
+    n->args = std::move(args);
+    out.push_back(n);
+    return n;
+  }
+  Node* constant(DType t, double v, SourceLoc loc, ir::Block& out) {
+    Node* c = make(Op::Const, t, {}, {}, loc, out);
+    c->fval = v;
+    c->ival = std::isfinite(v) ? static_cast<int64_t>(v) : 0;
+    return c;
+  }
+  ir::Shape mapped(const ir::Shape& s) {
+    ir::Shape o;
+    for (const ir::Sym* x : s) o.push_back(map_sym(x));
+    return o;
+  }
+
+  /// Opens a loop over chunks of `r` in `out`; inside it r maps to the chunk's tile Sym.
+  Node* open_chunks(const ir::Sym* r, SourceLoc loc, ir::Block& out) {
+    Node* begin = constant(DType::i64, 0, loc, out);
+    Node* loop = dst().new_node(Op::Loop, loc);
+    ir::LoopDim d;
+    d.begin = begin;
+    d.end = map(r->extent);
+    d.fixed_block = chunks_.at(r);
+    d.sym = dst().new_sym(ir::Sym::tile);
+    d.sym->loop = loop;
+    d.sym->loop_dim = 0;
+    d.sym->name = "chunk of " + r->name;
+    loop->dims.push_back(d);
+    saved_sym_ = map_sym(r);
+    set_sym(r, d.sym);
+    return loop;
+  }
+  void close_chunks(const ir::Sym* r, Node* loop, ir::Block& out) {
+    set_sym(r, saved_sym_);
+    for (const Node* n : chunk_nodes_) forget(n);
+    chunk_nodes_.clear();
+    out.push_back(loop);
+  }
+
+  /// The copy of rolled value `n` inside the current chunk loop.
+  Node* chunk_value(const Node* n, Node* loop, ir::Block& body) {
+    if (!rolled(n)) return map(n);
+    if (has(n)) return map(n);
+    for (const Node* a : n->args) chunk_value(a, loop, body);
+    if (n->op == Op::Arange) {
+      Node* idx = make(Op::TileIndex, dst().index_dtype, mapped(n->shape), {loop}, n->loc, body);
+      Node* c = idx->dtype == n->dtype ? idx : make(Op::Cast, n->dtype, idx->shape, {idx}, n->loc, body);
+      set(n, c);
+      chunk_nodes_.push_back(n);
+      return c;
+    }
+    Node* c = copy_into(n, body);
+    retarget_access(c, loop);
+    chunk_nodes_.push_back(n);
+    return c;
+  }
+
+  /// Loads/stores indexed with ts::all over a chunked dim index the chunk's tile instead.
+  void retarget_access(Node* c, Node* loop) {
+    if (c->op != Op::Load && c->op != Op::Store) return;
+    size_t op = c->op == Op::Load ? 1 : 2;
+    const ir::Sym* tc = loop->dims[0].sym;
+    for (ir::IndexInfo& i : c->access) {
+      if (i.kind == ir::IndexKind::newaxis) continue;
+      if (i.kind == ir::IndexKind::all && i.sym == tc) {
+        i.kind = ir::IndexKind::tile;
+        c->args[op] = loop;
+      }
+      ++op;
+    }
+  }
+
+  void reduce_loop(const Node* n, ir::Block& out) {
+    const Node* x = n->args[0];
+    const ir::Sym* r = x->shape[n->ival];
+    ir::ReduceFn fn = n->rfn();
+    bool arg = fn == ir::ReduceFn::argmax || fn == ir::ReduceFn::argmin;
+    DType acc_t = (fn == ir::ReduceFn::sum || fn == ir::ReduceFn::prod) && is_float(n->dtype) ? DType::f32
+                  : arg                                                                         ? x->dtype
+                                                                                                : n->dtype;
+    if (n->dtype == DType::f64) acc_t = DType::f64;
+    double ident = fn == ir::ReduceFn::sum || fn == ir::ReduceFn::any ? 0.0
+                   : fn == ir::ReduceFn::prod || fn == ir::ReduceFn::all ? 1.0
+                   : (fn == ir::ReduceFn::max || fn == ir::ReduceFn::argmax) ? -INFINITY
+                                                                             : INFINITY;
+    if (!is_float(acc_t) && std::isinf(ident))
+      ident = ident < 0 ? (acc_t == DType::i32 ? -2147483648.0 : -9.2233720368547758e18)
+                        : (acc_t == DType::i32 ? 2147483647.0 : 9.2233720368547758e18);
+    ir::Shape shape = mapped(n->shape);
+    SourceLoc loc = n->loc;
+    std::vector<Node*> inits;
+    Node* init_v = make(Op::Full, acc_t, shape, {constant(acc_t, ident, loc, out)}, loc, out);
+    inits.push_back(init_v);
+    if (arg) inits.push_back(make(Op::Full, DType::i64, shape, {constant(DType::i64, 0, loc, out)}, loc, out));
+    Node* loop = open_chunks(r, loc, out);
+    for (Node* i : inits) {
+      Node* c = dst().new_node(Op::Carried, loc);
+      c->dtype = i->dtype;
+      c->shape = i->shape;
+      c->args = {loop};
+      loop->carried.push_back(c);
+      loop->inits.push_back(i);
+    }
+    ir::Block& body = loop->body;
+    Node* xc = chunk_value(x, loop, body);
+    std::vector<Node*> next;
+    auto reduce = [&](ir::ReduceFn f, DType t, Node* v) {
+      Node* p = make(Op::Reduce, t, shape, {v}, loc, body);
+      p->fn = static_cast<uint8_t>(f);
+      p->ival = n->ival;
+      p->keepdim = n->keepdim;
+      return p;
+    };
+    auto binary = [&](ir::BinaryFn f, DType t, Node* a, Node* b) {
+      Node* p = make(Op::Binary, t, shape, {a, b}, loc, body);
+      p->fn = static_cast<uint8_t>(f);
+      return p;
+    };
+    if (arg) {
+      bool mx = fn == ir::ReduceFn::argmax;
+      Node* pv = reduce(mx ? ir::ReduceFn::max : ir::ReduceFn::min, x->dtype, xc);
+      Node* pi = reduce(fn, DType::i64, xc);
+      Node* tb = make(Op::TileBegin, dst().index_dtype, {}, {loop}, loc, body);
+      if (tb->dtype != DType::i64) tb = make(Op::Cast, DType::i64, {}, {tb}, loc, body);
+      pi = binary(ir::BinaryFn::add, DType::i64, pi, tb);
+      Node* better = binary(mx ? ir::BinaryFn::gt : ir::BinaryFn::lt, DType::boolean, pv, loop->carried[0]);
+      next.push_back(make(Op::Where, x->dtype, shape, {better, pv, loop->carried[0]}, loc, body));
+      next.push_back(make(Op::Where, DType::i64, shape, {better, pi, loop->carried[1]}, loc, body));
+    } else {
+      if (xc->dtype != acc_t) xc = make(Op::Cast, acc_t, mapped(x->shape), {xc}, loc, body);
+      Node* part = reduce(fn, acc_t, xc);
+      ir::BinaryFn comb = fn == ir::ReduceFn::sum    ? ir::BinaryFn::add
+                          : fn == ir::ReduceFn::prod ? ir::BinaryFn::mul
+                          : fn == ir::ReduceFn::max  ? ir::BinaryFn::maximum
+                          : fn == ir::ReduceFn::min  ? ir::BinaryFn::minimum
+                          : fn == ir::ReduceFn::any  ? ir::BinaryFn::logical_or
+                                                     : ir::BinaryFn::logical_and;
+      next.push_back(binary(comb, acc_t, loop->carried[0], part));
+    }
+    make(Op::Yield, DType::boolean, {}, next, loc, body);
+    close_chunks(r, loop, out);
+    for (size_t i = 0; i < loop->carried.size(); ++i) {
+      Node* res = make(Op::LoopResult, loop->carried[i]->dtype, shape, {loop}, loc, out);
+      res->ival = static_cast<int64_t>(i);
+      loop->results.push_back(res);
+    }
+    Node* result = arg ? loop->results[1] : loop->results[0];
+    if (result->dtype != n->dtype) result = make(Op::Cast, n->dtype, shape, {result}, loc, out);
+    set(n, result);
+  }
+
+  void store_loop(const Node* n, ir::Block& out) {
+    const ir::Sym* r = store_sym(n);
+    if (!r) r = sym_of(n->args[1]);
+    Node* loop = open_chunks(r, n->loc, out);
+    for (const Node* a : n->args) chunk_value(a, loop, loop->body);
+    Node* c = copy_into(n, loop->body);
+    retarget_access(c, loop);
+    close_chunks(r, loop, out);
+  }
+
+  std::map<const ir::Sym*, int64_t> chunks_;
+  std::string kernel_;
+  ir::Sym* saved_sym_ = nullptr;
+  std::vector<const Node*> chunk_nodes_;
+};
+
+}  // namespace
+
+std::unique_ptr<ir::Graph> roll_reductions(const ir::Graph& g, const Config& c) {
+  if (!c.reduction_loops) return nullptr;
+  const auto& rl = *c.reduction_loops;
+  if (rl.size() > g.reduction_syms.size())
+    throw UserError(g.kernel_name, {},
+                    fmt::format("config: {} reduction_loops given, the kernel has {} reduction dimensions",
+                                rl.size(), g.reduction_syms.size()),
+                    "give one entry (null or a chunk size) per reduction dimension");
+  std::map<const ir::Sym*, int64_t> chunks;
+  for (size_t i = 0; i < rl.size(); ++i) {
+    if (!rl[i]) continue;
+    int64_t v = *rl[i];
+    if (v <= 0 || (v & (v - 1)))
+      throw UserError(g.kernel_name, {}, fmt::format("config: reduction_loops chunk {} is not a power of two", v),
+                      "use a power of two, or null for a persistent reduction");
+    if (v < g.reduction_syms[i]->extent_pow2) chunks[g.reduction_syms[i]] = v;
+  }
+  if (chunks.empty()) return nullptr;
+  auto out = std::make_unique<ir::Graph>();
+  out->kernel_name = g.kernel_name;
+  out->num_block_sizes = g.num_block_sizes;
+  out->block_size_hint = g.block_size_hint;
+  out->block_size_range = g.block_size_range;
+  out->index_dtype = g.index_dtype;
+  out->arg_contiguous = g.arg_contiguous;
+  Roller roller(*out, chunks, g.kernel_name);
+  roller.copy_block(g.host, out->host);
+  for (const Node* a : g.args) out->args.push_back(roller.map(a));
+  for (const Node* o : g.outputs) out->outputs.push_back(roller.map(o));
+  for (const ir::Sym* s : g.reduction_syms) out->reduction_syms.push_back(roller.map_sym(s));
+  ir::verify(*out);
+  return out;
+}
+
+}  // namespace tessel::passes
+
+namespace tessel::passes {
+
+std::vector<ir::Sym*> reduction_dims(const ir::Graph& g) {
+  std::vector<ir::Sym*> out = g.reduction_syms;
+  ir::walk(g.host, [&](const Node* n) {
+    if (n->op != Op::Reduce) return;
+    ir::Sym* s = n->args[0]->shape[n->ival];
+    if (s && s->kind == ir::Sym::extent_k && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  });
+  return out;
+}
+
+}  // namespace tessel::passes
