@@ -49,3 +49,29 @@ inline auto make_padded_sum_manual() {
 }
 
 }  // namespace examples
+
+namespace examples {
+
+/// padded_sum writing into a caller-provided output (for CUDA graph capture: the output
+/// outlives replays). out[i] = sum(x[i, :]) for i < size[0]; other rows untouched.
+inline auto make_padded_sum_into(ts::Settings settings = {}) {
+  return ts::kernel(
+      "padded_sum_into",
+      [](ts::Tensor x, ts::Tensor size, ts::Tensor out) {
+        for (auto tn : ts::tile(size)) out(tn) = ts::sum(x(tn, ts::all), 1);
+      },
+      settings);
+}
+
+/// padded_sum with a host-known row count n (an int argument; flat pid, not persistent):
+/// the peer of the persistent form in benchmarks.
+inline auto make_padded_sum_host(ts::Settings settings = {}) {
+  return ts::kernel(
+      "padded_sum_host",
+      [](ts::Tensor x, ts::Value n, ts::Tensor out) {
+        for (auto tn : ts::tile(n)) out(tn) = ts::sum(x(tn, ts::all), 1);
+      },
+      settings);
+}
+
+}  // namespace examples

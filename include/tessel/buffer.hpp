@@ -47,6 +47,9 @@ class Buffer {
 
   /// Uninitialized contiguous tensor.
   static Buffer empty(std::vector<int64_t> shape, DType dtype, Device device = cpu());
+  /// empty() allocated stream-ordered on `stream` (a CUstream; legal during CUDA graph
+  /// capture) and freed on it when the last handle goes away.
+  static Buffer empty_on_stream(std::vector<int64_t> shape, DType dtype, Device device, void* stream);
   static Buffer zeros(std::vector<int64_t> shape, DType dtype, Device device = cpu());
   static Buffer ones(std::vector<int64_t> shape, DType dtype, Device device = cpu());
   static Buffer full(std::vector<int64_t> shape, double value, DType dtype,
@@ -106,6 +109,8 @@ class Buffer {
   /// Sets every element to `value`. On a GPU this is enqueued on the legacy default stream
   /// and does not wait (like copy_from between two Buffers of one GPU).
   void fill(double value);
+  /// fill() queued on `stream` (a CUstream) without synchronizing.
+  void fill_on_stream(double value, void* stream);
   /// All elements in row-major order, converted to double (copies from the GPU).
   std::vector<double> to_vector() const;
   /// Element 0 converted to double (copies from the GPU).

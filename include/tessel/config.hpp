@@ -60,10 +60,10 @@ struct Config {
   bool operator==(const Config&) const = default;
 };
 
-/// How hard the autotuner searches when a specialization is first called on a GPU
-/// (the design is described in src/autotune/autotuner.hpp). none: the default config (passes::complete_config), no
-/// tuning. quick: a pattern search of at most 40 configs (seconds). full: at most 400
-/// configs, with more repeats per timing (a minute or more).
+/// How hard the autotuner searches when a specialization is first called on a GPU (the
+/// design is described in src/autotune/autotuner.hpp). none: the default config
+/// (passes::complete_config), no tuning. quick: a pattern search of at most 40 configs
+/// (seconds). full: at most 400 configs, with more repeats per timing (minutes).
 /// Unset means none: unlike Helion (whose default is full), tessel does not tune unless
 /// asked, because tuning needs a GPU, takes time on the first call, and would make every
 /// test and CI run slower; opt in with quick or full. A tuned config is cached on disk.
@@ -78,9 +78,11 @@ struct Settings {
   std::optional<DType> index_dtype;
   /// Specialize on exact sizes (sizes become constants in the generated code).
   std::optional<bool> static_shapes;
-  /// Persistent kernels use at most this many SMs.
+  /// Persistent kernels launch at most this many programs, one per SM, so they occupy at
+  /// most this many SMs (Helion's reserved-SMs semantics; num_sm_multiplier is then not
+  /// applied). Leaves room for e.g. NCCL kernels running alongside.
   std::optional<int> max_sms;
-  /// Persistent kernels leave this many SMs free.
+  /// Persistent kernels leave this many of the GPU's SMs free (same mechanism).
   std::optional<int> reserved_sms;
   /// Unset = none (see AutotuneEffort).
   std::optional<AutotuneEffort> autotune_effort;

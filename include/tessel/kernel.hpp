@@ -15,6 +15,7 @@
 #include "tessel/buffer.hpp"
 #include "tessel/config.hpp"
 #include "tessel/language.hpp"
+#include "tessel/stream.hpp"
 
 namespace tessel {
 
@@ -40,6 +41,7 @@ std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind>
 std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream);
 std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args);
 std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile);
+Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args);
 
 template <class T>
 ParamKind param_kind() {
@@ -128,11 +130,6 @@ CallArg to_call_arg(T v) {
 
 }  // namespace detail
 
-/// A CUDA stream (CUstream / cudaStream_t) to run a call on; nullptr = default stream.
-struct Stream {
-  void* handle = nullptr;
-};
-
 /// A compiled-on-demand kernel. Call it with Buffers and numbers in the lambda's
 /// parameter order: it traces once per specialization key (DESIGN.md section 5),
 /// compiles with NVRTC for the arguments' GPU or runs on the CPU interpreter for CPU
@@ -165,6 +162,16 @@ class Kernel {
   template <class... A>
   std::vector<std::string> cuda(bool compile, const A&... args) const {
     return detail::kernel_cuda(*impl_, {detail::to_call_arg(args)...}, compile);
+  }
+  /// Tunes the kernel now for these arguments (GPU Buffers), as the first call with
+  /// Settings::autotune_effort does (effort quick when the kernel's is unset or none),
+  /// and returns the best config; later calls with arguments of the same
+  /// specialization use it. The disk cache is used as on a call. Do not call it while
+  /// another thread calls the kernel. Errors: UserError for CPU Buffers, an invalid
+  /// call, or when no config works (the message says why).
+  template <class... A>
+  Config autotune(const A&... args) const {
+    return detail::autotune_kernel(*impl_, {detail::to_call_arg(args)...});
   }
   detail::KernelImpl& impl() const { return *impl_; }
 

@@ -99,9 +99,11 @@ class Value {
   int dim() const;
   /// Converts to `dtype` (PyTorch `.to(dtype)`).
   Value to(DType dtype, Loc loc = Loc::current()) const;
-  /// Adds or removes size-1 dims: `v(ts::all, ts::newaxis)` is v[:, None].
-  template <class... I>
-  Value operator()(const I&... idx) const;
+  /// Adds size-1 dims: `v(ts::all, ts::newaxis)` is v[:, None] (up to 4 indices).
+  Value operator()(const Index& a) const;
+  Value operator()(const Index& a, const Index& b) const;
+  Value operator()(const Index& a, const Index& b, const Index& c) const;
+  Value operator()(const Index& a, const Index& b, const Index& c, const Index& d) const;
 
   bool defined() const { return node_ != nullptr; }
   /// The IR node of the current binding (inside loops: the loop-carried form).
@@ -200,9 +202,15 @@ class Tensor {
   Value stride(int d, Loc loc = Loc::current()) const;
   int dim() const;
   DType dtype() const;
-  /// Indexing: reading emits a load where it is used, assigning emits a store.
-  template <class... I>
-  TensorRef operator()(const I&... idx) const;
+  /// Indexing: reading emits a load where it is used, assigning emits a store. Up to 6
+  /// indices (each converted at the call site, so errors name the caller's line).
+  TensorRef operator()() const;
+  TensorRef operator()(Index a) const;
+  TensorRef operator()(Index a, Index b) const;
+  TensorRef operator()(Index a, Index b, Index c) const;
+  TensorRef operator()(Index a, Index b, Index c, Index d) const;
+  TensorRef operator()(Index a, Index b, Index c, Index d, Index e) const;
+  TensorRef operator()(Index a, Index b, Index c, Index d, Index e, Index f) const;
   /// Element 0 of a one-element integer tensor, read on the GPU inside the kernel (never
   /// copied to the host): usable as a loop bound (DESIGN.md section 5).
   Value item(Loc loc = Loc::current()) const;
@@ -245,18 +253,6 @@ class TensorRef {
   SourceLoc loc_;
 };
 
-template <class... I>
-TensorRef Tensor::operator()(const I&... idx) const {
-  std::vector<Index> v{Index(idx)...};
-  SourceLoc loc = v.empty() ? SourceLoc{} : v.front().loc;
-  return TensorRef(node_, std::move(v), loc);
-}
-
-template <class... I>
-Value Value::operator()(const I&... idx) const {
-  std::vector<Index> v{Index(idx)...};
-  return view(v, v.empty() ? SourceLoc{} : v.front().loc);
-}
 
 // ---- elementwise operators (PyTorch semantics: promotion, true division) ----
 Value operator+(const Operand& a, const Operand& b);
@@ -321,6 +317,11 @@ Value argmax(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 Value argmin(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
 Value any(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
 Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
+
+/// The id of the program (CTA) running this code, in [0, number of programs): blockIdx.x
+/// of the launch (Triton: tl.program_id(0)). In a persistent kernel one program runs many
+/// tiles. The interpreter runs one program per tile and gives the tile's flat index.
+Value program_id(Loc loc = Loc::current());
 
 // ---- device-side tile constructors (inside loops) ----
 /// A tile of the given shape filled with 0 / `value`.

@@ -10,3 +10,4 @@
 #include "tessel/error.hpp"
 #include "tessel/kernel.hpp"
 #include "tessel/language.hpp"
+#include "tessel/stream.hpp"

@@ -353,6 +353,9 @@ void Emitter::emit_node(const Node* n) {
                        coord(n->shape[0], "r")));
       return;
     }
+    case Op::ProgramId:
+      line(fmt::format("const {} = ({})blockIdx.x;", declare(n), reg_type(n->dtype)), n);
+      return;
     case Op::Arange:
       line(declare(n), n);
       line(fmt::format("TS_FOR(r) {}[r] = ({}){};", names_.at(n), reg_type(n->dtype), coord(n->shape[0], "r")));

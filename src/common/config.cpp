@@ -38,6 +38,7 @@ std::string Config::to_json() const {
     j["reduction_loops"] = r;
   }
   if (indexing) j["indexing"] = *indexing;
+  if (tunables) j["tunables"] = *tunables;
   return j.dump();
 }
 
@@ -66,10 +67,11 @@ Config Config::from_json(const std::string& text) {
         for (auto& e : v) r.push_back(e.is_null() ? std::nullopt : std::optional<int64_t>(e.get<int64_t>()));
         c.reduction_loops = r;
       } else if (key == "indexing") c.indexing = v.get<std::vector<std::string>>();
+      else if (key == "tunables") c.tunables = v.get<std::map<std::string, int64_t>>();
       else
         throw UserError("", {}, fmt::format("unknown config key '{}'", key),
                         "keys are block_sizes, num_warps, num_stages, pid_type, num_sm_multiplier, "
-                        "loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing");
+                        "loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing, tunables");
     }
   } catch (const json::exception& e) {
     throw UserError("", {}, fmt::format("config JSON has a value of the wrong type: {}", e.what()));
@@ -99,8 +101,13 @@ std::string Config::to_cpp() const {
   }
   if (indexing) {
     std::vector<std::string> r;
-    for (const auto& v : *indexing) r.push_back("\"" + v + "\"");
+    for (const auto& v : *indexing) r.push_back(json(v).dump());
     parts.push_back(".indexing = std::vector<std::string>" + list(r));
+  }
+  if (tunables) {
+    std::vector<std::string> r;
+    for (const auto& [name, v] : *tunables) r.push_back(fmt::format("{{{}, {}}}", json(name).dump(), v));
+    parts.push_back(".tunables = std::map<std::string, int64_t>" + list(r));
   }
   return fmt::format("ts::Config{{{}}}", fmt::join(parts, ", "));
 }

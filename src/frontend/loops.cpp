@@ -209,6 +209,14 @@ Value Tile::end(Loc l) const { return tile_attr(Op::TileEnd, loop_, dim_, l); }
 Value Tile::block_size(Loc l) const { return tile_attr(Op::TileBlock, loop_, dim_, l); }
 Value Tile::id(Loc l) const { return tile_attr(Op::TileId, loop_, dim_, l); }
 
+Value program_id(Loc l) {
+  TraceContext& ctx = TraceContext::current();
+  SourceLoc loc = SourceLoc::from(l);
+  if (ctx.depth() == 0)
+    ctx.fail(loc, "ts::program_id() is device code", "call it inside a ts::tile or ts::grid loop");
+  return Value::wrap(ctx.add(Op::ProgramId, ctx.index_dtype(), {}, {}, loc));
+}
+
 // ---- tile constructors ----
 
 static ir::Shape tile_shape(const std::vector<TileDim>& dims, SourceLoc loc) {

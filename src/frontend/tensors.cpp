@@ -143,6 +143,22 @@ Tensor Tensor::new_full(std::vector<Extent> shape, double value, DType dtype, Lo
   return alloc(std::move(shape), dtype, ir::fill_value, value, SourceLoc::from(loc));
 }
 
+static TensorRef make_ref(Node* t, std::vector<Index> v) {
+  SourceLoc loc = v.empty() ? SourceLoc{} : v.front().loc;
+  return TensorRef(t, std::move(v), loc);
+}
+TensorRef Tensor::operator()() const { return make_ref(node_, {}); }
+TensorRef Tensor::operator()(Index a) const { return make_ref(node_, {a}); }
+TensorRef Tensor::operator()(Index a, Index b) const { return make_ref(node_, {a, b}); }
+TensorRef Tensor::operator()(Index a, Index b, Index c) const { return make_ref(node_, {a, b, c}); }
+TensorRef Tensor::operator()(Index a, Index b, Index c, Index d) const { return make_ref(node_, {a, b, c, d}); }
+TensorRef Tensor::operator()(Index a, Index b, Index c, Index d, Index e) const {
+  return make_ref(node_, {a, b, c, d, e});
+}
+TensorRef Tensor::operator()(Index a, Index b, Index c, Index d, Index e, Index f) const {
+  return make_ref(node_, {a, b, c, d, e, f});
+}
+
 // ---- indexing ----
 
 namespace {
@@ -283,8 +299,14 @@ void TensorRef::store(Node* value, SourceLoc loc) {
     ctx.fail(loc, fmt::format("a store to {} outside a device loop", tensor_name(tensor_)),
              "write tensors inside a ts::tile or ts::grid loop");
   Access a = resolve_access(tensor_, idx_, loc);
-  ir::Shape b = frontend::broadcast_shapes(a.shape, value->shape, loc);
-  if (b.size() != a.shape.size() || b != a.shape)
+  // The value must broadcast to the indexed shape (right-aligned; size-1 dims stretch).
+  bool ok = value->shape.size() <= a.shape.size();
+  for (size_t i = 0; ok && i < value->shape.size(); ++i) {
+    ir::Sym* v = ctx.canon(value->shape[value->shape.size() - 1 - i]);
+    ir::Sym* t = ctx.canon(a.shape[a.shape.size() - 1 - i]);
+    ok = !v || v == t || ctx.unify(v, t, loc);
+  }
+  if (!ok)
     ctx.fail(loc, fmt::format("shape mismatch in a store: the value has shape {} but the indexed "
                               "elements of {} have shape {}",
                               ir::shape_str(value->shape), tensor_name(tensor_), ir::shape_str(a.shape)),

@@ -238,6 +238,17 @@ bool TraceContext::unify(ir::Sym* a, ir::Sym* b, SourceLoc loc) {
 }
 
 ir::Sym* TraceContext::extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc) {
+  // A variable of an enclosing scope read in a loop is a placeholder until the loop
+  // closes; an extent needs the host value it stands for.
+  for (bool found = true; found && extent->op == ir::Op::Carried;) {
+    found = false;
+    for (OpenLoop& ol : loops_)
+      for (auto& e : ol.vars)
+        if (e.second.placeholder == extent) {
+          extent = e.second.init;
+          found = true;
+        }
+  }
   if (!ir::host_computable(extent))
     fail(loc, "the extent of `ts::all` or a tile constructor must be known on the host",
          "use sizes of tensors or integer arguments; device-resident values can only be loop "

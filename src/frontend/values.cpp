@@ -86,6 +86,13 @@ DType Value::dtype() const { return node()->dtype; }
 int Value::dim() const { return static_cast<int>(node()->shape.size()); }
 Value Value::to(DType dtype, Loc loc) const { return cast(Operand(*this, loc), dtype); }
 
+Value Value::operator()(const Index& a) const { return view({a}, a.loc); }
+Value Value::operator()(const Index& a, const Index& b) const { return view({a, b}, a.loc); }
+Value Value::operator()(const Index& a, const Index& b, const Index& c) const { return view({a, b, c}, a.loc); }
+Value Value::operator()(const Index& a, const Index& b, const Index& c, const Index& d) const {
+  return view({a, b, c, d}, a.loc);
+}
+
 Value Value::view(const std::vector<Index>& idx, SourceLoc loc) const {
   TraceContext& ctx = TraceContext::current();
   Node* src = node();
@@ -135,8 +142,10 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
   DType common = common_dtype(a, b);
   if (kind == 'l') common = DType::boolean;
   if (kind == 'b' && is_float(common))
-    ctx.fail(loc, fmt::format("bitwise {} needs integer or bool operands, got {}",
-                              ir::binary_name(fn), dtype_name(common)),
+    ctx.fail(loc, fmt::format("bitwise operator {} needs integer or bool operands, got {}",
+                              fn == ir::BinaryFn::bit_and ? "&" : fn == ir::BinaryFn::bit_or ? "|"
+                              : fn == ir::BinaryFn::bit_xor ? "^" : ir::binary_name(fn),
+                              dtype_name(common)),
              "convert with .to(ts::i32) first, or use && / || on bool values");
   if (fn == ir::BinaryFn::div && !is_float(common)) common = DType::f32;
   if (fn == ir::BinaryFn::pow && common == DType::boolean) common = DType::i64;

@@ -1,7 +1,167 @@
+// The interpreter's control flow: loop nests (tile and grid loops, loop-carried values),
+// tile attributes, and dispatch of every body node. Values are computed in interp/frame,
+// interp/eval_ops and interp/memory_ops.
 #include "interp/interpreter.hpp"
 
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "interp/frame.hpp"
+#include "interp/memory_ops.hpp"
+#include "passes/default_config.hpp"
+
 namespace tessel::interp {
+
+using ir::Node;
+using ir::Op;
+
+namespace {
+
+class Runner {
+ public:
+  Runner(Frame& f, const Config& config) : f_(f), config_(config) {}
+
+  /// Runs `loop` to completion: every tile (grid index) combination of its dims, the
+  /// last dim varying fastest, with its carried values threaded through the iterations.
+  void run_loop(const Node* loop) {
+    if (!top_) top_ = loop;
+    LoopState& ls = f_.loop(loop);
+    const size_t nd = loop->dims.size();
+    ls.begin.assign(nd, 0);
+    ls.end.assign(nd, 0);
+    ls.block.assign(nd, 1);
+    bool empty = false;
+    for (size_t d = 0; d < nd; ++d) {
+      const ir::LoopDim& ld = loop->dims[d];
+      ls.begin[d] = f_.scalar_int(ld.begin);
+      ls.end[d] = f_.scalar_int(ld.end);
+      ls.block[d] = passes::block_size(ld, config_);
+      if (ls.block[d] <= 0) throw InternalError("interpreter: block size <= 0");
+      empty |= ls.end[d] <= ls.begin[d];
+    }
+    for (size_t i = 0; i < loop->carried.size(); ++i) f_.slot(loop->carried[i]) = f_.value(loop->inits[i]);
+    ls.next.resize(loop->carried.size());
+    if (empty) {
+      ls.tile_begin.clear();
+      ls.tile_end.clear();
+      return;
+    }
+    ls.tile_begin = ls.begin;
+    ls.tile_end.assign(nd, 0);
+    while (true) {
+      for (size_t d = 0; d < nd; ++d) ls.tile_end[d] = std::min(ls.tile_begin[d] + ls.block[d], ls.end[d]);
+      run_body(loop);
+      if (loop == top_) ++program_;  // one program per tile of the launch
+      int d = static_cast<int>(nd) - 1;
+      for (; d >= 0; --d) {
+        ls.tile_begin[d] += ls.block[d];
+        if (ls.tile_begin[d] < ls.end[d]) break;
+        ls.tile_begin[d] = ls.begin[d];
+      }
+      if (d < 0) break;
+    }
+    ls.tile_begin.clear();  // the loop's tiles are out of scope after it
+    ls.tile_end.clear();
+  }
+
+ private:
+  void run_body(const Node* loop) {
+    for (const Node* n : loop->body) {
+      if (n->op == Op::Yield) {
+        yield(loop, n);
+      } else {
+        run_node(n);
+      }
+    }
+  }
+
+  // The next iteration's carried values; copied first, as one may read another.
+  void yield(const Node* loop, const Node* y) {
+    LoopState& ls = f_.loop(loop);
+    for (size_t i = 0; i < y->args.size(); ++i) ls.next[i] = f_.value(y->args[i]);
+    for (size_t i = 0; i < y->args.size(); ++i) std::swap(f_.slot(loop->carried[i]), ls.next[i]);
+  }
+
+  const LoopState& open_loop(const Node* n) {
+    const Node* loop = n->args.at(0);
+    const LoopState& ls = f_.loop(loop);
+    if (static_cast<int64_t>(ls.tile_begin.size()) <= n->ival)
+      throw InternalError(fmt::format("interpreter: %{} reads loop %{} outside it", n->id, loop->id));
+    return ls;
+  }
+
+  void scalar(const Node* n, int64_t v) { f_.slot(n).set_scalar_int(n->dtype, v); }
+
+  const Node* top_ = nullptr;  // the launch's top-level loop
+  int64_t program_ = 0;        // flat index of the running program (= tile) of top_
+
+  void run_node(const Node* n) {
+    switch (n->op) {
+      case Op::Loop:
+        run_loop(n);
+        return;
+      case Op::Load:
+        exec_load(f_, n, f_.slot(n));
+        return;
+      case Op::Store:
+        exec_store(f_, n);
+        return;
+      case Op::LoopIndex:
+      case Op::TileBegin:
+        scalar(n, open_loop(n).tile_begin[n->ival]);
+        return;
+      case Op::TileEnd:
+        scalar(n, open_loop(n).tile_end[n->ival]);
+        return;
+      case Op::ProgramId:
+        scalar(n, program_);
+        return;
+      case Op::TileBlock:
+        scalar(n, open_loop(n).block.at(n->ival));
+        return;
+      case Op::TileId: {
+        const LoopState& ls = open_loop(n);
+        scalar(n, (ls.tile_begin[n->ival] - ls.begin[n->ival]) / ls.block[n->ival]);
+        return;
+      }
+      case Op::TileIndex: {
+        const LoopState& ls = open_loop(n);
+        TileValue& out = f_.slot(n);
+        out.reset(n->dtype, f_.dims(n));
+        int64_t tb = ls.tile_begin[n->ival];
+        for (int64_t c = 0; c < out.size(); ++c) {
+          if (out.is_float())
+            out.f[c] = static_cast<double>(tb + c);
+          else
+            out.i[c] = tb + c;
+        }
+        round_in_place(out);
+        return;
+      }
+      case Op::LoopResult: {
+        const Node* loop = n->args.at(0);
+        f_.slot(n) = f_.value(loop->carried.at(n->ival));
+        return;
+      }
+      default:
+        f_.compute(n, f_.slot(n));
+        return;
+    }
+  }
+
+  Frame& f_;
+  const Config& config_;
+};
+
+}  // namespace
+
 void run_loop(const ir::Graph& g, const ir::Node* loop, rt::HostEnv& env, const Config& config) {
-  throw InternalError("interpreter not implemented yet");
+  if (loop->op != Op::Loop) throw InternalError("interp::run_loop: not a Loop node");
+  Frame frame(g, env, config);
+  frame.mark_body(loop->body);
+  Runner(frame, config).run_loop(loop);
 }
+
 }  // namespace tessel::interp

@@ -14,6 +14,8 @@ bool host_computable(const Node* n) {
     case Op::Stride:
       return true;
     case Op::Unary:
+      if (n->ufn() != UnaryFn::neg && n->ufn() != UnaryFn::abs) return false;  // math: on the device
+      [[fallthrough]];
     case Op::Binary:
     case Op::Cast:
     case Op::Where:

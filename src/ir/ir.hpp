@@ -63,6 +63,7 @@ namespace tessel::ir {
   X(TileEnd, "tile_end")        /* one past the last valid index of the tile (scalar) */   \
   X(TileBlock, "tile_block")    /* the tile's block size (scalar) */                       \
   X(TileId, "tile_id")          /* begin / block size (scalar) */                          \
+  X(ProgramId, "program_id")    /* the running program (CTA) of the launch (scalar) */     \
   X(Carried, "carried")         /* loop-carried value inside a body; args[0] = the loop */ \
   X(Yield, "yield")             /* last node of a body with carried values: args = next */ \
   X(LoopResult, "loop_result")  /* value of carried ival after args[0]=loop */

@@ -124,6 +124,10 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
 // ---- creation ----
 
 Buffer Buffer::empty(std::vector<int64_t> shape, DType dtype, Device device) {
+  return empty_on_stream(std::move(shape), dtype, device, nullptr);
+}
+
+Buffer Buffer::empty_on_stream(std::vector<int64_t> shape, DType dtype, Device device, void* stream) {
   int64_t n = checked_numel(shape);
   int64_t size = dtype_size(dtype);
   if (n > INT64_MAX / size) throw buffer_error("shape " + shape_str(shape) + " is too large");
@@ -132,7 +136,8 @@ Buffer Buffer::empty(std::vector<int64_t> shape, DType dtype, Device device) {
   storage->nbytes = n * size;
   if (device.is_cuda()) {
     rt::set_device(device.index);  // RuntimeError without a driver or for a bad index
-    storage->ptr = rt::device_alloc(storage->nbytes, device.index, nullptr);
+    storage->ptr = rt::device_alloc(storage->nbytes, device.index, stream);
+    storage->stream = stream;
   } else {
     size_t bytes = static_cast<size_t>(std::max<int64_t>(storage->nbytes, 1));
     bytes = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
@@ -404,12 +409,14 @@ void Buffer::copy_from(const Buffer& src) {
   }
 }
 
-void Buffer::fill(double value) {
+void Buffer::fill(double value) { fill_on_stream(value, nullptr); }
+
+void Buffer::fill_on_stream(double value, void* stream) {
   if (!defined()) throw buffer_error("fill of an undefined Buffer");
   if (numel() == 0) return;
   if (device().is_cuda()) {
     rt::set_device(device().index);
-    rt::gpu_fill(*this, value);
+    rt::gpu_fill(*this, value, stream);
     return;
   }
   uint64_t bits = 0;

@@ -7,6 +7,8 @@
 #include <dlfcn.h>
 #include <xxhash.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,7 +31,10 @@ constexpr int kDriverAbi = 12000;
   X(cuMemsetD8Async) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleGetFunction) \
   X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuDeviceGetDefaultMemPool)                 \
   X(cuMemPoolSetAttribute) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)      \
-  X(cuEventElapsedTime) X(cuEventDestroy)
+  X(cuEventElapsedTime) X(cuEventDestroy) X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle)   \
+  X(cuIpcCloseMemHandle) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamBeginCapture)   \
+  X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)                \
+  X(cuGraphExecDestroy) X(cuGraphDestroy)
 
 // Per-device state, initialized once.
 struct DeviceState {
@@ -297,6 +302,46 @@ void stream_synchronize(void* stream) {
   TESSEL_CU(cuStreamSynchronize, cu_stream(stream));
 }
 
+void* stream_create() {
+  ensure_context();
+  Driver& d = driver();
+  CUstream st = nullptr;
+  TESSEL_CU(cuStreamCreate, &st, CU_STREAM_NON_BLOCKING);
+  return st;
+}
+
+void stream_destroy(void* stream) {
+  Driver& d = driver();
+  if (stream) d.p_cuStreamDestroy(static_cast<CUstream>(stream));
+}
+
+void graph_begin_capture(void* stream) {
+  ensure_context();
+  Driver& d = driver();
+  TESSEL_CU(cuStreamBeginCapture, static_cast<CUstream>(stream), CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+void* graph_end_capture(void* stream) {
+  Driver& d = driver();
+  CUgraph g = nullptr;
+  TESSEL_CU(cuStreamEndCapture, static_cast<CUstream>(stream), &g);
+  CUgraphExec exec = nullptr;
+  CUresult r = d.p_cuGraphInstantiateWithFlags(&exec, g, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+  d.p_cuGraphDestroy(g);
+  check(r, "cuGraphInstantiateWithFlags");
+  return exec;
+}
+
+void graph_launch(void* exec, void* stream) {
+  Driver& d = driver();
+  TESSEL_CU(cuGraphLaunch, static_cast<CUgraphExec>(exec), cu_stream(stream));
+}
+
+void graph_destroy(void* exec) {
+  Driver& d = driver();
+  if (exec) d.p_cuGraphExecDestroy(static_cast<CUgraphExec>(exec));
+}
+
 void* event_create() {
   ensure_context();
   Driver& d = driver();
@@ -327,6 +372,54 @@ void device_synchronize(int device) {
   set_device(device);
   Driver& d = driver();
   TESSEL_CU(cuCtxSynchronize);
+}
+
+// ---- memory shared between processes (CUDA IPC) ----
+
+void* device_alloc_shareable(int64_t nbytes, int device) {
+  Driver& d = ready();
+  set_device(device);
+  CUdeviceptr p = 0;
+  CUresult r = d.p_cuMemAlloc(&p, static_cast<size_t>(std::max<int64_t>(nbytes, 1)));
+  if (r != CUDA_SUCCESS)
+    throw RuntimeError("cannot allocate " + std::to_string(nbytes) + " shareable bytes on cuda:" +
+                       std::to_string(device) + ": cuMemAlloc failed: " + error_text(d, r));
+  return reinterpret_cast<void*>(p);
+}
+
+void device_free_shareable(void* ptr, int device) {
+  if (!ptr) return;
+  Driver& d = ready();
+  set_device(device);
+  d.p_cuMemFree(dptr(ptr));  // no throw: called from destructors
+}
+
+std::string ipc_handle(void* ptr, int device) {
+  Driver& d = ready();
+  set_device(device);
+  CUipcMemHandle h{};
+  TESSEL_CU(cuIpcGetMemHandle, &h, dptr(ptr));
+  return std::string(reinterpret_cast<const char*>(&h), sizeof(h));
+}
+
+void* ipc_open(const std::string& handle, int device) {
+  Driver& d = ready();
+  set_device(device);
+  if (handle.size() != sizeof(CUipcMemHandle))
+    throw RuntimeError("ipc_open: a CUDA IPC handle has " + std::to_string(sizeof(CUipcMemHandle)) +
+                       " bytes, got " + std::to_string(handle.size()));
+  CUipcMemHandle h{};
+  std::memcpy(&h, handle.data(), sizeof(h));
+  CUdeviceptr p = 0;
+  TESSEL_CU(cuIpcOpenMemHandle, &p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+  return reinterpret_cast<void*>(p);
+}
+
+void ipc_close(void* ptr, int device) {
+  if (!ptr) return;
+  Driver& d = ready();
+  set_device(device);
+  d.p_cuIpcCloseMemHandle(dptr(ptr));
 }
 
 // ---- modules and launches ----

@@ -37,6 +37,18 @@ void memcpy_dtod(void* dst, const void* src, int64_t nbytes, void* stream = null
 void memset_d8(void* dst, uint8_t value, int64_t nbytes, void* stream = nullptr);
 void stream_synchronize(void* stream = nullptr);
 
+/// Streams (CUstream handles, non-blocking) and CUDA graphs. graph_begin_capture starts a
+/// capture in global mode (any host-synchronizing CUDA call fails the capture);
+/// graph_end_capture instantiates the graph with auto-free-on-launch (memory the graph
+/// allocated and did not free is freed when it is launched again) and returns the
+/// executable graph (CUgraphExec). Errors: RuntimeError with the driver's message.
+void* stream_create();
+void stream_destroy(void* stream);
+void graph_begin_capture(void* stream);
+void* graph_end_capture(void* stream);
+void graph_launch(void* exec, void* stream);
+void graph_destroy(void* exec);
+
 /// CUDA events for timing (CUevent handles). event_elapsed_ms waits for `end` and returns
 /// the milliseconds between the two records.
 void* event_create();
@@ -47,6 +59,18 @@ void event_destroy(void* event);
 /// Ordered on `stream` of the current context; callers synchronize before reading.
 void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, int64_t nbytes,
                  void* stream = nullptr);
+/// Device memory another process can map through CUDA IPC (cuMemAlloc: IPC does not
+/// work on stream-ordered allocations). Not stream-ordered; at least 1 byte is
+/// allocated. RuntimeError when the allocation fails. Free with device_free_shareable.
+void* device_alloc_shareable(int64_t nbytes, int device);
+void device_free_shareable(void* ptr, int device);
+/// The CUDA IPC handle (an opaque 64-byte string) of memory from device_alloc_shareable.
+/// RuntimeError when the driver refuses (e.g. IPC unsupported on this system).
+std::string ipc_handle(void* ptr, int device);
+/// Maps another process's IPC handle into this process on `device`; RuntimeError on
+/// failure. Unmap with ipc_close.
+void* ipc_open(const std::string& handle, int device);
+void ipc_close(void* ptr, int device);
 /// Waits for all work on `device`.
 void device_synchronize(int device);
 /// The driver's CUDA version as 1000*major + 10*minor (e.g. 12040), 0 without a driver.
@@ -87,6 +111,10 @@ std::string compile_cuda(const std::string& source, const std::string& program_n
 /// Loads `cubin` on `device` (cached by content hash, so a cubin is loaded once per
 /// device) and returns the function named `kernel_name`.
 Function load_function(const std::string& cubin, const std::string& kernel_name, int device);
+
+/// Identifies the NVRTC library compile_cuda uses (its resolved path, size and
+/// modification time), without loading it: cheap, for cache keys. Computed once.
+std::string nvrtc_identity();
 
 /// Number of NVRTC compilations so far in this process (tests use it to check that a
 /// call did not recompile).

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <numbers>
 
+#include "autotune/cubin_cache.hpp"
 #include "common/element.hpp"
 #include "runtime/cuda_api.hpp"
 #include "tessel/error.hpp"
@@ -279,7 +280,8 @@ Function function(int device, const std::string& name) {
   if (cit == k.cubins.end()) {
     CompileOptions opts;
     opts.arch = ckey.first;
-    cit = k.cubins.emplace(ckey, compile_cuda(kernel_source(name), name + ".cu", opts)).first;
+    // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
+    cit = k.cubins.emplace(ckey, autotune::compile_cached(kernel_source(name), name + ".cu", opts)).first;
   }
   Function f = load_function(cit->second, name, device);
   k.functions.emplace(key, f);
@@ -287,14 +289,14 @@ Function function(int device, const std::string& name) {
 }
 
 template <class Args>
-void launch_1d(const Buffer& on, const std::string& name, Args args, int64_t n) {
+void launch_1d(const Buffer& on, const std::string& name, Args args, int64_t n, void* stream = nullptr) {
   if (n <= 0) return;
   int device = on.device().index;
   Function f = function(device, name);
   constexpr int block = 256;
   int64_t blocks = std::min<int64_t>((n + block - 1) / block, int64_t{sm_count(device)} * 16);
   void* params[] = {&args};
-  launch(f, static_cast<unsigned>(blocks), 1, 1, block, 0, nullptr, params);
+  launch(f, static_cast<unsigned>(blocks), 1, 1, block, 0, stream, params);
 }
 
 void require_on_gpu(const Buffer& b, const char* what) {
@@ -328,13 +330,13 @@ MergedDims merge_dims(const std::vector<int64_t>& shape,
   return m;
 }
 
-void gpu_fill(const Buffer& dst, double value) {
+void gpu_fill(const Buffer& dst, double value, void* stream) {
   require_on_gpu(dst, "gpu_fill");
   uint64_t bits = 0;
   write_element(&bits, dst.dtype(), value);  // little-endian: the low bytes hold it
   int size = dtype_size(dst.dtype());
   FillArgs a{dst.data_ptr(), dst.numel(), layouts({&dst})[0], bits};
-  launch_1d(dst, "tessel_fill_" + std::to_string(size), a, a.n);
+  launch_1d(dst, "tessel_fill_" + std::to_string(size), a, a.n, stream);
 }
 
 void gpu_copy(const Buffer& dst, const Buffer& src) {

@@ -22,7 +22,7 @@ inline constexpr int kMaxGpuRank = 6;
 /// Sets every element of the cuda Buffer `dst` (any strides) to `value` converted to its
 /// dtype as write_element does. UserError when the view has more than kMaxGpuRank
 /// dimensions that cannot be merged.
-void gpu_fill(const Buffer& dst, double value);
+void gpu_fill(const Buffer& dst, double value, void* stream = nullptr);
 /// Copies `src` into `dst`: same shape, both on the same cuda device, any dtypes and
 /// strides. Conversions follow the host's (common/element.hpp): integer to integer
 /// without going through double, anything else through double.

@@ -1,13 +1,14 @@
 #include "runtime/gpu_program.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "autotune/cubin_cache.hpp"
 #include "codegen/embedded.hpp"
 
 namespace tessel::rt {
@@ -34,24 +35,37 @@ static bool print_code_requested(const Settings& s) {
 // with a `// file:line` comment naming the user's source line they come from.
 [[noreturn]] static void report_compile_error(const std::string& kernel, const CompileError& e,
                                               const std::string& source) {
-  std::smatch m;
+  // NVRTC reports "<name>(<line>): error: ...".
   int line = 0;
-  if (std::regex_search(e.log, m, std::regex(R"(\((\d+)\): error)"))) line = std::stoi(m[1]);
+  size_t err = e.log.find("): error");
+  if (err != std::string::npos) {
+    size_t open = e.log.rfind('(', err);
+    if (open != std::string::npos) line = std::atoi(e.log.c_str() + open + 1);
+  }
   std::vector<std::string> lines;
   std::istringstream in(source);
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   std::string generated = line > 0 && line <= static_cast<int>(lines.size()) ? lines[line - 1] : "";
   std::string where;
-  for (int l = line; l > 0 && where.empty(); --l) {
-    std::smatch lm;
-    if (std::regex_search(lines[l - 1], lm, std::regex(R"(// (\S+:\d+)$)"))) where = lm[1];
+  for (int l = std::min<int>(line, static_cast<int>(lines.size())); l > 0 && where.empty(); --l) {
+    size_t c = lines[l - 1].rfind("  // ");
+    if (c != std::string::npos && lines[l - 1].find(':', c) != std::string::npos) where = lines[l - 1].substr(c + 5);
   }
   throw UserError(kernel, {},
                   fmt::format("NVRTC could not compile the generated CUDA{}: {}\n  generated line {}: {}",
-                              where.empty() ? "" : " for the code at " + where, e.log, line,
-                              generated),
+                              where.empty() ? "" : " for the code at " + where, e.log, line, generated),
                   "this is a tessel code generation bug or an unsupported construct; print the "
                   "code with TESSEL_PRINT_CODE=1 and report it");
+}
+
+/// For tests: the UserError text report_compile_error gives for `e` and `source`.
+std::string compile_error_message(const std::string& kernel, const CompileError& e, const std::string& source) {
+  try {
+    report_compile_error(kernel, e, source);
+  } catch (const UserError& u) {
+    return u.what();
+  }
+  return "";
 }
 
 GpuProgram::Compiled& GpuProgram::compiled(const ir::Node* loop, int device) {
@@ -65,7 +79,8 @@ GpuProgram::Compiled& GpuProgram::compiled(const ir::Node* loop, int device) {
   opts.headers = embedded_headers();
   std::string cubin;
   try {
-    cubin = compile_cuda(c.kernel.source, c.kernel.name + ".cu", opts);
+    // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
+    cubin = autotune::compile_cached(c.kernel.source, c.kernel.name + ".cu", opts);
   } catch (const CompileError& e) {
     report_compile_error(graph_.kernel_name, e, c.kernel.source);
   }
@@ -74,15 +89,15 @@ GpuProgram::Compiled& GpuProgram::compiled(const ir::Node* loop, int device) {
   return c;
 }
 
-void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
-  Compiled& c = compiled(loop, env.device.index);
-  const codegen::CudaKernel& k = c.kernel;
-  // Parameter values, then pointers to them (cuLaunchKernel's kernelParams).
-  std::vector<uint64_t> storage(k.params.size());
-  std::vector<void*> ptrs(k.params.size());
+LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKernel& k,
+                       const Config& config, const HostEnv& env, int sms) {
+  LaunchPlan plan;
+  plan.threads = static_cast<unsigned>(k.threads);
+  plan.shared_bytes = k.shared_bytes;
+  plan.params.resize(k.params.size());
   for (size_t i = 0; i < k.params.size(); ++i) {
     const codegen::Param& p = k.params[i];
-    void* slot = &storage[i];
+    void* slot = &plan.params[i];
     switch (p.kind) {
       case codegen::Param::tensor_ptr: {
         void* ptr = env.tensor(p.node).data_ptr();
@@ -95,7 +110,7 @@ void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
         for (size_t d = 1; d < p.node->args.size(); ++d) {
           int64_t i = env.eval_int(p.node->args[d]);
           if (i < 0 || i >= t.size(static_cast<int>(d - 1)))
-            throw UserError(graph_.kernel_name, p.node->loc,
+            throw UserError(g.kernel_name, p.node->loc,
                             fmt::format("device scalar index {} is out of range for a dimension of size {}",
                                         i, t.size(static_cast<int>(d - 1))),
                             "index within the tensor's shape");
@@ -125,33 +140,63 @@ void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
         break;
       }
     }
-    ptrs[i] = slot;
   }
-  unsigned gx = 1, gy = 1, gz = 1;
   if (k.grid.persistent) {
-    gx = static_cast<unsigned>(sm_count(env.device.index) * config_.num_sm_multiplier.value_or(1));
-  } else {
-    std::vector<int64_t> tiles;
-    for (size_t d = 0; d < k.grid.ends.size(); ++d) {
-      int64_t extent = env.eval_int(k.grid.ends[d]) - env.eval_int(k.grid.begins[d]);
-      tiles.push_back(extent <= 0 ? 0 : (extent + k.grid.blocks[d] - 1) / k.grid.blocks[d]);
-    }
-    int64_t total = 1;
-    for (int64_t t : tiles) total *= t;
-    if (total == 0) return;  // an empty loop launches nothing
-    if (k.grid.xyz) {
-      gx = static_cast<unsigned>(tiles.size() > 0 ? tiles[0] : 1);
-      gy = static_cast<unsigned>(tiles.size() > 1 ? tiles[1] : 1);
-      gz = static_cast<unsigned>(tiles.size() > 2 ? tiles[2] : 1);
-    } else {
-      if (total >= (int64_t{1} << 31))
-        throw UserError(graph_.kernel_name, loop->loc,
-                        fmt::format("the launch needs {} programs, more than a grid can hold", total),
-                        "use larger block sizes, or a persistent pid_type");
-      gx = static_cast<unsigned>(total);
-    }
+    plan.grid[0] = static_cast<unsigned>(sms * config.num_sm_multiplier.value_or(1));
+    return plan;
   }
-  rt::launch(c.fn, gx, gy, gz, static_cast<unsigned>(k.threads), k.shared_bytes, env.stream, ptrs.data());
+  std::vector<int64_t> tiles;
+  for (size_t d = 0; d < k.grid.ends.size(); ++d) {
+    int64_t extent = env.eval_int(k.grid.ends[d]) - env.eval_int(k.grid.begins[d]);
+    tiles.push_back(extent <= 0 ? 0 : (extent + k.grid.blocks[d] - 1) / k.grid.blocks[d]);
+  }
+  int64_t total = 1;
+  for (int64_t t : tiles) total *= t;
+  if (total == 0) {
+    plan.empty = true;  // an empty loop launches nothing
+    return plan;
+  }
+  if (k.grid.xyz) {
+    for (size_t d = 0; d < 3; ++d) plan.grid[d] = static_cast<unsigned>(d < tiles.size() ? tiles[d] : 1);
+  } else {
+    if (total >= (int64_t{1} << 31))
+      throw UserError(g.kernel_name, loop->loc,
+                      fmt::format("the launch needs {} programs, more than a grid can hold", total),
+                      "use larger block sizes, or a persistent pid_type");
+    plan.grid[0] = static_cast<unsigned>(total);
+  }
+  return plan;
+}
+
+int GpuProgram::persistent_programs(int device) const {
+  int sms = sm_count(device);
+  bool capped = settings_.max_sms || settings_.reserved_sms;
+  if (!capped) return sms * config_.num_sm_multiplier.value_or(1);
+  int allowed = sms - settings_.reserved_sms.value_or(0);
+  if (settings_.max_sms) allowed = std::min(allowed, *settings_.max_sms);
+  if (allowed < 1)
+    throw UserError(graph_.kernel_name, {},
+                    fmt::format("max_sms = {} and reserved_sms = {} leave no SM of the {} on this GPU",
+                                settings_.max_sms.value_or(sms), settings_.reserved_sms.value_or(0), sms),
+                    "allow at least one SM");
+  return allowed;
+}
+
+void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
+  Compiled& c = compiled(loop, env.device.index);
+  LaunchPlan plan = plan_launch(graph_, loop, c.kernel, config_, env,
+                                c.kernel.grid.persistent ? sm_count(env.device.index) : 0);
+  if (plan.empty) return;
+  void* ptrs[64];
+  std::vector<void*> more;
+  void** params = ptrs;
+  if (plan.params.size() > 64) {
+    more.resize(plan.params.size());
+    params = more.data();
+  }
+  for (size_t i = 0; i < plan.params.size(); ++i) params[i] = &plan.params[i];
+  rt::launch(c.fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.threads, plan.shared_bytes,
+             env.stream, params);
 }
 
 }  // namespace tessel::rt

@@ -15,6 +15,27 @@
 
 namespace tessel::rt {
 
+/// Everything cuLaunchKernel needs for one launch of a generated kernel, computed on the
+/// host for one call.
+struct LaunchPlan {
+  bool empty = false;                // the loop has no tiles: nothing to launch
+  unsigned grid[3] = {1, 1, 1};      // programs per grid dimension
+  unsigned threads = 128;            // per program
+  int shared_bytes = 0;              // dynamic shared memory
+  std::vector<uint64_t> params;      // one 8-byte slot per kernel parameter (k.params order)
+};
+
+/// Evaluates the parameters and grid of kernel `k` (generated for top-level loop `loop`
+/// of `g` under the complete `config`) for the call in `env`; `sms` is the device's SM
+/// count (persistent grids). Errors: UserError for an out-of-range device scalar index
+/// or a grid too large for a flat launch.
+LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKernel& k,
+                       const Config& config, const HostEnv& env, int sms);
+
+/// The UserError message for an NVRTC failure of generated `source`: NVRTC's log, the
+/// generated line it names and the user's source line that line comes from.
+std::string compile_error_message(const std::string& kernel, const CompileError& e, const std::string& source);
+
 class GpuProgram {
  public:
   GpuProgram(const ir::Graph& g, const Config& config, const Settings& settings);
@@ -22,6 +43,11 @@ class GpuProgram {
   /// Compiles on the first launch. Errors: UserError with the generated line when NVRTC
   /// rejects the code; RuntimeError when the driver fails.
   void launch(const ir::Node* loop, HostEnv& env);
+  /// Programs of a persistent launch: SMs x num_sm_multiplier, or, when Settings::max_sms
+  /// or reserved_sms is set, min(max_sms, SMs - reserved_sms) programs (one per SM at
+  /// most: the multiplier is not applied, so the kernel occupies at most that many SMs).
+  /// Errors: UserError when the caps leave no SM.
+  int persistent_programs(int device) const;
   /// The generated CUDA of a loop (generating it if needed).
   const codegen::CudaKernel& kernel(const ir::Node* loop);
 

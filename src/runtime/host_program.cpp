@@ -30,8 +30,8 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
                             "check the sizes passed to the allocation");
           shape.push_back(s);
         }
-        Buffer b = Buffer::empty(shape, n->dtype, alloc_device);
-        if (n->ival == ir::fill_value) b.fill(n->fval);
+        Buffer b = Buffer::empty_on_stream(shape, n->dtype, alloc_device, staged ? nullptr : env.stream);
+        if (n->ival == ir::fill_value) b.fill_on_stream(n->fval, staged ? nullptr : env.stream);
         env.allocs[n] = b;
         break;
       }

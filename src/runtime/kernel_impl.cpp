@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "autotune/autotuner.hpp"
 #include "frontend/trace.hpp"
 #include "ir/host_eval.hpp"
 #include "codegen/embedded.hpp"
@@ -15,6 +16,7 @@
 #include "runtime/cuda_api.hpp"
 #include "runtime/gpu_program.hpp"
 #include "runtime/host_program.hpp"
+#include "runtime/kernel_tuning.hpp"
 #include "tessel/kernel.hpp"
 
 namespace tessel::detail {
@@ -41,6 +43,10 @@ struct Specialization {
   ir::Graph graph;
   Config config;
   std::unique_ptr<ir::Graph> lowered;  // graph after config-dependent passes (null: graph)
+  /// Padded extents computed from sizes (e.g. arange(x.size(0) * 3)): the key holds only
+  /// the arguments' own padded sizes, so these are checked per call.
+  std::vector<std::pair<const ir::Node*, int64_t>> guards;
+  std::string guard_values;
   const ir::Graph& program() const { return lowered ? *lowered : graph; }
   std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call
 };
@@ -54,6 +60,12 @@ class KernelImpl {
   std::vector<Buffer> call(std::vector<CallArg>& args, void* stream);
   /// Traces (if needed) for these arguments, as a call would, without running.
   Specialization& specialize(std::vector<CallArg>& args, bool on_gpu);
+  /// Tunes the GPU specialization of `args` with `options`; with `apply`, later calls
+  /// use the result (its GPU program is rebuilt). Not to be called while another thread
+  /// calls the kernel with arguments of the same specialization.
+  autotune::TuneResult tune(std::vector<CallArg>& args, const autotune::TuneOptions& options, bool apply);
+  const std::string& name() const { return name_; }
+  const Settings& settings() const { return settings_; }
 
  private:
   [[noreturn]] void fail(const std::string& what, const std::string& hint = "") const {
@@ -62,6 +74,21 @@ class KernelImpl {
   void check_args(const std::vector<CallArg>& args, bool& on_gpu) const;
   std::string key(const std::vector<CallArg>& args, bool on_gpu) const;
   void trace(Specialization& s, const std::vector<CallArg>& args);
+  /// The specialization for key `k` (tracing it on first use), refined by its guards.
+  std::shared_ptr<Specialization> lookup(const std::string& k, const std::vector<CallArg>& args);
+  /// Traces the lambda into `g` for `args` with `settings` (whose config's tunables give
+  /// the values of ts::register_tunable).
+  void trace_into(ir::Graph& g, const std::vector<CallArg>& args, const Settings& settings);
+  /// Completes `c` for s.graph, lowers the graph for it (s.lowered) and makes it s.config.
+  void set_config(Specialization& s, const Config& c);
+  /// Tunes `s` (traced; its lock held) and, with `apply`, sets its config to the result.
+  autotune::TuneResult tune_locked(Specialization& s, const std::vector<CallArg>& args,
+                                   const std::string& key, const autotune::TuneOptions& options,
+                                   bool apply);
+  bool wants_tuning() const {
+    return settings_.autotune_effort.value_or(AutotuneEffort::none) != AutotuneEffort::none &&
+           !settings_.config;
+  }
 
   std::string name_;
   std::vector<ParamKind> params_;
@@ -127,11 +154,23 @@ std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const
 }
 
 void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args) {
+  trace_into(s.graph, args, settings_);
+  set_config(s, settings_.config.value_or(Config{}));
+  s.traced = true;
+}
+
+void KernelImpl::set_config(Specialization& s, const Config& c) {
+  s.config = passes::complete_config(s.graph, c, name_);
+  s.lowered = passes::roll_reductions(s.graph, s.config);
+  if (s.lowered && env_flag("TESSEL_PRINT_IR")) std::cerr << "after roll_reductions:\n" << ir::print(*s.lowered);
+}
+
+void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, const Settings& settings) {
   std::vector<frontend::TraceArg> targs(args.size());
   std::vector<ir::Node*> nodes(args.size());
-  s.graph.kernel_name = name_;
+  graph.kernel_name = name_;
   for (size_t i = 0; i < args.size(); ++i) {
-    ir::Node* n = s.graph.new_node(ir::Op::Arg, {});
+    ir::Node* n = graph.new_node(ir::Op::Arg, {});
     n->ival = static_cast<int64_t>(i);
     if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
       targs[i].kind = ir::ArgKind::tensor;
@@ -140,8 +179,8 @@ void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args) {
       n->dtype = b->dtype();
       n->rank = b->dim();
       n->name = fmt::format("arg{}", i);
-      s.graph.arg_contiguous.resize(args.size());
-      s.graph.arg_contiguous[i] = b->dim() > 0 && b->stride(-1) == 1;
+      graph.arg_contiguous.resize(args.size());
+      graph.arg_contiguous[i] = b->dim() > 0 && b->stride(-1) == 1;
     } else if (std::holds_alternative<int64_t>(args[i])) {
       targs[i].kind = n->arg_kind = ir::ArgKind::int_scalar;
       targs[i].ivalue = std::get<int64_t>(args[i]);
@@ -152,11 +191,11 @@ void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args) {
       n->dtype = DType::f32;
     }
     targs[i].specialized = params_[i] == ParamKind::specialized;
-    s.graph.host.push_back(n);
-    s.graph.args.push_back(n);
+    graph.host.push_back(n);
+    graph.args.push_back(n);
     nodes[i] = n;
   }
-  frontend::TraceContext ctx(s.graph, settings_, targs);
+  frontend::TraceContext ctx(graph, settings, targs);
   std::vector<ir::Node*> outs = trace_fn_(nodes, args);
   ctx.raise_deferred();
   ctx.canonicalize();
@@ -164,19 +203,69 @@ void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args) {
     if (!o->is_tensor()) throw InternalError("a kernel returned a non-tensor");
   }
   ctx.add(ir::Op::Return, DType::boolean, {}, outs, {});
-  s.graph.outputs = outs;
-  if (env_flag("TESSEL_PRINT_IR")) std::cerr << ir::print(s.graph);
-  s.graph.reduction_syms = passes::reduction_dims(s.graph);
-  ir::verify(s.graph);
-  s.config = passes::complete_config(s.graph, settings_.config.value_or(Config{}), name_);
-  s.lowered = passes::roll_reductions(s.graph, s.config);
-  if (s.lowered && env_flag("TESSEL_PRINT_IR")) std::cerr << "after roll_reductions:\n" << ir::print(*s.lowered);
-  s.traced = true;
+  graph.outputs = outs;
+  if (env_flag("TESSEL_PRINT_IR")) std::cerr << ir::print(graph);
+  graph.reduction_syms = passes::reduction_dims(graph);
+  ir::verify(graph);
 }
 
-Specialization& KernelImpl::specialize(std::vector<CallArg>& args, bool on_gpu) {
-  bool unused = false;
-  check_args(args, unused);
+autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vector<CallArg>& args,
+                                             const std::string& key, const autotune::TuneOptions& options,
+                                             bool apply) {
+  // Graphs traced for other tunables (by their assignment as JSON), and graphs lowered
+  // for candidates' reduction_loops; s.graph is the one traced with the first choices.
+  std::map<std::string, std::unique_ptr<ir::Graph>> variants;
+  std::map<std::string, std::unique_ptr<ir::Graph>> lowered;
+  const auto traced = s.config.tunables.value_or(std::map<std::string, int64_t>{});
+  auto tunables_of = [&](const Config& c) {
+    Config only;
+    only.tunables = traced;
+    if (c.tunables)
+      for (const auto& [name, v] : *c.tunables) (*only.tunables)[name] = v;
+    return only;
+  };
+  auto traced_for = [&](const Config& c) -> ir::Graph& {
+    Config only = tunables_of(c);
+    if (*only.tunables == traced) return s.graph;
+    auto& slot = variants[only.to_json()];
+    if (!slot) {
+      auto g = std::make_unique<ir::Graph>();
+      Settings st = settings_;
+      st.config = only;
+      trace_into(*g, args, st);
+      slot = std::move(g);
+    }
+    return *slot;
+  };
+  // The program a candidate runs: traced for its tunables, lowered for its config.
+  autotune::GraphFor graph_for = [&](const Config& c) -> const ir::Graph& {
+    ir::Graph& g = traced_for(c);
+    Config complete = passes::complete_config(g, c, name_);
+    bool chunked = false;
+    for (const auto& r : complete.reduction_loops.value_or(std::vector<std::optional<int64_t>>{})) chunked |= r.has_value();
+    if (!chunked) return g;
+    auto& slot = lowered[fmt::format("{}@{}", static_cast<const void*>(&g), complete.to_json())];
+    if (!slot) slot = passes::roll_reductions(g, complete);
+    return slot ? *slot : g;
+  };
+  autotune::CallToTune call{name_, &s.graph, graph_for, args, settings_, key};
+  autotune::TuneResult r = autotune::tune_for_call(call, options);
+  if (!apply || !r.best) return r;
+  Config only = tunables_of(*r.best);
+  if (*only.tunables != traced) {
+    traced_for(*r.best);
+    s.graph = std::move(*variants.at(only.to_json()));
+  }
+  set_config(s, *r.best);
+  return r;
+}
+
+autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args, const autotune::TuneOptions& options,
+                                      bool apply) {
+  bool on_gpu = false;
+  check_args(args, on_gpu);
+  if (!on_gpu && !options.backend)
+    fail("autotuning needs GPU Buffers (and a GPU)", "pass cuda Buffers; unset TESSEL_INTERPRET");
   std::string k = key(args, on_gpu);
   std::shared_ptr<Specialization> spec;
   {
@@ -187,25 +276,64 @@ Specialization& KernelImpl::specialize(std::vector<CallArg>& args, bool on_gpu) 
   }
   std::lock_guard<std::mutex> lock(spec->mu);
   if (!spec->traced) trace(*spec, args);
-  return *spec;
+  autotune::TuneResult r = tune_locked(*spec, args, k, options, apply);
+  if (apply && on_gpu) spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_);
+  return r;
+}
+
+std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k, const std::vector<CallArg>& args) {
+  auto get = [&](const std::string& key) {
+    std::shared_ptr<Specialization> spec;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& slot = specs_[key];
+      if (!slot) slot = std::make_shared<Specialization>();
+      spec = slot;
+    }
+    std::lock_guard<std::mutex> lock(spec->mu);
+    if (!spec->traced) trace(*spec, args);
+    return spec;
+  };
+  std::shared_ptr<Specialization> spec = get(k);
+  if (spec->guards.empty()) return spec;
+  std::vector<ir::ArgValue> vals(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
+      vals[i].shape = &b->shape();
+      vals[i].strides = &b->strides();
+    } else if (std::holds_alternative<int64_t>(args[i])) {
+      vals[i].ivalue = std::get<int64_t>(args[i]);
+    } else {
+      vals[i].fvalue = std::get<double>(args[i]);
+    }
+  }
+  std::string g;
+  for (const auto& [node, pow2] : spec->guards) g += fmt::format("{},", next_pow2(ir::eval_host_int(node, vals)));
+  return g == spec->guard_values ? spec : get(k + "#" + g);
+}
+
+Specialization& KernelImpl::specialize(std::vector<CallArg>& args, bool on_gpu) {
+  bool unused = false;
+  check_args(args, unused);
+  return *lookup(key(args, on_gpu), args);
 }
 
 std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
   bool on_gpu = false;
   check_args(args, on_gpu);
   std::string k = key(args, on_gpu);
-  std::shared_ptr<Specialization> spec;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = specs_[k];
-    if (!slot) slot = std::make_shared<Specialization>();
-    spec = slot;
-  }
+  std::shared_ptr<Specialization> spec = lookup(k, args);
   {
     std::lock_guard<std::mutex> lock(spec->mu);
-    if (!spec->traced) trace(*spec, args);
-    if (on_gpu && !spec->gpu)
+    if (on_gpu && !spec->gpu) {
+      // First GPU call of this specialization: tune, or find the tuned config on disk.
+      if (wants_tuning()) {
+        autotune::TuneOptions options;
+        options.effort = *settings_.autotune_effort;
+        tune_locked(*spec, args, k, options, /*apply=*/true);
+      }
       spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_);
+    }
   }
   rt::HostEnv env;
   env.graph = &spec->program();
@@ -243,6 +371,17 @@ std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* 
   return k.call(args, stream);
 }
 
+Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args) {
+  autotune::TuneOptions options;
+  options.effort = k.settings().autotune_effort.value_or(AutotuneEffort::quick);
+  if (options.effort == AutotuneEffort::none) options.effort = AutotuneEffort::quick;
+  autotune::TuneResult r = k.tune(args, options, /*apply=*/true);
+  if (!r.best)
+    throw UserError(k.name(), {}, "autotuning found no working config" + (r.note.empty() ? "" : ": " + r.note),
+                    "run with TESSEL_AUTOTUNE_LOG=<file> to see why each config failed");
+  return *r.best;
+}
+
 std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args) {
   return ir::print(k.specialize(args, false).program());
 }
@@ -269,3 +408,20 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, b
 }
 
 }  // namespace tessel::detail
+
+namespace tessel::rt {
+
+autotune::TuneResult tune_kernel(detail::KernelImpl& k, std::vector<detail::CallArg> args,
+                                 const autotune::TuneOptions& options, bool apply) {
+  return k.tune(args, options, apply);
+}
+
+const ir::Graph& traced_graph(detail::KernelImpl& k, std::vector<detail::CallArg> args) {
+  return k.specialize(args, false).graph;
+}
+
+Config specialization_config(detail::KernelImpl& k, std::vector<detail::CallArg> args) {
+  return k.specialize(args, false).config;
+}
+
+}  // namespace tessel::rt

@@ -41,8 +41,10 @@ std::vector<std::string> cuda_homes() {
   return homes;
 }
 
+const char* const kNvrtcNames[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
+
 void init_nvrtc(Nvrtc& n) {
-  const char* names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
+  const auto& names = kNvrtcNames;
   for (const std::string& home : cuda_homes()) {
     for (const char* name : names) {
       std::string path = home + "/lib64/" + name;
@@ -180,5 +182,22 @@ std::string compile_cuda(const std::string& source, const std::string& program_n
 }
 
 int64_t compile_count() { return g_compile_count.load(); }
+
+std::string nvrtc_identity() {
+  static const std::string id = [] {
+    for (const std::string& home : cuda_homes()) {
+      for (const char* name : kNvrtcNames) {
+        std::error_code ec;
+        fs::path p = fs::canonical(home + "/lib64/" + name, ec);
+        if (ec || !fs::exists(p, ec)) continue;
+        auto size = fs::file_size(p, ec);
+        auto mtime = fs::last_write_time(p, ec).time_since_epoch().count();
+        return p.string() + ":" + std::to_string(size) + ":" + std::to_string(mtime);
+      }
+    }
+    return nvrtc_available() ? "nvrtc " + nvrtc_version() : std::string("no nvrtc");
+  }();
+  return id;
+}
 
 }  // namespace tessel::rt

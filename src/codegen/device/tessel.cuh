@@ -218,7 +218,7 @@ template <class Op, class T>
 __device__ __forceinline__ T warp_allreduce(T v, unsigned mask) {
 #pragma unroll
   for (unsigned b = 1; b < 32; b <<= 1)
-    if (mask & b) v = Op::combine(v, __shfl_xor_sync(0xffffffffu, v, b));
+    if (mask & b) v = Op::combine(v, static_cast<T>(__shfl_xor_sync(0xffffffffu, v, b)));
   return v;
 }
 
@@ -245,7 +245,7 @@ __device__ __forceinline__ void warp_arg_allreduce(T& v, long long& i, unsigned 
 #pragma unroll
   for (unsigned b = 1; b < 32; b <<= 1)
     if (mask & b) {
-      T v2 = __shfl_xor_sync(0xffffffffu, v, b);
+      T v2 = static_cast<T>(__shfl_xor_sync(0xffffffffu, v, b));
       long long i2 = __shfl_xor_sync(0xffffffffu, i, b);
       arg_combine<IsMax>(v, i, v2, i2);
     }

@@ -1,0 +1,188 @@
+// Row-wise reductions and normalizations (issue 3): softmax (whole row in registers and
+// the online two-pass form), layer_norm, rms_norm, cross_entropy, a row sum and seed
+// 002's padded_sum with a host-known bound. Each factory takes the kernel's ts::Settings,
+// as in basic.hpp.
+//
+// Shapes: x is [M, N], row-major or any strides. Reductions run over dim 1 (the N
+// columns). f16/bf16 inputs are computed in f32 (loaded with .to(ts::f32)) and rounded to
+// the input dtype once, at the store, as torch does.
+//
+// Tunables (ts::Config):
+//   block_sizes      the row tile (rows per program); softmax_two_pass: {rows, column chunk}.
+//   reduction_loops  kernels that declare ts::register_reduction_dim(x.size(1)) (all but
+//                    softmax_two_pass): unset = persistent reduction (the whole row in
+//                    registers), {C} = looped reduction over chunks of C columns.
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+#include <tessel/tessel.hpp>
+
+namespace examples {
+namespace ts = tessel;
+
+/// Softmax over each row: out[m, :] = exp(x[m, :] - max(x[m, :])) / sum(exp(x[m, :] - max)).
+/// x: [M, N] f32/f16/bf16; out: [M, N], x's dtype, computed in f32.
+/// Source: Helion examples/softmax.py `softmax` / `softmax_decomposed` (the whole row,
+/// x[tile_m, :], held in registers; max, exp, sum, divide).
+inline auto make_softmax(ts::Settings settings = {}) {
+  return ts::kernel(
+      "softmax",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        ts::register_reduction_dim(x.size(1));
+        for (auto tm : ts::tile(x.size(0))) {
+          ts::Value row = x(tm, ts::all).to(ts::f32);
+          ts::Value e = ts::exp(row - ts::max(row, 1, /*keepdim=*/true));
+          out(tm, ts::all) = e / ts::sum(e, 1, /*keepdim=*/true);
+        }
+        return out;
+      },
+      settings);
+}
+
+/// Online softmax: the same result as make_softmax, reading each row twice in chunks of
+/// columns instead of holding it in registers. The first loop carries the running maximum
+/// mi and the running denominator di (rescaled by exp(mi - mi_next) when the maximum
+/// grows); the second writes exp(x - mi) / di.
+/// x: [M, N] f32/f16/bf16; out: [M, N], x's dtype, computed in f32.
+/// Config::block_sizes = {rows per program, column chunk}: both are declared with
+/// ts::register_block_size, and the column chunk is shared by the two inner loops.
+/// Source: Helion examples/softmax.py `softmax_two_pass` (Milakov & Gimelshein 2018,
+/// "Online normalizer calculation for softmax").
+inline auto make_softmax_two_pass(ts::Settings settings = {}) {
+  return ts::kernel(
+      "softmax_two_pass",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        ts::BlockSize block_m = ts::register_block_size();
+        ts::BlockSize block_n = ts::register_block_size();
+        for (auto tm : ts::tile(x.size(0), {.block_size = block_m})) {
+          ts::Value mi = ts::full({tm}, -std::numeric_limits<double>::infinity(), ts::f32);
+          ts::Value di = ts::zeros({tm}, ts::f32);
+          for (auto tn : ts::tile(x.size(1), {.block_size = block_n})) {
+            ts::Value v = x(tm, tn).to(ts::f32);
+            ts::Value local = ts::max(v, 1);
+            ts::Value mi_next = ts::maximum(mi, local);
+            di = di * ts::exp(mi - mi_next) + ts::sum(ts::exp(v - mi_next(ts::all, ts::newaxis)), 1);
+            mi = mi_next;
+          }
+          for (auto tn : ts::tile(x.size(1), {.block_size = block_n})) {
+            ts::Value v = x(tm, tn).to(ts::f32);
+            out(tm, tn) = ts::exp(v - mi(ts::all, ts::newaxis)) / di(ts::all, ts::newaxis);
+          }
+        }
+        return out;
+      },
+      settings);
+}
+
+/// Layer norm forward over each row, with an affine weight and bias:
+///   mean = sum(x[m, :]) / N,  var = sum((x[m, :] - mean)^2) / N  (biased, as torch),
+///   out[m, n] = (x[m, n] - mean) * rsqrt(var + eps) * weight[n] + bias[n].
+/// x: [M, N] f32/f16/bf16; weight, bias: [N] (any float dtype); eps: a symbolic scalar
+/// (a double at the call; changing it does not recompile). Mean and variance in f32;
+/// out: [M, N], x's dtype. The variance is the two-pass (centered) form.
+/// Source: torch.nn.functional.layer_norm; Helion examples/layer_norm.py `layer_norm_fwd`.
+inline auto make_layer_norm(ts::Settings settings = {}) {
+  return ts::kernel(
+      "layer_norm",
+      [](ts::Tensor x, ts::Tensor weight, ts::Tensor bias, ts::Value eps) {
+        ts::Tensor out = ts::empty_like(x);
+        ts::register_reduction_dim(x.size(1));
+        for (auto tm : ts::tile(x.size(0))) {
+          ts::Value row = x(tm, ts::all).to(ts::f32);
+          ts::Value centered = row - ts::mean(row, 1, /*keepdim=*/true);
+          ts::Value var = ts::mean(centered * centered, 1, /*keepdim=*/true);
+          ts::Value normalized = centered * ts::rsqrt(var + eps);
+          out(tm, ts::all) = normalized * weight(ts::all).to(ts::f32) + bias(ts::all).to(ts::f32);
+        }
+        return out;
+      },
+      settings);
+}
+
+/// RMS norm forward over each row, with a weight:
+///   out[m, n] = x[m, n] * rsqrt(sum(x[m, :]^2) / N + eps) * weight[n].
+/// x: [M, N] f32/f16/bf16; weight: [N] (any float dtype); eps: a symbolic scalar.
+/// Computed in f32; out: [M, N], x's dtype.
+/// Source: Zhang & Sennrich 2019 (RMSNorm); torch.nn.functional.rms_norm; Helion
+/// examples/rms_norm.py `rms_norm_fwd`.
+inline auto make_rms_norm(ts::Settings settings = {}) {
+  return ts::kernel(
+      "rms_norm",
+      [](ts::Tensor x, ts::Tensor weight, ts::Value eps) {
+        ts::Tensor out = ts::empty_like(x);
+        ts::register_reduction_dim(x.size(1));
+        for (auto tm : ts::tile(x.size(0))) {
+          ts::Value row = x(tm, ts::all).to(ts::f32);
+          ts::Value inv_rms = ts::rsqrt(ts::mean(row * row, 1, /*keepdim=*/true) + eps);
+          out(tm, ts::all) = row * inv_rms * weight(ts::all).to(ts::f32);
+        }
+        return out;
+      },
+      settings);
+}
+
+/// Cross entropy per row (torch.nn.functional.cross_entropy(reduction='none')):
+///   loss[n] = logsumexp(logits[n, :]) - logits[n, target[n]],
+///   logsumexp(r) = max(r) + log(sum(exp(r - max(r)))).
+/// logits: [N, V] f32/f16/bf16; target: [N] i64 (or i32), each in [0, V) (no ignore_index;
+/// an out-of-range target reads a masked 0 instead of faulting); loss: [N] f32.
+/// The target logit is a gather with two index values, logits(tm.index(), target(tm)), of
+/// shape [tm] (one load per row). The direct form logits(tm, target(tm)) traces to the
+/// same shape but the interpreter rejects it (an internal error, reported), so this form
+/// is used until that is fixed.
+/// Source: Helion examples/cross_entropy.py (which gathers from a flat view,
+/// tile_n.index * v + labels).
+inline auto make_cross_entropy(ts::Settings settings = {}) {
+  return ts::kernel(
+      "cross_entropy",
+      [](ts::Tensor logits, ts::Tensor target) {
+        ts::Tensor loss = ts::empty({logits.size(0)}, ts::f32);
+        ts::register_reduction_dim(logits.size(1));
+        for (auto tm : ts::tile(logits.size(0))) {
+          ts::Value labels = target(tm);
+          ts::Value picked = logits(tm.index(), labels).to(ts::f32);
+          ts::Value row = logits(tm, ts::all).to(ts::f32);
+          ts::Value m = ts::max(row, 1);
+          ts::Value lse = m + ts::log(ts::sum(ts::exp(row - m(ts::all, ts::newaxis)), 1));
+          loss(tm) = lse - picked;
+        }
+        return loss;
+      },
+      settings);
+}
+
+/// Row sum: out[m] = sum(x[m, :]). x: [M, N] any dtype; out: [M] in x's dtype
+/// (f16/bf16 accumulate in f32 and round once; integers accumulate in i64), as torch.sum.
+inline auto make_row_sum(ts::Settings settings = {}) {
+  return ts::kernel(
+      "row_sum",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_empty({x.size(0)});
+        ts::register_reduction_dim(x.size(1));
+        for (auto tm : ts::tile(x.size(0))) out(tm) = ts::sum(x(tm, ts::all), 1);
+        return out;
+      },
+      settings);
+}
+
+/// Seed 002's padded_sum with a host-known bound: out[i] = sum(x[i, :]) for i < n, and
+/// out[i] = 0 for n <= i < M (new_zeros). x: [M, N] any dtype; n: a symbolic integer
+/// argument (changing it does not recompile), 0 <= n <= M; out: [M] in x's dtype.
+/// The device-resident bound (`tile(size)`, a persistent kernel) is seed002.hpp.
+inline auto make_padded_sum_host(ts::Settings settings = {}) {
+  return ts::kernel(
+      "padded_sum_host",
+      [](ts::Tensor x, ts::Value n) {
+        ts::Tensor out = x.new_zeros({x.size(0)});
+        ts::register_reduction_dim(x.size(1));
+        for (auto tn : ts::tile(n)) out(tn) = ts::sum(x(tn, ts::all), 1);
+        return out;
+      },
+      settings);
+}
+
+}  // namespace examples

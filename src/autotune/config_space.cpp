@@ -1,0 +1,303 @@
+#include "autotune/config_space.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "passes/default_config.hpp"
+#include "passes/layout.hpp"
+#include "passes/roll_reductions.hpp"
+
+namespace tessel::autotune {
+
+namespace {
+
+constexpr int64_t kMaxBlock = 8192;          // per tile dimension
+constexpr int64_t kUnknownExtentBlock = 1024;  // extent read on the device
+constexpr int kMaxRegs = 256;                // per thread, one tile value
+
+int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+int64_t prev_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+std::vector<int64_t> powers(int64_t lo, int64_t hi) {
+  std::vector<int64_t> out;
+  for (int64_t p = lo; p <= hi; p *= 2) out.push_back(p);
+  return out;
+}
+
+bool is_persistent(int64_t pid) {
+  auto p = static_cast<PidType>(pid);
+  return p == PidType::persistent_blocked || p == PidType::persistent_interleaved;
+}
+
+// The largest product of padded ts::all extents one value of the nest carries.
+int64_t extent_elems(const ir::Block& b) {
+  int64_t best = 1;
+  for (const ir::Node* n : b) {
+    int64_t p = 1;
+    for (const ir::Sym* s : n->shape)
+      if (s && s->kind == ir::Sym::extent_k) p *= s->extent_pow2;
+    best = std::max(best, p);
+    if (n->op == ir::Op::Loop) best = std::max(best, extent_elems(n->body));
+  }
+  return best;
+}
+
+// Per block id: the largest extent_elems of the top-level nests that use it.
+std::vector<int64_t> carried_extents(const ir::Graph& g) {
+  std::vector<int64_t> out(g.num_block_sizes, 1);
+  for (const ir::Node* top : g.host) {
+    if (top->op != ir::Op::Loop) continue;
+    int64_t e = extent_elems(top->body);
+    ir::walk({const_cast<ir::Node*>(top)}, [&](const ir::Node* n) {
+      if (n->op != ir::Op::Loop) return;
+      for (const ir::LoopDim& d : n->dims)
+        if (d.block_id >= 0) out.at(d.block_id) = std::max(out.at(d.block_id), e);
+    });
+  }
+  return out;
+}
+
+}  // namespace
+
+ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::string& kernel)
+    : graph_(g), kernel_(kernel) {
+  Config def = passes::complete_config(g, forced, kernel);
+  base_.loop_orders = forced.loop_orders;
+  base_.flatten_loops = forced.flatten_loops;
+  base_.l2_groupings = forced.l2_groupings;
+  base_.indexing = forced.indexing;
+
+  std::vector<int64_t> carried = carried_extents(g);
+  for (int b = 0; b < g.num_block_sizes; ++b) {
+    Knob k{Knob::block_size, b, "block_sizes[" + std::to_string(b) + "]", {}, true};
+    int64_t d = def.block_sizes->at(b);
+    if (forced.block_sizes) {
+      k.choices = {d};
+    } else {
+      int64_t hint = g.block_size_hint.at(b);
+      auto [rmin, rmax] = g.block_size_range.at(b);
+      int64_t hi = std::min(hint > 0 ? next_pow2(hint) : kUnknownExtentBlock, kMaxBlock);
+      int64_t lo = (hi <= 16 || carried[b] >= 16) ? 1 : 16;
+      if (rmin > 0) lo = std::max(lo, next_pow2(rmin));
+      if (rmax > 0) hi = std::min(hi, prev_pow2(rmax));
+      k.choices = powers(std::min(lo, d), std::max(hi, d));
+    }
+    knobs_.push_back(k);
+  }
+  auto fixed_or = [](const auto& f, std::vector<int64_t> all) {
+    return f ? std::vector<int64_t>{static_cast<int64_t>(*f)} : all;
+  };
+  knobs_.push_back({Knob::num_warps, 0, "num_warps", fixed_or(forced.num_warps, {1, 2, 4, 8, 16})});
+  knobs_.push_back({Knob::num_stages, 0, "num_stages", fixed_or(forced.num_stages, {1})});
+
+  bool persistent = false, xyz_ok = true;
+  for (const ir::Node* n : g.host) {
+    if (n->op != ir::Op::Loop) continue;
+    persistent |= n->persistent;
+    xyz_ok &= n->dims.size() <= 3;
+  }
+  auto pid = [](PidType p) { return static_cast<int64_t>(p); };
+  std::vector<int64_t> pids;
+  if (!persistent) pids.push_back(pid(PidType::flat));
+  if (!persistent && xyz_ok) pids.push_back(pid(PidType::xyz));
+  pids.push_back(pid(PidType::persistent_blocked));
+  pids.push_back(pid(PidType::persistent_interleaved));
+  if (forced.pid_type) pids = {pid(*forced.pid_type)};
+  knobs_.push_back({Knob::pid_type, 0, "pid_type", pids, false});
+  bool any_persistent = std::any_of(pids.begin(), pids.end(), is_persistent);
+  knobs_.push_back({Knob::num_sm_multiplier, 0, "num_sm_multiplier",
+                    fixed_or(forced.num_sm_multiplier,
+                             any_persistent ? std::vector<int64_t>{1, 2, 4, 8} : std::vector<int64_t>{1})});
+
+  for (size_t i = 0; i < g.reduction_syms.size(); ++i) {
+    Knob k{Knob::reduction_loop, static_cast<int>(i), "reduction_loops[" + std::to_string(i) + "]", {}, true};
+    if (forced.reduction_loops && i < forced.reduction_loops->size()) {
+      k.choices = {(*forced.reduction_loops)[i].value_or(0)};
+    } else {
+      int64_t pow2 = g.reduction_syms[i]->extent_pow2;
+      if (pow2 >= 32) k.choices = powers(16, pow2 / 2);
+      k.choices.push_back(0);  // none: the whole extent in registers
+    }
+    knobs_.push_back(k);
+  }
+  for (size_t i = 0; i < g.tunables.size(); ++i) {
+    const auto& [name, choices] = g.tunables[i];
+    Knob k{Knob::tunable, static_cast<int>(i), "tunables." + name, choices, false};
+    if (forced.tunables && forced.tunables->count(name)) k.choices = {forced.tunables->at(name)};
+    knobs_.push_back(k);
+  }
+  default_ = canonical(point(def));
+}
+
+Config ConfigSpace::config(const Point& p) const {
+  Config c = base_;
+  if (graph_.num_block_sizes > 0) c.block_sizes.emplace(graph_.num_block_sizes, 1);
+  if (!graph_.reduction_syms.empty()) c.reduction_loops.emplace(graph_.reduction_syms.size());
+  if (!graph_.tunables.empty()) c.tunables.emplace();
+  for (size_t i = 0; i < knobs_.size(); ++i) {
+    const Knob& k = knobs_[i];
+    int64_t v = k.choices.at(p.at(i));
+    switch (k.kind) {
+      case Knob::block_size: (*c.block_sizes)[k.index] = v; break;
+      case Knob::num_warps: c.num_warps = static_cast<int>(v); break;
+      case Knob::num_stages: c.num_stages = static_cast<int>(v); break;
+      case Knob::pid_type: c.pid_type = static_cast<PidType>(v); break;
+      case Knob::num_sm_multiplier: c.num_sm_multiplier = static_cast<int>(v); break;
+      case Knob::reduction_loop:
+        (*c.reduction_loops)[k.index] = v == 0 ? std::nullopt : std::optional<int64_t>(v);
+        break;
+      case Knob::tunable: (*c.tunables)[graph_.tunables.at(k.index).first] = v; break;
+    }
+  }
+  if (c.pid_type && !is_persistent(static_cast<int64_t>(*c.pid_type))) c.num_sm_multiplier = 1;
+  return c;
+}
+
+Point ConfigSpace::point(const Config& c) const {
+  Point p(knobs_.size(), 0);
+  for (size_t i = 0; i < knobs_.size(); ++i) {
+    const Knob& k = knobs_[i];
+    std::optional<int64_t> v;
+    switch (k.kind) {
+      case Knob::block_size:
+        if (c.block_sizes && k.index < static_cast<int>(c.block_sizes->size())) v = (*c.block_sizes)[k.index];
+        break;
+      case Knob::num_warps: if (c.num_warps) v = *c.num_warps; break;
+      case Knob::num_stages: if (c.num_stages) v = *c.num_stages; break;
+      case Knob::pid_type: if (c.pid_type) v = static_cast<int64_t>(*c.pid_type); break;
+      case Knob::num_sm_multiplier: if (c.num_sm_multiplier) v = *c.num_sm_multiplier; break;
+      case Knob::reduction_loop:
+        // Unset means a persistent reduction (0, "none").
+        v = c.reduction_loops && k.index < static_cast<int>(c.reduction_loops->size())
+                ? (*c.reduction_loops)[k.index].value_or(0)
+                : 0;
+        break;
+      case Knob::tunable:
+        if (c.tunables) {
+          auto it = c.tunables->find(graph_.tunables.at(k.index).first);
+          if (it != c.tunables->end()) v = it->second;
+        }
+        break;
+    }
+    if (!v) {
+      p[i] = default_.empty() ? 0 : default_[i];
+      continue;
+    }
+    auto exact = std::find(k.choices.begin(), k.choices.end(), *v);
+    if (exact != k.choices.end() || !k.ordered || *v <= 0) {
+      p[i] = exact != k.choices.end() ? static_cast<int>(exact - k.choices.begin()) : 0;
+      continue;
+    }
+    double best = 1e300;
+    for (size_t j = 0; j < k.choices.size(); ++j) {
+      if (k.choices[j] <= 0) continue;
+      double d = std::fabs(std::log2(static_cast<double>(k.choices[j])) - std::log2(static_cast<double>(*v)));
+      if (d < best) best = d, p[i] = static_cast<int>(j);
+    }
+  }
+  return p;
+}
+
+Point ConfigSpace::canonical(Point p) const {
+  for (size_t i = 0; i < knobs_.size(); ++i) {
+    if (knobs_[i].kind != Knob::pid_type || is_persistent(knobs_[i].choices.at(p[i]))) continue;
+    for (size_t j = 0; j < knobs_.size(); ++j)
+      if (knobs_[j].kind == Knob::num_sm_multiplier) {
+        auto one = std::find(knobs_[j].choices.begin(), knobs_[j].choices.end(), 1);
+        if (one != knobs_[j].choices.end()) p[j] = static_cast<int>(one - knobs_[j].choices.begin());
+      }
+  }
+  return p;
+}
+
+bool ConfigSpace::valid(const Point& p) const {
+  if (p == default_) return true;  // the default is always measured
+  Config c = config(p);
+  try {
+    // Looped reductions change the loop nests: measure the lowered program.
+    std::unique_ptr<ir::Graph> lowered = passes::roll_reductions(graph_, c);
+    const ir::Graph& g = lowered ? *lowered : graph_;
+    for (const ir::Node* n : g.host)
+      if (n->op == ir::Op::Loop && passes::compute_layout(n, c).regs() > kMaxRegs) return false;
+  } catch (const std::exception&) {
+    return false;  // e.g. a reduction the pass cannot chunk
+  }
+  return true;
+}
+
+int64_t ConfigSpace::size() const {
+  int64_t n = 1;
+  for (const Knob& k : knobs_) n = std::min<int64_t>(n * static_cast<int64_t>(k.choices.size()), int64_t{1} << 62);
+  return n;
+}
+
+Point ConfigSpace::random_point(std::mt19937_64& rng) const {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    Point p(knobs_.size());
+    for (size_t i = 0; i < knobs_.size(); ++i)
+      p[i] = std::uniform_int_distribution<int>(0, static_cast<int>(knobs_[i].choices.size()) - 1)(rng);
+    p = canonical(p);
+    if (valid(p)) return p;
+  }
+  return default_;
+}
+
+std::vector<Point> ConfigSpace::neighbors(const Point& p, int radius) const {
+  // Moves of one knob: its index after the move.
+  auto moves = [&](size_t i) {
+    std::vector<int> out;
+    const Knob& k = knobs_[i];
+    int n = static_cast<int>(k.choices.size());
+    if (k.ordered) {
+      if (p[i] - 1 >= 0) out.push_back(p[i] - 1);
+      if (p[i] + 1 < n) out.push_back(p[i] + 1);
+    } else {
+      for (int j = 0; j < n; ++j)
+        if (j != p[i]) out.push_back(j);
+    }
+    return out;
+  };
+  std::vector<Point> out;
+  std::set<Point> seen{canonical(p)};
+  auto add = [&](Point q) {
+    q = canonical(std::move(q));
+    if (seen.insert(q).second && valid(q)) out.push_back(q);
+  };
+  for (size_t i = 0; i < knobs_.size(); ++i) {
+    for (int a : moves(i)) {
+      Point q = p;
+      q[i] = a;
+      if (radius <= 1) {
+        add(q);
+        continue;
+      }
+      for (size_t j = i + 1; j < knobs_.size(); ++j)
+        for (int b : moves(j)) {
+          Point r = q;
+          r[j] = b;
+          add(r);
+        }
+    }
+  }
+  return out;
+}
+
+Point ConfigSpace::shifted(const Point& p, Knob::Kind kind, int steps) const {
+  Point q = p;
+  for (size_t i = 0; i < knobs_.size(); ++i)
+    if (knobs_[i].kind == kind)
+      q[i] = std::clamp(q[i] + steps, 0, static_cast<int>(knobs_[i].choices.size()) - 1);
+  return canonical(q);
+}
+
+}  // namespace tessel::autotune

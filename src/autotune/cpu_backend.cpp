@@ -1,0 +1,90 @@
+#include "autotune/cpu_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "autotune/accuracy.hpp"
+#include "passes/default_config.hpp"
+#include "runtime/host_program.hpp"
+
+namespace tessel::autotune {
+
+CpuBackend::CpuBackend(const ir::Graph& g, std::vector<detail::CallArg> args, Config reference_config,
+                       std::string kernel, CpuBackendOptions options)
+    : graph_(g), args_(std::move(args)), reference_config_(std::move(reference_config)),
+      kernel_(std::move(kernel)), options_(std::move(options)) {}
+
+std::vector<Buffer> CpuBackend::run(const Config& config, const ir::Graph*& graph) {
+  const ir::Graph& g = options_.graph_for ? options_.graph_for(config) : graph_;
+  graph = &g;
+  Config complete = passes::complete_config(g, config, kernel_);
+  rt::HostEnv env;
+  env.graph = &g;
+  env.device = cpu();
+  env.args.resize(args_.size());
+  env.arg_buffers.resize(args_.size());
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (const Buffer* b = std::get_if<Buffer>(&args_[i])) {
+      Buffer copy = Buffer::empty(b->shape(), b->dtype(), cpu());  // fresh inputs every run
+      copy.copy_from(*b);
+      env.arg_buffers[i] = copy;
+      env.args[i].shape = &env.arg_buffers[i].shape();
+      env.args[i].strides = &env.arg_buffers[i].strides();
+    } else if (const int64_t* v = std::get_if<int64_t>(&args_[i])) {
+      env.args[i].ivalue = *v;
+      env.args[i].fvalue = static_cast<double>(*v);
+    } else {
+      env.args[i].fvalue = std::get<double>(args_[i]);
+      env.args[i].ivalue = static_cast<int64_t>(env.args[i].fvalue);
+    }
+  }
+  std::vector<Buffer> outs = rt::run_host_program(g, complete, env, nullptr);
+  // Then written arguments that are not returned.
+  std::vector<const ir::Node*> written;
+  ir::walk(g.host, [&](const ir::Node* n) {
+    if (n->op == ir::Op::Store && n->args[0]->op == ir::Op::Arg &&
+        std::find(written.begin(), written.end(), n->args[0]) == written.end() &&
+        std::find(g.outputs.begin(), g.outputs.end(), n->args[0]) == g.outputs.end())
+      written.push_back(n->args[0]);
+  });
+  for (const ir::Node* w : written) outs.push_back(env.arg_buffers.at(w->ival));
+  return outs;
+}
+
+std::vector<Measurement> CpuBackend::measure(const std::vector<Config>& configs, const Done& done) {
+  if (!have_reference_) {
+    const ir::Graph* g = nullptr;
+    try {
+      reference_ = run(reference_config_, g);
+    } catch (const Error& e) {
+      throw RuntimeError(std::string("autotune: the default config failed, so candidates cannot be checked: ") +
+                         e.what());
+    }
+    for (size_t i = 0; i < options_.reference.size() && i < reference_.size(); ++i)
+      reference_[i] = options_.reference[i];
+    have_reference_ = true;
+  }
+  std::vector<Measurement> out;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    Measurement m;
+    try {
+      const ir::Graph* g = nullptr;
+      auto start = std::chrono::steady_clock::now();
+      std::vector<Buffer> outs = run(configs[i], g);
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+      if (options_.corrupt) options_.corrupt(configs[i], outs);
+      std::string mismatch = compare_outputs(outs, reference_);
+      if (!mismatch.empty())
+        m = Measurement::rejection(mismatch);
+      else
+        m = Measurement::success(options_.cost ? options_.cost(configs[i]) : us);
+    } catch (const Error& e) {
+      m = Measurement::failure(e.what());
+    }
+    out.push_back(m);
+    done(i, m);
+  }
+  return out;
+}
+
+}  // namespace tessel::autotune

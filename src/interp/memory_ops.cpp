@@ -1,0 +1,347 @@
+#include "interp/memory_ops.hpp"
+
+#include <limits>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "common/element.hpp"
+
+namespace tessel::interp {
+
+using ir::IndexKind;
+using ir::Node;
+
+namespace {
+
+constexpr int64_t kInvalid = std::numeric_limits<int64_t>::min();
+
+/// The addressing of one access: the indexed extents, the element offset contributed by
+/// each indexed dim (kInvalid where masked), and the gather / value cursors.
+struct Addressing {
+  Dims dims;
+  int64_t base = 0;      // offset of the scalar indices
+  bool dead = false;     // some scalar index is out of range: every element is masked
+  std::vector<int64_t> table;            // concatenated per-dim offset tables
+  std::array<int64_t, kMaxRank + 1> table_at{};  // start of dim r's table
+  // Cursors: gathers first (index values read at the cursor), then the stored value.
+  int ncursors = 0;
+  int ngathers = 0;
+  std::array<std::array<int64_t, kMaxRank>, kMaxRank + 1> cstride{};  // per cursor, per dim
+  std::array<const TileValue*, kMaxRank> gvalue{};
+  std::array<int64_t, kMaxRank> gstride{};  // tensor stride of the gathered dim
+  std::array<int64_t, kMaxRank> gsize{};    // tensor size of the gathered dim
+};
+
+// Extents and Syms of the broadcast of the gather operands (right-aligned).
+void gather_block(Frame& f, const Node* n, int first_operand, Dims& block,
+                  std::vector<const ir::Sym*>& syms) {
+  block.clear();
+  syms.clear();
+  int k = first_operand;
+  for (const ir::IndexInfo& info : n->access) {
+    if (info.kind == IndexKind::newaxis) continue;
+    const Node* op = n->args.at(k++);
+    if (info.kind != IndexKind::gather) continue;
+    const Dims& d = f.value(op).dims;
+    if (d.size() != op->shape.size()) throw InternalError("interpreter: gather index rank mismatch");
+    if (d.size() > block.size()) {
+      size_t grow = d.size() - block.size();
+      block.insert(block.begin(), grow, 1);
+      syms.insert(syms.begin(), grow, nullptr);
+    }
+    for (size_t j = 0; j < d.size(); ++j) {
+      size_t at = block.size() - d.size() + j;
+      if (block[at] == 1)
+        block[at] = d[j];
+      else if (d[j] != 1 && d[j] != block[at])
+        throw InternalError("interpreter: gather indices do not broadcast");
+      if (!syms[at]) syms[at] = op->shape[j];
+    }
+  }
+}
+
+void push_dim(Addressing& a, int64_t extent) {
+  a.table_at[a.dims.size()] = static_cast<int64_t>(a.table.size());
+  a.dims.push_back(extent);
+}
+
+// Builds the addressing of Load/Store `n` whose first index operand is args[first].
+void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
+  a.dims.clear();
+  a.table.clear();
+  a.base = 0;
+  a.dead = false;
+  a.ngathers = 0;
+  thread_local Dims block;
+  thread_local std::vector<const ir::Sym*> block_syms;
+  gather_block(f, n, first, block, block_syms);
+  int gather_pos = -1;
+  int k = first, td = 0;
+  std::array<int, kMaxRank> gather_rank{};
+  for (const ir::IndexInfo& info : n->access) {
+    if (a.dims.size() + block.size() > static_cast<size_t>(kMaxRank))
+      throw InternalError("interpreter: access rank above 16");
+    if (info.kind == IndexKind::newaxis) {
+      push_dim(a, 1);
+      a.table.push_back(0);
+      continue;
+    }
+    const Node* op = n->args.at(k++);
+    const int64_t size = t.size(td), stride = t.stride(td);
+    ++td;
+    switch (info.kind) {
+      case IndexKind::scalar: {
+        int64_t idx = f.scalar_int(op);
+        if (idx < 0 || idx >= size)
+          a.dead = true;
+        else
+          a.base += idx * stride;
+        break;
+      }
+      case IndexKind::tile: {
+        const ir::Sym* s = info.sym;
+        const LoopState& ls = f.loop(op);
+        int64_t tb = ls.tile_begin.at(s->loop_dim), te = ls.tile_end.at(s->loop_dim);
+        int64_t blk = f.extent(s);
+        push_dim(a, blk);
+        for (int64_t c = 0; c < blk; ++c) {
+          int64_t idx = tb + c;
+          a.table.push_back(idx < te && idx >= 0 && idx < size ? idx * stride : kInvalid);
+        }
+        break;
+      }
+      case IndexKind::all: {
+        int64_t ext = f.extent(info.sym), valid = f.valid(info.sym);
+        push_dim(a, ext);
+        for (int64_t c = 0; c < ext; ++c) a.table.push_back(c < valid && c < size ? c * stride : kInvalid);
+        break;
+      }
+      case IndexKind::gather: {
+        if (gather_pos < 0) {
+          gather_pos = static_cast<int>(a.dims.size());
+          // Masked by the validity of their Syms (a tile's ragged edge), as Helion
+          // masks every tile dimension of an access, however it is indexed.
+          for (size_t j = 0; j < block.size(); ++j) {
+            push_dim(a, block[j]);
+            int64_t valid = f.valid(block_syms[j]);
+            for (int64_t c = 0; c < block[j]; ++c) a.table.push_back(c < valid ? 0 : kInvalid);
+          }
+        }
+        int g = a.ngathers++;
+        const TileValue& v = f.value(op);
+        if (v.is_float()) throw InternalError("interpreter: a float gather index");
+        a.gvalue[g] = &v;
+        a.gstride[g] = stride;
+        a.gsize[g] = size;
+        gather_rank[g] = static_cast<int>(v.dims.size());
+        break;
+      }
+      case IndexKind::newaxis:
+        break;
+    }
+  }
+  a.table_at[a.dims.size()] = static_cast<int64_t>(a.table.size());
+  // Gather cursors: operand dims right-aligned inside the gather block.
+  const int gk = static_cast<int>(block.size());
+  for (int g = 0; g < a.ngathers; ++g) {
+    std::array<int64_t, kMaxRank>& st = a.cstride[g];
+    st.fill(0);
+    const Dims& d = a.gvalue[g]->dims;
+    int64_t stride = 1;
+    for (int j = gather_rank[g] - 1; j >= 0; --j) {
+      int r = gather_pos + (gk - gather_rank[g]) + j;
+      st[r] = d[j] == 1 ? 0 : stride;
+      stride *= d[j];
+    }
+  }
+  a.ncursors = a.ngathers;
+}
+
+// One row of indexed elements: the coordinates along the last indexed dim, at fixed
+// outer coordinates.
+struct Row {
+  int64_t linear;        // index (in the indexed shape) of the row's first element
+  bool ok;               // the outer coordinates are valid
+  int64_t off;           // element offset of the outer coordinates and scalar indices
+  const int64_t* table;  // per coordinate: offset contribution or kInvalid
+  int64_t n;             // coordinates in the row
+  const int64_t* cur;    // cursors at coordinate 0
+  const int64_t* step;   // cursor steps per coordinate
+};
+
+// Calls fn(row) for every row of the indexed shape, in row-major order.
+template <class F>
+void for_each_row(const Addressing& a, F&& fn) {
+  static const int64_t kZero = 0;
+  const int R = static_cast<int>(a.dims.size()), C = a.ncursors;
+  std::array<int64_t, kMaxRank + 1> zeros{};
+  if (R == 0) {
+    fn(Row{0, !a.dead, a.base, &kZero, 1, zeros.data(), zeros.data()});
+    return;
+  }
+  // Level q holds the offset, validity and cursors of dims < q at the current coords.
+  std::array<int64_t, kMaxRank + 1> loff{}, coord{}, cur{}, step{};
+  std::array<bool, kMaxRank + 1> lok{};
+  std::array<std::array<int64_t, kMaxRank + 1>, kMaxRank + 1> lcur{};
+  loff[0] = a.base;
+  lok[0] = !a.dead;
+  auto refresh = [&](int from) {
+    for (int q = from; q < R - 1; ++q) {
+      int64_t t = a.table[a.table_at[q] + coord[q]];
+      lok[q + 1] = lok[q] && t != kInvalid;
+      loff[q + 1] = loff[q] + (t == kInvalid ? 0 : t);
+      for (int c = 0; c < C; ++c) lcur[c][q + 1] = lcur[c][q] + coord[q] * a.cstride[c][q];
+    }
+  };
+  refresh(0);
+  const int last = R - 1;
+  for (int c = 0; c < C; ++c) step[c] = a.cstride[c][last];
+  const int64_t* tl = a.table.data() + a.table_at[last];
+  int64_t linear = 0;
+  while (true) {
+    for (int c = 0; c < C; ++c) cur[c] = lcur[c][last];
+    fn(Row{linear, lok[last], loff[last], tl, a.dims[last], cur.data(), step.data()});
+    linear += a.dims[last];
+    int r = last - 1;
+    for (; r >= 0; --r) {
+      if (++coord[r] < a.dims[r]) break;
+      coord[r] = 0;
+    }
+    if (r < 0) break;
+    refresh(r);
+  }
+}
+
+// Offset of coordinate c of `row` including the gather indices; false when masked.
+bool element_offset(const Addressing& a, const Row& row, int64_t c, int64_t& off) {
+  if (!row.ok || row.table[c] == kInvalid) return false;
+  off = row.off + row.table[c];
+  for (int g = 0; g < a.ngathers; ++g) {
+    int64_t idx = a.gvalue[g]->i[row.cur[g] + c * row.step[g]];
+    if (idx < 0 || idx >= a.gsize[g]) return false;
+    off += idx * a.gstride[g];
+  }
+  return true;
+}
+
+// Calls f(T{}) with the C++ type a dtype is stored as, when it has one (not f16/bf16).
+template <class F>
+bool with_native_type(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: f(float{}); return true;
+    case DType::f64: f(double{}); return true;
+    case DType::i32: f(int32_t{}); return true;
+    case DType::i64:
+    case DType::u64: f(int64_t{}); return true;
+    case DType::boolean: f(uint8_t{}); return true;
+    default: return false;
+  }
+}
+
+Addressing& scratch() {
+  thread_local Addressing a;
+  return a;
+}
+
+const Buffer& host_tensor(Frame& f, const Node* n) {
+  const Buffer& b = f.env().tensor(n->args.at(0));
+  if (b.device().is_cuda())
+    throw InternalError("interpreter: a GPU buffer reached the interpreter (stage it to the host)");
+  if (b.dim() > kMaxRank) throw InternalError("interpreter: tensor rank above 16");
+  return b;
+}
+
+template <class O>
+void load_into(const Addressing& a, const Buffer& t, O* out) {
+  const char* base = static_cast<const char*>(t.data_ptr());
+  const DType dt = t.dtype();
+  const bool native = a.ngathers == 0 && with_native_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = reinterpret_cast<const T*>(base);
+    for_each_row(a, [&](const Row& r) {
+      O* o = out + r.linear;
+      for (int64_t c = 0; c < r.n; ++c)
+        o[c] = (r.ok && r.table[c] != kInvalid) ? static_cast<O>(p[r.off + r.table[c]]) : O(0);
+    });
+  });
+  if (native) return;
+  const int64_t es = dtype_size(dt);
+  for_each_row(a, [&](const Row& r) {
+    for (int64_t c = 0; c < r.n; ++c) {
+      int64_t off = 0;
+      O& o = out[r.linear + c];
+      if (!element_offset(a, r, c, off))
+        o = 0;
+      else if constexpr (std::is_same_v<O, double>)
+        o = read_element(base + off * es, dt);
+      else
+        o = read_element_int(base + off * es, dt);
+    }
+  });
+}
+
+template <class V>
+void store_from(const Addressing& a, const Buffer& t, const V* val, int vc) {
+  char* base = static_cast<char*>(t.data_ptr());
+  const DType dt = t.dtype();
+  const bool native = a.ngathers == 0 && !(std::is_same_v<V, double> && !is_float(dt)) &&
+                      with_native_type(dt, [&](auto tag) {
+                        using T = decltype(tag);
+                        T* p = reinterpret_cast<T*>(base);
+                        for_each_row(a, [&](const Row& r) {
+                          if (!r.ok) return;
+                          const V* v = val + r.cur[vc];
+                          const int64_t vs = r.step[vc];
+                          for (int64_t c = 0; c < r.n; ++c)
+                            if (r.table[c] != kInvalid) p[r.off + r.table[c]] = static_cast<T>(v[c * vs]);
+                        });
+                      });
+  if (native) return;
+  const int64_t es = dtype_size(dt);
+  for_each_row(a, [&](const Row& r) {
+    for (int64_t c = 0; c < r.n; ++c) {
+      int64_t off = 0;
+      if (!element_offset(a, r, c, off)) continue;
+      V v = val[r.cur[vc] + c * r.step[vc]];
+      if constexpr (std::is_same_v<V, double>)
+        write_element(base + off * es, dt, v);
+      else
+        write_element_int(base + off * es, dt, v);
+    }
+  });
+}
+
+}  // namespace
+
+void exec_load(Frame& f, const Node* n, TileValue& out) {
+  const Buffer& t = host_tensor(f, n);
+  Addressing& a = scratch();
+  plan(f, n, 1, t, a);
+  const Dims& want = f.dims(n);
+  if (a.dims != want)
+    throw InternalError(fmt::format("interpreter: load %{} addresses {} dims, its shape has {}", n->id,
+                                    a.dims.size(), want.size()));
+  out.reset(n->dtype, want);
+  if (out.is_float())
+    load_into(a, t, out.f.data());
+  else
+    load_into(a, t, out.i.data());
+  round_in_place(out);
+}
+
+void exec_store(Frame& f, const Node* n) {
+  const Buffer& t = host_tensor(f, n);
+  const TileValue& v = f.value(n->args.at(1));
+  Addressing& a = scratch();
+  plan(f, n, 2, t, a);
+  // The stored value is one more cursor, broadcast into the indexed extents.
+  a.cstride[a.ncursors] = broadcast_strides(a.dims, v.dims);
+  const int vc = a.ncursors++;
+  if (v.is_float())
+    store_from(a, t, v.f.data(), vc);
+  else
+    store_from(a, t, v.i.data(), vc);
+}
+
+}  // namespace tessel::interp

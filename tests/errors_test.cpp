@@ -1,0 +1,232 @@
+// Deliberately wrong kernels: each must raise a UserError that names the kernel, the
+// user's file and line, and says what to do.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <tessel/tessel.hpp>
+#include <tessel/testing.hpp>
+
+namespace ts = tessel;
+
+namespace {
+
+int g_line = 0;  // the line of the offending statement, recorded while tracing
+
+// The message of the UserError `f` throws ("<no error>" when none).
+template <class F>
+std::string user_error(F&& f) {
+  try {
+    f();
+  } catch (const ts::UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// `msg` names kernel `kernel`, this file at `line` (when > 0), and contains `what` and
+// `hint`.
+void expect_message(const std::string& msg, const std::string& kernel, int line, const std::string& what,
+                    const std::string& hint) {
+  EXPECT_NE(msg.find("kernel '" + kernel + "'"), std::string::npos) << msg;
+  if (line > 0)
+    EXPECT_NE(msg.find("errors_test.cpp:" + std::to_string(line)), std::string::npos)
+        << "expected line " << line << " in: " << msg;
+  EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  EXPECT_NE(msg.find(hint), std::string::npos) << msg;
+}
+
+ts::Buffer vec(int n) { return ts::Buffer::zeros({n}, ts::f32); }
+ts::Buffer mat(int m, int n) { return ts::Buffer::zeros({m, n}, ts::f32); }
+
+}  // namespace
+
+TEST(Errors, BitwiseOpOnFloats) {
+  auto k = ts::kernel("bits_on_floats", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      g_line = __LINE__; out(t) = x(t) & x(t);
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(vec(8)); });
+  expect_message(msg, "bits_on_floats", g_line, "bitwise operator & needs integer or bool operands, got f32",
+                 "convert with .to(ts::i32) first");
+}
+
+TEST(Errors, TooManyIndicesForTheRank) {
+  auto k = ts::kernel("rank_mismatch", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto [i, j] : ts::grid(x.size(0), x.size(1))) {
+      g_line = __LINE__; out(i, j) = x(i, j, 0);
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(mat(2, 3)); });
+  expect_message(msg, "rank_mismatch", g_line, "has 2 dimensions but is indexed with 3 indices",
+                 "index each dimension once");
+}
+
+TEST(Errors, StoreOfATileIntoASmallerIndexedShape) {
+  auto k = ts::kernel("store_shape", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty({x.size(0)}, ts::f32);
+    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+      g_line = __LINE__; out(tm) = x(tm, tn) * 2;
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(mat(4, 4)); });
+  expect_message(msg, "store_shape", g_line, "shape mismatch in a store",
+                 "the value must broadcast to the indexed shape");
+}
+
+TEST(Errors, SizeOfADimensionPastTheRank) {
+  auto k = ts::kernel("size_rank", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    g_line = __LINE__; ts::Value n = x.size(5);
+    for (auto t : ts::tile(n)) out(t) = x(t);
+    return out;
+  });
+  std::string msg = user_error([&] { k(mat(2, 2)); });
+  expect_message(msg, "size_rank", g_line, "size(5) is out of range", "use a dimension in [-2, 1]");
+}
+
+TEST(Errors, HostTensorUsedAsAValueInsideALoop) {
+  auto k = ts::kernel("host_tensor_value", [](ts::Tensor x, ts::Tensor bound) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      g_line = __LINE__; out(t) = x(t) + bound;
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(vec(8), ts::Buffer::scalar(3, ts::i32)); });
+  expect_message(msg, "host_tensor_value", g_line, "is used as a value inside a device loop without loading it",
+                 "use ts::load(x) or x.item()");
+}
+
+TEST(Errors, LoopBoundFromTrueDivision) {
+  auto k = ts::kernel("float_bound", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    g_line = __LINE__; for (auto t : ts::tile(x.size(0) / 2)) out(t) = x(t);
+    return out;
+  });
+  std::string msg = user_error([&] { k(vec(8)); });
+  expect_message(msg, "float_bound", g_line, "a loop bound is not an integer",
+                 "use ts::floordiv for integer division");
+}
+
+TEST(Errors, WrongNumberOfArguments) {
+  auto k = ts::kernel("arg_count", [](ts::Tensor x, ts::Tensor y) {
+    for (auto t : ts::tile(x.size(0))) y(t) = x(t);
+  });
+  std::string msg = user_error([&] { k(vec(4)); });
+  expect_message(msg, "arg_count", 0, "called with 1 arguments, the kernel takes 2", "");
+}
+
+TEST(Errors, NumberPassedForATensorParameter) {
+  auto k = ts::kernel("arg_kind", [](ts::Tensor x, ts::Tensor y) {
+    for (auto t : ts::tile(x.size(0))) y(t) = x(t);
+  });
+  std::string msg = user_error([&] { k(vec(4), 3); });
+  expect_message(msg, "arg_kind", 0, "argument 1 is a number", "a ts::Tensor (pass a ts::Buffer)");
+}
+
+TEST(Errors, CpuBufferPassedWithAGpuBuffer) {
+  if (!ts::gpu_available()) GTEST_SKIP() << "no GPU: mixing devices needs a cuda Buffer";
+  auto k = ts::kernel("mixed_devices", [](ts::Tensor x, ts::Tensor y) {
+    for (auto t : ts::tile(x.size(0))) y(t) = x(t);
+  });
+  std::string msg = user_error([&] { k(vec(4), ts::Buffer::zeros({4}, ts::f32, ts::cuda(0))); });
+  expect_message(msg, "mixed_devices", 0, "argument 1 is on cuda:0 but argument 0 is on cpu",
+                 "a CPU buffer cannot be passed with a GPU buffer");
+}
+
+TEST(Errors, BreakOutOfALoopBody) {
+  auto k = ts::kernel("early_break", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    g_line = __LINE__; for (auto t : ts::tile(x.size(0))) {
+      out(t) = x(t);
+      break;
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(vec(8)); });
+  expect_message(msg, "early_break", g_line, "the body of this loop was left early",
+                 "device loops cannot be left early");
+}
+
+TEST(Errors, ReturnOutOfALoopBody) {
+  auto k = ts::kernel("early_return", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto i : ts::grid(x.size(0))) {
+      g_line = __LINE__; for (auto t : ts::tile(x.size(1))) {
+        out(i, t) = x(i, t);
+        return out;
+      }
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(mat(2, 4)); });
+  expect_message(msg, "early_return", g_line, "the body of this loop was left early",
+                 "device loops cannot be left early");
+}
+
+TEST(Errors, ValueComputedInsideALoopUsedAfterIt) {
+  auto k = ts::kernel("escaped_value", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto i : ts::grid(x.size(0))) {
+      std::vector<ts::Value> saved;
+      for (auto t : ts::tile(x.size(1))) {
+        g_line = __LINE__; saved.push_back(x(i, t) * 2);
+      }
+      out(i, 0) = saved[0];
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(mat(2, 4)); });
+  expect_message(msg, "escaped_value", g_line, "a value computed inside a loop is used after the loop ends",
+                 "declare the variable before the loop");
+}
+
+TEST(Errors, HostVariableAssignedInsideTheTopLevelLoop) {
+  auto k = ts::kernel("top_level_carry", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    ts::Value acc = 0.0;
+    for (auto t : ts::tile(x.size(0))) {
+      g_line = __LINE__; acc = acc + ts::sum(x(t), 0);
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(vec(8)); });
+  expect_message(msg, "top_level_carry", g_line,
+                 "a variable declared outside the top-level loop is assigned inside it",
+                 "declare the variable inside the loop");
+}
+
+TEST(Errors, DeviceScalarIndexOutOfRange) {
+  // Raised by the interpreter when the launch reads the element.
+  auto k = ts::kernel("dev_scalar_oob", [](ts::Tensor x, ts::Tensor sizes) {
+    ts::Tensor out = ts::zeros_like(x);
+    g_line = __LINE__; ts::Value n = sizes(5);
+    for (auto t : ts::tile(n)) out(t) = x(t);
+    return out;
+  });
+  std::string msg = user_error([&] { k(vec(8), ts::Buffer::zeros({3}, ts::i32)); });
+  expect_message(msg, "dev_scalar_oob", g_line, "a device scalar reads index 5 of dimension 0",
+                 "must lie inside the tensor when the kernel runs");
+}
+
+TEST(Errors, TileUsedOutsideItsLoop) {
+  auto k = ts::kernel("tile_escape", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto i : ts::grid(x.size(0))) {
+      std::vector<ts::Tile> tiles;
+      for (auto t : ts::tile(x.size(1))) tiles.push_back(t);
+      g_line = __LINE__; out(i, tiles[0]) = 1;
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(mat(2, 4)); });
+  expect_message(msg, "tile_escape", g_line, "a tile is used outside the loop that defines it",
+                 "use a tile only inside its ts::tile loop");
+}

@@ -1,0 +1,123 @@
+// The generated CUDA of every kernel in examples/kernels/norms.hpp compiles with NVRTC
+// for sm_90 (no GPU needed): f32 and bf16, the default config, configs of the kind the
+// benchmark uses (one row per program, many warps), and looped reductions.
+// (bench/norms_bench --compile-only compiles every config the benchmark tries.)
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tessel/tessel.hpp>
+
+#include "examples/kernels/norms.hpp"
+#include "runtime/cuda_api.hpp"
+
+namespace ts = tessel;
+
+#define REQUIRE_NVRTC() \
+  if (!ts::rt::nvrtc_available()) GTEST_SKIP() << "NVRTC not found"
+
+namespace {
+
+/// The generated sources of one call, compiled with NVRTC (throws UserError with NVRTC's
+/// log on failure), concatenated.
+template <class K, class... A>
+std::string compile(const K& k, const A&... args) {
+  std::string all;
+  for (const std::string& s : k.cuda(true, args...)) all += s;
+  return all;
+}
+
+ts::Buffer host_zeros(std::vector<int64_t> shape, ts::DType t) { return ts::Buffer::zeros(shape, t); }
+
+/// A config compiled on a shape: the default on ragged rows of 1000; one row per program
+/// with 16 warps (a benchmark config) on rows of 4096; a looped reduction over chunks of
+/// 256 columns on ragged rows of 1000. (Rows of 16384: NormCompile.SoftmaxRowsOf16384.)
+struct Case {
+  ts::Settings settings;
+  std::vector<int64_t> shape;
+};
+std::vector<Case> cases() {
+  return {{ts::Settings{}, {37, 1000}},
+          {ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}}, {2, 4096}},
+          {ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
+                                             .num_warps = 4,
+                                             .reduction_loops = std::vector<std::optional<int64_t>>{256}}},
+           {37, 1000}}};
+}
+
+bool has_kernel(const std::string& src, const std::string& name) {
+  return src.find("__global__") != std::string::npos && src.find(name) != std::string::npos;
+}
+
+}  // namespace
+
+TEST(NormCompile, Softmax) {
+  REQUIRE_NVRTC();
+  for (const Case& c : cases())
+    for (ts::DType dt : {ts::f32, ts::bf16})
+      EXPECT_TRUE(has_kernel(compile(examples::make_softmax(c.settings), host_zeros(c.shape, dt)), "softmax"));
+}
+
+TEST(NormCompile, SoftmaxRowsOf16384) {
+  REQUIRE_NVRTC();
+  // One row per program, 32 warps: 16 elements per thread (bf16 vectors of 8).
+  auto k = examples::make_softmax(
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 32}});
+  EXPECT_TRUE(has_kernel(compile(k, host_zeros({2, 16384}, ts::bf16)), "softmax"));
+}
+
+TEST(NormCompile, SoftmaxTwoPass) {
+  REQUIRE_NVRTC();
+  // {rows per program, column chunk} with the warps the benchmark tries.
+  std::vector<ts::Settings> configs = {
+      ts::Settings{},
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1, 4096}, .num_warps = 16}},
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{8, 256}, .num_warps = 4}}};
+  for (const ts::Settings& s : configs)
+    for (ts::DType dt : {ts::f32, ts::bf16})
+      EXPECT_TRUE(has_kernel(compile(examples::make_softmax_two_pass(s), host_zeros({37, 1000}, dt)), "softmax_two_pass"));
+}
+
+TEST(NormCompile, LayerNorm) {
+  REQUIRE_NVRTC();
+  for (const Case& c : cases())
+    for (ts::DType dt : {ts::f32, ts::bf16}) {
+      ts::Buffer w = host_zeros({c.shape[1]}, dt);
+      EXPECT_TRUE(has_kernel(compile(examples::make_layer_norm(c.settings), host_zeros(c.shape, dt), w, w, 1e-5),
+                             "layer_norm"));
+    }
+}
+
+TEST(NormCompile, RmsNorm) {
+  REQUIRE_NVRTC();
+  for (const Case& c : cases())
+    for (ts::DType dt : {ts::f32, ts::bf16})
+      EXPECT_TRUE(has_kernel(
+          compile(examples::make_rms_norm(c.settings), host_zeros(c.shape, dt), host_zeros({c.shape[1]}, dt), 1e-5),
+          "rms_norm"));
+}
+
+TEST(NormCompile, CrossEntropy) {
+  REQUIRE_NVRTC();
+  for (const Case& c : cases())
+    for (ts::DType dt : {ts::f32, ts::bf16})
+      EXPECT_TRUE(has_kernel(compile(examples::make_cross_entropy(c.settings), host_zeros(c.shape, dt),
+                                     host_zeros({c.shape[0]}, ts::i64)),
+                             "cross_entropy"));
+}
+
+TEST(NormCompile, RowSum) {
+  REQUIRE_NVRTC();
+  for (const Case& c : cases())
+    for (ts::DType dt : {ts::f32, ts::bf16, ts::i32})
+      EXPECT_TRUE(has_kernel(compile(examples::make_row_sum(c.settings), host_zeros(c.shape, dt)), "row_sum"));
+}
+
+TEST(NormCompile, PaddedSumHostBound) {
+  REQUIRE_NVRTC();
+  for (const Case& c : cases())
+    EXPECT_TRUE(
+        has_kernel(compile(examples::make_padded_sum_host(c.settings), host_zeros({100, 100}, ts::f32), 80), "padded_sum_host"));
+}
