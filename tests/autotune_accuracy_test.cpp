@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
-
 #include <tessel/testing.hpp>
 
 #include "autotune/accuracy.hpp"
@@ -91,7 +90,9 @@ TEST_F(AutotuneTuning, TheTunedConfigIsAppliedStoredAndFoundByASecondKernelObjec
 TEST_F(AutotuneTuning, TunablesAreTunedByTracingAgain) {
   auto k = autotune_test::make_scaled();
   ts::Buffer x = ts::Buffer::randn({1000}, ts::f32, ts::cpu(), 4);
-  auto cost = [](const ts::Config& c) { return c.tunables->at("scale") == 4 ? 1.0 : 2.0 + 1.0 / *c.num_warps; };
+  auto cost = [](const ts::Config& c) {
+    return c.tunables->at("scale") == 4 ? 1.0 : 2.0 + 1.0 / *c.num_warps;
+  };
   at::TuneResult r = tune(k, on_cpu(cost), true, x);
   ASSERT_TRUE(r.best.has_value());
   EXPECT_EQ(r.best->tunables->at("scale"), 4);

@@ -71,10 +71,12 @@ TEST(AutotuneCacheKey, EachPartInvalidatesTheKey) {
     *field[part] += "x";
     EXPECT_NE(at::config_key(p), key) << "part " << part;
   }
-  at::ConfigKeyParts quick = at::config_key_parts(graph_of(add, x, x), base.spec_key,
-                                                  ts::Settings{.autotune_effort = ts::AutotuneEffort::quick}, base.gpu);
-  at::ConfigKeyParts full = at::config_key_parts(graph_of(add, x, x), base.spec_key,
-                                                 ts::Settings{.autotune_effort = ts::AutotuneEffort::full}, base.gpu);
+  at::ConfigKeyParts quick =
+      at::config_key_parts(graph_of(add, x, x), base.spec_key,
+                           ts::Settings{.autotune_effort = ts::AutotuneEffort::quick}, base.gpu);
+  at::ConfigKeyParts full =
+      at::config_key_parts(graph_of(add, x, x), base.spec_key,
+                           ts::Settings{.autotune_effort = ts::AutotuneEffort::full}, base.gpu);
   EXPECT_NE(at::config_key(quick), at::config_key(full));
 }
 

@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <random>
-
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
@@ -58,11 +57,11 @@ TEST(AutotuneConfig, TunablesPrintAsJsonAndAsAPasteableInitializer) {
                .num_warps = 8,
                .tunables = std::map<std::string, int64_t>{{"scale", 2}, {"unroll", 4}}};
   EXPECT_EQ(c.to_json(), R"({"block_sizes":[64],"num_warps":8,"tunables":{"scale":2,"unroll":4}})");
-  EXPECT_EQ(c.to_cpp(),
-            R"(ts::Config{.block_sizes = std::vector<int64_t>{64}, .num_warps = 8, )"
-            R"(.tunables = std::map<std::string, int64_t>{{"scale", 2}, {"unroll", 4}}})");
+  EXPECT_EQ(c.to_cpp(), R"(ts::Config{.block_sizes = std::vector<int64_t>{64}, .num_warps = 8, )"
+                        R"(.tunables = std::map<std::string, int64_t>{{"scale", 2}, {"unroll", 4}}})");
   // The printed initializer, pasted:
-  ts::Config pasted = ts::Config{.block_sizes = std::vector<int64_t>{64}, .num_warps = 8,
+  ts::Config pasted = ts::Config{.block_sizes = std::vector<int64_t>{64},
+                                 .num_warps = 8,
                                  .tunables = std::map<std::string, int64_t>{{"scale", 2}, {"unroll", 4}}};
   EXPECT_EQ(pasted, c);
 }
@@ -85,11 +84,13 @@ TEST(Tunables, ValueIsTheConfigsChoiceOrTheFirst) {
         s);
   };
   for (int64_t f : {3, 5, 7}) {
-    ts::Buffer expected = ts::Buffer::from_vector([&] {
-      std::vector<double> v;
-      for (int i = 0; i < 100; ++i) v.push_back(static_cast<double>(i * f));
-      return v;
-    }(), {100}, ts::f32);
+    ts::Buffer expected = ts::Buffer::from_vector(
+        [&] {
+          std::vector<double> v;
+          for (int i = 0; i < 100; ++i) v.push_back(static_cast<double>(i * f));
+          return v;
+        }(),
+        {100}, ts::f32);
     ts::Settings s{.config = ts::Config{.tunables = std::map<std::string, int64_t>{{"factor", f}}}};
     EXPECT_EQ(ts::count_mismatches(k(s)(x), expected, 0, 0), 0) << "factor " << f;
     if (f == 3) EXPECT_EQ(ts::count_mismatches(k({})(x), expected, 0, 0), 0) << "first choice";

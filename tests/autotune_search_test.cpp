@@ -26,7 +26,8 @@ class Synthetic : public at::Backend {
     for (size_t i = 0; i < configs.size(); ++i) {
       measured.push_back(configs[i].to_json());
       double t = cost_(configs[i]);
-      out.push_back(std::isfinite(t) ? at::Measurement::success(t) : at::Measurement::failure("synthetic failure"));
+      out.push_back(std::isfinite(t) ? at::Measurement::success(t)
+                                     : at::Measurement::failure("synthetic failure"));
       done(i, out.back());
     }
     ++batches;
@@ -42,11 +43,12 @@ class Synthetic : public at::Backend {
 double lg(double v) { return std::log2(v); }
 
 /// Convex in log2 of each knob, with its minimum at (rows, cols, warps, pid, multiplier).
-std::function<double(const ts::Config&)> bowl(int64_t rows, int64_t cols, int warps, ts::PidType pid, int mult) {
+std::function<double(const ts::Config&)> bowl(int64_t rows, int64_t cols, int warps, ts::PidType pid,
+                                              int mult) {
   return [=](const ts::Config& c) {
-    double d = std::pow(lg(c.block_sizes->at(0)) - lg(rows), 2) + std::pow(lg(c.block_sizes->at(1)) - lg(cols), 2) +
-               std::pow(lg(*c.num_warps) - lg(warps), 2) + (*c.pid_type == pid ? 0 : 1.5) +
-               std::pow(lg(*c.num_sm_multiplier) - lg(mult), 2);
+    double d = std::pow(lg(c.block_sizes->at(0)) - lg(rows), 2) +
+               std::pow(lg(c.block_sizes->at(1)) - lg(cols), 2) + std::pow(lg(*c.num_warps) - lg(warps), 2) +
+               (*c.pid_type == pid ? 0 : 1.5) + std::pow(lg(*c.num_sm_multiplier) - lg(mult), 2);
     return 10 + d;
   };
 }
@@ -137,7 +139,8 @@ TEST(AutotuneSearch, ListSearchMeasuresTheListInOrderWithinItsBudget) {
   at::ConfigSpace space(k.graph(), {}, "add_2d");
   Synthetic backend([](const ts::Config& c) { return static_cast<double>(*c.num_warps); });
   std::vector<ts::Config> list;
-  for (int w : {16, 8, 4, 8, 2, 1}) list.push_back(ts::Config{.block_sizes = std::vector<int64_t>{8, 512}, .num_warps = w});
+  for (int w : {16, 8, 4, 8, 2, 1})
+    list.push_back(ts::Config{.block_sizes = std::vector<int64_t>{8, 512}, .num_warps = w});
   at::TuneOptions o;
   o.search = at::SearchKind::list;
   o.list = list;

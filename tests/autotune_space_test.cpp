@@ -161,7 +161,8 @@ TEST(AutotuneSpace, NeighborsMoveOneKnobOneStep) {
   }
   // block 512 / 2048, warps 2 / 8, and the three other pid types (multiplier 1).
   EXPECT_EQ(got.size(), 7u);
-  EXPECT_TRUE(got.count(R"({"block_sizes":[512],"num_sm_multiplier":1,"num_stages":1,"num_warps":4,"pid_type":"flat"})"));
+  EXPECT_TRUE(got.count(
+      R"({"block_sizes":[512],"num_sm_multiplier":1,"num_stages":1,"num_warps":4,"pid_type":"flat"})"));
 }
 
 TEST(AutotuneSpace, NonPersistentPidTypesHaveMultiplierOne) {
@@ -171,7 +172,8 @@ TEST(AutotuneSpace, NonPersistentPidTypesHaveMultiplierOne) {
   std::mt19937_64 rng(3);
   for (int i = 0; i < 100; ++i) {
     ts::Config c = s.config(s.random_point(rng));
-    if (*c.pid_type == ts::PidType::flat || *c.pid_type == ts::PidType::xyz) EXPECT_EQ(*c.num_sm_multiplier, 1);
+    if (*c.pid_type == ts::PidType::flat || *c.pid_type == ts::PidType::xyz)
+      EXPECT_EQ(*c.num_sm_multiplier, 1);
   }
 }
 

@@ -8,7 +8,6 @@
 
 #include <filesystem>
 #include <string>
-
 #include <tessel/tessel.hpp>
 
 #include "runtime/kernel_tuning.hpp"

@@ -81,7 +81,8 @@ TEST(AutotuneWorker, TheBuiltWorkerIsFoundAndFailsCleanlyWithoutAGpu) {
   std::string path = at::find_worker_executable();
   ASSERT_FALSE(path.empty());
   at::WorkerProcess w(path);
-  ASSERT_TRUE(w.send(at::Message{{{"op", "setup"}, {"device", 0}, {"flush_bytes", 0}, {"buffers", nlohmann::json::array()}}, {}}));
+  ASSERT_TRUE(w.send(at::Message{
+      {{"op", "setup"}, {"device", 0}, {"flush_bytes", 0}, {"buffers", nlohmann::json::array()}}, {}}));
   at::Message reply;
   ASSERT_EQ(w.receive(30.0, reply), at::ReadStatus::ok);
   EXPECT_EQ(reply.header.value("op", ""), "error");

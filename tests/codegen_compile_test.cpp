@@ -79,3 +79,26 @@ TEST(CodegenCompile, MathReductionsArgmaxAndLoopCarried) {
 }
 
 }  // namespace
+
+namespace {
+TEST(CodegenCompile, BoolReductionsAnyAll) {
+  REQUIRE_NVRTC();
+  auto k = ts::kernel("any_all", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)}, ts::boolean);
+    for (auto tm : ts::tile(x.size(0))) out(tm) = ts::any(x(tm, ts::all) > 0, 1) && ts::all_of(x(tm, ts::all) < 3, 1);
+    return out;
+  });
+  compile(k, f32({40, 300}));
+}
+TEST(CodegenCompile, ProgramIdAndSharedBlockSize) {
+  REQUIRE_NVRTC();
+  auto k = ts::kernel("who", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)}, ts::i32);
+    ts::BlockSize bs = ts::register_block_size(16, 256);
+    for (auto t : ts::tile(x.size(0), {.block_size = bs})) out(t) = ts::program_id();
+    for (auto t : ts::tile(x.size(0), {.block_size = bs})) out(t) = out(t) + 1;
+    return out;
+  });
+  EXPECT_NE(compile(k, f32({1000})).find("blockIdx.x"), std::string::npos);
+}
+}  // namespace

@@ -243,3 +243,14 @@ TEST(InterpIndexing, DeviceScalarElementAsAValue) {
   });
   EXPECT_EQ(k(buffer(ramp(4), {4}), buffer({5, 3}, {2})).to_vector(), ramp(4, 0, 3));
 }
+
+TEST(InterpIndexing, GatherSharingATileDimensionZips) {
+  auto k = ts::kernel("diag_gather", [](ts::Tensor x, ts::Tensor idx) {
+    ts::Tensor out = ts::empty({x.size(0)}, ts::f32);
+    for (auto tm : ts::tile(x.size(0))) out(tm) = x(tm, idx(tm));
+    return out;
+  });
+  ts::Buffer out = k(ts::Buffer::from_vector({0, 1, 2, 10, 11, 12, 20, 21, 22}, {3, 3}, ts::f32),
+                     ts::Buffer::from_vector({2, 0, 1}, {3}, ts::i64));
+  EXPECT_EQ(out.to_vector(), (std::vector<double>{2, 10, 21}));
+}

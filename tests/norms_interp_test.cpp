@@ -8,7 +8,8 @@
 // input Buffers store, so inputs are exact, and the kernels compute in f32. The error is
 // therefore f32 rounding for f32 outputs (atol = rtol = 1e-5), and one rounding of the
 // output for f16 (2^-11 relative: rtol 1e-3) and bf16 (2^-8 relative: rtol 5e-3), with
-// atol 1e-5 for values rounded to zero or subnormal.
+// atol 1e-5 for values rounded to zero or subnormal. Softmax probabilities are small
+// (about 1/N), so they are checked with atol 1e-8 (f32, bf16) or 1e-7 (f16 subnormals).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,6 +71,10 @@ void expect_close(const ts::Buffer& got, const std::vector<double>& want, Tol to
   }
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << g.size() << " elements differ:" << first.str();
 }
+
+/// Softmax outputs are probabilities of about 1/N: a tight atol, so that the relative
+/// tolerance does the work.
+Tol softmax_tol(ts::DType t) { return {t == ts::DType::f16 ? 1e-7 : 1e-8, tol_for(t).rtol}; }
 
 ts::Settings row_blocks(int64_t rows) {
   return ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{rows}}};
@@ -159,7 +164,7 @@ void check_softmax(const K& k, Shape s, ts::DType dt, uint64_t seed = 1, double 
   ts::Buffer out = k(x);
   EXPECT_EQ(out.dtype(), dt);
   ASSERT_EQ(out.shape(), (std::vector<int64_t>{s.m, s.n}));
-  expect_close(out, ref_softmax(x.to_vector(), s.m, s.n), tol_for(dt),
+  expect_close(out, ref_softmax(x.to_vector(), s.m, s.n), softmax_tol(dt),
                "softmax " + ts::dtype_name(dt) + shape_str(s));
 }
 
@@ -251,7 +256,7 @@ TEST(NormSoftmax, StridedColumnView) {
   // Columns 3..299 of a [37, 303] tensor: a row stride of 303, an offset base.
   auto k = examples::make_softmax();
   ts::Buffer x = input({37, 303}, ts::f32, 13, 2).narrow(1, 3, 297);
-  expect_close(k(x), ref_softmax(x.to_vector(), 37, 297), tol_for(ts::f32), "column view");
+  expect_close(k(x), ref_softmax(x.to_vector(), 37, 297), softmax_tol(ts::f32), "column view");
 }
 
 TEST(NormSoftmax, LoopedReductionChunksOf64) {
@@ -297,7 +302,7 @@ TEST(NormSoftmaxTwoPass, RescalesWhenTheMaximumGrowsInALaterChunk) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) v[i * n + j] = -40 + 160.0 * j / (n - 1) - i;
   ts::Buffer x = ts::Buffer::from_vector(v, {m, n}, ts::f32);
-  expect_close(k(x), ref_softmax(x.to_vector(), m, n), tol_for(ts::f32), "increasing rows");
+  expect_close(k(x), ref_softmax(x.to_vector(), m, n), softmax_tol(ts::f32), "increasing rows");
 }
 
 TEST(NormSoftmaxTwoPass, AgreesWithTheInRegisterSoftmax) {
@@ -305,7 +310,7 @@ TEST(NormSoftmaxTwoPass, AgreesWithTheInRegisterSoftmax) {
   std::vector<double> a = examples::make_softmax()(x).to_vector();
   // Both round the same f32 value to bf16 up to f32 summation-order differences: at most
   // one bf16 ulp apart.
-  expect_close(examples::make_softmax_two_pass()(x), a, tol_for(ts::bf16), "two-pass vs in-register");
+  expect_close(examples::make_softmax_two_pass()(x), a, softmax_tol(ts::bf16), "two-pass vs in-register");
 }
 
 // ---------------------------------------------------------------- layer_norm

@@ -8,11 +8,15 @@ namespace tessel::autotune {
 
 Tolerance tolerance_for(DType t) {
   switch (t) {
-    case DType::f32: return {1e-4, 1e-4};
-    case DType::f64: return {1e-8, 1e-8};
+    case DType::f32:
+      return {1e-4, 1e-4};
+    case DType::f64:
+      return {1e-8, 1e-8};
     case DType::f16:
-    case DType::bf16: return {1e-2, 1e-2};
-    default: return {0, 0};
+    case DType::bf16:
+      return {1e-2, 1e-2};
+    default:
+      return {0, 0};
   }
 }
 
@@ -25,9 +29,10 @@ std::string compare_outputs(const std::vector<Buffer>& actual, const std::vector
     Tolerance tol = tolerance_for(expected[i].dtype());
     int64_t bad = count_mismatches(actual[i], expected[i], tol.atol, tol.rtol);
     if (bad > 0)
-      return fmt::format("output {} ({}): {} of {} elements differ by more than atol {:g} + rtol {:g} * "
-                         "|expected|",
-                         i, actual[i].str(), bad, actual[i].numel(), tol.atol, tol.rtol);
+      return fmt::format(
+          "output {} ({}): {} of {} elements differ by more than atol {:g} + rtol {:g} * "
+          "|expected|",
+          i, actual[i].str(), bad, actual[i].numel(), tol.atol, tol.rtol);
   }
   return "";
 }

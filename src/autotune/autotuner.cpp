@@ -3,7 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
-
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "autotune/config_cache.hpp"
@@ -45,7 +45,8 @@ static void write_log(const std::string& kernel, const TuneResult& r) {
   for (const Trial& t : r.trials)
     trials.push_back({{"config", nlohmann::json::parse(t.config.to_json())},
                       {"status", status[t.result.status]},
-                      {"time_us", t.result.status == Measurement::ok ? nlohmann::json(t.result.time_us) : nlohmann::json()},
+                      {"time_us", t.result.status == Measurement::ok ? nlohmann::json(t.result.time_us)
+                                                                     : nlohmann::json()},
                       {"reason", t.result.reason}});
   nlohmann::json j{{"kernel", kernel}, {"seconds", r.seconds}, {"note", r.note}, {"trials", trials}};
   if (r.best) j["best"] = nlohmann::json::parse(r.best->to_json());
@@ -60,6 +61,7 @@ TuneResult tune(const ConfigSpace& space, Backend& backend, const TuneOptions& o
   ++g_tunes;
   Budget budget = options.budget.value_or(budget_for(options.effort));
   Trials trials(space, backend, budget, progress);
+  if (progress) progress->update(0, 0, 0, std::numeric_limits<double>::infinity(), /*force=*/true);
   TuneResult r;
   try {
     switch (options.search) {
@@ -73,8 +75,12 @@ TuneResult tune(const ConfigSpace& space, Backend& backend, const TuneOptions& o
         pattern_search(trials, o);
         break;
       }
-      case SearchKind::random: random_search(trials, options.seed); break;
-      case SearchKind::list: list_search(trials, options.list); break;
+      case SearchKind::random:
+        random_search(trials, options.seed);
+        break;
+      case SearchKind::list:
+        list_search(trials, options.list);
+        break;
     }
   } catch (const Error& e) {
     r.note = std::string("tuning stopped: ") + e.what();
@@ -130,8 +136,9 @@ TuneResult tune_for_call(const CallToTune& call, const TuneOptions& options) {
     }
     Config reference = space.config(space.default_point());
     std::unique_ptr<Backend> backend =
-        options.backend ? options.backend(call, reference)
-                        : std::make_unique<GpuBackend>(*call.graph, call.args, reference, call.kernel, g);
+        options.backend
+            ? options.backend(call, reference)
+            : std::make_unique<GpuBackend>(*call.graph, call.args, call.settings, reference, call.kernel, g);
     r = tune(space, *backend, opts, &progress);
   } catch (const UserError&) {
     throw;

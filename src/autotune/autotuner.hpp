@@ -32,12 +32,17 @@
 //     outputs, in the shared memory, with the reference on the GPU; then the worker runs
 //     it `reps` times (about 60 ms of kernel time, 5 to 100 repeats), each after
 //     restoring the written tensors and writing 256 MiB to flush the L2 cache, timed with
-//     CUDA events; the score is the median. The parent waits with a timeout (10 s per
-//     run, TESSEL_AUTOTUNE_TIMEOUT) and kills a hung worker; a worker that dies (a crash,
-//     a sticky CUDA error: it exits after reporting one) fails only that candidate, with
-//     its reason and output; the next candidate starts a new worker, after the shared
-//     tensors are reset from the user's Buffers. So the user's process survives
-//     whatever a candidate does.
+//     CUDA events; the score is the median (a candidate whose single run is already 3x
+//     slower than the best so far is scored by that run, without repeats). The parent
+//     waits with a timeout (10 s per run, TESSEL_AUTOTUNE_TIMEOUT) and kills a hung
+//     worker; a worker that dies (a crash, a sticky CUDA error: it exits after reporting
+//     one) fails only that candidate, with its reason and output; the next candidate
+//     starts a new worker, after the shared tensors are reset from the user's Buffers.
+//     So the user's process survives whatever a candidate does. Why not fork(): CUDA
+//     cannot be used in a child forked from a process with a CUDA context, and exec'ing
+//     the user's own binary is not generally possible. Why IPC rather than sending the
+//     data: no copy through the host, and the worker sees bit-identical inputs. Cost:
+//     the inputs and outputs exist twice on the GPU while tuning (plus 256 MiB).
 //  6. Accuracy: the reference is the default config's outputs (returned tensors, then
 //     written arguments), or the user's; a candidate whose outputs differ beyond
 //     accuracy.hpp's tolerances is rejected and reported. If the default config itself
@@ -71,9 +76,9 @@ struct CallToTune;
 struct TuneOptions {
   AutotuneEffort effort = AutotuneEffort::quick;
   SearchKind search = SearchKind::pattern;
-  std::vector<Config> list;       // SearchKind::list: the configs to measure
-  std::optional<Budget> budget;   // default: budget_for(effort)
-  uint64_t seed = 0;              // SearchKind::random
+  std::vector<Config> list;      // SearchKind::list: the configs to measure
+  std::optional<Budget> budget;  // default: budget_for(effort)
+  uint64_t seed = 0;             // SearchKind::random
   /// Read and write the tuned-config cache (tune_for_call only).
   bool use_cache = true;
   /// The user's reference outputs (the kernel's returned tensors, in order).
@@ -84,13 +89,13 @@ struct TuneOptions {
 };
 
 struct TuneResult {
-  std::optional<Config> best;     // unset when no config succeeded
-  double best_us = 0;             // its time, microseconds per call
-  std::vector<Trial> trials;      // every measured config, in order
+  std::optional<Config> best;  // unset when no config succeeded
+  double best_us = 0;          // its time, microseconds per call
+  std::vector<Trial> trials;   // every measured config, in order
   int failed = 0, rejected = 0;
-  double seconds = 0;             // wall time of the search
-  bool from_cache = false;        // tune_for_call: found in the disk cache, nothing measured
-  std::string note;               // why tuning stopped early, if it did
+  double seconds = 0;       // wall time of the search
+  bool from_cache = false;  // tune_for_call: found in the disk cache, nothing measured
+  std::string note;         // why tuning stopped early, if it did
 };
 
 /// The default budget of an effort: quick 40 configs / 60 s, full 400 configs / 600 s.
@@ -102,8 +107,7 @@ Config apply_overrides(Config c, const Config& forced);
 /// Runs the search chosen by `options` over `space`, measuring with `backend`, and
 /// reports through `progress` (may be null). A backend failure that makes measuring
 /// impossible ends the search early (TuneResult::note). Never throws for a candidate.
-TuneResult tune(const ConfigSpace& space, Backend& backend, const TuneOptions& options,
-                Progress* progress);
+TuneResult tune(const ConfigSpace& space, Backend& backend, const TuneOptions& options, Progress* progress);
 
 /// Number of searches tune() has run in this process (tests check that a call did not
 /// tune again; disk cache hits run no search).

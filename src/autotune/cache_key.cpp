@@ -1,9 +1,8 @@
 #include "autotune/cache_key.hpp"
 
-#include <xxhash.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <xxhash.h>
 
 #include "codegen/embedded.hpp"
 #include "runtime/cuda_api.hpp"
@@ -71,8 +70,8 @@ std::string gpu_description(int device) {
   return fmt::format("{} sm_{}", rt::device_name(device), rt::compute_capability(device));
 }
 
-ConfigKeyParts config_key_parts(const ir::Graph& g, const std::string& spec_key,
-                                const Settings& settings, const std::string& gpu) {
+ConfigKeyParts config_key_parts(const ir::Graph& g, const std::string& spec_key, const Settings& settings,
+                                const std::string& gpu) {
   ConfigKeyParts p;
   p.kernel_hash = kernel_content_hash(g);
   p.spec_key = spec_key;
@@ -80,10 +79,10 @@ ConfigKeyParts config_key_parts(const ir::Graph& g, const std::string& spec_key,
   p.tessel_version = TESSEL_VERSION;
   p.nvrtc = rt::nvrtc_identity();
   AutotuneEffort effort = settings.autotune_effort.value_or(AutotuneEffort::none);
-  p.tuning = fmt::format("effort={} overrides={} max_sms={} reserved_sms={}",
-                         static_cast<int>(effort),
-                         settings.autotune_config_overrides ? settings.autotune_config_overrides->to_json() : "",
-                         settings.max_sms.value_or(0), settings.reserved_sms.value_or(0));
+  p.tuning =
+      fmt::format("effort={} overrides={} max_sms={} reserved_sms={}", static_cast<int>(effort),
+                  settings.autotune_config_overrides ? settings.autotune_config_overrides->to_json() : "",
+                  settings.max_sms.value_or(0), settings.reserved_sms.value_or(0));
   return p;
 }
 

@@ -37,8 +37,7 @@ BuiltCandidate generate(const Config& config, const GraphFor& graph_for, const s
 
 std::vector<std::future<BuiltCandidate>> build_candidates(const std::vector<Config>& configs,
                                                           const GraphFor& graph_for,
-                                                          const std::string& kernel, int arch,
-                                                          int threads) {
+                                                          const std::string& kernel, int arch, int threads) {
   auto slots = std::make_shared<std::counting_semaphore<>>(std::max(1, threads));
   std::vector<std::future<BuiltCandidate>> out;
   for (const Config& config : configs) {
@@ -55,7 +54,8 @@ std::vector<std::future<BuiltCandidate>> build_candidates(const std::vector<Conf
         rt::CompileOptions opts;
         opts.arch = arch;
         opts.headers = embedded_headers();
-        for (const auto& [loop, k] : c.kernels) c.cubins.push_back(compile_cached(k.source, k.name + ".cu", opts));
+        for (const auto& [loop, k] : c.kernels)
+          c.cubins.push_back(compile_cached(k.source, k.name + ".cu", opts));
       } catch (const rt::CompileError& e) {
         c.failure = "NVRTC failed: " + first_lines(e.log);
       } catch (const std::exception& e) {

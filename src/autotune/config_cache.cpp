@@ -9,9 +9,8 @@ namespace tessel::autotune {
 using nlohmann::json;
 
 static json parts_json(const ConfigKeyParts& p) {
-  return json{{"kernel_hash", p.kernel_hash}, {"spec_key", p.spec_key},
-              {"gpu", p.gpu},                 {"tessel_version", p.tessel_version},
-              {"nvrtc", p.nvrtc},             {"tuning", p.tuning}};
+  return json{{"kernel_hash", p.kernel_hash},       {"spec_key", p.spec_key}, {"gpu", p.gpu},
+              {"tessel_version", p.tessel_version}, {"nvrtc", p.nvrtc},       {"tuning", p.tuning}};
 }
 
 static std::filesystem::path record_path(const ConfigKeyParts& parts) {

@@ -13,7 +13,7 @@ namespace tessel::autotune {
 /// What the autotuner found, as stored.
 struct TunedRecord {
   Config config;
-  double time_us = 0;      // its measured time (microseconds per call)
+  double time_us = 0;  // its measured time (microseconds per call)
   int configs_tried = 0;
   std::string kernel_name;
 };

@@ -12,9 +12,9 @@ namespace tessel::autotune {
 
 namespace {
 
-constexpr int64_t kMaxBlock = 8192;          // per tile dimension
+constexpr int64_t kMaxBlock = 8192;            // per tile dimension
 constexpr int64_t kUnknownExtentBlock = 1024;  // extent read on the device
-constexpr int kMaxRegs = 256;                // per thread, one tile value
+constexpr int kMaxRegs = 256;                  // per thread, one tile value
 
 int64_t next_pow2(int64_t v) {
   int64_t p = 1;
@@ -148,15 +148,27 @@ Config ConfigSpace::config(const Point& p) const {
     const Knob& k = knobs_[i];
     int64_t v = k.choices.at(p.at(i));
     switch (k.kind) {
-      case Knob::block_size: (*c.block_sizes)[k.index] = v; break;
-      case Knob::num_warps: c.num_warps = static_cast<int>(v); break;
-      case Knob::num_stages: c.num_stages = static_cast<int>(v); break;
-      case Knob::pid_type: c.pid_type = static_cast<PidType>(v); break;
-      case Knob::num_sm_multiplier: c.num_sm_multiplier = static_cast<int>(v); break;
+      case Knob::block_size:
+        (*c.block_sizes)[k.index] = v;
+        break;
+      case Knob::num_warps:
+        c.num_warps = static_cast<int>(v);
+        break;
+      case Knob::num_stages:
+        c.num_stages = static_cast<int>(v);
+        break;
+      case Knob::pid_type:
+        c.pid_type = static_cast<PidType>(v);
+        break;
+      case Knob::num_sm_multiplier:
+        c.num_sm_multiplier = static_cast<int>(v);
+        break;
       case Knob::reduction_loop:
         (*c.reduction_loops)[k.index] = v == 0 ? std::nullopt : std::optional<int64_t>(v);
         break;
-      case Knob::tunable: (*c.tunables)[graph_.tunables.at(k.index).first] = v; break;
+      case Knob::tunable:
+        (*c.tunables)[graph_.tunables.at(k.index).first] = v;
+        break;
     }
   }
   if (c.pid_type && !is_persistent(static_cast<int64_t>(*c.pid_type))) c.num_sm_multiplier = 1;
@@ -172,10 +184,18 @@ Point ConfigSpace::point(const Config& c) const {
       case Knob::block_size:
         if (c.block_sizes && k.index < static_cast<int>(c.block_sizes->size())) v = (*c.block_sizes)[k.index];
         break;
-      case Knob::num_warps: if (c.num_warps) v = *c.num_warps; break;
-      case Knob::num_stages: if (c.num_stages) v = *c.num_stages; break;
-      case Knob::pid_type: if (c.pid_type) v = static_cast<int64_t>(*c.pid_type); break;
-      case Knob::num_sm_multiplier: if (c.num_sm_multiplier) v = *c.num_sm_multiplier; break;
+      case Knob::num_warps:
+        if (c.num_warps) v = *c.num_warps;
+        break;
+      case Knob::num_stages:
+        if (c.num_stages) v = *c.num_stages;
+        break;
+      case Knob::pid_type:
+        if (c.pid_type) v = static_cast<int64_t>(*c.pid_type);
+        break;
+      case Knob::num_sm_multiplier:
+        if (c.num_sm_multiplier) v = *c.num_sm_multiplier;
+        break;
       case Knob::reduction_loop:
         // Unset means a persistent reduction (0, "none").
         v = c.reduction_loops && k.index < static_cast<int>(c.reduction_loops->size())
@@ -237,7 +257,8 @@ bool ConfigSpace::valid(const Point& p) const {
 
 int64_t ConfigSpace::size() const {
   int64_t n = 1;
-  for (const Knob& k : knobs_) n = std::min<int64_t>(n * static_cast<int64_t>(k.choices.size()), int64_t{1} << 62);
+  for (const Knob& k : knobs_)
+    n = std::min<int64_t>(n * static_cast<int64_t>(k.choices.size()), int64_t{1} << 62);
   return n;
 }
 

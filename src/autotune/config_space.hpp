@@ -39,8 +39,15 @@ namespace tessel::autotune {
 
 /// One tuned knob.
 struct Knob {
-  enum Kind : uint8_t { block_size, num_warps, num_stages, pid_type, num_sm_multiplier,
-                        reduction_loop, tunable };
+  enum Kind : uint8_t {
+    block_size,
+    num_warps,
+    num_stages,
+    pid_type,
+    num_sm_multiplier,
+    reduction_loop,
+    tunable
+  };
   Kind kind;
   int index = 0;                 // block id, reduction dim or tunable position
   std::string name;              // "block_sizes[0]", "num_warps", "tunables.unroll", ...

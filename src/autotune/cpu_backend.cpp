@@ -11,8 +11,11 @@ namespace tessel::autotune {
 
 CpuBackend::CpuBackend(const ir::Graph& g, std::vector<detail::CallArg> args, Config reference_config,
                        std::string kernel, CpuBackendOptions options)
-    : graph_(g), args_(std::move(args)), reference_config_(std::move(reference_config)),
-      kernel_(std::move(kernel)), options_(std::move(options)) {}
+    : graph_(g),
+      args_(std::move(args)),
+      reference_config_(std::move(reference_config)),
+      kernel_(std::move(kernel)),
+      options_(std::move(options)) {}
 
 std::vector<Buffer> CpuBackend::run(const Config& config, const ir::Graph*& graph) {
   const ir::Graph& g = options_.graph_for ? options_.graph_for(config) : graph_;
@@ -57,8 +60,8 @@ std::vector<Measurement> CpuBackend::measure(const std::vector<Config>& configs,
     try {
       reference_ = run(reference_config_, g);
     } catch (const Error& e) {
-      throw RuntimeError(std::string("autotune: the default config failed, so candidates cannot be checked: ") +
-                         e.what());
+      throw RuntimeError(
+          std::string("autotune: the default config failed, so candidates cannot be checked: ") + e.what());
     }
     for (size_t i = 0; i < options_.reference.size() && i < reference_.size(); ++i)
       reference_[i] = options_.reference[i];

@@ -1,8 +1,7 @@
 #include "autotune/cubin_cache.hpp"
 
-#include <xxhash.h>
-
 #include <fmt/format.h>
+#include <xxhash.h>
 
 #include "autotune/disk_cache.hpp"
 
@@ -60,8 +59,7 @@ std::string compile_cached(const std::string& source, const std::string& program
     if (file->size() > header && file->compare(0, kMagic.size(), kMagic) == 0 &&
         (*file)[header - 1] == '\n') {
       std::string_view cubin(file->data() + header, file->size() - header);
-      if (fmt::format("{:016x}", XXH3_64bits(cubin.data(), cubin.size())) ==
-          file->substr(kMagic.size(), 16))
+      if (fmt::format("{:016x}", XXH3_64bits(cubin.data(), cubin.size())) == file->substr(kMagic.size(), 16))
         return std::string(cubin);
     }
   }

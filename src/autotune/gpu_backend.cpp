@@ -1,11 +1,11 @@
 #include "autotune/gpu_backend.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "autotune/accuracy.hpp"
 #include "runtime/cuda_api.hpp"
@@ -29,11 +29,18 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-GpuBackend::GpuBackend(const ir::Graph& g, const std::vector<detail::CallArg>& args,
+GpuBackend::GpuBackend(const ir::Graph& g, const std::vector<detail::CallArg>& args, const Settings& settings,
                        Config reference_config, std::string kernel, GpuBackendOptions options)
-    : graph_(g), kernel_(std::move(kernel)), reference_config_(std::move(reference_config)),
-      options_(std::move(options)), device_(device_of(args)), arch_(rt::compute_capability(device_)),
-      sms_(rt::sm_count(device_)), worker_path_(find_worker_executable()), shared_(g, args, device_) {
+    : graph_(g),
+      settings_(settings),
+      kernel_(std::move(kernel)),
+      reference_config_(std::move(reference_config)),
+      options_(std::move(options)),
+      device_(device_of(args)),
+      arch_(rt::compute_capability(device_)),
+      sms_(rt::sm_count(device_)),
+      worker_path_(find_worker_executable()),
+      shared_(g, args, device_) {
   if (const char* t = std::getenv("TESSEL_AUTOTUNE_TIMEOUT"); t && *t) options_.timeout_s = std::atof(t);
   if (options_.compile_threads <= 0)
     options_.compile_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -43,8 +50,9 @@ GpuBackend::~GpuBackend() = default;
 
 void GpuBackend::start_worker() {
   if (worker_path_.empty())
-    throw RuntimeError("autotune: the timing worker tessel_bench_worker was not found (set "
-                       "TESSEL_BENCH_WORKER to its path)");
+    throw RuntimeError(
+        "autotune: the timing worker tessel_bench_worker was not found (set "
+        "TESSEL_BENCH_WORKER to its path)");
   if (shared_dirty_) shared_.reset();
   shared_dirty_ = false;
   worker_ = std::make_unique<WorkerProcess>(worker_path_);
@@ -71,16 +79,19 @@ std::optional<Message> GpuBackend::exchange(const Message& m, double timeout_s, 
   if (!worker_->send(m)) return gone("the timing worker died: " + worker_->reap(2));
   Message reply;
   switch (worker_->receive(timeout_s, reply)) {
-    case ReadStatus::ok: break;
+    case ReadStatus::ok:
+      break;
     case ReadStatus::timeout:
-      return gone(fmt::format("timed out after {:g} s (a hung or very slow kernel); the worker {}",
-                              timeout_s, worker_->kill()));
+      return gone(fmt::format("timed out after {:g} s (a hung or very slow kernel); the worker {}", timeout_s,
+                              worker_->kill()));
     case ReadStatus::closed:
-    case ReadStatus::malformed: return gone("the timing worker died: it " + worker_->reap(2));
+    case ReadStatus::malformed:
+      return gone("the timing worker died: it " + worker_->reap(2));
   }
   if (reply.header.value("op", "") == "error") {
     std::string what = reply.header.value("message", "unknown error");
-    if (reply.header.value("fatal", true)) return gone(what + " (CUDA context lost; worker " + worker_->reap(2) + ")");
+    if (reply.header.value("fatal", true))
+      return gone(what + " (CUDA context lost; worker " + worker_->reap(2) + ")");
     failure = what;
     return std::nullopt;
   }
@@ -99,7 +110,8 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
     const auto& [loop, k] = c.kernels[i];
     rt::LaunchPlan plan;
     try {
-      plan = rt::plan_launch(*c.graph, loop, k, c.config, *env, sms_);
+      int programs = k.grid.persistent ? rt::persistent_grid(settings_, c.config, sms_, kernel_) : 0;
+      plan = rt::plan_launch(*c.graph, loop, k, c.config, *env, programs);
     } catch (const Error& e) {
       failure = e.what();
       return std::nullopt;
@@ -107,7 +119,8 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
     if (plan.empty) continue;
     nlohmann::json params = nlohmann::json::array();
     for (size_t p = 0; p < k.params.size(); ++p) {
-      bool pointer = k.params[p].kind == codegen::Param::tensor_ptr || k.params[p].kind == codegen::Param::device_ptr;
+      bool pointer =
+          k.params[p].kind == codegen::Param::tensor_ptr || k.params[p].kind == codegen::Param::device_ptr;
       std::optional<std::pair<int, int64_t>> where = pointer ? shared_.locate(plan.params[p]) : std::nullopt;
       if (where)
         params.push_back({{"buf", where->first}, {"off", where->second}});
@@ -163,14 +176,20 @@ Measurement GpuBackend::measure_one(const BuiltCandidate& c) {
   std::string mismatch = compare_outputs(shared_.checked(*c.graph), reference_);
   if (!mismatch.empty()) return Measurement::rejection(mismatch);
   double once_ms = std::max(1e-3, ran->header.value("ms", 1.0));
+  // Far slower than the best so far even counting a cold first run: it cannot win, so
+  // its single run is its score (saves the repeats of hopeless configs).
+  if (once_ms * 1000 > 3 * best_us_) return Measurement::success(once_ms * 1000);
   int reps = std::clamp(static_cast<int>(std::ceil(options_.target_ms / once_ms)), options_.min_reps,
                         options_.max_reps);
   Message time{{{"op", "time"}, {"id", run->header["id"]}, {"reps", reps}}, {}};
-  std::optional<Message> timed = exchange(time, options_.timeout_s + reps * (4 * once_ms + 1) / 1000, failure);
+  std::optional<Message> timed =
+      exchange(time, options_.timeout_s + reps * (4 * once_ms + 1) / 1000, failure);
   if (!timed) return Measurement::failure(failure);
   std::vector<double> ms = timed->header.value("ms", std::vector<double>{});
   if (ms.empty()) return Measurement::failure("the worker returned no times");
-  return Measurement::success(median(ms) * 1000.0);
+  double us = median(ms) * 1000.0;
+  best_us_ = std::min(best_us_, us);
+  return Measurement::success(us);
 }
 
 std::vector<Measurement> GpuBackend::measure(const std::vector<Config>& configs, const Done& done) {

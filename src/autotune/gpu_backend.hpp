@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,12 +37,12 @@ struct GpuBackendOptions {
 
 class GpuBackend : public Backend {
  public:
-  /// Tunes kernel `kernel` (traced as `g`) for a call with `args` (GPU Buffers on one
-  /// device). The outputs of `reference_config` (or options.reference) are what every
+  /// Tunes kernel `kernel` (traced as `g`, with `settings`) for a call with `args`
+  /// (GPU Buffers on one device). The outputs of `reference_config` (or options.reference) are what every
   /// candidate must reproduce. Errors: UserError when the call itself is invalid (shape
   /// checks); RuntimeError when the GPU memory or IPC handles cannot be had.
-  GpuBackend(const ir::Graph& g, const std::vector<detail::CallArg>& args, Config reference_config,
-             std::string kernel, GpuBackendOptions options);
+  GpuBackend(const ir::Graph& g, const std::vector<detail::CallArg>& args, const Settings& settings,
+             Config reference_config, std::string kernel, GpuBackendOptions options);
   ~GpuBackend() override;
 
   /// See Backend. Throws RuntimeError when the worker cannot be started, or when the
@@ -59,6 +60,7 @@ class GpuBackend : public Backend {
   Measurement measure_one(const BuiltCandidate& c);
 
   const ir::Graph& graph_;
+  Settings settings_;
   std::string kernel_;
   Config reference_config_;
   GpuBackendOptions options_;
@@ -70,6 +72,7 @@ class GpuBackend : public Backend {
   std::vector<Buffer> reference_;
   bool have_reference_ = false;
   int64_t next_id_ = 1;
+  double best_us_ = std::numeric_limits<double>::infinity();  // fastest timed candidate
 };
 
 }  // namespace tessel::autotune

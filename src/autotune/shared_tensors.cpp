@@ -71,7 +71,8 @@ SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallA
     }
     for (const ir::Node* n : g.host) {
       if (n->op == ir::Op::ShapeCheck) {
-        int64_t a = ir::eval_host_int(n->args[0], arg_values_), b = ir::eval_host_int(n->args[1], arg_values_);
+        int64_t a = ir::eval_host_int(n->args[0], arg_values_),
+                b = ir::eval_host_int(n->args[1], arg_values_);
         if (a != b)
           throw UserError(g.kernel_name, n->loc,
                           fmt::format("sizes that this kernel combines differ on this call: {} vs {}", a, b),
@@ -83,14 +84,15 @@ SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallA
       for (const ir::Node* e : n->args) {
         shape.push_back(ir::eval_host_int(e, arg_values_));
         if (shape.back() < 0)
-          throw UserError(g.kernel_name, n->loc, fmt::format("allocation with a negative size {}", shape.back()),
+          throw UserError(g.kernel_name, n->loc,
+                          fmt::format("allocation with a negative size {}", shape.back()),
                           "check the sizes passed to the allocation");
         numel *= shape.back();
       }
       bool filled = n->ival == ir::fill_value;
       int e = add_entry(numel * dtype_size(n->dtype), filled);
-      alloc_views_.push_back(Buffer::from_blob(entries_[e].ptr, shape, contiguous_strides(shape), n->dtype,
-                                               cuda(device)));
+      alloc_views_.push_back(
+          Buffer::from_blob(entries_[e].ptr, shape, contiguous_strides(shape), n->dtype, cuda(device)));
       alloc_fill_.emplace_back(filled, n->fval);
     }
   } catch (...) {
@@ -116,7 +118,8 @@ void SharedTensors::reset() {
     if (alloc_fill_[j].first)
       alloc_views_[j].fill(alloc_fill_[j].second);
     else
-      rt::memset_d8(alloc_views_[j].data_ptr(), 0, alloc_views_[j].numel() * dtype_size(alloc_views_[j].dtype()));
+      rt::memset_d8(alloc_views_[j].data_ptr(), 0,
+                    alloc_views_[j].numel() * dtype_size(alloc_views_[j].dtype()));
   }
   rt::stream_synchronize();
 }

@@ -20,7 +20,7 @@ class SharedTensors {
   /// One shared allocation: a tensor argument (its span of memory) or an allocation of
   /// the host program (Alloc nodes, in host order).
   struct Entry {
-    void* ptr = nullptr;   // in this process
+    void* ptr = nullptr;  // in this process
     int64_t bytes = 0;
     std::string handle;    // CUDA IPC handle
     bool restore = false;  // the worker restores it before every run: written arguments
@@ -55,9 +55,9 @@ class SharedTensors {
   std::vector<detail::CallArg> args_;
   int device_;
   std::vector<Entry> entries_;
-  std::vector<Buffer> arg_views_;                  // per argument (undefined for scalars)
-  std::vector<int> arg_entry_;                     // per argument: entry index or -1
-  std::vector<Buffer> alloc_views_;                // per Alloc node, in host order
+  std::vector<Buffer> arg_views_;                    // per argument (undefined for scalars)
+  std::vector<int> arg_entry_;                       // per argument: entry index or -1
+  std::vector<Buffer> alloc_views_;                  // per Alloc node, in host order
   std::vector<std::pair<bool, double>> alloc_fill_;  // per Alloc: filled?, value
   std::vector<ir::ArgValue> arg_values_;
 };

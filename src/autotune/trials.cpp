@@ -6,7 +6,10 @@
 namespace tessel::autotune {
 
 Trials::Trials(const ConfigSpace& space, Backend& backend, Budget budget, Progress* progress)
-    : space_(space), backend_(backend), budget_(budget), progress_(progress),
+    : space_(space),
+      backend_(backend),
+      budget_(budget),
+      progress_(progress),
       start_(std::chrono::steady_clock::now()) {}
 
 int Trials::remaining() const {
@@ -60,8 +63,7 @@ int Trials::run_batch(std::vector<Trial> batch) {
       best_ = base + i;
     if (progress_)
       progress_->update(static_cast<int>(base) + reported_count, failed_, rejected_,
-                        best_ ? trials_[*best_].result.time_us
-                              : std::numeric_limits<double>::infinity());
+                        best_ ? trials_[*best_].result.time_us : std::numeric_limits<double>::infinity());
   };
   std::vector<Measurement> results = backend_.measure(configs, done);
   for (size_t i = 0; i < configs.size(); ++i)  // in case a backend did not call `done`
@@ -81,11 +83,11 @@ std::vector<Point> Trials::top(int k) const {
   std::vector<size_t> ok;
   for (size_t i = 0; i < trials_.size(); ++i)
     if (trials_[i].point && trials_[i].result.status == Measurement::ok) ok.push_back(i);
-  std::stable_sort(ok.begin(), ok.end(), [&](size_t a, size_t b) {
-    return trials_[a].result.time_us < trials_[b].result.time_us;
-  });
+  std::stable_sort(ok.begin(), ok.end(),
+                   [&](size_t a, size_t b) { return trials_[a].result.time_us < trials_[b].result.time_us; });
   std::vector<Point> out;
-  for (size_t i = 0; i < ok.size() && static_cast<int>(out.size()) < k; ++i) out.push_back(*trials_[ok[i]].point);
+  for (size_t i = 0; i < ok.size() && static_cast<int>(out.size()) < k; ++i)
+    out.push_back(*trials_[ok[i]].point);
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "autotune/worker_process.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -15,8 +16,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "tessel/error.hpp"
 
@@ -70,8 +69,8 @@ WorkerProcess::WorkerProcess(const std::string& path) {
   if (rc != 0) {
     ::close(sv[0]);
     if (!log_path_.empty()) ::unlink(log_path_.c_str());
-    throw RuntimeError(fmt::format("autotune: cannot start the timing worker {}: {}", path,
-                                   std::strerror(rc)));
+    throw RuntimeError(
+        fmt::format("autotune: cannot start the timing worker {}: {}", path, std::strerror(rc)));
   }
   fd_ = sv[0];
 }

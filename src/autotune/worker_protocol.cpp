@@ -75,7 +75,8 @@ bool send_message(int fd, const Message& m) {
 
 ReadStatus receive_message(int fd, double timeout_s, Message& out) {
   bool forever = timeout_s < 0;
-  auto deadline = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, timeout_s) * 1e6));
+  auto deadline =
+      Clock::now() + std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, timeout_s) * 1e6));
   auto get = [&](uint64_t& v, int bytes) {
     unsigned char b[8] = {};
     ReadStatus s = read_all(fd, b, static_cast<size_t>(bytes), deadline, forever);

@@ -19,10 +19,9 @@
 // as an illegal address) the worker exits; the parent starts a new one.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tessel::autotune {
 

@@ -312,7 +312,10 @@ void TensorRef::store(Node* value, SourceLoc loc) {
                               ir::shape_str(value->shape), tensor_name(tensor_), ir::shape_str(a.shape)),
              "the value must broadcast to the indexed shape; index the target with the same "
              "tiles the value was computed from");
-  if (value->dtype != tensor_->dtype) value = cast(Value::wrap(value), tensor_->dtype).node();
+  if (value->dtype != tensor_->dtype) {
+    value = cast(Value::wrap(value), tensor_->dtype).node();
+    value->loc = loc;  // the implicit conversion belongs to the user's store
+  }
   std::vector<Node*> args{tensor_, value};
   args.insert(args.end(), a.operands.begin(), a.operands.end());
   Node* n = ctx.add(Op::Store, tensor_->dtype, {}, args, loc);

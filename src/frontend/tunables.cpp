@@ -5,11 +5,11 @@
 // the autotuner is measuring): the Graph records the declaration (name and choices) and
 // the value is a Const node. Trying another value means tracing again with a config
 // that sets it (KernelImpl does this for the autotuner).
-#include <algorithm>
-#include <set>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
 
 #include "frontend/trace.hpp"
 
@@ -27,15 +27,14 @@ Value register_tunable(const std::string& name, std::vector<int64_t> choices, Lo
     ctx.fail(loc, fmt::format("tunable '{}' lists a choice twice: {}", name, choices),
              "list each value once");
   auto& declared = ctx.graph().tunables;
-  auto it = std::find_if(declared.begin(), declared.end(),
-                         [&](const auto& t) { return t.first == name; });
+  auto it = std::find_if(declared.begin(), declared.end(), [&](const auto& t) { return t.first == name; });
   if (it == declared.end()) {
     declared.emplace_back(name, choices);
   } else if (it->second != choices) {
-    ctx.fail(loc,
-             fmt::format("tunable '{}' was declared with choices {} and again with {}", name,
-                         it->second, choices),
-             "declare a tunable once, or with the same choices each time");
+    ctx.fail(
+        loc,
+        fmt::format("tunable '{}' was declared with choices {} and again with {}", name, it->second, choices),
+        "declare a tunable once, or with the same choices each time");
   }
   int64_t value = choices.front();
   const std::optional<Config>& config = ctx.settings().config;

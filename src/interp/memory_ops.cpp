@@ -76,6 +76,17 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
   thread_local Dims block;
   thread_local std::vector<const ir::Sym*> block_syms;
   gather_block(f, n, first, block, block_syms);
+  // A gather dimension whose Sym is also a tile/all index of this access is that same
+  // result dimension (x(tm, labels(tm)) has shape [tm]); the others are new dimensions
+  // placed at the first gather index.
+  std::array<int, kMaxRank> block_pos{};  // result dim of each gather block dim
+  std::array<bool, kMaxRank> shared{};
+  for (size_t j = 0; j < block.size(); ++j) {
+    shared[j] = false;
+    for (const ir::IndexInfo& info : n->access)
+      if ((info.kind == IndexKind::tile || info.kind == IndexKind::all) && block_syms[j] && info.sym == block_syms[j])
+        shared[j] = true;
+  }
   int gather_pos = -1;
   int k = first, td = 0;
   std::array<int, kMaxRank> gather_rank{};
@@ -101,6 +112,8 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
       }
       case IndexKind::tile: {
         const ir::Sym* s = info.sym;
+        for (size_t j = 0; j < block.size(); ++j)
+          if (shared[j] && block_syms[j] == s) block_pos[j] = static_cast<int>(a.dims.size());
         const LoopState& ls = f.loop(op);
         int64_t tb = ls.tile_begin.at(s->loop_dim), te = ls.tile_end.at(s->loop_dim);
         int64_t blk = f.extent(s);
@@ -112,6 +125,8 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
         break;
       }
       case IndexKind::all: {
+        for (size_t j = 0; j < block.size(); ++j)
+          if (shared[j] && block_syms[j] == info.sym) block_pos[j] = static_cast<int>(a.dims.size());
         int64_t ext = f.extent(info.sym), valid = f.valid(info.sym);
         push_dim(a, ext);
         for (int64_t c = 0; c < ext; ++c) a.table.push_back(c < valid && c < size ? c * stride : kInvalid);
@@ -123,6 +138,8 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
           // Masked by the validity of their Syms (a tile's ragged edge), as Helion
           // masks every tile dimension of an access, however it is indexed.
           for (size_t j = 0; j < block.size(); ++j) {
+            if (shared[j]) continue;
+            block_pos[j] = static_cast<int>(a.dims.size());
             push_dim(a, block[j]);
             int64_t valid = f.valid(block_syms[j]);
             for (int64_t c = 0; c < block[j]; ++c) a.table.push_back(c < valid ? 0 : kInvalid);
@@ -150,7 +167,7 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
     const Dims& d = a.gvalue[g]->dims;
     int64_t stride = 1;
     for (int j = gather_rank[g] - 1; j >= 0; --j) {
-      int r = gather_pos + (gk - gather_rank[g]) + j;
+      int r = block_pos[gk - gather_rank[g] + j];
       st[r] = d[j] == 1 ? 0 : stride;
       stride *= d[j];
     }

@@ -1,6 +1,8 @@
 #include "passes/default_config.hpp"
+#include "passes/layout.hpp"
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -61,7 +63,9 @@ static void default_blocks(const ir::Block& b, const ir::Graph& g, std::vector<i
       return std::get<1>(x) > std::get<1>(y);
     });
     int64_t budget = std::max<int64_t>(1, 4096 / extent_elems(n->body));
+    std::set<int> done;  // a shared BlockSize is sized once
     for (const auto& [depth, d, ld] : dims) {
+      if (!done.insert(ld->block_id).second) continue;
       int64_t hint = g.block_size_hint.at(ld->block_id);
       auto [lo, hi] = g.block_size_range.at(ld->block_id);
       int64_t bs = std::max<int64_t>(1, std::min({next_pow2(hint > 0 ? hint : 1024), int64_t{1024}, budget}));
@@ -111,7 +115,17 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   for (int64_t b : *c.block_sizes)
     if (b <= 0 || (b & (b - 1)) != 0)
       fail(fmt::format("block size {} is not a power of two", b), "use 1, 2, 4, 8, ...");
-  if (!c.num_warps) c.num_warps = 4;
+  if (!c.num_warps) {
+    // About 16 elements of a tile value per thread: 4 warps up to 2048 elements, up to 16
+    // warps for larger tiles (e.g. whole rows of 16384).
+    int64_t elems = 1;
+    c.num_warps = 4;
+    for (const ir::Node* n : g.host)
+      if (n->op == ir::Op::Loop) elems = std::max(elems, compute_layout(n, c).elems);
+    int w = 4;
+    while (w < 16 && elems / (32 * w) > 16) w *= 2;
+    c.num_warps = w;
+  }
   int w = *c.num_warps;
   if (w <= 0 || w > 32 || (w & (w - 1)) != 0)
     fail(fmt::format("num_warps {} is not a power of two in [1, 32]", w), "use 1, 2, 4, 8, 16 or 32");

@@ -11,7 +11,8 @@ namespace tessel::passes {
 
 /// Returns `user` with every field set: block_sizes (one per tunable tile dimension;
 /// default from the traced extent: up to 1024 elements along the innermost dimension of
-/// a loop and 4096 per loop level in all), num_warps 4, num_stages 1, pid_type flat (or
+/// a loop and 4096 per loop level in all), num_warps 4 to 16 (about 16 elements of a tile
+/// value per thread), num_stages 1, pid_type flat (or
 /// persistent_interleaved for loops with device-resident bounds), num_sm_multiplier 1,
 /// tunables (kernels with ts::register_tunable only: each name's first choice).
 /// Errors: UserError (naming `kernel`) for a wrong number of block sizes, a block size

@@ -26,7 +26,11 @@ struct SymInfo {
 void collect(const ir::Block& b, std::vector<const ir::Sym*>& order, std::map<const ir::Sym*, SymInfo>& info,
              std::set<std::pair<const ir::Sym*, const ir::Sym*>>& interfere, int& min_bytes) {
   for (const ir::Node* n : b) {
-    const ir::Shape& s = n->shape;
+    ir::Shape target;  // a store's dims are those of the elements it writes
+    if (n->op == ir::Op::Store)
+      for (const ir::IndexInfo& i : n->access)
+        if (i.sym) target.push_back(i.sym);
+    const ir::Shape& s = n->op == ir::Op::Store ? target : n->shape;
     for (size_t i = 0; i < s.size(); ++i) {
       if (!s[i]) continue;
       if (!info.count(s[i])) {

@@ -90,7 +90,7 @@ GpuProgram::Compiled& GpuProgram::compiled(const ir::Node* loop, int device) {
 }
 
 LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKernel& k,
-                       const Config& config, const HostEnv& env, int sms) {
+                       const Config& config, const HostEnv& env, int persistent_programs) {
   LaunchPlan plan;
   plan.threads = static_cast<unsigned>(k.threads);
   plan.shared_bytes = k.shared_bytes;
@@ -142,7 +142,7 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
     }
   }
   if (k.grid.persistent) {
-    plan.grid[0] = static_cast<unsigned>(sms * config.num_sm_multiplier.value_or(1));
+    plan.grid[0] = static_cast<unsigned>(persistent_programs);
     return plan;
   }
   std::vector<int64_t> tiles;
@@ -168,24 +168,27 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
   return plan;
 }
 
-int GpuProgram::persistent_programs(int device) const {
-  int sms = sm_count(device);
-  bool capped = settings_.max_sms || settings_.reserved_sms;
-  if (!capped) return sms * config_.num_sm_multiplier.value_or(1);
-  int allowed = sms - settings_.reserved_sms.value_or(0);
-  if (settings_.max_sms) allowed = std::min(allowed, *settings_.max_sms);
+int persistent_grid(const Settings& settings, const Config& config, int sms, const std::string& kernel) {
+  bool capped = settings.max_sms || settings.reserved_sms;
+  if (!capped) return sms * config.num_sm_multiplier.value_or(1);
+  int allowed = sms - settings.reserved_sms.value_or(0);
+  if (settings.max_sms) allowed = std::min(allowed, *settings.max_sms);
   if (allowed < 1)
-    throw UserError(graph_.kernel_name, {},
+    throw UserError(kernel, {},
                     fmt::format("max_sms = {} and reserved_sms = {} leave no SM of the {} on this GPU",
-                                settings_.max_sms.value_or(sms), settings_.reserved_sms.value_or(0), sms),
+                                settings.max_sms.value_or(sms), settings.reserved_sms.value_or(0), sms),
                     "allow at least one SM");
   return allowed;
+}
+
+int GpuProgram::persistent_programs(int device) const {
+  return persistent_grid(settings_, config_, sm_count(device), graph_.kernel_name);
 }
 
 void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
   Compiled& c = compiled(loop, env.device.index);
   LaunchPlan plan = plan_launch(graph_, loop, c.kernel, config_, env,
-                                c.kernel.grid.persistent ? sm_count(env.device.index) : 0);
+                                c.kernel.grid.persistent ? persistent_programs(env.device.index) : 0);
   if (plan.empty) return;
   void* ptrs[64];
   std::vector<void*> more;

@@ -26,11 +26,17 @@ struct LaunchPlan {
 };
 
 /// Evaluates the parameters and grid of kernel `k` (generated for top-level loop `loop`
-/// of `g` under the complete `config`) for the call in `env`; `sms` is the device's SM
-/// count (persistent grids). Errors: UserError for an out-of-range device scalar index
-/// or a grid too large for a flat launch.
+/// of `g` under the complete `config`) for the call in `env`; a persistent kernel gets
+/// `persistent_programs` programs (persistent_grid). Errors: UserError for an
+/// out-of-range device scalar index or a grid too large for a flat launch.
 LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKernel& k,
-                       const Config& config, const HostEnv& env, int sms);
+                       const Config& config, const HostEnv& env, int persistent_programs);
+
+/// Programs of a persistent launch on a GPU with `sms` SMs: SMs x num_sm_multiplier, or,
+/// when Settings::max_sms or reserved_sms is set, min(max_sms, SMs - reserved_sms)
+/// programs (one per SM at most: the multiplier is not applied, so the kernel occupies
+/// at most that many SMs). Errors: UserError (naming `kernel`) when the caps leave no SM.
+int persistent_grid(const Settings& settings, const Config& config, int sms, const std::string& kernel);
 
 /// The UserError message for an NVRTC failure of generated `source`: NVRTC's log, the
 /// generated line it names and the user's source line that line comes from.

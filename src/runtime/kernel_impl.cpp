@@ -212,51 +212,11 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
 autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vector<CallArg>& args,
                                              const std::string& key, const autotune::TuneOptions& options,
                                              bool apply) {
-  // Graphs traced for other tunables (by their assignment as JSON), and graphs lowered
-  // for candidates' reduction_loops; s.graph is the one traced with the first choices.
-  std::map<std::string, std::unique_ptr<ir::Graph>> variants;
-  std::map<std::string, std::unique_ptr<ir::Graph>> lowered;
-  const auto traced = s.config.tunables.value_or(std::map<std::string, int64_t>{});
-  auto tunables_of = [&](const Config& c) {
-    Config only;
-    only.tunables = traced;
-    if (c.tunables)
-      for (const auto& [name, v] : *c.tunables) (*only.tunables)[name] = v;
-    return only;
-  };
-  auto traced_for = [&](const Config& c) -> ir::Graph& {
-    Config only = tunables_of(c);
-    if (*only.tunables == traced) return s.graph;
-    auto& slot = variants[only.to_json()];
-    if (!slot) {
-      auto g = std::make_unique<ir::Graph>();
-      Settings st = settings_;
-      st.config = only;
-      trace_into(*g, args, st);
-      slot = std::move(g);
-    }
-    return *slot;
-  };
-  // The program a candidate runs: traced for its tunables, lowered for its config.
-  autotune::GraphFor graph_for = [&](const Config& c) -> const ir::Graph& {
-    ir::Graph& g = traced_for(c);
-    Config complete = passes::complete_config(g, c, name_);
-    bool chunked = false;
-    for (const auto& r : complete.reduction_loops.value_or(std::vector<std::optional<int64_t>>{})) chunked |= r.has_value();
-    if (!chunked) return g;
-    auto& slot = lowered[fmt::format("{}@{}", static_cast<const void*>(&g), complete.to_json())];
-    if (!slot) slot = passes::roll_reductions(g, complete);
-    return slot ? *slot : g;
-  };
-  autotune::CallToTune call{name_, &s.graph, graph_for, args, settings_, key};
-  autotune::TuneResult r = autotune::tune_for_call(call, options);
-  if (!apply || !r.best) return r;
-  Config only = tunables_of(*r.best);
-  if (*only.tunables != traced) {
-    traced_for(*r.best);
-    s.graph = std::move(*variants.at(only.to_json()));
-  }
-  set_config(s, *r.best);
+  rt::TunableSpecialization t{name_, settings_, key + (s.guards.empty() ? "" : "#" + s.guard_values), &s.graph,
+                              s.config.tunables.value_or(std::map<std::string, int64_t>{}),
+                              [&](ir::Graph& g, const Settings& st) { trace_into(g, args, st); }};
+  autotune::TuneResult r = rt::tune_specialization(t, args, options, apply);
+  if (apply && r.best) set_config(s, *r.best);
   return r;
 }
 
@@ -267,15 +227,8 @@ autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args, const autotune
   if (!on_gpu && !options.backend)
     fail("autotuning needs GPU Buffers (and a GPU)", "pass cuda Buffers; unset TESSEL_INTERPRET");
   std::string k = key(args, on_gpu);
-  std::shared_ptr<Specialization> spec;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = specs_[k];
-    if (!slot) slot = std::make_shared<Specialization>();
-    spec = slot;
-  }
+  std::shared_ptr<Specialization> spec = lookup(k, args);
   std::lock_guard<std::mutex> lock(spec->mu);
-  if (!spec->traced) trace(*spec, args);
   autotune::TuneResult r = tune_locked(*spec, args, k, options, apply);
   if (apply && on_gpu) spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_);
   return r;
@@ -291,7 +244,16 @@ std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k, const s
       spec = slot;
     }
     std::lock_guard<std::mutex> lock(spec->mu);
-    if (!spec->traced) trace(*spec, args);
+    if (!spec->traced) {
+      try {
+        trace(*spec, args);
+      } catch (...) {
+        // A failed trace leaves a partial graph: forget it, so the next call traces anew.
+        std::lock_guard<std::mutex> map_lock(mu_);
+        specs_.erase(key);
+        throw;
+      }
+    }
     return spec;
   };
   std::shared_ptr<Specialization> spec = get(k);

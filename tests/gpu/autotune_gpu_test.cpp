@@ -25,7 +25,8 @@ const ts::Settings kQuick{.autotune_effort = ts::AutotuneEffort::quick};
 
 ts::Buffer host_add(const ts::Buffer& x, const ts::Buffer& y) {
   std::vector<double> a = x.to_vector(), b = y.to_vector();
-  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<float>(a[i]) + static_cast<float>(b[i]));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<float>(static_cast<float>(a[i]) + static_cast<float>(b[i]));
   return ts::Buffer::from_vector(a, x.shape(), ts::f32);
 }
 
@@ -61,7 +62,7 @@ TEST_F(AutotuneGpu, AddQuickIsCorrectTunesOnceAndIsCachedOnDisk) {
 
   auto second = examples::make_add(kQuick);  // same code, a new Kernel object
   ts::Buffer third = second(x, y);
-  EXPECT_EQ(at::tune_count(), tunes + 1);    // the tuned config came from the disk cache
+  EXPECT_EQ(at::tune_count(), tunes + 1);        // the tuned config came from the disk cache
   EXPECT_EQ(ts::rt::compile_count(), compiles);  // and the cubin too: no NVRTC call
   EXPECT_EQ(ts::count_mismatches(third.to(ts::cpu()), want, 0, 0), 0);
 }
@@ -102,7 +103,8 @@ TEST_F(AutotuneGpu, KernelAutotuneReturnsTheConfigItUses) {
 std::string cubin_for(const std::string& name, const std::string& body) {
   ts::rt::CompileOptions opts;
   opts.arch = ts::rt::compute_capability(0);
-  return ts::rt::compile_cuda("extern \"C\" __global__ void " + name + "() { " + body + " }\n", name + ".cu", opts);
+  return ts::rt::compile_cuda("extern \"C\" __global__ void " + name + "() { " + body + " }\n", name + ".cu",
+                              opts);
 }
 
 TEST_F(AutotuneGpu, FaultingHangingAndUnloadableCandidatesAreSkipped) {
@@ -120,11 +122,11 @@ TEST_F(AutotuneGpu, FaultingHangingAndUnloadableCandidatesAreSkipped) {
     g.tamper = [](at::BuiltCandidate& c) {
       const std::string& name = c.kernels.at(0).second.name;
       int w = *c.config.num_warps;
-      if (w == 1) c.cubins[0] = cubin_for(name, "*(volatile int*)16 = 1;");           // illegal address
+      if (w == 1) c.cubins[0] = cubin_for(name, "*(volatile int*)16 = 1;");             // illegal address
       if (w == 2) c.cubins[0] = cubin_for(name, "volatile int go = 1; while (go) {}");  // hangs
-      if (w == 16) c.cubins[0] = "this is not a cubin";                                  // cannot load
+      if (w == 16) c.cubins[0] = "this is not a cubin";                                 // cannot load
     };
-    return std::make_unique<at::GpuBackend>(*call.graph, call.args, reference, call.kernel, g);
+    return std::make_unique<at::GpuBackend>(*call.graph, call.args, call.settings, reference, call.kernel, g);
   };
   at::TuneResult r = ts::rt::tune_kernel(add.impl(), {x, x}, o);
   ::unsetenv("TESSEL_AUTOTUNE_TIMEOUT");
