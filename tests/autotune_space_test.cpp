@@ -46,9 +46,10 @@ TEST(AutotuneSpace, AddKernelHasBlockWarpsPidAndMultiplierKnobs) {
   EXPECT_EQ(knob(s, "pid_type").choices,
             pids({ts::PidType::flat, ts::PidType::xyz, ts::PidType::persistent_blocked,
                   ts::PidType::persistent_interleaved}));
-  EXPECT_EQ(knob(s, "num_sm_multiplier").choices, (std::vector<int64_t>{1, 2, 4, 8}));
+  // 0 = unset: a persistent grid sized by the kernel's occupancy.
+  EXPECT_EQ(knob(s, "num_sm_multiplier").choices, (std::vector<int64_t>{0, 1, 2, 4, 8}));
   EXPECT_FALSE(has_knob(s, "reduction_loops[0]"));
-  EXPECT_EQ(s.size(), 10 * 5 * 1 * 4 * 4);
+  EXPECT_EQ(s.size(), 10 * 5 * 1 * 4 * 5);
 }
 
 TEST(AutotuneSpace, DefaultPointIsTheDefaultConfig) {
@@ -105,7 +106,7 @@ TEST(AutotuneSpace, PersistentKernelsExcludeFlatAndXyz) {
   at::ConfigSpace s(graph_of(k, x, size), {}, "padded_sum");
   EXPECT_EQ(knob(s, "pid_type").choices,
             pids({ts::PidType::persistent_blocked, ts::PidType::persistent_interleaved}));
-  EXPECT_EQ(knob(s, "num_sm_multiplier").choices, (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(knob(s, "num_sm_multiplier").choices, (std::vector<int64_t>{0, 1, 2, 4, 8}));
   std::mt19937_64 rng(1);
   for (int i = 0; i < 30; ++i) {
     ts::PidType p = *s.config(s.random_point(rng)).pid_type;
@@ -159,13 +160,12 @@ TEST(AutotuneSpace, NeighborsMoveOneKnobOneStep) {
     EXPECT_EQ(moved, 1);
     got.insert(s.config(p).to_json());
   }
-  // block 512 / 2048, warps 2 / 8, and the three other pid types (multiplier 1).
+  // block 512 / 2048, warps 2 / 8, and the three other pid types (multiplier unset).
   EXPECT_EQ(got.size(), 7u);
-  EXPECT_TRUE(got.count(
-      R"({"block_sizes":[512],"num_sm_multiplier":1,"num_stages":1,"num_warps":4,"pid_type":"flat"})"));
+  EXPECT_TRUE(got.count(R"({"block_sizes":[512],"num_stages":1,"num_warps":4,"pid_type":"flat"})"));
 }
 
-TEST(AutotuneSpace, NonPersistentPidTypesHaveMultiplierOne) {
+TEST(AutotuneSpace, NonPersistentPidTypesHaveNoMultiplier) {
   auto add = examples::make_add();
   ts::Buffer x = ts::Buffer::empty({1 << 20}, ts::f32);
   at::ConfigSpace s(graph_of(add, x, x), {}, "add");
@@ -173,7 +173,7 @@ TEST(AutotuneSpace, NonPersistentPidTypesHaveMultiplierOne) {
   for (int i = 0; i < 100; ++i) {
     ts::Config c = s.config(s.random_point(rng));
     if (*c.pid_type == ts::PidType::flat || *c.pid_type == ts::PidType::xyz)
-      EXPECT_EQ(*c.num_sm_multiplier, 1);
+      EXPECT_FALSE(c.num_sm_multiplier.has_value());
   }
 }
 

@@ -117,7 +117,8 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   bool any_persistent = std::any_of(pids.begin(), pids.end(), is_persistent);
   knobs_.push_back({Knob::num_sm_multiplier, 0, "num_sm_multiplier",
                     fixed_or(forced.num_sm_multiplier,
-                             any_persistent ? std::vector<int64_t>{1, 2, 4, 8} : std::vector<int64_t>{1})});
+                             any_persistent ? std::vector<int64_t>{0, 1, 2, 4, 8} : std::vector<int64_t>{0})});
+  // num_sm_multiplier 0 stands for unset: a persistent grid sized by occupancy.
 
   for (size_t i = 0; i < g.reduction_syms.size(); ++i) {
     Knob k{Knob::reduction_loop, static_cast<int>(i), "reduction_loops[" + std::to_string(i) + "]", {}, true};
@@ -161,7 +162,7 @@ Config ConfigSpace::config(const Point& p) const {
         c.pid_type = static_cast<PidType>(v);
         break;
       case Knob::num_sm_multiplier:
-        c.num_sm_multiplier = static_cast<int>(v);
+        c.num_sm_multiplier = v == 0 ? std::nullopt : std::optional<int>(static_cast<int>(v));
         break;
       case Knob::reduction_loop:
         (*c.reduction_loops)[k.index] = v == 0 ? std::nullopt : std::optional<int64_t>(v);
@@ -171,7 +172,7 @@ Config ConfigSpace::config(const Point& p) const {
         break;
     }
   }
-  if (c.pid_type && !is_persistent(static_cast<int64_t>(*c.pid_type))) c.num_sm_multiplier = 1;
+  if (c.pid_type && !is_persistent(static_cast<int64_t>(*c.pid_type))) c.num_sm_multiplier.reset();
   return c;
 }
 
@@ -194,7 +195,7 @@ Point ConfigSpace::point(const Config& c) const {
         if (c.pid_type) v = static_cast<int64_t>(*c.pid_type);
         break;
       case Knob::num_sm_multiplier:
-        if (c.num_sm_multiplier) v = *c.num_sm_multiplier;
+        v = c.num_sm_multiplier.value_or(0);
         break;
       case Knob::reduction_loop:
         // Unset means a persistent reduction (0, "none").

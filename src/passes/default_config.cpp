@@ -130,7 +130,6 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (w <= 0 || w > 32 || (w & (w - 1)) != 0)
     fail(fmt::format("num_warps {} is not a power of two in [1, 32]", w), "use 1, 2, 4, 8, 16 or 32");
   if (!c.num_stages) c.num_stages = 1;
-  if (!c.num_sm_multiplier) c.num_sm_multiplier = 1;
   bool persistent = false;
   for (const ir::Node* n : g.host)
     if (n->op == ir::Op::Loop) persistent |= n->persistent;

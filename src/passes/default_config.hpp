@@ -13,7 +13,7 @@ namespace tessel::passes {
 /// default from the traced extent: up to 1024 elements along the innermost dimension of
 /// a loop and 4096 per loop level in all), num_warps 4 to 16 (about 16 elements of a tile
 /// value per thread), num_stages 1, pid_type flat (or
-/// persistent_interleaved for loops with device-resident bounds), num_sm_multiplier 1,
+/// persistent_interleaved for loops with device-resident bounds), num_sm_multiplier unset (persistent grids then fill the GPU by occupancy),
 /// tunables (kernels with ts::register_tunable only: each name's first choice).
 /// Errors: UserError (naming `kernel`) for a wrong number of block sizes, a block size
 /// that is not a power of two, a non-persistent pid_type for a persistent loop, or a

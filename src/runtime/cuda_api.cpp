@@ -34,7 +34,7 @@ constexpr int kDriverAbi = 12000;
   X(cuEventElapsedTime) X(cuEventDestroy) X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle)   \
   X(cuIpcCloseMemHandle) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamBeginCapture)   \
   X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)                \
-  X(cuGraphExecDestroy) X(cuGraphDestroy)
+  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 // Per-device state, initialized once.
 struct DeviceState {
@@ -300,6 +300,14 @@ void stream_synchronize(void* stream) {
   ensure_context();
   Driver& d = driver();
   TESSEL_CU(cuStreamSynchronize, cu_stream(stream));
+}
+
+int max_active_programs(const Function& fn, int threads, int shared_bytes) {
+  Driver& d = driver();
+  int n = 0;
+  TESSEL_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &n, static_cast<CUfunction>(fn.fn), threads,
+            static_cast<size_t>(shared_bytes));
+  return n < 1 ? 1 : n;
 }
 
 void* stream_create() {

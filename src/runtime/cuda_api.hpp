@@ -87,6 +87,10 @@ struct Function {
 void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_z,
             unsigned block_x, int shared_bytes, void* stream, void** params);
 
+/// How many programs (CTAs) of `fn` with `threads` threads and `shared_bytes` of dynamic
+/// shared memory fit on one SM at once (the occupancy calculator); at least 1.
+int max_active_programs(const Function& fn, int threads, int shared_bytes);
+
 /// NVRTC, found through CUDA_HOME, else /usr/local/cuda, else the loader path.
 bool nvrtc_available();
 /// "13.0" etc.; throws RuntimeError when NVRTC is missing.

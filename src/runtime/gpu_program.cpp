@@ -168,9 +168,10 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
   return plan;
 }
 
-int persistent_grid(const Settings& settings, const Config& config, int sms, const std::string& kernel) {
+int persistent_grid(const Settings& settings, const Config& config, int sms, const std::string& kernel,
+                    int programs_per_sm) {
   bool capped = settings.max_sms || settings.reserved_sms;
-  if (!capped) return sms * config.num_sm_multiplier.value_or(1);
+  if (!capped) return sms * config.num_sm_multiplier.value_or(programs_per_sm);
   int allowed = sms - settings.reserved_sms.value_or(0);
   if (settings.max_sms) allowed = std::min(allowed, *settings.max_sms);
   if (allowed < 1)
@@ -185,10 +186,15 @@ int GpuProgram::persistent_programs(int device) const {
   return persistent_grid(settings_, config_, sm_count(device), graph_.kernel_name);
 }
 
+int GpuProgram::persistent_programs(const Compiled& c, int device) const {
+  int per_sm = config_.num_sm_multiplier ? 1 : max_active_programs(c.fn, c.kernel.threads, c.kernel.shared_bytes);
+  return persistent_grid(settings_, config_, sm_count(device), graph_.kernel_name, per_sm);
+}
+
 void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
   Compiled& c = compiled(loop, env.device.index);
   LaunchPlan plan = plan_launch(graph_, loop, c.kernel, config_, env,
-                                c.kernel.grid.persistent ? persistent_programs(env.device.index) : 0);
+                                c.kernel.grid.persistent ? persistent_programs(c, env.device.index) : 0);
   if (plan.empty) return;
   void* ptrs[64];
   std::vector<void*> more;

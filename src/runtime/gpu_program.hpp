@@ -32,11 +32,13 @@ struct LaunchPlan {
 LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKernel& k,
                        const Config& config, const HostEnv& env, int persistent_programs);
 
-/// Programs of a persistent launch on a GPU with `sms` SMs: SMs x num_sm_multiplier, or,
+/// Programs of a persistent launch on a GPU with `sms` SMs: SMs x num_sm_multiplier
+/// (unset: SMs x `programs_per_sm`, the kernel's occupancy), or,
 /// when Settings::max_sms or reserved_sms is set, min(max_sms, SMs - reserved_sms)
 /// programs (one per SM at most: the multiplier is not applied, so the kernel occupies
 /// at most that many SMs). Errors: UserError (naming `kernel`) when the caps leave no SM.
-int persistent_grid(const Settings& settings, const Config& config, int sms, const std::string& kernel);
+int persistent_grid(const Settings& settings, const Config& config, int sms, const std::string& kernel,
+                    int programs_per_sm = 1);
 
 /// The UserError message for an NVRTC failure of generated `source`: NVRTC's log, the
 /// generated line it names and the user's source line that line comes from.
@@ -58,6 +60,11 @@ class GpuProgram {
   const codegen::CudaKernel& kernel(const ir::Node* loop);
 
  private:
+  struct Compiled;
+  /// Programs of a persistent launch of `c`: with num_sm_multiplier unset, as many as
+  /// fit on the GPU at once (SMs x the occupancy of the kernel), so that the loop over
+  /// tiles keeps every SM as busy as a one-program-per-tile launch would.
+  int persistent_programs(const Compiled& c, int device) const;
   struct Compiled {
     codegen::CudaKernel kernel;
     Function fn;

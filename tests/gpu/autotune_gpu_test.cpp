@@ -123,7 +123,7 @@ TEST_F(AutotuneGpu, FaultingHangingAndUnloadableCandidatesAreSkipped) {
       const std::string& name = c.kernels.at(0).second.name;
       int w = *c.config.num_warps;
       if (w == 1) c.cubins[0] = cubin_for(name, "*(volatile int*)16 = 1;");             // illegal address
-      if (w == 2) c.cubins[0] = cubin_for(name, "volatile int go = 1; while (go) {}");  // hangs
+      if (w == 2) c.cubins[0] = cubin_for(name, "while (clock64() >= 0) {}");  // hangs
       if (w == 16) c.cubins[0] = "this is not a cubin";                                 // cannot load
     };
     return std::make_unique<at::GpuBackend>(*call.graph, call.args, call.settings, reference, call.kernel, g);
