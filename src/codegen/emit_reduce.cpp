@@ -86,10 +86,11 @@ void Emitter::emit_reduce(const Node* n) {
     line(fmt::format("TS_FOR(r) {}[r] = {};", ai, coord(s, "r")));
   }
   const char* is_max = fn == ir::ReduceFn::argmax ? "true" : "false";
-  unsigned lane_mask = 0, warp_mask = 0;
+  unsigned lane_mask = 0, warp_mask = 0, reg_mask = 0;
   for (int b : bits) {
     if (b < lv || b >= lv + lt) {  // a register bit
       int rb = b < lv ? b : b - lt;
+      reg_mask |= 1u << rb;
       open(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r) if (!(r & {}))", 1 << rb));
       if (arg) {
         line(fmt::format("ts::arg_combine<{}>({}[r], {}[r], {}[r | {}], {}[r | {}]);", is_max, acc, ai, acc,
@@ -106,11 +107,15 @@ void Emitter::emit_reduce(const Node* n) {
       warp_mask |= 1u << (b - lv - 5);
     }
   }
+  // After the register steps, registers that differ only in reg_mask bits hold the same
+  // value: the lane and warp steps combine one of each (those with the bits clear).
+  std::string distinct = reg_mask ? fmt::format("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r) if (!(r & {}))", reg_mask)
+                                  : std::string("TS_FOR(r)");
   if (lane_mask) {
     if (arg)
-      line(fmt::format("TS_FOR(r) ts::warp_arg_allreduce<{}>({}[r], {}[r], {}u);", is_max, acc, ai, lane_mask));
+      line(fmt::format("{} ts::warp_arg_allreduce<{}>({}[r], {}[r], {}u);", distinct, is_max, acc, ai, lane_mask));
     else
-      line(fmt::format("TS_FOR(r) {}[r] = ts::warp_allreduce<{}>({}[r], {}u);", acc, op_struct(fn), acc, lane_mask));
+      line(fmt::format("{} {}[r] = ts::warp_allreduce<{}>({}[r], {}u);", distinct, acc, op_struct(fn), acc, lane_mask));
   }
   if (warp_mask) {
     // Shared memory: [register][thread] values (and indices), then each thread combines
@@ -124,11 +129,11 @@ void Emitter::emit_reduce(const Node* n) {
       line(fmt::format("long long* {} = reinterpret_cast<long long*>(ts_smem + {});", smi,
                        L_.threads * regs() * elem));
     line("__syncthreads();");
-    line(fmt::format("TS_FOR(r) {}[r * TS_T + tid] = {}[r];", sm, acc));
-    if (arg) line(fmt::format("TS_FOR(r) {}[r * TS_T + tid] = {}[r];", smi, ai));
+    line(fmt::format("{} {}[r * TS_T + tid] = {}[r];", distinct, sm, acc));
+    if (arg) line(fmt::format("{} {}[r * TS_T + tid] = {}[r];", distinct, smi, ai));
     line("__syncthreads();");
     int nw = L_.threads / 32;
-    open("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r)");
+    open(distinct);
     line(fmt::format("{} v = {}; long long vi = 0;", rt, identity(fn, acc_t)));
     if (arg) line("vi = 9223372036854775807LL;");
     open(fmt::format("for (int w = 0; w < {}; ++w)", nw));
@@ -143,6 +148,10 @@ void Emitter::emit_reduce(const Node* n) {
     if (arg) line(fmt::format("{}[r] = vi;", ai));
     close();
     line("__syncthreads();");
+  }
+  if (reg_mask && (lane_mask || warp_mask)) {
+    line(fmt::format("TS_FOR(r) {}[r] = {}[r & ~{}];", acc, acc, reg_mask));
+    if (arg) line(fmt::format("TS_FOR(r) {}[r] = {}[r & ~{}];", ai, ai, reg_mask));
   }
   std::string res = arg ? ai : acc;
   DType res_t = arg ? DType::i64 : acc_t;
