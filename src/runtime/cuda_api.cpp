@@ -194,11 +194,17 @@ void require_cuda() {
 int driver_version() { return driver().version; }
 
 void set_device(int device) {
+  // The context this thread made current last time: most calls need no driver call.
+  // (A caller that switches contexts with the driver API behind tessel's back is
+  // caught by the driver call below whenever the device changes.)
+  thread_local CUcontext last = nullptr;
   DeviceState& s = device_state(device);
+  if (last == s.ctx) return;
   Driver& d = driver();
   CUcontext cur = nullptr;
   TESSEL_CU(cuCtxGetCurrent, &cur);
   if (cur != s.ctx) TESSEL_CU(cuCtxSetCurrent, s.ctx);
+  last = s.ctx;
 }
 
 int device_count() { return cuda_available() ? driver().count : 0; }

@@ -1,6 +1,8 @@
 // ts::Kernel's implementation: argument checks, specialization keys, tracing once per
 // key, and running the host program on the GPU or the interpreter.
+#include <charconv>
 #include <cstdlib>
+#include <unordered_map>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -95,7 +97,7 @@ class KernelImpl {
   TraceFn trace_fn_;
   Settings settings_;
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Specialization>> specs_;
+  std::unordered_map<std::string, std::shared_ptr<Specialization>> specs_;
 };
 
 void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu) const {
@@ -125,31 +127,49 @@ void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu) cons
   on_gpu = device && device->is_cuda() && !env_flag("TESSEL_INTERPRET");
 }
 
+// Appends the decimal digits of v (no allocation; this runs on every call).
+static void append_int(std::string& k, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  k.append(buf, r.ptr);
+}
+
 std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const {
   bool exact = settings_.static_shapes.value_or(false);
-  std::string k = on_gpu ? "gpu" : "cpu";
+  std::string k;
+  k.reserve(64);
+  k += on_gpu ? 'g' : 'c';
   bool big = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
-      k += fmt::format("|{}:{}", dtype_name(b->dtype()), b->dim());
+      k += '|';
+      k += static_cast<char>('a' + static_cast<int>(b->dtype()));
+      append_int(k, b->dim());
       int es = dtype_size(b->dtype());
       for (int d = 0; d < b->dim(); ++d) {
         int64_t s = b->size(d);
-        k += fmt::format(",{}", exact ? s : (s == 1 ? -1 : next_pow2(s)));
-        if (d + 1 < b->dim()) k += (b->stride(d) * es) % 16 == 0 ? "a" : "u";
+        k += ',';
+        append_int(k, exact ? s : (s == 1 ? -1 : next_pow2(s)));
+        if (d + 1 < b->dim()) k += (b->stride(d) * es) % 16 == 0 ? 'a' : 'u';
       }
-      if (b->dim() > 0) k += b->stride(-1) == 1 ? "c" : "s";
-      k += (reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? "A" : "U";
+      if (b->dim() > 0) k += b->stride(-1) == 1 ? 'c' : 's';
+      k += (reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U';
       big |= b->numel() >= (int64_t{1} << 31);
-      if (on_gpu) k += fmt::format("@{}", b->device().index);
+      if (on_gpu) {
+        k += '@';
+        append_int(k, b->device().index);
+      }
     } else if (params_[i] == ParamKind::specialized) {
-      k += std::holds_alternative<int64_t>(args[i]) ? fmt::format("|={}", std::get<int64_t>(args[i]))
-                                                     : fmt::format("|={}", std::get<double>(args[i]));
+      k += "|=";
+      if (std::holds_alternative<int64_t>(args[i]))
+        append_int(k, std::get<int64_t>(args[i]));
+      else
+        k += fmt::format("{}", std::get<double>(args[i]));
     } else {
-      k += std::holds_alternative<int64_t>(args[i]) ? "|int" : "|float";
+      k += std::holds_alternative<int64_t>(args[i]) ? "|i" : "|f";
     }
   }
-  k += big ? "|i64" : "|i32";
+  k += big ? "|L" : "|I";
   return k;
 }
 
