@@ -230,3 +230,60 @@ TEST(Errors, TileUsedOutsideItsLoop) {
   expect_message(msg, "tile_escape", g_line, "a tile is used outside the loop that defines it",
                  "use a tile only inside its ts::tile loop");
 }
+
+namespace {
+
+TEST(Errors, CompoundAssignmentNamesTheUsersLine) {
+  auto k = ts::kernel("acc_pluseq", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)}, ts::i32);
+    for (auto tm : ts::tile(x.size(0))) {
+      ts::Value acc = ts::zeros({tm}, ts::i32);
+      for (auto tn : ts::tile(x.size(1))) {
+        g_line = __LINE__; acc += ts::sum(x(tm, tn), 1);
+      }
+      out(tm) = acc;
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(ts::Buffer::zeros({4, 4}, ts::i32)); });
+  expect_message(msg, "acc_pluseq", g_line, "a loop-carried variable changes from i32", "initialize it");
+}
+
+TEST(Errors, ValueFromOneTopLevelLoopUsedInAnother) {
+  auto k = ts::kernel("cross_loop", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    ts::Value v;
+    for (auto t : ts::tile(x.size(0), {.block_size = 4})) {
+      g_line = __LINE__; v = ts::sum(x(t), 0);
+    }
+    for (auto t : ts::tile(x.size(0), {.block_size = 4})) out(t) = v;
+    return out;
+  });
+  std::string msg = user_error([&] { k(ts::Buffer::zeros({8}, ts::f32)); });
+  expect_message(msg, "cross_loop", g_line, "a value computed inside one loop is used in another loop",
+                 "recompute the value");
+}
+
+TEST(Errors, HugeBlockSizesAreRejectedBeforeAllocating) {
+  auto k = ts::kernel(
+      "huge_tiles",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn);
+        return out;
+      },
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1 << 20, 1 << 20}}});
+  std::string msg = user_error([&] { k(ts::Buffer::zeros({4, 4}, ts::f32)); });
+  expect_message(msg, "huge_tiles", 0, "registers per thread", "use smaller block sizes");
+}
+
+TEST(Errors, ConstReferenceParametersWork) {
+  auto k = ts::kernel("constref", [](const ts::Tensor& x, const ts::Value& s) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) + s;
+    return out;
+  });
+  EXPECT_EQ(k(ts::Buffer::ones({3}, ts::f32), 2.0).to_vector(), (std::vector<double>{3, 3, 3}));
+}
+
+}  // namespace

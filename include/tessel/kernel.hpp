@@ -197,10 +197,11 @@ auto kernel(std::string name, F fn, Settings settings = {}) {
     std::vector<ir::Node*> outs;
     [&]<size_t... I>(std::index_sequence<I...>) {
       if constexpr (std::is_void_v<typename Traits::result>) {
-        fn(detail::convert_param<std::tuple_element_t<I, Params>>(nodes[I], args[I])...);
+        fn(detail::convert_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(nodes[I], args[I])...);
       } else {
         detail::collect_outputs(
-            fn(detail::convert_param<std::tuple_element_t<I, Params>>(nodes[I], args[I])...), outs);
+            fn(detail::convert_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(nodes[I], args[I])...),
+            outs);
       }
     }(std::make_index_sequence<N>{});
     return outs;

@@ -57,6 +57,12 @@ class Operand {
   ir::Node* node() const { return node_; }
   bool weak() const { return weak_; }
   SourceLoc loc() const { return loc_; }
+  /// The same operand attributed to another source line.
+  Operand at(SourceLoc loc) const {
+    Operand o = *this;
+    o.loc_ = loc;
+    return o;
+  }
 
  private:
   Operand(DType literal_dtype, double f, int64_t i, Loc loc);
@@ -70,7 +76,7 @@ class Index;
 /// A scalar or tile value in a kernel (symbolic while tracing). A Value is a variable:
 /// assigning to it inside a loop records a new binding, and values changed inside a
 /// device loop become loop-carried (`acc = acc + x(t);`). There is no conversion to
-/// bool: use ts::where or ts::if_.
+/// bool: use ts::where.
 class Value {
  public:
   Value();

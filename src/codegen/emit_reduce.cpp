@@ -121,8 +121,13 @@ void Emitter::emit_reduce(const Node* n) {
     // Shared memory: [register][thread] values (and indices), then each thread combines
     // the warps that differ in the slot's warp bits, in a fixed order.
     int elem = static_cast<int>(rt == "double" || rt == "long long" || rt == "unsigned long long" ? 8 : 4);
-    int bytes = L_.threads * regs() * (elem + (arg ? 8 : 0));
-    shared_bytes_ = std::max(shared_bytes_, bytes);
+    int64_t bytes = int64_t{L_.threads} * regs() * (elem + (arg ? 8 : 0));
+    if (bytes > 227 * 1024)
+      throw UserError(g_.kernel_name, n->loc,
+                      fmt::format("this reduction needs {} bytes of shared memory, more than a program has",
+                                  bytes),
+                      "use smaller block sizes, fewer warps, or reduction_loops");
+    shared_bytes_ = std::max(shared_bytes_, static_cast<int>(bytes));
     std::string sm = fmt::format("sm{}", n->id), smi = fmt::format("smi{}", n->id);
     line(fmt::format("{}* {} = reinterpret_cast<{}*>(ts_smem);", rt, sm, rt));
     if (arg)

@@ -333,15 +333,15 @@ TensorRef& TensorRef::operator=(const TensorRef& r) {
   return *this;
 }
 TensorRef& TensorRef::operator+=(const Operand& v) {
-  store((Operand(*this) + v).node(), v.loc());
+  store((Operand(Value::wrap(load(SourceLoc{}))).at(v.loc()) + v).node(), v.loc());
   return *this;
 }
 TensorRef& TensorRef::operator-=(const Operand& v) {
-  store((Operand(*this) - v).node(), v.loc());
+  store((Operand(Value::wrap(load(SourceLoc{}))).at(v.loc()) - v).node(), v.loc());
   return *this;
 }
 TensorRef& TensorRef::operator*=(const Operand& v) {
-  store((Operand(*this) * v).node(), v.loc());
+  store((Operand(Value::wrap(load(SourceLoc{}))).at(v.loc()) * v).node(), v.loc());
   return *this;
 }
 

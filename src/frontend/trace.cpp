@@ -46,6 +46,7 @@ ir::Node* TraceContext::add(ir::Op op, DType dtype, ir::Shape shape, std::vector
   n->args = std::move(args);
   n->depth = depth();
   blocks_.back()->push_back(n);
+  if (!loops_.empty()) owner_[n] = loops_.back().loop;
   return n;
 }
 
@@ -171,6 +172,13 @@ void TraceContext::close_loop(ir::Node* loop) {
 ir::Node* TraceContext::resolve(const Value* var, ir::Node*& binding, int decl_depth) {
   if (!binding) return nullptr;
   int d = depth();
+  if (binding->depth > 0 && binding->depth <= d) {
+    auto it = owner_.find(binding);
+    if (it != owner_.end() && it->second != loops_[binding->depth - 1].loop)
+      fail(binding->loc, "a value computed inside one loop is used in another loop",
+           "loops cannot pass values to each other; recompute the value in the loop that "
+           "uses it, or store it to a tensor and load it there");
+  }
   for (int level = decl_depth + 1; level <= d; ++level) {
     OpenLoop& ol = loops_[level - 1];
     auto it = std::find_if(ol.vars.begin(), ol.vars.end(),

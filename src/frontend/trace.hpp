@@ -111,6 +111,7 @@ class TraceContext {
   std::map<std::tuple<int, ir::Node*, int>, ir::Node*> attr_cache_;
   std::map<std::pair<ir::Node*, int>, ir::Sym*> all_cache_;
   std::map<ir::Node*, ir::Sym*> extent_cache_;
+  std::map<const ir::Node*, const ir::Node*> owner_;  // node inside a loop -> that loop
   DType index_dtype_ = DType::i32;  // union-find over extent syms
   bool has_deferred_ = false;
   SourceLoc deferred_loc_;

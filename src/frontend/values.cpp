@@ -76,11 +76,12 @@ Value& Value::operator=(const Value& o) {
   if (this == &o) return *this;
   return assign(o.node());
 }
-Value& Value::operator=(const TensorRef& r) { return assign(Operand(r).node()); }
-Value& Value::operator+=(const Operand& o) { return assign((Operand(*this, Loc::current()) + o).node()); }
-Value& Value::operator-=(const Operand& o) { return assign((Operand(*this) - o).node()); }
-Value& Value::operator*=(const Operand& o) { return assign((Operand(*this) * o).node()); }
-Value& Value::operator/=(const Operand& o) { return assign((Operand(*this) / o).node()); }
+// Compound assignments are attributed to the user's line, which the right operand carries.
+Value& Value::operator=(const TensorRef& r) { return assign(r.load(SourceLoc{})); }
+Value& Value::operator+=(const Operand& o) { return assign((Operand(*this).at(o.loc()) + o).node()); }
+Value& Value::operator-=(const Operand& o) { return assign((Operand(*this).at(o.loc()) - o).node()); }
+Value& Value::operator*=(const Operand& o) { return assign((Operand(*this).at(o.loc()) * o).node()); }
+Value& Value::operator/=(const Operand& o) { return assign((Operand(*this).at(o.loc()) / o).node()); }
 
 DType Value::dtype() const { return node()->dtype; }
 int Value::dim() const { return static_cast<int>(node()->shape.size()); }

@@ -130,6 +130,18 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (w <= 0 || w > 32 || (w & (w - 1)) != 0)
     fail(fmt::format("num_warps {} is not a power of two in [1, 32]", w), "use 1, 2, 4, 8, 16 or 32");
   if (!c.num_stages) c.num_stages = 1;
+  // Reductions over very long extents (more than 16384 padded elements) default to
+  // chunks of 4096 (a looped reduction) rather than whole rows in registers.
+  if (!c.reduction_loops) {
+    std::vector<std::optional<int64_t>> rl;
+    bool any = false;
+    for (const ir::Sym* s : g.reduction_syms) {
+      bool long_row = s->extent_pow2 > 16384;
+      rl.push_back(long_row ? std::optional<int64_t>(4096) : std::nullopt);
+      any |= long_row;
+    }
+    if (any) c.reduction_loops = rl;
+  }
   bool persistent = false;
   for (const ir::Node* n : g.host)
     if (n->op == ir::Op::Loop) persistent |= n->persistent;

@@ -14,6 +14,7 @@
 #include "ir/host_eval.hpp"
 #include "codegen/embedded.hpp"
 #include "passes/default_config.hpp"
+#include "passes/layout.hpp"
 #include "passes/roll_reductions.hpp"
 #include "runtime/cuda_api.hpp"
 #include "runtime/gpu_program.hpp"
@@ -181,7 +182,27 @@ void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args) {
 
 void KernelImpl::set_config(Specialization& s, const Config& c) {
   s.config = passes::complete_config(s.graph, c, name_);
-  s.lowered = passes::roll_reductions(s.graph, s.config);
+  try {
+    s.lowered = passes::roll_reductions(s.graph, s.config);
+  } catch (const UserError&) {
+    if (c.reduction_loops) throw;
+    // The default chunking of a very long reduction does not apply to this kernel.
+    s.config.reduction_loops.reset();
+    s.lowered = nullptr;
+  }
+  // Tile values are held in registers: refuse configs that cannot fit (a clear error
+  // instead of an allocation failure or a compiler that runs for minutes).
+  for (const ir::Node* n : s.program().host) {
+    if (n->op != ir::Op::Loop) continue;
+    passes::Layout L = passes::compute_layout(n, s.config);
+    if (L.elems > int64_t{1024} * L.threads)
+      throw UserError(name_, n->loc,
+                      fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "
+                                  "per thread",
+                                  s.config.to_json(), L.elems, L.elems / L.threads),
+                      "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
+                      "reductions");
+  }
   if (s.lowered && env_flag("TESSEL_PRINT_IR")) std::cerr << "after roll_reductions:\n" << ir::print(*s.lowered);
 }
 
