@@ -402,9 +402,12 @@ void Emitter::emit_loop(const Node* n) {
     std::string le = fmt::format("le{}_{}", n->id, d);
     dv.tb = fmt::format("tb{}_{}", n->id, d);
     dv.te = fmt::format("te{}_{}", n->id, d);
-    line(fmt::format("const {} {} = {}, {} = {};", idx_t_, dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
-    open(fmt::format("for ({} {} = {}; {} < {}; {} += {})", idx_t_, dv.tb, dv.lb, dv.tb, le, dv.tb, dv.block));
-    line(fmt::format("const {} {} = min(({})({} + {}), {});", idx_t_, dv.te, idx_t_, dv.tb, dv.block, le));
+    // Loop control in 64 bits (a bound near the index dtype's limit must not overflow);
+    // the tile's begin and end, which are valid indices, in the index dtype.
+    line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
+    open(fmt::format("for (long long {}_ = {}; {}_ < {}; {}_ += {})", dv.tb, dv.lb, dv.tb, le, dv.tb, dv.block));
+    line(fmt::format("const {} {} = ({}){}_;", idx_t_, dv.tb, idx_t_, dv.tb));
+    line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, dv.block, le));
     dims[{n, static_cast<int>(d)}] = dv;
     ++opened;
   }
@@ -485,44 +488,45 @@ void Emitter::run() {
     dv.te = fmt::format("te{}_{}", n->id, d);
     std::string le = fmt::format("le{}_{}", n->id, d);
     std::string nt = fmt::format("nt{}", d);
-    line(fmt::format("const {} {} = {}, {} = {};", idx_t_, dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
-    line(fmt::format("const {} {} = {} > {} ? ({} - {} + {}) / {} : 0;  // tiles of dim {}", idx_t_, nt, le,
+    line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
+    line(fmt::format("const long long {} = {} > {} ? ({} - {} + {}) / {} : 0;  // tiles of dim {}", nt, le,
                      dv.lb, le, dv.lb, dv.block - 1, dv.block, d));
     counts.push_back(nt);
     dims[{n, static_cast<int>(d)}] = dv;
   }
   std::string total = "1";
   for (const std::string& c : counts) total += " * " + c;
-  line(fmt::format("const {} total = {};", idx_t_, total));
+  line(fmt::format("const long long total = {};", total));
   PidType pid = config_.pid_type.value_or(PidType::flat);
   bool xyz = pid == PidType::xyz && !n->persistent;
   if (pid == PidType::persistent_blocked) {
-    line(fmt::format("const {} per = (total + gridDim.x - 1) / gridDim.x;", idx_t_));
-    line(fmt::format("const {} pid_begin = ({})blockIdx.x * per;", idx_t_, idx_t_));
-    open(fmt::format("for ({} pid = pid_begin; pid < min(pid_begin + per, total); ++pid)", idx_t_));
+    line("const long long per = (total + gridDim.x - 1) / gridDim.x;");
+    line("const long long pid_begin = (long long)blockIdx.x * per;");
+    open("for (long long pid = pid_begin; pid < min(pid_begin + per, total); ++pid)");
   } else if (pid == PidType::persistent_interleaved) {
-    open(fmt::format("for ({} pid = blockIdx.x; pid < total; pid += gridDim.x)", idx_t_));
+    open("for (long long pid = blockIdx.x; pid < total; pid += gridDim.x)");
   } else {
     open("");
     if (!xyz) {
-      line(fmt::format("const {} pid = blockIdx.x;", idx_t_));
+      line("const long long pid = blockIdx.x;");
       line("if (pid >= total) return;");
     }
   }
-  if (!xyz) line(fmt::format("{} rem = pid;", idx_t_));
+  if (!xyz) line("long long rem = pid;");
   const char* axes[] = {"x", "y", "z"};
   for (size_t d = 0; d < n->dims.size(); ++d) {
     DimVars& dv = dims[{n, static_cast<int>(d)}];
     std::string le = fmt::format("le{}_{}", n->id, d);
     if (xyz) {
-      line(fmt::format("const {} i{} = blockIdx.{};", idx_t_, d, axes[d]));
+      line(fmt::format("const long long i{} = blockIdx.{};", d, axes[d]));
       line(fmt::format("if (i{} >= {}) return;", d, counts[d]));
     } else {
-      line(fmt::format("const {} i{} = rem % {};", idx_t_, d, counts[d]));
+      line(fmt::format("const long long i{} = rem % {};", d, counts[d]));
       line(fmt::format("rem /= {};", counts[d]));
     }
-    line(fmt::format("const {} {} = {} + i{} * {};", idx_t_, dv.tb, dv.lb, d, dv.block));
-    line(fmt::format("const {} {} = min(({})({} + {}), {});", idx_t_, dv.te, idx_t_, dv.tb, dv.block, le));
+    line(fmt::format("const {} {} = ({})({} + i{} * {});", idx_t_, dv.tb, idx_t_, dv.lb, d, dv.block));
+    line(fmt::format("const {} {} = ({})min({} + i{} * {} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb, d, dv.block,
+                     dv.block, le));
   }
   emit_block(n->body);
   close();

@@ -149,3 +149,15 @@ TEST(PersistentGpu, PaddedSumLargeVaryingBound) {
 }
 
 }  // namespace
+
+namespace {
+// A device bound at the top of the i32 range: tile counts must not overflow (computed in
+// 64 bits), and rows past the tensor are clamped by the accesses' bounds masks.
+TEST(PersistentGpu, BoundNearInt32MaxIsClampedToTheTensor) {
+  TESSEL_REQUIRE_GPU();
+  ts::Buffer x = ts::Buffer::randn({100, 100}, ts::f32, ts::cuda(0), 41);
+  ts::Buffer out = examples::make_padded_sum()(x, ts::Buffer::scalar(2147483647.0, ts::i32, ts::cuda(0)));
+  ts::Buffer want = ts::Buffer::from_vector(row_sums(x, 100, 0), {100}, ts::f32);
+  EXPECT_EQ(ts::count_mismatches(out.to(ts::cpu()), want, 1e-4, 1e-5), 0);
+}
+}  // namespace
