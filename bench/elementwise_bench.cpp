@@ -10,29 +10,15 @@
 #include <vector>
 
 #include "examples/kernels/basic.hpp"
+#include "bench/gpu_timer.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 
 static int iters = 20;
 
-/// Median over 5 rounds of the mean time of `iters` back-to-back calls, in ms.
-static double time_ms(const std::function<void()>& f) {
-  for (int i = 0; i < 3; ++i) f();
-  void* a = ts::rt::event_create();
-  void* b = ts::rt::event_create();
-  std::vector<double> rounds;
-  for (int r = 0; r < 5; ++r) {
-    ts::rt::event_record(a);
-    for (int i = 0; i < iters; ++i) f();
-    ts::rt::event_record(b);
-    rounds.push_back(ts::rt::event_elapsed_ms(a, b) / iters);
-  }
-  ts::rt::event_destroy(a);
-  ts::rt::event_destroy(b);
-  std::sort(rounds.begin(), rounds.end());
-  return rounds[2];
-}
+/// GPU time per call of `f`, in ms (bench/gpu_timer.hpp).
+static double time_ms(const std::function<void()>& f) { return bench::gpu_time_ms(f, iters); }
 
 static const char* kCopySource = R"(
 extern "C" __global__ void hand_copy(const uint4* __restrict__ in, uint4* __restrict__ out, long long n) {

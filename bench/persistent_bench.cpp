@@ -11,27 +11,13 @@
 #include <vector>
 
 #include "examples/kernels/seed002.hpp"
+#include "bench/gpu_timer.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 
-/// Median over 5 rounds of the mean GPU time of 20 back-to-back calls, in ms.
-static double gpu_ms(const std::function<void()>& f, void* stream) {
-  for (int i = 0; i < 3; ++i) f();
-  void* a = ts::rt::event_create();
-  void* b = ts::rt::event_create();
-  std::vector<double> r;
-  for (int k = 0; k < 5; ++k) {
-    ts::rt::event_record(a, stream);
-    for (int i = 0; i < 20; ++i) f();
-    ts::rt::event_record(b, stream);
-    r.push_back(ts::rt::event_elapsed_ms(a, b) / 20);
-  }
-  ts::rt::event_destroy(a);
-  ts::rt::event_destroy(b);
-  std::sort(r.begin(), r.end());
-  return r[2];
-}
+/// GPU time per call of `f` on `stream` (20 calls per round), in ms.
+static double gpu_ms(const std::function<void()>& f, void* stream) { return bench::gpu_time_ms(f, 20, stream); }
 
 /// Host wall time per call of `calls` back-to-back calls ending in a sync, in us.
 static double wall_us(const std::function<void()>& f, ts::Stream s, int calls) {
