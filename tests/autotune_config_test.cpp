@@ -159,3 +159,16 @@ TEST(Tunables, AreRecordedInTheGraph) {
 }
 
 }  // namespace
+
+TEST(ConfigJson, RejectsFractionalAndOutOfRangeIntegers) {
+  for (const char* text : {R"({"num_warps": 4.5})", R"({"num_warps": 99999999999})",
+                           R"({"block_sizes": [64, 1.5]})", R"({"reduction_loops": [0]})"}) {
+    try {
+      ts::Config::from_json(text);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const ts::UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("config key"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(*ts::Config::from_json(R"({"num_warps": 8})").num_warps, 8);
+}

@@ -1,4 +1,6 @@
 // Config <-> JSON and C++ initializer text.
+#include <cstdint>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -52,19 +54,36 @@ Config Config::from_json(const std::string& text) {
   }
   if (!j.is_object()) throw UserError("", {}, "a config must be a JSON object");
   Config c;
+  // Integers must be JSON integers in range (no silent truncation of 4.5 or 1e10).
+  auto integer = [](const json& v, const std::string& key, int64_t lo, int64_t hi) -> int64_t {
+    if (!v.is_number_integer())
+      throw UserError("", {}, fmt::format("config key '{}' needs integers, got {}", key, v.dump()),
+                      "use the text printed by Config::to_json()");
+    int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? hi + 1 : v.get<int64_t>();
+    if (x < lo || x > hi)
+      throw UserError("", {}, fmt::format("config key '{}': {} is out of range [{}, {}]", key, v.dump(), lo, hi));
+    return x;
+  };
+  auto int32 = [&](const json& v, const std::string& key) { return static_cast<int>(integer(v, key, INT32_MIN, INT32_MAX)); };
+  auto int64s = [&](const json& v, const std::string& key) {
+    if (!v.is_array()) throw UserError("", {}, fmt::format("config key '{}' needs a list", key));
+    std::vector<int64_t> out;
+    for (const json& e : v) out.push_back(integer(e, key, INT64_MIN, INT64_MAX));
+    return out;
+  };
   try {
     for (auto& [key, v] : j.items()) {
-      if (key == "block_sizes") c.block_sizes = v.get<std::vector<int64_t>>();
-      else if (key == "num_warps") c.num_warps = v.get<int>();
-      else if (key == "num_stages") c.num_stages = v.get<int>();
+      if (key == "block_sizes") c.block_sizes = int64s(v, key);
+      else if (key == "num_warps") c.num_warps = int32(v, key);
+      else if (key == "num_stages") c.num_stages = int32(v, key);
       else if (key == "pid_type") c.pid_type = pid_from_name(v.get<std::string>());
-      else if (key == "num_sm_multiplier") c.num_sm_multiplier = v.get<int>();
+      else if (key == "num_sm_multiplier") c.num_sm_multiplier = int32(v, key);
       else if (key == "loop_orders") c.loop_orders = v.get<std::vector<std::vector<int>>>();
       else if (key == "flatten_loops") c.flatten_loops = v.get<std::vector<bool>>();
       else if (key == "l2_groupings") c.l2_groupings = v.get<std::vector<int>>();
       else if (key == "reduction_loops") {
         std::vector<std::optional<int64_t>> r;
-        for (auto& e : v) r.push_back(e.is_null() ? std::nullopt : std::optional<int64_t>(e.get<int64_t>()));
+        for (auto& e : v) r.push_back(e.is_null() ? std::nullopt : std::optional<int64_t>(integer(e, key, 1, INT64_MAX)));
         c.reduction_loops = r;
       } else if (key == "indexing") c.indexing = v.get<std::vector<std::string>>();
       else if (key == "tunables") c.tunables = v.get<std::map<std::string, int64_t>>();

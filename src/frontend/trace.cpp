@@ -320,8 +320,11 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc
                fmt::format("shapes {} and {} do not broadcast: dimension {} is {} in one and {} "
                            "in the other",
                            ir::shape_str(a), ir::shape_str(b), i, describe_sym(x), describe_sym(y)),
-               "tiles of different loops never broadcast together, even with equal block sizes; "
-               "index both operands with the same tile, or add ts::newaxis");
+               x->kind == ir::Sym::tile && y->kind == ir::Sym::tile && x->loop == y->loop
+                   ? "these are two dimensions of the same loop: check the operands' ranks and "
+                     "indices (an extra index, or a missing ts::newaxis)"
+                   : "tiles of different loops never broadcast together, even with equal block "
+                     "sizes; index both operands with the same tile, or add ts::newaxis");
     }
   }
   return out;
