@@ -5,26 +5,15 @@
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
+#include "autotune_test_util.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 
 namespace {
 
-auto make_softmax(ts::Settings s) {
-  return ts::kernel(
-      "softmax",
-      [](ts::Tensor x) {
-        ts::Tensor out = ts::empty_like(x);
-        for (auto tm : ts::tile(x.size(0))) {
-          ts::Value row = x(tm, ts::all);
-          ts::Value e = ts::exp(row - ts::max(row, 1, true));
-          out(tm, ts::all) = e / ts::sum(e, 1, true);
-        }
-        return out;
-      },
-      s);
-}
+// The whole-row softmax shared with the autotuner tests.
+using autotune_test::make_softmax;
 
 auto make_stats(ts::Settings s) {
   return ts::kernel(
