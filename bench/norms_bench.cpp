@@ -21,8 +21,9 @@
 //   softmax, layer_norm, rms_norm, cross_entropy:
 //     N <= 256    rows 4/8/16/32 with 4/4/8/8 warps
 //     N <= 1024   rows 1/2/4/8 with 4/4/8/8 warps
-//     N <= 4096   rows 1 with 4, 8, 16 warps; rows 2 with 16 warps
-//     N  > 4096   rows 1 with 16 and 32 warps; rows 1, 16 warps, reduction_loops {4096}
+//     N <= 4096   rows 1 with 2, 4, 8, 16 warps; rows 2 with 8, 16 warps
+//     N  > 4096   rows 1 with 8, 16, 32 warps; rows 1 with reduction_loops {4096} and
+//                 16 warps, {2048} and 8 warps
 //   softmax_two_pass {rows, chunk}/warps:
 //     N <= 256    {4,256}/4 {8,256}/4 {16,256}/8
 //     N <= 1024   {1,1024}/4 {2,1024}/8 {4,1024}/8
@@ -155,8 +156,9 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
   }
   if (n <= 256) return {rows_cfg(4, 4), rows_cfg(8, 4), rows_cfg(16, 8), rows_cfg(32, 8)};
   if (n <= 1024) return {rows_cfg(1, 4), rows_cfg(2, 4), rows_cfg(4, 8), rows_cfg(8, 8)};
-  if (n <= 4096) return {rows_cfg(1, 4), rows_cfg(1, 8), rows_cfg(1, 16), rows_cfg(2, 16)};
-  return {rows_cfg(1, 16), rows_cfg(1, 32), looped_cfg(1, 16, 4096)};
+  if (n <= 4096)
+    return {rows_cfg(1, 2), rows_cfg(1, 4), rows_cfg(1, 8), rows_cfg(1, 16), rows_cfg(2, 8), rows_cfg(2, 16)};
+  return {rows_cfg(1, 8), rows_cfg(1, 16), rows_cfg(1, 32), looped_cfg(1, 16, 4096), looped_cfg(1, 8, 2048)};
 }
 
 /// Runners, one per (kernel, config), shared by every shape and dtype (each keeps its

@@ -106,7 +106,9 @@ std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r) {
     const DimVars& dv = dims.at({s->loop, s->loop_dim});
     v = fmt::format("({} + {} < {})", dv.tb, c, dv.te);
   } else {
-    v = fmt::format("({} < {})", c, scalar(s->extent));
+    // A 32-bit compare when indices are 32-bit (extents are 64-bit host integers).
+    std::string lim = scalar(s->extent);
+    v = idx_t_ == "int" ? fmt::format("({} < ts::clamp_int({}))", c, lim) : fmt::format("({} < {})", c, lim);
   }
   int64_t sb = passes::sym_block(s, config_);
   if (sb < L_.slot_block[slot(s)]) v += fmt::format(" && ({} < {})", c, sb);

@@ -134,13 +134,18 @@ void Emitter::emit_load(const Node* n) {
   line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
   AccessPlan p = plan_access(*this, n, 1, "r");
   if (p.vector) {
+    // Every vector is loaded in memory format first, then converted: no load waits for
+    // another's data before it is issued.
+    std::string raw = fmt::format("m{}", n->id);
+    line(fmt::format("__align__(16) {} {}[TS_N];", mem, raw));
     open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
     line("const int r = g * TS_V;");
     const DimAccess& last = p.dims.back();
     line(fmt::format("ts::ld_vec<{}, TS_V>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);", mem,
                      p.base, offset_expr(*this, t, p), valid_expr(*this, p, "r", true), idx_t_, last.idx, idx_t_,
-                     last.lim, nm));
+                     last.lim, raw));
     close();
+    line(fmt::format("ts::to_regs<{}, TS_N>({}, {});", mem, raw, nm));
   } else {
     line(fmt::format("TS_FOR(r) {}[r] = ts::ld({} + {}, {});", nm, p.base, offset_expr(*this, t, p),
                      valid_expr(*this, p, "r", false)));

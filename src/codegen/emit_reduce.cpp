@@ -139,11 +139,20 @@ void Emitter::emit_reduce(const Node* n) {
     line("__syncthreads();");
     int nw = L_.threads / 32;
     open(distinct);
-    line(fmt::format("{} v = {}; long long vi = 0;", rt, identity(fn, acc_t)));
-    if (arg) line("vi = 9223372036854775807LL;");
-    open(fmt::format("for (int w = 0; w < {}; ++w)", nw));
-    line(fmt::format("if ((w & ~{}u) != ((tid >> 5) & ~{}u)) continue;", warp_mask, warp_mask));
-    line("const int src = (w << 5) | (tid & 31);");
+    line(fmt::format("{} v = {};", rt, identity(fn, acc_t)));
+    if (arg) line("long long vi = 9223372036854775807LL;");
+    int low = __builtin_ctz(warp_mask);
+    if (((warp_mask >> low) & ((warp_mask >> low) + 1)) == 0) {
+      // Contiguous warp bits: the group's warps are base | (j << low), j < 2^bits.
+      int count = (warp_mask >> low) + 1;
+      std::string base = (nw - 1) & ~warp_mask ? fmt::format("((tid >> 5) & ~{}u)", warp_mask) : std::string("0");
+      open(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; ++j)", count));
+      line(fmt::format("const int src = (({} | (j << {})) << 5) | (tid & 31);", base, low));
+    } else {
+      open(fmt::format("for (int w = 0; w < {}; ++w)", nw));
+      line(fmt::format("if ((w & ~{}u) != ((tid >> 5) & ~{}u)) continue;", warp_mask, warp_mask));
+      line("const int src = (w << 5) | (tid & 31);");
+    }
     if (arg)
       line(fmt::format("ts::arg_combine<{}>(v, vi, {}[r * TS_T + src], {}[r * TS_T + src]);", is_max, sm, smi));
     else

@@ -100,24 +100,30 @@ struct VecWord<4> {
   typedef unsigned int type;
 };
 
-/// V consecutive elements p[0..V) into out[0..V): one vector access when all are valid
-/// (n >= V) and p is aligned to the vector size, element by element otherwise (elements
-/// at or past n read as 0).
+/// V consecutive elements p[0..V) into raw[0..V), in memory format (no conversion): one
+/// vector access when all are valid (n >= V) and p is aligned to the vector size, element
+/// by element otherwise (elements at or past n read as 0). Generated code loads every
+/// vector of a tile this way first and converts afterwards (to_regs), so that all of a
+/// thread's loads are in flight before the first use of one.
 template <class M, int V>
-__device__ __forceinline__ void ld_vec(const M* p, int n, typename Mem<M>::reg* out) {
+__device__ __forceinline__ void ld_vec(const M* p, int n, M* raw) {
   constexpr int bytes = V * (int)sizeof(M);
   if constexpr (bytes == 16 || bytes == 8 || bytes == 4) {
     if (n >= V && (reinterpret_cast<unsigned long long>(p) % bytes) == 0) {
       typedef typename VecWord<bytes>::type W;
-      W w = *reinterpret_cast<const W*>(p);
-      const M* e = reinterpret_cast<const M*>(&w);
-#pragma unroll
-      for (int i = 0; i < V; ++i) out[i] = Mem<M>::to_reg(e[i]);
+      *reinterpret_cast<W*>(raw) = *reinterpret_cast<const W*>(p);
       return;
     }
   }
 #pragma unroll
-  for (int i = 0; i < V; ++i) out[i] = ld(p + i, i < n);
+  for (int i = 0; i < V; ++i) raw[i] = i < n ? p[i] : M(0);
+}
+
+/// Memory format to register format, element by element.
+template <class M, int N>
+__device__ __forceinline__ void to_regs(const M* raw, typename Mem<M>::reg* out) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = Mem<M>::to_reg(raw[i]);
 }
 
 template <class M, int V>
@@ -137,6 +143,10 @@ __device__ __forceinline__ void st_vec(M* p, int n, const typename Mem<M>::reg* 
 #pragma unroll
   for (int i = 0; i < V; ++i) st(p + i, i < n, in[i]);
 }
+
+/// A 64-bit limit as a 32-bit one (limits past INT_MAX become INT_MAX, which no 32-bit
+/// index reaches), so that masks compare 32-bit values.
+__device__ __forceinline__ int clamp_int(long long lim) { return lim > 2147483647LL ? 2147483647 : (int)lim; }
 
 /// Number of valid elements of a vector starting at index `i` below limit `lim`, in [0, V].
 template <int V, class I>
@@ -171,8 +181,26 @@ __device__ __forceinline__ T maximum(T a, T b) { return a > b ? a : b; }
 template <class T>
 __device__ __forceinline__ T minimum(T a, T b) { return a < b ? a : b; }
 // torch.maximum / minimum propagate NaN.
-__device__ __forceinline__ float maximum(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b); }
-__device__ __forceinline__ float minimum(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b); }
+// On sm_80 and later one instruction does it (PTX ISA: max.NaN / min.NaN, "if either
+// input is NaN, the result is canonical NaN").
+__device__ __forceinline__ float maximum(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
+#endif
+}
+__device__ __forceinline__ float minimum(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b);
+#endif
+}
 __device__ __forceinline__ double maximum(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : fmax(a, b); }
 __device__ __forceinline__ double minimum(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : fmin(a, b); }
 template <class T>
