@@ -35,6 +35,9 @@
 //
 //   norms_bench [--iters N] [--kernels softmax,layer_norm] [--dtypes f32,bf16]
 //               [--shapes 4096x256,32768x16384] [--jobs J] [--verbose] [--compile-only]
+//               [--static-shapes]
+// --static-shapes specializes every kernel on exact sizes (Settings::static_shapes, Helion's
+// default); without it kernels take sizes as arguments.
 // --compile-only needs no GPU: it generates and compiles every candidate for sm_90 and exits.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -63,6 +66,7 @@ namespace {
 
 int iters = 50;
 bool verbose = false;
+bool static_shapes = false;  // --static-shapes: Settings::static_shapes for every kernel
 constexpr double kEps = 1e-5;
 
 /// GPU time per call of `f`, in ms (bench/gpu_timer.hpp).
@@ -97,7 +101,7 @@ struct Runner {
 };
 
 Runner make_runner(const std::string& kernel, const ts::Config& c) {
-  ts::Settings s{.config = c};
+  ts::Settings s{.static_shapes = static_shapes, .config = c};
   if (kernel == "softmax") {
     auto k = examples::make_softmax(s);
     return {[k](const Inputs& in) { return k(in.x); }, [k](const Inputs& in) { return k.cuda(false, in.x); }};
@@ -299,6 +303,8 @@ int main(int argc, char** argv) {
   app.add_option("--shapes", shapes_opt, "comma-separated MxN shapes");
   app.add_option("--jobs", jobs, "parallel NVRTC compilations before timing (1 = compile at the first call)");
   app.add_flag("--verbose", verbose, "print every config's time to stderr");
+  app.add_flag("--static-shapes", static_shapes,
+               "Settings::static_shapes = true (sizes are constants of the generated code, as Helion's default)");
   app.add_flag("--compile-only", compile_only, "generate and compile every candidate for sm_90 (no GPU), then exit");
   CLI11_PARSE(app, argc, argv);
 

@@ -22,7 +22,7 @@ Bytes as the C++ side: every tensor read once plus written once.
 Usage:
   python3 bench/norms_vs_torch.py [BINARY] [--iters N] [--kernels a,b] [--dtypes f32,bf16]
                                   [--shapes 4096x256,...] [--jobs J] [--json-out FILE]
-                                  [--tessel-json FILE]
+                                  [--tessel-json FILE] [--static-shapes]
 BINARY defaults to build/bench/norms_bench (relative to the current directory, then to the
 repository root). --tessel-json reads saved output of the binary instead of running it.
 Output is flushed line by line (fine under PYTHONUNBUFFERED=1 or a pipe).
@@ -298,6 +298,8 @@ def main():
     ap.add_argument("--shapes", help="comma-separated MxN shapes (default the issue's five)")
     ap.add_argument("--jobs", type=int, help="parallel NVRTC compilations in the binary")
     ap.add_argument("--verbose", action="store_true", help="the binary prints every config's time")
+    ap.add_argument("--static-shapes", action="store_true",
+                    help="the binary specializes kernels on exact sizes (Settings::static_shapes)")
     ap.add_argument("--tessel-json", help="read the binary's JSON lines from this file instead of running it")
     ap.add_argument("--json-out", help="also write the merged results (one JSON object per line) here")
     args = ap.parse_args()
@@ -319,6 +321,8 @@ def main():
                 bench_args += [f"--{opt}", str(v)]
         if args.verbose:
             bench_args.append("--verbose")
+        if args.static_shapes:
+            bench_args.append("--static-shapes")
         rows = run_tessel(binary, bench_args)
 
     torch = import_torch()

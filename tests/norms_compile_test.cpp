@@ -33,7 +33,8 @@ ts::Buffer host_zeros(std::vector<int64_t> shape, ts::DType t) { return ts::Buff
 
 /// A config compiled on a shape: the default on ragged rows of 1000; one row per program
 /// with 16 warps (a benchmark config) on rows of 4096; a looped reduction over chunks of
-/// 256 columns on ragged rows of 1000. (Rows of 16384: NormCompile.SoftmaxRowsOf16384.)
+/// 256 columns on ragged rows of 1000; static shapes with the default config and with the
+/// benchmark config. (Rows of 16384: NormCompile.SoftmaxRowsOf16384.)
 struct Case {
   ts::Settings settings;
   std::vector<int64_t> shape;
@@ -44,7 +45,11 @@ std::vector<Case> cases() {
           {ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
                                              .num_warps = 4,
                                              .reduction_loops = std::vector<std::optional<int64_t>>{256}}},
-           {37, 1000}}};
+           {37, 1000}},
+          {ts::Settings{.static_shapes = true}, {37, 1000}},
+          {ts::Settings{.static_shapes = true,
+                        .config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}},
+           {2, 4096}}};
 }
 
 bool has_kernel(const std::string& src, const std::string& name) {
@@ -120,4 +125,21 @@ TEST(NormCompile, PaddedSumHostBound) {
   for (const Case& c : cases())
     EXPECT_TRUE(
         has_kernel(compile(examples::make_padded_sum_host(c.settings), host_zeros({100, 100}, ts::f32), 80), "padded_sum_host"));
+}
+
+// Static shapes: the tensors' sizes are constants of the generated code, so the kernel
+// takes no size parameters; the masks of a ragged row compare against the constant.
+TEST(NormCompile, StaticShapesMakeSizesConstants) {
+  REQUIRE_NVRTC();
+  ts::Settings st{.static_shapes = true};
+  for (ts::DType dt : {ts::f32, ts::bf16}) {
+    std::string dynamic_src = compile(examples::make_layer_norm(), host_zeros({37, 1000}, dt),
+                                      host_zeros({1000}, dt), host_zeros({1000}, dt), 1e-5);
+    std::string static_src = compile(examples::make_layer_norm(st), host_zeros({37, 1000}, dt),
+                                     host_zeros({1000}, dt), host_zeros({1000}, dt), 1e-5);
+    EXPECT_NE(dynamic_src.find("arg0_size1"), std::string::npos);
+    EXPECT_EQ(static_src.find("_size0"), std::string::npos) << static_src;
+    EXPECT_EQ(static_src.find("_size1"), std::string::npos) << static_src;
+    EXPECT_NE(static_src.find("1000"), std::string::npos);
+  }
 }

@@ -229,6 +229,15 @@ TEST(NormSoftmax, HalfInputsComputeInF32AndRoundOnce) {
     for (Shape s : {Shape{37, 300}, Shape{5, 1000}, Shape{64, 1}}) check_softmax(k, s, dt);
 }
 
+// Static shapes specialize on exact sizes: each shape gets its own constants, and calls
+// with a second shape after the first are correct (no stale sizes).
+TEST(NormSoftmax, StaticShapesEachShapeItsOwnSpecialization) {
+  auto k = examples::make_softmax(ts::Settings{.static_shapes = true});
+  for (Shape s : {Shape{37, 300}, Shape{5, 1000}, Shape{37, 300}, Shape{1, 1}}) check_softmax(k, s, ts::f32);
+  auto ln = examples::make_layer_norm(ts::Settings{.static_shapes = true});
+  for (Shape s : {Shape{37, 300}, Shape{4, 129}}) check_layer_norm(ln, s, ts::bf16);
+}
+
 TEST(NormSoftmax, ExplicitRowBlocks) {
   for (int64_t rows : {1, 4, 16, 64}) {
     auto k = examples::make_softmax(row_blocks(rows));

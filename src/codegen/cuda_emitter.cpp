@@ -140,6 +140,14 @@ static bool contiguous_last(const ir::Graph& g, const Node* t) {
 }
 
 std::string Emitter::size_param(const Node* t, int dim) {
+  // Static shapes: the exact size is a constant of the generated code.
+  if (t->op == Op::Arg) {
+    size_t i = static_cast<size_t>(t->ival);
+    if (i < g_.arg_static_sizes.size() && !g_.arg_static_sizes[i].empty())
+      return fmt::format("{}", g_.arg_static_sizes[i].at(static_cast<size_t>(dim)));
+  } else if (t->op == Op::Alloc && t->args.at(static_cast<size_t>(dim))->op == Op::Const) {
+    return fmt::format("(({}){})", idx_t_, scalar(t->args[static_cast<size_t>(dim)]));
+  }
   std::string base = t->op == Op::Arg ? fmt::format("arg{}", t->ival) : fmt::format("buf{}", t->id);
   bool fresh;
   std::string r = dedupe(param_names_, fmt::format("S{}_{}", t->id, dim),

@@ -40,10 +40,7 @@ Value Tensor::size(int d, Loc l) const {
   SourceLoc loc = SourceLoc::from(l);
   TraceContext& ctx = TraceContext::current();
   d = norm_dim(node_, d, loc, "size");
-  if (ctx.settings().static_shapes.value_or(false))
-    return Value::wrap(ctx.constant_int(ctx.trace_value(ctx.tensor_attr(Op::Size, node_, d, loc)),
-                                        DType::i64, loc));
-  return Value::wrap(ctx.tensor_attr(Op::Size, node_, d, loc));
+  return Value::wrap(ctx.tensor_attr(Op::Size, node_, d, loc));  // a constant with static shapes
 }
 
 Value Tensor::stride(int d, Loc l) const {

@@ -231,6 +231,9 @@ struct Graph {
   /// Per argument: the innermost stride is 1 (part of the specialization key), so the
   /// generated code may use it as a constant and vectorize along it.
   std::vector<bool> arg_contiguous;
+  /// Per argument, with Settings::static_shapes: the tensor's exact sizes (part of the
+  /// specialization key then), which generated code uses as constants; empty otherwise.
+  std::vector<std::vector<int64_t>> arg_static_sizes;
 
   Node* new_node(Op op, SourceLoc loc);
   Sym* new_sym(Sym::Kind kind);

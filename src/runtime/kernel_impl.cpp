@@ -222,6 +222,8 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
       n->name = fmt::format("arg{}", i);
       graph.arg_contiguous.resize(args.size());
       graph.arg_contiguous[i] = b->dim() > 0 && b->stride(-1) == 1;
+      graph.arg_static_sizes.resize(args.size());
+      if (settings.static_shapes.value_or(false)) graph.arg_static_sizes[i] = b->shape();
     } else if (std::holds_alternative<int64_t>(args[i])) {
       targs[i].kind = n->arg_kind = ir::ArgKind::int_scalar;
       targs[i].ivalue = std::get<int64_t>(args[i]);

@@ -66,6 +66,7 @@ std::string label(const char* kernel, ts::DType dt, Shape s, const std::string& 
 }
 
 /// Configs tried for a shape: (name, settings). Rows of 16384 skip the default config.
+/// Static shapes: sizes are constants of the generated code (masks of ragged rows too).
 std::vector<std::pair<std::string, ts::Settings>> configs_for(Shape s) {
   std::vector<std::pair<std::string, ts::Settings>> out;
   if (s.n < 16384) out.emplace_back("default", ts::Settings{});
@@ -74,6 +75,9 @@ std::vector<std::pair<std::string, ts::Settings>> configs_for(Shape s) {
   if (s.n <= 1024)
     out.emplace_back("4 rows, 8 warps",
                      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{4}, .num_warps = 8}});
+  out.emplace_back("1 row, 16 warps, static shapes",
+                   ts::Settings{.static_shapes = true,
+                                .config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}});
   out.emplace_back("looped 1024, 2 rows, 8 warps",
                    ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
                                                      .num_warps = 8,
