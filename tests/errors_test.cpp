@@ -7,33 +7,21 @@
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
+#include "user_error_util.hpp"
+
 namespace ts = tessel;
 
 namespace {
 
 int g_line = 0;  // the line of the offending statement, recorded while tracing
 
-// The message of the UserError `f` throws ("<no error>" when none).
-template <class F>
-std::string user_error(F&& f) {
-  try {
-    f();
-  } catch (const ts::UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using user_error_test::user_error;
 
 // `msg` names kernel `kernel`, this file at `line` (when > 0), and contains `what` and
 // `hint`.
 void expect_message(const std::string& msg, const std::string& kernel, int line, const std::string& what,
                     const std::string& hint) {
-  EXPECT_NE(msg.find("kernel '" + kernel + "'"), std::string::npos) << msg;
-  if (line > 0)
-    EXPECT_NE(msg.find("errors_test.cpp:" + std::to_string(line)), std::string::npos)
-        << "expected line " << line << " in: " << msg;
-  EXPECT_NE(msg.find(what), std::string::npos) << msg;
-  EXPECT_NE(msg.find(hint), std::string::npos) << msg;
+  user_error_test::expect_message(msg, kernel, "errors_test.cpp", line, what, hint);
 }
 
 ts::Buffer vec(int n) { return ts::Buffer::zeros({n}, ts::f32); }

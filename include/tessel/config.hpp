@@ -14,8 +14,10 @@
 namespace tessel {
 
 /// How program ids map to tiles (Helion's pid_type).
-/// flat: a 1-D grid, the flat program id decomposed over the loop's dims (first dim fastest).
-/// xyz: one grid dimension per loop dimension (up to 3).
+/// flat: a 1-D grid, the flat program id decomposed over the loop's dims (the first dim of
+/// its loop_orders entry fastest: dim 0 by default).
+/// xyz: one grid dimension per loop dimension (up to 3; grid x takes the first dim of the
+/// loop's loop_orders entry).
 /// persistent_blocked / persistent_interleaved: a grid of about one program per SM
 /// (times num_sm_multiplier) looping over virtual program ids; blocked gives each program a
 /// contiguous range, interleaved a stride of the grid size.
@@ -36,11 +38,41 @@ struct Config {
   std::optional<PidType> pid_type;
   /// Persistent kernels: programs = SMs * num_sm_multiplier (1, 2, 4, 8).
   std::optional<int> num_sm_multiplier;
-  /// Per top-level loop: a permutation of its dims (which dim varies fastest).
+  /// loop_orders and flatten_loops have one entry per loop of two or more dimensions
+  /// (`ts::tile(m, n)`, `ts::grid(m, n)`), top-level and nested alike, in trace order: a
+  /// loop before the loops nested in it, earlier statements first. l2_groupings has one
+  /// entry per top-level loop of two or more dimensions, in order. Kernels without such
+  /// loops leave all three unset. Example: `for (tm, tn : tile(M, N)) { for (tk : tile(K))
+  /// ...; for (a, b : tile(A, B)) ...; }` then `for (x, y : tile(X, Y))`: loop_orders =
+  /// {order of (tm, tn), order of (a, b), order of (x, y)}, l2_groupings = {G of (tm, tn),
+  /// G of (x, y)}. Helion's meanings; errors (UserError naming the loop's line, when a
+  /// specialization is first traced): a wrong number of entries, and the cases below.
+  ///
+  /// A permutation of the loop's dims (default: identity, 0, 1, ...). Top-level loop:
+  /// entry[0] varies fastest across program ids, entry[1] next (with pid_type xyz,
+  /// entry[k] takes grid axis k). Nested loop: entry[0] is the outermost of the generated
+  /// per-dim loops. Flattened loop: the flat index is row-major over entry[0], entry[1],
+  /// ... (entry.back() fastest). Error: not a permutation of 0..dims-1.
   std::optional<std::vector<std::vector<int>>> loop_orders;
-  /// Per top-level loop: flatten the nest into one dimension.
+  /// Iterate the loop's dims as one flattened index space (default false; Helion's
+  /// flattened tile strategy): tiles of prod(block_sizes of its dims) consecutive
+  /// elements of the row-major space over the dims' extents, element e at coordinates
+  /// (e / n1, e % n1) for two dims. Elements that wrap from one row to the next are not
+  /// contiguous in memory, so a flattened dim is loaded and stored without vector
+  /// accesses. A top-level flattened loop launches one program per flattened tile (also
+  /// with pid_type xyz). Error: a ts::grid loop, or a body (nested loops included) that
+  /// uses a tile attribute of the loop (begin, end, block_size, id) or has a value or
+  /// store target with only some of the loop's tile dims (a reduction over a loop dim,
+  /// `t.index()`, a load like `x(tm, 3)`): flattening needs a body elementwise over the
+  /// whole tile.
   std::optional<std::vector<bool>> flatten_loops;
-  /// Per top-level loop: group size for L2-friendly program ordering (1 = off).
+  /// Group size G for L2-friendly program ordering (default 1 = none): Triton's grouped
+  /// ordering ("GROUP_SIZE_M" in its matmul tutorial): consecutive program ids walk G
+  /// tiles along the loop's first ordered dim (loop_orders entry[0]) before moving along
+  /// the second, so a group's programs share rows and columns in L2. With three or more
+  /// dims the two fastest are grouped, the others decomposed after them. Applies to
+  /// pid_type flat and the persistent types (to the virtual program id). Errors: not a
+  /// positive power of two; G > 1 with pid_type xyz or on a flattened loop.
   std::optional<std::vector<int>> l2_groupings;
   /// Per reduction dimension: unset = persistent reduction (whole extent in registers),
   /// a power of two = looped reduction over chunks of that size (Helion's meaning).

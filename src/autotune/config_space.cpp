@@ -6,6 +6,7 @@
 
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
+#include "passes/loop_knobs.hpp"
 #include "passes/roll_reductions.hpp"
 
 namespace tessel::autotune {
@@ -72,9 +73,6 @@ std::vector<int64_t> carried_extents(const ir::Graph& g) {
 ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::string& kernel)
     : graph_(g), kernel_(kernel) {
   Config def = passes::complete_config(g, forced, kernel);
-  base_.loop_orders = forced.loop_orders;
-  base_.flatten_loops = forced.flatten_loops;
-  base_.l2_groupings = forced.l2_groupings;
   base_.indexing = forced.indexing;
 
   std::vector<int64_t> carried = carried_extents(g);
@@ -112,6 +110,11 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   if (!persistent && xyz_ok) pids.push_back(pid(PidType::xyz));
   pids.push_back(pid(PidType::persistent_blocked));
   pids.push_back(pid(PidType::persistent_interleaved));
+  // A forced grouping rules xyz out (they cannot be combined; see complete_loop_knobs).
+  bool forced_grouping = forced.l2_groupings &&
+                         std::any_of(forced.l2_groupings->begin(), forced.l2_groupings->end(),
+                                     [](int v) { return v > 1; });
+  if (forced_grouping) std::erase(pids, pid(PidType::xyz));
   if (forced.pid_type) pids = {pid(*forced.pid_type)};
   knobs_.push_back({Knob::pid_type, 0, "pid_type", pids, false});
   bool any_persistent = std::any_of(pids.begin(), pids.end(), is_persistent);
@@ -137,7 +140,45 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
     if (forced.tunables && forced.tunables->count(name)) k.choices = {forced.tunables->at(name)};
     knobs_.push_back(k);
   }
+  add_loop_knobs(forced, pids);
   default_ = canonical(point(def));
+}
+
+void ConfigSpace::add_loop_knobs(const Config& forced, const std::vector<int64_t>& pids) {
+  std::vector<const ir::Node*> loops = passes::multi_dim_loops(graph_), grouped = passes::grouped_loops(graph_);
+  for (size_t i = 0; i < loops.size(); ++i) {
+    int dims = static_cast<int>(loops[i]->dims.size());
+    loop_dims_.push_back(dims);
+    Knob k{Knob::loop_order, static_cast<int>(i), "loop_orders[" + std::to_string(i) + "]", {0}, false};
+    if (forced.loop_orders)
+      k.choices = {passes::rank_of_permutation(forced.loop_orders->at(i))};
+    else if (dims <= 4)
+      for (int64_t r = 1, n = dims == 2 ? 2 : dims == 3 ? 6 : 24; r < n; ++r) k.choices.push_back(r);
+    knobs_.push_back(k);
+  }
+  for (const ir::Node* top : grouped)
+    grouped_at_.push_back(static_cast<int>(std::find(loops.begin(), loops.end(), top) - loops.begin()));
+  for (size_t i = 0; i < loops.size(); ++i) {
+    Knob k{Knob::flatten_loop, static_cast<int>(i), "flatten_loops[" + std::to_string(i) + "]", {0}, true};
+    auto j = std::find(grouped_at_.begin(), grouped_at_.end(), static_cast<int>(i));
+    bool grouped_forced = j != grouped_at_.end() && forced.l2_groupings &&
+                          forced.l2_groupings->at(j - grouped_at_.begin()) > 1;
+    if (forced.flatten_loops)
+      k.choices = {forced.flatten_loops->at(i) ? 1 : 0};
+    else if (!grouped_forced && passes::flatten_blocker(loops[i]).empty())
+      k.choices.push_back(1);
+    knobs_.push_back(k);
+  }
+  bool only_xyz = pids.size() == 1 && pids[0] == static_cast<int64_t>(PidType::xyz);
+  for (size_t j = 0; j < grouped.size(); ++j) {
+    Knob k{Knob::l2_grouping, static_cast<int>(j), "l2_groupings[" + std::to_string(j) + "]", {1}, true};
+    bool flat_forced = forced.flatten_loops && forced.flatten_loops->at(grouped_at_[j]);
+    if (forced.l2_groupings)
+      k.choices = {forced.l2_groupings->at(j)};
+    else if (!only_xyz && !flat_forced)
+      k.choices = powers(1, 64);
+    knobs_.push_back(k);
+  }
 }
 
 Config ConfigSpace::config(const Point& p) const {
@@ -145,6 +186,11 @@ Config ConfigSpace::config(const Point& p) const {
   if (graph_.num_block_sizes > 0) c.block_sizes.emplace(graph_.num_block_sizes, 1);
   if (!graph_.reduction_syms.empty()) c.reduction_loops.emplace(graph_.reduction_syms.size());
   if (!graph_.tunables.empty()) c.tunables.emplace();
+  if (!loop_dims_.empty()) {
+    c.loop_orders.emplace(loop_dims_.size());
+    c.flatten_loops.emplace(loop_dims_.size(), false);
+  }
+  if (!grouped_at_.empty()) c.l2_groupings.emplace(grouped_at_.size(), 1);
   for (size_t i = 0; i < knobs_.size(); ++i) {
     const Knob& k = knobs_[i];
     int64_t v = k.choices.at(p.at(i));
@@ -169,6 +215,15 @@ Config ConfigSpace::config(const Point& p) const {
         break;
       case Knob::tunable:
         (*c.tunables)[graph_.tunables.at(k.index).first] = v;
+        break;
+      case Knob::loop_order:
+        (*c.loop_orders)[k.index] = passes::permutation_of_rank(loop_dims_.at(k.index), v);
+        break;
+      case Knob::flatten_loop:
+        (*c.flatten_loops)[k.index] = v != 0;
+        break;
+      case Knob::l2_grouping:
+        (*c.l2_groupings)[k.index] = static_cast<int>(v);
         break;
     }
   }
@@ -209,6 +264,18 @@ Point ConfigSpace::point(const Config& c) const {
           if (it != c.tunables->end()) v = it->second;
         }
         break;
+      case Knob::loop_order:
+        if (c.loop_orders && k.index < static_cast<int>(c.loop_orders->size()) &&
+            static_cast<int>((*c.loop_orders)[k.index].size()) == loop_dims_.at(k.index))
+          v = passes::rank_of_permutation((*c.loop_orders)[k.index]);
+        break;
+      case Knob::flatten_loop:
+        if (c.flatten_loops && k.index < static_cast<int>(c.flatten_loops->size()))
+          v = (*c.flatten_loops)[k.index] ? 1 : 0;
+        break;
+      case Knob::l2_grouping:
+        if (c.l2_groupings && k.index < static_cast<int>(c.l2_groupings->size())) v = (*c.l2_groupings)[k.index];
+        break;
     }
     if (!v) {
       p[i] = default_.empty() ? 0 : default_[i];
@@ -230,14 +297,22 @@ Point ConfigSpace::point(const Config& c) const {
 }
 
 Point ConfigSpace::canonical(Point p) const {
+  auto set_one = [&](size_t j) {
+    auto one = std::find(knobs_[j].choices.begin(), knobs_[j].choices.end(), 1);
+    if (one != knobs_[j].choices.end()) p[j] = static_cast<int>(one - knobs_[j].choices.begin());
+  };
+  bool xyz = false;
+  std::set<int> flat;  // loop_orders indices of flattened loops
   for (size_t i = 0; i < knobs_.size(); ++i) {
-    if (knobs_[i].kind != Knob::pid_type || is_persistent(knobs_[i].choices.at(p[i]))) continue;
+    int64_t v = knobs_[i].choices.at(p[i]);
+    if (knobs_[i].kind == Knob::pid_type) xyz = v == static_cast<int64_t>(PidType::xyz);
+    if (knobs_[i].kind == Knob::flatten_loop && v) flat.insert(knobs_[i].index);
+    if (knobs_[i].kind != Knob::pid_type || is_persistent(v)) continue;
     for (size_t j = 0; j < knobs_.size(); ++j)
-      if (knobs_[j].kind == Knob::num_sm_multiplier) {
-        auto one = std::find(knobs_[j].choices.begin(), knobs_[j].choices.end(), 1);
-        if (one != knobs_[j].choices.end()) p[j] = static_cast<int>(one - knobs_[j].choices.begin());
-      }
+      if (knobs_[j].kind == Knob::num_sm_multiplier) set_one(j);
   }
+  for (size_t j = 0; j < knobs_.size(); ++j)
+    if (knobs_[j].kind == Knob::l2_grouping && (xyz || flat.count(grouped_at_.at(knobs_[j].index)))) set_one(j);
   return p;
 }
 

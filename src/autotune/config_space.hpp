@@ -17,14 +17,23 @@
 //   ts::register_reduction_dim, then other reduced extents): powers of two from 16
 //   below the extent's next power of two, then "none" (a persistent reduction) last.
 // - tunables.<name>, one per ts::register_tunable: its choices, unordered.
-// Not tuned yet: loop_orders, flatten_loops, l2_groupings, indexing (left at their
-// defaults unless forced).
+// - loop_orders[i], one per loop of two or more dims (passes::multi_dim_loops): the
+//   permutations of its dims in lexicographic order (a choice is a permutation's rank,
+//   0 = identity), unordered; loops of more than 4 dims keep the identity (k! grows fast).
+// - flatten_loops[i], same loops: false, true; only false where flattening is invalid
+//   (passes::flatten_blocker) or the loop's l2 grouping is forced above 1.
+// - l2_groupings[j], one per top-level loop of two or more dims (passes::grouped_loops):
+//   1, 2, 4, ..., 64; only 1 when pid_type is forced to xyz or the loop is forced flat.
+//   Kernels without loops of two or more dims have none of these three knobs.
+// Not tuned yet: indexing (left at its default unless forced).
 //
 // Constraint: a point is skipped when one tile value of a top-level loop would need more
 // than 256 registers per thread (passes::compute_layout(loop, config).regs() > 256, on the
 // program lowered for the point's reduction_loops), or when its reduction_loops cannot
 // be lowered (passes::roll_reductions throws). The default point is always valid.
 // Keys set in Settings::autotune_config_overrides are fixed to their value.
+// Canonical form: the SM multiplier of a non-persistent pid_type is 1; l2 groupings are 1
+// with pid_type xyz and on flattened loops (where they would be invalid).
 #pragma once
 
 #include <cstdint>
@@ -46,12 +55,17 @@ struct Knob {
     pid_type,
     num_sm_multiplier,
     reduction_loop,
-    tunable
+    tunable,
+    loop_order,
+    flatten_loop,
+    l2_grouping
   };
   Kind kind;
-  int index = 0;                 // block id, reduction dim or tunable position
+  int index = 0;                 // block id, reduction dim, tunable position or loop index
   std::string name;              // "block_sizes[0]", "num_warps", "tunables.unroll", ...
-  std::vector<int64_t> choices;  // pid_type: PidType values; reduction_loop: 0 = none
+  /// pid_type: PidType values; reduction_loop: 0 = none; loop_order: permutation ranks
+  /// (passes::permutation_of_rank); flatten_loop: 0 = false, 1 = true.
+  std::vector<int64_t> choices;
   bool ordered = true;           // neighbours are one step away; else any other choice
 };
 
@@ -73,8 +87,9 @@ class ConfigSpace {
   Point point(const Config& c) const;
   /// The default config's point (passes::complete_config of the forced keys).
   const Point& default_point() const { return default_; }
-  /// Canonical form: choices that do not change the config are reset (the SM multiplier
-  /// of a non-persistent pid_type is 1).
+  /// Canonical form: choices that do not change the config or would make it invalid are
+  /// reset (the SM multiplier of a non-persistent pid_type is 1; l2 groupings are 1 with
+  /// pid_type xyz and on flattened loops).
   Point canonical(Point p) const;
   /// Whether `p` satisfies the register constraint (see the file comment).
   bool valid(const Point& p) const;
@@ -91,10 +106,15 @@ class ConfigSpace {
   const std::string& kernel() const { return kernel_; }
 
  private:
+  // The loop_orders, flatten_loops and l2_groupings knobs, after the others.
+  void add_loop_knobs(const Config& forced, const std::vector<int64_t>& pids);
+
   const ir::Graph& graph_;
   std::string kernel_;
-  Config base_;  // forced fields not covered by knobs (loop_orders, ...)
+  Config base_;  // forced fields not covered by knobs (indexing)
   std::vector<Knob> knobs_;
+  std::vector<int> loop_dims_;    // per loop of loop_orders: its number of dims
+  std::vector<int> grouped_at_;   // per l2_groupings entry: its loop's loop_orders index
   Point default_;
 };
 

@@ -6,10 +6,12 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/emitter_state.hpp"
 #include "ir/host_eval.hpp"
 #include "passes/default_config.hpp"
+#include "passes/loop_knobs.hpp"
 
 namespace tessel::codegen {
 
@@ -89,9 +91,20 @@ void Emitter::unsupported(const Node* n, const std::string& what) const {
                   "run it on the interpreter (CPU Buffers or TESSEL_INTERPRET=1), or rewrite it");
 }
 
-std::string Emitter::coord(const ir::Sym* s, const std::string& r) const {
+std::string Emitter::slot_coord(const ir::Sym* s, const std::string& r) const {
   int k = L_.slot_of.at(s);
   return fmt::format("((TS_FLAT({}) >> {}) & {})", r, L_.slot_shift[k], L_.slot_block[k] - 1);
+}
+
+bool Emitter::flattened(const ir::Sym* s) const {
+  if (s->kind != ir::Sym::tile) return false;
+  auto it = dims.find({s->loop, s->loop_dim});
+  return it != dims.end() && !it->second.flat.empty();
+}
+
+std::string Emitter::coord(const ir::Sym* s, const std::string& r) const {
+  if (flattened(s)) return dims.at({s->loop, s->loop_dim}).flat + "[" + r + "]";
+  return slot_coord(s, r);
 }
 
 std::string Emitter::active(const std::string& r) const {
@@ -111,7 +124,7 @@ std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r) {
     v = idx_t_ == "int" ? fmt::format("({} < ts::clamp_int({}))", c, lim) : fmt::format("({} < {})", c, lim);
   }
   int64_t sb = passes::sym_block(s, config_);
-  if (sb < L_.slot_block[slot(s)]) v += fmt::format(" && ({} < {})", c, sb);
+  if (sb < L_.slot_block[slot(s)]) v += fmt::format(" && ({} < {})", slot_coord(s, r), sb);
   return v;
 }
 
@@ -389,6 +402,15 @@ void Emitter::emit_block(const ir::Block& b) {
 
 // ---- loops ----
 
+Emitter::DimVars Emitter::dim_vars(const Node* loop, int d) const {
+  DimVars dv;
+  dv.block = passes::block_size(loop->dims.at(d), config_);
+  dv.lb = fmt::format("lb{}_{}", loop->id, d);
+  dv.tb = fmt::format("tb{}_{}", loop->id, d);
+  dv.te = fmt::format("te{}_{}", loop->id, d);
+  return dv;
+}
+
 void Emitter::emit_loop(const Node* n) {
   // Loop-carried values live in variables declared before the loop.
   for (size_t i = 0; i < n->carried.size(); ++i) {
@@ -404,21 +426,34 @@ void Emitter::emit_loop(const Node* n) {
     names_[n->results[i]] = nm;
   }
   int opened = 0;
-  for (size_t d = 0; d < n->dims.size(); ++d) {
+  passes::LoopKnobs knobs = passes::loop_knobs(g_, n, config_);
+  if (knobs.flatten) {
+    // One loop over the flattened index space, a tile of prod(block) elements per step.
+    for (size_t d = 0; d < n->dims.size(); ++d)
+      line(fmt::format("const long long lb{}_{} = {}, le{}_{} = {};", n->id, d, scalar(n->dims[d].begin), n->id,
+                       d, scalar(n->dims[d].end)),
+           n);
+    std::string numel = emit_flat_extents(n, knobs.order);
+    int64_t elems = 1;
+    for (const ir::LoopDim& ld : n->dims) elems *= passes::block_size(ld, config_);
+    std::string fb = fmt::format("fb{}", n->id);
+    open(fmt::format("for (long long {} = 0; {} < {}; {} += {})", fb, fb, numel, fb, elems));
+    emit_flat_coords(n, knobs.order, fb);
+    ++opened;
+  }
+  // Per-dim loops, knobs.order[0] outermost (Helion's loop_orders for device loops).
+  for (size_t k = 0; k < n->dims.size() && !knobs.flatten; ++k) {
+    int d = knobs.order[k];
     const ir::LoopDim& ld = n->dims[d];
-    DimVars dv;
-    dv.block = passes::block_size(ld, config_);
-    dv.lb = fmt::format("lb{}_{}", n->id, d);
+    DimVars dv = dim_vars(n, d);
     std::string le = fmt::format("le{}_{}", n->id, d);
-    dv.tb = fmt::format("tb{}_{}", n->id, d);
-    dv.te = fmt::format("te{}_{}", n->id, d);
     // Loop control in 64 bits (a bound near the index dtype's limit must not overflow);
     // the tile's begin and end, which are valid indices, in the index dtype.
     line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
     open(fmt::format("for (long long {}_ = {}; {}_ < {}; {}_ += {})", dv.tb, dv.lb, dv.tb, le, dv.tb, dv.block));
     line(fmt::format("const {} {} = ({}){}_;", idx_t_, dv.tb, idx_t_, dv.tb));
     line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, dv.block, le));
-    dims[{n, static_cast<int>(d)}] = dv;
+    dims[{n, d}] = dv;
     ++opened;
   }
   emit_block(n->body);
@@ -442,6 +477,67 @@ void Emitter::emit_loop(const Node* n) {
     }
   }
   for (int i = 0; i < opened; ++i) close();
+}
+
+// ---- flattened loops (Helion's flatten_loops) ----
+//
+// A flattened loop of dims d0..dk-1 (slowest to fastest in `order`) with extents n_d
+// iterates one index space of prod(n_d) elements in tiles of P = prod(block_d). Register
+// r's element keeps its layout slots' bits c_d (as in any loop) and is element
+// e = fb + sum_d c_d * W_d of the flat space (W: row-major weights of the blocks), at
+// coordinate (e / S_d) % n_d along dim d (S: row-major strides of the extents; the
+// slowest dim omits the modulo, so an element past the end is past its dim's end and
+// masked there).
+
+std::string Emitter::emit_flat_extents(const Node* n, const std::vector<int>& order) {
+  std::string numel;
+  for (int d : order) {
+    line(fmt::format("const long long fn{}_{} = le{}_{} > lb{}_{} ? le{}_{} - lb{}_{} : 0;", n->id, d, n->id, d, n->id,
+                     d, n->id, d, n->id, d));
+    numel += fmt::format("{}fn{}_{}", numel.empty() ? "" : " * ", n->id, d);
+  }
+  return "(" + numel + ")";
+}
+
+void Emitter::emit_flat_coords(const Node* n, const std::vector<int>& order, const std::string& fb) {
+  std::string decl, local;
+  bool in_layout = true;
+  int64_t weight = 1;
+  std::vector<std::string> stride(n->dims.size());
+  std::string s = "1";
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    int d = *it;
+    const ir::Sym* sym = n->dims[d].sym;
+    in_layout &= L_.slot_of.count(sym) > 0;
+    if (in_layout) {
+      std::string c = slot_coord(sym, "r");
+      local = (weight == 1 ? c : fmt::format("{} * {}", c, weight)) + (local.empty() ? "" : " + " + local);
+    }
+    weight *= passes::block_size(n->dims[d], config_);
+    stride[d] = s;
+    s = s == "1" ? fmt::format("fn{}_{}", n->id, d) : fmt::format("fn{}_{} * {}", n->id, d, s);
+    decl = fmt::format("fc{}_{}[TS_N]{}", n->id, d, decl.empty() ? "" : ", " + decl);
+  }
+  for (size_t d = 0; d < n->dims.size(); ++d) {
+    DimVars dv = dim_vars(n, static_cast<int>(d));
+    dv.flat = fmt::format("fc{}_{}", n->id, d);
+    line(fmt::format("const {} {} = ({}){}, {} = ({})le{}_{};", idx_t_, dv.tb, idx_t_, dv.lb, dv.te, idx_t_, n->id, d));
+    dims[{n, static_cast<int>(d)}] = dv;
+  }
+  if (!in_layout) return;  // no value has the loop's dims: no coordinates are read
+  line(fmt::format("{} {};  // flattened coordinates, dims {} (slowest first)", idx_t_, decl,
+                   fmt::join(order, ", ")));
+  open("TS_FOR(r)");
+  line(fmt::format("const long long e = {} + {};", fb, local));
+  for (size_t k = 0; k < order.size(); ++k) {
+    int d = order[k];
+    std::string q = stride[d] == "1"                           ? "e"
+                    : stride[d].find('*') == std::string::npos ? fmt::format("e / {}", stride[d])
+                                                               : fmt::format("e / ({})", stride[d]);
+    if (k > 0) q = fmt::format("{} % fn{}_{}", q == "e" ? q : "(" + q + ")", n->id, d);
+    line(fmt::format("fc{}_{}[r] = ({})({});", n->id, d, idx_t_, q));
+  }
+  close();
 }
 
 // ---- liveness: nodes that reach a store, a yield or a loop bound ----
@@ -481,6 +577,55 @@ static void roots(const ir::Block& b, std::set<const Node*>& live) {
 
 // ---- the kernel ----
 
+// Tile indices i<d> of the running program's tile (pid, or blockIdx with xyz), and the
+// dims' DimVars. knobs.order[0] varies fastest across program ids (Helion's loop_orders);
+// with knobs.l2_grouping G > 1, consecutive program ids walk G tiles along order[0] before
+// moving along order[1] (Triton's grouped ordering, "GROUP_SIZE_M" in its matmul tutorial).
+// xyz: the k-th dim of the order takes grid axis k.
+void Emitter::emit_program_tiles(const passes::LoopKnobs& knobs, const std::vector<std::string>& counts, bool xyz) {
+  const Node* n = top_;
+  const std::vector<int>& o = knobs.order;
+  const char* axes[] = {"x", "y", "z"};
+  size_t first = 0;  // dims of the order decomposed from rem
+  if (xyz) {
+    for (size_t k = 0; k < o.size(); ++k) {
+      line(fmt::format("const long long i{} = blockIdx.{};", o[k], axes[k]));
+      line(fmt::format("if (i{} >= {}) return;", o[k], counts[o[k]]));
+    }
+    first = o.size();
+  } else {
+    line("long long rem = pid;");
+  }
+  if (!xyz && knobs.l2_grouping > 1) {
+    const std::string &m = counts[o[0]], &nn = counts[o[1]];
+    if (o.size() > 2) {
+      line(fmt::format("const long long p2 = rem % ({} * {});  // position in the grouped 2-D plane", m, nn));
+      line(fmt::format("rem /= {} * {};", m, nn));
+    } else {
+      line("const long long p2 = rem;");
+    }
+    line(fmt::format("const long long group = {}LL * {};  // programs per group of {} tiles along dim {}",
+                     knobs.l2_grouping, nn, knobs.l2_grouping, o[0]));
+    line(fmt::format("const long long first = p2 / group * {}LL;", knobs.l2_grouping));
+    line(fmt::format("const long long gsize = min({} - first, {}LL);", m, knobs.l2_grouping));
+    line(fmt::format("const long long i{} = first + p2 % group % gsize;", o[0]));
+    line(fmt::format("const long long i{} = p2 % group / gsize;", o[1]));
+    first = 2;
+  }
+  for (size_t k = first; k < o.size(); ++k) {
+    line(fmt::format("const long long i{} = rem % {};", o[k], counts[o[k]]));
+    line(fmt::format("rem /= {};", counts[o[k]]));
+  }
+  for (size_t d = 0; d < n->dims.size(); ++d) {
+    DimVars dv = dim_vars(n, static_cast<int>(d));
+    std::string le = fmt::format("le{}_{}", n->id, d);
+    line(fmt::format("const {} {} = ({})({} + i{} * {});", idx_t_, dv.tb, idx_t_, dv.lb, d, dv.block));
+    line(fmt::format("const {} {} = ({})min({} + i{} * {} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb, d, dv.block,
+                     dv.block, le));
+    dims[{n, static_cast<int>(d)}] = dv;
+  }
+}
+
 void Emitter::run() {
   roots(top_->body, live_);
   for (const Node* n : live_)
@@ -488,27 +633,33 @@ void Emitter::run() {
 
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;
+  passes::LoopKnobs knobs = passes::loop_knobs(g_, n, config_);
   std::vector<std::string> counts;
   for (size_t d = 0; d < n->dims.size(); ++d) {
     const ir::LoopDim& ld = n->dims[d];
-    DimVars dv;
-    dv.block = passes::block_size(ld, config_);
-    dv.lb = fmt::format("lb{}_{}", n->id, d);
-    dv.tb = fmt::format("tb{}_{}", n->id, d);
-    dv.te = fmt::format("te{}_{}", n->id, d);
-    std::string le = fmt::format("le{}_{}", n->id, d);
+    std::string lb = fmt::format("lb{}_{}", n->id, d), le = fmt::format("le{}_{}", n->id, d);
+    line(fmt::format("const long long {} = {}, {} = {};", lb, scalar(ld.begin), le, scalar(ld.end)), n);
+    if (knobs.flatten) continue;
+    int64_t block = passes::block_size(ld, config_);
     std::string nt = fmt::format("nt{}", d);
-    line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
-    line(fmt::format("const long long {} = {} > {} ? ({} - {} + {}) / {} : 0;  // tiles of dim {}", nt, le,
-                     dv.lb, le, dv.lb, dv.block - 1, dv.block, d));
+    line(fmt::format("const long long {} = {} > {} ? ({} - {} + {}) / {} : 0;  // tiles of dim {}", nt, le, lb, le,
+                     lb, block - 1, block, d));
     counts.push_back(nt);
-    dims[{n, static_cast<int>(d)}] = dv;
   }
-  std::string total = "1";
-  for (const std::string& c : counts) total += " * " + c;
-  line(fmt::format("const long long total = {};", total));
+  int64_t flat_elems = 1;  // flattened: elements per tile
+  if (knobs.flatten) {
+    for (const ir::LoopDim& ld : n->dims) flat_elems *= passes::block_size(ld, config_);
+    std::string numel = emit_flat_extents(n, knobs.order);
+    line(fmt::format("const long long total = ({} + {}) / {};  // flattened tiles", numel, flat_elems - 1,
+                     flat_elems));
+  } else {
+    std::string total = "1";
+    for (const std::string& c : counts) total += " * " + c;
+    line(fmt::format("const long long total = {};", total));
+  }
   PidType pid = config_.pid_type.value_or(PidType::flat);
-  bool xyz = pid == PidType::xyz && !n->persistent;
+  // A flattened loop has one dimension: pid_type xyz launches it along x alone.
+  bool xyz = pid == PidType::xyz && !n->persistent && !knobs.flatten;
   if (pid == PidType::persistent_blocked) {
     line("const long long per = (total + gridDim.x - 1) / gridDim.x;");
     line("const long long pid_begin = (long long)blockIdx.x * per;");
@@ -522,21 +673,12 @@ void Emitter::run() {
       line("if (pid >= total) return;");
     }
   }
-  if (!xyz) line("long long rem = pid;");
-  const char* axes[] = {"x", "y", "z"};
-  for (size_t d = 0; d < n->dims.size(); ++d) {
-    DimVars& dv = dims[{n, static_cast<int>(d)}];
-    std::string le = fmt::format("le{}_{}", n->id, d);
-    if (xyz) {
-      line(fmt::format("const long long i{} = blockIdx.{};", d, axes[d]));
-      line(fmt::format("if (i{} >= {}) return;", d, counts[d]));
-    } else {
-      line(fmt::format("const long long i{} = rem % {};", d, counts[d]));
-      line(fmt::format("rem /= {};", counts[d]));
-    }
-    line(fmt::format("const {} {} = ({})({} + i{} * {});", idx_t_, dv.tb, idx_t_, dv.lb, d, dv.block));
-    line(fmt::format("const {} {} = ({})min({} + i{} * {} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb, d, dv.block,
-                     dv.block, le));
+  if (knobs.flatten) {
+    std::string fb = fmt::format("fb{}", n->id);
+    line(fmt::format("const long long {} = pid * {};  // first flat element of the tile", fb, flat_elems));
+    emit_flat_coords(n, knobs.order, fb);
+  } else {
+    emit_program_tiles(knobs, counts, xyz);
   }
   emit_block(n->body);
   close();

@@ -7,6 +7,7 @@
 #include "codegen/cuda_emitter.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
+#include "passes/loop_knobs.hpp"
 
 namespace tessel::codegen {
 
@@ -27,7 +28,10 @@ CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config&
   k.name = fmt::format("{}_loop{}", identifier(g.kernel_name), index);
   PidType pid = config.pid_type.value_or(PidType::flat);
   k.grid.persistent = pid == PidType::persistent_blocked || pid == PidType::persistent_interleaved;
-  k.grid.xyz = pid == PidType::xyz;
+  passes::LoopKnobs knobs = passes::loop_knobs(g, loop, config);
+  k.grid.flattened = knobs.flatten;
+  k.grid.order = knobs.order;
+  k.grid.xyz = pid == PidType::xyz && !knobs.flatten;
   if (k.grid.xyz && loop->dims.size() > 3)
     throw UserError(g.kernel_name, loop->loc, "pid_type xyz supports loops of up to 3 dimensions",
                     "use pid_type flat");

@@ -34,6 +34,10 @@ struct GridSpec {
   std::vector<const ir::Node*> begins, ends;
   std::vector<int64_t> blocks;
   bool xyz = false;         // one grid dimension per loop dimension
+  /// xyz: grid axis k (x, y, z) covers loop dimension order[k] (Config::loop_orders).
+  std::vector<int> order;
+  /// Config::flatten_loops: ceil(prod(end - begin) / prod(blocks)) programs along x.
+  bool flattened = false;
 };
 
 struct CudaKernel {

@@ -57,7 +57,7 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
         a.valid = fmt::format("({} >= 0 && {} < {})", a.idx, a.idx, a.lim);
         int64_t sb = passes::sym_block(info.sym, e.config_);
         if (sb < e.L_.slot_block[e.slot(info.sym)])
-          a.valid += fmt::format(" && ({} < {})", e.coord(info.sym, r), sb);
+          a.valid += fmt::format(" && ({} < {})", e.slot_coord(info.sym, r), sb);
         break;
       }
       case ir::IndexKind::all: {
@@ -84,10 +84,11 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
     ++d;
   }
   // Vector accesses: the innermost dimension is a tile/all on the layout's innermost
-  // slot, its stride is 1, and the Sym fills its slot.
+  // slot, its stride is 1, and the Sym fills its slot; not a flattened loop's dim (its
+  // consecutive elements wrap from one row to the next).
   if (!p.dims.empty() && e.L_.vec > 1) {
     const DimAccess& last = p.dims.back();
-    bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) &&
+    bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) && !e.flattened(last.sym) &&
               e.slot(last.sym) == static_cast<int>(e.L_.slot_block.size()) - 1 &&
               passes::sym_block(last.sym, e.config_) == e.L_.slot_block.back() &&
               e.stride_param(t, t->rank - 1) == "1";

@@ -10,6 +10,7 @@
 
 #include "codegen/cuda_kernel.hpp"
 #include "passes/layout.hpp"
+#include "passes/loop_knobs.hpp"
 
 namespace tessel::codegen {
 
@@ -35,8 +36,13 @@ class Emitter {
   std::string at(const ir::Node* n, const std::string& r);
   /// Expression of a scalar node.
   std::string scalar(const ir::Node* n);
-  /// Coordinate of Sym `s` at register r (an int expression), and the slot's block.
+  /// Offset of register r's element along Sym `s` from the tile's begin (an int
+  /// expression): the slot's bits, or for a flattened loop's dim its coordinate array.
   std::string coord(const ir::Sym* s, const std::string& r) const;
+  /// The bits of `s`'s layout slot at register r (equal to coord except in flattened loops).
+  std::string slot_coord(const ir::Sym* s, const std::string& r) const;
+  /// Whether `s` is a dim of a flattened loop (its elements are not contiguous in memory).
+  bool flattened(const ir::Sym* s) const;
   int slot(const ir::Sym* s) const { return L_.slot_of.at(s); }
   /// "true" when every thread holds elements, else the test for register r.
   std::string active(const std::string& r) const;
@@ -59,13 +65,24 @@ class Emitter {
   void emit_load(const ir::Node* n);
   void emit_store(const ir::Node* n);
   void emit_reduce(const ir::Node* n);
+  /// Top-level loop, not flattened: the tile indices of the running program.
+  void emit_program_tiles(const passes::LoopKnobs& knobs, const std::vector<std::string>& counts, bool xyz);
+  /// Flattened loop `n` (dims in `order`, slowest first): declares each dim's extent
+  /// fn<id>_<d> and returns the expression of the number of elements.
+  std::string emit_flat_extents(const ir::Node* n, const std::vector<int>& order);
+  /// Inside a flattened tile starting at flat element `fb`: declares each dim's
+  /// coordinate array fc<id>_<d> and binds the dims' DimVars (begin = loop begin).
+  void emit_flat_coords(const ir::Node* n, const std::vector<int>& order, const std::string& fb);
 
   // Tile state of loop dims: begin/end variables.
   struct DimVars {
     std::string tb, te, lb;  // tile begin, tile end (clamped), loop begin
     int64_t block = 1;
+    std::string flat;  // flattened loop: per-register coordinate array (offset from tb)
   };
   std::map<std::pair<const ir::Node*, int>, DimVars> dims;
+  /// The variable names (lb<id>_<d>, tb.., te..) and block of dim d of `loop`.
+  DimVars dim_vars(const ir::Node* loop, int d) const;
 
   const ir::Graph& g_;
   const ir::Node* top_;

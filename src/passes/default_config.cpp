@@ -1,5 +1,6 @@
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
+#include "passes/loop_knobs.hpp"
 
 #include <algorithm>
 #include <set>
@@ -151,6 +152,7 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
                      pid_type_name(*c.pid_type)),
          "use persistent_blocked or persistent_interleaved (or leave pid_type unset)");
   complete_tunables(g, c, fail);
+  complete_loop_knobs(g, c, kernel);
   return c;
 }
 

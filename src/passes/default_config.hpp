@@ -14,10 +14,13 @@ namespace tessel::passes {
 /// a loop and 4096 per loop level in all), num_warps 4 to 16 (about 16 elements of a tile
 /// value per thread), num_stages 1, pid_type flat (or
 /// persistent_interleaved for loops with device-resident bounds), num_sm_multiplier unset (persistent grids then fill the GPU by occupancy),
-/// tunables (kernels with ts::register_tunable only: each name's first choice).
+/// tunables (kernels with ts::register_tunable only: each name's first choice),
+/// loop_orders / flatten_loops / l2_groupings (kernels with loops of two or more
+/// dimensions only: identity, false, 1; see passes/loop_knobs.hpp).
 /// Errors: UserError (naming `kernel`) for a wrong number of block sizes, a block size
-/// that is not a power of two, a non-persistent pid_type for a persistent loop, or a
-/// tunable the kernel does not declare or a value that is not one of its choices.
+/// that is not a power of two, a non-persistent pid_type for a persistent loop, a
+/// tunable the kernel does not declare or a value that is not one of its choices, or
+/// invalid loop knobs (complete_loop_knobs).
 Config complete_config(const ir::Graph& g, Config user, const std::string& kernel);
 
 /// Block size of a tile dimension under a complete config (grid dims: 1).

@@ -146,18 +146,24 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
     return plan;
   }
   std::vector<int64_t> tiles;
+  int64_t numel = 1, flat_block = 1;
   for (size_t d = 0; d < k.grid.ends.size(); ++d) {
     int64_t extent = env.eval_int(k.grid.ends[d]) - env.eval_int(k.grid.begins[d]);
     tiles.push_back(extent <= 0 ? 0 : (extent + k.grid.blocks[d] - 1) / k.grid.blocks[d]);
+    numel *= std::max<int64_t>(extent, 0);
+    flat_block *= k.grid.blocks[d];
   }
   int64_t total = 1;
   for (int64_t t : tiles) total *= t;
+  if (k.grid.flattened) total = (numel + flat_block - 1) / flat_block;  // tiles of the flattened space
   if (total == 0) {
     plan.empty = true;  // an empty loop launches nothing
     return plan;
   }
   if (k.grid.xyz) {
-    for (size_t d = 0; d < 3; ++d) plan.grid[d] = static_cast<unsigned>(d < tiles.size() ? tiles[d] : 1);
+    // Axis a covers dim order[a] (Config::loop_orders).
+    for (size_t a = 0; a < 3; ++a)
+      plan.grid[a] = static_cast<unsigned>(a < tiles.size() ? tiles[k.grid.order.at(a)] : 1);
   } else {
     if (total >= (int64_t{1} << 31))
       throw UserError(g.kernel_name, loop->loc,

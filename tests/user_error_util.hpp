@@ -1,0 +1,35 @@
+// Test-only helpers for tests of UserError messages (tests/errors_test.cpp and others).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <tessel/tessel.hpp>
+
+namespace user_error_test {
+
+/// The message of the tessel::UserError `f` throws ("<no error>" when none).
+template <class F>
+std::string user_error(F&& f) {
+  try {
+    f();
+  } catch (const tessel::UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+/// `msg` names kernel `kernel`, `file` at `line` (when > 0), and contains `what` and
+/// `hint`.
+inline void expect_message(const std::string& msg, const std::string& kernel, const std::string& file, int line,
+                           const std::string& what, const std::string& hint) {
+  EXPECT_NE(msg.find("kernel '" + kernel + "'"), std::string::npos) << msg;
+  if (line > 0)
+    EXPECT_NE(msg.find(file + ":" + std::to_string(line)), std::string::npos)
+        << "expected line " << line << " in: " << msg;
+  EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  EXPECT_NE(msg.find(hint), std::string::npos) << msg;
+}
+
+}  // namespace user_error_test
