@@ -23,12 +23,12 @@
 //     N <= 1024   rows 1/2/4/8 with 4/4/8/8 warps
 //     N <= 4096   rows 1 with 2, 4, 8, 16 warps; rows 2 with 8, 16 warps
 //     N  > 4096   rows 1 with 8, 16, 32 warps; rows 1 with reduction_loops {4096} and
-//                 16 warps, {2048} and 8 warps
+//                 16 warps, {2048} and 8 warps (also with num_stages 2)
 //   softmax_two_pass {rows, chunk}/warps:
 //     N <= 256    {4,256}/4 {8,256}/4 {16,256}/8
 //     N <= 1024   {1,1024}/4 {2,1024}/8 {4,1024}/8
-//     N <= 4096   {1,1024}/4 {1,2048}/8 {1,4096}/16
-//     N  > 4096   {1,2048}/8 {1,4096}/16 {1,8192}/32
+//     N <= 4096   {1,1024}/4 {1,2048}/8 {1,4096}/16, and the first two with num_stages 2
+//     N  > 4096   {1,2048}/8 {1,4096}/16 {1,8192}/32, and the first two with num_stages 2
 //
 // Before timing a shape, every candidate's CUDA is generated and compiled with NVRTC in
 // parallel (--jobs) into tessel's on-disk cubin cache, so the timed calls find it there.
@@ -141,13 +141,14 @@ double bytes_moved(const std::string& kernel, Shape s, ts::DType dt) {
 ts::Config rows_cfg(int64_t rows, int warps) {
   return ts::Config{.block_sizes = std::vector<int64_t>{rows}, .num_warps = warps};
 }
-ts::Config looped_cfg(int64_t rows, int warps, int64_t chunk) {
+ts::Config looped_cfg(int64_t rows, int warps, int64_t chunk, int stages = 1) {
   return ts::Config{.block_sizes = std::vector<int64_t>{rows},
                     .num_warps = warps,
+                    .num_stages = stages,
                     .reduction_loops = std::vector<std::optional<int64_t>>{chunk}};
 }
-ts::Config two_pass_cfg(int64_t rows, int64_t chunk, int warps) {
-  return ts::Config{.block_sizes = std::vector<int64_t>{rows, chunk}, .num_warps = warps};
+ts::Config two_pass_cfg(int64_t rows, int64_t chunk, int warps, int stages = 1) {
+  return ts::Config{.block_sizes = std::vector<int64_t>{rows, chunk}, .num_warps = warps, .num_stages = stages};
 }
 
 /// The hand-picked configs of a kernel for rows of n elements (see the file comment).
@@ -155,14 +156,18 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
   if (kernel == "softmax_two_pass") {
     if (n <= 256) return {two_pass_cfg(4, 256, 4), two_pass_cfg(8, 256, 4), two_pass_cfg(16, 256, 8)};
     if (n <= 1024) return {two_pass_cfg(1, 1024, 4), two_pass_cfg(2, 1024, 8), two_pass_cfg(4, 1024, 8)};
-    if (n <= 4096) return {two_pass_cfg(1, 1024, 4), two_pass_cfg(1, 2048, 8), two_pass_cfg(1, 4096, 16)};
-    return {two_pass_cfg(1, 2048, 8), two_pass_cfg(1, 4096, 16), two_pass_cfg(1, 8192, 32)};
+    if (n <= 4096)
+      return {two_pass_cfg(1, 1024, 4), two_pass_cfg(1, 2048, 8), two_pass_cfg(1, 4096, 16),
+              two_pass_cfg(1, 1024, 4, 2), two_pass_cfg(1, 2048, 8, 2)};
+    return {two_pass_cfg(1, 2048, 8), two_pass_cfg(1, 4096, 16), two_pass_cfg(1, 8192, 32),
+            two_pass_cfg(1, 2048, 8, 2), two_pass_cfg(1, 4096, 16, 2)};
   }
   if (n <= 256) return {rows_cfg(4, 4), rows_cfg(8, 4), rows_cfg(16, 8), rows_cfg(32, 8)};
   if (n <= 1024) return {rows_cfg(1, 4), rows_cfg(2, 4), rows_cfg(4, 8), rows_cfg(8, 8)};
   if (n <= 4096)
     return {rows_cfg(1, 2), rows_cfg(1, 4), rows_cfg(1, 8), rows_cfg(1, 16), rows_cfg(2, 8), rows_cfg(2, 16)};
-  return {rows_cfg(1, 8), rows_cfg(1, 16), rows_cfg(1, 32), looped_cfg(1, 16, 4096), looped_cfg(1, 8, 2048)};
+  return {rows_cfg(1, 8),          rows_cfg(1, 16),          rows_cfg(1, 32),
+          looped_cfg(1, 16, 4096), looped_cfg(1, 8, 2048), looped_cfg(1, 8, 2048, 2)};
 }
 
 /// Runners, one per (kernel, config), shared by every shape and dtype (each keeps its

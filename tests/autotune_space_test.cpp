@@ -77,6 +77,16 @@ TEST(AutotuneSpace, RowKernelsStartAtOneRowAndHaveAReductionLoopKnob) {
   std::vector<int64_t> chunks{16, 32, 64, 128, 256, 512, 1024, 2048, 0};  // 0: none, last
   EXPECT_EQ(knob(s, "reduction_loops[0]").choices, chunks);
   EXPECT_FALSE(knob(s, "reduction_loops[0]").ordered == false);
+  // A rolled reduction is a device loop: its loads can be pipelined.
+  EXPECT_EQ(knob(s, "num_stages").choices, (std::vector<int64_t>{1, 2}));
+}
+
+TEST(AutotuneSpace, DeviceLoopsOfferTwoStages) {
+  auto k = examples::make_padded_sum();  // a tile loop nested in a grid loop
+  ts::Buffer x = ts::Buffer::ones({100, 100}, ts::f32);
+  ts::Buffer size = ts::Buffer::from_vector({80}, {1}, ts::i32);
+  at::ConfigSpace s(graph_of(k, x, size), {}, "padded_sum");
+  EXPECT_EQ(knob(s, "num_stages").choices, (std::vector<int64_t>{1, 2}));
 }
 
 TEST(AutotuneSpace, PointsNeedingMoreThan256RegistersAreInvalid) {

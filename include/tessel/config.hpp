@@ -33,7 +33,10 @@ struct Config {
   std::optional<std::vector<int64_t>> block_sizes;
   /// Warps per program (1, 2, 4, 8, 16, 32). Threads per program = 32 * num_warps.
   std::optional<int> num_warps;
-  /// Software pipelining depth for loads in device loops (reserved; 1 = none).
+  /// Software pipelining of loads in device loops (Triton's num_stages): 1 = none; 2 = a
+  /// one-dim device loop's vector loads whose addresses do not depend on the iteration's
+  /// own values, of tensors the loop does not store to, are issued one iteration early
+  /// into registers (src/codegen/emit_pipeline.cpp). Values above 2 act as 2.
   std::optional<int> num_stages;
   std::optional<PidType> pid_type;
   /// Persistent kernels: programs = SMs * num_sm_multiplier (1, 2, 4, 8).

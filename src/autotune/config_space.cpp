@@ -1,6 +1,7 @@
 #include "autotune/config_space.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <set>
 
@@ -96,7 +97,19 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
     return f ? std::vector<int64_t>{static_cast<int64_t>(*f)} : all;
   };
   knobs_.push_back({Knob::num_warps, 0, "num_warps", fixed_or(forced.num_warps, {1, 2, 4, 8, 16})});
-  knobs_.push_back({Knob::num_stages, 0, "num_stages", fixed_or(forced.num_stages, {1})});
+  // Two stages pipeline the loads of device loops (codegen/emit_pipeline.cpp): offered
+  // when the kernel has a device loop, or reductions that reduction_loops can roll into one.
+  bool device_loops = !g.reduction_syms.empty();
+  std::function<void(const ir::Block&, int)> scan = [&](const ir::Block& b, int depth) {
+    for (const ir::Node* n : b)
+      if (n->op == ir::Op::Loop) {
+        device_loops |= depth > 0;
+        scan(n->body, depth + 1);
+      }
+  };
+  scan(g.host, 0);
+  knobs_.push_back({Knob::num_stages, 0, "num_stages",
+                    fixed_or(forced.num_stages, device_loops ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1})});
 
   bool persistent = false, xyz_ok = true;
   for (const ir::Node* n : g.host) {

@@ -8,7 +8,9 @@
 //   program is then a real option, e.g. softmax). ts::register_block_size's [min, max]
 //   is respected, and the default block size is always a choice.
 // - num_warps: 1, 2, 4, 8, 16.
-// - num_stages: 1 only, for now (code generation does not pipeline loads yet).
+// - num_stages: 1, 2 when the kernel has a device loop or a reduction that
+//   reduction_loops can roll (2 issues a device loop's loads one iteration early,
+//   codegen/emit_pipeline.cpp); 1 only otherwise.
 // - pid_type: flat, xyz (when every top-level loop has at most 3 dims),
 //   persistent_blocked, persistent_interleaved; only the persistent two when a
 //   top-level loop is persistent (a bound read on the device). Unordered.

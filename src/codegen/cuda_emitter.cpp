@@ -427,6 +427,13 @@ void Emitter::emit_loop(const Node* n) {
   }
   int opened = 0;
   passes::LoopKnobs knobs = passes::loop_knobs(g_, n, config_);
+  std::vector<const Node*> early = prefetchable_loads(n);  // num_stages >= 2
+  if (!early.empty()) {
+    line(fmt::format("const long long lb{}_0 = {}, le{}_0 = {};", n->id, scalar(n->dims[0].begin), n->id,
+                     scalar(n->dims[0].end)),
+         n);
+    emit_prefetch_first(n, early);
+  }
   if (knobs.flatten) {
     // One loop over the flattened index space, a tile of prod(block) elements per step.
     for (size_t d = 0; d < n->dims.size(); ++d)
@@ -449,13 +456,15 @@ void Emitter::emit_loop(const Node* n) {
     std::string le = fmt::format("le{}_{}", n->id, d);
     // Loop control in 64 bits (a bound near the index dtype's limit must not overflow);
     // the tile's begin and end, which are valid indices, in the index dtype.
-    line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
+    if (early.empty())  // else declared before the first tile's loads
+      line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
     open(fmt::format("for (long long {}_ = {}; {}_ < {}; {}_ += {})", dv.tb, dv.lb, dv.tb, le, dv.tb, dv.block));
     line(fmt::format("const {} {} = ({}){}_;", idx_t_, dv.tb, idx_t_, dv.tb));
     line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, dv.block, le));
     dims[{n, d}] = dv;
     ++opened;
   }
+  if (!early.empty()) emit_prefetch_next(n, early);
   emit_block(n->body);
   if (!n->carried.empty()) {
     const Node* y = n->body.back();

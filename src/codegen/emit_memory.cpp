@@ -117,7 +117,34 @@ static std::string valid_expr(Emitter& e, const AccessPlan& p, const std::string
   return v;
 }
 
+// The vector loads of plan p (p.vector) into raw.
+static void emit_ld_vec(Emitter& e, const Node* n, const AccessPlan& p, const std::string& raw) {
+  const Node* t = n->args[0];
+  e.open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
+  e.line("const int r = g * TS_V;");
+  const DimAccess& last = p.dims.back();
+  e.line(fmt::format("ts::ld_vec<{}, TS_V>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);",
+                     dtype_cuda_storage(t->dtype), p.base, offset_expr(e, t, p), valid_expr(e, p, "r", true),
+                     e.idx_t(), last.idx, e.idx_t(), last.lim, raw));
+  e.close();
+}
+
+bool Emitter::emit_vector_load_into_probe(const Node* n) {
+  if (!is_array(n)) return false;
+  // Plan into a scratch stream: planning emits the access's limits.
+  std::ostringstream scratch;
+  body_.swap(scratch);
+  bool vector = plan_access(*this, n, 1, "r").vector;
+  body_.swap(scratch);
+  return vector;
+}
+
+void Emitter::emit_vector_load_into(const Node* n, const std::string& raw) {
+  emit_ld_vec(*this, n, plan_access(*this, n, 1, "r"), raw);
+}
+
 void Emitter::emit_load(const Node* n) {
+  if (prefetched_.count(n)) return;  // loaded one iteration early (emit_pipeline.cpp)
   const Node* t = n->args[0];
   std::string mem = dtype_cuda_storage(t->dtype);
   std::string nm = fmt::format("v{}", n->id);
@@ -139,13 +166,7 @@ void Emitter::emit_load(const Node* n) {
     // another's data before it is issued.
     std::string raw = fmt::format("m{}", n->id);
     line(fmt::format("__align__(16) {} {}[TS_N];", mem, raw));
-    open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
-    line("const int r = g * TS_V;");
-    const DimAccess& last = p.dims.back();
-    line(fmt::format("ts::ld_vec<{}, TS_V>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);", mem,
-                     p.base, offset_expr(*this, t, p), valid_expr(*this, p, "r", true), idx_t_, last.idx, idx_t_,
-                     last.lim, raw));
-    close();
+    emit_ld_vec(*this, n, p, raw);
     line(fmt::format("ts::to_regs<{}, TS_N>({}, {});", mem, raw, nm));
   } else {
     line(fmt::format("TS_FOR(r) {}[r] = ts::ld({} + {}, {});", nm, p.base, offset_expr(*this, t, p),

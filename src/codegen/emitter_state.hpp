@@ -63,6 +63,19 @@ class Emitter {
   void emit_node(const ir::Node* n);
   void emit_loop(const ir::Node* n);
   void emit_load(const ir::Node* n);
+  /// Whether array load `n` is a vector load (emits nothing).
+  bool emit_vector_load_into_probe(const ir::Node* n);
+  /// The vector loads of vector load `n` into `raw` (its memory dtype, TS_N elements).
+  void emit_vector_load_into(const ir::Node* n, const std::string& raw);
+  /// num_stages >= 2 (emit_pipeline.cpp): the vector loads of one-dim device loop `loop`
+  /// that can be issued one iteration early (their indices are the loop's tile or values
+  /// from outside the loop, and the loop stores nothing to their tensor).
+  std::vector<const ir::Node*> prefetchable_loads(const ir::Node* loop);
+  /// Before `loop`: declares the loads' buffers and loads the first tile into them.
+  void emit_prefetch_first(const ir::Node* loop, const std::vector<const ir::Node*>& loads);
+  /// At the top of `loop`'s body: converts the buffers into the loads' values, then loads
+  /// the next tile into the buffers (the loads are then skipped where they stand).
+  void emit_prefetch_next(const ir::Node* loop, const std::vector<const ir::Node*>& loads);
   void emit_store(const ir::Node* n);
   void emit_reduce(const ir::Node* n);
   /// Top-level loop, not flattened: the tile indices of the running program.
@@ -96,6 +109,7 @@ class Emitter {
   std::map<const ir::Node*, std::string> names_;
   std::map<std::string, std::string> param_names_;  // dedupe key -> name
   std::set<const ir::Node*> written_;               // tensors stored to
+  std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next
   std::ostringstream prologue_;                     // device scalar reads
   int shared_bytes_ = 0;
   int tmp_ = 0;

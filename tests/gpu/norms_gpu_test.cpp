@@ -78,6 +78,11 @@ std::vector<std::pair<std::string, ts::Settings>> configs_for(Shape s) {
   out.emplace_back("1 row, 16 warps, static shapes",
                    ts::Settings{.static_shapes = true,
                                 .config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}});
+  out.emplace_back("looped 1024, 2 rows, 8 warps, 2 stages",
+                   ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
+                                                     .num_warps = 8,
+                                                     .num_stages = 2,
+                                                     .reduction_loops = std::vector<std::optional<int64_t>>{1024}}});
   out.emplace_back("looped 1024, 2 rows, 8 warps",
                    ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
                                                      .num_warps = 8,
@@ -115,15 +120,18 @@ TEST(NormGpu, SoftmaxTwoPassMatchesInterpreter) {
   TESSEL_REQUIRE_GPU();
   // {rows per program, column chunk, warps}: chunks that divide the row, one that does not
   // (1000 = 3 * 256 + 232), and one longer than the row.
+  // Two stages: each loop's loads issued one iteration early (num_stages = 2).
   struct Cfg {
     int64_t bm, bn;
     int warps;
+    int stages = 1;
   };
   for (Shape s : kShapes)
-    for (Cfg c : {Cfg{1, 1024, 4}, Cfg{4, 256, 4}, Cfg{1, 4096, 16}}) {
-      auto k = examples::make_softmax_two_pass(
-          ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{c.bm, c.bn}, .num_warps = c.warps}});
-      std::string name = "{" + std::to_string(c.bm) + ", " + std::to_string(c.bn) + "} warps " + std::to_string(c.warps);
+    for (Cfg c : {Cfg{1, 1024, 4}, Cfg{4, 256, 4}, Cfg{1, 4096, 16}, Cfg{4, 256, 4, 2}, Cfg{1, 2048, 8, 2}}) {
+      auto k = examples::make_softmax_two_pass(ts::Settings{.config = ts::Config{
+          .block_sizes = std::vector<int64_t>{c.bm, c.bn}, .num_warps = c.warps, .num_stages = c.stages}});
+      std::string name = "{" + std::to_string(c.bm) + ", " + std::to_string(c.bn) + "} warps " +
+                         std::to_string(c.warps) + " stages " + std::to_string(c.stages);
       for (ts::DType dt : kDtypes)
         expect_matches_interpreter(k, softmax_atol(dt), tol(dt), label("softmax_two_pass", dt, s, name),
                                    gpu_randn({s.m, s.n}, dt, 2));

@@ -1,0 +1,81 @@
+// Software pipelining of device loops (Config::num_stages >= 2), in registers: the vector
+// loads of a one-dim device loop whose addresses are known before the iteration starts
+// are issued one iteration early, into a buffer in their memory dtype. Iteration i
+// converts the buffer into the loads' values, issues iteration i + 1's loads into it, and
+// computes; so the next tile's loads are in flight during this tile's work (reductions,
+// __syncthreads, stores). Two stages take one buffer per load; num_stages > 2 is treated
+// as 2 (more stages would need rotating register buffers).
+// Source of the technique: Triton's num_stages (software pipelining of loads in loops).
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "codegen/emitter_state.hpp"
+
+namespace tessel::codegen {
+
+using ir::Node;
+using ir::Op;
+
+// Every node inside `b`, nested loops included, into `out`.
+static void collect(const ir::Block& b, std::set<const Node*>& out) {
+  for (const Node* n : b) {
+    out.insert(n);
+    if (n->op == Op::Loop) collect(n->body, out);
+  }
+}
+
+std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
+  std::vector<const Node*> out;
+  if (config_.num_stages.value_or(1) < 2 || loop == top_ || loop->dims.size() != 1) return out;
+  if (passes::loop_knobs(g_, loop, config_).flatten) return out;
+  std::set<const Node*> inside;
+  collect(loop->body, inside);
+  std::set<const Node*> stored;
+  for (const Node* n : inside)
+    if (n->op == Op::Store) stored.insert(n->args[0]);
+  dims[{loop, 0}] = dim_vars(loop, 0);  // the probe plans accesses of this loop's tile
+  for (const Node* n : loop->body) {  // the body's own level: not under a nested loop
+    if (n->op != Op::Load || !live_.count(n) || !is_array(n) || stored.count(n->args[0])) continue;
+    bool early = true;
+    for (size_t i = 1; i < n->args.size(); ++i) early &= n->args[i] == loop || !inside.count(n->args[i]);
+    // The access must be a vector load (probed into a scratch stream).
+    if (early && emit_vector_load_into_probe(n)) out.push_back(n);
+  }
+  return out;
+}
+
+void Emitter::emit_prefetch_first(const Node* loop, const std::vector<const Node*>& loads) {
+  DimVars dv = dim_vars(loop, 0);
+  std::string le = fmt::format("le{}_{}", loop->id, 0);
+  for (const Node* n : loads)
+    line(fmt::format("__align__(16) {} p{}[TS_N];  // loaded one iteration early", dtype_cuda_storage(n->args[0]->dtype),
+                     n->id),
+         n);
+  open(fmt::format("if ({} < {})", dv.lb, le));
+  line(fmt::format("const {} {} = ({}){};", idx_t_, dv.tb, idx_t_, dv.lb));
+  line(fmt::format("const {} {} = ({})min({} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb, dv.block, le));
+  dims[{loop, 0}] = dv;
+  for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
+  close();
+}
+
+void Emitter::emit_prefetch_next(const Node* loop, const std::vector<const Node*>& loads) {
+  DimVars dv = dim_vars(loop, 0);
+  std::string le = fmt::format("le{}_{}", loop->id, 0);
+  for (const Node* n : loads) {
+    std::string nm = fmt::format("v{}", n->id);
+    names_[n] = nm;
+    line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
+    line(fmt::format("ts::to_regs<{}, TS_N>(p{}, {});", dtype_cuda_storage(n->args[0]->dtype), n->id, nm));
+    prefetched_.insert(n);
+  }
+  // The next tile, in an inner scope that shadows this tile's begin and end.
+  open(fmt::format("if ({}_ + {} < {})", dv.tb, dv.block, le));
+  line(fmt::format("const {} {} = ({})({}_ + {});", idx_t_, dv.tb, idx_t_, dv.tb, dv.block));
+  line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, 2 * dv.block, le));
+  for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
+  close();
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,109 @@
+// Config::num_stages = 2 (codegen/emit_pipeline.cpp): a one-dim device loop's vector
+// loads are issued one iteration early. The generated CUDA compiles with NVRTC for sm_90
+// (no GPU needed); loads of a tensor the loop also stores to are not moved; the
+// interpreter's results do not depend on num_stages. (GPU results: NormGpu.*.)
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include <tessel/tessel.hpp>
+#include <tessel/testing.hpp>
+
+#include "examples/kernels/norms.hpp"
+#include "runtime/cuda_api.hpp"
+
+namespace ts = tessel;
+
+#define REQUIRE_NVRTC() \
+  if (!ts::rt::nvrtc_available()) GTEST_SKIP() << "NVRTC not found"
+
+namespace {
+
+template <class K, class... A>
+std::string compile(const K& k, const A&... args) {
+  std::string all;
+  for (const std::string& s : k.cuda(true, args...)) all += s;
+  return all;
+}
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+ts::Settings cfg(std::vector<int64_t> blocks, int warps, int stages) {
+  return ts::Settings{.config = ts::Config{.block_sizes = std::move(blocks), .num_warps = warps, .num_stages = stages}};
+}
+
+const std::string kEarly = "loaded one iteration early";
+
+/// x is read and written in one device loop; out gets x * 2 + 1.
+auto make_double_in_place(ts::Settings s) {
+  return ts::kernel(
+      "double_in_place",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto tm : ts::tile(x.size(0)))
+          for (auto tn : ts::tile(x.size(1))) {
+            x(tm, tn) = x(tm, tn) * 2;
+            out(tm, tn) = x(tm, tn) + 1;
+          }
+        return out;
+      },
+      s);
+}
+
+}  // namespace
+
+TEST(Pipeline, OnlineSoftmaxLoadsEachLoopsNextTileEarly) {
+  REQUIRE_NVRTC();
+  for (ts::DType dt : {ts::f32, ts::bf16}) {
+    // 1000 = 3 * 256 + 232: the last tile is ragged.
+    std::string two = compile(examples::make_softmax_two_pass(cfg({2, 256}, 4, 2)), ts::Buffer::zeros({37, 1000}, dt));
+    std::string one = compile(examples::make_softmax_two_pass(cfg({2, 256}, 4, 1)), ts::Buffer::zeros({37, 1000}, dt));
+    EXPECT_EQ(count(two, kEarly), 2) << two;  // both loops
+    EXPECT_EQ(count(one, kEarly), 0);
+  }
+}
+
+TEST(Pipeline, RolledReductionLoadsAreIssuedEarly) {
+  REQUIRE_NVRTC();
+  ts::Settings s = cfg({2}, 4, 2);
+  s.config->reduction_loops = std::vector<std::optional<int64_t>>{256};
+  ts::Buffer x = ts::Buffer::zeros({37, 1000}, ts::bf16), w = ts::Buffer::zeros({1000}, ts::bf16);
+  std::string src = compile(examples::make_layer_norm(s), x, w, w, 1e-5);
+  EXPECT_GE(count(src, kEarly), 1) << src;
+}
+
+TEST(Pipeline, LoadsOfATensorTheLoopStoresToStayInPlace) {
+  REQUIRE_NVRTC();
+  std::string src = compile(make_double_in_place(cfg({4, 64}, 4, 2)), ts::Buffer::zeros({8, 300}, ts::f32));
+  EXPECT_EQ(count(src, kEarly), 0) << src;
+}
+
+TEST(Pipeline, KernelsWithoutDeviceLoopsAreUnchanged) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({37, 1000}, ts::f32);
+  std::string one = compile(examples::make_softmax(cfg({2}, 4, 1)), x);
+  std::string two = compile(examples::make_softmax(cfg({2}, 4, 2)), x);
+  std::regex config_line("// config: [^\n]*\n");
+  EXPECT_EQ(std::regex_replace(one, config_line, ""), std::regex_replace(two, config_line, ""));
+}
+
+TEST(Pipeline, InterpreterResultsDoNotDependOnStages) {
+  ts::Buffer x = ts::Buffer::randn({37, 1000}, ts::f32, ts::cpu(), 3);
+  ts::Buffer a = examples::make_softmax_two_pass(cfg({2, 256}, 4, 1))(x);
+  ts::Buffer b = examples::make_softmax_two_pass(cfg({2, 256}, 4, 2))(x);
+  EXPECT_EQ(a.to_vector(), b.to_vector());
+  ts::Buffer y = ts::Buffer::randn({8, 300}, ts::f32, ts::cpu(), 4);
+  std::vector<double> v = y.to_vector();
+  ts::Buffer out = make_double_in_place(cfg({4, 64}, 4, 2))(y);
+  std::vector<double> got = out.to_vector(), doubled = y.to_vector();
+  for (size_t i = 0; i < v.size(); ++i) {
+    float twice = static_cast<float>(v[i]) * 2.0f;  // f32 arithmetic, as the kernel
+    EXPECT_EQ(doubled[i], twice);
+    EXPECT_EQ(got[i], twice + 1.0f);
+  }
+}
