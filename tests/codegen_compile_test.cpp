@@ -6,25 +6,17 @@
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/seed000.hpp"
 #include "examples/kernels/seed002.hpp"
+#include "nvrtc_test_util.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 
-#define REQUIRE_NVRTC() \
-  if (!ts::rt::nvrtc_available()) GTEST_SKIP() << "NVRTC not found"
-
 namespace {
+
+using nvrtc_test::compile;
 
 ts::Buffer f32(std::vector<int64_t> shape) { return ts::Buffer::zeros(shape, ts::f32); }
 ts::Buffer bound(int64_t v) { return ts::Buffer::scalar(static_cast<double>(v), ts::i32); }
-
-template <class K, class... A>
-std::string compile(const K& k, const A&... args) {
-  std::vector<std::string> src = k.cuda(true, args...);
-  std::string all;
-  for (const auto& s : src) all += s;
-  return all;
-}
 
 TEST(CodegenCompile, Seed000F1) {
   REQUIRE_NVRTC();

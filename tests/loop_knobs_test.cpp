@@ -15,6 +15,7 @@
 #include "loop_knobs_kernels.hpp"
 #include "passes/default_config.hpp"
 #include "passes/loop_knobs.hpp"
+#include "nvrtc_test_util.hpp"
 #include "runtime/cuda_api.hpp"
 #include "user_error_util.hpp"
 
@@ -24,9 +25,6 @@ using autotune_test::graph_of;
 using loop_knobs_test::make_add1_3d;
 using loop_knobs_test::make_block_sums;
 using loop_knobs_test::make_scale_4d;
-
-#define REQUIRE_NVRTC() \
-  if (!ts::rt::nvrtc_available()) GTEST_SKIP() << "NVRTC not found"
 
 namespace {
 

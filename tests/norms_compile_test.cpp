@@ -11,23 +11,14 @@
 #include <tessel/tessel.hpp>
 
 #include "examples/kernels/norms.hpp"
+#include "nvrtc_test_util.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 
-#define REQUIRE_NVRTC() \
-  if (!ts::rt::nvrtc_available()) GTEST_SKIP() << "NVRTC not found"
-
 namespace {
 
-/// The generated sources of one call, compiled with NVRTC (throws UserError with NVRTC's
-/// log on failure), concatenated.
-template <class K, class... A>
-std::string compile(const K& k, const A&... args) {
-  std::string all;
-  for (const std::string& s : k.cuda(true, args...)) all += s;
-  return all;
-}
+using nvrtc_test::compile;
 
 ts::Buffer host_zeros(std::vector<int64_t> shape, ts::DType t) { return ts::Buffer::zeros(shape, t); }
 

@@ -11,21 +11,14 @@
 #include <tessel/testing.hpp>
 
 #include "examples/kernels/norms.hpp"
+#include "nvrtc_test_util.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 
-#define REQUIRE_NVRTC() \
-  if (!ts::rt::nvrtc_available()) GTEST_SKIP() << "NVRTC not found"
-
 namespace {
 
-template <class K, class... A>
-std::string compile(const K& k, const A&... args) {
-  std::string all;
-  for (const std::string& s : k.cuda(true, args...)) all += s;
-  return all;
-}
+using nvrtc_test::compile;
 
 int count(const std::string& s, const std::string& what) {
   int n = 0;

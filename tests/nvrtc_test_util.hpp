@@ -1,0 +1,25 @@
+// Helpers of the tests that compile generated CUDA with NVRTC for sm_90 (no GPU needed).
+#pragma once
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "runtime/cuda_api.hpp"
+
+/// Skips the test where the NVRTC library cannot be loaded.
+#define REQUIRE_NVRTC() \
+  if (!::tessel::rt::nvrtc_available()) GTEST_SKIP() << "NVRTC not found"
+
+namespace nvrtc_test {
+
+/// The generated sources of one call of kernel k, compiled with NVRTC (throws UserError
+/// with NVRTC's log on failure), concatenated.
+template <class K, class... A>
+std::string compile(const K& k, const A&... args) {
+  std::string all;
+  for (const std::string& s : k.cuda(true, args...)) all += s;
+  return all;
+}
+
+}  // namespace nvrtc_test
