@@ -1,5 +1,6 @@
-// The autotuner on softmax [4096, 4096] f32 and add (1-D, 64M f32), each against peers
-// measured in the same run:
+// The autotuner on softmax [4096, 4096] f32, add (1-D, 64M f32) and add_2d ([8192, 8192]
+// f32, whose space also has loop_orders, flatten_loops and l2_groupings), each against
+// peers measured in the same run:
 // - quick tuning: wall time and configs tried (target: at most 60 s);
 // - the tuned kernel's time against the best of an exhaustive sweep of block sizes x
 //   num_warps (other knobs at their defaults), both measured again side by side by the
@@ -8,7 +9,7 @@
 //   creation (target: < 5 ms and no NVRTC call: compile_count 0);
 // - the host overhead of a cached call: N back-to-back calls of add on 1024 elements
 //   against N cuLaunchKernel calls of an empty kernel (target: < 3 us more per call).
-//   autotune_bench [--cases softmax,add] [--cache-dir DIR] [--no-sweep]
+//   autotune_bench [--cases softmax,add,add_2d] [--cache-dir DIR] [--no-sweep]
 // The cache directory defaults to a fresh one under /tmp, so the first tuning is cold.
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,17 +75,27 @@ struct Case {
 /// The exhaustive sweep: every valid (block size, num_warps) pair, other knobs default.
 std::vector<ts::Config> sweep_configs(const at::ConfigSpace& space) {
   std::vector<ts::Config> out;
-  std::vector<int64_t> blocks, warps;
+  std::vector<std::vector<int64_t>> blocks;  // per block size knob
+  std::vector<int64_t> warps;
   for (const at::Knob& k : space.knobs()) {
-    if (k.name == "block_sizes[0]") blocks = k.choices;
+    if (k.kind == at::Knob::block_size) blocks.push_back(k.choices);
     if (k.name == "num_warps") warps = k.choices;
   }
-  for (int64_t b : blocks)
+  // Every combination of the block sizes (odometer order) with every num_warps.
+  std::vector<size_t> pick(blocks.size(), 0);
+  for (bool more = true; more;) {
+    std::vector<int64_t> b;
+    for (size_t i = 0; i < blocks.size(); ++i) b.push_back(blocks[i][pick[i]]);
     for (int64_t w : warps) {
-      at::Point p =
-          space.point(ts::Config{.block_sizes = std::vector<int64_t>{b}, .num_warps = static_cast<int>(w)});
+      at::Point p = space.point(ts::Config{.block_sizes = b, .num_warps = static_cast<int>(w)});
       if (space.valid(p)) out.push_back(space.config(p));
     }
+    more = false;
+    for (size_t i = 0; i < pick.size() && !more; ++i) {
+      if (++pick[i] < blocks[i].size()) more = true;
+      else pick[i] = 0;
+    }
+  }
   return out;
 }
 
@@ -114,14 +125,19 @@ nlohmann::json second_process(const std::string& name) {
 int child_first_call(const std::string& name) {
   ts::rt::set_device(0);
   std::vector<ts::Buffer> args =
-      name == "softmax" ? std::vector<ts::Buffer>{from_host({4096, 4096}, 1)}
-                        : std::vector<ts::Buffer>{from_host({1 << 26}, 1), from_host({1 << 26}, 2)};
+      name == "softmax"  ? std::vector<ts::Buffer>{from_host({4096, 4096}, 1)}
+      : name == "add_2d" ? std::vector<ts::Buffer>{from_host({8192, 8192}, 1), from_host({8192, 8192}, 2)}
+                         : std::vector<ts::Buffer>{from_host({1 << 26}, 1), from_host({1 << 26}, 2)};
   int64_t compiles = ts::rt::compile_count(), tunes = at::tune_count();
   auto start = Clock::now();
   double call_ms = 0;
   if (name == "softmax") {
     auto k = make_softmax(kQuick);
     k(args[0]);
+    call_ms = seconds_since(start) * 1e3;
+  } else if (name == "add_2d") {
+    auto k = examples::make_add_2d(kQuick);
+    k(args[0], args[1]);
     call_ms = seconds_since(start) * 1e3;
   } else {
     auto k = examples::make_add(kQuick);
@@ -234,9 +250,9 @@ void host_overhead() {
 
 int main(int argc, char** argv) {
   CLI::App app{"tessel autotuner benchmark"};
-  std::string cases = "softmax,add", cache_dir, child;
+  std::string cases = "softmax,add,add_2d", cache_dir, child;
   bool no_sweep = false;
-  app.add_option("--cases", cases, "comma-separated: softmax, add");
+  app.add_option("--cases", cases, "comma-separated: softmax, add, add_2d");
   app.add_option("--cache-dir", cache_dir, "TESSEL_CACHE_DIR to use (default: a fresh directory)");
   app.add_flag("--no-sweep", no_sweep, "skip the exhaustive sweep");
   app.add_option("--child-first-call", child, "internal: the second process")->group("");
@@ -257,8 +273,16 @@ int main(int argc, char** argv) {
 
   auto softmax = make_softmax(kQuick);
   auto add = examples::make_add(kQuick);
+  auto add_2d = examples::make_add_2d(kQuick);
   std::vector<Case> all;
-  if (cases.find("softmax") != std::string::npos) {
+  std::vector<std::string> names;
+  for (size_t b = 0, e; b <= cases.size(); b = e + 1) {
+    e = cases.find(',', b);
+    if (e == std::string::npos) e = cases.size();
+    names.push_back(cases.substr(b, e - b));
+  }
+  auto wanted = [&](const char* n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  if (wanted("softmax")) {
     Case c{"softmax",
            {from_host({4096, 4096}, 1)},
            [&]() -> ts::detail::KernelImpl& { return softmax.impl(); },
@@ -266,7 +290,15 @@ int main(int argc, char** argv) {
     c.call = [&softmax, x = c.args[0]] { softmax(x); };
     all.push_back(c);
   }
-  if (cases.find("add") != std::string::npos) {
+  if (wanted("add_2d")) {
+    Case c{"add_2d",
+           {from_host({8192, 8192}, 1), from_host({8192, 8192}, 2)},
+           [&]() -> ts::detail::KernelImpl& { return add_2d.impl(); },
+           {}};
+    c.call = [&add_2d, x = c.args[0], y = c.args[1]] { add_2d(x, y); };
+    all.push_back(c);
+  }
+  if (wanted("add")) {
     Case c{"add",
            {from_host({1 << 26}, 1), from_host({1 << 26}, 2)},
            [&]() -> ts::detail::KernelImpl& { return add.impl(); },
