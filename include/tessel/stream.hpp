@@ -18,6 +18,8 @@
 namespace tessel {
 
 /// A CUDA stream (CUstream / cudaStream_t); a null handle is the legacy default stream.
+/// ts::SmPartition::stream() gives a stream whose kernels run on a subset of the SMs
+/// (include/tessel/sm_partition.hpp).
 struct Stream {
   void* handle = nullptr;
   /// A new non-blocking stream on the current device, destroyed with the process (or

@@ -10,4 +10,5 @@
 #include "tessel/error.hpp"
 #include "tessel/kernel.hpp"
 #include "tessel/language.hpp"
+#include "tessel/sm_partition.hpp"
 #include "tessel/stream.hpp"

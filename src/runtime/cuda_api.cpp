@@ -8,11 +8,15 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace tessel::rt {
 namespace {
@@ -34,7 +38,16 @@ constexpr int kDriverAbi = 12000;
   X(cuEventElapsedTime) X(cuEventDestroy) X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle)   \
   X(cuIpcCloseMemHandle) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamBeginCapture)   \
   X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)                \
-  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)  \
+  X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuModuleUnload)
+
+// Green contexts (SM partitions): resolved optionally, so a driver without them still
+// loads. cuGreenCtxStreamCreate is the newest (CUDA 12.5); the others came in 12.4.
+constexpr int kGreenAbi = 12050;
+#define TESSEL_CU_GREEN_FUNCTIONS(X)                                                    \
+  X(cuDeviceGetDevResource) X(cuDevSmResourceSplitByCount) X(cuDevResourceGenerateDesc) \
+  X(cuGreenCtxCreate) X(cuGreenCtxDestroy) X(cuCtxFromGreenCtx) X(cuGreenCtxStreamCreate) \
+  X(cuGreenCtxGetDevResource)
 
 // Per-device state, initialized once.
 struct DeviceState {
@@ -54,7 +67,9 @@ struct Driver {
   std::vector<std::unique_ptr<DeviceState>> devices;
 #define TESSEL_DECLARE(name) decltype(&::name) p_##name = nullptr;
   TESSEL_CU_FUNCTIONS(TESSEL_DECLARE)
+  TESSEL_CU_GREEN_FUNCTIONS(TESSEL_DECLARE)
 #undef TESSEL_DECLARE
+  std::string green_missing;  // green-context entry points the driver lacks
 };
 
 std::string error_text(const Driver& d, CUresult r) {
@@ -83,18 +98,23 @@ void init_driver(Driver& d) {
     return;
   }
   std::string missing;
-#define TESSEL_RESOLVE(name)                                                        \
-  {                                                                                 \
-    void* fn = nullptr;                                                             \
-    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;    \
-    CUresult r = get_proc(#name, &fn, kDriverAbi, CU_GET_PROC_ADDRESS_LEGACY_STREAM, \
-                          &status);                                                 \
-    if (r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn)           \
-      d.p_##name = reinterpret_cast<decltype(d.p_##name)>(fn);                      \
-    else                                                                            \
-      missing += std::string(missing.empty() ? "" : ", ") + #name;                  \
-  }
+  // `name` appears only under # and ## here: cuda.h #defines some names to versioned
+  // ones (cuMemAlloc -> cuMemAlloc_v2), and cuGetProcAddress wants the base name.
+  auto resolve = [&](const char* name, int abi, std::string& missing_list) -> void* {
+    void* fn = nullptr;
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    CUresult r = get_proc(name, &fn, abi, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
+    if (r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn) return fn;
+    missing_list += std::string(missing_list.empty() ? "" : ", ") + name;
+    return nullptr;
+  };
+#define TESSEL_RESOLVE(name) \
+  d.p_##name = reinterpret_cast<decltype(d.p_##name)>(resolve(#name, kDriverAbi, missing));
+#define TESSEL_RESOLVE_GREEN(name) \
+  d.p_##name = reinterpret_cast<decltype(d.p_##name)>(resolve(#name, kGreenAbi, d.green_missing));
   TESSEL_CU_FUNCTIONS(TESSEL_RESOLVE)
+  TESSEL_CU_GREEN_FUNCTIONS(TESSEL_RESOLVE_GREEN)
+#undef TESSEL_RESOLVE_GREEN
 #undef TESSEL_RESOLVE
   if (!missing.empty()) {
     d.reason = "the CUDA driver lacks " + missing + " (driver too old?)";
@@ -178,6 +198,34 @@ void ensure_context() {
 CUdeviceptr dptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
 CUstream cu_stream(void* s) { return static_cast<CUstream>(s); }
 
+// The partition a ContextScope made active on this thread (context null: none), and the
+// context set_device made current last (most calls then need no driver call; a caller
+// that switches contexts with the driver API behind tessel's back is caught by the
+// driver call below whenever the wanted context changes).
+thread_local Partition t_active;
+thread_local CUcontext t_last = nullptr;
+
+// Partition streams -> partitions. `retired` holds the streams of destroyed partitions:
+// a Buffer still holding one frees its memory on the legacy stream instead.
+struct PartitionRegistry {
+  std::shared_mutex mu;
+  std::unordered_map<void*, Partition> live;
+  std::unordered_set<void*> retired;
+  std::atomic<int> count{0};    // live partitions: ContextScope looks nothing up at 0
+  std::atomic<bool> any{false};  // a partition was ever created
+  std::atomic<uint64_t> next_id{uint64_t{1} << 32};  // above every primary id (device + 1)
+};
+PartitionRegistry& partitions() {
+  static PartitionRegistry r;
+  return r;
+}
+
+bool retired_stream(void* stream) {
+  PartitionRegistry& r = partitions();
+  std::shared_lock lock(r.mu);
+  return r.retired.count(stream) != 0;
+}
+
 }  // namespace
 
 bool cuda_available() { return driver().ok; }
@@ -194,17 +242,16 @@ void require_cuda() {
 int driver_version() { return driver().version; }
 
 void set_device(int device) {
-  // The context this thread made current last time: most calls need no driver call.
-  // (A caller that switches contexts with the driver API behind tessel's back is
-  // caught by the driver call below whenever the device changes.)
-  thread_local CUcontext last = nullptr;
   DeviceState& s = device_state(device);
-  if (last == s.ctx) return;
+  // Inside a ContextScope of this device, its green context stands for the device.
+  CUcontext want = t_active.context && t_active.device == device ? static_cast<CUcontext>(t_active.context)
+                                                                  : s.ctx;
+  if (t_last == want) return;
   Driver& d = driver();
   CUcontext cur = nullptr;
   TESSEL_CU(cuCtxGetCurrent, &cur);
-  if (cur != s.ctx) TESSEL_CU(cuCtxSetCurrent, s.ctx);
-  last = s.ctx;
+  if (cur != want) TESSEL_CU(cuCtxSetCurrent, want);
+  t_last = want;
 }
 
 int device_count() { return cuda_available() ? driver().count : 0; }
@@ -232,6 +279,7 @@ void* device_alloc(int64_t nbytes, int device, void* stream) {
   if (nbytes <= 0) return nullptr;
   DeviceState& s = device_state(device);
   Driver& d = driver();
+  ContextScope scope(stream);
   set_device(device);
   CUdeviceptr p = 0;
   auto alloc = [&] {
@@ -255,6 +303,10 @@ void device_free(void* ptr, int device, void* stream) {
   if (!ptr) return;
   DeviceState& s = device_state(device);
   Driver& d = driver();
+  // The partition of `stream` may be gone (its stream synchronized and destroyed first).
+  if (stream && partitions().any.load() && retired_stream(stream))
+    stream = nullptr;
+  ContextScope scope(stream);
   set_device(device);
   if (s.pools)
     TESSEL_CU(cuMemFreeAsync, dptr(ptr), cu_stream(stream));
@@ -264,6 +316,7 @@ void device_free(void* ptr, int device, void* stream) {
 
 void memcpy_htod(void* dst, const void* src, int64_t nbytes, void* stream) {
   if (nbytes <= 0) return;
+  ContextScope scope(stream);
   ensure_context();
   Driver& d = driver();
   TESSEL_CU(cuMemcpyHtoDAsync, dptr(dst), src, static_cast<size_t>(nbytes), cu_stream(stream));
@@ -271,6 +324,7 @@ void memcpy_htod(void* dst, const void* src, int64_t nbytes, void* stream) {
 
 void memcpy_dtoh(void* dst, const void* src, int64_t nbytes, void* stream) {
   if (nbytes <= 0) return;
+  ContextScope scope(stream);
   ensure_context();
   Driver& d = driver();
   TESSEL_CU(cuMemcpyDtoHAsync, dst, dptr(src), static_cast<size_t>(nbytes), cu_stream(stream));
@@ -278,6 +332,7 @@ void memcpy_dtoh(void* dst, const void* src, int64_t nbytes, void* stream) {
 
 void memcpy_dtod(void* dst, const void* src, int64_t nbytes, void* stream) {
   if (nbytes <= 0) return;
+  ContextScope scope(stream);
   ensure_context();
   Driver& d = driver();
   TESSEL_CU(cuMemcpyDtoDAsync, dptr(dst), dptr(src), static_cast<size_t>(nbytes),
@@ -290,6 +345,7 @@ void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, int
   DeviceState& ds = device_state(dst_device);
   DeviceState& ss = device_state(src_device);
   Driver& d = driver();
+  ContextScope scope(stream);
   set_device(dst_device);
   TESSEL_CU(cuMemcpyPeerAsync, dptr(dst), ds.ctx, dptr(src), ss.ctx, static_cast<size_t>(nbytes),
             cu_stream(stream));
@@ -297,12 +353,14 @@ void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, int
 
 void memset_d8(void* dst, uint8_t value, int64_t nbytes, void* stream) {
   if (nbytes <= 0) return;
+  ContextScope scope(stream);
   ensure_context();
   Driver& d = driver();
   TESSEL_CU(cuMemsetD8Async, dptr(dst), value, static_cast<size_t>(nbytes), cu_stream(stream));
 }
 
 void stream_synchronize(void* stream) {
+  ContextScope scope(stream);
   ensure_context();
   Driver& d = driver();
   TESSEL_CU(cuStreamSynchronize, cu_stream(stream));
@@ -330,6 +388,7 @@ void stream_destroy(void* stream) {
 }
 
 void graph_begin_capture(void* stream) {
+  ContextScope scope(stream);
   ensure_context();
   Driver& d = driver();
   TESSEL_CU(cuStreamBeginCapture, static_cast<CUstream>(stream), CU_STREAM_CAPTURE_MODE_GLOBAL);
@@ -337,6 +396,7 @@ void graph_begin_capture(void* stream) {
 
 void* graph_end_capture(void* stream) {
   Driver& d = driver();
+  ContextScope scope(stream);  // instantiate in the stream's context
   CUgraph g = nullptr;
   TESSEL_CU(cuStreamEndCapture, static_cast<CUstream>(stream), &g);
   CUgraphExec exec = nullptr;
@@ -348,6 +408,7 @@ void* graph_end_capture(void* stream) {
 
 void graph_launch(void* exec, void* stream) {
   Driver& d = driver();
+  ContextScope scope(stream);
   TESSEL_CU(cuGraphLaunch, static_cast<CUgraphExec>(exec), cu_stream(stream));
 }
 
@@ -366,6 +427,7 @@ void* event_create() {
 
 void event_record(void* event, void* stream) {
   Driver& d = driver();
+  ContextScope scope(stream);
   TESSEL_CU(cuEventRecord, static_cast<CUevent>(event), cu_stream(stream));
 }
 
@@ -441,8 +503,10 @@ void ipc_close(void* ptr, int device) {
 namespace {
 struct ModuleCache {
   std::mutex mu;
-  // (device, XXH3 of the cubin, cubin size) -> module
-  std::map<std::tuple<int, uint64_t, size_t>, CUmodule> modules;
+  // (context id, XXH3 of the cubin, cubin size) -> module. A module belongs to the
+  // context it was loaded in, and cuLaunchKernel needs the function's context to be the
+  // stream's: an SM partition (green context) loads its own copy (see DECISIONS.md).
+  std::map<std::tuple<uint64_t, uint64_t, size_t>, CUmodule> modules;
   std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
   std::map<CUfunction, int> shared_set;  // dynamic shared bytes already allowed
 };
@@ -457,7 +521,7 @@ Function load_function(const std::string& cubin, const std::string& kernel_name,
   uint64_t hash = XXH3_64bits(cubin.data(), cubin.size());
   ModuleCache& c = module_cache();
   std::lock_guard lock(c.mu);
-  auto key = std::make_tuple(device, hash, cubin.size());
+  auto key = std::make_tuple(current_context_id(device), hash, cubin.size());
   auto it = c.modules.find(key);
   if (it == c.modules.end()) {
     set_device(device);
@@ -475,13 +539,18 @@ Function load_function(const std::string& cubin, const std::string& kernel_name,
                          "': " + error_text(d, r));
     fit = c.functions.emplace(fkey, f).first;
   }
-  return Function{static_cast<void*>(fit->second), device};
+  return Function{static_cast<void*>(fit->second), device, std::get<0>(key)};
 }
 
 void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_z,
             unsigned block_x, int shared_bytes, void* stream, void** params) {
   Driver& d = ready();
+  ContextScope scope(stream);
   set_device(fn.device);
+  if (fn.context != 0 && fn.context != current_context_id(fn.device))
+    throw RuntimeError("a kernel loaded in one context was launched on a stream of another (an SM "
+                       "partition's stream and the device's, or two partitions): load it with "
+                       "load_function inside a ContextScope of the launch stream");
   auto f = static_cast<CUfunction>(fn.fn);
   if (shared_bytes > 48 * 1024) {
     ModuleCache& c = module_cache();
@@ -495,6 +564,162 @@ void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_
   }
   TESSEL_CU(cuLaunchKernel, f, grid_x, grid_y, grid_z, block_x, 1, 1,
             static_cast<unsigned>(shared_bytes), cu_stream(stream), params, nullptr);
+}
+
+// ---- SM partitions (green contexts) ----
+
+bool green_contexts_available() { return green_contexts_unavailable_reason().empty(); }
+
+std::string green_contexts_unavailable_reason() {
+  if (!cuda_available()) return "no CUDA driver/GPU: " + driver().reason;
+  const Driver& d = driver();
+  if (!d.green_missing.empty())
+    return "the CUDA driver (version " + std::to_string(d.version / 1000) + "." +
+           std::to_string(d.version % 1000 / 10) + ") lacks the green-context entry points " +
+           d.green_missing + " (they need a driver for CUDA 12.5 or newer)";
+  return "";
+}
+
+Partition partition_create(int device, int min_sms) {
+  std::string why = green_contexts_unavailable_reason();
+  if (!why.empty()) throw RuntimeError("SM partitions (green contexts) are unavailable: " + why);
+  DeviceState& s = device_state(device);  // retains the primary context first, as the docs advise
+  Driver& d = driver();
+  set_device(device);
+  CUdevResource all{};
+  TESSEL_CU(cuDeviceGetDevResource, s.dev, &all, CU_DEV_RESOURCE_TYPE_SM);
+  CUdevResource group{}, rest{};
+  CUdevResource* use = &all;
+  if (static_cast<unsigned>(min_sms) < all.sm.smCount) {
+    // One group of at least min_sms SMs; the driver rounds the count up to its granularity.
+    unsigned groups = 1;
+    CUresult r = d.p_cuDevSmResourceSplitByCount(&group, &groups, &all, &rest, 0,
+                                                  static_cast<unsigned>(min_sms));
+    if (r == CUDA_SUCCESS && groups == 1)
+      use = &group;
+    else if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)
+      check(r, "cuDevSmResourceSplitByCount");
+    // else: the rounded count exceeds the device: the partition is the whole device.
+  }
+  CUdevResourceDesc desc = nullptr;
+  TESSEL_CU(cuDevResourceGenerateDesc, &desc, use, 1);
+  CUgreenCtx green = nullptr;
+  TESSEL_CU(cuGreenCtxCreate, &green, desc, s.dev, CU_GREEN_CTX_DEFAULT_STREAM);
+  Partition p;
+  p.green = green;
+  p.device = device;
+  try {
+    CUcontext ctx = nullptr;
+    TESSEL_CU(cuCtxFromGreenCtx, &ctx, green);
+    p.context = ctx;
+    CUdevResource got{};
+    TESSEL_CU(cuGreenCtxGetDevResource, green, &got, CU_DEV_RESOURCE_TYPE_SM);
+    p.sms = static_cast<int>(got.sm.smCount);
+    CUstream st = nullptr;
+    TESSEL_CU(cuGreenCtxStreamCreate, &st, green, CU_STREAM_NON_BLOCKING, 0);
+    p.stream = st;
+  } catch (...) {
+    d.p_cuGreenCtxDestroy(green);
+    throw;
+  }
+  PartitionRegistry& r = partitions();
+  p.id = r.next_id.fetch_add(1);
+  std::unique_lock lock(r.mu);
+  r.retired.erase(p.stream);
+  r.live[p.stream] = p;
+  r.any.store(true);
+  r.count.fetch_add(1);
+  return p;
+}
+
+namespace {
+// Unloads the modules loaded in context `id` (its context current) and forgets them.
+void unload_modules(uint64_t id) {
+  Driver& d = driver();
+  ModuleCache& c = module_cache();
+  std::lock_guard lock(c.mu);
+  for (auto it = c.modules.begin(); it != c.modules.end();) {
+    if (std::get<0>(it->first) != id) {
+      ++it;
+      continue;
+    }
+    CUmodule m = it->second;
+    for (auto f = c.functions.begin(); f != c.functions.end();) {
+      if (f->first.first == m) {
+        c.shared_set.erase(f->second);
+        f = c.functions.erase(f);
+      } else {
+        ++f;
+      }
+    }
+    d.p_cuModuleUnload(m);
+    it = c.modules.erase(it);
+  }
+}
+}  // namespace
+
+void partition_destroy(const Partition& p) {
+  if (!p.green || !cuda_available()) return;
+  Driver& d = driver();
+  PartitionRegistry& r = partitions();
+  {
+    std::unique_lock lock(r.mu);
+    if (r.live.erase(p.stream) == 0) return;  // destroyed already
+    r.retired.insert(p.stream);
+    r.count.fetch_sub(1);
+  }
+  // No throws from here: called from destructors.
+  if (d.p_cuCtxPushCurrent(static_cast<CUcontext>(p.context)) == CUDA_SUCCESS) {
+    d.p_cuStreamSynchronize(static_cast<CUstream>(p.stream));
+    unload_modules(p.id);
+    d.p_cuStreamDestroy(static_cast<CUstream>(p.stream));
+    CUcontext popped = nullptr;
+    d.p_cuCtxPopCurrent(&popped);
+  }
+  if (t_last == p.context) t_last = nullptr;
+  d.p_cuGreenCtxDestroy(static_cast<CUgreenCtx>(p.green));
+}
+
+bool stream_partition(void* stream, Partition* out) {
+  PartitionRegistry& r = partitions();
+  if (!stream || r.count.load(std::memory_order_acquire) == 0) return false;
+  std::shared_lock lock(r.mu);
+  auto it = r.live.find(stream);
+  if (it == r.live.end()) return false;
+  if (out) *out = it->second;
+  return true;
+}
+
+ContextScope::ContextScope(void* stream) {
+  Partition p;
+  if (!stream_partition(stream, &p)) return;
+  device_ = p.device;
+  if (t_active.context == p.context) return;  // nested in a scope of the same partition
+  Driver& d = driver();
+  TESSEL_CU(cuCtxPushCurrent, static_cast<CUcontext>(p.context));
+  pushed_ = true;
+  saved_active_ = t_active;
+  saved_last_ = t_last;
+  t_active = p;
+  t_last = static_cast<CUcontext>(p.context);
+}
+
+ContextScope::~ContextScope() {
+  if (!pushed_) return;
+  CUcontext popped = nullptr;
+  driver().p_cuCtxPopCurrent(&popped);  // restores the context current before the scope
+  t_active = saved_active_;
+  t_last = static_cast<CUcontext>(saved_last_);
+}
+
+uint64_t current_context_id(int device) {
+  if (t_active.context && t_active.device == device) return t_active.id;
+  return static_cast<uint64_t>(device) + 1;
+}
+
+int current_sm_count(int device) {
+  if (t_active.context && t_active.device == device) return t_active.sms;
+  return sm_count(device);
 }
 
 }  // namespace tessel::rt

@@ -76,10 +76,13 @@ void device_synchronize(int device);
 /// The driver's CUDA version as 1000*major + 10*minor (e.g. 12040), 0 without a driver.
 int driver_version();
 
-/// A loaded kernel function (CUfunction) with its module.
+/// A loaded kernel function (CUfunction) with its module. A module belongs to the context
+/// it was loaded in (the device's primary context, or an SM partition's green context):
+/// `context` is that context's id (current_context_id).
 struct Function {
   void* fn = nullptr;  // CUfunction
   int device = 0;
+  uint64_t context = 0;
 };
 
 /// Launches `fn` with the given grid and block sizes, dynamic shared memory (bytes),
@@ -90,6 +93,67 @@ void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_
 /// How many programs (CTAs) of `fn` with `threads` threads and `shared_bytes` of dynamic
 /// shared memory fit on one SM at once (the occupancy calculator); at least 1.
 int max_active_programs(const Function& fn, int threads, int shared_bytes);
+
+// ---- SM partitions (green contexts, CUDA driver API "Green Contexts", 12.4+) ----
+
+/// True when the driver offers every green-context entry point tessel uses (resolved
+/// optionally: a driver without them still runs everything else) and a GPU exists.
+bool green_contexts_available();
+/// Why green_contexts_available() is false; "" when it is true.
+std::string green_contexts_unavailable_reason();
+
+/// A green context holding a partition of one device's SMs, with one non-blocking stream.
+struct Partition {
+  void* green = nullptr;    // CUgreenCtx
+  void* context = nullptr;  // CUcontext (cuCtxFromGreenCtx)
+  void* stream = nullptr;   // CUstream (cuGreenCtxStreamCreate)
+  int device = 0;
+  int sms = 0;              // SMs the partition holds (after the driver's rounding)
+  uint64_t id = 0;          // unique per partition for the process (never reused)
+};
+
+/// Creates a green context on `device` holding at least `min_sms` SMs: the driver rounds
+/// the count up to its partition granularity (cuDevSmResourceSplitByCount; sm_90: a
+/// multiple of 8, at least 8), and when the rounded count exceeds the device the
+/// partition is the whole device. Precondition: 1 <= min_sms <= sm_count(device).
+/// Errors: RuntimeError without a GPU, without green contexts in the driver, or when the
+/// driver refuses.
+Partition partition_create(int device, int min_sms);
+/// Waits for the partition's stream, unloads the modules loaded in it, destroys its stream
+/// and green context. Never throws. Buffers whose stream-ordered free was to run on the
+/// partition's stream are freed on the legacy default stream afterwards.
+void partition_destroy(const Partition& p);
+/// The partition whose stream is `stream`, or false when `stream` is no partition's (a
+/// hash lookup, skipped while no partition exists).
+bool stream_partition(void* stream, Partition* out);
+
+/// While alive, makes the green context of `stream` current on this thread when `stream`
+/// is a partition's stream (pushed on the context stack, popped by the destructor), so
+/// module loads, allocations, launches and graph calls on that stream run in the
+/// partition; and set_device(p.device) keeps that context. Does nothing for any other
+/// stream, or when that context is already active. Errors: RuntimeError from the driver.
+class ContextScope {
+ public:
+  explicit ContextScope(void* stream);
+  ~ContextScope();
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+  /// The device of the partition of `stream`; -1 when `stream` is no partition's.
+  int device() const { return device_; }
+
+ private:
+  bool pushed_ = false;
+  int device_ = -1;
+  Partition saved_active_;       // the thread's active partition before (context null: none)
+  void* saved_last_ = nullptr;   // the context set_device last made current on this thread
+};
+
+/// Id of the context launches on `device` use on this thread now: the active partition's
+/// id (ContextScope), else the primary context's (device + 1). Cheap, no driver call.
+uint64_t current_context_id(int device);
+/// SMs that launches on `device` can use on this thread now: the active partition's
+/// count, else sm_count(device).
+int current_sm_count(int device);
 
 /// NVRTC, found through CUDA_HOME, else /usr/local/cuda, else the loader path.
 bool nvrtc_available();
@@ -112,8 +176,9 @@ struct CompileOptions {
 std::string compile_cuda(const std::string& source, const std::string& program_name,
                          const CompileOptions& options);
 
-/// Loads `cubin` on `device` (cached by content hash, so a cubin is loaded once per
-/// device) and returns the function named `kernel_name`.
+/// Loads `cubin` in the current context of `device` (current_context_id: the primary
+/// context, or the green context of an active ContextScope), cached by content hash, so a
+/// cubin is loaded once per context, and returns the function named `kernel_name`.
 Function load_function(const std::string& cubin, const std::string& kernel_name, int device);
 
 /// Identifies the NVRTC library compile_cuda uses (its resolved path, size and

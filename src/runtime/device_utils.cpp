@@ -263,17 +263,18 @@ std::vector<Layout> layouts(const std::vector<const Buffer*>& bufs) {
   return out;
 }
 
-// Compiled kernels: cubins per (architecture, kernel), functions per (device, kernel).
+// Compiled kernels: cubins per (architecture, kernel), functions per (context, kernel):
+// the device's primary context, or an SM partition active on this thread (ContextScope).
 struct Kernels {
   std::mutex mu;
   std::map<std::pair<int, std::string>, std::string> cubins;
-  std::map<std::pair<int, std::string>, Function> functions;
+  std::map<std::pair<uint64_t, std::string>, Function> functions;
 };
 
 Function function(int device, const std::string& name) {
   static Kernels k;
   std::lock_guard lock(k.mu);
-  auto key = std::make_pair(device, name);
+  auto key = std::make_pair(current_context_id(device), name);
   if (auto it = k.functions.find(key); it != k.functions.end()) return it->second;
   auto ckey = std::make_pair(compute_capability(device), name);
   auto cit = k.cubins.find(ckey);
@@ -292,9 +293,10 @@ template <class Args>
 void launch_1d(const Buffer& on, const std::string& name, Args args, int64_t n, void* stream = nullptr) {
   if (n <= 0) return;
   int device = on.device().index;
+  ContextScope scope(stream);  // an SM partition's stream: load and launch in its context
   Function f = function(device, name);
   constexpr int block = 256;
-  int64_t blocks = std::min<int64_t>((n + block - 1) / block, int64_t{sm_count(device)} * 16);
+  int64_t blocks = std::min<int64_t>((n + block - 1) / block, int64_t{current_sm_count(device)} * 16);
   void* params[] = {&args};
   launch(f, static_cast<unsigned>(blocks), 1, 1, block, 0, stream, params);
 }

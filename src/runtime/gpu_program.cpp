@@ -68,25 +68,29 @@ std::string compile_error_message(const std::string& kernel, const CompileError&
   return "";
 }
 
-GpuProgram::Compiled& GpuProgram::compiled(const ir::Node* loop, int device) {
+std::pair<GpuProgram::Compiled*, Function> GpuProgram::compiled(const ir::Node* loop, int device) {
   kernel(loop);
+  uint64_t context = current_context_id(device);
   std::lock_guard<std::mutex> lock(mu_);
   Compiled& c = *loops_[loop];
-  if (c.loaded && c.fn.device == device) return c;
-  if (print_code_requested(settings_)) std::cerr << c.kernel.source << std::flush;
-  CompileOptions opts;
-  opts.arch = compute_capability(device);
-  opts.headers = embedded_headers();
-  std::string cubin;
-  try {
-    // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
-    cubin = autotune::compile_cached(c.kernel.source, c.kernel.name + ".cu", opts);
-  } catch (const CompileError& e) {
-    report_compile_error(graph_.kernel_name, e, c.kernel.source);
+  for (const Function& f : c.fns)
+    if (f.context == context) return {&c, f};
+  int arch = compute_capability(device);
+  if (c.cubin.empty() || c.arch != arch) {
+    if (print_code_requested(settings_)) std::cerr << c.kernel.source << std::flush;
+    CompileOptions opts;
+    opts.arch = arch;
+    opts.headers = embedded_headers();
+    try {
+      // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
+      c.cubin = autotune::compile_cached(c.kernel.source, c.kernel.name + ".cu", opts);
+    } catch (const CompileError& e) {
+      report_compile_error(graph_.kernel_name, e, c.kernel.source);
+    }
+    c.arch = arch;
   }
-  c.fn = load_function(cubin, c.kernel.name, device);
-  c.loaded = true;
-  return c;
+  c.fns.push_back(load_function(c.cubin, c.kernel.name, device));
+  return {&c, c.fns.back()};
 }
 
 LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKernel& k,
@@ -189,18 +193,19 @@ int persistent_grid(const Settings& settings, const Config& config, int sms, con
 }
 
 int GpuProgram::persistent_programs(int device) const {
-  return persistent_grid(settings_, config_, sm_count(device), graph_.kernel_name);
+  return persistent_grid(settings_, config_, current_sm_count(device), graph_.kernel_name);
 }
 
-int GpuProgram::persistent_programs(const Compiled& c, int device) const {
-  int per_sm = config_.num_sm_multiplier ? 1 : max_active_programs(c.fn, c.kernel.threads, c.kernel.shared_bytes);
-  return persistent_grid(settings_, config_, sm_count(device), graph_.kernel_name, per_sm);
+int GpuProgram::persistent_programs(const Compiled& c, const Function& fn, int device) const {
+  int per_sm = config_.num_sm_multiplier ? 1 : max_active_programs(fn, c.kernel.threads, c.kernel.shared_bytes);
+  return persistent_grid(settings_, config_, current_sm_count(device), graph_.kernel_name, per_sm);
 }
 
 void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
-  Compiled& c = compiled(loop, env.device.index);
+  auto [cp, fn] = compiled(loop, env.device.index);
+  const Compiled& c = *cp;
   LaunchPlan plan = plan_launch(graph_, loop, c.kernel, config_, env,
-                                c.kernel.grid.persistent ? persistent_programs(c, env.device.index) : 0);
+                                c.kernel.grid.persistent ? persistent_programs(c, fn, env.device.index) : 0);
   if (plan.empty) return;
   void* ptrs[64];
   std::vector<void*> more;
@@ -210,7 +215,7 @@ void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
     params = more.data();
   }
   for (size_t i = 0; i < plan.params.size(); ++i) params[i] = &plan.params[i];
-  rt::launch(c.fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.threads, plan.shared_bytes,
+  rt::launch(fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.threads, plan.shared_bytes,
              env.stream, params);
 }
 

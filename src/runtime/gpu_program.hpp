@@ -54,23 +54,30 @@ class GpuProgram {
   /// Programs of a persistent launch: SMs x num_sm_multiplier, or, when Settings::max_sms
   /// or reserved_sms is set, min(max_sms, SMs - reserved_sms) programs (one per SM at
   /// most: the multiplier is not applied, so the kernel occupies at most that many SMs).
-  /// Errors: UserError when the caps leave no SM.
+  /// SMs: those of the SM partition active on this thread (rt::ContextScope), else the
+  /// device's. Errors: UserError when the caps leave no SM.
   int persistent_programs(int device) const;
   /// The generated CUDA of a loop (generating it if needed).
   const codegen::CudaKernel& kernel(const ir::Node* loop);
 
  private:
   struct Compiled;
-  /// Programs of a persistent launch of `c`: with num_sm_multiplier unset, as many as
-  /// fit on the GPU at once (SMs x the occupancy of the kernel), so that the loop over
-  /// tiles keeps every SM as busy as a one-program-per-tile launch would.
-  int persistent_programs(const Compiled& c, int device) const;
+  /// Programs of a persistent launch of `fn`: with num_sm_multiplier unset, as many as
+  /// fit on the GPU (or the active SM partition) at once (SMs x the occupancy of the
+  /// kernel), so that the loop over tiles keeps every SM as busy as a one-program-per-tile
+  /// launch would.
+  int persistent_programs(const Compiled& c, const Function& fn, int device) const;
   struct Compiled {
     codegen::CudaKernel kernel;
-    Function fn;
-    bool loaded = false;
+    std::string cubin;  // compiled for compute capability `arch` (empty: not yet)
+    int arch = 0;
+    /// The function loaded in each context (rt::current_context_id): the device's primary
+    /// context and any SM partition the loop was launched in.
+    std::vector<Function> fns;
   };
-  Compiled& compiled(const ir::Node* loop, int device);
+  /// The loop's function in the current context of `device` (compiling and loading on
+  /// first use).
+  std::pair<Compiled*, Function> compiled(const ir::Node* loop, int device);
 
   const ir::Graph& graph_;
   Config config_;

@@ -362,8 +362,16 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
       env.args[i].ivalue = static_cast<int64_t>(env.args[i].fvalue);
     }
   }
-  if (on_gpu) rt::set_device(env.device.index);
-  return rt::run_host_program(spec->program(), spec->config, env, on_gpu ? spec->gpu.get() : nullptr);
+  if (!on_gpu) return rt::run_host_program(spec->program(), spec->config, env, nullptr);
+  // On an SM partition's stream, the whole call (allocations, fills, module loads,
+  // launches) runs in the partition's green context.
+  rt::ContextScope scope(stream);
+  if (scope.device() >= 0 && scope.device() != env.device.index)
+    fail(fmt::format("the stream belongs to an SM partition of cuda:{} but the arguments are on {}",
+                     scope.device(), env.device.str()),
+         "create the partition on the arguments' device: ts::SmPartition::create(num_sms, device)");
+  rt::set_device(env.device.index);
+  return rt::run_host_program(spec->program(), spec->config, env, spec->gpu.get());
 }
 
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params, TraceFn fn,

@@ -9,20 +9,14 @@
 #include "examples/kernels/moe.hpp"
 #include "examples/kernels/seed002.hpp"
 #include "gpu_test_util.hpp"
+#include "persistent_test_kernels.hpp"
 
 namespace ts = tessel;
 
 namespace {
 
-std::vector<double> row_sums(const ts::Buffer& x, int64_t rows, double other) {
-  std::vector<double> v = x.to_vector(), out(x.size(0), other);
-  for (int64_t i = 0; i < rows && i < x.size(0); ++i) {
-    double s = 0;
-    for (int64_t j = 0; j < x.size(1); ++j) s += v[i * x.size(1) + j];
-    out[i] = s;
-  }
-  return out;
-}
+using persistent_test::make_who_ran;
+using persistent_test::row_sums;
 
 // Captured once with the bound at 80, replayed after the bound changes in device memory
 // to 37 and 100; the capture runs in global mode, so a hidden host sync would fail it.
@@ -46,16 +40,6 @@ TEST(PersistentGpu, GraphReplayFollowsDeviceBound) {
     EXPECT_EQ(ts::count_mismatches(out.to(ts::cpu()), want, 1e-4, 1e-5), 0) << "bound " << n;
   }
   s.destroy();
-}
-
-// A program-id output: each tile records which program ran it.
-auto make_who_ran(ts::Settings s) {
-  return ts::kernel(
-      "who_ran",
-      [](ts::Tensor n, ts::Tensor out) {
-        for (auto t : ts::tile(n, {.block_size = 32})) out(t) = ts::program_id();
-      },
-      s);
 }
 
 std::set<int64_t> programs_used(ts::Settings s) {
