@@ -94,3 +94,39 @@ TEST(CodegenCompile, ProgramIdAndSharedBlockSize) {
   EXPECT_NE(compile(k, f32({1000})).find("blockIdx.x"), std::string::npos);
 }
 }  // namespace
+
+// The key records whether each size is a multiple of 16 (Triton's divisibility rule) and
+// the 16-byte alignment of pointers and strides; vector accesses that the key proves
+// whole (all valid or all past the end) and aligned compile to one predicated vector
+// access (ld_vec / st_vec <..., true, true>); the others keep the per-vector checks.
+TEST(CodegenCompile, VectorAccessesProvenWholeAndAlignedByTheKey) {
+  REQUIRE_NVRTC();
+  auto add = examples::make_add_2d();
+  std::string even = compile(add, f32({8, 1024}), f32({8, 1024}));
+  std::string ragged = compile(add, f32({8, 1000}), f32({8, 1000}));
+  EXPECT_NE(even.find("ts::ld_vec<float, TS_V, true, true>"), std::string::npos) << even;
+  EXPECT_NE(even.find("ts::st_vec<float, TS_V, true, true>"), std::string::npos) << even;
+  EXPECT_EQ(ragged.find("true, true>"), std::string::npos) << ragged;
+  // 1000 columns: rows of 4000 bytes are 16-byte aligned, the row's end is not a
+  // multiple of 16 elements.
+  EXPECT_NE(ragged.find("ts::ld_vec<float, TS_V, false, true>"), std::string::npos) << ragged;
+  // A column view starting at column 1: its loads are misaligned (the output is not).
+  ts::Buffer wide = f32({8, 1025});
+  ts::Buffer view = wide.narrow(1, 1, 1024);
+  std::string shifted = compile(add, view, view);
+  EXPECT_NE(shifted.find("ts::ld_vec<float, TS_V, true, false>"), std::string::npos) << shifted;
+  EXPECT_EQ(shifted.find("ts::ld_vec<float, TS_V, true, true>"), std::string::npos) << shifted;
+  EXPECT_NE(shifted.find("ts::st_vec<float, TS_V, true, true>"), std::string::npos) << shifted;
+}
+
+// Sizes that differ only in divisibility by 16 are different specializations, and both
+// compute the right values (interpreter).
+TEST(CodegenCompile, DivisibilityBy16IsPartOfTheSpecialization) {
+  auto add = examples::make_add();
+  for (int64_t n : {1024, 1000, 1008, 17}) {
+    ts::Buffer x = ts::Buffer::arange(n, ts::f32), y = ts::Buffer::full({n}, 2.0, ts::f32);
+    std::vector<double> out = add(x, y).to_vector();
+    ASSERT_EQ(static_cast<int64_t>(out.size()), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out[i], static_cast<double>(i) + 2.0);
+  }
+}

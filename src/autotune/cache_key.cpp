@@ -61,7 +61,9 @@ std::string kernel_content_hash(const ir::Graph& g) {
   field(text, reductions);
   for (const auto& [name, choices] : g.tunables) field(text, fmt::format("{}={}", name, choices));
   field(text, dtype_name(g.index_dtype));
-  field(text, fmt::format("{}", g.arg_contiguous));
+  for (const ir::ArgFacts& f : g.arg_facts)
+    field(text, fmt::format("{}{} {} {} {}", f.contiguous, f.base_aligned, f.stride_aligned, f.size_div16,
+                            f.static_sizes));
   field(text, codegen_version());
   return hash128(text);
 }

@@ -146,18 +146,46 @@ std::string Emitter::tensor_param(const Node* t) {
   return r;
 }
 
+static const ir::ArgFacts* facts(const ir::Graph& g, const Node* t) {
+  if (t->op != Op::Arg) return nullptr;
+  size_t i = static_cast<size_t>(t->ival);
+  return i < g.arg_facts.size() ? &g.arg_facts[i] : nullptr;
+}
+
 static bool contiguous_last(const ir::Graph& g, const Node* t) {
   if (t->op == Op::Alloc) return true;
-  size_t i = static_cast<size_t>(t->ival);
-  return i < g.arg_contiguous.size() && g.arg_contiguous[i];
+  const ir::ArgFacts* f = facts(g, t);
+  return f && f->contiguous;
+}
+
+bool Emitter::multiple_of_16(const Node* n) const {
+  if (n->op == Op::Const) return n->ival % 16 == 0;
+  if (n->op == Op::Size) return size_multiple_of_16(n->args[0], static_cast<int>(n->ival));
+  return false;
+}
+
+bool Emitter::size_multiple_of_16(const Node* t, int dim) const {
+  if (t->op == Op::Alloc) return multiple_of_16(t->args.at(static_cast<size_t>(dim)));
+  const ir::ArgFacts* f = facts(g_, t);
+  if (!f) return false;
+  if (!f->static_sizes.empty()) return f->static_sizes.at(static_cast<size_t>(dim)) % 16 == 0;
+  return static_cast<size_t>(dim) < f->size_div16.size() && f->size_div16[static_cast<size_t>(dim)];
+}
+
+bool Emitter::outer_strides_aligned(const Node* t) const {
+  if (t->op == Op::Alloc)  // row-major: outer strides are multiples of the last size
+    return t->rank <= 1 || size_multiple_of_16(t, t->rank - 1);
+  const ir::ArgFacts* f = facts(g_, t);
+  if (!f || !f->base_aligned) return false;
+  for (int d = 0; d + 1 < t->rank; ++d)
+    if (!f->stride_aligned.at(static_cast<size_t>(d))) return false;
+  return true;
 }
 
 std::string Emitter::size_param(const Node* t, int dim) {
   // Static shapes: the exact size is a constant of the generated code.
-  if (t->op == Op::Arg) {
-    size_t i = static_cast<size_t>(t->ival);
-    if (i < g_.arg_static_sizes.size() && !g_.arg_static_sizes[i].empty())
-      return fmt::format("{}", g_.arg_static_sizes[i].at(static_cast<size_t>(dim)));
+  if (const ir::ArgFacts* f = facts(g_, t); f && !f->static_sizes.empty()) {
+    return fmt::format("{}", f->static_sizes.at(static_cast<size_t>(dim)));
   } else if (t->op == Op::Alloc && t->args.at(static_cast<size_t>(dim))->op == Op::Const) {
     return fmt::format("(({}){})", idx_t_, scalar(t->args[static_cast<size_t>(dim)]));
   }

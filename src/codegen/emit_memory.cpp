@@ -20,12 +20,16 @@ struct DimAccess {
   std::string idx;    // index along the dimension (index dtype)
   std::string valid;  // bool
   std::string lim;    // tile/all: exclusive upper limit of idx (hoisted variable)
+  const Node* operand = nullptr;  // tile: the loop
 };
 
 struct AccessPlan {
   std::vector<DimAccess> dims;  // one per tensor dimension
   std::string base;             // tensor pointer
   bool vector = false;          // innermost dim vectorized
+  // Vector accesses: every vector is wholly valid or wholly invalid (index and limit are
+  // multiples of the vector width), and every vector address is aligned to its size.
+  bool whole = false, aligned = false;
 };
 
 }  // namespace
@@ -42,6 +46,7 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
     DimAccess a;
     a.kind = info.kind;
     a.sym = info.sym;
+    a.operand = operand;
     std::string size = e.size_param(t, d);
     switch (info.kind) {
       case ir::IndexKind::scalar: {
@@ -94,8 +99,26 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
               e.stride_param(t, t->rank - 1) == "1";
     for (const DimAccess& a : p.dims) ok &= a.kind != ir::IndexKind::gather;
     p.vector = ok;
+    if (ok) {
+      // Indices along the innermost dim start at a multiple of the vector width: ts::all
+      // from 0, a tile from its loop's begin in steps of its block (both multiples of 16).
+      bool idx_ok = last.kind == ir::IndexKind::all;
+      bool lim_ok = e.size_multiple_of_16(t, t->rank - 1);
+      if (last.kind == ir::IndexKind::tile) {
+        const ir::LoopDim& ld = last.operand->dims.at(static_cast<size_t>(last.sym->loop_dim));
+        idx_ok = e.multiple_of_16(ld.begin) && passes::sym_block(last.sym, e.config_) % 16 == 0;
+        lim_ok &= e.multiple_of_16(ld.end);
+      }
+      p.whole = idx_ok && lim_ok;
+      p.aligned = idx_ok && e.outer_strides_aligned(t);
+    }
   }
   return p;
+}
+
+// The template arguments of ld_vec / st_vec for plan p.
+static std::string vec_args(const std::string& mem, const AccessPlan& p) {
+  return fmt::format("{}, TS_V, {}, {}", mem, p.whole ? "true" : "false", p.aligned ? "true" : "false");
 }
 
 static std::string offset_expr(Emitter& e, const Node* t, const AccessPlan& p) {
@@ -123,8 +146,8 @@ static void emit_ld_vec(Emitter& e, const Node* n, const AccessPlan& p, const st
   e.open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
   e.line("const int r = g * TS_V;");
   const DimAccess& last = p.dims.back();
-  e.line(fmt::format("ts::ld_vec<{}, TS_V>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);",
-                     dtype_cuda_storage(t->dtype), p.base, offset_expr(e, t, p), valid_expr(e, p, "r", true),
+  e.line(fmt::format("ts::ld_vec<{}>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);",
+                     vec_args(dtype_cuda_storage(t->dtype), p), p.base, offset_expr(e, t, p), valid_expr(e, p, "r", true),
                      e.idx_t(), last.idx, e.idx_t(), last.lim, raw));
   e.close();
 }
@@ -218,7 +241,7 @@ void Emitter::emit_store(const Node* n) {
       src = "bc";
     }
     const DimAccess& last = p.dims.back();
-    line(fmt::format("ts::st_vec<{}, TS_V>({} + {}, ({}{}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, {});", mem,
+    line(fmt::format("ts::st_vec<{}>({} + {}, ({}{}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, {});", vec_args(mem, p),
                      p.base, offset_expr(*this, t, p), valid_expr(*this, p, "r", true), dedupe, idx_t_,
                      last.idx, idx_t_, last.lim, src));
     close();

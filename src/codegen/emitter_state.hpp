@@ -48,6 +48,13 @@ class Emitter {
   std::string active(const std::string& r) const;
   /// Validity of coordinate of `s` at r: inside the tile / extent and the Sym's own block.
   std::string sym_valid(const ir::Sym* s, const std::string& r);
+  /// What the specialization key guarantees (ir::ArgFacts): integer node `n` (a constant
+  /// or a tensor size) is a multiple of 16; size `dim` of tensor `t` is; the data
+  /// pointer of `t` is 16-byte aligned and every stride but the innermost is a multiple
+  /// of 16 bytes (allocations: row-major, from the innermost size).
+  bool multiple_of_16(const ir::Node* n) const;
+  bool size_multiple_of_16(const ir::Node* t, int dim) const;
+  bool outer_strides_aligned(const ir::Node* t) const;
   std::string tensor_param(const ir::Node* t);
   std::string size_param(const ir::Node* t, int dim);
   std::string stride_param(const ir::Node* t, int dim);

@@ -71,8 +71,7 @@ std::unique_ptr<Graph> clone_graph(const Graph& g) {
   out->block_size_hint = g.block_size_hint;
   out->block_size_range = g.block_size_range;
   out->index_dtype = g.index_dtype;
-  out->arg_contiguous = g.arg_contiguous;
-  out->arg_static_sizes = g.arg_static_sizes;
+  out->arg_facts = g.arg_facts;
   Cloner c(*out);
   for (const Node* a : g.args) c.map(a);
   c.copy_block(g.host, out->host);

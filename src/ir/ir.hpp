@@ -215,6 +215,17 @@ struct Node {
 enum AllocFill : int64_t { fill_none = 0, fill_value = 1 };
 
 /// A traced kernel: owns nodes and syms.
+/// Facts about a tensor argument that are part of the specialization key
+/// (runtime/kernel_impl.cpp, KernelImpl::key), so generated code may rely on them.
+struct ArgFacts {
+  bool contiguous = false;            // the innermost stride is 1 (vectorize along it)
+  bool base_aligned = false;          // the data pointer is 16-byte aligned
+  std::vector<bool> stride_aligned;   // per dim: stride * element size is a multiple of 16
+  std::vector<bool> size_div16;       // per dim: the size is a multiple of 16
+  std::vector<int64_t> static_sizes;  // Settings::static_shapes: the exact sizes; else empty
+  bool operator==(const ArgFacts&) const = default;
+};
+
 struct Graph {
   std::string kernel_name;
   Block host;                    // top-level statements
@@ -228,12 +239,9 @@ struct Graph {
   /// choices. The traced value of each is a Const (the config's choice at trace time).
   std::vector<std::pair<std::string, std::vector<int64_t>>> tunables;
   DType index_dtype = DType::i32;        // dtype of indices and address arithmetic
-  /// Per argument: the innermost stride is 1 (part of the specialization key), so the
-  /// generated code may use it as a constant and vectorize along it.
-  std::vector<bool> arg_contiguous;
-  /// Per argument, with Settings::static_shapes: the tensor's exact sizes (part of the
-  /// specialization key then), which generated code uses as constants; empty otherwise.
-  std::vector<std::vector<int64_t>> arg_static_sizes;
+  /// Per argument (default facts for scalars): what the specialization key guarantees
+  /// about a tensor, which the generated code relies on.
+  std::vector<ArgFacts> arg_facts;
 
   Node* new_node(Op op, SourceLoc loc);
   Sym* new_sym(Sym::Kind kind);

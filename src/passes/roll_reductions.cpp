@@ -266,8 +266,7 @@ std::unique_ptr<ir::Graph> roll_reductions(const ir::Graph& g, const Config& c) 
   out->block_size_hint = g.block_size_hint;
   out->block_size_range = g.block_size_range;
   out->index_dtype = g.index_dtype;
-  out->arg_contiguous = g.arg_contiguous;
-  out->arg_static_sizes = g.arg_static_sizes;
+  out->arg_facts = g.arg_facts;
   Roller roller(*out, chunks, g.kernel_name);
   roller.copy_block(g.host, out->host);
   for (const Node* a : g.args) out->args.push_back(roller.map(a));

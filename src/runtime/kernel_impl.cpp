@@ -135,6 +135,20 @@ static void append_int(std::string& k, int64_t v) {
   k.append(buf, r.ptr);
 }
 
+// The facts of a tensor argument that key() records (keep the two in step).
+static ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
+  ir::ArgFacts f;
+  int es = dtype_size(b.dtype());
+  f.contiguous = b.dim() > 0 && b.stride(-1) == 1;
+  f.base_aligned = reinterpret_cast<uintptr_t>(b.data_ptr()) % 16 == 0;
+  for (int d = 0; d < b.dim(); ++d) {
+    f.stride_aligned.push_back((b.stride(d) * es) % 16 == 0);
+    f.size_div16.push_back(b.size(d) % 16 == 0);
+  }
+  if (exact) f.static_sizes = b.shape();
+  return f;
+}
+
 std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const {
   bool exact = settings_.static_shapes.value_or(false);
   std::string k;
@@ -151,6 +165,7 @@ std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const
         int64_t s = b->size(d);
         k += ',';
         append_int(k, exact ? s : (s == 1 ? -1 : next_pow2(s)));
+        if (!exact && s % 16 == 0) k += '%';  // Triton's divisibility-by-16 specialization
         if (d + 1 < b->dim()) k += (b->stride(d) * es) % 16 == 0 ? 'a' : 'u';
       }
       if (b->dim() > 0) k += b->stride(-1) == 1 ? 'c' : 's';
@@ -220,10 +235,8 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
       n->dtype = b->dtype();
       n->rank = b->dim();
       n->name = fmt::format("arg{}", i);
-      graph.arg_contiguous.resize(args.size());
-      graph.arg_contiguous[i] = b->dim() > 0 && b->stride(-1) == 1;
-      graph.arg_static_sizes.resize(args.size());
-      if (settings.static_shapes.value_or(false)) graph.arg_static_sizes[i] = b->shape();
+      graph.arg_facts.resize(args.size());
+      graph.arg_facts[i] = arg_facts(*b, settings.static_shapes.value_or(false));
     } else if (std::holds_alternative<int64_t>(args[i])) {
       targs[i].kind = n->arg_kind = ir::ArgKind::int_scalar;
       targs[i].ivalue = std::get<int64_t>(args[i]);

@@ -105,12 +105,18 @@ struct VecWord<4> {
 /// by element otherwise (elements at or past n read as 0). Generated code loads every
 /// vector of a tile this way first and converts afterwards (to_regs), so that all of a
 /// thread's loads are in flight before the first use of one.
-template <class M, int V>
+/// Whole: the caller guarantees n >= V or n <= 0 (index and limit multiples of V);
+/// Aligned: that p is aligned to the vector size. Both make one predicated vector access.
+template <class M, int V, bool Whole = false, bool Aligned = false>
 __device__ __forceinline__ void ld_vec(const M* p, int n, M* raw) {
   constexpr int bytes = V * (int)sizeof(M);
   if constexpr (bytes == 16 || bytes == 8 || bytes == 4) {
-    if (n >= V && (reinterpret_cast<unsigned long long>(p) % bytes) == 0) {
-      typedef typename VecWord<bytes>::type W;
+    typedef typename VecWord<bytes>::type W;
+    if constexpr (Whole && Aligned) {
+      *reinterpret_cast<W*>(raw) = n > 0 ? *reinterpret_cast<const W*>(p) : W{};
+      return;
+    }
+    if (n >= V && (Aligned || (reinterpret_cast<unsigned long long>(p) % bytes) == 0)) {
       *reinterpret_cast<W*>(raw) = *reinterpret_cast<const W*>(p);
       return;
     }
@@ -126,11 +132,12 @@ __device__ __forceinline__ void to_regs(const M* raw, typename Mem<M>::reg* out)
   for (int i = 0; i < N; ++i) out[i] = Mem<M>::to_reg(raw[i]);
 }
 
-template <class M, int V>
+/// in[0..V) into p[0..n) (n clamped to [0, V]); Whole and Aligned as for ld_vec.
+template <class M, int V, bool Whole = false, bool Aligned = false>
 __device__ __forceinline__ void st_vec(M* p, int n, const typename Mem<M>::reg* in) {
   constexpr int bytes = V * (int)sizeof(M);
   if constexpr (bytes == 16 || bytes == 8 || bytes == 4) {
-    if (n >= V && (reinterpret_cast<unsigned long long>(p) % bytes) == 0) {
+    if ((Whole && Aligned) ? n > 0 : (n >= V && (Aligned || (reinterpret_cast<unsigned long long>(p) % bytes) == 0))) {
       typedef typename VecWord<bytes>::type W;
       W w;
       M* e = reinterpret_cast<M*>(&w);
@@ -139,6 +146,7 @@ __device__ __forceinline__ void st_vec(M* p, int n, const typename Mem<M>::reg* 
       *reinterpret_cast<W*>(p) = w;
       return;
     }
+    if constexpr (Whole && Aligned) return;
   }
 #pragma unroll
   for (int i = 0; i < V; ++i) st(p + i, i < n, in[i]);
