@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   ts::Buffer out = ts::Buffer::zeros({rows}, ts::f32, ts::cuda(0));
   ts::Config cfg{.block_sizes = std::vector<int64_t>{8}, .num_warps = 4};
   auto persistent = examples::make_padded_sum_into(ts::Settings{.config = cfg});
-  auto host = examples::make_padded_sum_host(ts::Settings{.config = cfg});
+  auto host = examples::make_padded_sum_host_into(ts::Settings{.config = cfg});
   if (!json) std::printf("%-10s %12s %12s %10s %10s\n", "rows n", "persist ms", "flat ms", "ratio", "GB/s pers");
   for (int64_t n : {rows, rows / 2, rows / 16, int64_t{1000}}) {
     ts::Buffer size = ts::Buffer::scalar(static_cast<double>(n), ts::i32, ts::cuda(0));

@@ -4,6 +4,7 @@
 #include <tessel/tessel.hpp>
 
 #include "examples/kernels/basic.hpp"
+#include "examples/kernels/norms.hpp"
 #include "examples/kernels/seed000.hpp"
 #include "examples/kernels/seed002.hpp"
 #include "nvrtc_test_util.hpp"
@@ -129,4 +130,15 @@ TEST(CodegenCompile, DivisibilityBy16IsPartOfTheSpecialization) {
     ASSERT_EQ(static_cast<int64_t>(out.size()), n);
     for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out[i], static_cast<double>(i) + 2.0);
   }
+}
+
+// Rows whose length is a multiple of 16 are masked a vector at a time in reductions (the
+// test of a vector's first element stands for its lanes); ragged rows element by element.
+TEST(CodegenCompile, ReductionMasksPerVectorWhenTheKeyProvesWholeVectors) {
+  REQUIRE_NVRTC();
+  ts::Settings one_row{.config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 8}};
+  std::string even = compile(examples::make_row_sum(one_row), f32({4, 4096}));
+  std::string ragged = compile(examples::make_row_sum(one_row), f32({4, 4001}));
+  EXPECT_NE(even.find("((r) & ~(TS_V - 1))"), std::string::npos) << even;
+  EXPECT_EQ(ragged.find("((r) & ~(TS_V - 1))"), std::string::npos) << ragged;
 }

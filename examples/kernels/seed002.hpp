@@ -63,11 +63,12 @@ inline auto make_padded_sum_into(ts::Settings settings = {}) {
       settings);
 }
 
-/// padded_sum with a host-known row count n (an int argument; flat pid, not persistent):
-/// the peer of the persistent form in benchmarks.
-inline auto make_padded_sum_host(ts::Settings settings = {}) {
+/// padded_sum with a host-known row count n (an int argument; flat pid, not persistent),
+/// writing into the caller's out [M]: the peer of the persistent form in benchmarks.
+/// (norms.hpp's make_padded_sum_host allocates its zero-filled output instead.)
+inline auto make_padded_sum_host_into(ts::Settings settings = {}) {
   return ts::kernel(
-      "padded_sum_host",
+      "padded_sum_host_into",
       [](ts::Tensor x, ts::Value n, ts::Tensor out) {
         for (auto tn : ts::tile(n)) out(tn) = ts::sum(x(tn, ts::all), 1);
       },

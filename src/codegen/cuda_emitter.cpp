@@ -112,7 +112,20 @@ std::string Emitter::active(const std::string& r) const {
   return fmt::format("(TS_FLAT({}) < {})", r, L_.elems);
 }
 
-std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r) {
+bool Emitter::valid_by_vector(const ir::Sym* s) const {
+  if (L_.vec <= 1 || flattened(s)) return false;
+  int k = slot(s);
+  if (L_.slot_shift[k] != 0 || L_.slot_block[k] % L_.vec != 0) return false;  // not the vector lanes
+  if (passes::sym_block(s, config_) % L_.vec != 0) return false;
+  if (s->kind != ir::Sym::tile) return multiple_of_16(s->extent);
+  const ir::LoopDim& ld = s->loop->dims.at(static_cast<size_t>(s->loop_dim));
+  return multiple_of_16(ld.begin) && multiple_of_16(ld.end) && passes::block_size(ld, config_) % 16 == 0;
+}
+
+std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
+  // Whole vectors are valid or not together: test each vector's first element, so the
+  // test is shared by its registers (fewer live predicates).
+  std::string r = valid_by_vector(s) ? fmt::format("(({}) & ~(TS_V - 1))", r_in) : r_in;
   std::string c = coord(s, r);
   std::string v;
   if (s->kind == ir::Sym::tile) {

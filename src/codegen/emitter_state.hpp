@@ -48,6 +48,9 @@ class Emitter {
   std::string active(const std::string& r) const;
   /// Validity of coordinate of `s` at r: inside the tile / extent and the Sym's own block.
   std::string sym_valid(const ir::Sym* s, const std::string& r);
+  /// Whether `s` spans the vector lanes and its limits are multiples of 16 (the key's
+  /// facts), so that validity is the same for all elements of a vector.
+  bool valid_by_vector(const ir::Sym* s) const;
   /// What the specialization key guarantees (ir::ArgFacts): integer node `n` (a constant
   /// or a tensor size) is a multiple of 16; size `dim` of tensor `t` is; the data
   /// pointer of `t` is 16-byte aligned and every stride but the innermost is a multiple
