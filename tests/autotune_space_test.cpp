@@ -81,6 +81,21 @@ TEST(AutotuneSpace, RowKernelsStartAtOneRowAndHaveAReductionLoopKnob) {
   EXPECT_EQ(knob(s, "num_stages").choices, (std::vector<int64_t>{1, 2}));
 }
 
+// Stages only matter where a device loop exists: a row kernel's point with a persistent
+// reduction has one stage in canonical form, a looped one keeps its two.
+TEST(AutotuneSpace, StagesAreCanonicallyOneWithoutADeviceLoop) {
+  auto softmax = autotune_test::make_softmax();
+  ts::Buffer x = ts::Buffer::empty({4096, 4096}, ts::f32);
+  at::ConfigSpace s(graph_of(softmax, x), {}, "softmax");
+  auto stages = [&](std::optional<int64_t> chunk) {
+    ts::Config c{.block_sizes = std::vector<int64_t>{1}, .num_warps = 8, .num_stages = 2,
+                 .reduction_loops = std::vector<std::optional<int64_t>>{chunk}};
+    return *s.config(s.canonical(s.point(c))).num_stages;
+  };
+  EXPECT_EQ(stages(std::nullopt), 1);
+  EXPECT_EQ(stages(256), 2);
+}
+
 TEST(AutotuneSpace, DeviceLoopsOfferTwoStages) {
   auto k = examples::make_padded_sum();  // a tile loop nested in a grid loop
   ts::Buffer x = ts::Buffer::ones({100, 100}, ts::f32);

@@ -99,15 +99,15 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   knobs_.push_back({Knob::num_warps, 0, "num_warps", fixed_or(forced.num_warps, {1, 2, 4, 8, 16})});
   // Two stages pipeline the loads of device loops (codegen/emit_pipeline.cpp): offered
   // when the kernel has a device loop, or reductions that reduction_loops can roll into one.
-  bool device_loops = !g.reduction_syms.empty();
   std::function<void(const ir::Block&, int)> scan = [&](const ir::Block& b, int depth) {
     for (const ir::Node* n : b)
       if (n->op == ir::Op::Loop) {
-        device_loops |= depth > 0;
+        nested_loops_ |= depth > 0;
         scan(n->body, depth + 1);
       }
   };
   scan(g.host, 0);
+  bool device_loops = nested_loops_ || !g.reduction_syms.empty();
   knobs_.push_back({Knob::num_stages, 0, "num_stages",
                     fixed_or(forced.num_stages, device_loops ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1})});
 
@@ -326,6 +326,13 @@ Point ConfigSpace::canonical(Point p) const {
   }
   for (size_t j = 0; j < knobs_.size(); ++j)
     if (knobs_[j].kind == Knob::l2_grouping && (xyz || flat.count(grouped_at_.at(knobs_[j].index)))) set_one(j);
+  // Without a device loop (none written, no reduction rolled into one), stages do nothing.
+  bool rolled = false;
+  for (size_t j = 0; j < knobs_.size(); ++j)
+    rolled |= knobs_[j].kind == Knob::reduction_loop && knobs_[j].choices.at(p[j]) != 0;
+  if (!nested_loops_ && !rolled)
+    for (size_t j = 0; j < knobs_.size(); ++j)
+      if (knobs_[j].kind == Knob::num_stages) set_one(j);
   return p;
 }
 

@@ -91,7 +91,7 @@ class ConfigSpace {
   const Point& default_point() const { return default_; }
   /// Canonical form: choices that do not change the config or would make it invalid are
   /// reset (the SM multiplier of a non-persistent pid_type is 1; l2 groupings are 1 with
-  /// pid_type xyz and on flattened loops).
+  /// pid_type xyz and on flattened loops; num_stages is 1 without a device loop).
   Point canonical(Point p) const;
   /// Whether `p` satisfies the register constraint (see the file comment).
   bool valid(const Point& p) const;
@@ -113,6 +113,7 @@ class ConfigSpace {
 
   const ir::Graph& graph_;
   std::string kernel_;
+  bool nested_loops_ = false;  // the traced kernel has a loop inside a top-level loop
   Config base_;  // forced fields not covered by knobs (indexing)
   std::vector<Knob> knobs_;
   std::vector<int> loop_dims_;    // per loop of loop_orders: its number of dims
