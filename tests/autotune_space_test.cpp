@@ -169,7 +169,7 @@ TEST(AutotuneSpace, InvalidForcedKeysAreAUserErrorNamingTheKernel) {
     FAIL() << "expected a UserError";
   } catch (const ts::UserError& e) {
     EXPECT_EQ(e.kernel(), "add");
-    EXPECT_NE(std::string(e.what()).find("not a power of two"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is not a positive power of two"), std::string::npos) << e.what();
   }
 }
 

@@ -1,6 +1,8 @@
 // Every example kernel's generated CUDA compiles with NVRTC for sm_90 (no GPU needed).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <tessel/tessel.hpp>
 
 #include "examples/kernels/basic.hpp"
@@ -141,4 +143,21 @@ TEST(CodegenCompile, ReductionMasksPerVectorWhenTheKeyProvesWholeVectors) {
   std::string ragged = compile(examples::make_row_sum(one_row), f32({4, 4001}));
   EXPECT_NE(even.find("((r) & ~(TS_V - 1))"), std::string::npos) << even;
   EXPECT_EQ(ragged.find("((r) & ~(TS_V - 1))"), std::string::npos) << ragged;
+}
+
+// Settings::print_output_code (or TESSEL_PRINT_CODE=1) prints the generated CUDA when
+// kernel.cuda(true, ...) compiles it, on a machine without a GPU too.
+TEST(CodegenCompile, PrintOutputCodeWhenCompilingWithoutAGpu) {
+  REQUIRE_NVRTC();
+  ::unsetenv("TESSEL_PRINT_CODE");  // the quiet kernel must be quiet
+  auto quiet = examples::make_add();
+  auto loud = examples::make_add(ts::Settings{.print_output_code = true});
+  testing::internal::CaptureStderr();
+  compile(quiet, f32({100}), f32({100}));
+  std::string none = testing::internal::GetCapturedStderr();
+  testing::internal::CaptureStderr();
+  std::string src = compile(loud, f32({100}), f32({100}));
+  std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(none.find("__global__"), std::string::npos) << none;
+  EXPECT_NE(printed.find(src), std::string::npos) << printed;
 }

@@ -275,3 +275,64 @@ TEST(Errors, ConstReferenceParametersWork) {
 }
 
 }  // namespace
+
+// x(tm, tn) + y(tm, tn) with the loop over x's sizes and a y of fewer columns: torch
+// raises; tessel would read y's missing columns as masked zeros, so every call checks
+// that y covers the loop's bound (a larger y is read as a prefix, as a view would be).
+TEST(Errors, TensorSmallerThanTheTileLoopIndexingIt) {
+  for (bool fixed : {false, true}) {
+    auto k = ts::kernel(
+        "add_mismatch",
+        [](ts::Tensor x, ts::Tensor y) {
+          ts::Tensor out = ts::empty_like(x);
+          for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+            g_line = __LINE__; out(tm, tn) = x(tm, tn) + y(tm, tn);
+          }
+          return out;
+        },
+        ts::Settings{.static_shapes = fixed});
+    std::string msg = user_error([&] { k(mat(8, 12), mat(8, 10)); });
+    expect_message(msg, "add_mismatch", g_line, "tensor argument 1 size(1) is 10, less than the bound tensor argument 0 size(1) = 12",
+                   "pass tensors whose sizes match");
+    // Equal shapes, and a larger y, are fine; a second call with a smaller y is caught.
+    ts::Buffer ok = k(mat(8, 12), ts::Buffer::full({9, 13}, 1.0, ts::f32));
+    EXPECT_EQ(ok.to_vector(), std::vector<double>(96, 1.0));
+    EXPECT_EQ(k(mat(8, 12), mat(8, 12)).to_vector(), std::vector<double>(96, 0.0));
+    EXPECT_NE(user_error([&] { k(mat(16, 16), mat(15, 16)); }), "<no error>");
+  }
+}
+
+// Invalid config values and settings: a UserError naming the kernel and its first loop's
+// line, before anything runs.
+TEST(Errors, InvalidConfigValuesAndSettings) {
+  auto make = [](ts::Settings s) {
+    return ts::kernel(
+        "configured",
+        [](ts::Tensor x) {
+          ts::Tensor out = ts::empty_like(x);
+          g_line = __LINE__; for (auto t : ts::tile(x.size(0))) out(t) = x(t) + 1;
+          return out;
+        },
+        s);
+  };
+  struct Case {
+    ts::Config config;
+    std::string what, hint;
+  };
+  std::vector<Case> cases = {
+      {ts::Config{.block_sizes = std::vector<int64_t>{-16}}, "block size -16 is not a positive power of two", "use 1, 2, 4"},
+      {ts::Config{.num_stages = 0}, "num_stages 0 is not a positive integer", "use 1 (no pipelining)"},
+      {ts::Config{.num_sm_multiplier = 3}, "num_sm_multiplier 3 is not a positive power of two", "use 1, 2, 4 or 8"},
+      {ts::Config{.num_sm_multiplier = -1}, "num_sm_multiplier -1", "use 1, 2, 4 or 8"},
+      {ts::Config{.indexing = std::vector<std::string>{"block_ptr"}}, "indexing \"block_ptr\" is not supported",
+       "pointer indexing only"}};
+  for (const Case& c : cases) {
+    auto k = make(ts::Settings{.config = c.config});
+    std::string msg = user_error([&] { k(vec(8)); });
+    expect_message(msg, "configured", g_line, "config: " + c.what, c.hint);
+  }
+  expect_message(user_error([&] { make(ts::Settings{.max_sms = -3}); }), "configured", 0,
+                 "Settings::max_sms = -3 is not a positive number of SMs", "use at least 1");
+  expect_message(user_error([&] { make(ts::Settings{.reserved_sms = -1}); }), "configured", 0,
+                 "Settings::reserved_sms = -1 is negative", "use 0 or more");
+}

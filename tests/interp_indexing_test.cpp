@@ -44,6 +44,23 @@ TEST(InterpIndexing, ValueViewsMakeAnOuterProduct) {
   EXPECT_EQ(k(buffer(a, {3}), buffer(b, {5})).to_vector(), want);
 }
 
+// A load can be viewed directly: a(tm)(ts::all, ts::newaxis) is a(tm, ts::newaxis).
+TEST(InterpIndexing, LoadsTakeViewsLikeValues) {
+  auto k = ts::kernel(
+      "outer_of_loads",
+      [](ts::Tensor a, ts::Tensor b) {
+        ts::Tensor out = ts::empty({a.size(0), b.size(0)}, ts::f32);
+        for (auto [tm, tn] : ts::tile(a.size(0), b.size(0)))
+          out(tm, tn) = a(tm)(ts::all, ts::newaxis) * b(tn)(ts::newaxis, ts::all);
+        return out;
+      },
+      blocks({2, 4}));
+  std::vector<double> a = ramp(3, 1), b = ramp(5, -2), want;
+  for (double x : a)
+    for (double y : b) want.push_back(x * y);
+  EXPECT_EQ(k(buffer(a, {3}), buffer(b, {5})).to_vector(), want);
+}
+
 TEST(InterpIndexing, AllLoadsAndStoresWholeRows) {
   // Rows of 5 are padded to 8 in the tile value and masked.
   auto k = ts::kernel("rows", [](ts::Tensor x) {

@@ -131,7 +131,8 @@ CallArg to_call_arg(T v) {
 }  // namespace detail
 
 /// A compiled-on-demand kernel. Call it with Buffers and numbers in the lambda's
-/// parameter order: it traces once per specialization key (DESIGN.md section 5),
+/// parameter order: it traces once per specialization key (dtypes, ranks, size buckets,
+/// alignment: src/runtime/kernel_impl.cpp KernelImpl::key),
 /// compiles with NVRTC for the arguments' GPU or runs on the CPU interpreter for CPU
 /// Buffers (or when TESSEL_INTERPRET=1), and returns what the lambda returns
 /// (Buffer, std::tuple of Buffers, or nothing).

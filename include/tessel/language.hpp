@@ -1,6 +1,7 @@
 // The tessel language: what a kernel author writes inside `ts::kernel(name, lambda)`.
-// Reads like PyTorch over tiles; semantics follow Helion (helion.language) and
-// ../DESIGN.md section 5. Every DSL call is traced into IR once per specialization.
+// Reads like PyTorch over tiles; semantics follow Helion (helion.language), as each call
+// below documents; docs/DECISIONS.md records where tessel had to choose or departs.
+// Every DSL call is traced into IR once per specialization.
 //
 // Errors: misuse raises ts::UserError naming the kernel and the source line.
 #pragma once
@@ -218,7 +219,7 @@ class Tensor {
   TensorRef operator()(Index a, Index b, Index c, Index d, Index e) const;
   TensorRef operator()(Index a, Index b, Index c, Index d, Index e, Index f) const;
   /// Element 0 of a one-element integer tensor, read on the GPU inside the kernel (never
-  /// copied to the host): usable as a loop bound (DESIGN.md section 5).
+  /// copied to the host): usable as a loop bound.
   Value item(Loc loc = Loc::current()) const;
   /// Host allocations on this tensor's device (PyTorch's Tensor.new_*).
   Tensor new_empty(std::vector<Extent> shape, Loc loc = Loc::current()) const;
@@ -249,6 +250,12 @@ class TensorRef {
   TensorRef& operator*=(const Operand& v);
   /// Loads and converts: `x(t).to(ts::f32)`.
   Value to(DType dtype, Loc loc = Loc::current()) const;
+  /// Loads, then adds size-1 dims as Value::operator() does: `a(tm, tk)(ts::all, ts::all,
+  /// ts::newaxis)` is the loaded [tm, tk] tile as [tm, tk, 1] (same as a(tm, tk, ts::newaxis)).
+  Value operator()(const Index& a) const;
+  Value operator()(const Index& a, const Index& b) const;
+  Value operator()(const Index& a, const Index& b, const Index& c) const;
+  Value operator()(const Index& a, const Index& b, const Index& c, const Index& d) const;
   /// Emits the load (at the user's line `loc`).
   ir::Node* load(SourceLoc loc) const;
 

@@ -1,7 +1,7 @@
 // tessel: a tile language for GPU kernels, embedded in C++.
 //   #include <tessel/tessel.hpp>
 //   namespace ts = tessel;
-// See README.md and DESIGN.md.
+// See README.md and docs/DECISIONS.md.
 #pragma once
 
 #include "tessel/buffer.hpp"

@@ -70,14 +70,8 @@ SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallA
       }
     }
     for (const ir::Node* n : g.host) {
-      if (n->op == ir::Op::ShapeCheck) {
-        int64_t a = ir::eval_host_int(n->args[0], arg_values_),
-                b = ir::eval_host_int(n->args[1], arg_values_);
-        if (a != b)
-          throw UserError(g.kernel_name, n->loc,
-                          fmt::format("sizes that this kernel combines differ on this call: {} vs {}", a, b),
-                          "the dimensions indexed with ts::all must have equal sizes");
-      }
+      if (n->op == ir::Op::ShapeCheck)
+        ir::check_shape(g, n, ir::eval_host_int(n->args[0], arg_values_), ir::eval_host_int(n->args[1], arg_values_));
       if (n->op != ir::Op::Alloc) continue;
       std::vector<int64_t> shape;
       int64_t numel = 1;

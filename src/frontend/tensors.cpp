@@ -12,9 +12,7 @@ using frontend::TraceContext;
 using ir::Node;
 using ir::Op;
 
-static std::string tensor_name(const Node* t) {
-  return t->name.empty() ? "the tensor" : "tensor '" + t->name + "'";
-}
+static std::string tensor_name(const Node* t) { return frontend::describe_tensor(t); }
 
 // ---- Index ----
 
@@ -99,7 +97,7 @@ static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double
   a->rank = static_cast<int>(dims.size());
   a->ival = fill;
   a->fval = value;
-  a->name = fmt::format("alloc@{}", loc.line);
+  a->name = fmt::format("allocated at line {}", loc.line);
   return Tensor(a);
 }
 
@@ -206,6 +204,7 @@ Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc
                    "use a tile only inside its ts::tile loop");
         info.kind = ir::IndexKind::tile;
         info.sym = ld.sym;
+        ctx.check_tile_covers(tensor, dim, ld.end, tensor_name(tensor), i.loc);
         acc.operands.push_back(i.node);
         acc.shape.push_back(ld.sym);
         ++dim;
@@ -320,6 +319,15 @@ void TensorRef::store(Node* value, SourceLoc loc) {
 }
 
 Value TensorRef::to(DType dtype, Loc loc) const { return cast(Operand(*this, loc), dtype); }
+
+Value TensorRef::operator()(const Index& a) const { return Value::wrap(load(loc_))(a); }
+Value TensorRef::operator()(const Index& a, const Index& b) const { return Value::wrap(load(loc_))(a, b); }
+Value TensorRef::operator()(const Index& a, const Index& b, const Index& c) const {
+  return Value::wrap(load(loc_))(a, b, c);
+}
+Value TensorRef::operator()(const Index& a, const Index& b, const Index& c, const Index& d) const {
+  return Value::wrap(load(loc_))(a, b, c, d);
+}
 
 TensorRef& TensorRef::operator=(const Operand& v) {
   store(v.node(), v.loc().line ? v.loc() : loc_);

@@ -76,6 +76,7 @@ ir::Node* TraceContext::tensor_attr(ir::Op op, ir::Node* tensor, int dim, Source
     n = add_host(ir::Op::Const, DType::i64, {}, loc);  // host: shape checks use it too
     n->ival = v;
     n->fval = static_cast<double>(v);
+    size_origin_[n] = {tensor, dim};
   } else {
     n = add_host(op, DType::i64, {tensor}, loc);
     n->ival = dim;
@@ -251,6 +252,34 @@ bool TraceContext::unify(ir::Sym* a, ir::Sym* b, SourceLoc loc) {
   ir::Block& host = graph_.host;
   host.insert(depth() > 0 ? host.end() - 1 : host.end(), check);
   return true;
+}
+
+std::string describe_tensor(const ir::Node* t) {
+  if (t->op == ir::Op::Arg) return fmt::format("tensor argument {}", t->ival);
+  if (t->op == ir::Op::Alloc) return "the tensor " + t->name;
+  return t->name.empty() ? "the tensor" : "tensor '" + t->name + "'";
+}
+
+void TraceContext::check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, const std::string& what,
+                                     SourceLoc loc) {
+  std::pair<ir::Node*, int> origin;
+  if (end->op == ir::Op::Size && end->args.at(0)->op == ir::Op::Arg) {
+    origin = {end->args[0], static_cast<int>(end->ival)};
+  } else if (auto it = size_origin_.find(end); it != size_origin_.end()) {
+    origin = it->second;
+  } else {
+    return;  // a bound of the user's own: masked at the tensor's end by design
+  }
+  ir::Node* size = tensor_attr(ir::Op::Size, tensor, dim, loc);
+  if (size == end || origin == std::make_pair(tensor, dim)) return;
+  if (!cover_checked_.insert({tensor, dim, end}).second) return;
+  ir::Node* check = graph_.new_node(ir::Op::ShapeCheck, loc);
+  check->dtype = DType::boolean;
+  check->ival = 1;
+  check->args = {size, end};
+  check->name = fmt::format("{} size({})\n{} size({})", what, dim, describe_tensor(origin.first), origin.second);
+  ir::Block& host = graph_.host;
+  host.insert(depth() > 0 ? host.end() - 1 : host.end(), check);
 }
 
 ir::Sym* TraceContext::extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc) {

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -43,6 +44,10 @@ struct OpenLoop {
   };
   std::vector<std::pair<const Value*, Entry>> vars;  // in first-use order
 };
+
+/// How errors name a tensor: "tensor argument 1" (the kernel's parameters, from 0), "the
+/// tensor allocated at line 12", ...
+std::string describe_tensor(const ir::Node* t);
 
 class TraceContext {
  public:
@@ -93,6 +98,11 @@ class TraceContext {
   ir::Sym* canon(ir::Sym* s) const;
   /// Unifies two extent syms with equal trace-time values (adds a host shape check).
   bool unify(ir::Sym* a, ir::Sym* b, SourceLoc loc);
+  /// `tensor` is indexed along `dim` with a tile of a loop whose bound `end` is another
+  /// tensor's size: adds a per-call check that tensor.size(dim) >= end (a smaller tensor
+  /// would be read or written past its end, masked, instead of the error torch gives).
+  /// `what` and `bound` describe the two sizes for the error message.
+  void check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, const std::string& what, SourceLoc loc);
   ir::Sym* extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc);
 
   /// Replaces every Sym in node shapes and accesses by its canonical (unified) Sym.
@@ -109,6 +119,9 @@ class TraceContext {
   std::vector<OpenLoop> loops_;
   std::map<ir::Sym*, ir::Sym*> parent_;
   std::map<std::tuple<int, ir::Node*, int>, ir::Node*> attr_cache_;
+  /// Static shapes: the tensor and dim each size constant stands for.
+  std::map<const ir::Node*, std::pair<ir::Node*, int>> size_origin_;
+  std::set<std::tuple<ir::Node*, int, ir::Node*>> cover_checked_;
   std::map<std::pair<ir::Node*, int>, ir::Sym*> all_cache_;
   std::map<ir::Node*, ir::Sym*> extent_cache_;
   std::map<const ir::Node*, const ir::Node*> owner_;  // node inside a loop -> that loop

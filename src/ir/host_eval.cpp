@@ -1,8 +1,11 @@
 #include "ir/host_eval.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "common/element.hpp"
+#include "tessel/error.hpp"
 
 namespace tessel::ir {
 
@@ -138,6 +141,28 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
       break;
   }
   throw InternalError(std::string("eval_host: not a host scalar: ") + op_name(n->op));
+}
+
+}  // namespace tessel::ir
+
+namespace tessel::ir {
+
+void check_shape(const Graph& g, const Node* n, int64_t a, int64_t b) {
+  if (n->ival == 0) {
+    if (a != b)
+      throw UserError(g.kernel_name, n->loc,
+                      fmt::format("sizes that this kernel combines differ on this call: {} vs {}", a, b),
+                      "the dimensions indexed with ts::all must have equal sizes");
+    return;
+  }
+  if (a >= b) return;
+  std::string size = n->name.substr(0, n->name.find('\n'));
+  std::string bound = n->name.substr(n->name.find('\n') + 1);
+  throw UserError(g.kernel_name, n->loc,
+                  fmt::format("{} is {}, less than the bound {} = {} of the tile loop indexing it: the tile "
+                              "would reach past the tensor's end",
+                              size, a, bound, b),
+                  "pass tensors whose sizes match, or loop over this tensor's own size");
 }
 
 }  // namespace tessel::ir

@@ -35,6 +35,13 @@ inline int64_t eval_host_int(const Node* n, const std::vector<ArgValue>& args) {
   return v.is_float ? static_cast<int64_t>(v.f) : v.i;
 }
 
+/// A ShapeCheck node's test on one call, given its two sizes a and b: ival 0 needs a == b
+/// (dimensions indexed with ts::all that the kernel combines), ival 1 needs a >= b (a
+/// tensor's size covers the bound of the tile loop that indexes it; n->name holds
+/// "<size description>\n<bound description>"). Throws UserError naming the kernel and
+/// the source line otherwise.
+void check_shape(const Graph& g, const Node* n, int64_t a, int64_t b);
+
 /// Integer semantics shared by the interpreter, host evaluation and generated code:
 /// floor division and the remainder with the sign of the divisor (Python / torch).
 inline int64_t floordiv_int(int64_t a, int64_t b) {

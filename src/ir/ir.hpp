@@ -40,7 +40,8 @@ namespace tessel::ir {
   X(Stride, "stride")           /* args[0] tensor, ival = dim: host i64 scalar */          \
   X(Alloc, "alloc")             /* args = shape (host i64 scalars); fval = fill, ival = fill kind */ \
   X(DeviceScalar, "device_scalar") /* args[0] tensor, args[1..] = index: element read on the GPU */ \
-  X(ShapeCheck, "shape_check")  /* args[0] == args[1] (host sizes) or user error on call */ \
+  X(ShapeCheck, "shape_check")  /* host sizes: ival 0: args[0] == args[1]; ival 1: args[0] >= args[1] \
+                                   (ir/host_eval.hpp check_shape); else a user error on call */ \
   X(Return, "return")           /* args = returned tensors */                              \
   /* scalars and tiles */                                                                  \
   X(Const, "const")             /* ival or fval, dtype */                                  \

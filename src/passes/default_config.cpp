@@ -101,8 +101,15 @@ static void complete_tunables(const ir::Graph& g, Config& c, const Fail& fail) {
 }
 
 Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) {
+  // Errors point at the kernel's first loop (the loop nest the config tiles).
+  SourceLoc at;
+  for (const ir::Node* n : g.host)
+    if (n->op == ir::Op::Loop) {
+      at = n->loc;
+      break;
+    }
   auto fail = [&](const std::string& what, const std::string& hint) {
-    throw UserError(kernel, {}, "config: " + what, hint);
+    throw UserError(kernel, at, "config: " + what, hint);
   };
   if (!c.block_sizes) {
     std::vector<int64_t> bs(g.num_block_sizes, 64);
@@ -115,7 +122,7 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
          "give one block size per ts::tile dimension without a fixed block_size, outer loops first");
   for (int64_t b : *c.block_sizes)
     if (b <= 0 || (b & (b - 1)) != 0)
-      fail(fmt::format("block size {} is not a power of two", b), "use 1, 2, 4, 8, ...");
+      fail(fmt::format("block size {} is not a positive power of two", b), "use 1, 2, 4, 8, ...");
   if (!c.num_warps) {
     // About 16 elements of a tile value per thread: 4 warps up to 2048 elements, up to 16
     // warps for larger tiles (e.g. whole rows of 16384).
@@ -131,6 +138,17 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (w <= 0 || w > 32 || (w & (w - 1)) != 0)
     fail(fmt::format("num_warps {} is not a power of two in [1, 32]", w), "use 1, 2, 4, 8, 16 or 32");
   if (!c.num_stages) c.num_stages = 1;
+  if (*c.num_stages < 1)
+    fail(fmt::format("num_stages {} is not a positive integer", *c.num_stages),
+         "use 1 (no pipelining) or 2 (a device loop's loads issued one iteration early)");
+  if (c.num_sm_multiplier && (*c.num_sm_multiplier < 1 || (*c.num_sm_multiplier & (*c.num_sm_multiplier - 1)) != 0))
+    fail(fmt::format("num_sm_multiplier {} is not a positive power of two", *c.num_sm_multiplier),
+         "use 1, 2, 4 or 8 (programs per SM of a persistent kernel), or leave it unset");
+  if (c.indexing)
+    for (const std::string& s : *c.indexing)
+      if (s != "pointer")
+        fail(fmt::format("indexing \"{}\" is not supported", s),
+             "tessel generates pointer indexing only: use \"pointer\" or leave indexing unset");
   // Reductions over very long extents (more than 16384 padded elements) default to
   // chunks of 4096 (a looped reduction) rather than whole rows in registers.
   if (!c.reduction_loops) {

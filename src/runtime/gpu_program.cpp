@@ -26,7 +26,7 @@ const codegen::CudaKernel& GpuProgram::kernel(const ir::Node* loop) {
   return slot->kernel;
 }
 
-static bool print_code_requested(const Settings& s) {
+bool print_code_requested(const Settings& s) {
   const char* v = std::getenv("TESSEL_PRINT_CODE");
   return s.print_output_code.value_or(false) || (v && *v && std::string(v) != "0");
 }

@@ -44,6 +44,10 @@ int persistent_grid(const Settings& settings, const Config& config, int sms, con
 /// generated line it names and the user's source line that line comes from.
 std::string compile_error_message(const std::string& kernel, const CompileError& e, const std::string& source);
 
+/// Settings::print_output_code or TESSEL_PRINT_CODE=1 (not "0"): generated CUDA is
+/// printed to stderr when it is compiled.
+bool print_code_requested(const Settings& s);
+
 class GpuProgram {
  public:
   GpuProgram(const ir::Graph& g, const Config& config, const Settings& settings);

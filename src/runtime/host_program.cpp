@@ -35,14 +35,9 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
         env.allocs[n] = b;
         break;
       }
-      case ir::Op::ShapeCheck: {
-        int64_t a = env.eval_int(n->args[0]), b = env.eval_int(n->args[1]);
-        if (a != b)
-          throw UserError(g.kernel_name, n->loc,
-                          fmt::format("sizes that this kernel combines differ on this call: {} vs {}", a, b),
-                          "the dimensions indexed with ts::all must have equal sizes");
+      case ir::Op::ShapeCheck:
+        ir::check_shape(g, n, env.eval_int(n->args[0]), env.eval_int(n->args[1]));
         break;
-      }
       case ir::Op::Loop:
         if (gpu)
           gpu->launch(n, env);

@@ -58,7 +58,14 @@ class KernelImpl {
  public:
   KernelImpl(std::string name, std::vector<ParamKind> params, TraceFn fn, Settings settings)
       : name_(std::move(name)), params_(std::move(params)), trace_fn_(std::move(fn)),
-        settings_(std::move(settings)) {}
+        settings_(std::move(settings)) {
+    if (settings_.max_sms && *settings_.max_sms < 1)
+      fail(fmt::format("Settings::max_sms = {} is not a positive number of SMs", *settings_.max_sms),
+           "use at least 1, or leave max_sms unset");
+    if (settings_.reserved_sms && *settings_.reserved_sms < 0)
+      fail(fmt::format("Settings::reserved_sms = {} is negative", *settings_.reserved_sms),
+           "use 0 or more SMs to leave free, or leave reserved_sms unset");
+  }
 
   std::vector<Buffer> call(std::vector<CallArg>& args, void* stream);
   /// Traces (if needed) for these arguments, as a call would, without running.
@@ -419,6 +426,7 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, b
     if (n->op != ir::Op::Loop) continue;
     codegen::CudaKernel ck = codegen::generate_cuda(s.program(), n, s.config, s.graph.index_dtype);
     if (compile) {
+      if (rt::print_code_requested(k.settings())) std::cerr << ck.source << std::flush;
       rt::CompileOptions opts;
       opts.arch = 90;
       opts.headers = embedded_headers();
