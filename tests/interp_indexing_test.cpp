@@ -26,6 +26,17 @@ TEST(InterpIndexing, NewaxisBroadcastsABiasOverRows) {
   EXPECT_EQ(k(buffer(x, {M, N}), buffer(b, {N})).to_vector(), want);
 }
 
+namespace {
+// k(a, b) = a[:, None] * b[None, :] for a [3], b [5].
+template <class K>
+void expect_outer_product(const K& k) {
+  std::vector<double> a = ramp(3, 1), b = ramp(5, -2), want;
+  for (double x : a)
+    for (double y : b) want.push_back(x * y);
+  EXPECT_EQ(k(buffer(a, {3}), buffer(b, {5})).to_vector(), want);
+}
+}  // namespace
+
 TEST(InterpIndexing, ValueViewsMakeAnOuterProduct) {
   auto k = ts::kernel(
       "outer",
@@ -38,10 +49,7 @@ TEST(InterpIndexing, ValueViewsMakeAnOuterProduct) {
         return out;
       },
       blocks({2, 4}));
-  std::vector<double> a = ramp(3, 1), b = ramp(5, -2), want;
-  for (double x : a)
-    for (double y : b) want.push_back(x * y);
-  EXPECT_EQ(k(buffer(a, {3}), buffer(b, {5})).to_vector(), want);
+  expect_outer_product(k);
 }
 
 // A load can be viewed directly: a(tm)(ts::all, ts::newaxis) is a(tm, ts::newaxis).
@@ -55,10 +63,7 @@ TEST(InterpIndexing, LoadsTakeViewsLikeValues) {
         return out;
       },
       blocks({2, 4}));
-  std::vector<double> a = ramp(3, 1), b = ramp(5, -2), want;
-  for (double x : a)
-    for (double y : b) want.push_back(x * y);
-  EXPECT_EQ(k(buffer(a, {3}), buffer(b, {5})).to_vector(), want);
+  expect_outer_product(k);
 }
 
 TEST(InterpIndexing, AllLoadsAndStoresWholeRows) {
