@@ -41,18 +41,7 @@ bool is_persistent(int64_t pid) {
   return p == PidType::persistent_blocked || p == PidType::persistent_interleaved;
 }
 
-// The largest product of padded ts::all extents one value of the nest carries.
-int64_t extent_elems(const ir::Block& b) {
-  int64_t best = 1;
-  for (const ir::Node* n : b) {
-    int64_t p = 1;
-    for (const ir::Sym* s : n->shape)
-      if (s && s->kind == ir::Sym::extent_k) p *= s->extent_pow2;
-    best = std::max(best, p);
-    if (n->op == ir::Op::Loop) best = std::max(best, extent_elems(n->body));
-  }
-  return best;
-}
+using passes::extent_elems;
 
 // Per block id: the largest extent_elems of the top-level nests that use it.
 std::vector<int64_t> carried_extents(const ir::Graph& g) {

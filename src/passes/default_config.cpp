@@ -28,9 +28,7 @@ int64_t sym_block(const ir::Sym* s, const Config& c) {
   return block_size(s->loop->dims.at(s->loop_dim), c);
 }
 
-// Largest product of padded ts::all / arange extents in one value of a loop nest: the
-// elements every tile index carries along.
-static int64_t extent_elems(const ir::Block& b) {
+int64_t extent_elems(const ir::Block& b) {
   int64_t best = 1;
   for (const ir::Node* n : b) {
     int64_t p = 1;

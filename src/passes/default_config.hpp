@@ -17,8 +17,10 @@ namespace tessel::passes {
 /// tunables (kernels with ts::register_tunable only: each name's first choice),
 /// loop_orders / flatten_loops / l2_groupings (kernels with loops of two or more
 /// dimensions only: identity, false, 1; see passes/loop_knobs.hpp).
-/// Errors: UserError (naming `kernel`) for a wrong number of block sizes, a block size
-/// that is not a power of two, a non-persistent pid_type for a persistent loop, a
+/// Errors: UserError (naming `kernel` and its first loop's line) for a wrong number of
+/// block sizes, a block size that is not a positive power of two, num_warps outside
+/// {1, ..., 32}, num_stages < 1, a num_sm_multiplier that is not a positive power of two,
+/// indexing other than "pointer", a non-persistent pid_type for a persistent loop, a
 /// tunable the kernel does not declare or a value that is not one of its choices, or
 /// invalid loop knobs (complete_loop_knobs).
 Config complete_config(const ir::Graph& g, Config user, const std::string& kernel);
@@ -29,5 +31,9 @@ int64_t block_size(const ir::LoopDim& d, const Config& c);
 /// Number of elements a Sym spans in a tile value: the block size of a tile, the padded
 /// (power of two) extent of a ts::all / arange extent.
 int64_t sym_block(const ir::Sym* s, const Config& c);
+
+/// Largest product of padded ts::all / arange extents (next powers of two) in one value of
+/// loop nest `b`, nested loops included: the elements every tile index carries along.
+int64_t extent_elems(const ir::Block& b);
 
 }  // namespace tessel::passes
