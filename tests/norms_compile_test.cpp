@@ -118,6 +118,17 @@ TEST(NormCompile, PaddedSumHostBound) {
         has_kernel(compile(examples::make_padded_sum_host(c.settings), host_zeros({100, 100}, ts::f32), 80), "padded_sum_host"));
 }
 
+// Without static shapes, sizes that are exactly powers of two are constants too (the key
+// fixes them); other sizes are kernel parameters.
+TEST(NormCompile, PowerOfTwoSizesAreConstants) {
+  REQUIRE_NVRTC();
+  std::string pow2 = compile(examples::make_softmax(), host_zeros({37, 1024}, ts::f32));
+  std::string other = compile(examples::make_softmax(), host_zeros({37, 1000}, ts::f32));
+  EXPECT_EQ(pow2.find("arg0_size1"), std::string::npos) << pow2;
+  EXPECT_NE(pow2.find("arg0_size0"), std::string::npos) << pow2;  // 37 rows: a parameter
+  EXPECT_NE(other.find("arg0_size1"), std::string::npos) << other;
+}
+
 // Static shapes: the tensors' sizes are constants of the generated code, so the kernel
 // takes no size parameters; the masks of a ragged row compare against the constant.
 TEST(NormCompile, StaticShapesMakeSizesConstants) {

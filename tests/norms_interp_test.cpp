@@ -238,6 +238,14 @@ TEST(NormSoftmax, StaticShapesEachShapeItsOwnSpecialization) {
   for (Shape s : {Shape{37, 300}, Shape{4, 129}}) check_layer_norm(ln, s, ts::bf16);
 }
 
+// Without static shapes, a size that is exactly a power of two is fixed by the key (a
+// constant of its own specialization); other sizes of the same bucket share another.
+TEST(NormSoftmax, PowerOfTwoSizesAreTheirOwnSpecialization) {
+  auto k = examples::make_softmax();
+  for (Shape s : {Shape{37, 256}, Shape{37, 200}, Shape{37, 256}, Shape{64, 129}, Shape{64, 128}})
+    check_softmax(k, s, ts::f32);
+}
+
 TEST(NormSoftmax, ExplicitRowBlocks) {
   for (int64_t rows : {1, 4, 16, 64}) {
     auto k = examples::make_softmax(row_blocks(rows));

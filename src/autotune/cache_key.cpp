@@ -63,7 +63,7 @@ std::string kernel_content_hash(const ir::Graph& g) {
   field(text, dtype_name(g.index_dtype));
   for (const ir::ArgFacts& f : g.arg_facts)
     field(text, fmt::format("{}{} {} {} {}", f.contiguous, f.base_aligned, f.stride_aligned, f.size_div16,
-                            f.static_sizes));
+                            f.known_sizes));
   field(text, codegen_version());
   return hash128(text);
 }

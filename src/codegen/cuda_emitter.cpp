@@ -181,7 +181,8 @@ bool Emitter::size_multiple_of_16(const Node* t, int dim) const {
   if (t->op == Op::Alloc) return multiple_of_16(t->args.at(static_cast<size_t>(dim)));
   const ir::ArgFacts* f = facts(g_, t);
   if (!f) return false;
-  if (!f->static_sizes.empty()) return f->static_sizes.at(static_cast<size_t>(dim)) % 16 == 0;
+  if (static_cast<size_t>(dim) < f->known_sizes.size() && f->known_sizes[static_cast<size_t>(dim)] >= 0)
+    return f->known_sizes[static_cast<size_t>(dim)] % 16 == 0;
   return static_cast<size_t>(dim) < f->size_div16.size() && f->size_div16[static_cast<size_t>(dim)];
 }
 
@@ -197,8 +198,9 @@ bool Emitter::outer_strides_aligned(const Node* t) const {
 
 std::string Emitter::size_param(const Node* t, int dim) {
   // Static shapes: the exact size is a constant of the generated code.
-  if (const ir::ArgFacts* f = facts(g_, t); f && !f->static_sizes.empty()) {
-    return fmt::format("{}", f->static_sizes.at(static_cast<size_t>(dim)));
+  if (const ir::ArgFacts* f = facts(g_, t);
+      f && static_cast<size_t>(dim) < f->known_sizes.size() && f->known_sizes[static_cast<size_t>(dim)] >= 0) {
+    return fmt::format("(({}){})", idx_t_, f->known_sizes[static_cast<size_t>(dim)]);
   } else if (t->op == Op::Alloc && t->args.at(static_cast<size_t>(dim))->op == Op::Const) {
     return fmt::format("(({}){})", idx_t_, scalar(t->args[static_cast<size_t>(dim)]));
   }

@@ -68,11 +68,11 @@ ir::Node* TraceContext::tensor_attr(ir::Op op, ir::Node* tensor, int dim, Source
   ir::Node* n = nullptr;
   if (op == ir::Op::Size && tensor->op == ir::Op::Alloc) {
     n = tensor->args.at(dim);  // the allocation's own extent
-  } else if (op == ir::Op::Size && settings_.static_shapes.value_or(false)) {
-    // Static shapes: sizes are constants (the exact sizes are in the specialization key).
-    ir::Node* host = add_host(op, DType::i64, {tensor}, loc);
-    host->ival = dim;
-    int64_t v = trace_value(host);
+  } else if (op == ir::Op::Size && tensor->op == ir::Op::Arg &&
+             ir::size_fixed_by_key(args_.at(static_cast<size_t>(tensor->ival)).buffer.size(dim),
+                                   settings_.static_shapes.value_or(false))) {
+    // A size the specialization key fixes (static shapes, or a power of two) is a constant.
+    int64_t v = args_.at(static_cast<size_t>(tensor->ival)).buffer.size(dim);
     n = add_host(ir::Op::Const, DType::i64, {}, loc);  // host: shape checks use it too
     n->ival = v;
     n->fval = static_cast<double>(v);

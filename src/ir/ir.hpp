@@ -223,9 +223,17 @@ struct ArgFacts {
   bool base_aligned = false;          // the data pointer is 16-byte aligned
   std::vector<bool> stride_aligned;   // per dim: stride * element size is a multiple of 16
   std::vector<bool> size_div16;       // per dim: the size is a multiple of 16
-  std::vector<int64_t> static_sizes;  // Settings::static_shapes: the exact sizes; else empty
+  /// Per dim: the exact size where the key fixes it (size_fixed_by_key), else -1.
+  std::vector<int64_t> known_sizes;
   bool operator==(const ArgFacts&) const = default;
 };
+
+/// Whether the specialization key fixes a tensor size `s` exactly: always with
+/// Settings::static_shapes (`exact`), otherwise when s is a power of two (1 included).
+/// The key holds every size's next power of two, so a size equal to it is known, at the
+/// cost of one more specialization per power-of-two bucket; generated code then uses it
+/// as a constant (masks and vector checks fold), as with static shapes.
+inline bool size_fixed_by_key(int64_t s, bool exact) { return exact || (s >= 1 && (s & (s - 1)) == 0); }
 
 struct Graph {
   std::string kernel_name;

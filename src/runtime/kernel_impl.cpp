@@ -152,7 +152,7 @@ static ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
     f.stride_aligned.push_back((b.stride(d) * es) % 16 == 0);
     f.size_div16.push_back(b.size(d) % 16 == 0);
   }
-  if (exact) f.static_sizes = b.shape();
+  for (int64_t s : b.shape()) f.known_sizes.push_back(ir::size_fixed_by_key(s, exact) ? s : -1);
   return f;
 }
 
@@ -173,6 +173,7 @@ std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const
         k += ',';
         append_int(k, exact ? s : (s == 1 ? -1 : next_pow2(s)));
         if (!exact && s % 16 == 0) k += '%';  // Triton's divisibility-by-16 specialization
+        if (!exact && ir::size_fixed_by_key(s, false)) k += '!';  // exactly its power of two
         if (d + 1 < b->dim()) k += (b->stride(d) * es) % 16 == 0 ? 'a' : 'u';
       }
       if (b->dim() > 0) k += b->stride(-1) == 1 ? 'c' : 's';
