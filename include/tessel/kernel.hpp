@@ -28,7 +28,9 @@ using CallArg = std::variant<Buffer, int64_t, double>;
 enum class ParamKind : uint8_t {
   tensor,      // ts::Tensor
   symbolic,    // ts::Value: a scalar argument, a runtime parameter of the generated code
-  specialized  // a C++ number: its value is a constant of the generated code (part of the key)
+  specialized,     // a C++ floating-point number: its value is a constant of the generated
+                   // code (part of the key)
+  specialized_int  // a C++ integer or bool, likewise (a fractional argument is an error)
 };
 
 /// Calls the user's lambda with symbolic arguments; returns the returned tensors' nodes.
@@ -53,7 +55,7 @@ ParamKind param_kind() {
   else {
     static_assert(std::is_arithmetic_v<U>,
                   "kernel parameters must be ts::Tensor, ts::Value or C++ numbers");
-    return ParamKind::specialized;
+    return std::is_integral_v<U> ? ParamKind::specialized_int : ParamKind::specialized;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <unordered_map>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -59,6 +60,9 @@ class KernelImpl {
   KernelImpl(std::string name, std::vector<ParamKind> params, TraceFn fn, Settings settings)
       : name_(std::move(name)), params_(std::move(params)), trace_fn_(std::move(fn)),
         settings_(std::move(settings)) {
+    if (settings_.index_dtype && *settings_.index_dtype != DType::i32 && *settings_.index_dtype != DType::i64)
+      fail(fmt::format("Settings::index_dtype = {} is not an index dtype", dtype_name(*settings_.index_dtype)),
+           "use ts::i32 or ts::i64, or leave it unset (i64 when a tensor spans 2^31 elements or more)");
     if (settings_.max_sms && *settings_.max_sms < 1)
       fail(fmt::format("Settings::max_sms = {} is not a positive number of SMs", *settings_.max_sms),
            "use at least 1, or leave max_sms unset");
@@ -119,6 +123,12 @@ void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu) cons
       fail(fmt::format("argument {} is {}, the kernel's parameter {} takes {}", i,
                        is_buffer ? "a Buffer" : "a number", i,
                        params_[i] == ParamKind::tensor ? "a ts::Tensor (pass a ts::Buffer)" : "a number"));
+    if (params_[i] == ParamKind::specialized_int && std::holds_alternative<double>(args[i])) {
+      double v = std::get<double>(args[i]);
+      if (v != std::trunc(v))
+        fail(fmt::format("argument {} is {}, but the kernel's parameter {} is an integer", i, v, i),
+             "pass an integer (or declare the parameter as a floating-point type)");
+    }
     if (!is_buffer) continue;
     const Buffer& b = std::get<Buffer>(args[i]);
     if (!b.defined()) fail(fmt::format("argument {} is an undefined Buffer", i));
@@ -183,7 +193,7 @@ std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const
         k += '@';
         append_int(k, b->device().index);
       }
-    } else if (params_[i] == ParamKind::specialized) {
+    } else if (params_[i] == ParamKind::specialized || params_[i] == ParamKind::specialized_int) {
       k += "|=";
       if (std::holds_alternative<int64_t>(args[i]))
         append_int(k, std::get<int64_t>(args[i]));
@@ -254,7 +264,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
       targs[i].fvalue = std::get<double>(args[i]);
       n->dtype = DType::f32;
     }
-    targs[i].specialized = params_[i] == ParamKind::specialized;
+    targs[i].specialized = params_[i] == ParamKind::specialized || params_[i] == ParamKind::specialized_int;
     graph.host.push_back(n);
     graph.args.push_back(n);
     nodes[i] = n;
