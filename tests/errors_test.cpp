@@ -339,12 +339,13 @@ TEST(Errors, InvalidConfigValuesAndSettings) {
 
 // A fractional number for an integer parameter, and an index dtype that is not i32/i64.
 TEST(Errors, FractionalIntegerArgumentAndNonIndexDtype) {
+  const int defined = __LINE__ + 1;  // call errors point at the kernel's definition
   auto scale = ts::kernel("scale", [](ts::Tensor x, int a) {
     ts::Tensor out = ts::empty_like(x);
     for (auto t : ts::tile(x.size(0))) out(t) = x(t) * a;
     return out;
   });
-  expect_message(user_error([&] { scale(vec(8), 2.7); }), "scale", 0,
+  expect_message(user_error([&] { scale(vec(8), 2.7); }), "scale", defined,
                  "argument 1 is 2.7, but the kernel's parameter 1 is an integer", "pass an integer");
   EXPECT_EQ(scale(ts::Buffer::full({4}, 1.5, ts::f32), 2.0).to_vector(), std::vector<double>(4, 3.0));
   for (ts::DType t : {ts::boolean, ts::f16, ts::f32}) {

@@ -39,7 +39,7 @@ using TraceFn = std::function<std::vector<ir::Node*>(const std::vector<ir::Node*
 
 class KernelImpl;
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params,
-                                        TraceFn fn, Settings settings);
+                                        TraceFn fn, Settings settings, SourceLoc defined_at);
 std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream);
 std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args);
 std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile);
@@ -185,9 +185,10 @@ class Kernel {
 /// Defines a kernel named `name` from `fn`, a lambda taking ts::Tensor (tensor
 /// arguments), ts::Value (symbolic scalar arguments) or C++ numbers (specialized scalar
 /// arguments) and returning ts::Tensor, a std::tuple of them, or nothing. Helion:
-/// @helion.kernel.
+/// @helion.kernel. `defined_at` (this call's line) is where errors of a call that no
+/// line of the kernel causes point (wrong arguments, invalid settings).
 template <class F>
-auto kernel(std::string name, F fn, Settings settings = {}) {
+auto kernel(std::string name, F fn, Settings settings = {}, Loc defined_at = Loc::current()) {
   using Traits = detail::LambdaTraits<decltype(&F::operator())>;
   using Params = typename Traits::params;
   using Out = typename detail::OutputType<std::remove_cvref_t<typename Traits::result>>::type;
@@ -210,7 +211,7 @@ auto kernel(std::string name, F fn, Settings settings = {}) {
     return outs;
   };
   return Kernel<Out>(detail::make_kernel(std::move(name), std::move(kinds), std::move(trace),
-                                         std::move(settings)));
+                                         std::move(settings), SourceLoc::from(defined_at)));
 }
 
 }  // namespace tessel

@@ -57,9 +57,10 @@ struct Specialization {
 
 class KernelImpl {
  public:
-  KernelImpl(std::string name, std::vector<ParamKind> params, TraceFn fn, Settings settings)
+  KernelImpl(std::string name, std::vector<ParamKind> params, TraceFn fn, Settings settings,
+             SourceLoc defined_at = {})
       : name_(std::move(name)), params_(std::move(params)), trace_fn_(std::move(fn)),
-        settings_(std::move(settings)) {
+        settings_(std::move(settings)), defined_at_(defined_at) {
     if (settings_.index_dtype && *settings_.index_dtype != DType::i32 && *settings_.index_dtype != DType::i64)
       fail(fmt::format("Settings::index_dtype = {} is not an index dtype", dtype_name(*settings_.index_dtype)),
            "use ts::i32 or ts::i64, or leave it unset (i64 when a tensor spans 2^31 elements or more)");
@@ -83,7 +84,7 @@ class KernelImpl {
 
  private:
   [[noreturn]] void fail(const std::string& what, const std::string& hint = "") const {
-    throw UserError(name_, {}, what, hint);
+    throw UserError(name_, defined_at_, what, hint);  // errors of the call: the kernel's definition
   }
   void check_args(const std::vector<CallArg>& args, bool& on_gpu) const;
   std::string key(const std::vector<CallArg>& args, bool on_gpu) const;
@@ -108,6 +109,7 @@ class KernelImpl {
   std::vector<ParamKind> params_;
   TraceFn trace_fn_;
   Settings settings_;
+  SourceLoc defined_at_;  // where ts::kernel(...) was called
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Specialization>> specs_;
 };
@@ -406,9 +408,9 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
 }
 
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params, TraceFn fn,
-                                        Settings settings) {
+                                        Settings settings, SourceLoc defined_at) {
   return std::make_shared<KernelImpl>(std::move(name), std::move(params), std::move(fn),
-                                      std::move(settings));
+                                      std::move(settings), defined_at);
 }
 
 std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream) {
