@@ -39,20 +39,7 @@ namespace {
 
 const ts::Settings kQuick{.autotune_effort = ts::AutotuneEffort::quick};
 
-auto make_softmax(ts::Settings s) {
-  return ts::kernel(
-      "softmax",
-      [](ts::Tensor x) {
-        ts::Tensor out = ts::empty_like(x);
-        for (auto tm : ts::tile(x.size(0))) {
-          ts::Value row = x(tm, ts::all);
-          ts::Value e = ts::exp(row - ts::max(row, 1, true));
-          out(tm, ts::all) = e / ts::sum(e, 1, true);
-        }
-        return out;
-      },
-      s);
-}
+auto make_softmax(ts::Settings s) { return examples::make_softmax_basic(s); }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 

@@ -10,26 +10,16 @@
 #include <string>
 #include <tessel/tessel.hpp>
 
+#include "examples/kernels/basic.hpp"
 #include "runtime/kernel_tuning.hpp"
 
 namespace autotune_test {
 
 namespace ts = tessel;
 
-inline auto make_softmax(ts::Settings s = {}) {
-  return ts::kernel(
-      "softmax",
-      [](ts::Tensor x) {
-        ts::Tensor out = ts::empty_like(x);
-        for (auto tm : ts::tile(x.size(0))) {
-          ts::Value row = x(tm, ts::all);
-          ts::Value e = ts::exp(row - ts::max(row, 1, true));
-          out(tm, ts::all) = e / ts::sum(e, 1, true);
-        }
-        return out;
-      },
-      s);
-}
+using examples::make_softmax_basic;
+/// The basic softmax (examples/kernels/basic.hpp) under the name these tests use.
+inline auto make_softmax(ts::Settings s = {}) { return make_softmax_basic(s); }
 
 /// out = x * scale / scale, scale a tunable: the same values for every choice.
 inline auto make_scaled(ts::Settings s = {}) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "examples/kernels/basic.hpp"
 #include "interp_test_util.hpp"
 
 namespace ts = tessel;
@@ -125,15 +126,7 @@ TEST(InterpReduce, AnyAndAllOfIgnoreMaskedLanes) {
 
 TEST(InterpReduce, KeepdimKeepsASizeOneDimForBroadcasting) {
   // A row softmax: x - max(x, keepdim) broadcasts the [tile, 1] maximum over the row.
-  auto k = ts::kernel("softmax", [](ts::Tensor x) {
-    ts::Tensor out = ts::empty_like(x);
-    for (auto tm : ts::tile(x.size(0))) {
-      ts::Value row = x(tm, ts::all);
-      ts::Value e = ts::exp(row - ts::max(row, 1, true));
-      out(tm, ts::all) = e / ts::sum(e, 1, true);
-    }
-    return out;
-  });
+  auto k = examples::make_softmax_basic();
   const int M = 3, N = 5;
   std::vector<double> x = ramp(M * N, -3, 0.5), want(M * N);
   for (int i = 0; i < M; ++i) {

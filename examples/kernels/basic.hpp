@@ -1,4 +1,4 @@
-// Classic elementwise kernels: add, copy, and a 2-D broadcast.
+// Classic kernels: add, copy, a 2-D broadcast, and the basic row softmax.
 #pragma once
 
 #include <tessel/tessel.hpp>
@@ -50,6 +50,26 @@ inline auto make_add_bias(ts::Settings settings = {}) {
         ts::Tensor out = ts::empty_like(x);
         for (auto [tm, tn] : ts::tile(x.size(0), x.size(1)))
           out(tm, tn) = x(tm, tn) + bias(ts::newaxis, tn);
+        return out;
+      },
+      settings);
+}
+
+/// Row softmax in x's dtype (no f32 upcast), dividing by the row sum:
+/// out[m, :] = exp(x[m, :] - max(x[m, :])) / sum(exp(x[m, :] - max)). x: [M, N].
+/// Source: Helion examples/softmax.py `softmax`. (norms.hpp's make_softmax computes in f32
+/// and multiplies by the reciprocal; this form is the one the autotuner tests and
+/// benchmark use.)
+inline auto make_softmax_basic(ts::Settings settings = {}) {
+  return ts::kernel(
+      "softmax",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto tm : ts::tile(x.size(0))) {
+          ts::Value row = x(tm, ts::all);
+          ts::Value e = ts::exp(row - ts::max(row, 1, true));
+          out(tm, ts::all) = e / ts::sum(e, 1, true);
+        }
         return out;
       },
       settings);

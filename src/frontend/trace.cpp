@@ -66,13 +66,14 @@ ir::Node* TraceContext::tensor_attr(ir::Op op, ir::Node* tensor, int dim, Source
   auto it = attr_cache_.find(key);
   if (it != attr_cache_.end()) return it->second;
   ir::Node* n = nullptr;
+  int64_t arg_size = op == ir::Op::Size && tensor->op == ir::Op::Arg
+                         ? args_.at(static_cast<size_t>(tensor->ival)).buffer.size(dim)
+                         : -1;
   if (op == ir::Op::Size && tensor->op == ir::Op::Alloc) {
     n = tensor->args.at(dim);  // the allocation's own extent
-  } else if (op == ir::Op::Size && tensor->op == ir::Op::Arg &&
-             ir::size_fixed_by_key(args_.at(static_cast<size_t>(tensor->ival)).buffer.size(dim),
-                                   settings_.static_shapes.value_or(false))) {
+  } else if (arg_size >= 0 && ir::size_fixed_by_key(arg_size, settings_.static_shapes.value_or(false))) {
     // A size the specialization key fixes (static shapes, or a power of two) is a constant.
-    int64_t v = args_.at(static_cast<size_t>(tensor->ival)).buffer.size(dim);
+    int64_t v = arg_size;
     n = add_host(ir::Op::Const, DType::i64, {}, loc);  // host: shape checks use it too
     n->ival = v;
     n->fval = static_cast<double>(v);
