@@ -21,9 +21,11 @@
 //   softmax, layer_norm, rms_norm, cross_entropy:
 //     N <= 256    rows 4/8/16/32 with 4/4/8/8 warps
 //     N <= 1024   rows 1/2/4/8 with 4/4/8/8 warps
-//     N <= 4096   rows 1 with 2, 4, 8, 16 warps; rows 2 with 8, 16 warps
+//     N <= 4096   rows 1 with 2, 4, 8, 16 warps; rows 2 with 8, 16 warps; rows 1 with
+//                 4 warps and maxnreg 128, 8 warps and maxnreg 64
 //     N  > 4096   rows 1 with 8, 16, 32 warps; rows 1 with reduction_loops {4096} and
-//                 16 warps, {2048} and 8 warps (also with num_stages 2)
+//                 16 warps, {2048} and 8 warps (also with num_stages 2); rows 1 with
+//                 8 warps and maxnreg 128, 16 warps and maxnreg 64
 //   softmax_two_pass {rows, chunk}/warps:
 //     N <= 256    {4,256}/4 {8,256}/4 {16,256}/8
 //     N <= 1024   {1,1024}/4 {2,1024}/8 {4,1024}/8
@@ -151,6 +153,12 @@ ts::Config two_pass_cfg(int64_t rows, int64_t chunk, int warps, int stages = 1) 
   return ts::Config{.block_sizes = std::vector<int64_t>{rows, chunk}, .num_warps = warps, .num_stages = stages};
 }
 
+/// `c` with at most `regs` registers per thread (Config::maxnreg: more programs per SM).
+ts::Config capped(ts::Config c, int regs) {
+  c.maxnreg = regs;
+  return c;
+}
+
 /// The hand-picked configs of a kernel for rows of n elements (see the file comment).
 std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
   if (kernel == "softmax_two_pass") {
@@ -165,9 +173,11 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
   if (n <= 256) return {rows_cfg(4, 4), rows_cfg(8, 4), rows_cfg(16, 8), rows_cfg(32, 8)};
   if (n <= 1024) return {rows_cfg(1, 4), rows_cfg(2, 4), rows_cfg(4, 8), rows_cfg(8, 8)};
   if (n <= 4096)
-    return {rows_cfg(1, 2), rows_cfg(1, 4), rows_cfg(1, 8), rows_cfg(1, 16), rows_cfg(2, 8), rows_cfg(2, 16)};
-  return {rows_cfg(1, 8),          rows_cfg(1, 16),          rows_cfg(1, 32),
-          looped_cfg(1, 16, 4096), looped_cfg(1, 8, 2048), looped_cfg(1, 8, 2048, 2)};
+    return {rows_cfg(1, 2),  rows_cfg(1, 4),  rows_cfg(1, 8),           rows_cfg(1, 16),
+            rows_cfg(2, 8),  rows_cfg(2, 16), capped(rows_cfg(1, 4), 128), capped(rows_cfg(1, 8), 64)};
+  return {rows_cfg(1, 8),          rows_cfg(1, 16),         rows_cfg(1, 32),
+          looped_cfg(1, 16, 4096), looped_cfg(1, 8, 2048),  looped_cfg(1, 8, 2048, 2),
+          capped(rows_cfg(1, 8), 128), capped(rows_cfg(1, 16), 64)};
 }
 
 /// Runners, one per (kernel, config), shared by every shape and dtype (each keeps its
@@ -183,7 +193,7 @@ Runner& runner(const std::string& kernel, const ts::Config& c) {
 /// The __global__ function a generated source defines (the program name NVRTC and the
 /// cubin cache see is "<name>.cu", as in rt::GpuProgram).
 std::string function_name(const std::string& src) {
-  static const std::regex re(R"(__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\()");
+  static const std::regex re(R"(__global__\s+void\s+(?:__(?:launch_bounds|maxnreg)__\([^)]*\)\s+)?(\w+)\s*\()");
   std::smatch m;
   if (!std::regex_search(src, m, re)) return "";
   return m[1];

@@ -22,6 +22,7 @@ ts::Config random_config(std::mt19937_64& rng) {
   }
   if (coin()) c.num_warps = 1 << pick(6);
   if (coin()) c.num_stages = 1 + pick(4);
+  if (coin()) c.maxnreg = 24 + 8 * pick(30);
   if (coin()) c.pid_type = static_cast<ts::PidType>(pick(4));
   if (coin()) c.num_sm_multiplier = 1 << pick(4);
   if (coin()) c.loop_orders = std::vector<std::vector<int>>{{1, 0}, {0}};

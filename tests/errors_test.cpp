@@ -322,6 +322,9 @@ TEST(Errors, InvalidConfigValuesAndSettings) {
   std::vector<Case> cases = {
       {ts::Config{.block_sizes = std::vector<int64_t>{-16}}, "block size -16 is not a positive power of two", "use 1, 2, 4"},
       {ts::Config{.num_stages = 0}, "num_stages 0 is not a positive integer", "use 1 (no pipelining)"},
+      {ts::Config{.maxnreg = 16}, "maxnreg 16 is outside [24, 255]", "between 24 and 255"},
+      {ts::Config{.num_warps = 16, .maxnreg = 255}, "maxnreg 255 with num_warps 16 needs 130560 registers",
+       "use maxnreg <= 128 for num_warps 16"},
       {ts::Config{.num_sm_multiplier = 3}, "num_sm_multiplier 3 is not a positive power of two", "use 1, 2, 4 or 8"},
       {ts::Config{.num_sm_multiplier = -1}, "num_sm_multiplier -1", "use 1, 2, 4 or 8"},
       {ts::Config{.indexing = std::vector<std::string>{"block_ptr"}}, "indexing \"block_ptr\" is not supported",

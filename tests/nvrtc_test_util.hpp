@@ -22,4 +22,11 @@ std::string compile(const K& k, const A&... args) {
   return all;
 }
 
+/// Occurrences of `what` in `s` (e.g. barriers in generated code).
+inline int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
 }  // namespace nvrtc_test

@@ -19,12 +19,7 @@ namespace ts = tessel;
 namespace {
 
 using nvrtc_test::compile;
-
-int count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
-}
+using nvrtc_test::count;
 
 ts::Settings cfg(std::vector<int64_t> blocks, int warps, int stages) {
   return ts::Settings{.config = ts::Config{.block_sizes = std::move(blocks), .num_warps = warps, .num_stages = stages}};

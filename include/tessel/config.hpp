@@ -25,7 +25,7 @@ enum class PidType : uint8_t { flat, xyz, persistent_blocked, persistent_interle
 std::string pid_type_name(PidType p);
 
 /// The tuned knobs. Field order (for designated initializers):
-/// block_sizes, num_warps, num_stages, pid_type, num_sm_multiplier, loop_orders,
+/// block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, loop_orders,
 /// flatten_loops, l2_groupings, reduction_loops, indexing, tunables.
 struct Config {
   /// One entry per tile dimension with a tunable block size, in the order the loops are
@@ -38,6 +38,12 @@ struct Config {
   /// own values, of tensors the loop does not store to, are issued one iteration early
   /// into registers (src/codegen/emit_pipeline.cpp). Values above 2 act as 2.
   std::optional<int> num_stages;
+  /// Registers per thread at most (Triton's Config.maxnreg; the PTX .maxnreg directive,
+  /// emitted as __maxnreg__): unset = the compiler's choice for num_warps (up to 255).
+  /// A cap lets more programs share an SM (an SM has 65536 registers) at the cost of
+  /// spilling when the tile needs more. 24..255, and 32 * num_warps * maxnreg <= 65536;
+  /// otherwise a UserError names the kernel's first loop.
+  std::optional<int> maxnreg;
   std::optional<PidType> pid_type;
   /// Persistent kernels: programs = SMs * num_sm_multiplier (1, 2, 4, 8).
   std::optional<int> num_sm_multiplier;

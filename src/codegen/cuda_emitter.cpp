@@ -75,9 +75,18 @@ void Emitter::line(const std::string& s, const Node* at) {
 void Emitter::open(const std::string& s, const Node* at) {
   line(s + " {", at);
   ++indent_;
+  ++region_;
+  unrolled_.push_back(false);
+}
+void Emitter::open_unrolled(const std::string& s) {
+  line(s + " {");
+  ++indent_;
+  unrolled_.push_back(true);
 }
 void Emitter::close() {
   --indent_;
+  if (!unrolled_.back()) ++region_;
+  unrolled_.pop_back();
   line("}");
 }
 
@@ -289,7 +298,7 @@ static std::string unary_expr(ir::UnaryFn fn, DType t, const std::string& a) {
     case ir::UnaryFn::abs: return is_float(t) ? math_fn("fabs", t) + "(" + a + ")" : "ts::abs_(" + a + ")";
     case ir::UnaryFn::logical_not: return "!" + a;
     case ir::UnaryFn::bit_not: return "~" + a;
-    case ir::UnaryFn::exp: return math_fn("exp", t) + "(" + a + ")";
+    case ir::UnaryFn::exp: return "ts::exp_(" + a + ")";
     case ir::UnaryFn::log: return math_fn("log", t) + "(" + a + ")";
     case ir::UnaryFn::sqrt: return math_fn("sqrt", t) + "(" + a + ")";
     case ir::UnaryFn::rsqrt: return math_fn("rsqrt", t) + "(" + a + ")";
@@ -297,7 +306,7 @@ static std::string unary_expr(ir::UnaryFn fn, DType t, const std::string& a) {
     case ir::UnaryFn::cos: return math_fn("cos", t) + "(" + a + ")";
     case ir::UnaryFn::tanh: return math_fn("tanh", t) + "(" + a + ")";
     case ir::UnaryFn::sigmoid: return "ts::sigmoid(" + a + ")";
-    case ir::UnaryFn::exp2: return math_fn("exp2", t) + "(" + a + ")";
+    case ir::UnaryFn::exp2: return "ts::exp2_(" + a + ")";
     case ir::UnaryFn::log2: return math_fn("log2", t) + "(" + a + ")";
     case ir::UnaryFn::floor: return math_fn("floor", t) + "(" + a + ")";
     case ir::UnaryFn::ceil: return math_fn("ceil", t) + "(" + a + ")";
@@ -744,7 +753,11 @@ void Emitter::run() {
                      L_.threads, L_.vec, L_.groups);
   src << "#define TS_FLAT(r) (((((r) / TS_V) * TS_T + tid) * TS_V) + (r) % TS_V)\n";
   src << "#define TS_FOR(r) _Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r)\n\n";
-  src << fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}(", L_.threads, out_.name);
+  // __launch_bounds__ and __maxnreg__ exclude each other (nvcc/NVRTC); both set the
+  // register budget, the first from the thread count, the second from Config::maxnreg.
+  std::string bounds = config_.maxnreg ? fmt::format("__maxnreg__({})", *config_.maxnreg)
+                                       : fmt::format("__launch_bounds__({})", L_.threads);
+  src << fmt::format("extern \"C\" __global__ void {} {}(", bounds, out_.name);
   for (size_t i = 0; i < out_.params.size(); ++i) {
     const Param& p = out_.params[i];
     if (i) src << ",\n    ";

@@ -42,6 +42,7 @@ static std::string identity(ir::ReduceFn fn, DType t) {
 }
 
 void Emitter::emit_reduce(const Node* n) {
+  const int start_region = region_;  // the register steps below open braces of their own
   const Node* x = n->args[0];
   ir::ReduceFn fn = n->rfn();
   bool arg = fn == ir::ReduceFn::argmax || fn == ir::ReduceFn::argmin;
@@ -91,7 +92,7 @@ void Emitter::emit_reduce(const Node* n) {
     if (b < lv || b >= lv + lt) {  // a register bit
       int rb = b < lv ? b : b - lt;
       reg_mask |= 1u << rb;
-      open(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r) if (!(r & {}))", 1 << rb));
+      open_unrolled(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r) if (!(r & {}))", 1 << rb));
       if (arg) {
         line(fmt::format("ts::arg_combine<{}>({}[r], {}[r], {}[r | {}], {}[r | {}]);", is_max, acc, ai, acc,
                          1 << rb, ai, 1 << rb));
@@ -118,27 +119,44 @@ void Emitter::emit_reduce(const Node* n) {
       line(fmt::format("{} {}[r] = ts::warp_allreduce<{}>({}[r], {}u);", distinct, acc, op_struct(fn), acc, lane_mask));
   }
   if (warp_mask) {
-    // Shared memory: [register][thread] values (and indices), then each thread combines
-    // the warps that differ in the slot's warp bits, in a fixed order.
+    // Shared memory: [distinct register][thread] values (and indices), then each thread
+    // combines the warps that differ in the slot's warp bits, in a fixed order. Registers
+    // are numbered densely among the distinct ones (those with the reg_mask bits clear).
     int elem = static_cast<int>(rt == "double" || rt == "long long" || rt == "unsigned long long" ? 8 : 4);
-    int64_t bytes = int64_t{L_.threads} * regs() * (elem + (arg ? 8 : 0));
+    int64_t distinct_regs = regs() >> __builtin_popcount(reg_mask);
+    int64_t values_bytes = int64_t{L_.threads} * distinct_regs * elem;
+    int64_t bytes = (values_bytes + (arg ? int64_t{L_.threads} * distinct_regs * 8 : 0) + 15) / 16 * 16;
     if (bytes > 227 * 1024)
       throw UserError(g_.kernel_name, n->loc,
                       fmt::format("this reduction needs {} bytes of shared memory, more than a program has",
                                   bytes),
                       "use smaller block sizes, fewer warps, or reduction_loops");
-    shared_bytes_ = std::max(shared_bytes_, static_cast<int>(bytes));
+    // Right after another cross-warp reduction (same straight-line code), this one uses
+    // bytes disjoint from it and skips the leading __syncthreads: every earlier reader of
+    // these bytes finished before the previous reduction's barrier. Otherwise the leading
+    // barrier protects offset 0. No trailing barrier: the next reduction guards itself.
+    bool follows = last_shared_.region == start_region;
+    int64_t offset = 0;
+    if (follows && bytes > last_shared_.offset) offset = (last_shared_.offset + last_shared_.bytes + 15) / 16 * 16;
+    if (offset + bytes > 227 * 1024) {
+      follows = false;
+      offset = 0;
+    }
+    shared_bytes_ = std::max(shared_bytes_, static_cast<int>(offset + bytes));
+    std::string dense = reg_mask == 0 ? "r"
+                        : (reg_mask & (reg_mask + 1)) == 0
+                            ? fmt::format("(r >> {})", __builtin_popcount(reg_mask))
+                            : fmt::format("ts::squeeze_bits(r, {}u)", reg_mask);
     std::string sm = fmt::format("sm{}", n->id), smi = fmt::format("smi{}", n->id);
-    line(fmt::format("{}* {} = reinterpret_cast<{}*>(ts_smem);", rt, sm, rt));
+    line(fmt::format("{}* {} = reinterpret_cast<{}*>(ts_smem + {});", rt, sm, rt, offset));
     if (arg)
-      line(fmt::format("long long* {} = reinterpret_cast<long long*>(ts_smem + {});", smi,
-                       L_.threads * regs() * elem));
-    line("__syncthreads();");
-    line(fmt::format("{} {}[r * TS_T + tid] = {}[r];", distinct, sm, acc));
-    if (arg) line(fmt::format("{} {}[r * TS_T + tid] = {}[r];", distinct, smi, ai));
+      line(fmt::format("long long* {} = reinterpret_cast<long long*>(ts_smem + {});", smi, offset + values_bytes));
+    if (!follows) line("__syncthreads();");
+    line(fmt::format("{} {}[{} * TS_T + tid] = {}[r];", distinct, sm, dense, acc));
+    if (arg) line(fmt::format("{} {}[{} * TS_T + tid] = {}[r];", distinct, smi, dense, ai));
     line("__syncthreads();");
     int nw = L_.threads / 32;
-    open(distinct);
+    open_unrolled(distinct);
     line(fmt::format("{} v = {};", rt, identity(fn, acc_t)));
     if (arg) line("long long vi = 9223372036854775807LL;");
     int low = __builtin_ctz(warp_mask);
@@ -146,22 +164,22 @@ void Emitter::emit_reduce(const Node* n) {
       // Contiguous warp bits: the group's warps are base | (j << low), j < 2^bits.
       int count = (warp_mask >> low) + 1;
       std::string base = (nw - 1) & ~warp_mask ? fmt::format("((tid >> 5) & ~{}u)", warp_mask) : std::string("0");
-      open(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; ++j)", count));
+      open_unrolled(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; ++j)", count));
       line(fmt::format("const int src = (({} | (j << {})) << 5) | (tid & 31);", base, low));
     } else {
-      open(fmt::format("for (int w = 0; w < {}; ++w)", nw));
+      open_unrolled(fmt::format("for (int w = 0; w < {}; ++w)", nw));
       line(fmt::format("if ((w & ~{}u) != ((tid >> 5) & ~{}u)) continue;", warp_mask, warp_mask));
       line("const int src = (w << 5) | (tid & 31);");
     }
     if (arg)
-      line(fmt::format("ts::arg_combine<{}>(v, vi, {}[r * TS_T + src], {}[r * TS_T + src]);", is_max, sm, smi));
+      line(fmt::format("ts::arg_combine<{}>(v, vi, {}[{} * TS_T + src], {}[{} * TS_T + src]);", is_max, sm, dense, smi, dense));
     else
-      line(fmt::format("v = {}::combine(v, {}[r * TS_T + src]);", op_struct(fn), sm));
+      line(fmt::format("v = {}::combine(v, {}[{} * TS_T + src]);", op_struct(fn), sm, dense));
     close();
     line(fmt::format("{}[r] = v;", acc));
     if (arg) line(fmt::format("{}[r] = vi;", ai));
     close();
-    line("__syncthreads();");
+    last_shared_ = {region_, offset, bytes};
   }
   if (reg_mask && (lane_mask || warp_mask)) {
     line(fmt::format("TS_FOR(r) {}[r] = {}[r & ~{}];", acc, acc, reg_mask));

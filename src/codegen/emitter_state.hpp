@@ -28,6 +28,9 @@ class Emitter {
   // --- shared helpers ---
   void line(const std::string& s, const ir::Node* at = nullptr);
   void open(const std::string& s, const ir::Node* at = nullptr);
+  /// An unrolled loop over registers (or warps) whose every iteration runs: it does not
+  /// end straight-line code for the reductions' barrier elision (region_).
+  void open_unrolled(const std::string& s);
   void close();
   std::string idx_t() const { return idx_t_; }
   int regs() const { return L_.regs(); }
@@ -123,6 +126,15 @@ class Emitter {
   std::ostringstream prologue_;                     // device scalar reads
   int shared_bytes_ = 0;
   int tmp_ = 0;
+  /// Control-flow braces opened or closed so far (open/close, not open_unrolled): two
+  /// reductions emitted with the same count run back to back in straight-line code.
+  int region_ = 0;
+  std::vector<bool> unrolled_;  // per open brace: opened by open_unrolled
+  /// The last cross-warp reduction's shared memory: its region_ and byte range.
+  struct SharedUse {
+    int region = -1;
+    int64_t offset = 0, bytes = 0;
+  } last_shared_;
 };
 
 }  // namespace tessel::codegen

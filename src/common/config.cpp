@@ -29,6 +29,7 @@ std::string Config::to_json() const {
   if (block_sizes) j["block_sizes"] = *block_sizes;
   if (num_warps) j["num_warps"] = *num_warps;
   if (num_stages) j["num_stages"] = *num_stages;
+  if (maxnreg) j["maxnreg"] = *maxnreg;
   if (pid_type) j["pid_type"] = pid_type_name(*pid_type);
   if (num_sm_multiplier) j["num_sm_multiplier"] = *num_sm_multiplier;
   if (loop_orders) j["loop_orders"] = *loop_orders;
@@ -76,6 +77,7 @@ Config Config::from_json(const std::string& text) {
       if (key == "block_sizes") c.block_sizes = int64s(v, key);
       else if (key == "num_warps") c.num_warps = int32(v, key);
       else if (key == "num_stages") c.num_stages = int32(v, key);
+      else if (key == "maxnreg") c.maxnreg = int32(v, key);
       else if (key == "pid_type") c.pid_type = pid_from_name(v.get<std::string>());
       else if (key == "num_sm_multiplier") c.num_sm_multiplier = int32(v, key);
       else if (key == "loop_orders") c.loop_orders = v.get<std::vector<std::vector<int>>>();
@@ -89,7 +91,7 @@ Config Config::from_json(const std::string& text) {
       else if (key == "tunables") c.tunables = v.get<std::map<std::string, int64_t>>();
       else
         throw UserError("", {}, fmt::format("unknown config key '{}'", key),
-                        "keys are block_sizes, num_warps, num_stages, pid_type, num_sm_multiplier, "
+                        "keys are block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, "
                         "loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing, tunables");
     }
   } catch (const json::exception& e) {
@@ -104,6 +106,7 @@ std::string Config::to_cpp() const {
   if (block_sizes) parts.push_back(".block_sizes = std::vector<int64_t>" + list(*block_sizes));
   if (num_warps) parts.push_back(fmt::format(".num_warps = {}", *num_warps));
   if (num_stages) parts.push_back(fmt::format(".num_stages = {}", *num_stages));
+  if (maxnreg) parts.push_back(fmt::format(".maxnreg = {}", *maxnreg));
   if (pid_type) parts.push_back(".pid_type = ts::PidType::" + pid_type_name(*pid_type));
   if (num_sm_multiplier) parts.push_back(fmt::format(".num_sm_multiplier = {}", *num_sm_multiplier));
   if (loop_orders) {

@@ -139,6 +139,13 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (*c.num_stages < 1)
     fail(fmt::format("num_stages {} is not a positive integer", *c.num_stages),
          "use 1 (no pipelining) or 2 (a device loop's loads issued one iteration early)");
+  if (c.maxnreg && (*c.maxnreg < 24 || *c.maxnreg > 255))
+    fail(fmt::format("maxnreg {} is outside [24, 255]", *c.maxnreg),
+         "use a register cap per thread between 24 and 255, or leave maxnreg unset");
+  if (c.maxnreg && int64_t{32} * w * *c.maxnreg > 65536)
+    fail(fmt::format("maxnreg {} with num_warps {} needs {} registers per program; an SM has 65536",
+                     *c.maxnreg, w, int64_t{32} * w * *c.maxnreg),
+         fmt::format("use maxnreg <= {} for num_warps {}, or fewer warps", 65536 / (32 * w), w));
   if (c.num_sm_multiplier && (*c.num_sm_multiplier < 1 || (*c.num_sm_multiplier & (*c.num_sm_multiplier - 1)) != 0))
     fail(fmt::format("num_sm_multiplier {} is not a positive power of two", *c.num_sm_multiplier),
          "use 1, 2, 4 or 8 (programs per SM of a persistent kernel), or leave it unset");

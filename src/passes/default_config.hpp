@@ -19,7 +19,8 @@ namespace tessel::passes {
 /// dimensions only: identity, false, 1; see passes/loop_knobs.hpp).
 /// Errors: UserError (naming `kernel` and its first loop's line) for a wrong number of
 /// block sizes, a block size that is not a positive power of two, num_warps outside
-/// {1, ..., 32}, num_stages < 1, a num_sm_multiplier that is not a positive power of two,
+/// {1, ..., 32}, num_stages < 1, maxnreg outside [24, 255] or above 65536 / threads per
+/// program (maxnreg stays unset by default), a num_sm_multiplier that is not a positive power of two,
 /// indexing other than "pointer", a non-persistent pid_type for a persistent loop, a
 /// tunable the kernel does not declare or a value that is not one of its choices, or
 /// invalid loop knobs (complete_loop_knobs).

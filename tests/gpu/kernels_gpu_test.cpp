@@ -6,6 +6,7 @@
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/seed002.hpp"
 #include "gpu_test_util.hpp"
+#include "tests/reduce_kernels.hpp"
 
 namespace ts = tessel;
 
@@ -99,6 +100,17 @@ TEST(KernelsGpu, ArgmaxAndMinAlongRows) {
     return out;
   });
   expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({130, 1000}, ts::f32, ts::cuda(0), 4));
+}
+
+TEST(KernelsGpu, TileReductionsOverBothDims) {
+  // Back-to-back cross-warp reductions (disjoint shared memory, one barrier each), dense
+  // register numbering, an argmax among them, and a config with maxnreg.
+  TESSEL_REQUIRE_GPU();
+  ts::Buffer x = ts::Buffer::randn({100, 300}, ts::f32, ts::cuda(0), 5);
+  for (const ts::Config& c : reduce_test::tile_reduction_configs()) {
+    SCOPED_TRACE(c.to_json());
+    expect_matches_interpreter(reduce_test::make_tile_reductions({.config = c}), 1e-4, 1e-5, x);
+  }
 }
 
 TEST(KernelsGpu, LoopCarriedAccumulatorInNestedTileLoop) {
