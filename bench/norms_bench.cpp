@@ -22,10 +22,12 @@
 //     N <= 256    rows 4/8/16/32 with 4/4/8/8 warps
 //     N <= 1024   rows 1/2/4/8 with 4/4/8/8 warps
 //     N <= 4096   rows 1 with 2, 4, 8, 16 warps; rows 2 with 8, 16 warps; rows 1 with
-//                 4 warps and maxnreg 128, 8 warps and maxnreg 64
+//                 4 warps and maxnreg 128, 8 warps and maxnreg 64; persistent with 2
+//                 stages (the next row loaded early): 4 warps maxnreg 128, 8 warps
 //     N  > 4096   rows 1 with 8, 16, 32 warps; rows 1 with reduction_loops {4096} and
 //                 16 warps, {2048} and 8 warps (also with num_stages 2); rows 1 with
-//                 8 warps and maxnreg 128, 16 warps and maxnreg 64
+//                 8 warps and maxnreg 128, 16 warps and maxnreg 64; persistent with 2
+//                 stages: 8 warps maxnreg 128, 16 warps maxnreg 64, 32 warps
 //   softmax_two_pass {rows, chunk}/warps:
 //     N <= 256    {4,256}/4 {8,256}/4 {16,256}/8
 //     N <= 1024   {1,1024}/4 {2,1024}/8 {4,1024}/8
@@ -159,6 +161,14 @@ ts::Config capped(ts::Config c, int regs) {
   return c;
 }
 
+/// `c` as a persistent kernel (programs loop over rows) whose next row's loads are
+/// issued before this row's work (num_stages 2).
+ts::Config pipelined(ts::Config c) {
+  c.num_stages = 2;
+  c.pid_type = ts::PidType::persistent_interleaved;
+  return c;
+}
+
 /// The hand-picked configs of a kernel for rows of n elements (see the file comment).
 std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
   if (kernel == "softmax_two_pass") {
@@ -174,10 +184,12 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
   if (n <= 1024) return {rows_cfg(1, 4), rows_cfg(2, 4), rows_cfg(4, 8), rows_cfg(8, 8)};
   if (n <= 4096)
     return {rows_cfg(1, 2),  rows_cfg(1, 4),  rows_cfg(1, 8),           rows_cfg(1, 16),
-            rows_cfg(2, 8),  rows_cfg(2, 16), capped(rows_cfg(1, 4), 128), capped(rows_cfg(1, 8), 64)};
+            rows_cfg(2, 8),  rows_cfg(2, 16), capped(rows_cfg(1, 4), 128), capped(rows_cfg(1, 8), 64),
+            pipelined(capped(rows_cfg(1, 4), 128)), pipelined(rows_cfg(1, 8))};
   return {rows_cfg(1, 8),          rows_cfg(1, 16),         rows_cfg(1, 32),
           looped_cfg(1, 16, 4096), looped_cfg(1, 8, 2048),  looped_cfg(1, 8, 2048, 2),
-          capped(rows_cfg(1, 8), 128), capped(rows_cfg(1, 16), 64)};
+          capped(rows_cfg(1, 8), 128), capped(rows_cfg(1, 16), 64),
+          pipelined(capped(rows_cfg(1, 8), 128)), pipelined(capped(rows_cfg(1, 16), 64)), pipelined(rows_cfg(1, 32))};
 }
 
 /// Runners, one per (kernel, config), shared by every shape and dtype (each keeps its

@@ -10,6 +10,7 @@
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
+#include "examples/kernels/basic.hpp"
 #include "examples/kernels/norms.hpp"
 #include "nvrtc_test_util.hpp"
 #include "runtime/cuda_api.hpp"
@@ -78,6 +79,33 @@ TEST(Pipeline, KernelsWithoutDeviceLoopsAreUnchanged) {
   std::string two = compile(examples::make_softmax(cfg({2}, 4, 2)), x);
   std::regex config_line("// config: [^\n]*\n");
   EXPECT_EQ(std::regex_replace(one, config_line, ""), std::regex_replace(two, config_line, ""));
+}
+
+TEST(Pipeline, PersistentProgramsLoadTheNextTileEarly) {
+  REQUIRE_NVRTC();
+  const std::string kNext = "the next program's tile, loaded early";
+  ts::Buffer x = ts::Buffer::zeros({37, 1000}, ts::bf16);
+  for (ts::PidType pid : {ts::PidType::persistent_blocked, ts::PidType::persistent_interleaved}) {
+    ts::Settings two = cfg({2}, 4, 2), one = cfg({2}, 4, 1), flat = cfg({2}, 4, 2);
+    two.config->pid_type = one.config->pid_type = pid;
+    std::string src = compile(examples::make_softmax(two), x);
+    EXPECT_EQ(count(src, kNext), 1) << src;
+    EXPECT_EQ(count(src, "const long long pid = pid_next;"), 1) << src;
+    EXPECT_EQ(count(compile(examples::make_softmax(one), x), kNext), 0);
+    EXPECT_EQ(count(compile(examples::make_softmax(flat), x), kNext), 0);  // one tile per program
+  }
+  // A 2-D persistent loop (its tile indices come from the program id) and a gather whose
+  // index is computed in the loop (cross_entropy's target logit: not moved).
+  ts::Settings s = cfg({4, 64}, 4, 2);
+  s.config->pid_type = ts::PidType::persistent_interleaved;
+  std::string add = compile(examples::make_add_2d(s), ts::Buffer::zeros({33, 300}, ts::f32),
+                            ts::Buffer::zeros({33, 300}, ts::f32));
+  EXPECT_EQ(count(add, "loaded early  //"), 2) << add;
+  ts::Settings c = cfg({1}, 8, 2);
+  c.config->pid_type = ts::PidType::persistent_blocked;
+  std::string ce = compile(examples::make_cross_entropy(c), ts::Buffer::zeros({64, 4096}, ts::bf16),
+                           ts::Buffer::zeros({64}, ts::i64));
+  EXPECT_EQ(count(ce, "loaded early  //"), 1) << ce;
 }
 
 TEST(Pipeline, InterpreterResultsDoNotDependOnStages) {

@@ -721,11 +721,15 @@ void Emitter::run() {
   PidType pid = config_.pid_type.value_or(PidType::flat);
   // A flattened loop has one dimension: pid_type xyz launches it along x alone.
   bool xyz = pid == PidType::xyz && !n->persistent && !knobs.flatten;
+  std::vector<const Node*> early = prefetchable_loads(n);  // num_stages >= 2, persistent
   if (pid == PidType::persistent_blocked) {
     line("const long long per = (total + gridDim.x - 1) / gridDim.x;");
     line("const long long pid_begin = (long long)blockIdx.x * per;");
-    open("for (long long pid = pid_begin; pid < min(pid_begin + per, total); ++pid)");
+    line("const long long pid_end = min(pid_begin + per, total);");
+    if (!early.empty()) emit_program_prefetch_first(early, knobs, counts, "pid_begin", "pid_end");
+    open("for (long long pid = pid_begin; pid < pid_end; ++pid)");
   } else if (pid == PidType::persistent_interleaved) {
+    if (!early.empty()) emit_program_prefetch_first(early, knobs, counts, "(long long)blockIdx.x", "total");
     open("for (long long pid = blockIdx.x; pid < total; pid += gridDim.x)");
   } else {
     open("");
@@ -741,6 +745,10 @@ void Emitter::run() {
   } else {
     emit_program_tiles(knobs, counts, xyz);
   }
+  if (!early.empty())
+    emit_program_prefetch_next(early, knobs, counts,
+                               pid == PidType::persistent_blocked ? "pid + 1" : "pid + gridDim.x",
+                               pid == PidType::persistent_blocked ? "pid_end" : "total");
   emit_block(n->body);
   close();
 

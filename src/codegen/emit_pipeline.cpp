@@ -4,7 +4,9 @@
 // converts the buffer into the loads' values, issues iteration i + 1's loads into it, and
 // computes; so the next tile's loads are in flight during this tile's work (reductions,
 // __syncthreads, stores). Two stages take one buffer per load; num_stages > 2 is treated
-// as 2 (more stages would need rotating register buffers).
+// as 2 (more stages would need rotating register buffers). In a persistent kernel
+// (pid_type persistent_*) the program loop over tiles is pipelined the same way: the
+// next program id's tile loads are issued before this tile's work.
 // Source of the technique: Triton's num_stages (software pipelining of loads in loops).
 #include <fmt/format.h>
 
@@ -25,16 +27,25 @@ static void collect(const ir::Block& b, std::set<const Node*>& out) {
   }
 }
 
+static bool persistent_pid(const Config& c) {
+  PidType p = c.pid_type.value_or(PidType::flat);
+  return p == PidType::persistent_blocked || p == PidType::persistent_interleaved;
+}
+
 std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
   std::vector<const Node*> out;
-  if (config_.num_stages.value_or(1) < 2 || loop == top_ || loop->dims.size() != 1) return out;
+  if (config_.num_stages.value_or(1) < 2) return out;
+  // Device loops of one dim, and the top-level loop of a persistent kernel (its
+  // programs loop over tiles), of any number of dims.
+  if (loop == top_ ? !persistent_pid(config_) : loop->dims.size() != 1) return out;
   if (passes::loop_knobs(g_, loop, config_).flatten) return out;
   std::set<const Node*> inside;
   collect(loop->body, inside);
   std::set<const Node*> stored;
   for (const Node* n : inside)
     if (n->op == Op::Store) stored.insert(n->args[0]);
-  dims[{loop, 0}] = dim_vars(loop, 0);  // the probe plans accesses of this loop's tile
+  for (size_t d = 0; d < loop->dims.size(); ++d)  // the probe plans accesses of this loop's tile
+    dims[{loop, static_cast<int>(d)}] = dim_vars(loop, static_cast<int>(d));
   for (const Node* n : loop->body) {  // the body's own level: not under a nested loop
     if (n->op != Op::Load || !live_.count(n) || !is_array(n) || stored.count(n->args[0])) continue;
     bool early = true;
@@ -76,6 +87,44 @@ void Emitter::emit_prefetch_next(const Node* loop, const std::vector<const Node*
   line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, 2 * dv.block, le));
   for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
   close();
+}
+
+// The persistent program loop (pid_type persistent_*): `first` / `next` are the first
+// and the following virtual program ids of this program, `end` the bound they must stay
+// under; the tile of a program id comes from emit_program_tiles, in a scope of its own
+// that shadows the running tile's variables.
+void Emitter::emit_program_prefetch_first(const std::vector<const Node*>& loads, const passes::LoopKnobs& knobs,
+                                          const std::vector<std::string>& counts, const std::string& first,
+                                          const std::string& end) {
+  for (const Node* n : loads)
+    line(fmt::format("__align__(16) {} p{}[TS_N];  // the next program's tile, loaded early",
+                     dtype_cuda_storage(n->args[0]->dtype), n->id),
+         n);
+  open(fmt::format("if ({} < {})", first, end));
+  line(fmt::format("const long long pid = {};", first));
+  emit_program_tiles(knobs, counts, false);
+  for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
+  close();
+}
+
+void Emitter::emit_program_prefetch_next(const std::vector<const Node*>& loads, const passes::LoopKnobs& knobs,
+                                         const std::vector<std::string>& counts, const std::string& next,
+                                         const std::string& end) {
+  for (const Node* n : loads) {
+    std::string nm = fmt::format("v{}", n->id);
+    names_[n] = nm;
+    line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
+    line(fmt::format("ts::to_regs<{}, TS_N>(p{}, {});", dtype_cuda_storage(n->args[0]->dtype), n->id, nm));
+    prefetched_.insert(n);
+  }
+  line(fmt::format("const long long pid_next = {};", next));
+  open(fmt::format("if (pid_next < {})", end));
+  line("const long long pid = pid_next;");
+  emit_program_tiles(knobs, counts, false);
+  for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
+  close();
+  // Back in the running program's scope: its tile variables again.
+  for (size_t d = 0; d < top_->dims.size(); ++d) dims[{top_, static_cast<int>(d)}] = dim_vars(top_, static_cast<int>(d));
 }
 
 }  // namespace tessel::codegen

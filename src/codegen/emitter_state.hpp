@@ -89,6 +89,17 @@ class Emitter {
   /// At the top of `loop`'s body: converts the buffers into the loads' values, then loads
   /// the next tile into the buffers (the loads are then skipped where they stand).
   void emit_prefetch_next(const ir::Node* loop, const std::vector<const ir::Node*>& loads);
+  /// num_stages >= 2 with a persistent pid_type (emit_pipeline.cpp): before the program
+  /// loop, declares the buffers of the top-level loop's early `loads` and loads the tile of
+  /// program id `first` (if below `end`) into them.
+  void emit_program_prefetch_first(const std::vector<const ir::Node*>& loads, const passes::LoopKnobs& knobs,
+                                   const std::vector<std::string>& counts, const std::string& first,
+                                   const std::string& end);
+  /// At the top of the program loop's body: converts the buffers into the loads' values,
+  /// then loads the tile of program id `next` (if below `end`) into them.
+  void emit_program_prefetch_next(const std::vector<const ir::Node*>& loads, const passes::LoopKnobs& knobs,
+                                  const std::vector<std::string>& counts, const std::string& next,
+                                  const std::string& end);
   void emit_store(const ir::Node* n);
   void emit_reduce(const ir::Node* n);
   /// Top-level loop, not flattened: the tile indices of the running program.

@@ -83,6 +83,19 @@ std::vector<std::pair<std::string, ts::Settings>> configs_for(Shape s) {
                                                      .num_warps = 8,
                                                      .num_stages = 2,
                                                      .reduction_loops = std::vector<std::optional<int64_t>>{1024}}});
+  // Persistent programs with the next row's loads issued early (num_stages 2), one with a
+  // register cap.
+  out.emplace_back("1 row, 8 warps, persistent interleaved, 2 stages, maxnreg 128",
+                   ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1},
+                                                     .num_warps = 8,
+                                                     .num_stages = 2,
+                                                     .maxnreg = 128,
+                                                     .pid_type = ts::PidType::persistent_interleaved}});
+  out.emplace_back("2 rows, 16 warps, persistent blocked, 2 stages",
+                   ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
+                                                     .num_warps = 16,
+                                                     .num_stages = 2,
+                                                     .pid_type = ts::PidType::persistent_blocked}});
   out.emplace_back("looped 1024, 2 rows, 8 warps",
                    ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
                                                      .num_warps = 8,
