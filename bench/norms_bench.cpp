@@ -32,7 +32,9 @@
 //     N <= 256    {4,256}/4 {8,256}/4 {16,256}/8
 //     N <= 1024   {1,1024}/4 {2,1024}/8 {4,1024}/8
 //     N <= 4096   {1,1024}/4 {1,2048}/8 {1,4096}/16, and the first two with num_stages 2
-//     N  > 4096   {1,2048}/8 {1,4096}/16 {1,8192}/32, and the first two with num_stages 2
+//     N  > 4096   {1,2048}/8 {1,4096}/16 {1,8192}/32, and the first two with num_stages 2;
+//                 {1,4096}/8 with 2 stages; {1,2048}/8 with 2 stages and maxnreg 32,
+//                 {1,4096}/8 with 2 stages and maxnreg 40
 //
 // Before timing a shape, every candidate's CUDA is generated and compiled with NVRTC in
 // parallel (--jobs) into tessel's on-disk cubin cache, so the timed calls find it there.
@@ -177,8 +179,10 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
     if (n <= 4096)
       return {two_pass_cfg(1, 1024, 4), two_pass_cfg(1, 2048, 8), two_pass_cfg(1, 4096, 16),
               two_pass_cfg(1, 1024, 4, 2), two_pass_cfg(1, 2048, 8, 2)};
-    return {two_pass_cfg(1, 2048, 8), two_pass_cfg(1, 4096, 16), two_pass_cfg(1, 8192, 32),
-            two_pass_cfg(1, 2048, 8, 2), two_pass_cfg(1, 4096, 16, 2)};
+    return {two_pass_cfg(1, 2048, 8),          two_pass_cfg(1, 4096, 16),
+            two_pass_cfg(1, 8192, 32),         two_pass_cfg(1, 2048, 8, 2),
+            two_pass_cfg(1, 4096, 16, 2),      two_pass_cfg(1, 4096, 8, 2),
+            capped(two_pass_cfg(1, 2048, 8, 2), 32), capped(two_pass_cfg(1, 4096, 8, 2), 40)};
   }
   if (n <= 256) return {rows_cfg(4, 4), rows_cfg(8, 4), rows_cfg(16, 8), rows_cfg(32, 8)};
   if (n <= 1024) return {rows_cfg(1, 4), rows_cfg(2, 4), rows_cfg(4, 8), rows_cfg(8, 8)};

@@ -42,14 +42,15 @@ TEST(AutotuneSpace, AddKernelHasBlockWarpsPidAndMultiplierKnobs) {
   EXPECT_EQ(knob(s, "block_sizes[0]").choices,
             (std::vector<int64_t>{16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}));
   EXPECT_EQ(knob(s, "num_warps").choices, (std::vector<int64_t>{1, 2, 4, 8, 16}));
-  EXPECT_EQ(knob(s, "num_stages").choices, (std::vector<int64_t>{1}));
+  // Two stages pipeline a persistent program's loop over tiles (canonical 1 otherwise).
+  EXPECT_EQ(knob(s, "num_stages").choices, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(knob(s, "pid_type").choices,
             pids({ts::PidType::flat, ts::PidType::xyz, ts::PidType::persistent_blocked,
                   ts::PidType::persistent_interleaved}));
   // 0 = unset: a persistent grid sized by the kernel's occupancy.
   EXPECT_EQ(knob(s, "num_sm_multiplier").choices, (std::vector<int64_t>{0, 1, 2, 4, 8}));
   EXPECT_FALSE(has_knob(s, "reduction_loops[0]"));
-  EXPECT_EQ(s.size(), 10 * 5 * 1 * 4 * 5);
+  EXPECT_EQ(s.size(), 10 * 5 * 2 * 4 * 5);
 }
 
 TEST(AutotuneSpace, DefaultPointIsTheDefaultConfig) {
@@ -81,8 +82,9 @@ TEST(AutotuneSpace, RowKernelsStartAtOneRowAndHaveAReductionLoopKnob) {
   EXPECT_EQ(knob(s, "num_stages").choices, (std::vector<int64_t>{1, 2}));
 }
 
-// Stages only matter where a device loop exists: a row kernel's point with a persistent
-// reduction has one stage in canonical form, a looped one keeps its two.
+// Stages only matter where a device loop or a persistent program loop exists: a row
+// kernel's point with a persistent reduction and a flat grid has one stage in canonical
+// form, a looped one or a persistent one keeps its two.
 TEST(AutotuneSpace, StagesAreCanonicallyOneWithoutADeviceLoop) {
   auto softmax = autotune_test::make_softmax();
   ts::Buffer x = ts::Buffer::empty({4096, 4096}, ts::f32);
@@ -94,6 +96,11 @@ TEST(AutotuneSpace, StagesAreCanonicallyOneWithoutADeviceLoop) {
   };
   EXPECT_EQ(stages(std::nullopt), 1);
   EXPECT_EQ(stages(256), 2);
+  // A persistent program loop over rows: the next row's loads can be issued early.
+  ts::Config c{.block_sizes = std::vector<int64_t>{1}, .num_warps = 8, .num_stages = 2,
+               .pid_type = ts::PidType::persistent_interleaved,
+               .reduction_loops = std::vector<std::optional<int64_t>>{std::nullopt}};
+  EXPECT_EQ(*s.config(s.canonical(s.point(c))).num_stages, 2);
 }
 
 TEST(AutotuneSpace, DeviceLoopsOfferTwoStages) {

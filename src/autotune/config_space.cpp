@@ -86,8 +86,10 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
     return f ? std::vector<int64_t>{static_cast<int64_t>(*f)} : all;
   };
   knobs_.push_back({Knob::num_warps, 0, "num_warps", fixed_or(forced.num_warps, {1, 2, 4, 8, 16})});
-  // Two stages pipeline the loads of device loops (codegen/emit_pipeline.cpp): offered
-  // when the kernel has a device loop, or reductions that reduction_loops can roll into one.
+  // Two stages pipeline the loads of device loops and of persistent programs' loops over
+  // tiles (codegen/emit_pipeline.cpp): offered always (every kernel has a top-level loop,
+  // which persistent pid types turn into a program loop); canonical() sets 1 where they
+  // change nothing.
   std::function<void(const ir::Block&, int)> scan = [&](const ir::Block& b, int depth) {
     for (const ir::Node* n : b)
       if (n->op == ir::Op::Loop) {
@@ -96,9 +98,7 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
       }
   };
   scan(g.host, 0);
-  bool device_loops = nested_loops_ || !g.reduction_syms.empty();
-  knobs_.push_back({Knob::num_stages, 0, "num_stages",
-                    fixed_or(forced.num_stages, device_loops ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1})});
+  knobs_.push_back({Knob::num_stages, 0, "num_stages", fixed_or(forced.num_stages, {1, 2})});
 
   bool persistent = false, xyz_ok = true;
   for (const ir::Node* n : g.host) {
@@ -303,11 +303,12 @@ Point ConfigSpace::canonical(Point p) const {
     auto one = std::find(knobs_[j].choices.begin(), knobs_[j].choices.end(), 1);
     if (one != knobs_[j].choices.end()) p[j] = static_cast<int>(one - knobs_[j].choices.begin());
   };
-  bool xyz = false;
+  bool xyz = false, persistent_pid = false;
   std::set<int> flat;  // loop_orders indices of flattened loops
   for (size_t i = 0; i < knobs_.size(); ++i) {
     int64_t v = knobs_[i].choices.at(p[i]);
     if (knobs_[i].kind == Knob::pid_type) xyz = v == static_cast<int64_t>(PidType::xyz);
+    if (knobs_[i].kind == Knob::pid_type) persistent_pid = is_persistent(v);
     if (knobs_[i].kind == Knob::flatten_loop && v) flat.insert(knobs_[i].index);
     if (knobs_[i].kind != Knob::pid_type || is_persistent(v)) continue;
     for (size_t j = 0; j < knobs_.size(); ++j)
@@ -315,11 +316,12 @@ Point ConfigSpace::canonical(Point p) const {
   }
   for (size_t j = 0; j < knobs_.size(); ++j)
     if (knobs_[j].kind == Knob::l2_grouping && (xyz || flat.count(grouped_at_.at(knobs_[j].index)))) set_one(j);
-  // Without a device loop (none written, no reduction rolled into one), stages do nothing.
+  // Without a device loop (none written, no reduction rolled into one) and without a
+  // persistent program loop, stages do nothing.
   bool rolled = false;
   for (size_t j = 0; j < knobs_.size(); ++j)
     rolled |= knobs_[j].kind == Knob::reduction_loop && knobs_[j].choices.at(p[j]) != 0;
-  if (!nested_loops_ && !rolled)
+  if (!nested_loops_ && !rolled && !persistent_pid)
     for (size_t j = 0; j < knobs_.size(); ++j)
       if (knobs_[j].kind == Knob::num_stages) set_one(j);
   return p;

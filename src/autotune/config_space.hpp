@@ -8,9 +8,9 @@
 //   program is then a real option, e.g. softmax). ts::register_block_size's [min, max]
 //   is respected, and the default block size is always a choice.
 // - num_warps: 1, 2, 4, 8, 16.
-// - num_stages: 1, 2 when the kernel has a device loop or a reduction that
-//   reduction_loops can roll (2 issues a device loop's loads one iteration early,
-//   codegen/emit_pipeline.cpp); 1 only otherwise.
+// - num_stages: 1, 2 (2 issues a device loop's loads one iteration early, and a
+//   persistent program's next tile loads before its current tile's work,
+//   codegen/emit_pipeline.cpp); canonical points have 1 where neither loop exists.
 // - pid_type: flat, xyz (when every top-level loop has at most 3 dims),
 //   persistent_blocked, persistent_interleaved; only the persistent two when a
 //   top-level loop is persistent (a bound read on the device). Unordered.
@@ -91,7 +91,8 @@ class ConfigSpace {
   const Point& default_point() const { return default_; }
   /// Canonical form: choices that do not change the config or would make it invalid are
   /// reset (the SM multiplier of a non-persistent pid_type is 1; l2 groupings are 1 with
-  /// pid_type xyz and on flattened loops; num_stages is 1 without a device loop).
+  /// pid_type xyz and on flattened loops; num_stages is 1 without a device loop and
+  /// without a persistent pid_type).
   Point canonical(Point p) const;
   /// Whether `p` satisfies the register constraint (see the file comment).
   bool valid(const Point& p) const;
