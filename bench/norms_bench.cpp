@@ -26,15 +26,15 @@
 //                 stages (the next row loaded early): 4 warps maxnreg 128, 8 warps
 //     N  > 4096   rows 1 with 8, 16, 32 warps; rows 1 with reduction_loops {4096} and
 //                 16 warps, {2048} and 8 warps (also with num_stages 2); rows 1 with
-//                 8 warps and maxnreg 128, 16 warps and maxnreg 64; persistent with 2
+//                 8 warps and maxnreg 128 or 80, 16 warps and maxnreg 64; persistent with 2
 //                 stages: 8 warps maxnreg 128, 16 warps maxnreg 64, 32 warps
 //   softmax_two_pass {rows, chunk}/warps:
 //     N <= 256    {4,256}/4 {8,256}/4 {16,256}/8
 //     N <= 1024   {1,1024}/4 {2,1024}/8 {4,1024}/8
 //     N <= 4096   {1,1024}/4 {1,2048}/8 {1,4096}/16, and the first two with num_stages 2
 //     N  > 4096   {1,2048}/8 {1,4096}/16 {1,8192}/32, and the first two with num_stages 2;
-//                 {1,4096}/8 with 2 stages; {1,2048}/8 with 2 stages and maxnreg 32,
-//                 {1,4096}/8 with 2 stages and maxnreg 40
+//                 {1,4096}/8 with 2 stages; {1,2048}/8 and {1,1024}/4 with 2 stages and
+//                 maxnreg 48
 //
 // Before timing a shape, every candidate's CUDA is generated and compiled with NVRTC in
 // parallel (--jobs) into tessel's on-disk cubin cache, so the timed calls find it there.
@@ -182,7 +182,7 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
     return {two_pass_cfg(1, 2048, 8),          two_pass_cfg(1, 4096, 16),
             two_pass_cfg(1, 8192, 32),         two_pass_cfg(1, 2048, 8, 2),
             two_pass_cfg(1, 4096, 16, 2),      two_pass_cfg(1, 4096, 8, 2),
-            capped(two_pass_cfg(1, 2048, 8, 2), 32), capped(two_pass_cfg(1, 4096, 8, 2), 40)};
+            capped(two_pass_cfg(1, 2048, 8, 2), 48), capped(two_pass_cfg(1, 1024, 4, 2), 48)};
   }
   if (n <= 256) return {rows_cfg(4, 4), rows_cfg(8, 4), rows_cfg(16, 8), rows_cfg(32, 8)};
   if (n <= 1024) return {rows_cfg(1, 4), rows_cfg(2, 4), rows_cfg(4, 8), rows_cfg(8, 8)};
@@ -192,7 +192,7 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
             pipelined(capped(rows_cfg(1, 4), 128)), pipelined(rows_cfg(1, 8))};
   return {rows_cfg(1, 8),          rows_cfg(1, 16),         rows_cfg(1, 32),
           looped_cfg(1, 16, 4096), looped_cfg(1, 8, 2048),  looped_cfg(1, 8, 2048, 2),
-          capped(rows_cfg(1, 8), 128), capped(rows_cfg(1, 16), 64),
+          capped(rows_cfg(1, 8), 128), capped(rows_cfg(1, 8), 80), capped(rows_cfg(1, 16), 64),
           pipelined(capped(rows_cfg(1, 8), 128)), pipelined(capped(rows_cfg(1, 16), 64)), pipelined(rows_cfg(1, 32))};
 }
 
