@@ -351,6 +351,21 @@ TEST(Errors, FractionalIntegerArgumentAndNonIndexDtype) {
   expect_message(user_error([&] { scale(vec(8), 2.7); }), "scale", defined,
                  "argument 1 is 2.7, but the kernel's parameter 1 is an integer", "pass an integer");
   EXPECT_EQ(scale(ts::Buffer::full({4}, 1.5, ts::f32), 2.0).to_vector(), std::vector<double>(4, 3.0));
+  // Values an `int` cannot hold are refused, not truncated.
+  expect_message(user_error([&] { scale(vec(8), int64_t{1} << 32); }), "scale", defined,
+                 "argument 1 is 4294967296, outside the range [-2147483648, 2147483647]",
+                 "declare the parameter as int64_t");
+  expect_message(user_error([&] { scale(vec(8), 3e9); }), "scale", defined, "argument 1 is 3000000000, outside",
+                 "declare the parameter as int64_t");
+  auto flag = ts::kernel("flag", [](ts::Tensor x, bool b) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * b;
+    return out;
+  });
+  expect_message(user_error([&] { flag(vec(8), 2); }), "flag", 0, "argument 1 is 2, outside the range [0, 1]",
+                 "pass a value that fits");
+  EXPECT_EQ(scale(ts::Buffer::full({2}, 1.0, ts::f32), int64_t{-2147483648}).to_vector(),
+            std::vector<double>(2, -2147483648.0));
   for (ts::DType t : {ts::boolean, ts::f16, ts::f32}) {
     std::string msg = user_error([&] {
       ts::kernel("idx", [](ts::Tensor x) { return x; }, ts::Settings{.index_dtype = t});

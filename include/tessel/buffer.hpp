@@ -87,6 +87,11 @@ class Buffer {
   int64_t stride(int d) const;  // negative d counts from the end
   int dim() const { return static_cast<int>(shape_.size()); }
   int64_t numel() const;
+  /// Elements of memory this view can address, from its first element to its furthest:
+  /// 1 + sum over dims of (size - 1) * |stride| (0 when empty). Equals numel() when
+  /// contiguous; larger for strided views (e.g. a column slice of a wide tensor). Index
+  /// arithmetic in 32 bits is enough when this is below 2^31.
+  int64_t span() const;
   DType dtype() const { return dtype_; }
   Device device() const;
   bool is_contiguous() const;

@@ -115,7 +115,10 @@ enum class AutotuneEffort : uint8_t { none, quick, full };
 /// autotune_config_overrides, config, print_output_code.
 struct Settings {
   /// Dtype of index arithmetic in generated code: i32, i64, or unset = auto (i64 when any
-  /// tensor argument or allocation spans 2^31 elements or more).
+  /// tensor argument or allocation spans 2^31 elements of memory or more, counting a
+  /// strided view up to its furthest element (Buffer::span), or when a symbolic integer
+  /// argument does not fit 32 bits, as Triton types it). i32 with such an argument is a
+  /// UserError.
   std::optional<DType> index_dtype;
   /// Specialize on exact sizes (sizes become constants in the generated code).
   std::optional<bool> static_shapes;

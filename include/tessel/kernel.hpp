@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -37,9 +38,15 @@ enum class ParamKind : uint8_t {
 using TraceFn = std::function<std::vector<ir::Node*>(const std::vector<ir::Node*>& arg_nodes,
                                                      const std::vector<CallArg>& args)>;
 
+/// The values a C++ integer parameter can hold (bool: [0, 1]); unused for other kinds.
+struct IntRange {
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+};
+
 class KernelImpl;
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params,
-                                        TraceFn fn, Settings settings, SourceLoc defined_at);
+                                        std::vector<IntRange> int_ranges, TraceFn fn, Settings settings,
+                                        SourceLoc defined_at);
 std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream);
 std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args);
 std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile);
@@ -56,6 +63,21 @@ ParamKind param_kind() {
     static_assert(std::is_arithmetic_v<U>,
                   "kernel parameters must be ts::Tensor, ts::Value or C++ numbers");
     return std::is_integral_v<U> ? ParamKind::specialized_int : ParamKind::specialized;
+  }
+}
+
+template <class T>
+IntRange param_int_range() {
+  using U = std::remove_cvref_t<T>;
+  if constexpr (std::is_integral_v<U>) {
+    // Both ends as int64_t: a uint64_t parameter takes [0, INT64_MAX] (CallArg's range).
+    constexpr auto lo = std::numeric_limits<U>::min();
+    constexpr auto hi = std::numeric_limits<U>::max();
+    return IntRange{static_cast<int64_t>(lo),
+                    static_cast<uint64_t>(hi) > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX
+                                                                                 : static_cast<int64_t>(hi)};
+  } else {
+    return IntRange{};
   }
 }
 
@@ -196,6 +218,9 @@ auto kernel(std::string name, F fn, Settings settings = {}, Loc defined_at = Loc
   std::vector<detail::ParamKind> kinds = [&]<size_t... I>(std::index_sequence<I...>) {
     return std::vector<detail::ParamKind>{detail::param_kind<std::tuple_element_t<I, Params>>()...};
   }(std::make_index_sequence<N>{});
+  std::vector<detail::IntRange> ranges = [&]<size_t... I>(std::index_sequence<I...>) {
+    return std::vector<detail::IntRange>{detail::param_int_range<std::tuple_element_t<I, Params>>()...};
+  }(std::make_index_sequence<N>{});
   detail::TraceFn trace = [fn](const std::vector<ir::Node*>& nodes,
                                const std::vector<detail::CallArg>& args) {
     std::vector<ir::Node*> outs;
@@ -210,7 +235,7 @@ auto kernel(std::string name, F fn, Settings settings = {}, Loc defined_at = Loc
     }(std::make_index_sequence<N>{});
     return outs;
   };
-  return Kernel<Out>(detail::make_kernel(std::move(name), std::move(kinds), std::move(trace),
+  return Kernel<Out>(detail::make_kernel(std::move(name), std::move(kinds), std::move(ranges), std::move(trace),
                                          std::move(settings), SourceLoc::from(defined_at)));
 }
 

@@ -15,10 +15,23 @@ TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vect
     : graph_(graph), settings_(settings), args_(std::move(args)), previous_(g_current) {
   blocks_.push_back(&graph_.host);
   g_current = this;
+  // 64-bit index arithmetic when a tensor argument spans 2^31 elements of memory or more
+  // (a strided view can span far more than it holds) or an integer argument does not fit
+  // 32 bits (kernel_impl's key holds the same condition).
   index_dtype_ = settings_.index_dtype.value_or(DType::i32);
-  if (!settings_.index_dtype)
-    for (const TraceArg& a : args_)
-      if (a.kind == ir::ArgKind::tensor && a.buffer.numel() >= (int64_t{1} << 31)) index_dtype_ = DType::i64;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    const TraceArg& a = args_[i];
+    std::string what;
+    if (a.kind == ir::ArgKind::tensor && a.buffer.span() >= (int64_t{1} << 31))
+      what = fmt::format("tensor argument {} spans {} elements of memory", i + 1, a.buffer.span());
+    if (a.kind == ir::ArgKind::int_scalar && !a.specialized && (a.ivalue < INT32_MIN || a.ivalue > INT32_MAX))
+      what = fmt::format("integer argument {} is {}", i + 1, a.ivalue);
+    if (what.empty()) continue;
+    if (settings_.index_dtype == DType::i32)
+      throw UserError(graph_.kernel_name, {}, what + ", beyond 32-bit index arithmetic (Settings::index_dtype i32)",
+                      "leave Settings::index_dtype unset or set it to ts::i64");
+    index_dtype_ = DType::i64;
+  }
   graph_.index_dtype = index_dtype_;
 }
 

@@ -282,6 +282,15 @@ int64_t Buffer::numel() const {
   return n;
 }
 
+int64_t Buffer::span() const {
+  int64_t last = 0;
+  for (size_t d = 0; d < shape_.size(); ++d) {
+    if (shape_[d] == 0) return 0;
+    last += (shape_[d] - 1) * (strides_[d] < 0 ? -strides_[d] : strides_[d]);
+  }
+  return last + 1;
+}
+
 Device Buffer::device() const { return storage_ ? storage_->device : cpu(); }
 
 bool Buffer::is_contiguous() const {

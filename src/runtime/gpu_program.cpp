@@ -130,7 +130,16 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
         int64_t v = p.kind == codegen::Param::host_int ? env.eval_int(p.node)
                     : p.kind == codegen::Param::tensor_size ? env.tensor(p.node).size(p.dim)
                                                             : env.tensor(p.node).stride(p.dim);
+        // A size-1 dim is only ever indexed at 0: its stride can be anything.
+        if (p.kind == codegen::Param::tensor_stride && env.tensor(p.node).size(p.dim) == 1) v = 0;
         if (p.dtype == DType::i32) {
+          // The key makes index arithmetic 64-bit for tensors spanning 2^31 elements and
+          // for integer arguments beyond 32 bits; a value computed on the host can still
+          // exceed it.
+          if (v < INT32_MIN || v > INT32_MAX)
+            throw UserError(g.kernel_name, p.node->loc,
+                            fmt::format("the value {} does not fit this kernel's 32-bit index arithmetic", v),
+                            "set Settings::index_dtype = ts::i64");
           int32_t v32 = static_cast<int32_t>(v);
           std::memcpy(slot, &v32, 4);
         } else {

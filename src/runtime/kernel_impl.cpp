@@ -57,9 +57,11 @@ struct Specialization {
 
 class KernelImpl {
  public:
-  KernelImpl(std::string name, std::vector<ParamKind> params, TraceFn fn, Settings settings,
+  KernelImpl(std::string name, std::vector<ParamKind> params, std::vector<IntRange> int_ranges, TraceFn fn,
+             Settings settings,
              SourceLoc defined_at = {})
-      : name_(std::move(name)), params_(std::move(params)), trace_fn_(std::move(fn)),
+      : name_(std::move(name)), params_(std::move(params)), int_ranges_(std::move(int_ranges)),
+        trace_fn_(std::move(fn)),
         settings_(std::move(settings)), defined_at_(defined_at) {
     if (settings_.index_dtype && *settings_.index_dtype != DType::i32 && *settings_.index_dtype != DType::i64)
       fail(fmt::format("Settings::index_dtype = {} is not an index dtype", dtype_name(*settings_.index_dtype)),
@@ -107,6 +109,7 @@ class KernelImpl {
 
   std::string name_;
   std::vector<ParamKind> params_;
+  std::vector<IntRange> int_ranges_;  // per parameter: a C++ integer parameter's values
   TraceFn trace_fn_;
   Settings settings_;
   SourceLoc defined_at_;  // where ts::kernel(...) was called
@@ -125,11 +128,18 @@ void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu) cons
       fail(fmt::format("argument {} is {}, the kernel's parameter {} takes {}", i,
                        is_buffer ? "a Buffer" : "a number", i,
                        params_[i] == ParamKind::tensor ? "a ts::Tensor (pass a ts::Buffer)" : "a number"));
-    if (params_[i] == ParamKind::specialized_int && std::holds_alternative<double>(args[i])) {
-      double v = std::get<double>(args[i]);
-      if (v != std::trunc(v))
-        fail(fmt::format("argument {} is {}, but the kernel's parameter {} is an integer", i, v, i),
+    if (params_[i] == ParamKind::specialized_int && !is_buffer) {
+      const double* d = std::get_if<double>(&args[i]);
+      if (d && *d != std::trunc(*d))
+        fail(fmt::format("argument {} is {}, but the kernel's parameter {} is an integer", i, *d, i),
              "pass an integer (or declare the parameter as a floating-point type)");
+      const IntRange& r = int_ranges_.at(i);
+      bool fits = d ? *d >= static_cast<double>(r.lo) && *d <= static_cast<double>(r.hi)
+                    : std::get<int64_t>(args[i]) >= r.lo && std::get<int64_t>(args[i]) <= r.hi;
+      if (!fits)
+        fail(fmt::format("argument {} is {}, outside the range [{}, {}] of the kernel's integer parameter {}", i,
+                         d ? fmt::format("{}", *d) : std::to_string(std::get<int64_t>(args[i])), r.lo, r.hi, i),
+             "pass a value that fits, or declare the parameter as int64_t");
     }
     if (!is_buffer) continue;
     const Buffer& b = std::get<Buffer>(args[i]);
@@ -190,7 +200,7 @@ std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const
       }
       if (b->dim() > 0) k += b->stride(-1) == 1 ? 'c' : 's';
       k += (reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U';
-      big |= b->numel() >= (int64_t{1} << 31);
+      big |= b->span() >= (int64_t{1} << 31);
       if (on_gpu) {
         k += '@';
         append_int(k, b->device().index);
@@ -201,8 +211,11 @@ std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const
         append_int(k, std::get<int64_t>(args[i]));
       else
         k += fmt::format("{}", std::get<double>(args[i]));
+    } else if (const int64_t* v = std::get_if<int64_t>(&args[i])) {
+      k += "|i";
+      big |= *v < INT32_MIN || *v > INT32_MAX;  // as Triton types such an int i64
     } else {
-      k += std::holds_alternative<int64_t>(args[i]) ? "|i" : "|f";
+      k += "|f";
     }
   }
   k += big ? "|L" : "|I";
@@ -407,9 +420,10 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
   return rt::run_host_program(spec->program(), spec->config, env, spec->gpu.get());
 }
 
-std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params, TraceFn fn,
-                                        Settings settings, SourceLoc defined_at) {
-  return std::make_shared<KernelImpl>(std::move(name), std::move(params), std::move(fn),
+std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params,
+                                        std::vector<IntRange> int_ranges, TraceFn fn, Settings settings,
+                                        SourceLoc defined_at) {
+  return std::make_shared<KernelImpl>(std::move(name), std::move(params), std::move(int_ranges), std::move(fn),
                                       std::move(settings), defined_at);
 }
 
