@@ -1,5 +1,6 @@
 // Deliberately wrong kernels: each must raise a UserError that names the kernel, the
 // user's file and line, and says what to do.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -338,6 +339,49 @@ TEST(Errors, InvalidConfigValuesAndSettings) {
                  "Settings::max_sms = -3 is not a positive number of SMs", "use at least 1");
   expect_message(user_error([&] { make(ts::Settings{.reserved_sms = -1}); }), "configured", 0,
                  "Settings::reserved_sms = -1 is negative", "use 0 or more");
+}
+
+// A config block size outside the range ts::register_block_size declares.
+TEST(Errors, BlockSizeOutsideItsDeclaredRange) {
+  auto make = [](ts::Config c) {
+    return ts::kernel(
+        "ranged",
+        [](ts::Tensor x) {
+          ts::Tensor out = ts::empty_like(x);
+          ts::BlockSize b = ts::register_block_size(16, 64);
+          for (auto t : ts::tile(x.size(0), {.block_size = b})) out(t) = x(t) + 1;
+          return out;
+        },
+        ts::Settings{.config = c});
+  };
+  for (int64_t bad : {4, 128}) {
+    std::string msg = user_error([&] { make({.block_sizes = std::vector<int64_t>{bad}})(vec(100)); });
+    EXPECT_NE(msg.find(fmt::format("block_sizes[0] = {} is outside the range [16, 64]", bad)), std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("within the declared range"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(make({.block_sizes = std::vector<int64_t>{32}})(vec(100)).to_vector()[99], 1.0);
+}
+
+// Tile indices are computed in the index dtype: a constant loop bound beyond 32 bits (here
+// a reduction over ts::arange(2^40), rolled into a loop) needs index_dtype i64.
+TEST(Errors, ConstantLoopBoundBeyond32BitIndexArithmetic) {
+  auto make = [](ts::Settings s) {
+    return ts::kernel(
+        "arange_sum",
+        [](ts::Tensor x) {
+          ts::Tensor out = ts::empty_like(x);
+          for (auto t : ts::tile(x.size(0))) out(t) = x(t) + ts::sum(ts::arange(int64_t{1} << 40, ts::i64), 0);
+          return out;
+        },
+        s);
+  };
+  ts::Buffer x = ts::Buffer::ones({8}, ts::i64);
+  std::string msg = user_error([&] { make({}).ir(x); });
+  EXPECT_NE(msg.find("the loop bound 1099511627776 goes beyond 32-bit index arithmetic"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("set Settings::index_dtype = ts::i64"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("errors_test.cpp"), std::string::npos) << msg;
+  EXPECT_NE(make({.index_dtype = ts::i64}).ir(x).find("1099511627776"), std::string::npos);
 }
 
 // A fractional number for an integer parameter, and an index dtype that is not i32/i64.

@@ -118,9 +118,17 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
     fail(fmt::format("{} block sizes given, the kernel has {} tunable tile dimensions",
                      c.block_sizes->size(), g.num_block_sizes),
          "give one block size per ts::tile dimension without a fixed block_size, outer loops first");
-  for (int64_t b : *c.block_sizes)
+  for (size_t i = 0; i < c.block_sizes->size(); ++i) {
+    int64_t b = (*c.block_sizes)[i];
     if (b <= 0 || (b & (b - 1)) != 0)
       fail(fmt::format("block size {} is not a positive power of two", b), "use 1, 2, 4, 8, ...");
+    auto [lo, hi] = g.block_size_range.at(i);  // ts::register_block_size(min, max); 0 = none
+    if ((lo && b < lo) || (hi && b > hi))
+      fail(fmt::format("block_sizes[{}] = {} is outside the range [{}, {}] its ts::register_block_size "
+                       "declares",
+                       i, b, lo, hi ? fmt::format("{}", hi) : std::string("unbounded")),
+           "use a power of two within the declared range");
+  }
   if (!c.num_warps) {
     // About 16 elements of a tile value per thread: 4 warps up to 2048 elements, up to 16
     // warps for larger tiles (e.g. whole rows of 16384).

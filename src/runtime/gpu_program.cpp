@@ -161,7 +161,13 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
   std::vector<int64_t> tiles;
   int64_t numel = 1, flat_block = 1;
   for (size_t d = 0; d < k.grid.ends.size(); ++d) {
-    int64_t extent = env.eval_int(k.grid.ends[d]) - env.eval_int(k.grid.begins[d]);
+    int64_t begin = env.eval_int(k.grid.begins[d]), end = env.eval_int(k.grid.ends[d]);
+    // Tile indices are computed in the index dtype (loop control is 64-bit).
+    if (g.index_dtype == DType::i32 && (end > INT32_MAX || begin < INT32_MIN))
+      throw UserError(g.kernel_name, loop->loc,
+                      fmt::format("the loop's range [{}, {}) goes beyond 32-bit index arithmetic", begin, end),
+                      "set Settings::index_dtype = ts::i64 (or bound the loop by a tensor's size)");
+    int64_t extent = end - begin;
     tiles.push_back(extent <= 0 ? 0 : (extent + k.grid.blocks[d] - 1) / k.grid.blocks[d]);
     numel *= std::max<int64_t>(extent, 0);
     flat_block *= k.grid.blocks[d];

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "autotune/autotuner.hpp"
 #include "frontend/trace.hpp"
 #include "ir/host_eval.hpp"
@@ -237,6 +239,24 @@ void KernelImpl::set_config(Specialization& s, const Config& c) {
     // The default chunking of a very long reduction does not apply to this kernel.
     s.config.reduction_loops.reset();
     s.lowered = nullptr;
+  }
+  // Tile indices are computed in the index dtype (loop control is 64-bit): a constant
+  // loop bound beyond 32 bits (written, or a rolled reduction over ts::arange(n)) would
+  // wrap them.
+  if (s.graph.index_dtype == DType::i32) {
+    std::function<void(const ir::Block&)> scan = [&](const ir::Block& b) {
+      for (const ir::Node* n : b) {
+        if (n->op != ir::Op::Loop) continue;
+        for (const ir::LoopDim& d : n->dims)
+          for (const ir::Node* c : {d.begin, d.end})
+            if (c->op == ir::Op::Const && (c->ival > INT32_MAX || c->ival < INT32_MIN))
+              throw UserError(name_, n->loc,
+                              fmt::format("the loop bound {} goes beyond 32-bit index arithmetic", c->ival),
+                              "set Settings::index_dtype = ts::i64");
+        scan(n->body);
+      }
+    };
+    scan(s.program().host);
   }
   // Tile values are held in registers: refuse configs that cannot fit (a clear error
   // instead of an allocation failure or a compiler that runs for minutes).

@@ -127,4 +127,25 @@ TEST(KernelsGpu, LoopCarriedAccumulatorInNestedTileLoop) {
   expect_matches_interpreter(k, 1e-4, 1e-5, ts::Buffer::randn({100, 3001}, ts::f32, ts::cuda(0), 4));
 }
 
+// A loop bound computed on the host beyond 32 bits, with 32-bit index arithmetic (every
+// tensor and argument fits 32 bits): refused at launch instead of wrapping tile indices.
+TEST(GpuRuntime, HostComputedLoopBoundBeyond32BitsIsAnError) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel("scaled_bound", [](ts::Tensor x, ts::Value n) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(n * 1000)) out(t) = x(t) + 1;
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::zeros({16}, ts::f32, ts::cuda(0));
+  EXPECT_EQ(k(x, int64_t{1}).to(ts::cpu()).to_vector(), std::vector<double>(16, 1.0));
+  try {
+    k(x, int64_t{3000000});
+    FAIL() << "expected a UserError";
+  } catch (const ts::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("the loop's range [0, 3000000000) goes beyond 32-bit index arithmetic"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
