@@ -341,6 +341,30 @@ TEST(Errors, InvalidConfigValuesAndSettings) {
                  "Settings::reserved_sms = -1 is negative", "use 0 or more");
 }
 
+// Config entries that do not match the kernel's loops name the kernel's first loop.
+TEST(Errors, ConfigEntryCountsNameTheFirstLoop) {
+  const int loop_line = __LINE__ + 7;
+  auto make = [](ts::Config c) {
+    return ts::kernel(
+        "counted",
+        [](ts::Tensor x) {
+          ts::Tensor out = x.new_empty({x.size(0)});
+          ts::register_reduction_dim(x.size(1));
+          for (auto t : ts::tile(x.size(0))) out(t) = ts::sum(x(t, ts::all), 1);
+          return out;
+        },
+        ts::Settings{.config = c});
+  };
+  ts::Buffer x = ts::Buffer::zeros({8, 64}, ts::f32);
+  using R = std::vector<std::optional<int64_t>>;
+  expect_message(user_error([&] { make({.reduction_loops = R{16, 16}})(x); }), "counted", loop_line,
+                 "config: 2 reduction_loops given, the kernel has 1 reduction dimensions", "one entry");
+  expect_message(user_error([&] { make({.reduction_loops = R{48}})(x); }), "counted", loop_line,
+                 "reduction_loops chunk 48 is not a power of two", "use a power of two");
+  expect_message(user_error([&] { make({.flatten_loops = std::vector<bool>{true}})(x); }), "counted",
+                 loop_line, "flatten_loops has 1 entries, the kernel has 0", "give one entry");
+}
+
 // A config block size outside the range ts::register_block_size declares.
 TEST(Errors, BlockSizeOutsideItsDeclaredRange) {
   auto make = [](ts::Config c) {

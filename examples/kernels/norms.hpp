@@ -133,10 +133,8 @@ inline auto make_rms_norm(ts::Settings settings = {}) {
 ///   logsumexp(r) = max(r) + log(sum(exp(r - max(r)))).
 /// logits: [N, V] f32/f16/bf16; target: [N] i64 (or i32), each in [0, V) (no ignore_index;
 /// an out-of-range target reads a masked 0 instead of faulting); loss: [N] f32.
-/// The target logit is a gather with two index values, logits(tm.index(), target(tm)), of
-/// shape [tm] (one load per row). The direct form logits(tm, target(tm)) traces to the
-/// same shape but the interpreter rejects it (an internal error, reported), so this form
-/// is used until that is fixed.
+/// The target logit is a gather, logits(tm, target(tm)): the index tensor's dimension is
+/// the tile's own (DECISIONS.md, "gathers zip"), so its shape is [tm], one load per row.
 /// Source: Helion examples/cross_entropy.py (which gathers from a flat view,
 /// tile_n.index * v + labels).
 inline auto make_cross_entropy(ts::Settings settings = {}) {
@@ -147,7 +145,7 @@ inline auto make_cross_entropy(ts::Settings settings = {}) {
         ts::register_reduction_dim(logits.size(1));
         for (auto tm : ts::tile(logits.size(0))) {
           ts::Value labels = target(tm);
-          ts::Value picked = logits(tm.index(), labels).to(ts::f32);
+          ts::Value picked = logits(tm, labels).to(ts::f32);
           ts::Value row = logits(tm, ts::all).to(ts::f32);
           ts::Value m = ts::max(row, 1);
           ts::Value lse = m + ts::log(ts::sum(ts::exp(row - m(ts::all, ts::newaxis)), 1));

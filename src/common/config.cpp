@@ -62,12 +62,14 @@ Config Config::from_json(const std::string& text) {
                       "use the text printed by Config::to_json()");
     int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? hi + 1 : v.get<int64_t>();
     if (x < lo || x > hi)
-      throw UserError("", {}, fmt::format("config key '{}': {} is out of range [{}, {}]", key, v.dump(), lo, hi));
+      throw UserError("", {}, fmt::format("config key '{}': {} is out of range [{}, {}]", key, v.dump(), lo, hi),
+                      "ts::Config documents each key's values (include/tessel/config.hpp)");
     return x;
   };
   auto int32 = [&](const json& v, const std::string& key) { return static_cast<int>(integer(v, key, INT32_MIN, INT32_MAX)); };
   auto int64s = [&](const json& v, const std::string& key) {
-    if (!v.is_array()) throw UserError("", {}, fmt::format("config key '{}' needs a list", key));
+    if (!v.is_array())
+      throw UserError("", {}, fmt::format("config key '{}' needs a list", key), "use the text printed by Config::to_json()");
     std::vector<int64_t> out;
     for (const json& e : v) out.push_back(integer(e, key, INT64_MIN, INT64_MAX));
     return out;

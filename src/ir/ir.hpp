@@ -262,6 +262,14 @@ struct Graph {
   std::deque<std::unique_ptr<Sym>> syms_;
 };
 
+/// Where config errors point: the source line of the kernel's first top-level loop (the
+/// loop nest a config tiles), or none for a kernel without loops.
+inline SourceLoc first_loop_loc(const Graph& g) {
+  for (const Node* n : g.host)
+    if (n->op == Op::Loop) return n->loc;
+  return {};
+}
+
 /// Text form of the graph (for debugging, TESSEL_PRINT_IR=1, and IR tests).
 std::string print(const Graph& g);
 std::string sym_name(const Sym* s);

@@ -99,13 +99,7 @@ static void complete_tunables(const ir::Graph& g, Config& c, const Fail& fail) {
 }
 
 Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) {
-  // Errors point at the kernel's first loop (the loop nest the config tiles).
-  SourceLoc at;
-  for (const ir::Node* n : g.host)
-    if (n->op == ir::Op::Loop) {
-      at = n->loc;
-      break;
-    }
+  SourceLoc at = ir::first_loop_loc(g);  // errors point at the loop nest the config tiles
   auto fail = [&](const std::string& what, const std::string& hint) {
     throw UserError(kernel, at, "config: " + what, hint);
   };

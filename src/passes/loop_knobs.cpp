@@ -119,7 +119,7 @@ LoopKnobs loop_knobs(const ir::Graph& g, const ir::Node* loop, const Config& c) 
 void complete_loop_knobs(const ir::Graph& g, Config& c, const std::string& kernel) {
   std::vector<const ir::Node*> loops = multi_dim_loops(g), grouped = grouped_loops(g);
   auto fail = [&](const ir::Node* at, const std::string& what, const std::string& hint) {
-    throw UserError(kernel, at ? at->loc : SourceLoc{}, "config: " + what, hint);
+    throw UserError(kernel, at ? at->loc : ir::first_loop_loc(g), "config: " + what, hint);
   };
   auto check_count = [&](const char* key, size_t given, size_t want, const char* which) {
     if (given != want)

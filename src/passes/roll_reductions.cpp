@@ -246,7 +246,7 @@ std::unique_ptr<ir::Graph> roll_reductions(const ir::Graph& g, const Config& c) 
   if (!c.reduction_loops) return nullptr;
   const auto& rl = *c.reduction_loops;
   if (rl.size() > g.reduction_syms.size())
-    throw UserError(g.kernel_name, {},
+    throw UserError(g.kernel_name, ir::first_loop_loc(g),
                     fmt::format("config: {} reduction_loops given, the kernel has {} reduction dimensions",
                                 rl.size(), g.reduction_syms.size()),
                     "give one entry (null or a chunk size) per reduction dimension");
@@ -255,7 +255,8 @@ std::unique_ptr<ir::Graph> roll_reductions(const ir::Graph& g, const Config& c) 
     if (!rl[i]) continue;
     int64_t v = *rl[i];
     if (v <= 0 || (v & (v - 1)))
-      throw UserError(g.kernel_name, {}, fmt::format("config: reduction_loops chunk {} is not a power of two", v),
+      throw UserError(g.kernel_name, ir::first_loop_loc(g),
+                      fmt::format("config: reduction_loops chunk {} is not a power of two", v),
                       "use a power of two, or null for a persistent reduction");
     if (v < g.reduction_syms[i]->extent_pow2) chunks[g.reduction_syms[i]] = v;
   }
