@@ -365,6 +365,33 @@ TEST(Errors, ConfigEntryCountsNameTheFirstLoop) {
                  loop_line, "flatten_loops has 1 entries, the kernel has 0", "give one entry");
 }
 
+// A tile constructor with a negative constant extent.
+TEST(Errors, NegativeExtentOfATileConstructor) {
+  const int line = __LINE__ + 4;
+  auto k = ts::kernel("negative", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)});
+    for (auto t : ts::tile(x.size(0)))
+      out(t) = ts::sum(ts::zeros({t, -4}, ts::f32), 1);
+    return out;
+  });
+  expect_message(user_error([&] { k(vec(8)); }), "negative", line, "the extent -4 is negative",
+                 "use a size of 0 or more");
+}
+
+// An output argument whose elements overlap (stride 0) would race on a GPU.
+TEST(Errors, WrittenTensorWithAZeroStride) {
+  auto k = ts::kernel("fill_into", [](ts::Tensor out) {
+    for (auto t : ts::tile(out.size(0))) out(t) = ts::full({t}, 2.0, ts::f32);
+  });
+  ts::Buffer one = ts::Buffer::zeros({1}, ts::f32);
+  std::string msg = user_error([&] { k(one.view_as_strided({8}, {0}, 0)); });
+  expect_message(msg, "fill_into", 0, "tensor argument 0 is written by the kernel but its dim 0 has stride 0",
+                 "do not overlap");
+  ts::Buffer ok = ts::Buffer::zeros({8}, ts::f32);
+  k(ok);
+  EXPECT_EQ(ok.to_vector(), std::vector<double>(8, 2.0));
+}
+
 // A config block size outside the range ts::register_block_size declares.
 TEST(Errors, BlockSizeOutsideItsDeclaredRange) {
   auto make = [](ts::Config c) {

@@ -23,9 +23,9 @@ TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vect
     const TraceArg& a = args_[i];
     std::string what;
     if (a.kind == ir::ArgKind::tensor && a.buffer.span() >= (int64_t{1} << 31))
-      what = fmt::format("tensor argument {} spans {} elements of memory", i + 1, a.buffer.span());
+      what = fmt::format("tensor argument {} spans {} elements of memory", i, a.buffer.span());
     if (a.kind == ir::ArgKind::int_scalar && !a.specialized && (a.ivalue < INT32_MIN || a.ivalue > INT32_MAX))
-      what = fmt::format("integer argument {} is {}", i + 1, a.ivalue);
+      what = fmt::format("integer argument {} is {}", i, a.ivalue);
     if (what.empty()) continue;
     if (settings_.index_dtype == DType::i32)
       throw UserError(graph_.kernel_name, {}, what + ", beyond 32-bit index arithmetic (Settings::index_dtype i32)",
@@ -312,6 +312,8 @@ ir::Sym* TraceContext::extent_sym(ir::Node* extent, const std::string& name, Sou
     fail(loc, "the extent of `ts::all` or a tile constructor must be known on the host",
          "use sizes of tensors or integer arguments; device-resident values can only be loop "
          "bounds");
+  if (extent->op == ir::Op::Const && extent->ival < 0)
+    fail(loc, fmt::format("the extent {} is negative", extent->ival), "use a size of 0 or more");
   if (auto it = extent_cache_.find(extent); it != extent_cache_.end()) return it->second;
   ir::Sym* s = graph_.new_sym(ir::Sym::extent_k);
   extent_cache_[extent] = s;

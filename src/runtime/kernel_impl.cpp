@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "autotune/autotuner.hpp"
@@ -55,7 +56,18 @@ struct Specialization {
   std::string guard_values;
   const ir::Graph& program() const { return lowered ? *lowered : graph; }
   std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call
+  std::vector<int> written_args;  // positions of the tensor arguments the kernel stores to
 };
+
+/// Positions of the tensor arguments stored to anywhere in `b` (nested loops included).
+static void collect_written_args(const ir::Block& b, std::vector<int>& out) {
+  for (const ir::Node* n : b) {
+    if (n->op == ir::Op::Store && n->args[0]->op == ir::Op::Arg &&
+        std::find(out.begin(), out.end(), static_cast<int>(n->args[0]->ival)) == out.end())
+      out.push_back(static_cast<int>(n->args[0]->ival));
+    if (n->op == ir::Op::Loop) collect_written_args(n->body, out);
+  }
+}
 
 class KernelImpl {
  public:
@@ -227,6 +239,7 @@ std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const
 void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args) {
   trace_into(s.graph, args, settings_);
   set_config(s, settings_.config.value_or(Config{}));
+  collect_written_args(s.graph.host, s.written_args);
   s.traced = true;
 }
 
@@ -394,6 +407,17 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
   check_args(args, on_gpu);
   std::string k = key(args, on_gpu);
   std::shared_ptr<Specialization> spec = lookup(k, args);
+  // Several elements of a written tensor at one address would race on a GPU (torch
+  // refuses such writes too); the key does not hold zero strides.
+  for (int i : spec->written_args) {
+    const Buffer& b = std::get<Buffer>(args[i]);
+    for (int d = 0; d < b.dim(); ++d)
+      if (b.stride(d) == 0 && b.size(d) > 1)
+        fail(fmt::format("tensor argument {} is written by the kernel but its dim {} has stride 0 (its {} "
+                         "elements share one memory location)",
+                         i, d, b.size(d)),
+             "pass a tensor whose elements do not overlap (e.g. .contiguous())");
+  }
   {
     std::lock_guard<std::mutex> lock(spec->mu);
     if (on_gpu && !spec->gpu) {
