@@ -50,6 +50,7 @@ TEST(AutotuneSpace, AddKernelHasBlockWarpsPidAndMultiplierKnobs) {
   // 0 = unset: a persistent grid sized by the kernel's occupancy.
   EXPECT_EQ(knob(s, "num_sm_multiplier").choices, (std::vector<int64_t>{0, 1, 2, 4, 8}));
   EXPECT_FALSE(has_knob(s, "reduction_loops[0]"));
+  EXPECT_EQ(knob(s, "maxnreg").choices, (std::vector<int64_t>{0}));  // no rows in registers
   EXPECT_EQ(s.size(), 10 * 5 * 2 * 4 * 5);
 }
 
@@ -80,6 +81,12 @@ TEST(AutotuneSpace, RowKernelsStartAtOneRowAndHaveAReductionLoopKnob) {
   EXPECT_FALSE(knob(s, "reduction_loops[0]").ordered == false);
   // A rolled reduction is a device loop: its loads can be pipelined.
   EXPECT_EQ(knob(s, "num_stages").choices, (std::vector<int64_t>{1, 2}));
+  // Register caps (0 = unset) for rows held in registers; a point round-trips its cap.
+  EXPECT_EQ(knob(s, "maxnreg").choices, (std::vector<int64_t>{0, 64, 128}));
+  ts::Config c{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16, .maxnreg = 64};
+  EXPECT_EQ(s.config(s.point(c)).maxnreg, 64);
+  c.maxnreg.reset();
+  EXPECT_FALSE(s.config(s.point(c)).maxnreg.has_value());
 }
 
 // Stages only matter where a device loop or a persistent program loop exists: a row

@@ -22,6 +22,7 @@ Config apply_overrides(Config c, const Config& f) {
   if (f.block_sizes) c.block_sizes = f.block_sizes;
   if (f.num_warps) c.num_warps = f.num_warps;
   if (f.num_stages) c.num_stages = f.num_stages;
+  if (f.maxnreg) c.maxnreg = f.maxnreg;
   if (f.pid_type) c.pid_type = f.pid_type;
   if (f.num_sm_multiplier) c.num_sm_multiplier = f.num_sm_multiplier;
   if (f.loop_orders) c.loop_orders = f.loop_orders;

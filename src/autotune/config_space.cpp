@@ -99,6 +99,13 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   };
   scan(g.host, 0);
   knobs_.push_back({Knob::num_stages, 0, "num_stages", fixed_or(forced.num_stages, {1, 2})});
+  // 0 stands for unset (the compiler's choice for num_warps, up to 255 registers). Caps
+  // are offered to kernels with reductions, whose rows held in registers limit how many
+  // programs share an SM; elementwise tiles need few registers.
+  knobs_.push_back({Knob::maxnreg, 0, "maxnreg",
+                    fixed_or(forced.maxnreg, g.reduction_syms.empty() ? std::vector<int64_t>{0}
+                                                                      : std::vector<int64_t>{0, 64, 128}),
+                    false});
 
   bool persistent = false, xyz_ok = true;
   for (const ir::Node* n : g.host) {
@@ -206,6 +213,9 @@ Config ConfigSpace::config(const Point& p) const {
       case Knob::num_stages:
         c.num_stages = static_cast<int>(v);
         break;
+      case Knob::maxnreg:
+        c.maxnreg = v == 0 ? std::nullopt : std::optional<int>(static_cast<int>(v));
+        break;
       case Knob::pid_type:
         c.pid_type = static_cast<PidType>(v);
         break;
@@ -247,6 +257,9 @@ Point ConfigSpace::point(const Config& c) const {
         break;
       case Knob::num_stages:
         if (c.num_stages) v = *c.num_stages;
+        break;
+      case Knob::maxnreg:
+        v = c.maxnreg.value_or(0);
         break;
       case Knob::pid_type:
         if (c.pid_type) v = static_cast<int64_t>(*c.pid_type);
@@ -330,6 +343,7 @@ Point ConfigSpace::canonical(Point p) const {
 bool ConfigSpace::valid(const Point& p) const {
   if (p == default_) return true;  // the default is always measured
   Config c = config(p);
+  if (c.maxnreg && int64_t{32} * c.num_warps.value_or(4) * *c.maxnreg > 65536) return false;  // cannot launch
   try {
     // Looped reductions change the loop nests: measure the lowered program.
     std::unique_ptr<ir::Graph> lowered = passes::roll_reductions(graph_, c);

@@ -11,6 +11,8 @@
 // - num_stages: 1, 2 (2 issues a device loop's loads one iteration early, and a
 //   persistent program's next tile loads before its current tile's work,
 //   codegen/emit_pipeline.cpp); canonical points have 1 where neither loop exists.
+// - maxnreg: unset (0), 64, 128 for kernels with reductions (Triton's register cap:
+//   more programs per SM, or spills), unordered; unset only otherwise.
 // - pid_type: flat, xyz (when every top-level loop has at most 3 dims),
 //   persistent_blocked, persistent_interleaved; only the persistent two when a
 //   top-level loop is persistent (a bound read on the device). Unordered.
@@ -29,7 +31,8 @@
 //   Kernels without loops of two or more dims have none of these three knobs.
 // Not tuned yet: indexing (left at its default unless forced).
 //
-// Constraint: a point is skipped when one tile value of a top-level loop would need more
+// Constraint: a point is skipped when its maxnreg times its threads exceeds an SM's 65536
+// registers, or when one tile value of a top-level loop would need more
 // than 256 registers per thread (passes::compute_layout(loop, config).regs() > 256, on the
 // program lowered for the point's reduction_loops), or when its reduction_loops cannot
 // be lowered (passes::roll_reductions throws). The default point is always valid.
@@ -54,6 +57,7 @@ struct Knob {
     block_size,
     num_warps,
     num_stages,
+    maxnreg,
     pid_type,
     num_sm_multiplier,
     reduction_loop,
