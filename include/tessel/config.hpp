@@ -36,7 +36,9 @@ struct Config {
   /// Software pipelining of loads in device loops (Triton's num_stages): 1 = none; 2 = a
   /// one-dim device loop's vector loads whose addresses do not depend on the iteration's
   /// own values, of tensors the loop does not store to, are issued one iteration early
-  /// into registers (src/codegen/emit_pipeline.cpp). Values above 2 act as 2.
+  /// into registers (src/codegen/emit_pipeline.cpp). With a persistent pid_type the
+  /// program loop over tiles is pipelined the same way (the next tile's loads are issued
+  /// before this tile's work). Values above 2 act as 2.
   std::optional<int> num_stages;
   /// Registers per thread at most (Triton's Config.maxnreg; the PTX .maxnreg directive,
   /// emitted as __maxnreg__): unset = the compiler's choice for num_warps (up to 255).
