@@ -386,6 +386,37 @@ TEST(InterpElementwise, I64ArithmeticIsExactBeyond2To53) {
   EXPECT_EQ(op[1], xp[1] * 3 + 1);
 }
 
+// u64 values at or above 2^63 compare and divide as unsigned (as the GPU's
+// unsigned long long arithmetic does).
+TEST(InterpElementwise, U64OpsAreUnsignedAbove2To63) {
+  auto k = ts::kernel("u64_ops", [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor mx = ts::empty_like(x), mn = ts::empty_like(x), q = ts::empty_like(x), r = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      mx(t) = ts::maximum(x(t), y(t));
+      mn(t) = ts::minimum(x(t), y(t));
+      q(t) = ts::floordiv(x(t), y(t));
+      r(t) = x(t) % y(t);
+    }
+    return std::make_tuple(mx, mn, q, r);
+  });
+  const uint64_t big = (uint64_t{1} << 63) + 2049, small = 10;
+  ts::Buffer x = ts::Buffer::empty({2}, ts::u64), y = ts::Buffer::empty({2}, ts::u64);
+  auto* xp = static_cast<uint64_t*>(x.data_ptr());
+  auto* yp = static_cast<uint64_t*>(y.data_ptr());
+  xp[0] = big, yp[0] = small;
+  xp[1] = small, yp[1] = big;
+  auto [mx, mn, q, r] = k(x, y);
+  auto at = [](const ts::Buffer& b, int i) { return static_cast<const uint64_t*>(b.data_ptr())[i]; };
+  EXPECT_EQ(at(mx, 0), big);
+  EXPECT_EQ(at(mx, 1), big);
+  EXPECT_EQ(at(mn, 0), small);
+  EXPECT_EQ(at(mn, 1), small);
+  EXPECT_EQ(at(q, 0), big / small);
+  EXPECT_EQ(at(q, 1), 0u);
+  EXPECT_EQ(at(r, 0), big % small);
+  EXPECT_EQ(at(r, 1), small);
+}
+
 TEST(InterpElementwise, NegAndAbsOnIntegers) {
   auto k = ts::kernel("int_neg_abs", [](ts::Tensor x) {
     ts::Tensor out = ts::empty({2, x.size(0)}, ts::i32);

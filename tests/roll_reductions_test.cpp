@@ -34,6 +34,93 @@ ts::Settings chunked(int64_t c) {
   return ts::Settings{.config = ts::Config{.reduction_loops = std::vector<std::optional<int64_t>>{c}}};
 }
 
+/// max, min (x's dtype), argmax and argmin (i64) of each row of x: [M, N] any dtype.
+auto make_extremes(ts::Settings s) {
+  return ts::kernel(
+      "row_extremes",
+      [](ts::Tensor x) {
+        ts::Tensor mx = x.new_empty({x.size(0)}), mn = x.new_empty({x.size(0)});
+        ts::Tensor amx = x.new_empty({x.size(0)}, ts::i64), amn = x.new_empty({x.size(0)}, ts::i64);
+        ts::register_reduction_dim(x.size(1));
+        for (auto tm : ts::tile(x.size(0))) {
+          mx(tm) = ts::max(x(tm, ts::all), 1);
+          mn(tm) = ts::min(x(tm, ts::all), 1);
+          amx(tm) = ts::argmax(x(tm, ts::all), 1);
+          amn(tm) = ts::argmin(x(tm, ts::all), 1);
+        }
+        return std::make_tuple(mx, mn, amx, amn);
+      },
+      s);
+}
+
+/// Row r of the expected extremes of `rows` (torch's rules: NaN is the extreme of both
+/// max and min, the first NaN or the first extreme gives the index).
+std::vector<std::vector<double>> extremes_reference(const std::vector<std::vector<double>>& rows) {
+  std::vector<std::vector<double>> out;
+  for (const auto& r : rows) {
+    size_t imx = 0, imn = 0;
+    bool nan = false;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (std::isnan(r[i])) {
+        if (!nan) imx = imn = i;
+        nan = true;
+      }
+      if (nan) continue;
+      if (r[i] > r[imx]) imx = i;
+      if (r[i] < r[imn]) imn = i;
+    }
+    out.push_back({r[imx], r[imn], static_cast<double>(imx), static_cast<double>(imn)});
+  }
+  return out;
+}
+
+// The loops' starting values are each dtype's exact extremes (i64 and u64 bounds do not
+// go through a double; bool max starts at false), and chunks combine NaN as torch does.
+TEST(RollReductions, ChunkedExtremesOfEveryDtypeMatchTheReference) {
+  const int64_t n = 37;
+  std::vector<std::vector<double>> f(3, std::vector<double>(n, 1.0));
+  f[0][10] = f[0][20] = NAN;  // first NaN wins (torch)
+  f[0][30] = 9.0;
+  f[1][33] = 5.0;
+  f[1][3] = -2.0;
+  f[2][36] = NAN;  // a NaN in the last chunk
+  std::vector<std::vector<double>> i64 = {std::vector<double>(n), std::vector<double>(n)};
+  for (int64_t j = 0; j < n; ++j) i64[0][j] = 100 + j, i64[1][j] = -5e15 + 3 * ((j * 7) % n);
+  std::vector<std::vector<double>> u64 = {std::vector<double>(n, 7), std::vector<double>(n, 12)};
+  u64[0][20] = 3;
+  u64[1][5] = 40;
+  std::vector<std::vector<double>> b = {std::vector<double>(n, 0), std::vector<double>(n, 1), std::vector<double>(n, 0)};
+  b[2][33] = 1;
+  struct Case {
+    ts::DType dt;
+    std::vector<std::vector<double>> rows;
+  };
+  for (const Case& c : {Case{ts::f32, f}, Case{ts::bf16, f}, Case{ts::i64, i64}, Case{ts::u64, u64},
+                        Case{ts::boolean, b}}) {
+    std::vector<double> flat;
+    for (const auto& r : c.rows) flat.insert(flat.end(), r.begin(), r.end());
+    ts::Buffer x = ts::Buffer::from_vector(flat, {static_cast<int64_t>(c.rows.size()), n}, c.dt);
+    std::vector<std::vector<double>> stored;  // the values as stored (bf16-rounded)
+    std::vector<double> v = x.to_vector();
+    for (size_t r = 0; r < c.rows.size(); ++r) stored.emplace_back(v.begin() + r * n, v.begin() + (r + 1) * n);
+    std::vector<std::vector<double>> want = extremes_reference(stored);
+    for (std::optional<int64_t> chunk : {std::optional<int64_t>{}, std::optional<int64_t>{4},
+                                         std::optional<int64_t>{8}, std::optional<int64_t>{16}}) {
+      ts::Settings s{.config = ts::Config{.reduction_loops = std::vector<std::optional<int64_t>>{chunk}}};
+      auto [mx, mn, amx, amn] = make_extremes(s)(x);
+      if (ts::rt::nvrtc_available()) make_extremes(s).cuda(true, x);  // the GPU's identities compile
+      std::vector<double> got[4] = {mx.to_vector(), mn.to_vector(), amx.to_vector(), amn.to_vector()};
+      for (size_t r = 0; r < c.rows.size(); ++r)
+        for (int k = 0; k < 4; ++k) {
+          double w = want[r][k], g = got[k][r];
+          EXPECT_TRUE((std::isnan(w) && std::isnan(g)) || w == g)
+              << ts::dtype_name(c.dt) << " row " << r << " output " << k << " chunk " << chunk.value_or(0)
+              << ": got " << g << ", want " << w;
+        }
+    }
+  }
+}
+
 TEST(RollReductions, SoftmaxChunkedEqualsPersistent) {
   ts::Buffer x = ts::Buffer::randn({7, 300}, ts::f32, ts::cpu(), 3);
   ts::Buffer a = make_softmax({})(x);

@@ -36,7 +36,7 @@ std::string literal(DType t, double f, int64_t i) {
   switch (t) {
     case DType::boolean: return i ? "true" : "false";
     case DType::i32: return fmt::format("{}", static_cast<int32_t>(i));
-    case DType::i64: return fmt::format("{}LL", i);
+    case DType::i64: return i == INT64_MIN ? "(-9223372036854775807LL - 1)" : fmt::format("{}LL", i);
     case DType::u64: return fmt::format("{}ULL", static_cast<uint64_t>(i));
     case DType::f64:
       if (std::isinf(f)) return f > 0 ? "(1.0/0.0)" : "(-1.0/0.0)";

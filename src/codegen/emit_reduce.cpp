@@ -32,11 +32,13 @@ static std::string identity(ir::ReduceFn fn, DType t) {
     case ir::ReduceFn::max:
     case ir::ReduceFn::argmax:
       if (is_float(t)) return literal(t, -INFINITY, 0);
-      return t == DType::i32 ? "(-2147483647 - 1)" : t == DType::boolean ? "false" : "(-9223372036854775807LL - 1)";
+      return t == DType::i32 ? "(-2147483647 - 1)" : t == DType::boolean ? "false" : t == DType::u64 ? "0ULL"
+                                                                                          : "(-9223372036854775807LL - 1)";
     case ir::ReduceFn::min:
     case ir::ReduceFn::argmin:
       if (is_float(t)) return literal(t, INFINITY, 0);
-      return t == DType::i32 ? "2147483647" : t == DType::boolean ? "true" : "9223372036854775807LL";
+      return t == DType::i32 ? "2147483647" : t == DType::boolean ? "true" : t == DType::u64 ? "0xffffffffffffffffULL"
+                                                                                   : "9223372036854775807LL";
   }
   return "0";
 }

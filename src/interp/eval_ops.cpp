@@ -138,11 +138,23 @@ void binary_int(BinaryFn fn, const TileValue& a, const TileValue& b, TileValue& 
     case BinaryFn::sub: op(wsub); break;
     case BinaryFn::mul: op(wmul); break;
     case BinaryFn::div:  // integer true division never reaches the IR (it promotes to f32)
-    case BinaryFn::floordiv: op(ifloordiv); break;
-    case BinaryFn::mod: op(imod); break;
+    case BinaryFn::floordiv:
+      u ? op([](int64_t x, int64_t y) -> int64_t { return y == 0 ? 0 : int64_t(uint64_t(x) / uint64_t(y)); })
+        : op(ifloordiv);
+      break;
+    case BinaryFn::mod:
+      u ? op([](int64_t x, int64_t y) -> int64_t { return y == 0 ? 0 : int64_t(uint64_t(x) % uint64_t(y)); })
+        : op(imod);
+      break;
     case BinaryFn::pow: op(ipow); break;
-    case BinaryFn::maximum: op([](int64_t x, int64_t y) { return x > y ? x : y; }); break;
-    case BinaryFn::minimum: op([](int64_t x, int64_t y) { return x < y ? x : y; }); break;
+    case BinaryFn::maximum:
+      u ? op([](int64_t x, int64_t y) { return uint64_t(x) > uint64_t(y) ? x : y; })
+        : op([](int64_t x, int64_t y) { return x > y ? x : y; });
+      break;
+    case BinaryFn::minimum:
+      u ? op([](int64_t x, int64_t y) { return uint64_t(x) < uint64_t(y) ? x : y; })
+        : op([](int64_t x, int64_t y) { return x < y ? x : y; });
+      break;
     case BinaryFn::lt:
       u ? op([](int64_t x, int64_t y) -> int64_t { return uint64_t(x) < uint64_t(y); })
         : op([](int64_t x, int64_t y) -> int64_t { return x < y; });

@@ -76,6 +76,23 @@ class Roller : public ir::Cloner {
     out.push_back(n);
     return n;
   }
+  /// The identity of reduction `fn` in dtype `t`: 0 / 1 for sum, any / prod, all; for
+  /// max and argmax the dtype's lowest value (-inf, false, INT_MIN, 0 for u64), for min
+  /// and argmin its highest. Integer bounds are exact (not rounded through a double).
+  Node* identity(ir::ReduceFn fn, DType t, SourceLoc loc, ir::Block& out) {
+    bool mx = fn == ir::ReduceFn::max || fn == ir::ReduceFn::argmax;
+    bool mn = fn == ir::ReduceFn::min || fn == ir::ReduceFn::argmin;
+    if (!mx && !mn) return constant(t, fn == ir::ReduceFn::sum || fn == ir::ReduceFn::any ? 0.0 : 1.0, loc, out);
+    if (is_float(t)) return constant(t, mx ? -INFINITY : INFINITY, loc, out);
+    int64_t lo = 0, hi = 1;  // boolean
+    if (t == DType::i32) lo = INT32_MIN, hi = INT32_MAX;
+    if (t == DType::i64) lo = INT64_MIN, hi = INT64_MAX;
+    if (t == DType::u64) lo = 0, hi = -1;  // all bits set: 2^64 - 1
+    Node* c = make(Op::Const, t, {}, {}, loc, out);
+    c->ival = mx ? lo : hi;
+    c->fval = t == DType::u64 ? static_cast<double>(static_cast<uint64_t>(c->ival)) : static_cast<double>(c->ival);
+    return c;
+  }
   Node* constant(DType t, double v, SourceLoc loc, ir::Block& out) {
     Node* c = make(Op::Const, t, {}, {}, loc, out);
     c->fval = v;
@@ -154,17 +171,10 @@ class Roller : public ir::Cloner {
                   : arg                                                                         ? x->dtype
                                                                                                 : n->dtype;
     if (n->dtype == DType::f64) acc_t = DType::f64;
-    double ident = fn == ir::ReduceFn::sum || fn == ir::ReduceFn::any ? 0.0
-                   : fn == ir::ReduceFn::prod || fn == ir::ReduceFn::all ? 1.0
-                   : (fn == ir::ReduceFn::max || fn == ir::ReduceFn::argmax) ? -INFINITY
-                                                                             : INFINITY;
-    if (!is_float(acc_t) && std::isinf(ident))
-      ident = ident < 0 ? (acc_t == DType::i32 ? -2147483648.0 : -9.2233720368547758e18)
-                        : (acc_t == DType::i32 ? 2147483647.0 : 9.2233720368547758e18);
     ir::Shape shape = mapped(n->shape);
     SourceLoc loc = n->loc;
     std::vector<Node*> inits;
-    Node* init_v = make(Op::Full, acc_t, shape, {constant(acc_t, ident, loc, out)}, loc, out);
+    Node* init_v = make(Op::Full, acc_t, shape, {identity(fn, acc_t, loc, out)}, loc, out);
     inits.push_back(init_v);
     if (arg) inits.push_back(make(Op::Full, DType::i64, shape, {constant(DType::i64, 0, loc, out)}, loc, out));
     Node* loop = open_chunks(r, loc, out);
@@ -198,7 +208,16 @@ class Roller : public ir::Cloner {
       Node* tb = make(Op::TileBegin, dst().index_dtype, {}, {loop}, loc, body);
       if (tb->dtype != DType::i64) tb = make(Op::Cast, DType::i64, {}, {tb}, loc, body);
       pi = binary(ir::BinaryFn::add, DType::i64, pi, tb);
+      // A later chunk wins when strictly better (ties keep the first index). NaN counts
+      // as the extreme, as in torch: a chunk's NaN wins over a number, and the first
+      // NaN is kept.
       Node* better = binary(mx ? ir::BinaryFn::gt : ir::BinaryFn::lt, DType::boolean, pv, loop->carried[0]);
+      if (is_float(x->dtype)) {
+        Node* pv_nan = binary(ir::BinaryFn::ne, DType::boolean, pv, pv);
+        Node* acc_num = binary(ir::BinaryFn::eq, DType::boolean, loop->carried[0], loop->carried[0]);
+        better = binary(ir::BinaryFn::logical_or, DType::boolean, better,
+                        binary(ir::BinaryFn::logical_and, DType::boolean, pv_nan, acc_num));
+      }
       next.push_back(make(Op::Where, x->dtype, shape, {better, pv, loop->carried[0]}, loc, body));
       next.push_back(make(Op::Where, DType::i64, shape, {better, pi, loop->carried[1]}, loc, body));
     } else {
