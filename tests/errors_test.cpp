@@ -392,6 +392,34 @@ TEST(Errors, WrittenTensorWithAZeroStride) {
   EXPECT_EQ(ok.to_vector(), std::vector<double>(8, 2.0));
 }
 
+// A launch of 2^31 programs or more is refused on the interpreter as on the GPU (instead
+// of running for hours).
+TEST(Errors, GridOfTooManyProgramsOnTheInterpreter) {
+  const int line = __LINE__ + 3;
+  auto k = ts::kernel("many", [](ts::Tensor x, ts::Value n) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(n, {.block_size = 1})) out(t) = x(t) + 1;
+    return out;
+  });
+  expect_message(user_error([&] { k(vec(8), int64_t{1} << 33); }), "many", line,
+                 "the launch needs 8589934592 programs, more than a grid can hold", "a persistent pid_type");
+  EXPECT_EQ(k(vec(8), int64_t{8}).to_vector(), std::vector<double>(8, 1.0));
+}
+
+// A C++ integer that does not fit the i32 tile value it meets (torch refuses it too).
+TEST(Errors, IntegerConstantBeyondTheTileDtype) {
+  const int line = __LINE__ + 3;
+  auto k = ts::kernel("wide_constant", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) + (int64_t{1} << 40);
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::zeros({4}, ts::i32);
+  expect_message(user_error([&] { k(x); }), "wide_constant", line,
+                 "the constant 1099511627776 does not fit i32, the dtype of the other operand", ".to(ts::i64)");
+  EXPECT_EQ(k(ts::Buffer::zeros({4}, ts::i64)).to_vector(), std::vector<double>(4, 1099511627776.0));
+}
+
 // A config block size outside the range ts::register_block_size declares.
 TEST(Errors, BlockSizeOutsideItsDeclaredRange) {
   auto make = [](ts::Config c) {

@@ -148,6 +148,17 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
                               : fn == ir::BinaryFn::bit_xor ? "^" : ir::binary_name(fn),
                               dtype_name(common)),
              "convert with .to(ts::i32) first, or use && / || on bool values");
+  // A C++ integer next to an i32 tile value takes i32 (torch's rule for Python scalars):
+  // one that does not fit is refused, as torch refuses it, instead of wrapping.
+  for (const Operand* o : {&a, &b}) {
+    const Node* c = o->node();
+    if (o->weak() && c->op == Op::Const && !is_float(c->dtype) &&
+        ((common == DType::i32 && (c->ival < INT32_MIN || c->ival > INT32_MAX)) ||
+         (common == DType::u64 && c->ival < 0)))
+      ctx.fail(loc, fmt::format("the constant {} does not fit {}, the dtype of the other operand", c->ival,
+                                dtype_name(common)),
+               "convert the tile value first, e.g. .to(ts::i64)");
+  }
   if (fn == ir::BinaryFn::div && !is_float(common)) common = DType::f32;
   if (fn == ir::BinaryFn::pow && common == DType::boolean) common = DType::i64;
   ir::Shape shape = frontend::broadcast_shapes(a.node()->shape, b.node()->shape, loc);
@@ -323,7 +334,9 @@ Value mean(const Operand& a, int dim, bool keepdim, Loc l) {
     Tile t(s->loop, s->loop_dim);
     count = t.end(l) - t.begin(l);
   }
-  return Value::wrap(cast_node((total / count).node(), total.dtype(), loc));
+  // Operands located at the user's call, so the generated division names their line.
+  return Value::wrap(cast_node(binary(ir::BinaryFn::div, Operand(total).at(loc), Operand(count).at(loc)).node(),
+                               total.dtype(), loc));
 }
 
 }  // namespace tessel

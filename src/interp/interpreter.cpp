@@ -48,6 +48,20 @@ class Runner {
       ls.tile_end.clear();
       return;
     }
+    if (loop == top_ && !loop->persistent) {
+      // A non-persistent launch has one program per tile: the GPU refuses a grid of
+      // 2^31 programs or more (gpu_program.cpp), and so does the interpreter.
+      PidType pid = config_.pid_type.value_or(PidType::flat);
+      if (pid != PidType::persistent_blocked && pid != PidType::persistent_interleaved) {
+        double total = 1;
+        for (size_t d = 0; d < nd; ++d)
+          total *= static_cast<double>((ls.end[d] - ls.begin[d] + ls.block[d] - 1) / ls.block[d]);
+        if (total >= 2147483648.0)
+          throw UserError(f_.graph().kernel_name, loop->loc,
+                          fmt::format("the launch needs {:.0f} programs, more than a grid can hold", total),
+                          "use larger block sizes, or a persistent pid_type");
+      }
+    }
     ls.tile_begin = ls.begin;
     ls.tile_end.assign(nd, 0);
     while (true) {

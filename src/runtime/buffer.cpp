@@ -244,6 +244,7 @@ Buffer Buffer::from_vector(const std::vector<double>& values, std::vector<int64_
 Buffer Buffer::from_blob(void* ptr, std::vector<int64_t> shape, std::vector<int64_t> strides,
                          DType dtype, Device device) {
   int64_t n = checked_numel(shape);
+  if (!ptr && n > 0) throw buffer_error("from_blob of a null pointer with " + std::to_string(n) + " elements");
   if (strides.empty()) strides = contiguous_strides(shape);
   if (strides.size() != shape.size())
     throw buffer_error("from_blob got " + std::to_string(strides.size()) + " strides for shape " +

@@ -181,8 +181,16 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
   }
   if (k.grid.xyz) {
     // Axis a covers dim order[a] (Config::loop_orders).
-    for (size_t a = 0; a < 3; ++a)
-      plan.grid[a] = static_cast<unsigned>(a < tiles.size() ? tiles[k.grid.order.at(a)] : 1);
+    for (size_t a = 0; a < 3; ++a) {
+      int64_t n = a < tiles.size() ? tiles[k.grid.order.at(a)] : 1;
+      int64_t limit = a == 0 ? INT32_MAX : 65535;  // CUDA's grid limits (x, then y and z)
+      if (n > limit)
+        throw UserError(g.kernel_name, loop->loc,
+                        fmt::format("pid_type xyz needs {} programs along grid axis {}, more than its limit {}", n,
+                                    "xyz"[a], limit),
+                        "use pid_type flat or a persistent pid_type, larger block sizes, or another loop_orders");
+      plan.grid[a] = static_cast<unsigned>(n);
+    }
   } else {
     if (total >= (int64_t{1} << 31))
       throw UserError(g.kernel_name, loop->loc,

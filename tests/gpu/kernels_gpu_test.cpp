@@ -148,4 +148,19 @@ TEST(GpuRuntime, HostComputedLoopBoundBeyond32BitsIsAnError) {
   }
 }
 
+// pid_type xyz puts dim 1 of the loop on grid axis y, whose limit is 65535 programs.
+TEST(KernelsGpu, XyzGridBeyondTheAxisLimitIsAnError) {
+  TESSEL_REQUIRE_GPU();
+  auto k = examples::make_add_2d(ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1, 16},
+                                                                  .pid_type = ts::PidType::xyz}});
+  ts::Buffer x = ts::Buffer::zeros({1, 16 * 70000}, ts::f32, ts::cuda(0));
+  try {
+    k(x, x);
+    FAIL() << "expected a UserError";
+  } catch (const ts::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("pid_type xyz needs 70000 programs along grid axis y"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
