@@ -85,8 +85,10 @@ struct Config {
   /// pid_type flat and the persistent types (to the virtual program id). Errors: not a
   /// positive power of two; G > 1 with pid_type xyz or on a flattened loop.
   std::optional<std::vector<int>> l2_groupings;
-  /// Per reduction dimension: unset = persistent reduction (whole extent in registers),
+  /// Per reduction dimension: null = persistent reduction (whole extent in registers),
   /// a power of two = looped reduction over chunks of that size (Helion's meaning).
+  /// Leaving the whole field unset lets tessel choose: persistent, except extents above
+  /// 16384 (padded), which loop over chunks of 4096.
   std::optional<std::vector<std::optional<int64_t>>> reduction_loops;
   /// Per memory op: "pointer" (only strategy so far).
   std::optional<std::vector<std::string>> indexing;
