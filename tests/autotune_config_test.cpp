@@ -70,6 +70,9 @@ TEST(AutotuneConfig, TunablesPrintAsJsonAndAsAPasteableInitializer) {
 TEST(AutotuneConfig, UnknownKeyIsAUserError) {
   EXPECT_THROW(ts::Config::from_json(R"({"tunable":{"a":1}})"), ts::UserError);
   EXPECT_THROW(ts::Config::from_json(R"({"tunables":{"a":"x"}})"), ts::UserError);
+  EXPECT_THROW(ts::Config::from_json(R"({"tunables":{"a":1.5}})"), ts::UserError);  // not truncated to 1
+  EXPECT_THROW(ts::Config::from_json(R"({"tunables":[1]})"), ts::UserError);
+  EXPECT_EQ(ts::Config::from_json(R"({"tunables":{"a":-3}})").tunables->at("a"), -3);
 }
 
 TEST(Tunables, ValueIsTheConfigsChoiceOrTheFirst) {

@@ -420,6 +420,18 @@ TEST(Errors, IntegerConstantBeyondTheTileDtype) {
   EXPECT_EQ(k(ts::Buffer::zeros({4}, ts::i64)).to_vector(), std::vector<double>(4, 1099511627776.0));
 }
 
+// An allocation in host code whose element count overflows names the kernel's line.
+TEST(Errors, AllocationBeyond2To63Elements) {
+  const int line = __LINE__ + 2;
+  auto k = ts::kernel("huge_alloc", [](ts::Tensor x, ts::Value n) {
+    ts::Tensor out = ts::empty({n * n, n * n}, ts::f32);
+    for (auto t : ts::tile(x.size(0))) out(t, 0) = x(t);
+    return out;
+  });
+  expect_message(user_error([&] { k(vec(4), int64_t{1} << 20); }), "huge_alloc", line,
+                 "allocation of shape [1099511627776, 1099511627776] has more than 2^63 elements", "check the sizes");
+}
+
 // A config block size outside the range ts::register_block_size declares.
 TEST(Errors, BlockSizeOutsideItsDeclaredRange) {
   auto make = [](ts::Config c) {

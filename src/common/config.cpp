@@ -90,7 +90,12 @@ Config Config::from_json(const std::string& text) {
         for (auto& e : v) r.push_back(e.is_null() ? std::nullopt : std::optional<int64_t>(integer(e, key, 1, INT64_MAX)));
         c.reduction_loops = r;
       } else if (key == "indexing") c.indexing = v.get<std::vector<std::string>>();
-      else if (key == "tunables") c.tunables = v.get<std::map<std::string, int64_t>>();
+      else if (key == "tunables") {
+        if (!v.is_object()) throw UserError("", {}, "config key 'tunables' needs an object of name: integer");
+        std::map<std::string, int64_t> t;
+        for (auto& [name, value] : v.items()) t[name] = integer(value, "tunables." + name, INT64_MIN, INT64_MAX);
+        c.tunables = t;
+      }
       else
         throw UserError("", {}, fmt::format("unknown config key '{}'", key),
                         "keys are block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, "

@@ -1,6 +1,9 @@
 #include "runtime/host_program.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "interp/interpreter.hpp"
 #include "runtime/gpu_program.hpp"
@@ -30,6 +33,13 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
                             "check the sizes passed to the allocation");
           shape.push_back(s);
         }
+        int64_t numel = 1;
+        bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
+        for (int64_t s : shape)
+          if (!empty && __builtin_mul_overflow(numel, s, &numel))
+            throw UserError(g.kernel_name, n->loc,
+                            fmt::format("allocation of shape [{}] has more than 2^63 elements", fmt::join(shape, ", ")),
+                            "check the sizes passed to the allocation");
         Buffer b = Buffer::empty_on_stream(shape, n->dtype, alloc_device, staged ? nullptr : env.stream);
         if (n->ival == ir::fill_value) b.fill_on_stream(n->fval, staged ? nullptr : env.stream);
         env.allocs[n] = b;
