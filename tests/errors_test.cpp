@@ -432,6 +432,19 @@ TEST(Errors, AllocationBeyond2To63Elements) {
                  "allocation of shape [1099511627776, 1099511627776] has more than 2^63 elements", "check the sizes");
 }
 
+// A 0-dimensional tensor argument indexed by dimension.
+TEST(Errors, SizeOfAZeroDimensionalTensor) {
+  const int line = __LINE__ + 2;
+  auto k = ts::kernel("rank0", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty({x.size(0)}, ts::f32);
+    for (auto t : ts::tile(out.size(0))) out(t) = ts::full({t}, 1.0, ts::f32);
+    return out;
+  });
+  ts::Buffer scalar = ts::Buffer::ones({1}, ts::f32).view_as_strided({}, {}, 0);
+  expect_message(user_error([&] { k(scalar); }), "rank0", line, "size(0) is out of range: tensor argument 0 has 0",
+                 "pass a tensor of shape [1]");
+}
+
 // A config block size outside the range ts::register_block_size declares.
 TEST(Errors, BlockSizeOutsideItsDeclaredRange) {
   auto make = [](ts::Config c) {

@@ -30,7 +30,9 @@ static int norm_dim(const Node* t, int d, SourceLoc loc, const char* what) {
   if (d < -t->rank || d >= t->rank)
     TraceContext::current().fail(
         loc, fmt::format("{}({}) is out of range: {} has {} dimensions", what, d, tensor_name(t), t->rank),
-        fmt::format("use a dimension in [{}, {}]", -t->rank, t->rank - 1));
+        t->rank == 0 ? std::string("a 0-dimensional tensor has no dimension to index: pass a tensor of shape [1] "
+                                   "and read it with ts::load(t) or t.item()")
+                     : fmt::format("use a dimension in [{}, {}]", -t->rank, t->rank - 1));
   return d < 0 ? d + t->rank : d;
 }
 

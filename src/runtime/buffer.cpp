@@ -81,8 +81,9 @@ int normalize_dim(int d, int rank, const Buffer& b) {
   int n = d < 0 ? d + rank : d;
   if (n < 0 || n >= rank)
     throw buffer_error("dimension " + std::to_string(d) + " is out of range for " + b.str(),
-                       "Use a dimension in [" + std::to_string(-rank) + ", " +
-                           std::to_string(rank - 1) + "]");
+                       rank == 0 ? std::string("a 0-dimensional Buffer has no dimensions")
+                                 : "Use a dimension in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) +
+                                       "]");
   return n;
 }
 
