@@ -72,6 +72,8 @@ TEST(AutotuneConfig, UnknownKeyIsAUserError) {
   EXPECT_THROW(ts::Config::from_json(R"({"tunables":{"a":"x"}})"), ts::UserError);
   EXPECT_THROW(ts::Config::from_json(R"({"tunables":{"a":1.5}})"), ts::UserError);  // not truncated to 1
   EXPECT_THROW(ts::Config::from_json(R"({"tunables":[1]})"), ts::UserError);
+  EXPECT_THROW(ts::Config::from_json(R"({"num_warps":4,"num_warps":8})"), ts::UserError);  // not "last wins"
+  EXPECT_THROW(ts::Config::from_json(R"({"tunables":{"a":1,"a":2}})"), ts::UserError);
   EXPECT_EQ(ts::Config::from_json(R"({"tunables":{"a":-3}})").tunables->at("a"), -3);
 }
 

@@ -1,5 +1,6 @@
 // Config <-> JSON and C++ initializer text.
 #include <cstdint>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -47,12 +48,24 @@ std::string Config::to_json() const {
 
 Config Config::from_json(const std::string& text) {
   json j;
+  // Keys seen per open object: a repeated key is an error, not "the last one wins".
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  auto track = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end) keys.pop_back();
+    if (event == json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
   try {
-    j = json::parse(text);
+    j = json::parse(text, track);
   } catch (const json::exception& e) {
     throw UserError("", {}, fmt::format("malformed config JSON: {}", e.what()),
                     "pass the text printed by Config::to_json()");
   }
+  if (!duplicate.empty())
+    throw UserError("", {}, fmt::format("config JSON has the key '{}' twice", duplicate), "give each key once");
   if (!j.is_object()) throw UserError("", {}, "a config must be a JSON object");
   Config c;
   // Integers must be JSON integers in range (no silent truncation of 4.5 or 1e10).
