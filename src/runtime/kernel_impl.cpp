@@ -442,7 +442,7 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
       env.arg_buffers[i] = *b;
       env.args[i].shape = &b->shape();
       env.args[i].strides = &b->strides();
-      if (!have_device) env.device = on_gpu ? b->device() : cpu();
+      if (!have_device) env.device = b->device();  // GPU Buffers under TESSEL_INTERPRET are staged
       have_device = true;
     } else if (std::holds_alternative<int64_t>(args[i])) {
       env.args[i].ivalue = std::get<int64_t>(args[i]);

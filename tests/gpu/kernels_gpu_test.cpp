@@ -1,6 +1,8 @@
 // GPU results against the CPU interpreter (the oracle) for the example kernels, over
 // dtypes, ragged sizes, strides and configs.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <tessel/testing.hpp>
 
 #include "examples/kernels/basic.hpp"
@@ -161,6 +163,20 @@ TEST(KernelsGpu, XyzGridBeyondTheAxisLimitIsAnError) {
     EXPECT_NE(std::string(e.what()).find("pid_type xyz needs 70000 programs along grid axis y"), std::string::npos)
         << e.what();
   }
+}
+
+// TESSEL_INTERPRET=1 runs GPU Buffers on the interpreter: arguments are staged through
+// the host and the outputs come back on the GPU, with the GPU's values.
+TEST(KernelsGpu, InterpretFlagStagesGpuBuffers) {
+  TESSEL_REQUIRE_GPU();
+  auto k = examples::make_add();
+  ts::Buffer x = ts::Buffer::randn({1000}, ts::f32, ts::cuda(0), 1), y = ts::Buffer::randn({1000}, ts::f32, ts::cuda(0), 2);
+  ts::Buffer on_gpu = k(x, y);
+  setenv("TESSEL_INTERPRET", "1", 1);
+  ts::Buffer interpreted = k(x, y);
+  unsetenv("TESSEL_INTERPRET");
+  EXPECT_TRUE(interpreted.device().is_cuda());
+  EXPECT_EQ(ts::count_mismatches(on_cpu(interpreted), on_cpu(on_gpu), 0, 0), 0);
 }
 
 }  // namespace
