@@ -50,6 +50,24 @@ TEST(CodegenCompile, AddCopyAllDtypes) {
     compile(examples::make_copy(), x);
   }
 }
+// A read-only pointer is __restrict__ unless the call passes its memory as another
+// argument too (the kernel writes through that one).
+TEST(CodegenCompile, AliasedArgumentsAreNotRestrict) {
+  REQUIRE_NVRTC();
+  auto k = ts::kernel("scale_into", [](ts::Tensor x, ts::Tensor out) {
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * 2;
+  });
+  ts::Buffer a = f32({100}), b = f32({100});
+  EXPECT_NE(compile(k, a, b).find("const float* __restrict__"), std::string::npos);
+  std::string same = compile(k, a, a);
+  EXPECT_EQ(same.find("__restrict__"), std::string::npos) << same;
+  std::string view = compile(k, a.narrow(0, 0, 50), a.narrow(0, 50, 50));  // one storage
+  EXPECT_EQ(view.find("__restrict__"), std::string::npos) << view;
+  ts::Buffer v = ts::Buffer::arange(8, ts::f32);
+  k(v, v);  // in place on the interpreter
+  EXPECT_EQ(v.to_vector(), (std::vector<double>{0, 2, 4, 6, 8, 10, 12, 14}));
+}
+
 TEST(CodegenCompile, Add2dAndBias) {
   REQUIRE_NVRTC();
   compile(examples::make_add_2d(), f32({33, 65}), f32({33, 65}));

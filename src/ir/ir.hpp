@@ -225,6 +225,8 @@ struct ArgFacts {
   std::vector<bool> size_div16;       // per dim: the size is a multiple of 16
   /// Per dim: the exact size where the key fixes it (size_fixed_by_key), else -1.
   std::vector<int64_t> known_sizes;
+  /// Another tensor argument of the call shares its memory (k(b, b)): no __restrict__.
+  bool shares_storage = false;
   bool operator==(const ArgFacts&) const = default;
 };
 

@@ -214,6 +214,11 @@ std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const
       }
       if (b->dim() > 0) k += b->stride(-1) == 1 ? 'c' : 's';
       k += (reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U';
+      for (size_t j = 0; j < args.size(); ++j)  // shares memory with another argument
+        if (const Buffer* o = std::get_if<Buffer>(&args[j]); j != i && o && o->storage() == b->storage()) {
+          k += 'S';
+          break;
+        }
       big |= b->span() >= (int64_t{1} << 31);
       if (on_gpu) {
         k += '@';
@@ -303,6 +308,9 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
       n->name = fmt::format("arg{}", i);
       graph.arg_facts.resize(args.size());
       graph.arg_facts[i] = arg_facts(*b, settings.static_shapes.value_or(false));
+      for (size_t j = 0; j < i; ++j)
+        if (const Buffer* o = std::get_if<Buffer>(&args[j]); o && o->storage() == b->storage())
+          graph.arg_facts[i].shares_storage = graph.arg_facts[j].shares_storage = true;
     } else if (std::holds_alternative<int64_t>(args[i])) {
       targs[i].kind = n->arg_kind = ir::ArgKind::int_scalar;
       targs[i].ivalue = std::get<int64_t>(args[i]);
