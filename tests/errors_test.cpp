@@ -445,6 +445,25 @@ TEST(Errors, SizeOfAZeroDimensionalTensor) {
                  "pass a tensor of shape [1]");
 }
 
+// A ts::Value kept from an earlier trace is refused where it is read; assigning it anew
+// is fine.
+TEST(Errors, ValueFromAnEarlierTrace) {
+  static ts::Value kept;
+  auto k = ts::kernel("keeps", [](ts::Tensor x, bool reuse) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      if (!reuse) kept = x(t) * 2;
+      out(t) = kept + 1;
+    }
+    return out;
+  });
+  EXPECT_EQ(k(vec(4), false).to_vector(), std::vector<double>(4, 1.0));
+  std::string msg = user_error([&] { k(vec(4), true); });
+  expect_message(msg, "keeps", 0, "a ts::Value from another trace (an earlier call, or another kernel) is used",
+                 "declare ts::Value variables inside the kernel's lambda");
+  EXPECT_EQ(k(ts::Buffer::ones({4}, ts::f32), false).to_vector(), std::vector<double>(4, 3.0));
+}
+
 // A config block size outside the range ts::register_block_size declares.
 TEST(Errors, BlockSizeOutsideItsDeclaredRange) {
   auto make = [](ts::Config c) {

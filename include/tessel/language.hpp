@@ -122,7 +122,8 @@ class Value {
   Value& assign(ir::Node* n);
   Value view(const std::vector<Index>& idx, SourceLoc loc) const;
   mutable ir::Node* node_ = nullptr;
-  int depth_ = 0;  // loop depth where this variable was declared
+  int depth_ = 0;        // loop depth where this variable was declared
+  uint64_t trace_ = 0;   // the trace node_ belongs to (TraceContext::id)
   friend struct ValueAccess;
 };
 

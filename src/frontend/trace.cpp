@@ -1,6 +1,7 @@
 #include "frontend/trace.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 
 #include <fmt/format.h>
@@ -12,7 +13,10 @@ namespace tessel::frontend {
 static thread_local TraceContext* g_current = nullptr;
 
 TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vector<TraceArg> args)
-    : graph_(graph), settings_(settings), args_(std::move(args)), previous_(g_current) {
+    : graph_(graph), settings_(settings), args_(std::move(args)), previous_(g_current), id_([] {
+        static std::atomic<uint64_t> next{1};
+        return next++;
+      }()) {
   blocks_.push_back(&graph_.host);
   g_current = this;
   // 64-bit index arithmetic when a tensor argument spans 2^31 elements of memory or more

@@ -58,6 +58,8 @@ class TraceContext {
   /// (DSL calls outside a ts::kernel lambda get a UserError from require()).
   static TraceContext& current();
   static TraceContext* current_or_null();
+  /// A number unique to this trace (ts::Value records it, to refuse values of another).
+  uint64_t id() const { return id_; }
 
   ir::Graph& graph() { return graph_; }
   const Settings& settings() const { return settings_; }
@@ -130,6 +132,7 @@ class TraceContext {
   SourceLoc deferred_loc_;
   std::string deferred_what_, deferred_hint_;
   TraceContext* previous_;
+  uint64_t id_;
 };
 
 /// Broadcast two shapes (PyTorch rules, right-aligned, dims compared by Sym identity).

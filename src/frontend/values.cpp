@@ -43,9 +43,14 @@ static int current_depth() {
   return ctx ? ctx->depth() : 0;
 }
 
-Value::Value() : depth_(current_depth()) {}
-Value::Value(const Value& o) : node_(o.node()), depth_(current_depth()) {}
-Value::Value(const Operand& o) : node_(o.node()), depth_(current_depth()) {}
+static uint64_t current_trace() {
+  TraceContext* ctx = TraceContext::current_or_null();
+  return ctx ? ctx->id() : 0;
+}
+
+Value::Value() : depth_(current_depth()), trace_(current_trace()) {}
+Value::Value(const Value& o) : node_(o.node()), depth_(current_depth()), trace_(current_trace()) {}
+Value::Value(const Operand& o) : node_(o.node()), depth_(current_depth()), trace_(current_trace()) {}
 Value::Value(const TensorRef& r, Loc loc) : Value(Operand(r, loc)) {}
 
 Value::~Value() {
@@ -56,18 +61,27 @@ Value Value::wrap(Node* n) {
   Value v;
   v.node_ = n;
   v.depth_ = current_depth();
+  v.trace_ = current_trace();
   return v;
 }
 
 Node* Value::node() const {
   TraceContext* ctx = TraceContext::current_or_null();
   if (!ctx || !node_) return node_;
+  if (trace_ != ctx->id())
+    ctx->fail({}, "a ts::Value from another trace (an earlier call, or another kernel) is used",
+              "declare ts::Value variables inside the kernel's lambda; a value cannot outlive the call "
+              "that traced it");
   return ctx->resolve(this, node_, depth_);
 }
 
 Value& Value::assign(Node* n) {
-  if (TraceContext* ctx = TraceContext::current_or_null(); ctx && node_)
-    ctx->resolve(this, node_, depth_);
+  TraceContext* ctx = TraceContext::current_or_null();
+  if (ctx && node_ && trace_ == ctx->id()) ctx->resolve(this, node_, depth_);
+  if (ctx && trace_ != ctx->id()) {  // a variable kept from another trace starts over here
+    trace_ = ctx->id();
+    depth_ = current_depth();
+  }
   node_ = n;
   return *this;
 }
