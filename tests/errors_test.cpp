@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #include <tessel/tessel.hpp>
@@ -462,6 +463,35 @@ TEST(Errors, ValueFromAnEarlierTrace) {
   expect_message(msg, "keeps", 0, "a ts::Value from another trace (an earlier call, or another kernel) is used",
                  "declare ts::Value variables inside the kernel's lambda");
   EXPECT_EQ(k(ts::Buffer::ones({4}, ts::f32), false).to_vector(), std::vector<double>(4, 3.0));
+}
+
+// A kernel called from inside a kernel's lambda (it would run once, at trace time, or
+// wait on itself when recursive).
+TEST(Errors, KernelCalledWhileTracing) {
+  const int inner_line = __LINE__ + 1;
+  auto inc = ts::kernel("inc", [](ts::Tensor c) {
+    for (auto t : ts::tile(c.size(0))) c(t) = c(t) + 1;
+  });
+  ts::Buffer count = ts::Buffer::zeros({1}, ts::f32);
+  auto outer = ts::kernel("outer", [&](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    inc(count);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t);
+    return out;
+  });
+  expect_message(user_error([&] { outer(vec(4)); }), "inc", inner_line, "called while kernel 'outer' is being traced",
+                 "call kernels from host code outside any ts::kernel lambda");
+  std::function<ts::Buffer(ts::Buffer)> again;
+  auto rec = ts::kernel("rec", [&](ts::Tensor x) {
+    again(ts::Buffer::zeros({3}, ts::f32));
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t);
+    return out;
+  });
+  again = [&](ts::Buffer b) { return rec(b); };
+  EXPECT_NE(user_error([&] { rec(vec(4)); }).find("called while kernel 'rec' is being traced"), std::string::npos);
+  inc(count);  // from host code: fine
+  EXPECT_EQ(count.item(), 1.0);
 }
 
 // A config block size outside the range ts::register_block_size declares.

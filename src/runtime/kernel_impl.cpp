@@ -132,6 +132,12 @@ class KernelImpl {
 };
 
 void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu) const {
+  // A kernel's lambda runs once per specialization, to trace: a kernel called from it
+  // would run once instead of on every call (or, called recursively, wait on itself).
+  if (frontend::TraceContext* ctx = frontend::TraceContext::current_or_null())
+    fail(fmt::format("called while kernel '{}' is being traced", ctx->graph().kernel_name),
+         "call kernels from host code outside any ts::kernel lambda (a lambda traces device code once "
+         "per specialization)");
   if (args.size() != params_.size())
     fail(fmt::format("called with {} arguments, the kernel takes {}", args.size(), params_.size()));
   std::optional<Device> device;
