@@ -494,6 +494,14 @@ TEST(Errors, KernelCalledWhileTracing) {
   EXPECT_EQ(count.item(), 1.0);
 }
 
+// A kernel without a name (errors and generated code name kernels).
+TEST(Errors, KernelWithoutAName) {
+  std::string msg = user_error([] {
+    ts::kernel("", [](ts::Tensor x) { return x; });
+  });
+  EXPECT_NE(msg.find("a kernel needs a name"), std::string::npos) << msg;
+}
+
 // A config block size outside the range ts::register_block_size declares.
 TEST(Errors, BlockSizeOutsideItsDeclaredRange) {
   auto make = [](ts::Config c) {

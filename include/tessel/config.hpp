@@ -130,7 +130,8 @@ struct Settings {
   /// most this many SMs (Helion's reserved-SMs semantics; num_sm_multiplier is then not
   /// applied). Leaves room for e.g. NCCL kernels running alongside.
   std::optional<int> max_sms;
-  /// Persistent kernels leave this many of the GPU's SMs free (same mechanism).
+  /// Persistent kernels leave this many of the GPU's SMs free (same mechanism). With
+  /// max_sms also set, the smaller count applies: min(max_sms, SMs - reserved_sms).
   std::optional<int> reserved_sms;
   /// Unset = none (see AutotuneEffort).
   std::optional<AutotuneEffort> autotune_effort;

@@ -77,6 +77,8 @@ class KernelImpl {
       : name_(std::move(name)), params_(std::move(params)), int_ranges_(std::move(int_ranges)),
         trace_fn_(std::move(fn)),
         settings_(std::move(settings)), defined_at_(defined_at) {
+    if (name_.empty())
+      fail("a kernel needs a name", "pass a name as ts::kernel's first argument; errors and generated code use it");
     if (settings_.index_dtype && *settings_.index_dtype != DType::i32 && *settings_.index_dtype != DType::i64)
       fail(fmt::format("Settings::index_dtype = {} is not an index dtype", dtype_name(*settings_.index_dtype)),
            "use ts::i32 or ts::i64, or leave it unset (i64 when a tensor spans 2^31 elements or more)");
