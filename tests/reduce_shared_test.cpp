@@ -75,9 +75,7 @@ TEST(ReduceShared, BackToBackReductionsUseDisjointBytesAndOneBarrierEach) {
     int crossing = count(src, "float*>(ts_smem");
     EXPECT_GE(crossing, 1) << c.to_json();
     EXPECT_EQ(count(src, "__syncthreads();"), crossing + 1) << c.to_json() << "\n" << src;
-    std::vector<int> off;
-    for (int o : smem_offsets(src)) off.push_back(o);
-    EXPECT_EQ(off.front(), 0) << src;
+    EXPECT_EQ(smem_offsets(src).front(), 0) << src;
     // Consecutive reductions' value buffers never start at the same byte.
     std::vector<int> values;
     static const std::regex re(R"(float\*>\(ts_smem \+ (\d+)\))");

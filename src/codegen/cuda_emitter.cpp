@@ -35,7 +35,7 @@ std::string reg_type(DType t) {
 std::string literal(DType t, double f, int64_t i) {
   switch (t) {
     case DType::boolean: return i ? "true" : "false";
-    case DType::i32: return fmt::format("{}", static_cast<int32_t>(i));
+    case DType::i32: return i == INT32_MIN ? "(-2147483647 - 1)" : fmt::format("{}", static_cast<int32_t>(i));
     case DType::i64: return i == INT64_MIN ? "(-9223372036854775807LL - 1)" : fmt::format("{}LL", i);
     case DType::u64: return fmt::format("{}ULL", static_cast<uint64_t>(i));
     case DType::f64:

@@ -56,36 +56,46 @@ std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
   return out;
 }
 
+void Emitter::declare_prefetch_buffers(const std::vector<const Node*>& loads, const char* comment) {
+  for (const Node* n : loads)
+    line(fmt::format("__align__(16) {} p{}[TS_N];  // {}", dtype_cuda_storage(n->args[0]->dtype), n->id, comment), n);
+}
+
+void Emitter::load_into_buffers(const std::vector<const Node*>& loads) {
+  for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
+}
+
+void Emitter::take_prefetched(const std::vector<const Node*>& loads) {
+  for (const Node* n : loads) {
+    std::string nm = fmt::format("v{}", n->id);
+    names_[n] = nm;
+    line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
+    line(fmt::format("ts::to_regs<{}, TS_N>(p{}, {});", dtype_cuda_storage(n->args[0]->dtype), n->id, nm));
+    prefetched_.insert(n);  // the load itself emits nothing where it stands
+  }
+}
+
 void Emitter::emit_prefetch_first(const Node* loop, const std::vector<const Node*>& loads) {
   DimVars dv = dim_vars(loop, 0);
   std::string le = fmt::format("le{}_{}", loop->id, 0);
-  for (const Node* n : loads)
-    line(fmt::format("__align__(16) {} p{}[TS_N];  // loaded one iteration early", dtype_cuda_storage(n->args[0]->dtype),
-                     n->id),
-         n);
+  declare_prefetch_buffers(loads, "loaded one iteration early");
   open(fmt::format("if ({} < {})", dv.lb, le));
   line(fmt::format("const {} {} = ({}){};", idx_t_, dv.tb, idx_t_, dv.lb));
   line(fmt::format("const {} {} = ({})min({} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb, dv.block, le));
   dims[{loop, 0}] = dv;
-  for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
+  load_into_buffers(loads);
   close();
 }
 
 void Emitter::emit_prefetch_next(const Node* loop, const std::vector<const Node*>& loads) {
   DimVars dv = dim_vars(loop, 0);
   std::string le = fmt::format("le{}_{}", loop->id, 0);
-  for (const Node* n : loads) {
-    std::string nm = fmt::format("v{}", n->id);
-    names_[n] = nm;
-    line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
-    line(fmt::format("ts::to_regs<{}, TS_N>(p{}, {});", dtype_cuda_storage(n->args[0]->dtype), n->id, nm));
-    prefetched_.insert(n);
-  }
+  take_prefetched(loads);
   // The next tile, in an inner scope that shadows this tile's begin and end.
   open(fmt::format("if ({}_ + {} < {})", dv.tb, dv.block, le));
   line(fmt::format("const {} {} = ({})({}_ + {});", idx_t_, dv.tb, idx_t_, dv.tb, dv.block));
   line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, 2 * dv.block, le));
-  for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
+  load_into_buffers(loads);
   close();
 }
 
@@ -96,32 +106,23 @@ void Emitter::emit_prefetch_next(const Node* loop, const std::vector<const Node*
 void Emitter::emit_program_prefetch_first(const std::vector<const Node*>& loads, const passes::LoopKnobs& knobs,
                                           const std::vector<std::string>& counts, const std::string& first,
                                           const std::string& end) {
-  for (const Node* n : loads)
-    line(fmt::format("__align__(16) {} p{}[TS_N];  // the next program's tile, loaded early",
-                     dtype_cuda_storage(n->args[0]->dtype), n->id),
-         n);
+  declare_prefetch_buffers(loads, "the next program's tile, loaded early");
   open(fmt::format("if ({} < {})", first, end));
   line(fmt::format("const long long pid = {};", first));
   emit_program_tiles(knobs, counts, false);
-  for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
+  load_into_buffers(loads);
   close();
 }
 
 void Emitter::emit_program_prefetch_next(const std::vector<const Node*>& loads, const passes::LoopKnobs& knobs,
                                          const std::vector<std::string>& counts, const std::string& next,
                                          const std::string& end) {
-  for (const Node* n : loads) {
-    std::string nm = fmt::format("v{}", n->id);
-    names_[n] = nm;
-    line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
-    line(fmt::format("ts::to_regs<{}, TS_N>(p{}, {});", dtype_cuda_storage(n->args[0]->dtype), n->id, nm));
-    prefetched_.insert(n);
-  }
+  take_prefetched(loads);
   line(fmt::format("const long long pid_next = {};", next));
   open(fmt::format("if (pid_next < {})", end));
   line("const long long pid = pid_next;");
   emit_program_tiles(knobs, counts, false);
-  for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
+  load_into_buffers(loads);
   close();
   // Back in the running program's scope: its tile variables again.
   for (size_t d = 0; d < top_->dims.size(); ++d) dims[{top_, static_cast<int>(d)}] = dim_vars(top_, static_cast<int>(d));

@@ -24,23 +24,8 @@ static const char* op_struct(ir::ReduceFn fn) {
 }
 
 static std::string identity(ir::ReduceFn fn, DType t) {
-  switch (fn) {
-    case ir::ReduceFn::sum: return literal(t, 0, 0);
-    case ir::ReduceFn::prod: return literal(t, 1, 1);
-    case ir::ReduceFn::any: return "false";
-    case ir::ReduceFn::all: return "true";
-    case ir::ReduceFn::max:
-    case ir::ReduceFn::argmax:
-      if (is_float(t)) return literal(t, -INFINITY, 0);
-      return t == DType::i32 ? "(-2147483647 - 1)" : t == DType::boolean ? "false" : t == DType::u64 ? "0ULL"
-                                                                                          : "(-9223372036854775807LL - 1)";
-    case ir::ReduceFn::min:
-    case ir::ReduceFn::argmin:
-      if (is_float(t)) return literal(t, INFINITY, 0);
-      return t == DType::i32 ? "2147483647" : t == DType::boolean ? "true" : t == DType::u64 ? "0xffffffffffffffffULL"
-                                                                                   : "9223372036854775807LL";
-  }
-  return "0";
+  ir::ConstValue v = ir::reduce_identity(fn, t);
+  return literal(t, v.fval, v.ival);
 }
 
 void Emitter::emit_reduce(const Node* n) {

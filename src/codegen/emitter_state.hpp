@@ -89,6 +89,11 @@ class Emitter {
   /// At the top of `loop`'s body: converts the buffers into the loads' values, then loads
   /// the next tile into the buffers (the loads are then skipped where they stand).
   void emit_prefetch_next(const ir::Node* loop, const std::vector<const ir::Node*>& loads);
+  /// Prefetch buffers p<id> of `loads` in their memory dtype; loading the current tile
+  /// into them; taking them as the loads' values v<id> (emit_pipeline.cpp).
+  void declare_prefetch_buffers(const std::vector<const ir::Node*>& loads, const char* comment);
+  void load_into_buffers(const std::vector<const ir::Node*>& loads);
+  void take_prefetched(const std::vector<const ir::Node*>& loads);
   /// num_stages >= 2 with a persistent pid_type (emit_pipeline.cpp): before the program
   /// loop, declares the buffers of the top-level loop's early `loads` and loads the tile of
   /// program id `first` (if below `end`) into them.

@@ -1,5 +1,7 @@
 #include "ir/ir.hpp"
 
+#include <cmath>
+
 namespace tessel::ir {
 
 const char* op_name(Op op) {
@@ -55,6 +57,22 @@ char binary_kind(BinaryFn f) {
 #undef TESSEL_X
   }
   return 'a';
+}
+
+ConstValue reduce_identity(ReduceFn f, DType t) {
+  bool mx = f == ReduceFn::max || f == ReduceFn::argmax;
+  bool mn = f == ReduceFn::min || f == ReduceFn::argmin;
+  if (!mx && !mn) {
+    int64_t v = f == ReduceFn::sum || f == ReduceFn::any ? 0 : 1;
+    return {v, static_cast<double>(v)};
+  }
+  if (is_float(t)) return {0, mx ? -INFINITY : INFINITY};
+  int64_t lo = 0, hi = 1;  // boolean
+  if (t == DType::i32) lo = INT32_MIN, hi = INT32_MAX;
+  if (t == DType::i64) lo = INT64_MIN, hi = INT64_MAX;
+  if (t == DType::u64) lo = 0, hi = -1;  // all bits set: 2^64 - 1
+  int64_t v = mx ? lo : hi;
+  return {v, t == DType::u64 ? static_cast<double>(static_cast<uint64_t>(v)) : static_cast<double>(v)};
 }
 
 const char* reduce_name(ReduceFn f) {

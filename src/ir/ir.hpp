@@ -123,6 +123,15 @@ enum class ReduceFn : uint8_t {
 const char* unary_name(UnaryFn f);
 const char* binary_name(BinaryFn f);
 const char* reduce_name(ReduceFn f);
+/// The identity of reduction `f` accumulated in dtype `t`, as a constant's ival / fval:
+/// 0 for sum and any, 1 for prod and all; for max and argmax the dtype's lowest value
+/// (-inf, false, INT_MIN, 0 for u64), for min and argmin its highest (u64: all bits set,
+/// ival -1). Integer bounds are exact, not rounded through a double.
+struct ConstValue {
+  int64_t ival = 0;
+  double fval = 0;
+};
+ConstValue reduce_identity(ReduceFn f, DType t);
 bool unary_float_only(UnaryFn f);
 char binary_kind(BinaryFn f);
 

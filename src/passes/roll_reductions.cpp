@@ -76,23 +76,6 @@ class Roller : public ir::Cloner {
     out.push_back(n);
     return n;
   }
-  /// The identity of reduction `fn` in dtype `t`: 0 / 1 for sum, any / prod, all; for
-  /// max and argmax the dtype's lowest value (-inf, false, INT_MIN, 0 for u64), for min
-  /// and argmin its highest. Integer bounds are exact (not rounded through a double).
-  Node* identity(ir::ReduceFn fn, DType t, SourceLoc loc, ir::Block& out) {
-    bool mx = fn == ir::ReduceFn::max || fn == ir::ReduceFn::argmax;
-    bool mn = fn == ir::ReduceFn::min || fn == ir::ReduceFn::argmin;
-    if (!mx && !mn) return constant(t, fn == ir::ReduceFn::sum || fn == ir::ReduceFn::any ? 0.0 : 1.0, loc, out);
-    if (is_float(t)) return constant(t, mx ? -INFINITY : INFINITY, loc, out);
-    int64_t lo = 0, hi = 1;  // boolean
-    if (t == DType::i32) lo = INT32_MIN, hi = INT32_MAX;
-    if (t == DType::i64) lo = INT64_MIN, hi = INT64_MAX;
-    if (t == DType::u64) lo = 0, hi = -1;  // all bits set: 2^64 - 1
-    Node* c = make(Op::Const, t, {}, {}, loc, out);
-    c->ival = mx ? lo : hi;
-    c->fval = t == DType::u64 ? static_cast<double>(static_cast<uint64_t>(c->ival)) : static_cast<double>(c->ival);
-    return c;
-  }
   Node* constant(DType t, double v, SourceLoc loc, ir::Block& out) {
     Node* c = make(Op::Const, t, {}, {}, loc, out);
     c->fval = v;
@@ -174,7 +157,11 @@ class Roller : public ir::Cloner {
     ir::Shape shape = mapped(n->shape);
     SourceLoc loc = n->loc;
     std::vector<Node*> inits;
-    Node* init_v = make(Op::Full, acc_t, shape, {identity(fn, acc_t, loc, out)}, loc, out);
+    Node* ident = make(Op::Const, acc_t, {}, {}, loc, out);
+    ir::ConstValue v = ir::reduce_identity(fn, acc_t);
+    ident->ival = v.ival;
+    ident->fval = v.fval;
+    Node* init_v = make(Op::Full, acc_t, shape, {ident}, loc, out);
     inits.push_back(init_v);
     if (arg) inits.push_back(make(Op::Full, DType::i64, shape, {constant(DType::i64, 0, loc, out)}, loc, out));
     Node* loop = open_chunks(r, loc, out);
