@@ -27,14 +27,19 @@
 //     N  > 4096   rows 1 with 8, 16, 32 warps; rows 1 with reduction_loops {4096} and
 //                 16 warps, {2048} and 8 warps (also with num_stages 2); rows 1 with
 //                 8 warps and maxnreg 128 or 80, 16 warps and maxnreg 64; persistent with 2
-//                 stages: 8 warps maxnreg 128, 16 warps maxnreg 64, 32 warps
+//                 stages: 8 warps maxnreg 128, 16 warps maxnreg 64, 32 warps; looped with x
+//                 kept in L2 (x_kept): {2048}/8 warps/2 stages, {4096}/8/3, {1024}/4/3
 //   softmax_two_pass {rows, chunk}/warps:
 //     N <= 256    {4,256}/4 {8,256}/4 {16,256}/8
 //     N <= 1024   {1,1024}/4 {2,1024}/8 {4,1024}/8
-//     N <= 4096   {1,1024}/4 {1,2048}/8 {1,4096}/16, and the first two with num_stages 2
+//     N <= 4096   {1,1024}/4 {1,2048}/8 {1,4096}/16, and the first two with num_stages 2;
+//                 {1,2048}/8 with 2 stages and the first pass kept in L2 (kept:
+//                 load_eviction_policies {last, first})
 //     N  > 4096   {1,2048}/8 {1,4096}/16 {1,8192}/32, and the first two with num_stages 2;
 //                 {1,4096}/8 with 2 stages; {1,2048}/8 and {1,1024}/4 with 2 stages and
-//                 maxnreg 48
+//                 maxnreg 48; and the 2-stage {1,4096}/8, {1,2048}/8 and the two capped
+//                 ones kept; kept with more stages: {1,2048}/8 3 and 4, {1,1024}/4 4,
+//                 {1,4096}/8 3
 //
 // Before timing a shape, every candidate's CUDA is generated and compiled with NVRTC in
 // parallel (--jobs) into tessel's on-disk cubin cache, so the timed calls find it there.
@@ -163,6 +168,26 @@ ts::Config capped(ts::Config c, int regs) {
   return c;
 }
 
+/// The online softmax's `c` with its first pass's loads kept in L2 for the second
+/// (load_eviction_policies {last, first}).
+ts::Config kept(ts::Config c) {
+  c.load_eviction_policies = std::vector<ts::EvictionPolicy>{ts::EvictionPolicy::last, ts::EvictionPolicy::first};
+  return c;
+}
+
+/// `c` with the loads of x marked evict_last (kept in L2: a looped reduction reads x once
+/// per pass), the kernel's other loads unmarked. Loads in trace order: softmax {x},
+/// layer_norm {x, weight, bias}, rms_norm {x, weight}, cross_entropy {target, the target
+/// logit, x}.
+ts::Config x_kept(const std::string& kernel, ts::Config c) {
+  using E = ts::EvictionPolicy;
+  if (kernel == "softmax") c.load_eviction_policies = std::vector<E>{E::last};
+  if (kernel == "layer_norm") c.load_eviction_policies = std::vector<E>{E::last, E::none, E::none};
+  if (kernel == "rms_norm") c.load_eviction_policies = std::vector<E>{E::last, E::none};
+  if (kernel == "cross_entropy") c.load_eviction_policies = std::vector<E>{E::none, E::none, E::last};
+  return c;
+}
+
 /// `c` as a persistent kernel (programs loop over rows) whose next row's loads are
 /// issued before this row's work (num_stages 2).
 ts::Config pipelined(ts::Config c) {
@@ -178,11 +203,15 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
     if (n <= 1024) return {two_pass_cfg(1, 1024, 4), two_pass_cfg(2, 1024, 8), two_pass_cfg(4, 1024, 8)};
     if (n <= 4096)
       return {two_pass_cfg(1, 1024, 4), two_pass_cfg(1, 2048, 8), two_pass_cfg(1, 4096, 16),
-              two_pass_cfg(1, 1024, 4, 2), two_pass_cfg(1, 2048, 8, 2)};
+              two_pass_cfg(1, 1024, 4, 2), two_pass_cfg(1, 2048, 8, 2), kept(two_pass_cfg(1, 2048, 8, 2))};
     return {two_pass_cfg(1, 2048, 8),          two_pass_cfg(1, 4096, 16),
             two_pass_cfg(1, 8192, 32),         two_pass_cfg(1, 2048, 8, 2),
             two_pass_cfg(1, 4096, 16, 2),      two_pass_cfg(1, 4096, 8, 2),
-            capped(two_pass_cfg(1, 2048, 8, 2), 48), capped(two_pass_cfg(1, 1024, 4, 2), 48)};
+            capped(two_pass_cfg(1, 2048, 8, 2), 48), capped(two_pass_cfg(1, 1024, 4, 2), 48),
+            kept(two_pass_cfg(1, 4096, 8, 2)), kept(two_pass_cfg(1, 2048, 8, 2)),
+            kept(capped(two_pass_cfg(1, 2048, 8, 2), 48)), kept(capped(two_pass_cfg(1, 1024, 4, 2), 48)),
+            kept(two_pass_cfg(1, 2048, 8, 3)), kept(two_pass_cfg(1, 2048, 8, 4)), kept(two_pass_cfg(1, 1024, 4, 4)),
+            kept(two_pass_cfg(1, 4096, 8, 3))};
   }
   if (n <= 256) return {rows_cfg(4, 4), rows_cfg(8, 4), rows_cfg(16, 8), rows_cfg(32, 8)};
   if (n <= 1024) return {rows_cfg(1, 4), rows_cfg(2, 4), rows_cfg(4, 8), rows_cfg(8, 8)};
@@ -193,7 +222,9 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
   return {rows_cfg(1, 8),          rows_cfg(1, 16),         rows_cfg(1, 32),
           looped_cfg(1, 16, 4096), looped_cfg(1, 8, 2048),  looped_cfg(1, 8, 2048, 2),
           capped(rows_cfg(1, 8), 128), capped(rows_cfg(1, 8), 80), capped(rows_cfg(1, 16), 64),
-          pipelined(capped(rows_cfg(1, 8), 128)), pipelined(capped(rows_cfg(1, 16), 64)), pipelined(rows_cfg(1, 32))};
+          pipelined(capped(rows_cfg(1, 8), 128)), pipelined(capped(rows_cfg(1, 16), 64)), pipelined(rows_cfg(1, 32)),
+          x_kept(kernel, looped_cfg(1, 8, 2048, 2)), x_kept(kernel, looped_cfg(1, 8, 4096, 3)),
+          x_kept(kernel, looped_cfg(1, 4, 1024, 3))};
 }
 
 /// Runners, one per (kernel, config), shared by every shape and dtype (each keeps its

@@ -36,6 +36,11 @@ ts::Config random_config(std::mt19937_64& rng) {
   }
   if (coin()) c.indexing = std::vector<std::string>{"pointer"};
   if (coin()) {
+    std::vector<ts::EvictionPolicy> e(pick(4));
+    for (auto& v : e) v = static_cast<ts::EvictionPolicy>(pick(3));
+    c.load_eviction_policies = e;
+  }
+  if (coin()) {
     std::map<std::string, int64_t> t;
     for (int i = pick(3); i > 0; --i) t["t" + std::to_string(pick(10))] = pick(100) - 50;
     c.tunables = t;

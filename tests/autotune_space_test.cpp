@@ -51,7 +51,33 @@ TEST(AutotuneSpace, AddKernelHasBlockWarpsPidAndMultiplierKnobs) {
   EXPECT_EQ(knob(s, "num_sm_multiplier").choices, (std::vector<int64_t>{0, 1, 2, 4, 8}));
   EXPECT_FALSE(has_knob(s, "reduction_loops[0]"));
   EXPECT_EQ(knob(s, "maxnreg").choices, (std::vector<int64_t>{0}));  // no rows in registers
+  // A one-pass kernel reads nothing again: no L2 eviction knobs.
+  EXPECT_FALSE(has_knob(s, "load_eviction_policies[0]"));
   EXPECT_EQ(s.size(), 10 * 5 * 2 * 4 * 5);
+}
+
+TEST(AutotuneSpace, EvictionPoliciesOfKernelsThatReadAgain) {
+  using E = ts::EvictionPolicy;
+  // softmax (a reduction dim: its looped form reads each row once per pass): one knob per
+  // load (none, first, last), unordered; points round-trip their policies; the default
+  // leaves the field unset.
+  auto softmax = autotune_test::make_softmax();
+  ts::Buffer x = ts::Buffer::empty({4096, 4096}, ts::f32);
+  const ts::ir::Graph& g = graph_of(softmax, x);
+  at::ConfigSpace s(g, {}, "softmax");
+  EXPECT_EQ(knob(s, "load_eviction_policies[0]").choices, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_FALSE(knob(s, "load_eviction_policies[0]").ordered);
+  EXPECT_FALSE(has_knob(s, "load_eviction_policies[1]"));
+  ts::Config c{.block_sizes = std::vector<int64_t>{1}, .load_eviction_policies = std::vector<E>{E::last}};
+  EXPECT_EQ(s.config(s.point(c)).load_eviction_policies, c.load_eviction_policies);
+  EXPECT_FALSE(s.config(s.default_point()).load_eviction_policies.has_value());
+  // Forced policies fix the knobs, also where none would be offered (add).
+  auto add = examples::make_add();
+  ts::Buffer a = ts::Buffer::empty({1 << 20}, ts::f32);
+  at::ConfigSpace forced(graph_of(add, a, a), ts::Config{.load_eviction_policies = std::vector<E>{E::none, E::first}},
+                         "add");
+  EXPECT_EQ(knob(forced, "load_eviction_policies[1]").choices, (std::vector<int64_t>{1}));
+  EXPECT_EQ(forced.config(forced.default_point()).load_eviction_policies, (std::vector<E>{E::none, E::first}));
 }
 
 TEST(AutotuneSpace, DefaultPointIsTheDefaultConfig) {

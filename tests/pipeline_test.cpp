@@ -1,5 +1,5 @@
-// Config::num_stages = 2 (codegen/emit_pipeline.cpp): a one-dim device loop's vector
-// loads are issued one iteration early. The generated CUDA compiles with NVRTC for sm_90
+// Config::num_stages = S >= 2 (codegen/emit_pipeline.cpp): a one-dim device loop's vector
+// loads are issued S - 1 iterations early (S up to 4). The generated CUDA compiles with NVRTC for sm_90
 // (no GPU needed); loads of a tensor the loop also stores to are not moved; the
 // interpreter's results do not depend on num_stages. (GPU results: NormGpu.*.)
 #include <gtest/gtest.h>
@@ -55,6 +55,26 @@ TEST(Pipeline, OnlineSoftmaxLoadsEachLoopsNextTileEarly) {
     EXPECT_EQ(count(two, kEarly), 2) << two;  // both loops
     EXPECT_EQ(count(one, kEarly), 0);
   }
+}
+
+TEST(Pipeline, MoreStagesLoadMoreTilesAhead) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({37, 1000}, ts::bf16);
+  for (int stages : {3, 4, 8}) {
+    int ahead = std::min(stages, 4) - 1;
+    std::string src = compile(examples::make_softmax_two_pass(cfg({1, 256}, 4, stages)), x);
+    std::string early = "loaded " + std::to_string(ahead) + " iterations early";
+    // Each of the two loops: `ahead` buffers, the first tiles loaded before it, buffers
+    // moving down one per iteration, the tile `ahead` chunks on loaded into the last.
+    EXPECT_EQ(count(src, early), 2 * ahead) << src;
+    EXPECT_EQ(count(src, "_0[r] = p"), 2) << src;  // buffer 1 into buffer 0, per loop
+    EXPECT_EQ(count(src, "[r] = p"), 2 * (ahead - 1)) << src;
+    EXPECT_EQ(count(src, "_ + " + std::to_string(256 * ahead) + " < le"), 2) << src;
+  }
+  // The interpreter's values do not depend on the stages.
+  ts::Buffer y = ts::Buffer::randn({5, 1000}, ts::f32, ts::cpu(), 3);
+  EXPECT_EQ(examples::make_softmax_two_pass(cfg({1, 256}, 4, 4))(y).to_vector(),
+            examples::make_softmax_two_pass(cfg({1, 256}, 4, 1))(y).to_vector());
 }
 
 TEST(Pipeline, RolledReductionLoadsAreIssuedEarly) {

@@ -24,21 +24,31 @@ namespace tessel {
 enum class PidType : uint8_t { flat, xyz, persistent_blocked, persistent_interleaved };
 std::string pid_type_name(PidType p);
 
+/// The L2 eviction priority of a load (Triton's tl.load eviction_policy, Helion's
+/// load_eviction_policies; JSON "", "first", "last"). none: the default priority.
+/// first: evict these lines first (data read once: keeps L2 for data read again).
+/// last: keep these lines over others (data read again soon, e.g. the second pass of a
+/// two-pass kernel). Lowered to createpolicy.fractional.L2::evict_first/last and a load
+/// with .L2::cache_hint (PTX ISA, "createpolicy"; sm_80 and later). A hint only: results
+/// never depend on it.
+enum class EvictionPolicy : uint8_t { none, first, last };
+std::string eviction_policy_name(EvictionPolicy p);  // "", "first", "last"
+
 /// The tuned knobs. Field order (for designated initializers):
 /// block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, loop_orders,
-/// flatten_loops, l2_groupings, reduction_loops, indexing, tunables.
+/// flatten_loops, l2_groupings, reduction_loops, indexing, load_eviction_policies, tunables.
 struct Config {
   /// One entry per tile dimension with a tunable block size, in the order the loops are
   /// traced (outer loops first, dims left to right). Powers of two.
   std::optional<std::vector<int64_t>> block_sizes;
   /// Warps per program (1, 2, 4, 8, 16, 32). Threads per program = 32 * num_warps.
   std::optional<int> num_warps;
-  /// Software pipelining of loads in device loops (Triton's num_stages): 1 = none; 2 = a
-  /// one-dim device loop's vector loads whose addresses do not depend on the iteration's
-  /// own values, of tensors the loop does not store to, are issued one iteration early
-  /// into registers (src/codegen/emit_pipeline.cpp). With a persistent pid_type the
-  /// program loop over tiles is pipelined the same way (the next tile's loads are issued
-  /// before this tile's work). Values above 2 act as 2.
+  /// Software pipelining of loads in device loops (Triton's num_stages): 1 = none; S >= 2:
+  /// a one-dim device loop's vector loads whose addresses do not depend on the iteration's
+  /// own values, of tensors the loop does not store to, are issued S - 1 iterations early
+  /// into registers (src/codegen/emit_pipeline.cpp; values above 4 act as 4). With a
+  /// persistent pid_type the program loop over tiles is pipelined one tile ahead (the next
+  /// tile's loads are issued before this tile's work) for any S >= 2.
   std::optional<int> num_stages;
   /// Registers per thread at most (Triton's Config.maxnreg; the PTX .maxnreg directive,
   /// emitted as __maxnreg__): unset = the compiler's choice for num_warps (up to 255).
@@ -92,6 +102,11 @@ struct Config {
   std::optional<std::vector<std::optional<int64_t>>> reduction_loops;
   /// Per memory op: "pointer" (only strategy so far).
   std::optional<std::vector<std::string>> indexing;
+  /// One entry per load of a tensor in device code (each `x(...)` read inside a loop), in
+  /// trace order; unset = none for all. Copies a pass makes of a load (the chunks of a
+  /// looped reduction) share its entry. Error (UserError naming the kernel's first loop):
+  /// a number of entries other than the kernel's loads.
+  std::optional<std::vector<EvictionPolicy>> load_eviction_policies;
   /// User tunables declared with ts::register_tunable: name -> chosen value (one of the
   /// declared choices). Unset or a missing name = the first declared choice.
   std::optional<std::map<std::string, int64_t>> tunables;

@@ -30,6 +30,7 @@ Config apply_overrides(Config c, const Config& f) {
   if (f.l2_groupings) c.l2_groupings = f.l2_groupings;
   if (f.reduction_loops) c.reduction_loops = f.reduction_loops;
   if (f.indexing) c.indexing = f.indexing;
+  if (f.load_eviction_policies) c.load_eviction_policies = f.load_eviction_policies;
   if (f.tunables) {
     if (!c.tunables) c.tunables.emplace();
     for (const auto& [name, v] : *f.tunables) (*c.tunables)[name] = v;

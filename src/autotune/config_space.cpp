@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <cmath>
 #include <set>
 
@@ -149,6 +150,25 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
     if (forced.tunables && forced.tunables->count(name)) k.choices = {forced.tunables->at(name)};
     knobs_.push_back(k);
   }
+  // Per load: none, first, last (EvictionPolicy values), unordered; offered where data
+  // can be read again (reduction dims, whose looped form reads a row once per pass; nested
+  // loops; a tensor read by two loads), or forced. A one-pass kernel keeps none.
+  std::map<const ir::Node*, int> loads_of;
+  std::function<void(const ir::Block&)> count_loads = [&](const ir::Block& b) {
+    for (const ir::Node* n : b) {
+      if (n->op == ir::Op::Load) ++loads_of[n->args[0]];
+      if (n->op == ir::Op::Loop) count_loads(n->body);
+    }
+  };
+  count_loads(g.host);
+  bool reread = nested_loops_ || !g.reduction_syms.empty() ||
+                std::any_of(loads_of.begin(), loads_of.end(), [](const auto& e) { return e.second > 1; });
+  if (reread || forced.load_eviction_policies)
+    for (int i = 0; i < g.num_loads; ++i) {
+      Knob k{Knob::load_eviction, i, "load_eviction_policies[" + std::to_string(i) + "]", {0, 1, 2}, false};
+      if (forced.load_eviction_policies) k.choices = {static_cast<int64_t>(forced.load_eviction_policies->at(i))};
+      knobs_.push_back(k);
+    }
   add_loop_knobs(forced, pids);
   default_ = canonical(point(def));
 }
@@ -228,6 +248,13 @@ Config ConfigSpace::config(const Point& p) const {
       case Knob::tunable:
         (*c.tunables)[graph_.tunables.at(k.index).first] = v;
         break;
+      case Knob::load_eviction:
+        // Set only when some load has a policy (configs stay short otherwise).
+        if (v != 0) {
+          if (!c.load_eviction_policies) c.load_eviction_policies.emplace(graph_.num_loads, EvictionPolicy::none);
+          (*c.load_eviction_policies)[k.index] = static_cast<EvictionPolicy>(v);
+        }
+        break;
       case Knob::loop_order:
         (*c.loop_orders)[k.index] = passes::permutation_of_rank(loop_dims_.at(k.index), v);
         break;
@@ -271,6 +298,11 @@ Point ConfigSpace::point(const Config& c) const {
         // Unset means a persistent reduction (0, "none").
         v = c.reduction_loops && k.index < static_cast<int>(c.reduction_loops->size())
                 ? (*c.reduction_loops)[k.index].value_or(0)
+                : 0;
+        break;
+      case Knob::load_eviction:
+        v = c.load_eviction_policies && k.index < static_cast<int>(c.load_eviction_policies->size())
+                ? static_cast<int64_t>((*c.load_eviction_policies)[k.index])
                 : 0;
         break;
       case Knob::tunable:

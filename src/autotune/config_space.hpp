@@ -21,6 +21,10 @@
 //   ts::register_reduction_dim, then other reduced extents): powers of two from 16
 //   below the extent's next power of two, then "none" (a persistent reduction) last.
 // - tunables.<name>, one per ts::register_tunable: its choices, unordered.
+// - load_eviction_policies[i], one per load (Graph::num_loads): none, first, last
+//   (EvictionPolicy values), unordered; the field is left unset when all are none.
+//   Only for kernels that can read data again (reduction dims, nested loops, or a tensor
+//   read by two loads): a one-pass kernel such as add has no such knobs.
 // - loop_orders[i], one per loop of two or more dims (passes::multi_dim_loops): the
 //   permutations of its dims in lexicographic order (a choice is a permutation's rank,
 //   0 = identity), unordered; loops of more than 4 dims keep the identity (k! grows fast).
@@ -62,12 +66,13 @@ struct Knob {
     num_sm_multiplier,
     reduction_loop,
     tunable,
+    load_eviction,
     loop_order,
     flatten_loop,
     l2_grouping
   };
   Kind kind;
-  int index = 0;                 // block id, reduction dim, tunable position or loop index
+  int index = 0;                 // block id, reduction dim, tunable position, load or loop index
   std::string name;              // "block_sizes[0]", "num_warps", "tunables.unroll", ...
   /// pid_type: PidType values; reduction_loop: 0 = none; loop_order: permutation ranks
   /// (passes::permutation_of_rank); flatten_loop: 0 = false, 1 = true.

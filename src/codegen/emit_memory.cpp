@@ -140,14 +140,33 @@ static std::string valid_expr(Emitter& e, const AccessPlan& p, const std::string
   return v;
 }
 
+// Load n's L2 eviction priority (Config::load_eviction_policies) as a ts::Evict, or ""
+// for none.
+static std::string evict_arg(const Emitter& e, const Node* n) {
+  const auto& policies = e.config_.load_eviction_policies;
+  if (!policies || n->load_id < 0) return "";
+  switch (policies->at(static_cast<size_t>(n->load_id))) {
+    case EvictionPolicy::first: return "ts::Evict::first";
+    case EvictionPolicy::last: return "ts::Evict::last";
+    default: return "";
+  }
+}
+
+// ts::ld or ts::ld<policy> for load n.
+static std::string ld_call(const Emitter& e, const Node* n) {
+  std::string policy = evict_arg(e, n);
+  return policy.empty() ? "ts::ld" : "ts::ld<" + policy + ">";
+}
+
 // The vector loads of plan p (p.vector) into raw.
 static void emit_ld_vec(Emitter& e, const Node* n, const AccessPlan& p, const std::string& raw) {
   const Node* t = n->args[0];
   e.open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
   e.line("const int r = g * TS_V;");
   const DimAccess& last = p.dims.back();
-  e.line(fmt::format("ts::ld_vec<{}>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);",
-                     vec_args(dtype_cuda_storage(t->dtype), p), p.base, offset_expr(e, t, p), valid_expr(e, p, "r", true),
+  std::string policy = evict_arg(e, n);
+  e.line(fmt::format("ts::ld_vec<{}{}>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);",
+                     vec_args(dtype_cuda_storage(t->dtype), p), policy.empty() ? "" : ", " + policy, p.base, offset_expr(e, t, p), valid_expr(e, p, "r", true),
                      e.idx_t(), last.idx, e.idx_t(), last.lim, raw));
   e.close();
 }
@@ -177,8 +196,8 @@ void Emitter::emit_load(const Node* n) {
     std::string valid;
     for (const DimAccess& a : p.dims) valid += (valid.empty() ? "" : " && ") + a.valid;
     if (valid.empty()) valid = "true";
-    line(fmt::format("const {} {} = ts::ld({} + {}, {});", reg_type(n->dtype), nm, p.base, offset_expr(*this, t, p),
-                     valid),
+    line(fmt::format("const {} {} = {}({} + {}, {});", reg_type(n->dtype), nm, ld_call(*this, n), p.base,
+                     offset_expr(*this, t, p), valid),
          n);
     return;
   }
@@ -192,7 +211,7 @@ void Emitter::emit_load(const Node* n) {
     emit_ld_vec(*this, n, p, raw);
     line(fmt::format("ts::to_regs<{}, TS_N>({}, {});", mem, raw, nm));
   } else {
-    line(fmt::format("TS_FOR(r) {}[r] = ts::ld({} + {}, {});", nm, p.base, offset_expr(*this, t, p),
+    line(fmt::format("TS_FOR(r) {}[r] = {}({} + {}, {});", nm, ld_call(*this, n), p.base, offset_expr(*this, t, p),
                      valid_expr(*this, p, "r", false)));
   }
 }

@@ -1,12 +1,12 @@
-// Software pipelining of device loops (Config::num_stages >= 2), in registers: the vector
-// loads of a one-dim device loop whose addresses are known before the iteration starts
-// are issued one iteration early, into a buffer in their memory dtype. Iteration i
-// converts the buffer into the loads' values, issues iteration i + 1's loads into it, and
-// computes; so the next tile's loads are in flight during this tile's work (reductions,
-// __syncthreads, stores). Two stages take one buffer per load; num_stages > 2 is treated
-// as 2 (more stages would need rotating register buffers). In a persistent kernel
-// (pid_type persistent_*) the program loop over tiles is pipelined the same way: the
-// next program id's tile loads are issued before this tile's work.
+// Software pipelining of device loops (Config::num_stages = S >= 2), in registers: the
+// vector loads of a one-dim device loop whose addresses are known before the iteration
+// starts are issued S - 1 iterations early, into S - 1 buffers per load in their memory
+// dtype (S up to 4; more stages act as 4). Iteration i converts buffer 0 into the loads'
+// values, moves buffers 1.. down by one (register moves), issues iteration i + S - 1's
+// loads into the last buffer, and computes; so the next tiles' loads are in flight during
+// this tile's work (reductions, __syncthreads, stores). In a persistent kernel (pid_type
+// persistent_*) the program loop over tiles is pipelined with one buffer: the next
+// program id's tile loads are issued before this tile's work.
 // Source of the technique: Triton's num_stages (software pipelining of loads in loops).
 #include <fmt/format.h>
 
@@ -30,6 +30,16 @@ static void collect(const ir::Block& b, std::set<const Node*>& out) {
 static bool persistent_pid(const Config& c) {
   PidType p = c.pid_type.value_or(PidType::flat);
   return p == PidType::persistent_blocked || p == PidType::persistent_interleaved;
+}
+
+int Emitter::tiles_ahead(const Node* loop) const {
+  if (loop == top_) return 1;
+  return std::min(config_.num_stages.value_or(1), 4) - 1;
+}
+
+// Prefetch buffer k of load n: p<id> with one buffer, p<id>_<k> with several.
+static std::string buffer(const Node* n, int k, int count) {
+  return count == 1 ? fmt::format("p{}", n->id) : fmt::format("p{}_{}", n->id, k);
 }
 
 std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
@@ -56,21 +66,26 @@ std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
   return out;
 }
 
-void Emitter::declare_prefetch_buffers(const std::vector<const Node*>& loads, const char* comment) {
+void Emitter::declare_prefetch_buffers(const std::vector<const Node*>& loads, int count, const char* comment) {
   for (const Node* n : loads)
-    line(fmt::format("__align__(16) {} p{}[TS_N];  // {}", dtype_cuda_storage(n->args[0]->dtype), n->id, comment), n);
+    for (int k = 0; k < count; ++k)
+      line(fmt::format("__align__(16) {} {}[TS_N];  // {}", dtype_cuda_storage(n->args[0]->dtype), buffer(n, k, count),
+                       comment),
+           n);
 }
 
-void Emitter::load_into_buffers(const std::vector<const Node*>& loads) {
-  for (const Node* n : loads) emit_vector_load_into(n, fmt::format("p{}", n->id));
+void Emitter::load_into_buffers(const std::vector<const Node*>& loads, int k, int count) {
+  for (const Node* n : loads) emit_vector_load_into(n, buffer(n, k, count));
 }
 
-void Emitter::take_prefetched(const std::vector<const Node*>& loads) {
+void Emitter::take_prefetched(const std::vector<const Node*>& loads, int count) {
   for (const Node* n : loads) {
     std::string nm = fmt::format("v{}", n->id);
     names_[n] = nm;
     line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
-    line(fmt::format("ts::to_regs<{}, TS_N>(p{}, {});", dtype_cuda_storage(n->args[0]->dtype), n->id, nm));
+    line(fmt::format("ts::to_regs<{}, TS_N>({}, {});", dtype_cuda_storage(n->args[0]->dtype), buffer(n, 0, count), nm));
+    for (int k = 0; k + 1 < count; ++k)  // the later tiles move down one buffer
+      line(fmt::format("TS_FOR(r) {}[r] = {}[r];", buffer(n, k, count), buffer(n, k + 1, count)));
     prefetched_.insert(n);  // the load itself emits nothing where it stands
   }
 }
@@ -78,24 +93,31 @@ void Emitter::take_prefetched(const std::vector<const Node*>& loads) {
 void Emitter::emit_prefetch_first(const Node* loop, const std::vector<const Node*>& loads) {
   DimVars dv = dim_vars(loop, 0);
   std::string le = fmt::format("le{}_{}", loop->id, 0);
-  declare_prefetch_buffers(loads, "loaded one iteration early");
-  open(fmt::format("if ({} < {})", dv.lb, le));
-  line(fmt::format("const {} {} = ({}){};", idx_t_, dv.tb, idx_t_, dv.lb));
-  line(fmt::format("const {} {} = ({})min({} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb, dv.block, le));
-  dims[{loop, 0}] = dv;
-  load_into_buffers(loads);
-  close();
+  const int ahead = tiles_ahead(loop);
+  declare_prefetch_buffers(loads, ahead,
+                           ahead == 1 ? "loaded one iteration early"
+                                      : fmt::format("loaded {} iterations early", ahead).c_str());
+  for (int k = 0; k < ahead; ++k) {  // tiles 0 .. ahead - 1
+    std::string begin = k == 0 ? dv.lb : fmt::format("{} + {}", dv.lb, k * dv.block);
+    open(fmt::format("if ({} < {})", begin, le));
+    line(fmt::format("const {} {} = ({})({});", idx_t_, dv.tb, idx_t_, begin));
+    line(fmt::format("const {} {} = ({})min({} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb, (k + 1) * dv.block, le));
+    dims[{loop, 0}] = dv;
+    load_into_buffers(loads, k, ahead);
+    close();
+  }
 }
 
 void Emitter::emit_prefetch_next(const Node* loop, const std::vector<const Node*>& loads) {
   DimVars dv = dim_vars(loop, 0);
   std::string le = fmt::format("le{}_{}", loop->id, 0);
-  take_prefetched(loads);
-  // The next tile, in an inner scope that shadows this tile's begin and end.
-  open(fmt::format("if ({}_ + {} < {})", dv.tb, dv.block, le));
-  line(fmt::format("const {} {} = ({})({}_ + {});", idx_t_, dv.tb, idx_t_, dv.tb, dv.block));
-  line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, 2 * dv.block, le));
-  load_into_buffers(loads);
+  const int ahead = tiles_ahead(loop);
+  take_prefetched(loads, ahead);
+  // Tile i + ahead, in an inner scope that shadows this tile's begin and end.
+  open(fmt::format("if ({}_ + {} < {})", dv.tb, ahead * dv.block, le));
+  line(fmt::format("const {} {} = ({})({}_ + {});", idx_t_, dv.tb, idx_t_, dv.tb, ahead * dv.block));
+  line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, (ahead + 1) * dv.block, le));
+  load_into_buffers(loads, ahead - 1, ahead);
   close();
 }
 
@@ -106,23 +128,23 @@ void Emitter::emit_prefetch_next(const Node* loop, const std::vector<const Node*
 void Emitter::emit_program_prefetch_first(const std::vector<const Node*>& loads, const passes::LoopKnobs& knobs,
                                           const std::vector<std::string>& counts, const std::string& first,
                                           const std::string& end) {
-  declare_prefetch_buffers(loads, "the next program's tile, loaded early");
+  declare_prefetch_buffers(loads, 1, "the next program's tile, loaded early");
   open(fmt::format("if ({} < {})", first, end));
   line(fmt::format("const long long pid = {};", first));
   emit_program_tiles(knobs, counts, false);
-  load_into_buffers(loads);
+  load_into_buffers(loads, 0, 1);
   close();
 }
 
 void Emitter::emit_program_prefetch_next(const std::vector<const Node*>& loads, const passes::LoopKnobs& knobs,
                                          const std::vector<std::string>& counts, const std::string& next,
                                          const std::string& end) {
-  take_prefetched(loads);
+  take_prefetched(loads, 1);
   line(fmt::format("const long long pid_next = {};", next));
   open(fmt::format("if (pid_next < {})", end));
   line("const long long pid = pid_next;");
   emit_program_tiles(knobs, counts, false);
-  load_into_buffers(loads);
+  load_into_buffers(loads, 0, 1);
   close();
   // Back in the running program's scope: its tile variables again.
   for (size_t d = 0; d < top_->dims.size(); ++d) dims[{top_, static_cast<int>(d)}] = dim_vars(top_, static_cast<int>(d));

@@ -81,19 +81,24 @@ class Emitter {
   /// The vector loads of vector load `n` into `raw` (its memory dtype, TS_N elements).
   void emit_vector_load_into(const ir::Node* n, const std::string& raw);
   /// num_stages >= 2 (emit_pipeline.cpp): the vector loads of one-dim device loop `loop`
-  /// that can be issued one iteration early (their indices are the loop's tile or values
-  /// from outside the loop, and the loop stores nothing to their tensor).
+  /// that can be issued early (their indices are the loop's tile or values from outside
+  /// the loop, and the loop stores nothing to their tensor).
   std::vector<const ir::Node*> prefetchable_loads(const ir::Node* loop);
-  /// Before `loop`: declares the loads' buffers and loads the first tile into them.
+  /// Tiles loaded ahead of the running one: num_stages - 1 (at most 3) for a device loop,
+  /// 1 for the persistent program loop.
+  int tiles_ahead(const ir::Node* loop) const;
+  /// Before `loop`: declares the loads' buffers and loads the first tiles into them.
   void emit_prefetch_first(const ir::Node* loop, const std::vector<const ir::Node*>& loads);
-  /// At the top of `loop`'s body: converts the buffers into the loads' values, then loads
-  /// the next tile into the buffers (the loads are then skipped where they stand).
+  /// At the top of `loop`'s body: converts buffer 0 into the loads' values, moves the
+  /// other buffers down, then loads tile i + tiles_ahead into the last (the loads are then
+  /// skipped where they stand).
   void emit_prefetch_next(const ir::Node* loop, const std::vector<const ir::Node*>& loads);
-  /// Prefetch buffers p<id> of `loads` in their memory dtype; loading the current tile
-  /// into them; taking them as the loads' values v<id> (emit_pipeline.cpp).
-  void declare_prefetch_buffers(const std::vector<const ir::Node*>& loads, const char* comment);
-  void load_into_buffers(const std::vector<const ir::Node*>& loads);
-  void take_prefetched(const std::vector<const ir::Node*>& loads);
+  /// Prefetch buffers (`count` per load, p<id> or p<id>_<k>) of `loads` in their memory
+  /// dtype; loading the current tile into buffer k; taking buffer 0 as the loads' values
+  /// v<id> and moving buffers k + 1 to k (emit_pipeline.cpp).
+  void declare_prefetch_buffers(const std::vector<const ir::Node*>& loads, int count, const char* comment);
+  void load_into_buffers(const std::vector<const ir::Node*>& loads, int k, int count);
+  void take_prefetched(const std::vector<const ir::Node*>& loads, int count);
   /// num_stages >= 2 with a persistent pid_type (emit_pipeline.cpp): before the program
   /// loop, declares the buffers of the top-level loop's early `loads` and loads the tile of
   /// program id `first` (if below `end`) into them.

@@ -18,6 +18,16 @@ static const char* kPidNames[] = {"flat", "xyz", "persistent_blocked", "persiste
 
 std::string pid_type_name(PidType p) { return kPidNames[static_cast<int>(p)]; }
 
+static const char* kEvictNames[] = {"", "first", "last"};
+
+std::string eviction_policy_name(EvictionPolicy p) { return kEvictNames[static_cast<int>(p)]; }
+
+static EvictionPolicy eviction_from_name(const std::string& s) {
+  for (int i = 0; i < 3; ++i)
+    if (s == kEvictNames[i]) return static_cast<EvictionPolicy>(i);
+  throw UserError("", {}, fmt::format("unknown load eviction policy '{}'", s), "use \"\", \"first\" or \"last\"");
+}
+
 static PidType pid_from_name(const std::string& s) {
   for (int i = 0; i < 4; ++i)
     if (s == kPidNames[i]) return static_cast<PidType>(i);
@@ -42,6 +52,11 @@ std::string Config::to_json() const {
     j["reduction_loops"] = r;
   }
   if (indexing) j["indexing"] = *indexing;
+  if (load_eviction_policies) {
+    json r = json::array();
+    for (EvictionPolicy p : *load_eviction_policies) r.push_back(eviction_policy_name(p));
+    j["load_eviction_policies"] = r;
+  }
   if (tunables) j["tunables"] = *tunables;
   return j.dump();
 }
@@ -103,6 +118,11 @@ Config Config::from_json(const std::string& text) {
         for (auto& e : v) r.push_back(e.is_null() ? std::nullopt : std::optional<int64_t>(integer(e, key, 1, INT64_MAX)));
         c.reduction_loops = r;
       } else if (key == "indexing") c.indexing = v.get<std::vector<std::string>>();
+      else if (key == "load_eviction_policies") {
+        std::vector<EvictionPolicy> r;
+        for (const std::string& e : v.get<std::vector<std::string>>()) r.push_back(eviction_from_name(e));
+        c.load_eviction_policies = r;
+      }
       else if (key == "tunables") {
         if (!v.is_object()) throw UserError("", {}, "config key 'tunables' needs an object of name: integer");
         std::map<std::string, int64_t> t;
@@ -112,7 +132,8 @@ Config Config::from_json(const std::string& text) {
       else
         throw UserError("", {}, fmt::format("unknown config key '{}'", key),
                         "keys are block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, "
-                        "loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing, tunables");
+                        "loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing, load_eviction_policies, "
+                        "tunables");
     }
   } catch (const json::exception& e) {
     throw UserError("", {}, fmt::format("config JSON has a value of the wrong type: {}", e.what()));
@@ -145,6 +166,12 @@ std::string Config::to_cpp() const {
     std::vector<std::string> r;
     for (const auto& v : *indexing) r.push_back(json(v).dump());
     parts.push_back(".indexing = std::vector<std::string>" + list(r));
+  }
+  if (load_eviction_policies) {
+    std::vector<std::string> r;
+    for (EvictionPolicy p : *load_eviction_policies)
+      r.push_back("ts::EvictionPolicy::" + (p == EvictionPolicy::none ? std::string("none") : eviction_policy_name(p)));
+    parts.push_back(".load_eviction_policies = std::vector<ts::EvictionPolicy>" + list(r));
   }
   if (tunables) {
     std::vector<std::string> r;

@@ -288,6 +288,7 @@ Node* TensorRef::load(SourceLoc loc) const {
   args.insert(args.end(), a.operands.begin(), a.operands.end());
   Node* n = ctx.add(Op::Load, tensor_->dtype, a.shape, args, loc);
   n->access = a.info;
+  n->load_id = ctx.graph().num_loads++;
   return n;
 }
 

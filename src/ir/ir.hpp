@@ -205,6 +205,8 @@ struct Node {
   std::vector<Node*> results;  // Loop: LoopResult nodes after the loop
   bool persistent = false;     // Loop (top level): some bound is read on the device
   int depth = 0;               // loop depth where the node is (0 = host)
+  int load_id = -1;            // Load: its position among the kernel's loads, in trace order
+                               // (Config::load_eviction_policies); copies keep it
   int id = 0;
   SourceLoc loc;
   std::string name;            // user name when known (argument names)
@@ -252,6 +254,7 @@ struct Graph {
   std::vector<Node*> args;       // Arg nodes, by position
   std::vector<Node*> outputs;    // returned tensors
   int num_block_sizes = 0;       // tile dims with a tunable block size
+  int num_loads = 0;             // Load nodes traced (Node::load_id)
   std::vector<int64_t> block_size_hint;  // per block id: extent at trace (for defaults)
   std::vector<std::pair<int64_t, int64_t>> block_size_range;  // per block id: [min, max], 0 = none
   std::vector<Sym*> reduction_syms;      // extents declared with register_reduction_dim

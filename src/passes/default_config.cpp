@@ -140,7 +140,7 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (!c.num_stages) c.num_stages = 1;
   if (*c.num_stages < 1)
     fail(fmt::format("num_stages {} is not a positive integer", *c.num_stages),
-         "use 1 (no pipelining) or 2 (a device loop's loads issued one iteration early)");
+         "use 1 (no pipelining), or 2 to 4 (a device loop's loads issued 1 to 3 iterations early)");
   if (c.maxnreg && (*c.maxnreg < 24 || *c.maxnreg > 255))
     fail(fmt::format("maxnreg {} is outside [24, 255]", *c.maxnreg),
          "use a register cap per thread between 24 and 255, or leave maxnreg unset");
@@ -156,6 +156,11 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
       if (s != "pointer")
         fail(fmt::format("indexing \"{}\" is not supported", s),
              "tessel generates pointer indexing only: use \"pointer\" or leave indexing unset");
+  if (c.load_eviction_policies && static_cast<int>(c.load_eviction_policies->size()) != g.num_loads)
+    fail(fmt::format("{} load eviction polic{} given, the kernel has {} load{}", c.load_eviction_policies->size(),
+                     c.load_eviction_policies->size() == 1 ? "y" : "ies", g.num_loads, g.num_loads == 1 ? "" : "s"),
+         "give one entry (\"\", \"first\" or \"last\") per tensor read inside a loop, in trace order, or leave "
+         "load_eviction_policies unset");
   // Reductions over very long extents (more than 16384 padded elements) default to
   // chunks of 4096 (a looped reduction) rather than whole rows in registers.
   if (!c.reduction_loops) {

@@ -8,6 +8,8 @@
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/seed002.hpp"
 #include "gpu_test_util.hpp"
+#include "examples/kernels/norms.hpp"
+#include "tests/eviction_kernels.hpp"
 #include "tests/reduce_kernels.hpp"
 
 namespace ts = tessel;
@@ -131,6 +133,35 @@ TEST(KernelsGpu, LoopCarriedAccumulatorInNestedTileLoop) {
 
 // A loop bound computed on the host beyond 32 bits, with 32-bit index arithmetic (every
 // tensor and argument fits 32 bits): refused at launch instead of wrapping tile indices.
+// Config::load_eviction_policies are hints: every access width (1-byte vectors, 2-, 4-
+// and 8-byte elements, a gather, a scalar, 16-byte vectors) and the online softmax's two
+// passes give the interpreter's values with either policy.
+TEST(KernelsGpu, EvictionPoliciesKeepValues) {
+  TESSEL_REQUIRE_GPU();
+  using E = ts::EvictionPolicy;
+  const int64_t n = 3001;
+  std::vector<double> idx(n), mask(n);
+  for (int64_t i = 0; i < n; ++i) {
+    idx[i] = static_cast<double>((i * 7 + 3) % n);
+    mask[i] = i % 3 == 0;
+  }
+  ts::Buffer m = ts::Buffer::from_vector(mask, {n}, ts::boolean, ts::cuda(0));
+  ts::Buffer h = ts::Buffer::randn({n}, ts::f16, ts::cuda(0), 1);
+  ts::Buffer x = ts::Buffer::randn({n}, ts::f32, ts::cuda(0), 2);
+  ts::Buffer i = ts::Buffer::from_vector(idx, {n}, ts::i64, ts::cuda(0));
+  ts::Buffer rows = ts::Buffer::randn({37, 5000}, ts::bf16, ts::cuda(0), 3);
+  for (E p : {E::first, E::last}) {
+    ts::Config c{.block_sizes = std::vector<int64_t>{128, 256, 512},
+                 .load_eviction_policies = std::vector<E>(eviction_test::kLoads, p)};
+    expect_matches_interpreter(eviction_test::make_mixed_loads({.config = c}), 0, 0, m, h, x, i);
+    ts::Config two{.block_sizes = std::vector<int64_t>{1, 1024},
+                   .num_warps = 4,
+                   .num_stages = 2,
+                   .load_eviction_policies = std::vector<E>{p, p == E::first ? E::last : E::first}};
+    expect_matches_interpreter(examples::make_softmax_two_pass({.config = two}), 1e-2, 1e-2, rows);
+  }
+}
+
 TEST(GpuRuntime, HostComputedLoopBoundBeyond32BitsIsAnError) {
   TESSEL_REQUIRE_GPU();
   auto k = ts::kernel("scaled_bound", [](ts::Tensor x, ts::Value n) {

@@ -133,14 +133,17 @@ TEST(NormGpu, SoftmaxTwoPassMatchesInterpreter) {
   TESSEL_REQUIRE_GPU();
   // {rows per program, column chunk, warps}: chunks that divide the row, one that does not
   // (1000 = 3 * 256 + 232), and one longer than the row.
-  // Two stages: each loop's loads issued one iteration early (num_stages = 2).
+  // Two stages: each loop's loads issued one iteration early (num_stages = 2); three and
+  // four: two and three iterations early (rows of 1000 and 4096 have fewer chunks than
+  // that at {1, 1024}).
   struct Cfg {
     int64_t bm, bn;
     int warps;
     int stages = 1;
   };
   for (Shape s : kShapes)
-    for (Cfg c : {Cfg{1, 1024, 4}, Cfg{4, 256, 4}, Cfg{1, 4096, 16}, Cfg{4, 256, 4, 2}, Cfg{1, 2048, 8, 2}}) {
+    for (Cfg c : {Cfg{1, 1024, 4}, Cfg{4, 256, 4}, Cfg{1, 4096, 16}, Cfg{4, 256, 4, 2}, Cfg{1, 2048, 8, 2},
+                  Cfg{4, 256, 4, 3}, Cfg{1, 1024, 4, 4}}) {
       auto k = examples::make_softmax_two_pass(ts::Settings{.config = ts::Config{
           .block_sizes = std::vector<int64_t>{c.bm, c.bn}, .num_warps = c.warps, .num_stages = c.stages}});
       std::string name = "{" + std::to_string(c.bm) + ", " + std::to_string(c.bn) + "} warps " +

@@ -75,10 +75,62 @@ struct Mem<bool> {
 
 // ---- loads and stores ----
 
-/// One element, or `other` when !ok (the address is not touched).
-template <class M>
+/// L2 eviction priority of a load (ts::EvictionPolicy): none, first, last.
+enum class Evict { none, first, last };
+
+/// The L2 cache policy of E (createpolicy.fractional over all of the access, PTX ISA
+/// "createpolicy", sm_80+). Not volatile: the compiler keeps one per kernel.
+template <Evict E>
+__device__ __forceinline__ unsigned long long l2_policy() {
+  unsigned long long pol;
+  if constexpr (E == Evict::first)
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  else
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+
+/// *p, a global load of 1, 2, 4, 8 or 16 bytes with eviction priority E
+/// (ld.global.L2::cache_hint; a plain load for Evict::none).
+template <Evict E, class W>
+__device__ __forceinline__ W ld_global(const W* p) {
+  if constexpr (E == Evict::none) {
+    return *p;
+  } else {
+    const unsigned long long pol = l2_policy<E>();
+    W w;  // asm volatile: ordered with the thread's other memory accesses
+    if constexpr (sizeof(W) == 16) {
+      uint4 v;
+      asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol));
+      w = *reinterpret_cast<const W*>(&v);
+    } else if constexpr (sizeof(W) == 8) {
+      unsigned long long v;
+      asm volatile("ld.global.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(v) : "l"(p), "l"(pol));
+      w = *reinterpret_cast<const W*>(&v);
+    } else if constexpr (sizeof(W) == 4) {
+      unsigned v;
+      asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(p), "l"(pol));
+      w = *reinterpret_cast<const W*>(&v);
+    } else if constexpr (sizeof(W) == 2) {
+      unsigned short v;
+      asm volatile("ld.global.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(v) : "l"(p), "l"(pol));
+      w = *reinterpret_cast<const W*>(&v);
+    } else {
+      static_assert(sizeof(W) == 1, "ld_global: 1, 2, 4, 8 or 16 bytes");
+      unsigned short v;
+      asm volatile("ld.global.L2::cache_hint.u8 %0, [%1], %2;" : "=h"(v) : "l"(p), "l"(pol));
+      const unsigned char b = (unsigned char)v;
+      w = *reinterpret_cast<const W*>(&b);
+    }
+    return w;
+  }
+}
+
+/// One element, or 0 when !ok (the address is not touched).
+template <Evict E = Evict::none, class M>
 __device__ __forceinline__ typename Mem<M>::reg ld(const M* p, bool ok) {
-  return ok ? Mem<M>::to_reg(*p) : typename Mem<M>::reg(0);
+  return ok ? Mem<M>::to_reg(ld_global<E>(p)) : typename Mem<M>::reg(0);
 }
 template <class M>
 __device__ __forceinline__ void st(M* p, bool ok, typename Mem<M>::reg v) {
@@ -107,22 +159,23 @@ struct VecWord<4> {
 /// thread's loads are in flight before the first use of one.
 /// Whole: the caller guarantees n >= V or n <= 0 (index and limit multiples of V);
 /// Aligned: that p is aligned to the vector size. Both make one predicated vector access.
-template <class M, int V, bool Whole = false, bool Aligned = false>
+/// E: the L2 eviction priority of the accesses.
+template <class M, int V, bool Whole = false, bool Aligned = false, Evict E = Evict::none>
 __device__ __forceinline__ void ld_vec(const M* p, int n, M* raw) {
   constexpr int bytes = V * (int)sizeof(M);
   if constexpr (bytes == 16 || bytes == 8 || bytes == 4) {
     typedef typename VecWord<bytes>::type W;
     if constexpr (Whole && Aligned) {
-      *reinterpret_cast<W*>(raw) = n > 0 ? *reinterpret_cast<const W*>(p) : W{};
+      *reinterpret_cast<W*>(raw) = n > 0 ? ld_global<E>(reinterpret_cast<const W*>(p)) : W{};
       return;
     }
     if (n >= V && (Aligned || (reinterpret_cast<unsigned long long>(p) % bytes) == 0)) {
-      *reinterpret_cast<W*>(raw) = *reinterpret_cast<const W*>(p);
+      *reinterpret_cast<W*>(raw) = ld_global<E>(reinterpret_cast<const W*>(p));
       return;
     }
   }
 #pragma unroll
-  for (int i = 0; i < V; ++i) raw[i] = i < n ? p[i] : M(0);
+  for (int i = 0; i < V; ++i) raw[i] = i < n ? ld_global<E>(p + i) : M(0);
 }
 
 /// Memory format to register format, element by element.
