@@ -176,7 +176,7 @@ ts::Config kept(ts::Config c) {
 }
 
 /// `c` with the loads of x marked evict_last (kept in L2: a looped reduction reads x once
-/// per pass), the kernel's other loads unmarked. Loads in trace order: softmax {x},
+/// per pass), the kernel's other loads unmarked. Loads in source order: softmax {x},
 /// layer_norm {x, weight, bias}, rms_norm {x, weight}, cross_entropy {target, the target
 /// logit, x}.
 ts::Config x_kept(const std::string& kernel, ts::Config c) {

@@ -9,8 +9,8 @@ namespace eviction_test {
 
 namespace ts = tessel;
 
-/// Loads of the kernel below, in trace order (each is its own statement, so that the
-/// order does not depend on the C++ compiler's order of evaluating arguments).
+/// Loads of the kernel below (Config::load_eviction_policies has one entry per load, in
+/// source order).
 inline constexpr int kLoads = 9;
 
 /// m: [N] bool; h: [N] f16; x: [N] f32; idx: [N] i64 in [0, N); out: [3, N] f32:

@@ -6,13 +6,17 @@
 // policies. (GPU results: KernelsGpu.EvictionPoliciesKeepValues.)
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
 #include <string>
 
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
+#include "autotune_test_util.hpp"
 #include "examples/kernels/norms.hpp"
+#include "passes/default_config.hpp"
+#include "passes/roll_reductions.hpp"
 #include "nvrtc_test_util.hpp"
 #include "tests/eviction_kernels.hpp"
 #include "user_error_util.hpp"
@@ -57,6 +61,35 @@ TEST(Eviction, OnlineSoftmaxPassesGetTheirOwnPolicies) {
   EXPECT_EQ(count(src, "createpolicy"), 0) << src;
 }
 
+TEST(Eviction, PoliciesFollowSourceOrderNotEvaluationOrder) {
+  // x(t) * y(t): C++ may evaluate y(t) first; entry 0 is x's read all the same.
+  auto k = ts::kernel(
+      "mul",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto t : ts::tile(x.size(0))) out(t) = x(t) * y(t);
+        return out;
+      },
+      ts::Settings{.config = ts::Config{.load_eviction_policies = std::vector<E>{E::first, E::last}}});
+  ts::Buffer x = ts::Buffer::zeros({1000}, ts::f32);
+  std::string src;
+  for (const std::string& s : k.cuda(false, x, x)) src += s;
+  static const std::regex re(R"(ts::Evict::(\w+)>\((arg\d))");
+  std::map<std::string, std::string> policy_of;
+  for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator(); ++it)
+    policy_of[(*it)[2]] = (*it)[1];
+  EXPECT_EQ(policy_of, (std::map<std::string, std::string>{{"arg0", "first"}, {"arg1", "last"}})) << src;
+}
+
+TEST(Eviction, AnOutOfRangeValueIsAnError) {
+  ts::Config c{.load_eviction_policies = std::vector<E>{static_cast<E>(7)}};
+  std::string msg = user_error([&] { (void)c.to_json(); });
+  EXPECT_NE(msg.find("EvictionPolicy value 7 is not one of none, first, last"), std::string::npos) << msg;
+  auto k = examples::make_softmax({.config = c});
+  msg = user_error([&] { k(ts::Buffer::zeros({4, 100}, ts::f32)); });
+  EXPECT_NE(msg.find("load eviction policy value 7"), std::string::npos) << msg;
+}
+
 TEST(Eviction, EveryAccessWidthCompiles) {
   REQUIRE_NVRTC();
   // Loads of bool, f16, f32 and i64 (element loads: a gather, a scalar) and vector
@@ -85,6 +118,20 @@ TEST(Eviction, LoopedReductionCopiesKeepTheLoadsPolicy) {
   std::vector<std::string> got = load_policies(src);
   ASSERT_GE(got.size(), 2u) << src;
   for (const std::string& p : got) EXPECT_EQ(p, "last") << src;
+}
+
+TEST(Eviction, LoweredProgramsKeepTheLoadCount) {
+  // The autotuner completes a candidate's config on the program lowered for it (a rolled
+  // reduction is a new graph): that graph still has the kernel's one load.
+  auto softmax = examples::make_softmax();
+  const ts::ir::Graph& g = autotune_test::graph_of(softmax, ts::Buffer::zeros({4, 5000}, ts::f32));
+  ts::Config c{.block_sizes = std::vector<int64_t>{1},
+               .reduction_loops = std::vector<std::optional<int64_t>>{1024},
+               .load_eviction_policies = std::vector<E>{E::last}};
+  std::unique_ptr<ts::ir::Graph> lowered = ts::passes::roll_reductions(g, ts::passes::complete_config(g, c, "softmax"));
+  ASSERT_TRUE(lowered);
+  EXPECT_EQ(lowered->num_loads, 1);
+  EXPECT_EQ(ts::passes::complete_config(*lowered, c, "softmax").load_eviction_policies, c.load_eviction_policies);
 }
 
 TEST(Eviction, WrongNumberOfPoliciesNamesTheFirstLoop) {

@@ -103,9 +103,12 @@ struct Config {
   /// Per memory op: "pointer" (only strategy so far).
   std::optional<std::vector<std::string>> indexing;
   /// One entry per load of a tensor in device code (each `x(...)` read inside a loop), in
-  /// trace order; unset = none for all. Copies a pass makes of a load (the chunks of a
-  /// looped reduction) share its entry. Error (UserError naming the kernel's first loop):
-  /// a number of entries other than the kernel's loads.
+  /// source order: by file, line and column of the read's first index (so `x(t) * y(t)`
+  /// is x then y, whatever order the C++ compiler evaluates them in); reads at one
+  /// position (a helper called twice) in trace order. Unset = none for all. Copies a pass
+  /// makes of a load (the chunks of a looped reduction) share its entry. Errors (UserError
+  /// naming the kernel's first loop): a number of entries other than the kernel's loads,
+  /// a value outside the enum.
   std::optional<std::vector<EvictionPolicy>> load_eviction_policies;
   /// User tunables declared with ts::register_tunable: name -> chosen value (one of the
   /// declared choices). Unset or a missing name = the first declared choice.

@@ -16,11 +16,21 @@ using nlohmann::json;
 
 static const char* kPidNames[] = {"flat", "xyz", "persistent_blocked", "persistent_interleaved"};
 
-std::string pid_type_name(PidType p) { return kPidNames[static_cast<int>(p)]; }
+std::string pid_type_name(PidType p) {
+  if (static_cast<unsigned>(p) >= 4)
+    throw UserError("", {}, fmt::format("PidType value {} is not a pid type", static_cast<int>(p)),
+                    "use ts::PidType::flat, xyz, persistent_blocked or persistent_interleaved");
+  return kPidNames[static_cast<int>(p)];
+}
 
 static const char* kEvictNames[] = {"", "first", "last"};
 
-std::string eviction_policy_name(EvictionPolicy p) { return kEvictNames[static_cast<int>(p)]; }
+std::string eviction_policy_name(EvictionPolicy p) {
+  if (static_cast<unsigned>(p) >= 3)
+    throw UserError("", {}, fmt::format("EvictionPolicy value {} is not one of none, first, last", static_cast<int>(p)),
+                    "use ts::EvictionPolicy::none, first or last");
+  return kEvictNames[static_cast<int>(p)];
+}
 
 static EvictionPolicy eviction_from_name(const std::string& s) {
   for (int i = 0; i < 3; ++i)

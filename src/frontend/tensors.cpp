@@ -286,7 +286,9 @@ Node* TensorRef::load(SourceLoc loc) const {
   Access a = resolve_access(tensor_, idx_, loc);
   std::vector<Node*> args{tensor_};
   args.insert(args.end(), a.operands.begin(), a.operands.end());
-  Node* n = ctx.add(Op::Load, tensor_->dtype, a.shape, args, loc);
+  // The read's position is its first index (`t` in `x(t)`): distinct for two reads in one
+  // expression, whose operand conversions share a position (TraceContext::number_loads).
+  Node* n = ctx.add(Op::Load, tensor_->dtype, a.shape, args, loc_.line ? loc_ : loc);
   n->access = a.info;
   n->load_id = ctx.graph().num_loads++;
   return n;

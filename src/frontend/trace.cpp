@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <exception>
 
 #include <fmt/format.h>
@@ -328,6 +329,20 @@ ir::Sym* TraceContext::extent_sym(ir::Node* extent, const std::string& name, Sou
   s->extent_pow2 = p;
   s->name = name;
   return s;
+}
+
+void TraceContext::number_loads() {
+  std::vector<ir::Node*> loads;
+  for (const auto& n : graph_.nodes())
+    if (n->op == ir::Op::Load && n->load_id >= 0) loads.push_back(n.get());
+  std::stable_sort(loads.begin(), loads.end(), [](const ir::Node* a, const ir::Node* b) {
+    int f = std::strcmp(a->loc.file, b->loc.file);
+    if (f != 0) return f < 0;
+    if (a->loc.line != b->loc.line) return a->loc.line < b->loc.line;
+    if (a->loc.column != b->loc.column) return a->loc.column < b->loc.column;
+    return a->load_id < b->load_id;
+  });
+  for (size_t i = 0; i < loads.size(); ++i) loads[i]->load_id = static_cast<int>(i);
 }
 
 void TraceContext::canonicalize() {

@@ -109,6 +109,11 @@ class TraceContext {
 
   /// Replaces every Sym in node shapes and accesses by its canonical (unified) Sym.
   void canonicalize();
+  /// Numbers the traced loads (Node::load_id, Config::load_eviction_policies) in source
+  /// order: by file, line and column of the read, trace order among reads at one place (a
+  /// helper function called twice). C++ leaves the order of evaluating operands
+  /// unspecified (`x(t) * y(t)` may trace y first), the source position is fixed.
+  void number_loads();
 
   /// Value of a host integer expression for this trace's arguments.
   int64_t trace_value(ir::Node* host_int);

@@ -64,14 +64,20 @@ void Cloner::copy_block(const Block& b, Block& out) {
   for (const Node* n : b) copy_into(n, out);
 }
 
+void copy_graph_facts(const Graph& g, Graph& out) {
+  out.kernel_name = g.kernel_name;
+  out.num_block_sizes = g.num_block_sizes;
+  out.num_loads = g.num_loads;
+  out.block_size_hint = g.block_size_hint;
+  out.block_size_range = g.block_size_range;
+  out.tunables = g.tunables;
+  out.index_dtype = g.index_dtype;
+  out.arg_facts = g.arg_facts;
+}
+
 std::unique_ptr<Graph> clone_graph(const Graph& g) {
   auto out = std::make_unique<Graph>();
-  out->kernel_name = g.kernel_name;
-  out->num_block_sizes = g.num_block_sizes;
-  out->block_size_hint = g.block_size_hint;
-  out->block_size_range = g.block_size_range;
-  out->index_dtype = g.index_dtype;
-  out->arg_facts = g.arg_facts;
+  copy_graph_facts(g, *out);
   Cloner c(*out);
   for (const Node* a : g.args) c.map(a);
   c.copy_block(g.host, out->host);

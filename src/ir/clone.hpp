@@ -42,4 +42,9 @@ class Cloner {
 /// A deep copy of `g` (same structure, new nodes and Syms).
 std::unique_ptr<Graph> clone_graph(const Graph& g);
 
+/// Copies what a graph knows besides its nodes (kernel name, block sizes, loads, tunables,
+/// index dtype, argument facts) from `g` into `out`: a pass that builds a new graph from g
+/// (clone_graph, passes::roll_reductions) keeps them.
+void copy_graph_facts(const Graph& g, Graph& out);
+
 }  // namespace tessel::ir

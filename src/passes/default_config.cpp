@@ -156,10 +156,15 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
       if (s != "pointer")
         fail(fmt::format("indexing \"{}\" is not supported", s),
              "tessel generates pointer indexing only: use \"pointer\" or leave indexing unset");
+  if (c.load_eviction_policies)
+    for (EvictionPolicy p : *c.load_eviction_policies)
+      if (static_cast<unsigned>(p) > static_cast<unsigned>(EvictionPolicy::last))
+        fail(fmt::format("load eviction policy value {} is not one of none, first, last", static_cast<int>(p)),
+             "use ts::EvictionPolicy::none, first or last");
   if (c.load_eviction_policies && static_cast<int>(c.load_eviction_policies->size()) != g.num_loads)
     fail(fmt::format("{} load eviction polic{} given, the kernel has {} load{}", c.load_eviction_policies->size(),
                      c.load_eviction_policies->size() == 1 ? "y" : "ies", g.num_loads, g.num_loads == 1 ? "" : "s"),
-         "give one entry (\"\", \"first\" or \"last\") per tensor read inside a loop, in trace order, or leave "
+         "give one entry (\"\", \"first\" or \"last\") per tensor read inside a loop, in source order, or leave "
          "load_eviction_policies unset");
   // Reductions over very long extents (more than 16384 padded elements) default to
   // chunks of 4096 (a looped reduction) rather than whole rows in registers.

@@ -268,12 +268,7 @@ std::unique_ptr<ir::Graph> roll_reductions(const ir::Graph& g, const Config& c) 
   }
   if (chunks.empty()) return nullptr;
   auto out = std::make_unique<ir::Graph>();
-  out->kernel_name = g.kernel_name;
-  out->num_block_sizes = g.num_block_sizes;
-  out->block_size_hint = g.block_size_hint;
-  out->block_size_range = g.block_size_range;
-  out->index_dtype = g.index_dtype;
-  out->arg_facts = g.arg_facts;
+  ir::copy_graph_facts(g, *out);
   Roller roller(*out, chunks, g.kernel_name);
   roller.copy_block(g.host, out->host);
   for (const Node* a : g.args) out->args.push_back(roller.map(a));

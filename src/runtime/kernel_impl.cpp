@@ -337,6 +337,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
   std::vector<ir::Node*> outs = trace_fn_(nodes, args);
   ctx.raise_deferred();
   ctx.canonicalize();
+  ctx.number_loads();
   for (ir::Node* o : outs) {
     if (!o->is_tensor()) throw InternalError("a kernel returned a non-tensor");
   }
