@@ -153,6 +153,8 @@ TEST(Eviction, JsonSpellsPoliciesAsHelionDoes) {
             "ts::EvictionPolicy::first, ts::EvictionPolicy::last}}");
   std::string msg = user_error([] { ts::Config::from_json(R"({"load_eviction_policies":["evict_last"]})"); });
   EXPECT_NE(msg.find("unknown load eviction policy 'evict_last'"), std::string::npos) << msg;
+  msg = user_error([] { ts::Config::from_json(R"({"load_eviction_policies":[null]})"); });
+  EXPECT_NE(msg.find("config key 'load_eviction_policies' has a value of the wrong type"), std::string::npos) << msg;
 }
 
 TEST(Eviction, InterpreterValuesIgnoreThePolicies) {

@@ -112,8 +112,8 @@ Config Config::from_json(const std::string& text) {
     for (const json& e : v) out.push_back(integer(e, key, INT64_MIN, INT64_MAX));
     return out;
   };
-  try {
-    for (auto& [key, v] : j.items()) {
+  for (auto& [key, v] : j.items()) {
+    try {
       if (key == "block_sizes") c.block_sizes = int64s(v, key);
       else if (key == "num_warps") c.num_warps = int32(v, key);
       else if (key == "num_stages") c.num_stages = int32(v, key);
@@ -144,9 +144,10 @@ Config Config::from_json(const std::string& text) {
                         "keys are block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, "
                         "loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing, load_eviction_policies, "
                         "tunables");
+    } catch (const json::exception& e) {
+      throw UserError("", {}, fmt::format("config key '{}' has a value of the wrong type: {}", key, e.what()),
+                      "ts::Config documents each key's values (include/tessel/config.hpp)");
     }
-  } catch (const json::exception& e) {
-    throw UserError("", {}, fmt::format("config JSON has a value of the wrong type: {}", e.what()));
   }
   return c;
 }
