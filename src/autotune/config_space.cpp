@@ -91,12 +91,16 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   // tiles (codegen/emit_pipeline.cpp): offered always (every kernel has a top-level loop,
   // which persistent pid types turn into a program loop); canonical() sets 1 where they
   // change nothing.
+  // One walk: nested loops, and the loads of each tensor (for the eviction knobs below).
+  std::map<const ir::Node*, int> loads_of;
   std::function<void(const ir::Block&, int)> scan = [&](const ir::Block& b, int depth) {
-    for (const ir::Node* n : b)
+    for (const ir::Node* n : b) {
+      if (n->op == ir::Op::Load) ++loads_of[n->args[0]];
       if (n->op == ir::Op::Loop) {
         nested_loops_ |= depth > 0;
         scan(n->body, depth + 1);
       }
+    }
   };
   scan(g.host, 0);
   knobs_.push_back({Knob::num_stages, 0, "num_stages", fixed_or(forced.num_stages, {1, 2})});
@@ -153,14 +157,6 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   // Per load: none, first, last (EvictionPolicy values), unordered; offered where data
   // can be read again (reduction dims, whose looped form reads a row once per pass; nested
   // loops; a tensor read by two loads), or forced. A one-pass kernel keeps none.
-  std::map<const ir::Node*, int> loads_of;
-  std::function<void(const ir::Block&)> count_loads = [&](const ir::Block& b) {
-    for (const ir::Node* n : b) {
-      if (n->op == ir::Op::Load) ++loads_of[n->args[0]];
-      if (n->op == ir::Op::Loop) count_loads(n->body);
-    }
-  };
-  count_loads(g.host);
   bool reread = nested_loops_ || !g.reduction_syms.empty() ||
                 std::any_of(loads_of.begin(), loads_of.end(), [](const auto& e) { return e.second > 1; });
   if (reread || forced.load_eviction_policies)

@@ -66,7 +66,7 @@ std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
   return out;
 }
 
-void Emitter::declare_prefetch_buffers(const std::vector<const Node*>& loads, int count, const char* comment) {
+void Emitter::declare_prefetch_buffers(const std::vector<const Node*>& loads, int count, const std::string& comment) {
   for (const Node* n : loads)
     for (int k = 0; k < count; ++k)
       line(fmt::format("__align__(16) {} {}[TS_N];  // {}", dtype_cuda_storage(n->args[0]->dtype), buffer(n, k, count),
@@ -96,7 +96,7 @@ void Emitter::emit_prefetch_first(const Node* loop, const std::vector<const Node
   const int ahead = tiles_ahead(loop);
   declare_prefetch_buffers(loads, ahead,
                            ahead == 1 ? "loaded one iteration early"
-                                      : fmt::format("loaded {} iterations early", ahead).c_str());
+                                      : fmt::format("loaded {} iterations early", ahead));
   for (int k = 0; k < ahead; ++k) {  // tiles 0 .. ahead - 1
     std::string begin = k == 0 ? dv.lb : fmt::format("{} + {}", dv.lb, k * dv.block);
     open(fmt::format("if ({} < {})", begin, le));

@@ -96,7 +96,7 @@ class Emitter {
   /// Prefetch buffers (`count` per load, p<id> or p<id>_<k>) of `loads` in their memory
   /// dtype; loading the current tile into buffer k; taking buffer 0 as the loads' values
   /// v<id> and moving buffers k + 1 to k (emit_pipeline.cpp).
-  void declare_prefetch_buffers(const std::vector<const ir::Node*>& loads, int count, const char* comment);
+  void declare_prefetch_buffers(const std::vector<const ir::Node*>& loads, int count, const std::string& comment);
   void load_into_buffers(const std::vector<const ir::Node*>& loads, int k, int count);
   void take_prefetched(const std::vector<const ir::Node*>& loads, int count);
   /// num_stages >= 2 with a persistent pid_type (emit_pipeline.cpp): before the program
