@@ -329,6 +329,9 @@ TEST(Errors, InvalidConfigValuesAndSettings) {
        "use maxnreg <= 128 for num_warps 16"},
       {ts::Config{.num_sm_multiplier = 3}, "num_sm_multiplier 3 is not a positive power of two", "use 1, 2, 4 or 8"},
       {ts::Config{.num_sm_multiplier = -1}, "num_sm_multiplier -1", "use 1, 2, 4 or 8"},
+      {ts::Config{.indexing = std::vector<std::string>(3, "pointer")},
+       "3 indexing entries given, the kernel has 2 loads and stores", "one per load and store"},
+      {ts::Config{.indexing = std::vector<std::string>{}}, "0 indexing entries given", "one entry for all"},
       {ts::Config{.indexing = std::vector<std::string>{"block_ptr"}}, "indexing \"block_ptr\" is not supported",
        "pointer indexing only"}};
   for (const Case& c : cases) {

@@ -101,6 +101,9 @@ struct Config {
   /// 16384 (padded), which loop over chunks of 4096.
   std::optional<std::vector<std::optional<int64_t>>> reduction_loops;
   /// Per memory op: "pointer" (only strategy so far).
+  /// Helion's indexing strategy: one entry for every load and store, or one per memory op
+  /// (the kernel's loads and stores); tessel generates "pointer" only. Errors (UserError
+  /// naming the kernel's first loop): another value, another number of entries.
   std::optional<std::vector<std::string>> indexing;
   /// One entry per load of a tensor in device code (each `x(...)` read inside a loop), in
   /// source order: by file, line and column of the read's first index (so `x(t) * y(t)`
@@ -158,7 +161,9 @@ struct Settings {
   std::optional<Config> autotune_config_overrides;
   /// Use this config; skips tuning (and the tuned-config cache).
   std::optional<Config> config;
-  /// Print generated CUDA to stderr when compiling (also TESSEL_PRINT_CODE=1).
+  /// Print generated CUDA to stderr when it is compiled for a GPU call (also
+  /// TESSEL_PRINT_CODE=1). Calls on the interpreter generate no CUDA and print nothing;
+  /// Kernel::cuda(compile, args...) returns the code for any arguments, GPU or not.
   std::optional<bool> print_output_code;
 };
 

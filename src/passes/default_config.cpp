@@ -3,6 +3,7 @@
 #include "passes/loop_knobs.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <tuple>
 
@@ -151,6 +152,20 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (c.num_sm_multiplier && (*c.num_sm_multiplier < 1 || (*c.num_sm_multiplier & (*c.num_sm_multiplier - 1)) != 0))
     fail(fmt::format("num_sm_multiplier {} is not a positive power of two", *c.num_sm_multiplier),
          "use 1, 2, 4 or 8 (programs per SM of a persistent kernel), or leave it unset");
+  if (c.indexing) {
+    int stores = 0;
+    std::function<void(const ir::Block&)> count = [&](const ir::Block& b) {
+      for (const ir::Node* n : b) {
+        stores += n->op == ir::Op::Store;
+        if (n->op == ir::Op::Loop) count(n->body);
+      }
+    };
+    count(g.host);
+    size_t ops = static_cast<size_t>(g.num_loads + stores);
+    if (c.indexing->size() != 1 && c.indexing->size() != ops)
+      fail(fmt::format("{} indexing entries given, the kernel has {} loads and stores", c.indexing->size(), ops),
+           "give one entry for all, or one per load and store");
+  }
   if (c.indexing)
     for (const std::string& s : *c.indexing)
       if (s != "pointer")
