@@ -1,5 +1,6 @@
 // Row-wise reductions and normalizations (examples/kernels/norms.hpp) on the GPU: softmax,
-// online softmax (softmax_two_pass), layer_norm, rms_norm and cross_entropy, on [4096, N]
+// online softmax (softmax_two_pass: Helion's form; softmax_online: per-lane statistics),
+// layer_norm, rms_norm and cross_entropy, on [4096, N]
 // for N in 256, 1024, 4096, 16384 and on [32768, 16384], f32 and bf16.
 //
 // For each (kernel, dtype, shape) a small hand-picked set of configs is timed (below,
@@ -29,6 +30,10 @@
 //                 8 warps and maxnreg 128 or 80, 16 warps and maxnreg 64; persistent with 2
 //                 stages: 8 warps maxnreg 128, 16 warps maxnreg 64, 32 warps; looped with x
 //                 kept in L2 (x_kept): {2048}/8 warps/2 stages, {4096}/8/3, {1024}/4/3
+//   softmax_online (per-lane statistics) {rows, chunk}/warps: as softmax_two_pass up to
+//     N = 1024; longer rows {1,1024}/4 {1,2048}/8 {1,4096}/16 {2,1024}/8 with 2 stages,
+//     and kept (first pass's loads evict_last, second's evict_first): {1,1024}/4,
+//     {1,2048}/8, {2,1024}/8, {1,512}/2, and {1,1024}/4 and {1,2048}/8 with maxnreg 64
 //   softmax_two_pass {rows, chunk}/warps:
 //     N <= 256    {4,256}/4 {8,256}/4 {16,256}/8
 //     N <= 1024   {1,1024}/4 {2,1024}/8 {4,1024}/8
@@ -103,7 +108,8 @@ Inputs make_inputs(Shape s, ts::DType dt, ts::Device dev) {
   return in;
 }
 
-const std::vector<std::string> kKernels = {"softmax", "softmax_two_pass", "layer_norm", "rms_norm", "cross_entropy"};
+const std::vector<std::string> kKernels = {"softmax", "softmax_two_pass", "softmax_online", "layer_norm", "rms_norm",
+                                           "cross_entropy"};
 
 /// A kernel of norms.hpp with one config, called on Inputs.
 struct Runner {
@@ -119,6 +125,10 @@ Runner make_runner(const std::string& kernel, const ts::Config& c) {
   }
   if (kernel == "softmax_two_pass") {
     auto k = examples::make_softmax_two_pass(s);
+    return {[k](const Inputs& in) { return k(in.x); }, [k](const Inputs& in) { return k.cuda(false, in.x); }};
+  }
+  if (kernel == "softmax_online") {
+    auto k = examples::make_softmax_online(s);
     return {[k](const Inputs& in) { return k(in.x); }, [k](const Inputs& in) { return k.cuda(false, in.x); }};
   }
   if (kernel == "layer_norm") {
@@ -146,7 +156,7 @@ double bytes_moved(const std::string& kernel, Shape s, ts::DType dt) {
   if (kernel == "layer_norm") return 2 * x + 2 * vec;
   if (kernel == "rms_norm") return 2 * x + vec;
   if (kernel == "cross_entropy") return x + s.m * 8.0 + s.m * 4.0;
-  return 2 * x;  // softmax, softmax_two_pass
+  return 2 * x;  // softmax, softmax_two_pass, softmax_online
 }
 
 ts::Config rows_cfg(int64_t rows, int warps) {
@@ -198,6 +208,15 @@ ts::Config pipelined(ts::Config c) {
 
 /// The hand-picked configs of a kernel for rows of n elements (see the file comment).
 std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
+  if (kernel == "softmax_online") {
+    if (n <= 256) return {two_pass_cfg(4, 256, 4), two_pass_cfg(8, 256, 4), two_pass_cfg(16, 256, 8)};
+    if (n <= 1024) return {two_pass_cfg(1, 1024, 4), two_pass_cfg(2, 1024, 8), two_pass_cfg(4, 1024, 8)};
+    return {two_pass_cfg(1, 1024, 4, 2),        two_pass_cfg(1, 2048, 8, 2),
+            two_pass_cfg(1, 4096, 16, 2),       two_pass_cfg(2, 1024, 8, 2),
+            kept(two_pass_cfg(1, 1024, 4, 2)),  kept(two_pass_cfg(1, 2048, 8, 2)),
+            kept(two_pass_cfg(2, 1024, 8, 2)),  kept(capped(two_pass_cfg(1, 1024, 4, 2), 64)),
+            kept(capped(two_pass_cfg(1, 2048, 8, 2), 64)), kept(two_pass_cfg(1, 512, 2, 2))};
+  }
   if (kernel == "softmax_two_pass") {
     if (n <= 256) return {two_pass_cfg(4, 256, 4), two_pass_cfg(8, 256, 4), two_pass_cfg(16, 256, 8)};
     if (n <= 1024) return {two_pass_cfg(1, 1024, 4), two_pass_cfg(2, 1024, 8), two_pass_cfg(4, 1024, 8)};
@@ -302,7 +321,7 @@ std::vector<double> reference_row(const std::string& kernel, const Inputs& in, i
   size_t n = x.size();
   std::vector<double> out(n);
   double mx = *std::max_element(x.begin(), x.end());
-  if (kernel == "softmax" || kernel == "softmax_two_pass") {
+  if (kernel == "softmax" || kernel == "softmax_two_pass" || kernel == "softmax_online") {
     double s = 0;
     for (double v : x) s += std::exp(v - mx);
     for (size_t j = 0; j < n; ++j) out[j] = std::exp(x[j] - mx) / s;
@@ -327,7 +346,7 @@ bool check_rows(const std::string& kernel, const Inputs& in, const ts::Buffer& o
   // f32 (and the f32 loss): 1e-4; bf16 outputs: 2e-2 (one rounding). Softmax outputs are
   // probabilities of about 1/N: a small atol so that the relative tolerance does the work.
   double rtol = (dt == ts::f32 || kernel == "cross_entropy") ? 1e-4 : 2e-2;
-  double atol = (kernel == "softmax" || kernel == "softmax_two_pass") ? 1e-6 : rtol;
+  double atol = (kernel == "softmax" || kernel == "softmax_two_pass" || kernel == "softmax_online") ? 1e-6 : rtol;
   for (int64_t r : {int64_t{0}, in.x.size(0) - 1}) {
     std::vector<double> want = reference_row(kernel, in, r);
     std::vector<double> got = kernel == "cross_entropy" ? std::vector<double>{out.narrow(0, r, 1).to(ts::cpu()).item()}
@@ -354,7 +373,7 @@ std::vector<std::string> split(const std::string& s) {
 
 int main(int argc, char** argv) {
   CLI::App app{"tessel reduction / normalization benchmark (JSON lines on stdout)"};
-  std::string kernels_opt = "softmax,softmax_two_pass,layer_norm,rms_norm,cross_entropy";
+  std::string kernels_opt = "softmax,softmax_two_pass,softmax_online,layer_norm,rms_norm,cross_entropy";
   std::string dtypes_opt = "f32,bf16";
   std::string shapes_opt = "4096x256,4096x1024,4096x4096,4096x16384,32768x16384";
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

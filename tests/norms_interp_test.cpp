@@ -330,6 +330,37 @@ TEST(NormSoftmaxTwoPass, AgreesWithTheInRegisterSoftmax) {
   expect_close(examples::make_softmax_two_pass()(x), a, softmax_tol(ts::bf16), "two-pass vs in-register");
 }
 
+// ------------------------------------------- online softmax, per-lane statistics
+
+TEST(NormSoftmaxOnline, RaggedShapesAndChunksMatchReference) {
+  // {rows, column chunk}: chunks that do not divide the row (the last chunk's lanes past
+  // the end read -inf), a chunk of one column, a chunk longer than the row.
+  for (auto [bm, bn] : {std::pair<int64_t, int64_t>{1, 64}, {4, 128}, {16, 32}, {2, 1}, {8, 2048}}) {
+    auto k = examples::make_softmax_online(
+        ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{bm, bn}}});
+    for (Shape s : {Shape{37, 300}, Shape{1, 1}, Shape{5, 1000}}) check_softmax(k, s, ts::f32);
+  }
+  auto k = examples::make_softmax_online();
+  for (Shape s : kRagged) check_softmax(k, s, ts::f32);
+  for (ts::DType dt : {ts::f16, ts::bf16}) check_softmax(k, {37, 300}, dt);
+}
+
+TEST(NormSoftmaxOnline, MaximaRisingFallingAndInfiniteEntries) {
+  // Row 0 rises from -40 to 120 (every chunk raises each lane's maximum; exp(120)
+  // overflows f32 without the rescaling), row 1 falls, row 2 holds -inf entries.
+  auto k = examples::make_softmax_online(
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2, 16}}});
+  const int64_t m = 3, n = 100;
+  std::vector<double> v(m * n);
+  for (int64_t j = 0; j < n; ++j) {
+    v[j] = -40 + 160.0 * j / (n - 1);
+    v[n + j] = 120 - 160.0 * j / (n - 1);
+    v[2 * n + j] = j % 3 == 0 ? -std::numeric_limits<double>::infinity() : 0.5 * (j % 7);
+  }
+  ts::Buffer x = ts::Buffer::from_vector(v, {m, n}, ts::f32);
+  expect_close(k(x), ref_softmax(x.to_vector(), m, n), softmax_tol(ts::f32), "rising, falling, -inf");
+}
+
 // ---------------------------------------------------------------- layer_norm
 
 TEST(NormLayerNorm, F32RaggedShapesMatchReference) {

@@ -81,6 +81,48 @@ inline auto make_softmax_two_pass(ts::Settings settings = {}) {
       settings);
 }
 
+/// Online softmax with per-lane statistics: the same result as make_softmax, reading
+/// each row twice in chunks, without a reduction per chunk. The running maximum mi and
+/// denominator di are [rows, block_n] values (a ts::register_block_size dimension, lined
+/// up with the chunks): each position of the block keeps its own pair over the chunks it
+/// sees, and the pairs are combined once per row after the loop
+///   m = max_j mi[j],  d = sum_j di[j] * exp(mi[j] - m).
+/// Per element one exp: with hi = max(mi, v) and lo = min(mi, v), t = exp(lo - hi) and
+/// di = v > mi ? di * t + 1 : di + t. mi starts at -FLT_MAX (not -inf, so that no lane
+/// computes -inf - -inf), and columns past the row's end read as -inf.
+/// x: [M, N] f32/f16/bf16; out: [M, N], x's dtype, computed in f32.
+/// Config::block_sizes = {rows per program, column chunk}.
+/// Source: Milakov & Gimelshein 2018, "Online normalizer calculation for softmax" (the
+/// per-element update), kept per lane as in Helion examples/long_sum.py's
+/// `hl.zeros([tile_m, block_size_n])` accumulator.
+inline auto make_softmax_online(ts::Settings settings = {}) {
+  return ts::kernel(
+      "softmax_online",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        ts::BlockSize block_m = ts::register_block_size();
+        ts::BlockSize block_n = ts::register_block_size();
+        for (auto tm : ts::tile(x.size(0), {.block_size = block_m})) {
+          ts::Value mi = ts::full({tm, block_n}, -std::numeric_limits<float>::max(), ts::f32);
+          ts::Value di = ts::zeros({tm, block_n}, ts::f32);
+          for (auto tn : ts::tile(x.size(1), {.block_size = block_n})) {
+            ts::Value v = ts::where(tn.index() < x.size(1), x(tm, tn).to(ts::f32),
+                                    -std::numeric_limits<double>::infinity());
+            ts::Value hi = ts::maximum(mi, v);
+            ts::Value t = ts::exp(ts::minimum(mi, v) - hi);
+            di = ts::where(v > mi, di * t + 1.0, di + t);
+            mi = hi;
+          }
+          ts::Value m = ts::max(mi, 1);
+          ts::Value inv = 1.0 / ts::sum(di * ts::exp(mi - m(ts::all, ts::newaxis)), 1);
+          for (auto tn : ts::tile(x.size(1), {.block_size = block_n}))
+            out(tm, tn) = ts::exp(x(tm, tn).to(ts::f32) - m(ts::all, ts::newaxis)) * inv(ts::all, ts::newaxis);
+        }
+        return out;
+      },
+      settings);
+}
+
 /// Layer norm forward over each row, with an affine weight and bias:
 ///   mean = sum(x[m, :]) / N,  var = sum((x[m, :] - mean)^2) / N  (biased, as torch),
 ///   out[m, n] = (x[m, n] - mean) * rsqrt(var + eps) * weight[n] + bias[n].

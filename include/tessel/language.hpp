@@ -182,22 +182,42 @@ class Extent {
   Value value_;
 };
 
+/// A tunable block size shared by several loops, declared in host code with
+/// ts::register_block_size (Helion: hl.register_block_size). Pass it as a loop's block
+/// size: `ts::tile(n, {.block_size = bs})`, or as a dimension of a tile constructor
+/// (`ts::zeros({tm, bs})`, see TileDim).
+struct BlockSize {
+  int id = -1;  // index into Config::block_sizes
+};
+
 /// A dimension of a device-side tile constructor (ts::zeros, ts::full): a Tile (its
-/// block), or an integer/size (an extent padded to the next power of two, masked).
+/// block), an integer/size (an extent padded to the next power of two, masked), or a
+/// BlockSize: a dimension of that many elements, all valid, that lines up with the tiles
+/// of every loop using the BlockSize (Helion: `hl.zeros([tile_m, block_size_n])`). Such a
+/// value can be carried across a loop's tiles: combined with one of those tiles, element j
+/// of one meets element j of the other and the result keeps the BlockSize dimension, so
+/// `acc = acc + x(tm, tn)` accumulates per position within the block (a tile's elements
+/// past the loop's end are what they were computed as, e.g. 0 for a load: mask them with
+/// ts::where when they matter, as in Helion). Reduce it after the loop: `ts::sum(acc, 1)`.
 class TileDim {
  public:
-  TileDim(const Tile& t) : tile_(t), is_tile_(true) {}
+  TileDim(const Tile& t) : tile_(t), kind_(tile_k) {}
   template <std::integral T>
   TileDim(T v, Loc loc = Loc::current()) : extent_(Value(v, loc)) {}
   TileDim(const Value& v) : extent_(v) {}
-  bool is_tile() const { return is_tile_; }
+  TileDim(BlockSize b) : block_(b), kind_(block_k) {}
+  bool is_tile() const { return kind_ == tile_k; }
+  bool is_block() const { return kind_ == block_k; }
   const Tile& tile() const { return tile_; }
   const Value& extent() const { return extent_; }
+  BlockSize block() const { return block_; }
 
  private:
+  enum Kind : uint8_t { extent_k, tile_k, block_k };
   Tile tile_{nullptr, 0};
   Value extent_;
-  bool is_tile_ = false;
+  BlockSize block_;
+  Kind kind_ = extent_k;
 };
 
 /// A kernel argument or a tensor allocated in host code (global memory).
@@ -374,13 +394,6 @@ class Bound {
  private:
   Value begin_, end_;
   SourceLoc loc_;
-};
-
-/// A tunable block size shared by several loops, declared in host code with
-/// ts::register_block_size (Helion: hl.register_block_size). Pass it as a loop's block
-/// size: `ts::tile(n, {.block_size = bs})`.
-struct BlockSize {
-  int id = -1;  // index into Config::block_sizes
 };
 
 /// Declares a block size tuned within [min, max] (powers of two; max 0 = no limit).

@@ -132,6 +132,7 @@ bool Emitter::valid_by_vector(const ir::Sym* s) const {
 }
 
 std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
+  if (s->kind == ir::Sym::block_k) return "true";  // every lane of a BlockSize's block is valid
   // Whole vectors are valid or not together: test each vector's first element, so the
   // test is shared by its registers (fewer live predicates).
   std::string r = valid_by_vector(s) ? fmt::format("(({}) & ~(TS_V - 1))", r_in) : r_in;

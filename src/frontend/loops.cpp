@@ -227,6 +227,10 @@ static ir::Shape tile_shape(const std::vector<TileDim>& dims, SourceLoc loc) {
       shape.push_back(d.tile().loop()->dims.at(d.tile().loop_dim()).sym);
       continue;
     }
+    if (d.is_block()) {
+      shape.push_back(ctx.block_sym(d.block().id, loc));
+      continue;
+    }
     Node* n = d.extent().node();
     if (n->op == Op::Const && n->ival == 1) {
       shape.push_back(nullptr);

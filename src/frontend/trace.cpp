@@ -331,6 +331,19 @@ ir::Sym* TraceContext::extent_sym(ir::Node* extent, const std::string& name, Sou
   return s;
 }
 
+ir::Sym* TraceContext::block_sym(int id, SourceLoc loc) {
+  if (id < 0 || id >= graph_.num_block_sizes)
+    fail(loc, "a BlockSize that was not made by ts::register_block_size in this kernel",
+         "declare it in host code with ts::register_block_size");
+  ir::Sym*& s = block_syms_[id];
+  if (!s) {
+    s = graph_.new_sym(ir::Sym::block_k);
+    s->block_id = id;
+    s->name = fmt::format("block size {}", id);
+  }
+  return s;
+}
+
 void TraceContext::number_loads() {
   std::vector<ir::Node*> loads;
   for (const auto& n : graph_.nodes())
@@ -371,7 +384,14 @@ std::string describe_sym(const ir::Sym* s) {
   if (!s) return "1";
   if (s->kind == ir::Sym::tile)
     return fmt::format("tile {} of the loop at {}", ir::sym_name(s), s->loop->loc.str());
+  if (s->kind == ir::Sym::block_k) return fmt::format("the block of BlockSize {}", s->block_id);
   return fmt::format("extent {} ({} = {})", ir::sym_name(s), s->name, s->extent_at_trace);
+}
+
+bool lined_up(const ir::Sym* x, const ir::Sym* y) {
+  if (!x || !y) return false;
+  if (y->kind == ir::Sym::block_k) std::swap(x, y);
+  return x->kind == ir::Sym::block_k && y->kind == ir::Sym::tile && y->block_id == x->block_id;
 }
 
 ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc) {
@@ -385,6 +405,8 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc
       out[i] = y;
     } else if (!y || x == y) {
       out[i] = x;
+    } else if (lined_up(x, y)) {
+      out[i] = x->kind == ir::Sym::block_k ? x : y;  // the BlockSize's dim: a carried value keeps its shape
     } else if (ctx.unify(x, y, loc)) {
       out[i] = ctx.canon(x);
     } else {
@@ -396,7 +418,9 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc
                    ? "these are two dimensions of the same loop: check the operands' ranks and "
                      "indices (an extra index, or a missing ts::newaxis)"
                    : "tiles of different loops never broadcast together, even with equal block "
-                     "sizes; index both operands with the same tile, or add ts::newaxis");
+                     "sizes; index both operands with the same tile, or add ts::newaxis (a value "
+                     "built with a ts::register_block_size dim, ts::zeros({tm, bs}), lines up "
+                     "with the tiles of every loop using bs)");
     }
   }
   return out;

@@ -106,6 +106,8 @@ class TraceContext {
   /// `what` and `bound` describe the two sizes for the error message.
   void check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, const std::string& what, SourceLoc loc);
   ir::Sym* extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc);
+  /// The block_k Sym of BlockSize `id` (one per id and trace).
+  ir::Sym* block_sym(int id, SourceLoc loc);
 
   /// Replaces every Sym in node shapes and accesses by its canonical (unified) Sym.
   void canonicalize();
@@ -131,6 +133,7 @@ class TraceContext {
   std::set<std::tuple<ir::Node*, int, ir::Node*>> cover_checked_;
   std::map<std::pair<ir::Node*, int>, ir::Sym*> all_cache_;
   std::map<ir::Node*, ir::Sym*> extent_cache_;
+  std::map<int, ir::Sym*> block_syms_;
   std::map<const ir::Node*, const ir::Node*> owner_;  // node inside a loop -> that loop
   DType index_dtype_ = DType::i32;  // union-find over extent syms
   bool has_deferred_ = false;
@@ -142,6 +145,9 @@ class TraceContext {
 
 /// Broadcast two shapes (PyTorch rules, right-aligned, dims compared by Sym identity).
 ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc);
+/// Whether one of x, y is a BlockSize's block (block_k) and the other a tile of a loop
+/// using that BlockSize: they broadcast together, position by position, to the block.
+bool lined_up(const ir::Sym* x, const ir::Sym* y);
 
 /// Describes a Sym for an error message ("the tile of the loop at k.cpp:12").
 std::string describe_sym(const ir::Sym* s);

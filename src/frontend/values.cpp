@@ -344,6 +344,8 @@ Value mean(const Operand& a, int dim, bool keepdim, Loc l) {
   Value count = 1;
   if (s && s->kind == ir::Sym::extent_k) {
     count = Value::wrap(s->extent);
+  } else if (s && s->kind == ir::Sym::block_k) {
+    ctx.fail(loc, "mean over a BlockSize dimension", "use ts::sum and divide by the number of valid elements");
   } else if (s) {
     Tile t(s->loop, s->loop_dim);
     count = t.end(l) - t.begin(l);

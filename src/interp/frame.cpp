@@ -56,6 +56,7 @@ int64_t Frame::extent(const ir::Sym* s) const { return passes::sym_block(s, conf
 
 int64_t Frame::valid(const ir::Sym* s) {
   if (!s) return 1;
+  if (s->kind == ir::Sym::block_k) return extent(s);  // every lane of a BlockSize's block
   if (s->kind == ir::Sym::tile) {
     const LoopState& ls = loops_.at(s->loop->id);
     if (static_cast<int>(ls.tile_begin.size()) <= s->loop_dim)

@@ -140,12 +140,15 @@ struct Loop;
 
 /// A symbolic dimension of a tile value.
 struct Sym {
-  enum Kind : uint8_t { tile, extent_k };
+  /// tile: a loop's tile dim; extent_k: a host-known extent (ts::all, arange, zeros);
+  /// block_k: a BlockSize's block (ts::zeros({tm, bs})), lined up with the tiles of the
+  /// loops using it (their lanes are its lanes), every lane valid.
+  enum Kind : uint8_t { tile, extent_k, block_k };
   Kind kind = tile;
   int id = 0;             // unique within the kernel, printed as t<id> / r<id>
   Node* loop = nullptr;   // tile: the Loop node
   int loop_dim = 0;       // tile: which dimension of the loop
-  int block_id = -1;      // tile: index into Config::block_sizes
+  int block_id = -1;      // tile, block_k: index into Config::block_sizes
   Node* extent = nullptr; // extent: host i64 scalar giving the number of valid elements
   int64_t extent_pow2 = 0;// extent: next power of two of the extent (specialized)
   int64_t extent_at_trace = 0;

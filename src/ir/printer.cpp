@@ -7,7 +7,7 @@ namespace tessel::ir {
 
 std::string sym_name(const Sym* s) {
   if (!s) return "1";
-  return fmt::format("{}{}", s->kind == Sym::tile ? "t" : "r", s->id);
+  return fmt::format("{}{}", s->kind == Sym::tile ? "t" : s->kind == Sym::block_k ? "b" : "r", s->id);
 }
 
 std::string shape_str(const Shape& s) {

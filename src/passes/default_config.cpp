@@ -26,6 +26,7 @@ int64_t block_size(const ir::LoopDim& d, const Config& c) {
 int64_t sym_block(const ir::Sym* s, const Config& c) {
   if (!s) return 1;
   if (s->kind == ir::Sym::extent_k) return s->extent_pow2;
+  if (s->kind == ir::Sym::block_k) return c.block_sizes->at(s->block_id);
   return block_size(s->loop->dims.at(s->loop_dim), c);
 }
 

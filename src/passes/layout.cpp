@@ -57,16 +57,32 @@ Layout compute_layout(const ir::Node* loop, const Config& config) {
   int min_bytes = 16;
   collect(loop->body, order, info, interfere, min_bytes);
 
-  // Greedy slot assignment in order of first appearance.
+  // Greedy slot assignment in order of first appearance. A BlockSize's block (block_k)
+  // and the tiles of the loops using it share one slot: their lanes line up.
+  std::set<int> lined;
+  for (const ir::Sym* s : order)
+    if (s->kind == ir::Sym::block_k) lined.insert(s->block_id);
+  std::map<int, int> slot_of_block;  // BlockSize id -> its slot
   std::vector<std::vector<const ir::Sym*>> slots;
   std::map<const ir::Sym*, int> slot_of;
   for (const ir::Sym* s : order) {
     int chosen = -1;
+    bool grouped = s->kind != ir::Sym::extent_k && lined.count(s->block_id);
+    if (grouped && slot_of_block.count(s->block_id)) {
+      chosen = slot_of_block[s->block_id];
+      for (const ir::Sym* o : slots[chosen])
+        if (interfere.count({s, o}))
+          throw UserError("", loop->loc,
+                          "a value has both a ts::register_block_size dimension and a tile of a loop "
+                          "using that block size, or two dimensions lined up with it",
+                          "a BlockSize dimension stands for the tiles of its loops: use one of them per value");
+    }
     for (size_t k = 0; k < slots.size() && chosen < 0; ++k) {
       bool ok = true;
       for (const ir::Sym* o : slots[k]) ok &= !interfere.count({s, o});
       if (ok) chosen = static_cast<int>(k);
     }
+    if (grouped) slot_of_block[s->block_id] = chosen < 0 ? static_cast<int>(slots.size()) : chosen;
     if (chosen < 0) {
       chosen = static_cast<int>(slots.size());
       slots.emplace_back();

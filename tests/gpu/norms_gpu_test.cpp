@@ -129,29 +129,45 @@ TEST(NormGpu, SoftmaxMatchesInterpreter) {
     }
 }
 
-TEST(NormGpu, SoftmaxTwoPassMatchesInterpreter) {
-  TESSEL_REQUIRE_GPU();
-  // {rows per program, column chunk, warps}: chunks that divide the row, one that does not
-  // (1000 = 3 * 256 + 232), and one longer than the row.
-  // Two stages: each loop's loads issued one iteration early (num_stages = 2); three and
-  // four: two and three iterations early (rows of 1000 and 4096 have fewer chunks than
-  // that at {1, 1024}).
-  struct Cfg {
-    int64_t bm, bn;
-    int warps;
-    int stages = 1;
-  };
+/// {rows per program, column chunk, warps, stages} of the online softmaxes.
+struct ChunkCfg {
+  int64_t bm, bn;
+  int warps;
+  int stages = 1;
+};
+
+/// An online softmax made by `make` (Settings -> kernel) against the interpreter, over the
+/// shapes, dtypes and `configs`.
+template <class Make>
+void expect_chunked_softmax_matches(const char* kernel, const Make& make, std::initializer_list<ChunkCfg> configs) {
   for (Shape s : kShapes)
-    for (Cfg c : {Cfg{1, 1024, 4}, Cfg{4, 256, 4}, Cfg{1, 4096, 16}, Cfg{4, 256, 4, 2}, Cfg{1, 2048, 8, 2},
-                  Cfg{4, 256, 4, 3}, Cfg{1, 1024, 4, 4}}) {
-      auto k = examples::make_softmax_two_pass(ts::Settings{.config = ts::Config{
+    for (ChunkCfg c : configs) {
+      auto k = make(ts::Settings{.config = ts::Config{
           .block_sizes = std::vector<int64_t>{c.bm, c.bn}, .num_warps = c.warps, .num_stages = c.stages}});
       std::string name = "{" + std::to_string(c.bm) + ", " + std::to_string(c.bn) + "} warps " +
                          std::to_string(c.warps) + " stages " + std::to_string(c.stages);
       for (ts::DType dt : kDtypes)
-        expect_matches_interpreter(k, softmax_atol(dt), tol(dt), label("softmax_two_pass", dt, s, name),
+        expect_matches_interpreter(k, softmax_atol(dt), tol(dt), label(kernel, dt, s, name),
                                    gpu_randn({s.m, s.n}, dt, 2));
     }
+}
+
+TEST(NormGpu, SoftmaxTwoPassMatchesInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  // Chunks that divide the row, one that does not (1000 = 3 * 256 + 232), and one longer
+  // than the row. Two stages: each loop's loads issued one iteration early
+  // (num_stages = 2); three and four: two and three iterations early (rows of 1000 and
+  // 4096 have fewer chunks than that at {1, 1024}).
+  expect_chunked_softmax_matches("softmax_two_pass", examples::make_softmax_two_pass,
+                                 {{1, 1024, 4}, {4, 256, 4}, {1, 4096, 16}, {4, 256, 4, 2}, {1, 2048, 8, 2},
+                                  {4, 256, 4, 3}, {1, 1024, 4, 4}});
+}
+
+TEST(NormGpu, SoftmaxOnlineMatchesInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  // Per-lane statistics ([rows, chunk] values carried over the chunks), one and two stages.
+  expect_chunked_softmax_matches("softmax_online", examples::make_softmax_online,
+                                 {{1, 1024, 4}, {4, 256, 4}, {1, 4096, 16, 2}, {2, 1024, 8, 2}});
 }
 
 TEST(NormGpu, LayerNormMatchesInterpreter) {
