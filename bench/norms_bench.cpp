@@ -33,7 +33,10 @@
 //   softmax_online (per-lane statistics) {rows, chunk}/warps: as softmax_two_pass up to
 //     N = 1024; longer rows {1,1024}/4 {1,2048}/8 {1,4096}/16 {2,1024}/8 with 2 stages,
 //     and kept (first pass's loads evict_last, second's evict_first): {1,1024}/4,
-//     {1,2048}/8, {2,1024}/8, {1,512}/2, and {1,1024}/4 and {1,2048}/8 with maxnreg 64
+//     {1,2048}/8, {2,1024}/8, {1,512}/2, and {1,1024}/4 and {1,2048}/8 with maxnreg 64;
+//     {1,4096}/8, {1,8192}/16, {1,8192}/32 with 2 stages, {1,4096}/16 with 3; kept
+//     {1,4096}/16 and {1,8192}/16; 4 stages: {1,4096}/16, {1,2048}/8, {1,2048}/16;
+//     3 stages: kept {1,4096}/16, {1,4096}/32
 //   softmax_two_pass {rows, chunk}/warps:
 //     N <= 256    {4,256}/4 {8,256}/4 {16,256}/8
 //     N <= 1024   {1,1024}/4 {2,1024}/8 {4,1024}/8
@@ -215,7 +218,13 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
             two_pass_cfg(1, 4096, 16, 2),       two_pass_cfg(2, 1024, 8, 2),
             kept(two_pass_cfg(1, 1024, 4, 2)),  kept(two_pass_cfg(1, 2048, 8, 2)),
             kept(two_pass_cfg(2, 1024, 8, 2)),  kept(capped(two_pass_cfg(1, 1024, 4, 2), 64)),
-            kept(capped(two_pass_cfg(1, 2048, 8, 2), 64)), kept(two_pass_cfg(1, 512, 2, 2))};
+            kept(capped(two_pass_cfg(1, 2048, 8, 2), 64)), kept(two_pass_cfg(1, 512, 2, 2)),
+            two_pass_cfg(1, 4096, 8, 2),        two_pass_cfg(1, 8192, 16, 2),
+            two_pass_cfg(1, 4096, 16, 3),       kept(two_pass_cfg(1, 4096, 16, 2)),
+            kept(two_pass_cfg(1, 8192, 16, 2)), two_pass_cfg(1, 8192, 32, 2),
+            two_pass_cfg(1, 4096, 16, 4),       two_pass_cfg(1, 2048, 8, 4),
+            two_pass_cfg(1, 2048, 16, 4),       kept(two_pass_cfg(1, 4096, 16, 3)),
+            two_pass_cfg(1, 4096, 32, 3)};
   }
   if (kernel == "softmax_two_pass") {
     if (n <= 256) return {two_pass_cfg(4, 256, 4), two_pass_cfg(8, 256, 4), two_pass_cfg(16, 256, 8)};
