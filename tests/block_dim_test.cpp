@@ -71,6 +71,67 @@ TEST(BlockDim, GeneratedCodeCompilesAndLinesUpTheBlockWithTheTile) {
   EXPECT_EQ(nvrtc_test::count(src, "((TS_FLAT(r) >> 0) & 63)"), nvrtc_test::count(src, "& 63)")) << src;
 }
 
+TEST(BlockDim, ABlockValueStoresThroughItsLoopsTile) {
+  REQUIRE_NVRTC();
+  // Running sums per position of the block, stored after each chunk: out(tm, tn) = acc.
+  auto k = ts::kernel(
+      "store_acc",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        ts::BlockSize bn = ts::register_block_size();
+        for (auto tm : ts::tile(x.size(0))) {
+          ts::Value acc = ts::zeros({tm, bn}, ts::f32);
+          for (auto tn : ts::tile(x.size(1), {.block_size = bn})) {
+            acc = acc + x(tm, tn);
+            out(tm, tn) = acc;
+          }
+        }
+        return out;
+      },
+      {.config = ts::Config{.block_sizes = std::vector<int64_t>{4, 2}}});
+  ts::Buffer x = ts::Buffer::from_vector({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5}, ts::f32);
+  // Column 4 is position 0 of the second chunk: 1 + 5 and 6 + 10.
+  EXPECT_EQ(k(x).to_vector(), (std::vector<double>{1, 2, 3, 4, 6, 6, 7, 8, 9, 16}));
+  EXPECT_FALSE(k.cuda(true, x).empty());
+}
+
+TEST(BlockDim, TwoDimensionsInOneRegisterSlotAreRefusedByTheCudaBackend) {
+  // An outer product of a tile with itself: the interpreter computes it; the CUDA backend
+  // would hold only its diagonal, so it refuses, naming the line.
+  int line = 0;
+  auto outer = ts::kernel(
+      "tile_outer",
+      [&line](ts::Tensor y) {
+        ts::Tensor out = ts::empty_like(y);
+        for (auto tm : ts::tile(y.size(0))) {
+          line = __LINE__; out(tm) = ts::max(y(tm)(ts::newaxis, ts::all) - y(tm)(ts::all, ts::newaxis), 1);
+        }
+        return out;
+      },
+      {.config = ts::Config{.block_sizes = std::vector<int64_t>{4}}});
+  ts::Buffer y = ts::Buffer::from_vector({0, 1, 2, 3, 4, 5, 6, 7}, {8}, ts::f32);
+  EXPECT_EQ(outer(y).to_vector(), (std::vector<double>{3, 2, 1, 0, 3, 2, 1, 0}));
+  std::string msg = user_error([&] { outer.cuda(false, y); });
+  EXPECT_NE(msg.find("kernel 'tile_outer'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(":" + std::to_string(line)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("in one register slot"), std::string::npos) << msg;
+  // One BlockSize for the rows and the chunks: ts::zeros({tm, bs}) has two lined-up dims.
+  auto square = ts::kernel("square_block", [&line](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)});
+    ts::BlockSize bs = ts::register_block_size();
+    for (auto tm : ts::tile(x.size(0), {.block_size = bs})) {
+      line = __LINE__; ts::Value acc = ts::zeros({tm, bs}, ts::f32);
+      for (auto tn : ts::tile(x.size(1), {.block_size = bs})) acc = acc + x(tm, tn);
+      out(tm) = ts::sum(acc, 1);
+    }
+    return out;
+  });
+  msg = user_error([&] { square.cuda(false, ts::Buffer::zeros({8, 100}, ts::f32)); });
+  EXPECT_NE(msg.find("kernel 'square_block'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(":" + std::to_string(line)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("in one register slot"), std::string::npos) << msg;
+}
+
 TEST(BlockDim, MisuseIsAUserErrorNamingTheLine) {
   ts::Buffer x = ts::Buffer::zeros({8, 100}, ts::f32);
   // A tile of a loop that does not use the BlockSize does not line up with it.

@@ -375,6 +375,18 @@ static std::string elem_expr(Emitter& e, const Node* n, const std::string& r) {
 
 void Emitter::emit_node(const Node* n) {
   if (!live_.count(n)) return;
+  // A value (or store target) with two dimensions in one register slot would hold only
+  // their diagonal: refused (the interpreter computes it).
+  std::vector<const ir::Sym*> syms(n->shape.begin(), n->shape.end());
+  if (n->op == Op::Store)
+    for (const ir::IndexInfo& i : n->access) syms.push_back(i.sym);
+  for (size_t i = 0; i < syms.size(); ++i)
+    for (size_t j = i + 1; j < syms.size(); ++j)
+      if (syms[i] && syms[j] && slot(syms[i]) == slot(syms[j]))
+        unsupported(n, fmt::format("a value with dimensions {} and {} in one register slot (the same tile "
+                                   "twice, e.g. an outer product of a tile with itself, or a "
+                                   "ts::register_block_size dimension with a tile of a loop using it)",
+                                   ir::sym_name(syms[i]), ir::sym_name(syms[j])));
   switch (n->op) {
     case Op::Const:
     case Op::Arg:

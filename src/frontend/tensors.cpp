@@ -305,7 +305,7 @@ void TensorRef::store(Node* value, SourceLoc loc) {
   for (size_t i = 0; ok && i < value->shape.size(); ++i) {
     ir::Sym* v = ctx.canon(value->shape[value->shape.size() - 1 - i]);
     ir::Sym* t = ctx.canon(a.shape[a.shape.size() - 1 - i]);
-    ok = !v || v == t || ctx.unify(v, t, loc);
+    ok = !v || v == t || frontend::lined_up(v, t) || ctx.unify(v, t, loc);
   }
   if (!ok)
     ctx.fail(loc, fmt::format("shape mismatch in a store: the value has shape {} but the indexed "

@@ -2,7 +2,10 @@
 // spread over the threads of a program.
 //
 // Every tile dimension (Sym) used in the nest gets a slot; Syms that never appear in one
-// value together (e.g. the chunks of two sibling inner loops) share a slot. Slots are
+// value together (e.g. the chunks of two sibling inner loops) share a slot, and a
+// BlockSize's block (Sym::block_k) shares one with the tiles of the loops using it. A value
+// with two dimensions in one slot (a tile twice, a block with such a tile) has no layout:
+// the CUDA emitter reports it. Slots are
 // ordered outer to inner; the innermost slot is the one most often last in value shapes
 // (the contiguous dimension). A value of any shape is held in the layout of all slots,
 // replicated along the slots its shape lacks, so broadcasting needs no data movement.
