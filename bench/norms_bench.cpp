@@ -1,6 +1,6 @@
 // Row-wise reductions and normalizations (examples/kernels/norms.hpp) on the GPU: softmax,
 // online softmax (softmax_two_pass: Helion's form; softmax_online: per-lane statistics),
-// layer_norm, rms_norm and cross_entropy, on [4096, N]
+// layer_norm, rms_norm and cross_entropy (also online: cross_entropy_online), on [4096, N]
 // for N in 256, 1024, 4096, 16384 and on [32768, 16384], f32 and bf16.
 //
 // For each (kernel, dtype, shape) a small hand-picked set of configs is timed (below,
@@ -36,7 +36,12 @@
 //     {1,2048}/8, {2,1024}/8, {1,512}/2, and {1,1024}/4 and {1,2048}/8 with maxnreg 64;
 //     {1,4096}/8, {1,8192}/16, {1,8192}/32 with 2 stages, {1,4096}/16 with 3; kept
 //     {1,4096}/16 and {1,8192}/16; 4 stages: {1,4096}/16, {1,2048}/8, {1,2048}/16;
-//     3 stages: kept {1,4096}/16, {1,4096}/32
+//     3 stages: kept {1,4096}/16, {1,4096}/32; the whole row as one chunk {1,N}/16 and
+//     {1,N}/32, also kept
+//   cross_entropy_online {rows, chunk}/warps/stages: as softmax_online up to N = 1024;
+//     longer rows {1,1024}/4/2 {1,1024}/4/3 {1,1024}/2/3 {1,512}/2/3 {1,2048}/8/2
+//     {1,2048}/8/3 {1,2048}/4/3 {1,4096}/16/2 {1,4096}/8/2 {1,4096}/16/3 {2,1024}/8/2
+//     {1,8192}/16/2 {1,8192}/32/2 {1,N}/16/1 {1,N}/32/1
 //   softmax_two_pass {rows, chunk}/warps:
 //     N <= 256    {4,256}/4 {8,256}/4 {16,256}/8
 //     N <= 1024   {1,1024}/4 {2,1024}/8 {4,1024}/8
@@ -111,8 +116,12 @@ Inputs make_inputs(Shape s, ts::DType dt, ts::Device dev) {
   return in;
 }
 
-const std::vector<std::string> kKernels = {"softmax", "softmax_two_pass", "softmax_online", "layer_norm", "rms_norm",
-                                           "cross_entropy"};
+const std::vector<std::string> kKernels = {"softmax",  "softmax_two_pass", "softmax_online",
+                                           "layer_norm", "rms_norm",        "cross_entropy", "cross_entropy_online"};
+
+bool is_softmax(const std::string& k) { return k == "softmax" || k == "softmax_two_pass" || k == "softmax_online"; }
+bool is_cross_entropy(const std::string& k) { return k == "cross_entropy" || k == "cross_entropy_online"; }
+
 
 /// A kernel of norms.hpp with one config, called on Inputs.
 struct Runner {
@@ -149,6 +158,11 @@ Runner make_runner(const std::string& kernel, const ts::Config& c) {
     return {[k](const Inputs& in) { return k(in.x, in.target); },
             [k](const Inputs& in) { return k.cuda(false, in.x, in.target); }};
   }
+  if (kernel == "cross_entropy_online") {
+    auto k = examples::make_cross_entropy_online(s);
+    return {[k](const Inputs& in) { return k(in.x, in.target); },
+            [k](const Inputs& in) { return k.cuda(false, in.x, in.target); }};
+  }
   throw std::runtime_error("unknown kernel " + kernel);
 }
 
@@ -158,7 +172,7 @@ double bytes_moved(const std::string& kernel, Shape s, ts::DType dt) {
   double x = static_cast<double>(s.m) * s.n * es, vec = s.n * es;
   if (kernel == "layer_norm") return 2 * x + 2 * vec;
   if (kernel == "rms_norm") return 2 * x + vec;
-  if (kernel == "cross_entropy") return x + s.m * 8.0 + s.m * 4.0;
+  if (is_cross_entropy(kernel)) return x + s.m * 8.0 + s.m * 4.0;
   return 2 * x;  // softmax, softmax_two_pass, softmax_online
 }
 
@@ -224,7 +238,17 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
             kept(two_pass_cfg(1, 8192, 16, 2)), two_pass_cfg(1, 8192, 32, 2),
             two_pass_cfg(1, 4096, 16, 4),       two_pass_cfg(1, 2048, 8, 4),
             two_pass_cfg(1, 2048, 16, 4),       kept(two_pass_cfg(1, 4096, 16, 3)),
-            two_pass_cfg(1, 4096, 32, 3)};
+            two_pass_cfg(1, 4096, 32, 3),       two_pass_cfg(1, n, 16),
+            two_pass_cfg(1, n, 32),             kept(two_pass_cfg(1, n, 16)),
+            kept(two_pass_cfg(1, n, 32))};
+  }
+  if (kernel == "cross_entropy_online") {
+    if (n <= 1024) return candidates("softmax_online", n);
+    return {two_pass_cfg(1, 1024, 4, 2),  two_pass_cfg(1, 1024, 4, 3),  two_pass_cfg(1, 1024, 2, 3),
+            two_pass_cfg(1, 512, 2, 3),   two_pass_cfg(1, 2048, 8, 2),  two_pass_cfg(1, 2048, 8, 3),
+            two_pass_cfg(1, 2048, 4, 3),  two_pass_cfg(1, 4096, 16, 2), two_pass_cfg(1, 4096, 8, 2),
+            two_pass_cfg(1, 4096, 16, 3), two_pass_cfg(2, 1024, 8, 2),  two_pass_cfg(1, 8192, 16, 2),
+            two_pass_cfg(1, 8192, 32, 2), two_pass_cfg(1, n, 16),       two_pass_cfg(1, n, 32)};
   }
   if (kernel == "softmax_two_pass") {
     if (n <= 256) return {two_pass_cfg(4, 256, 4), two_pass_cfg(8, 256, 4), two_pass_cfg(16, 256, 8)};
@@ -330,7 +354,7 @@ std::vector<double> reference_row(const std::string& kernel, const Inputs& in, i
   size_t n = x.size();
   std::vector<double> out(n);
   double mx = *std::max_element(x.begin(), x.end());
-  if (kernel == "softmax" || kernel == "softmax_two_pass" || kernel == "softmax_online") {
+  if (is_softmax(kernel)) {
     double s = 0;
     for (double v : x) s += std::exp(v - mx);
     for (size_t j = 0; j < n; ++j) out[j] = std::exp(x[j] - mx) / s;
@@ -354,12 +378,12 @@ std::vector<double> reference_row(const std::string& kernel, const Inputs& in, i
 bool check_rows(const std::string& kernel, const Inputs& in, const ts::Buffer& out, ts::DType dt) {
   // f32 (and the f32 loss): 1e-4; bf16 outputs: 2e-2 (one rounding). Softmax outputs are
   // probabilities of about 1/N: a small atol so that the relative tolerance does the work.
-  double rtol = (dt == ts::f32 || kernel == "cross_entropy") ? 1e-4 : 2e-2;
-  double atol = (kernel == "softmax" || kernel == "softmax_two_pass" || kernel == "softmax_online") ? 1e-6 : rtol;
+  double rtol = (dt == ts::f32 || is_cross_entropy(kernel)) ? 1e-4 : 2e-2;
+  double atol = is_softmax(kernel) ? 1e-6 : rtol;
   for (int64_t r : {int64_t{0}, in.x.size(0) - 1}) {
     std::vector<double> want = reference_row(kernel, in, r);
-    std::vector<double> got = kernel == "cross_entropy" ? std::vector<double>{out.narrow(0, r, 1).to(ts::cpu()).item()}
-                                                        : row_of(out, r);
+    std::vector<double> got =
+        is_cross_entropy(kernel) ? std::vector<double>{out.narrow(0, r, 1).to(ts::cpu()).item()} : row_of(out, r);
     for (size_t j = 0; j < want.size(); ++j)
       if (!(std::abs(got[j] - want[j]) <= atol + rtol * std::abs(want[j]))) {
         std::fprintf(stderr, "MISMATCH %s %s row %lld col %zu: got %.8g want %.8g\n", kernel.c_str(),
@@ -382,7 +406,7 @@ std::vector<std::string> split(const std::string& s) {
 
 int main(int argc, char** argv) {
   CLI::App app{"tessel reduction / normalization benchmark (JSON lines on stdout)"};
-  std::string kernels_opt = "softmax,softmax_two_pass,softmax_online,layer_norm,rms_norm,cross_entropy";
+  std::string kernels_opt = "softmax,softmax_two_pass,softmax_online,layer_norm,rms_norm,cross_entropy,cross_entropy_online";
   std::string dtypes_opt = "f32,bf16";
   std::string shapes_opt = "4096x256,4096x1024,4096x4096,4096x16384,32768x16384";
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <tessel/tessel.hpp>
@@ -102,6 +103,16 @@ TEST(NormCompile, CrossEntropy) {
       EXPECT_TRUE(has_kernel(compile(examples::make_cross_entropy(c.settings), host_zeros(c.shape, dt),
                                      host_zeros({c.shape[0]}, ts::i64)),
                              "cross_entropy"));
+}
+
+TEST(NormCompile, CrossEntropyOnline) {
+  REQUIRE_NVRTC();
+  for (auto [bm, bn, warps] : {std::tuple<int64_t, int64_t, int>{1, 4096, 16}, {4, 256, 4}, {1, 2048, 8}})
+    for (ts::DType dt : {ts::f32, ts::bf16}) {
+      auto k = examples::make_cross_entropy_online(ts::Settings{
+          .config = ts::Config{.block_sizes = std::vector<int64_t>{bm, bn}, .num_warps = warps, .num_stages = 2}});
+      EXPECT_TRUE(has_kernel(compile(k, host_zeros({37, 1000}, dt), host_zeros({37}, ts::i64)), "cross_entropy_online"));
+    }
 }
 
 TEST(NormCompile, RowSum) {

@@ -494,6 +494,38 @@ TEST(NormCrossEntropy, LoopedReductionChunksOf64) {
   check_cross_entropy(k, {37, 300}, ts::bf16);
 }
 
+// --------------------------------------------------- cross_entropy, online (chunks)
+
+TEST(NormCrossEntropyOnline, RaggedShapesAndChunksMatchReference) {
+  // {rows, column chunk}: chunks that do not divide the row, a chunk of one column, a
+  // chunk longer than the row.
+  for (auto [bm, bn] : {std::pair<int64_t, int64_t>{1, 64}, {4, 128}, {16, 32}, {2, 1}, {8, 2048}}) {
+    auto k = examples::make_cross_entropy_online(
+        ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{bm, bn}}});
+    for (Shape s : {Shape{37, 300}, Shape{1, 1}, Shape{5, 1000}}) check_cross_entropy(k, s, ts::f32);
+  }
+  auto k = examples::make_cross_entropy_online();
+  for (Shape s : kRagged) check_cross_entropy(k, s, ts::f32);
+  for (ts::DType dt : {ts::f16, ts::bf16}) check_cross_entropy(k, {37, 300}, dt);
+  check_cross_entropy(k, {37, 300}, ts::f32, ts::i32);
+}
+
+TEST(NormCrossEntropyOnline, LargeLogitsDoNotOverflow) {
+  // Row 0 rises to 120 (exp(120) overflows f32 without the running rescale), row 1 falls
+  // from it; the targets are the first and the last class.
+  auto k = examples::make_cross_entropy_online(
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2, 16}}});
+  const int64_t m = 2, v = 100;
+  std::vector<double> x(m * v), t = {0, 99};
+  for (int64_t j = 0; j < v; ++j) {
+    x[j] = -40 + 160.0 * j / (v - 1);
+    x[v + j] = 120 - 160.0 * j / (v - 1);
+  }
+  ts::Buffer logits = ts::Buffer::from_vector(x, {m, v}, ts::f32);
+  expect_close(k(logits, ts::Buffer::from_vector(t, {m}, ts::i64)), ref_cross_entropy(x, t, m, v),
+               tol_for(ts::f32), "rising and falling rows");
+}
+
 // ---------------------------------------------------------------- row sum
 
 TEST(NormRowSum, FloatRaggedShapesMatchReference) {

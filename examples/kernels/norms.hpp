@@ -81,20 +81,44 @@ inline auto make_softmax_two_pass(ts::Settings settings = {}) {
       settings);
 }
 
-/// Online softmax with per-lane statistics: the same result as make_softmax, reading
-/// each row twice in chunks, without a reduction per chunk. The running maximum mi and
-/// denominator di are [rows, block_n] values (a ts::register_block_size dimension, lined
-/// up with the chunks): each position of the block keeps its own pair over the chunks it
-/// sees, and the pairs are combined once per row after the loop
+/// Per-lane statistics of an online softmax: the running maximum mi and denominator di
+/// of each position of a [rows, block_n] block (a ts::register_block_size dimension, lined
+/// up with the chunks of a loop over columns). Each position keeps its own pair over the
+/// chunks it sees; the pairs are combined once per row after the loop:
 ///   m = max_j mi[j],  d = sum_j di[j] * exp(mi[j] - m).
 /// Per element one exp: with hi = max(mi, v) and lo = min(mi, v), t = exp(lo - hi) and
 /// di = v > mi ? di * t + 1 : di + t. mi starts at -FLT_MAX (not -inf, so that no lane
-/// computes -inf - -inf), and columns past the row's end read as -inf.
-/// x: [M, N] f32/f16/bf16; out: [M, N], x's dtype, computed in f32.
-/// Config::block_sizes = {rows per program, column chunk}.
+/// computes -inf - -inf); columns past the row's end must be passed as -inf.
 /// Source: Milakov & Gimelshein 2018, "Online normalizer calculation for softmax" (the
 /// per-element update), kept per lane as in Helion examples/long_sum.py's
 /// `hl.zeros([tile_m, block_size_n])` accumulator.
+struct LaneMaxSum {
+  ts::Value mi, di;  // [rows, block_n] f32
+
+  LaneMaxSum(const ts::Tile& tm, const ts::BlockSize& block_n)
+      : mi(ts::full({tm, block_n}, -std::numeric_limits<float>::max(), ts::f32)),
+        di(ts::zeros({tm, block_n}, ts::f32)) {}
+
+  /// Adds a chunk v: [rows, chunk] f32, chunk lined up with block_n.
+  void update(const ts::Value& v) {
+    ts::Value hi = ts::maximum(mi, v);
+    ts::Value t = ts::exp(ts::minimum(mi, v) - hi);
+    di = ts::where(v > mi, di * t + 1.0, di + t);
+    mi = hi;
+  }
+  /// The row maximum m: [rows] f32.
+  ts::Value row_max() const { return ts::max(mi, 1); }
+  /// The row denominator sum(exp(x - m)): [rows] f32, for m = row_max().
+  ts::Value row_sum(const ts::Value& m) const { return ts::sum(di * ts::exp(mi - m(ts::all, ts::newaxis)), 1); }
+};
+
+/// Online softmax with per-lane statistics: the same result as make_softmax, reading
+/// each row twice in chunks, without a reduction per chunk: the first loop keeps a
+/// LaneMaxSum (one exp per element), combined once per row; the second writes
+/// exp(x - m) / d.
+/// x: [M, N] f32/f16/bf16; out: [M, N], x's dtype, computed in f32.
+/// Config::block_sizes = {rows per program, column chunk}.
+/// Source: LaneMaxSum's.
 inline auto make_softmax_online(ts::Settings settings = {}) {
   return ts::kernel(
       "softmax_online",
@@ -103,18 +127,11 @@ inline auto make_softmax_online(ts::Settings settings = {}) {
         ts::BlockSize block_m = ts::register_block_size();
         ts::BlockSize block_n = ts::register_block_size();
         for (auto tm : ts::tile(x.size(0), {.block_size = block_m})) {
-          ts::Value mi = ts::full({tm, block_n}, -std::numeric_limits<float>::max(), ts::f32);
-          ts::Value di = ts::zeros({tm, block_n}, ts::f32);
-          for (auto tn : ts::tile(x.size(1), {.block_size = block_n})) {
-            ts::Value v = ts::where(tn.index() < x.size(1), x(tm, tn).to(ts::f32),
-                                    -std::numeric_limits<double>::infinity());
-            ts::Value hi = ts::maximum(mi, v);
-            ts::Value t = ts::exp(ts::minimum(mi, v) - hi);
-            di = ts::where(v > mi, di * t + 1.0, di + t);
-            mi = hi;
-          }
-          ts::Value m = ts::max(mi, 1);
-          ts::Value inv = 1.0 / ts::sum(di * ts::exp(mi - m(ts::all, ts::newaxis)), 1);
+          LaneMaxSum s(tm, block_n);
+          for (auto tn : ts::tile(x.size(1), {.block_size = block_n}))
+            s.update(ts::where(tn.index() < x.size(1), x(tm, tn).to(ts::f32), -std::numeric_limits<double>::infinity()));
+          ts::Value m = s.row_max();
+          ts::Value inv = 1.0 / s.row_sum(m);
           for (auto tn : ts::tile(x.size(1), {.block_size = block_n}))
             out(tm, tn) = ts::exp(x(tm, tn).to(ts::f32) - m(ts::all, ts::newaxis)) * inv(ts::all, ts::newaxis);
         }
@@ -192,6 +209,34 @@ inline auto make_cross_entropy(ts::Settings settings = {}) {
           ts::Value m = ts::max(row, 1);
           ts::Value lse = m + ts::log(ts::sum(ts::exp(row - m(ts::all, ts::newaxis)), 1));
           loss(tm) = lse - picked;
+        }
+        return loss;
+      },
+      settings);
+}
+
+/// Cross entropy per row as make_cross_entropy, reading each row once in chunks of
+/// columns with per-lane statistics (LaneMaxSum) instead of holding the row in registers:
+///   loss[n] = m + log(d) - logits[n, target[n]]
+/// with (m, d) the combined row maximum and denominator.
+/// logits: [N, V] f32/f16/bf16; target: [N] i64 (or i32), each in [0, V); loss: [N] f32.
+/// Config::block_sizes = {rows per program, column chunk}.
+/// Source: torch.nn.functional.cross_entropy(reduction='none'); the online logsumexp of
+/// Milakov & Gimelshein 2018.
+inline auto make_cross_entropy_online(ts::Settings settings = {}) {
+  return ts::kernel(
+      "cross_entropy_online",
+      [](ts::Tensor logits, ts::Tensor target) {
+        ts::Tensor loss = ts::empty({logits.size(0)}, ts::f32);
+        ts::BlockSize block_m = ts::register_block_size();
+        ts::BlockSize block_n = ts::register_block_size();
+        for (auto tm : ts::tile(logits.size(0), {.block_size = block_m})) {
+          LaneMaxSum s(tm, block_n);
+          for (auto tn : ts::tile(logits.size(1), {.block_size = block_n}))
+            s.update(ts::where(tn.index() < logits.size(1), logits(tm, tn).to(ts::f32),
+                               -std::numeric_limits<double>::infinity()));
+          ts::Value m = s.row_max();
+          loss(tm) = m + ts::log(s.row_sum(m)) - logits(tm, target(tm)).to(ts::f32);
         }
         return loss;
       },

@@ -203,6 +203,20 @@ TEST(NormGpu, CrossEntropyMatchesInterpreter) {
     }
 }
 
+TEST(NormGpu, CrossEntropyOnlineMatchesInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  // {rows, chunk}/warps/stages: chunks that divide the row and one that does not (1000).
+  for (Shape s : kShapes)
+    for (ChunkCfg c : {ChunkCfg{1, 1024, 4}, ChunkCfg{4, 256, 4}, ChunkCfg{1, 2048, 8, 2}, ChunkCfg{1, 4096, 16, 3}}) {
+      auto k = examples::make_cross_entropy_online(ts::Settings{.config = ts::Config{
+          .block_sizes = std::vector<int64_t>{c.bm, c.bn}, .num_warps = c.warps, .num_stages = c.stages}});
+      std::string name = "{" + std::to_string(c.bm) + ", " + std::to_string(c.bn) + "} stages " + std::to_string(c.stages);
+      for (ts::DType dt : {ts::f32, ts::bf16})
+        expect_matches_interpreter(k, tol(dt), tol(dt), label("cross_entropy_online", dt, s, name),
+                                   gpu_randn({s.m, s.n}, dt, 8), gpu_targets(s.m, s.n));
+    }
+}
+
 TEST(NormGpu, RowSumMatchesInterpreter) {
   TESSEL_REQUIRE_GPU();
   for (Shape s : kShapes)
