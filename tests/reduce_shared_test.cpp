@@ -1,7 +1,7 @@
 // Cross-warp reductions through shared memory (codegen/emit_reduce.cpp): back-to-back
 // reductions in straight-line code use disjoint bytes and one barrier each; shared memory
-// holds only the registers that differ (a row of 16384 elements in 8 warps needs 1 KiB,
-// not 64 KiB); Config::maxnreg becomes __maxnreg__. The generated CUDA compiles with
+// holds only the registers that differ, one value per warp when whole warps hold one
+// value (a row of 16384 elements in 8 warps needs 32 bytes, not 64 KiB); Config::maxnreg becomes __maxnreg__. The generated CUDA compiles with
 // NVRTC for sm_90 (no GPU needed), and the interpreter's values match a plain reference.
 // (GPU results against the interpreter: KernelsGpu.TileReductionsOverBothDims, NormGpu.*.)
 #include <gtest/gtest.h>
@@ -88,12 +88,15 @@ TEST(ReduceShared, BackToBackReductionsUseDisjointBytesAndOneBarrierEach) {
 TEST(ReduceShared, OnlyDistinctRegistersGoThroughSharedMemory) {
   REQUIRE_NVRTC();
   // A row of 16384 f32 in 8 warps: 64 registers per thread, one distinct after the
-  // register steps, so each reduction's buffer is 256 threads x 4 bytes.
+  // register steps, and one value per warp after the lane steps, so each reduction's
+  // buffer is 8 warps x 4 bytes; the warps' values are combined with shuffles.
   ts::Settings s{.config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 8}};
   ts::Buffer x = ts::Buffer::zeros({8, 16384}, ts::f32);
   std::string src = compile(examples::make_softmax(s), x);
-  EXPECT_EQ(smem_offsets(src), (std::vector<int>{0, 1024})) << src;
+  EXPECT_EQ(smem_offsets(src), (std::vector<int>{0, 32})) << src;
   EXPECT_EQ(count(src, "__syncthreads();"), 3) << src;
+  EXPECT_EQ(count(src, "if ((tid & 31) == 0) sm"), 2) << src;
+  EXPECT_EQ(count(src, "(v, 7u)"), 2) << src;  // 8 warps: 3 shuffle steps
 }
 
 TEST(ReduceShared, ReductionsInALoopBodyStartWithABarrier) {
@@ -103,7 +106,7 @@ TEST(ReduceShared, ReductionsInALoopBodyStartWithABarrier) {
   ts::Settings s{.config = ts::Config{.block_sizes = std::vector<int64_t>{1, 2048}, .num_warps = 8}};
   std::string src = compile(examples::make_softmax_two_pass(s), ts::Buffer::zeros({4, 10000}, ts::f32));
   EXPECT_EQ(count(src, "__syncthreads();"), 3) << src;
-  EXPECT_EQ(smem_offsets(src), (std::vector<int>{0, 1024})) << src;
+  EXPECT_EQ(smem_offsets(src), (std::vector<int>{0, 32})) << src;
 }
 
 TEST(ReduceShared, MaxnregReplacesLaunchBounds) {

@@ -1,6 +1,7 @@
 // Reductions along one Sym of a tile value. The Sym's slot spans some bits of the flat
 // element index (layout.hpp): register bits are combined in registers, lane bits with
-// warp shuffles, warp bits through shared memory. Every element ends up holding the
+// warp shuffles, warp bits through shared memory (one value per warp, combined across
+// lanes with shuffles, when whole warps hold one value). Every element ends up holding the
 // result (an all-reduce), which is the replicated form the layout expects.
 #include <fmt/format.h>
 
@@ -110,9 +111,18 @@ void Emitter::emit_reduce(const Node* n) {
     // combines the warps that differ in the slot's warp bits, in a fixed order. Registers
     // are numbered densely among the distinct ones (those with the reg_mask bits clear).
     int elem = static_cast<int>(rt == "double" || rt == "long long" || rt == "unsigned long long" ? 8 : 4);
+    int nw = L_.threads / 32;
+    int low = __builtin_ctz(warp_mask);
+    bool contiguous = ((warp_mask >> low) & ((warp_mask >> low) + 1)) == 0;
+    // Whole warps hold one value (every lane bit combined): one value per warp goes to
+    // shared memory and the warps of a group are combined across lanes (lane j reads warp
+    // j of the group, then a shuffle all-reduce); otherwise one value per thread, and each
+    // thread combines its group's warps in order.
+    bool per_warp = lane_mask == 31u && contiguous;
     int64_t distinct_regs = regs() >> __builtin_popcount(reg_mask);
-    int64_t values_bytes = int64_t{L_.threads} * distinct_regs * elem;
-    int64_t bytes = (values_bytes + (arg ? int64_t{L_.threads} * distinct_regs * 8 : 0) + 15) / 16 * 16;
+    int64_t slots = per_warp ? nw : L_.threads;
+    int64_t values_bytes = slots * distinct_regs * elem;
+    int64_t bytes = (values_bytes + (arg ? slots * distinct_regs * 8 : 0) + 15) / 16 * 16;
     if (bytes > 227 * 1024)
       throw UserError(g_.kernel_name, n->loc,
                       fmt::format("this reduction needs {} bytes of shared memory, more than a program has",
@@ -139,33 +149,50 @@ void Emitter::emit_reduce(const Node* n) {
     if (arg)
       line(fmt::format("long long* {} = reinterpret_cast<long long*>(ts_smem + {});", smi, offset + values_bytes));
     if (!follows) line("__syncthreads();");
-    line(fmt::format("{} {}[{} * TS_T + tid] = {}[r];", distinct, sm, dense, acc));
-    if (arg) line(fmt::format("{} {}[{} * TS_T + tid] = {}[r];", distinct, smi, dense, ai));
+    std::string stride = per_warp ? std::to_string(nw) : std::string("TS_T");
+    std::string me = per_warp ? "(tid >> 5)" : "tid";
+    std::string writer = per_warp ? "if ((tid & 31) == 0) " : "";
+    line(fmt::format("{} {}{}[{} * {} + {}] = {}[r];", distinct, writer, sm, dense, stride, me, acc));
+    if (arg) line(fmt::format("{} {}{}[{} * {} + {}] = {}[r];", distinct, writer, smi, dense, stride, me, ai));
     line("__syncthreads();");
-    int nw = L_.threads / 32;
-    open_unrolled(distinct);
-    line(fmt::format("{} v = {};", rt, identity(fn, acc_t)));
-    if (arg) line("long long vi = 9223372036854775807LL;");
-    int low = __builtin_ctz(warp_mask);
-    if (((warp_mask >> low) & ((warp_mask >> low) + 1)) == 0) {
-      // Contiguous warp bits: the group's warps are base | (j << low), j < 2^bits.
+    std::string base = (nw - 1) & ~warp_mask ? fmt::format("((tid >> 5) & ~{}u)", warp_mask) : std::string("0");
+    if (per_warp) {
       int count = (warp_mask >> low) + 1;
-      std::string base = (nw - 1) & ~warp_mask ? fmt::format("((tid >> 5) & ~{}u)", warp_mask) : std::string("0");
-      open_unrolled(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; ++j)", count));
-      line(fmt::format("const int src = (({} | (j << {})) << 5) | (tid & 31);", base, low));
+      open_unrolled(distinct);
+      line(fmt::format("const int src = {} | ((tid & {}) << {});", base, count - 1, low));
+      line(fmt::format("{} v = {}[{} * {} + src];", rt, sm, dense, nw));
+      if (arg) {
+        line(fmt::format("long long vi = {}[{} * {} + src];", smi, dense, nw));
+        line(fmt::format("ts::warp_arg_allreduce<{}>(v, vi, {}u);", is_max, count - 1));
+        line(fmt::format("{}[r] = vi;", ai));
+        line(fmt::format("{}[r] = v;", acc));
+      } else {
+        line(fmt::format("{}[r] = ts::warp_allreduce<{}>(v, {}u);", acc, op_struct(fn), count - 1));
+      }
+      close();
     } else {
-      open_unrolled(fmt::format("for (int w = 0; w < {}; ++w)", nw));
-      line(fmt::format("if ((w & ~{}u) != ((tid >> 5) & ~{}u)) continue;", warp_mask, warp_mask));
-      line("const int src = (w << 5) | (tid & 31);");
+      open_unrolled(distinct);
+      line(fmt::format("{} v = {};", rt, identity(fn, acc_t)));
+      if (arg) line("long long vi = 9223372036854775807LL;");
+      if (contiguous) {
+        // The group's warps are base | (j << low), j < 2^bits.
+        int count = (warp_mask >> low) + 1;
+        open_unrolled(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; ++j)", count));
+        line(fmt::format("const int src = (({} | (j << {})) << 5) | (tid & 31);", base, low));
+      } else {
+        open_unrolled(fmt::format("for (int w = 0; w < {}; ++w)", nw));
+        line(fmt::format("if ((w & ~{}u) != ((tid >> 5) & ~{}u)) continue;", warp_mask, warp_mask));
+        line("const int src = (w << 5) | (tid & 31);");
+      }
+      if (arg)
+        line(fmt::format("ts::arg_combine<{}>(v, vi, {}[{} * TS_T + src], {}[{} * TS_T + src]);", is_max, sm, dense, smi, dense));
+      else
+        line(fmt::format("v = {}::combine(v, {}[{} * TS_T + src]);", op_struct(fn), sm, dense));
+      close();
+      line(fmt::format("{}[r] = v;", acc));
+      if (arg) line(fmt::format("{}[r] = vi;", ai));
+      close();
     }
-    if (arg)
-      line(fmt::format("ts::arg_combine<{}>(v, vi, {}[{} * TS_T + src], {}[{} * TS_T + src]);", is_max, sm, dense, smi, dense));
-    else
-      line(fmt::format("v = {}::combine(v, {}[{} * TS_T + src]);", op_struct(fn), sm, dense));
-    close();
-    line(fmt::format("{}[r] = v;", acc));
-    if (arg) line(fmt::format("{}[r] = vi;", ai));
-    close();
     last_shared_ = {region_, offset, bytes};
   }
   if (reg_mask && (lane_mask || warp_mask)) {

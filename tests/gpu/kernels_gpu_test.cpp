@@ -2,6 +2,7 @@
 // dtypes, ragged sizes, strides and configs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <tessel/testing.hpp>
 
@@ -98,12 +99,27 @@ TEST(KernelsGpu, MathAndReductionsMatchInterpreter) {
 
 TEST(KernelsGpu, ArgmaxAndMinAlongRows) {
   TESSEL_REQUIRE_GPU();
-  auto k = ts::kernel("argmax_rows", [](ts::Tensor x) {
-    ts::Tensor out = x.new_empty({x.size(0)}, ts::i64);
-    for (auto tm : ts::tile(x.size(0))) out(tm) = ts::argmax(x(tm, ts::all), 1) + ts::argmin(x(tm, ts::all), 1);
-    return out;
-  });
-  expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({130, 1000}, ts::f32, ts::cuda(0), 4));
+  // The default config, and one row per program over 8 and 32 warps (the warps' values
+  // combined across lanes). Rounded values: many ties, where the first index wins.
+  std::vector<double> v = ts::Buffer::randn({130, 1000}, ts::f32, ts::cpu(), 4).to_vector();
+  for (double& e : v) e = std::round(e * 2);
+  ts::Buffer ties = ts::Buffer::from_vector(v, {130, 1000}, ts::f32, ts::cuda(0));
+  for (auto [rows, warps] : {std::pair<int64_t, int>{0, 0}, {1, 8}, {1, 32}}) {
+    ts::Settings s;
+    if (rows) s.config = ts::Config{.block_sizes = std::vector<int64_t>{rows}, .num_warps = warps};
+    auto k = ts::kernel(
+        "argmax_rows",
+        [](ts::Tensor x) {
+          ts::Tensor out = x.new_empty({x.size(0)}, ts::i64);
+          for (auto tm : ts::tile(x.size(0)))
+            out(tm) = ts::argmax(x(tm, ts::all), 1) * 10000 + ts::argmin(x(tm, ts::all), 1);
+          return out;
+        },
+        s);
+    SCOPED_TRACE(s.config ? s.config->to_json() : std::string("default"));
+    expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({130, 1000}, ts::f32, ts::cuda(0), 4));
+    expect_matches_interpreter(k, 0, 0, ties);
+  }
 }
 
 TEST(KernelsGpu, TileReductionsOverBothDims) {

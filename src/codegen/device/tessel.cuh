@@ -73,6 +73,40 @@ struct Mem<bool> {
   static __device__ __forceinline__ bool from_reg(bool v) { return v; }
 };
 
+// Two adjacent 16-bit elements as one 32-bit word (element 0 in the low half): bf16
+// widens with a shift and a mask (exact, one instruction per element instead of two);
+// both narrow with one cvt.rn.{bf16,f16}x2.f32 per pair (the same rounding as two
+// cvt.rn, in half the instructions).
+template <class M>
+struct Pair {
+  static constexpr bool packed = false;
+};
+template <>
+struct Pair<__nv_bfloat16> {
+  static constexpr bool packed = true;
+  static __device__ __forceinline__ void widen(unsigned w, float& lo, float& hi) {
+    lo = __uint_as_float(w << 16);
+    hi = __uint_as_float(w & 0xffff0000u);
+  }
+  static __device__ __forceinline__ unsigned narrow(float lo, float hi) {
+    __nv_bfloat162 p = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<unsigned*>(&p);
+  }
+};
+template <>
+struct Pair<__half> {
+  static constexpr bool packed = true;
+  static __device__ __forceinline__ void widen(unsigned w, float& lo, float& hi) {
+    float2 f = __half22float2(*reinterpret_cast<__half2*>(&w));
+    lo = f.x;
+    hi = f.y;
+  }
+  static __device__ __forceinline__ unsigned narrow(float lo, float hi) {
+    __half2 p = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<unsigned*>(&p);
+  }
+};
+
 // ---- loads and stores ----
 
 /// L2 eviction priority of a load (ts::EvictionPolicy): none, first, last.
@@ -178,11 +212,18 @@ __device__ __forceinline__ void ld_vec(const M* p, int n, M* raw) {
   for (int i = 0; i < V; ++i) raw[i] = i < n ? ld_global<E>(p + i) : M(0);
 }
 
-/// Memory format to register format, element by element.
+/// Memory format to register format; raw is 16-byte aligned. 16-bit dtypes convert by
+/// pairs (Pair).
 template <class M, int N>
 __device__ __forceinline__ void to_regs(const M* raw, typename Mem<M>::reg* out) {
+  if constexpr (Pair<M>::packed && N % 2 == 0) {
+    const unsigned* w = reinterpret_cast<const unsigned*>(raw);
 #pragma unroll
-  for (int i = 0; i < N; ++i) out[i] = Mem<M>::to_reg(raw[i]);
+    for (int i = 0; i < N / 2; ++i) Pair<M>::widen(w[i], out[2 * i], out[2 * i + 1]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = Mem<M>::to_reg(raw[i]);
+  }
 }
 
 /// in[0..V) into p[0..n) (n clamped to [0, V]); Whole and Aligned as for ld_vec.
@@ -193,9 +234,15 @@ __device__ __forceinline__ void st_vec(M* p, int n, const typename Mem<M>::reg* 
     if ((Whole && Aligned) ? n > 0 : (n >= V && (Aligned || (reinterpret_cast<unsigned long long>(p) % bytes) == 0))) {
       typedef typename VecWord<bytes>::type W;
       W w;
-      M* e = reinterpret_cast<M*>(&w);
+      if constexpr (Pair<M>::packed && V % 2 == 0) {
+        unsigned* e = reinterpret_cast<unsigned*>(&w);
 #pragma unroll
-      for (int i = 0; i < V; ++i) e[i] = Mem<M>::from_reg(in[i]);
+        for (int i = 0; i < V / 2; ++i) e[i] = Pair<M>::narrow(in[2 * i], in[2 * i + 1]);
+      } else {
+        M* e = reinterpret_cast<M*>(&w);
+#pragma unroll
+        for (int i = 0; i < V; ++i) e[i] = Mem<M>::from_reg(in[i]);
+      }
       *reinterpret_cast<W*>(p) = w;
       return;
     }
