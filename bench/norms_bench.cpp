@@ -29,7 +29,9 @@
 //                 16 warps, {2048} and 8 warps (also with num_stages 2); rows 1 with
 //                 8 warps and maxnreg 128 or 80, 16 warps and maxnreg 64; persistent with 2
 //                 stages: 8 warps maxnreg 128, 16 warps maxnreg 64, 32 warps; looped with x
-//                 kept in L2 (x_kept): {2048}/8 warps/2 stages, {4096}/8/3, {1024}/4/3
+//                 kept in L2 (x_kept): {2048}/8 warps/2 stages, {4096}/8/3, {1024}/4/3;
+//                 rows 1 with 16 warps and maxnreg 40; persistent with 2 stages, 16 warps
+//                 and maxnreg 48; rows 2 with 16 warps
 //   softmax_online (per-lane statistics) {rows, chunk}/warps: as softmax_two_pass up to
 //     N = 1024; longer rows {1,1024}/4 {1,2048}/8 {1,4096}/16 {2,1024}/8 with 2 stages,
 //     and kept (first pass's loads evict_last, second's evict_first): {1,1024}/4,
@@ -276,7 +278,8 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
           capped(rows_cfg(1, 8), 128), capped(rows_cfg(1, 8), 80), capped(rows_cfg(1, 16), 64),
           pipelined(capped(rows_cfg(1, 8), 128)), pipelined(capped(rows_cfg(1, 16), 64)), pipelined(rows_cfg(1, 32)),
           x_kept(kernel, looped_cfg(1, 8, 2048, 2)), x_kept(kernel, looped_cfg(1, 8, 4096, 3)),
-          x_kept(kernel, looped_cfg(1, 4, 1024, 3))};
+          x_kept(kernel, looped_cfg(1, 4, 1024, 3)), capped(rows_cfg(1, 16), 40),
+          pipelined(capped(rows_cfg(1, 16), 48)), rows_cfg(2, 16)};
 }
 
 /// Runners, one per (kernel, config), shared by every shape and dtype (each keeps its

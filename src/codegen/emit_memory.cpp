@@ -185,6 +185,16 @@ void Emitter::emit_vector_load_into(const Node* n, const std::string& raw) {
   emit_ld_vec(*this, n, plan_access(*this, n, 1, "r"), raw);
 }
 
+bool Emitter::gathers_same_in_every_register(const Node* n, size_t first) const {
+  size_t op = first;
+  for (const ir::IndexInfo& info : n->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    const Node* operand = n->args[op++];
+    if (info.kind == ir::IndexKind::gather && is_array(operand) && !same_in_every_register(operand)) return false;
+  }
+  return true;
+}
+
 void Emitter::emit_load(const Node* n) {
   if (prefetched_.count(n)) return;  // loaded one iteration early (emit_pipeline.cpp)
   const Node* t = n->args[0];
@@ -202,6 +212,16 @@ void Emitter::emit_load(const Node* n) {
     return;
   }
   line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
+  if (same_in_every_register(n) && gathers_same_in_every_register(n, 1)) {
+    // One value in every register (never a vector: vectors span register bits): loaded
+    // once, then copied (the compiler does not merge the registers' loads, each behind
+    // its own mask test).
+    AccessPlan p = plan_access(*this, n, 1, "0");
+    line(fmt::format("const {} {}_0 = {}({} + {}, {});", reg_type(n->dtype), nm, ld_call(*this, n), p.base,
+                     offset_expr(*this, t, p), valid_expr(*this, p, "0", false)));
+    line(fmt::format("TS_FOR(r) {}[r] = {}_0;", nm, nm));
+    return;
+  }
   AccessPlan p = plan_access(*this, n, 1, "r");
   if (p.vector) {
     // Every vector is loaded in memory format first, then converted: no load waits for
@@ -237,14 +257,15 @@ void Emitter::emit_store(const Node* n) {
   for (size_t k = 0; k < L_.slot_block.size(); ++k)
     if (!covered.count(static_cast<int>(k)) && L_.slot_block[k] > 1)
       dedupe += fmt::format(" && ((TS_FLAT(r) >> {}) & {}) == 0", L_.slot_shift[k], L_.slot_block[k] - 1);
-  bool array_target = false;
-  for (const DimAccess& a : p.dims) array_target |= a.sym != nullptr || a.kind == ir::IndexKind::gather;
+  bool array_target = false, uniform = (!is_array(v) || same_in_every_register(v)) && gathers_same_in_every_register(n, 2);
+  for (const DimAccess& a : p.dims) {
+    array_target |= a.sym != nullptr || a.kind == ir::IndexKind::gather;
+    if (a.sym && spans_registers(a.sym)) uniform = false;
+  }
   if (!array_target) {
     // One element: written once, by register 0 of thread 0.
     std::string valid = "tid == 0";
     for (const DimAccess& a : p.dims) valid += " && " + a.valid;
-    std::string r0 = "0";
-    (void)r0;
     line(fmt::format("ts::st({} + {}, {}, {});", p.base, offset_expr(*this, t, p), valid, at(v, "0")), n);
     return;
   }
@@ -264,6 +285,12 @@ void Emitter::emit_store(const Node* n) {
                      p.base, offset_expr(*this, t, p), valid_expr(*this, p, "r", true), dedupe, idx_t_,
                      last.idx, idx_t_, last.lim, src));
     close();
+  } else if (uniform) {
+    // One value and one element in every register: register 0 stores (of the thread
+    // whose elements' bits outside the stored slots are 0, as the dedupe test says).
+    line(fmt::format("{{ const int r = 0; ts::st({} + {}, {}{}, {}); }}", p.base, offset_expr(*this, t, p),
+                     valid_expr(*this, p, "r", false), dedupe, at(v, "r")),
+         n);
   } else {
     line(fmt::format("TS_FOR(r) ts::st({} + {}, {}{}, {});", p.base, offset_expr(*this, t, p),
                      valid_expr(*this, p, "r", false), dedupe, at(v, "r")),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -35,6 +36,15 @@ class Emitter {
   std::string idx_t() const { return idx_t_; }
   int regs() const { return L_.regs(); }
   bool is_array(const ir::Node* n) const { return !n->is_scalar(); }
+  /// Whether the layout slot of `s` spans register bits (elements of one thread), or `s`
+  /// is a flattened loop's dim (per-register coordinates).
+  bool spans_registers(const ir::Sym* s) const;
+  /// Whether array `n` holds one value in all of a thread's registers: no dim of its
+  /// shape spans registers (e.g. a [rows] value with one row per program).
+  bool same_in_every_register(const ir::Node* n) const;
+  /// Whether the index operands of the gathers of load or store `n` (operands from
+  /// args[first]) hold one value in all of a thread's registers.
+  bool gathers_same_in_every_register(const ir::Node* n, size_t first) const;
   /// Expression of node `n` at register `r` (an expression string such as "r").
   std::string at(const ir::Node* n, const std::string& r);
   /// Expression of a scalar node.
@@ -61,6 +71,14 @@ class Emitter {
   bool multiple_of_16(const ir::Node* n) const;
   bool size_multiple_of_16(const ir::Node* t, int dim) const;
   bool outer_strides_aligned(const ir::Node* t) const;
+  /// The value of integer node `n` where the key makes it a constant (a Const, or a size
+  /// known under static shapes or of an allocation of constant size).
+  std::optional<int64_t> known_int(const ir::Node* n) const;
+  /// Whether comparison `n` is a tile's index (or a widening cast of it) against its
+  /// loop's bounds, index < b with b >= end or index >= b with b <= begin, that holds for
+  /// every element: constant bounds with every tile full (e.g. tn.index() < x.size(1) in
+  /// chunks of 4096 over 16384 columns, static shapes). The emitter writes `true`.
+  bool tile_index_always_in_bounds(const ir::Node* n) const;
   std::string tensor_param(const ir::Node* t);
   std::string size_param(const ir::Node* t, int dim);
   std::string stride_param(const ir::Node* t, int dim);
@@ -111,6 +129,12 @@ class Emitter {
                                   const std::vector<std::string>& counts, const std::string& next,
                                   const std::string& end);
   void emit_store(const ir::Node* n);
+  /// f16/bf16 values of casts and elementwise ops (held as float, rounded to their dtype
+  /// after the op) whose only uses store them into a tensor of that dtype: the store
+  /// rounds (Mem::from_reg), so the op does not (one rounding, the same value).
+  void find_values_rounded_by_stores();
+  /// Expression `e` of node n's value rounded to n's dtype, unless a store rounds it.
+  std::string rounded(const ir::Node* n, const std::string& e) const;
   void emit_reduce(const ir::Node* n);
   /// Top-level loop, not flattened: the tile indices of the running program.
   void emit_program_tiles(const passes::LoopKnobs& knobs, const std::vector<std::string>& counts, bool xyz);
@@ -144,6 +168,7 @@ class Emitter {
   std::map<std::string, std::string> param_names_;  // dedupe key -> name
   std::set<const ir::Node*> written_;               // tensors stored to
   std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next
+  std::set<const ir::Node*> rounded_by_store_;      // find_values_rounded_by_stores
   std::ostringstream prologue_;                     // device scalar reads
   int shared_bytes_ = 0;
   int tmp_ = 0;

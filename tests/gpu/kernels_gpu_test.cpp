@@ -10,6 +10,7 @@
 #include "examples/kernels/seed002.hpp"
 #include "gpu_test_util.hpp"
 #include "examples/kernels/norms.hpp"
+#include "tests/emit_registers_kernels.hpp"
 #include "tests/eviction_kernels.hpp"
 #include "tests/reduce_kernels.hpp"
 
@@ -119,6 +120,22 @@ TEST(KernelsGpu, ArgmaxAndMinAlongRows) {
     SCOPED_TRACE(s.config ? s.config->to_json() : std::string("default"));
     expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({130, 1000}, ts::f32, ts::cuda(0), 4));
     expect_matches_interpreter(k, 0, 0, ties);
+  }
+}
+
+TEST(KernelsGpu, CastsRoundedByStores) {
+  // A bf16 cast stored and doubled (rounded in registers), and the doubled value only
+  // stored (rounded by its store): bit-identical to the interpreter. Also one row per
+  // program over 8 warps, where each row's value is the same in every register.
+  TESSEL_REQUIRE_GPU();
+  ts::Buffer x = ts::Buffer::randn({100, 300}, ts::f32, ts::cuda(0), 6);
+  for (ts::Settings s : {ts::Settings{}, ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1, 512},
+                                                                            .num_warps = 8}}}) {
+    auto k = emit_registers::make_cast_stored_and_used(s);
+    auto [y, z] = k(x);
+    auto [y_ref, z_ref] = k(x.to(ts::cpu()));
+    EXPECT_EQ(ts::count_mismatches(y.to(ts::cpu()), y_ref, 0, 0), 0);
+    EXPECT_EQ(ts::count_mismatches(z.to(ts::cpu()), z_ref, 0, 0), 0);
   }
 }
 
