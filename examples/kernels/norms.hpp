@@ -1,17 +1,20 @@
-// Row-wise reductions and normalizations (issue 3): softmax (whole row in registers and
-// the online two-pass form), layer_norm, rms_norm, cross_entropy, a row sum and seed
-// 002's padded_sum with a host-known bound. Each factory takes the kernel's ts::Settings,
-// as in basic.hpp.
+// Row-wise reductions and normalizations (issue 3): softmax (whole row in registers, and
+// online: Helion's per-chunk form softmax_two_pass and per-lane statistics
+// softmax_online), layer_norm, rms_norm, cross_entropy (whole row, and online:
+// cross_entropy_online), a row sum and seed 002's padded_sum with a host-known bound.
+// Each factory takes the kernel's ts::Settings, as in basic.hpp.
 //
 // Shapes: x is [M, N], row-major or any strides. Reductions run over dim 1 (the N
 // columns). f16/bf16 inputs are computed in f32 (loaded with .to(ts::f32)) and rounded to
 // the input dtype once, at the store, as torch does.
 //
 // Tunables (ts::Config):
-//   block_sizes      the row tile (rows per program); softmax_two_pass: {rows, column chunk}.
-//   reduction_loops  kernels that declare ts::register_reduction_dim(x.size(1)) (all but
-//                    softmax_two_pass): unset = persistent reduction (the whole row in
-//                    registers), {C} = looped reduction over chunks of C columns.
+//   block_sizes      the row tile (rows per program); the online kernels (softmax_two_pass,
+//                    softmax_online, cross_entropy_online): {rows, column chunk}.
+//   reduction_loops  kernels that declare ts::register_reduction_dim(x.size(1)) (softmax,
+//                    layer_norm, rms_norm, cross_entropy, row sums): unset = persistent
+//                    reduction (the whole row in registers), {C} = looped reduction over
+//                    chunks of C columns.
 #pragma once
 
 #include <cmath>
