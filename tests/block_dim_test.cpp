@@ -180,3 +180,13 @@ TEST(BlockDim, MisuseIsAUserErrorNamingTheLine) {
 }
 
 }  // namespace
+
+TEST(BlockDim, BlockSizesAreNumberedInTheOrderTheyAreCreated) {
+  // Config::block_sizes {16, 4}: entry 0 is the BlockSize (registered before the row
+  // loop), entry 1 the row loop's own: the chunk loop steps by 16, the row tile has 4 rows.
+  auto k = make_blocked_row_sum({.config = ts::Config{.block_sizes = std::vector<int64_t>{16, 4}}});
+  std::string src = k.cuda(false, ts::Buffer::zeros({37, 1000}, ts::f32)).at(0);
+  EXPECT_NE(src.find("+= 16)"), std::string::npos) << src;
+  EXPECT_EQ(src.find("+= 4)"), std::string::npos) << src;
+  EXPECT_NE(src.find("i0 * 4"), std::string::npos) << src;
+}

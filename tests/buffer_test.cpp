@@ -373,3 +373,20 @@ TEST(DLPack, ImportsForeignTensorAndCallsDeleter) {
 }
 
 }  // namespace
+
+TEST(Buffer, IntegerValuesOutOfRangeAreErrors) {
+  // As torch: "value cannot be converted to type int32 without overflow"; NaN too.
+  for (auto [v, dt] : {std::pair<double, ts::DType>{1e20, ts::i32}, {NAN, ts::i64}, {-1, ts::u64}, {2147483648.0, ts::i32}}) {
+    std::string msg;
+    try {
+      ts::Buffer::scalar(v, dt);
+    } catch (const ts::UserError& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find("without overflow"), std::string::npos) << v << " " << ts::dtype_name(dt) << ": " << msg;
+    EXPECT_THROW(ts::Buffer::from_vector({0, v}, {2}, dt), ts::UserError);
+  }
+  EXPECT_EQ(ts::Buffer::scalar(2147483647.0, ts::i32).item(), 2147483647.0);
+  EXPECT_EQ(ts::Buffer::scalar(-2147483648.0, ts::i32).item(), -2147483648.0);
+  EXPECT_EQ(ts::Buffer::scalar(-2.5, ts::i64).item(), -2.0);  // truncation toward 0, as torch
+}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <regex>
 #include <string>
 
 #include <tessel/tessel.hpp>
@@ -580,4 +581,57 @@ TEST(Errors, FractionalIntegerArgumentAndNonIndexDtype) {
     });
     expect_message(msg, "idx", 0, "is not an index dtype", "use ts::i32 or ts::i64");
   }
+}
+
+// A register_block_size range without a power of two is refused where it is declared; a
+// range holding one gets a power of two by default.
+TEST(Errors, BlockSizeRangeWithoutAPowerOfTwo) {
+  auto make = [](int64_t lo, int64_t hi) {
+    return ts::kernel("ranged_default", [lo, hi](ts::Tensor x) {
+      ts::Tensor out = ts::empty_like(x);
+      ts::BlockSize b = ts::register_block_size(lo, hi);
+      for (auto t : ts::tile(x.size(0), {.block_size = b})) out(t) = x(t) + 1;
+      return out;
+    });
+  };
+  std::string msg = user_error([&] { make(5, 7)(vec(100)); });
+  EXPECT_NE(msg.find("block size range [5, 7] holds no power of two"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("errors_test.cpp:" + std::to_string(__LINE__ - 7)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("e.g. [4, 8]"), std::string::npos) << msg;
+  for (auto [lo, hi] : {std::pair<int64_t, int64_t>{3, 6}, {5, 8}, {1, 3}}) {
+    auto k = make(lo, hi);
+    EXPECT_EQ(k(vec(100)).to_vector()[99], 1.0) << lo << " " << hi;
+    // The default config, as the generated code's header prints it.
+    std::string src = k.cuda(false, vec(100)).at(0);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(src, m, std::regex(R"("block_sizes":\[(\d+)\])"))) << src;
+    int64_t b = std::stoll(m[1]);
+    EXPECT_TRUE(b >= lo && b <= hi && (b & (b - 1)) == 0) << lo << " " << hi << ": " << b;
+  }
+}
+
+// A bool tensor or value as an index is refused (PyTorch reads it as a mask).
+TEST(Errors, BoolIndexIsRefused) {
+  auto k = ts::kernel("bool_index", [](ts::Tensor x, ts::Tensor m) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(m(t));
+    return out;
+  });
+  std::string msg = user_error([&] { k(vec(4), ts::Buffer::zeros({4}, ts::boolean)); });
+  expect_message(msg, "bool_index", __LINE__ - 4, "got a bool value", "ts::where(mask, value, 0)");
+}
+
+// A PidType value outside the enum is an error naming the kernel, on the interpreter too.
+TEST(Errors, OutOfRangePidType) {
+  auto k = ts::kernel(
+      "bad_pid",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto t : ts::tile(x.size(0))) out(t) = x(t);
+        return out;
+      },
+      ts::Settings{.config = ts::Config{.pid_type = static_cast<ts::PidType>(9)}});
+  std::string msg = user_error([&] { k(vec(4)); });
+  EXPECT_NE(msg.find("kernel 'bad_pid'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("pid_type value 9 is not one of flat, xyz"), std::string::npos) << msg;
 }

@@ -4,6 +4,8 @@
 // such arguments; forcing i32 then is an error. Code generation only (no GPU needed).
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <regex>
 #include <string>
 
 #include <tessel/tessel.hpp>
@@ -15,6 +17,11 @@ namespace ts = tessel;
 using user_error_test::user_error;
 
 namespace {
+
+int count_matches(const std::string& s, const std::string& re) {
+  std::regex r(re);
+  return static_cast<int>(std::distance(std::sregex_iterator(s.begin(), s.end(), r), std::sregex_iterator()));
+}
 
 /// out[m, n] = x[m, n] over 2-D tiles.
 auto make_copy_2d(ts::Settings s = {}) {
@@ -74,3 +81,25 @@ TEST(IndexDtype, AnIntegerArgumentBeyond32BitsIndexesIn64Bits) {
 }
 
 }  // namespace
+
+// An i64 index value (a gather or a scalar index) is bounds-tested in 64 bits before it is
+// narrowed to a 32-bit index dtype: 2^32 + i must read the masked 0, not element i.
+// (GPU values: KernelsGpu.WideIndexValuesAreMaskedBeforeNarrowing.)
+TEST(IndexDtype, WideIndexValuesAreTestedBeforeNarrowing) {
+  auto k = ts::kernel("shift_gather", [](ts::Tensor x, ts::Value i) {
+    ts::Tensor out = ts::empty_like(x);
+    const int64_t far = int64_t{1} << 32;
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t.index().to(ts::i64) + far) + x(i + far);
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::from_vector({1, 2, 3, 4}, {4}, ts::f32);
+  EXPECT_EQ(k(x, 1).to_vector(), std::vector<double>(4, 0.0));
+  std::string src = k.cuda(false, x, 1).at(0);
+  EXPECT_NE(src.find("const int tid"), std::string::npos) << src;  // 32-bit indices
+  // The bounds tests compare the 64-bit values (the scalar s<id>, the gather's v<id>[r]);
+  // only the addresses narrow them.
+  EXPECT_EQ(count_matches(src, R"(\(\(s\d+\) >= 0 && \(s\d+\) < )"), 1) << src;
+  EXPECT_EQ(count_matches(src, R"(\(\(v\d+\[r\]\) >= 0 && \(v\d+\[r\]\) < )"), 1) << src;
+  EXPECT_EQ(count_matches(src, R"(\(\(int\)[sv]\d+(\[r\])?\) >= 0)"), 0) << src;
+  EXPECT_EQ(count_matches(src, R"(arg0 \+ \(\(int\)[sv]\d+(\[r\])?\))"), 2) << src;
+}

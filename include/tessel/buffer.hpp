@@ -67,6 +67,8 @@ class Buffer {
   /// 0, 1, ..., n-1.
   static Buffer arange(int64_t n, DType dtype, Device device = cpu());
   /// A one-element tensor of shape [1] holding `value` (e.g. a device-side loop bound).
+  /// Integer dtypes (here and in full, fill, from_vector): fractions truncate toward 0; a
+  /// NaN or a value outside the dtype's range is a UserError, as in torch.
   static Buffer scalar(double value, DType dtype, Device device = cpu());
   /// Copies host values (converted to `dtype`) into a new tensor of the given shape.
   static Buffer from_vector(const std::vector<double>& values, std::vector<int64_t> shape,

@@ -38,8 +38,11 @@ std::string eviction_policy_name(EvictionPolicy p);  // "", "first", "last"
 /// block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, loop_orders,
 /// flatten_loops, l2_groupings, reduction_loops, indexing, load_eviction_policies, tunables.
 struct Config {
-  /// One entry per tile dimension with a tunable block size, in the order the loops are
-  /// traced (outer loops first, dims left to right). Powers of two.
+  /// One entry per tunable block size, in the order they are created while tracing: each
+  /// ts::register_block_size call creates one, and each dimension of a tile loop without
+  /// an explicit block size creates one when the loop is traced (outer loops first, dims
+  /// left to right). A BlockSize registered before a loop therefore comes before that
+  /// loop's own entries, as in Helion. Powers of two.
   std::optional<std::vector<int64_t>> block_sizes;
   /// Warps per program (1, 2, 4, 8, 16, 32). Threads per program = 32 * num_warps.
   std::optional<int> num_warps;

@@ -396,8 +396,10 @@ class Bound {
   SourceLoc loc_;
 };
 
-/// Declares a block size tuned within [min, max] (powers of two; max 0 = no limit).
-/// Host code only. Errors: UserError inside a loop or for min > max.
+/// Declares a block size tuned within [min, max] (powers of two; max 0 = no limit). It
+/// takes the next Config::block_sizes entry (entries are numbered in the order they are
+/// created while tracing). Host code only. Errors: UserError inside a loop, for min > max,
+/// or for a range that holds no power of two.
 BlockSize register_block_size(int64_t min = 1, int64_t max = 0, Loc loc = Loc::current());
 
 /// Declares `size` (a host integer, e.g. x.size(1)) as a reduction dimension: values

@@ -50,8 +50,11 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
     std::string size = e.size_param(t, d);
     switch (info.kind) {
       case ir::IndexKind::scalar: {
-        a.idx = fmt::format("(({}){})", e.idx_t(), e.scalar(operand));
-        a.valid = fmt::format("({} >= 0 && {} < {})", a.idx, a.idx, size);
+        // The bounds test is in the operand's own dtype: an i64 index past 2^31 must not
+        // wrap into range when narrowed to a 32-bit index dtype.
+        std::string raw = e.scalar(operand);
+        a.idx = fmt::format("(({}){})", e.idx_t(), raw);
+        a.valid = fmt::format("(({}) >= 0 && ({}) < {})", raw, raw, size);
         break;
       }
       case ir::IndexKind::tile: {
@@ -75,8 +78,9 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
         break;
       }
       case ir::IndexKind::gather: {
-        a.idx = fmt::format("(({}){})", e.idx_t(), e.at(operand, r));
-        a.valid = fmt::format("({} >= 0 && {} < {})", a.idx, a.idx, size);
+        std::string raw = e.at(operand, r);  // tested in its own dtype, as a scalar index
+        a.idx = fmt::format("(({}){})", e.idx_t(), raw);
+        a.valid = fmt::format("(({}) >= 0 && ({}) < {})", raw, raw, size);
         // An index computed from tiles is masked where those tiles are (Helion's rule).
         for (const ir::Sym* s : operand->shape)
           if (s) a.valid += " && " + e.sym_valid(s, r);

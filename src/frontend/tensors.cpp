@@ -214,7 +214,11 @@ Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc
       }
       case Index::value_k: {
         Node* v = i.node;
-        if (!is_integer(v->dtype) && v->dtype != DType::boolean)
+        if (v->dtype == DType::boolean)
+          ctx.fail(i.loc, "an index must be an integer, got a bool value (in PyTorch a bool index is a mask; "
+                          "tessel has no boolean-mask indexing)",
+                   "mask with ts::where(mask, value, 0), or convert it with .to(ts::i64) to index with 0 and 1");
+        if (!is_integer(v->dtype))
           ctx.fail(i.loc, fmt::format("an index must be an integer, got a {} value", dtype_name(v->dtype)),
                    "convert it with .to(ts::i64), or use ts::floordiv for integer division");
         if (ctx.depth() > 0 && v->op == Op::DeviceScalar) {}  // fine: read on the device

@@ -70,8 +70,8 @@ static void default_blocks(const ir::Block& b, const ir::Graph& g, std::vector<i
       int64_t hint = g.block_size_hint.at(ld->block_id);
       auto [lo, hi] = g.block_size_range.at(ld->block_id);
       int64_t bs = std::max<int64_t>(1, std::min({next_pow2(hint > 0 ? hint : 1024), int64_t{1024}, budget}));
-      if (hi) bs = std::min(bs, hi);
-      bs = std::max(bs, next_pow2(lo));
+      if (hi) bs = std::min(bs, next_pow2(hi + 1) / 2);  // the largest power of two <= hi
+      bs = std::max(bs, next_pow2(lo));  // register_block_size checks [lo, hi] holds one
       out.at(ld->block_id) = bs;
       budget = std::max<int64_t>(1, budget / bs);
     }
@@ -113,7 +113,8 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (static_cast<int>(c.block_sizes->size()) != g.num_block_sizes)
     fail(fmt::format("{} block sizes given, the kernel has {} tunable tile dimensions",
                      c.block_sizes->size(), g.num_block_sizes),
-         "give one block size per ts::tile dimension without a fixed block_size, outer loops first");
+         "give one block size per ts::register_block_size and per ts::tile dimension without a fixed "
+         "block_size, in the order they are traced");
   for (size_t i = 0; i < c.block_sizes->size(); ++i) {
     int64_t b = (*c.block_sizes)[i];
     if (b <= 0 || (b & (b - 1)) != 0)
@@ -197,6 +198,10 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   bool persistent = false;
   for (const ir::Node* n : g.host)
     if (n->op == ir::Op::Loop) persistent |= n->persistent;
+  if (c.pid_type && static_cast<unsigned>(*c.pid_type) > static_cast<unsigned>(PidType::persistent_interleaved))
+    fail(fmt::format("pid_type value {} is not one of flat, xyz, persistent_blocked, persistent_interleaved",
+                     static_cast<int>(*c.pid_type)),
+         "use a ts::PidType enumerator");
   if (!c.pid_type) c.pid_type = persistent ? PidType::persistent_interleaved : PidType::flat;
   if (persistent && (*c.pid_type == PidType::flat || *c.pid_type == PidType::xyz))
     fail(fmt::format("pid_type {} for a kernel whose top-level loop bound is read on the device",

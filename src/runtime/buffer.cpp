@@ -3,6 +3,8 @@
 // DLPack lives in runtime/dlpack.cpp.
 #include "tessel/buffer.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +39,17 @@ int64_t checked_numel(const std::vector<int64_t>& shape) {
     n *= d;
   }
   return n;
+}
+
+// A host value for an integer dtype must be a number in the dtype's range (torch raises
+// "value cannot be converted to type ... without overflow"); fractions truncate toward 0.
+void check_integer_value(double v, DType dt) {
+  if (!is_integer(dt)) return;
+  double lo = dt == DType::i32 ? -2147483648.0 : dt == DType::u64 ? 0.0 : -9223372036854775808.0;
+  double hi = dt == DType::i32 ? 2147483648.0 : dt == DType::u64 ? 18446744073709551616.0 : 9223372036854775808.0;
+  if (!(v > lo - 1 && v < hi))
+    throw buffer_error(fmt::format("value {} cannot be converted to {} without overflow", v, dtype_name(dt)),
+                       "use a value in the dtype's range, or a wider dtype");
 }
 
 // Bool and the integer dtypes convert among themselves without a double round trip.
@@ -238,7 +251,10 @@ Buffer Buffer::from_vector(const std::vector<double>& values, std::vector<int64_
   Buffer host = empty(std::move(shape), dtype, cpu());
   auto* p = static_cast<char*>(host.data_ptr());
   int64_t size = dtype_size(dtype);
-  for (int64_t i = 0; i < n; ++i) write_element(p + i * size, dtype, values[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    check_integer_value(values[i], dtype);
+    write_element(p + i * size, dtype, values[i]);
+  }
   return device.is_cuda() ? host.to(device) : host;
 }
 
@@ -424,6 +440,7 @@ void Buffer::fill(double value) { fill_on_stream(value, nullptr); }
 
 void Buffer::fill_on_stream(double value, void* stream) {
   if (!defined()) throw buffer_error("fill of an undefined Buffer");
+  check_integer_value(value, dtype_);
   if (numel() == 0) return;
   if (device().is_cuda()) {
     rt::set_device(device().index);

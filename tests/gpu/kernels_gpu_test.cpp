@@ -139,6 +139,25 @@ TEST(KernelsGpu, CastsRoundedByStores) {
   }
 }
 
+TEST(KernelsGpu, WideIndexValuesAreMaskedBeforeNarrowing) {
+  // i64 index values past 2^32 with 32-bit index arithmetic: masked (0), as on the
+  // interpreter, not wrapped into range. A gather and a scalar index, then
+  // cross_entropy with a target of 2^32 + 1 (its target logit reads as 0).
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel("shift_gather", [](ts::Tensor x, ts::Value i) {
+    ts::Tensor out = ts::empty_like(x);
+    const int64_t far = int64_t{1} << 32;
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t.index().to(ts::i64) + far) + x(i + far);
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::from_vector({1, 2, 3, 4}, {4}, ts::f32, ts::cuda(0));
+  EXPECT_EQ(k(x, 1).to_vector(), std::vector<double>(4, 0.0));
+  ts::Buffer logits = ts::Buffer::randn({2, 3}, ts::f32, ts::cuda(0), 7);
+  ts::Buffer target = ts::Buffer::from_vector({1, 4294967297.0}, {2}, ts::i64, ts::cuda(0));
+  auto ce = examples::make_cross_entropy();
+  EXPECT_EQ(ts::count_mismatches(ce(logits, target).to(ts::cpu()), ce(logits.to(ts::cpu()), target.to(ts::cpu())), 1e-5, 1e-5), 0);
+}
+
 TEST(KernelsGpu, TileReductionsOverBothDims) {
   // Back-to-back cross-warp reductions (disjoint shared memory, one barrier each), dense
   // register numbering, an argmax among them, and a config with maxnreg.
