@@ -317,3 +317,36 @@ TEST(InterpLoops, Tile2dOverA256x1024Tensor) {
   std::vector<double> xv = x.to_vector(), ov = out.to_vector();
   for (size_t i = 0; i < xv.size(); ++i) ASSERT_EQ(ov[i], interp_test::f32(xv[i] + 1)) << i;
 }
+
+// A bound far past the tensors (2^33: 2^30 tiles of 8): the tiles past every store's tensor change nothing
+// and are skipped, so the call returns at once with the clamped result. The tiles that run
+// keep their extents: a reduction over a tile of x rows (x longer than out) still sees
+// all of the tile's rows.
+TEST(InterpLoops, TilesPastEveryStoreAreSkipped) {
+  auto k = ts::kernel(
+      "first_n",
+      [](ts::Tensor x, ts::Value n) {
+        ts::Tensor out = x.new_zeros({3});
+        for (auto t : ts::tile(n)) out(t) = x(t) + ts::sum(x(t), 0);
+        return out;
+      },
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{8}}});
+  ts::Buffer x = buffer(ramp(10), {10});  // 0..9
+  // Tile 0 covers rows 0..7 of x: its sum is 28; out keeps rows 0..2.
+  EXPECT_EQ(k(x, int64_t{1} << 33).to_vector(), (std::vector<double>{28, 29, 30}));  // 2^30 programs
+  EXPECT_EQ(k(x, 10).to_vector(), (std::vector<double>{28, 29, 30}));
+}
+
+// Where skipping would show, every tile runs: a loop-carried value counts them.
+TEST(InterpLoops, CarriedValuesSeeEveryTile) {
+  auto k = ts::kernel("count_tiles", [](ts::Tensor x, ts::Value n) {
+    ts::Tensor out = x.new_zeros({1}, ts::i64);
+    for (auto g : ts::grid(1)) {
+      ts::Value tiles = ts::zeros({}, ts::i64);
+      for (auto t : ts::tile(n, {.block_size = 4})) tiles = tiles + 1 + ts::sum(x(t), 0).to(ts::i64) * 0;
+      out(g) = tiles;
+    }
+    return out;
+  });
+  EXPECT_EQ(k(buffer(ramp(4), {4}), 400).to_vector(), std::vector<double>{100});
+}

@@ -4,6 +4,8 @@
 #include "interp/interpreter.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -62,6 +64,20 @@ class Runner {
                           "use larger block sizes, or a persistent pid_type");
       }
     }
+    // Tiles that can change nothing are skipped (a bound far past the tensors, as a
+    // device-resident bound can be, would otherwise walk masked tiles for hours); the
+    // tiles that run keep their extents.
+    for (size_t d = 0; d < nd; ++d) {
+      std::optional<int64_t> reach = store_reach(loop, d);
+      if (!reach || *reach >= ls.end[d]) continue;
+      int64_t tiles = *reach > ls.begin[d] ? (*reach - ls.begin[d] + ls.block[d] - 1) / ls.block[d] : 0;
+      ls.end[d] = std::min(ls.end[d], ls.begin[d] + tiles * ls.block[d]);
+      if (ls.end[d] <= ls.begin[d]) {
+        ls.tile_begin.clear();
+        ls.tile_end.clear();
+        return;
+      }
+    }
     ls.tile_begin = ls.begin;
     ls.tile_end.assign(nd, 0);
     while (true) {
@@ -81,6 +97,40 @@ class Runner {
   }
 
  private:
+  /// The index along dim d of `loop` from which no tile can change anything: when every
+  /// store in the loop (nested loops included) indexes a tensor dimension with that dim's
+  /// tile, a tile starting at or past the largest such dimension's size has every store
+  /// masked. nullopt where skipping tiles could show: a store not indexed by the tile, a
+  /// loop-carried value of `loop`, or a program id (programs would be numbered apart).
+  std::optional<int64_t> store_reach(const Node* loop, size_t d) {
+    const ir::Sym* sym = loop->dims[d].sym;
+    if (!sym || !loop->carried.empty()) return std::nullopt;
+    int64_t reach = 0;
+    bool ok = true;
+    std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
+      for (const Node* n : b) {
+        if (n->op == Op::ProgramId) ok = false;
+        if (n->op == Op::Loop) walk(n->body);
+        if (n->op != Op::Store) continue;
+        const Buffer& t = f_.env().tensor(n->args[0]);
+        bool indexed = false;
+        int td = 0;
+        for (const ir::IndexInfo& info : n->access) {
+          if (info.kind == ir::IndexKind::newaxis) continue;
+          if (info.kind == ir::IndexKind::tile && info.sym == sym) {
+            reach = std::max(reach, t.size(td));
+            indexed = true;
+          }
+          ++td;
+        }
+        ok &= indexed;
+      }
+    };
+    walk(loop->body);
+    if (!ok) return std::nullopt;
+    return reach;
+  }
+
   void run_body(const Node* loop) {
     for (const Node* n : loop->body) {
       if (n->op == Op::Yield) {
