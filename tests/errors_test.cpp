@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <regex>
 #include <string>
 
@@ -634,4 +635,54 @@ TEST(Errors, OutOfRangePidType) {
   std::string msg = user_error([&] { k(vec(4)); });
   EXPECT_NE(msg.find("kernel 'bad_pid'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("pid_type value 9 is not one of flat, xyz"), std::string::npos) << msg;
+}
+
+// A negative constant index is refused (PyTorch would count it from the end).
+TEST(Errors, NegativeConstantIndex) {
+  auto k = ts::kernel("neg_index", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)});
+    for (auto tm : ts::tile(x.size(0))) out(tm) = x(tm, -1);
+    return out;
+  });
+  std::string msg = user_error([&] { k(ts::Buffer::ones({2, 4}, ts::f32)); });
+  expect_message(msg, "neg_index", __LINE__ - 4, "index -1 is negative", "x.size(d) - 1");
+}
+
+// An error while a call starts tracing (here: an argument beyond 32-bit indexing with
+// index_dtype i32) leaves later calls of any kernel working.
+/// out[i] = x[i] for i < n (n a symbolic bound, any value), 0 after.
+static auto make_first_n(const std::string& name, ts::Settings s) {
+  return ts::kernel(
+      name,
+      [](ts::Tensor x, ts::Value n) {
+        ts::Tensor o = ts::zeros_like(x);
+        for (auto t : ts::tile(n)) o(t) = x(t);
+        return o;
+      },
+      s);
+}
+
+TEST(Errors, AFailedTraceStartLeavesLaterCallsWorking) {
+  auto a = make_first_n("a", ts::Settings{.index_dtype = ts::i32});
+  auto b = ts::kernel("b", [](ts::Tensor x) {
+    ts::Tensor o = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) o(t) = x(t) + 1;
+    return o;
+  });
+  ts::Buffer x = ts::Buffer::ones({4}, ts::f32);
+  for (int i = 0; i < 2; ++i) {
+    std::string msg = user_error([&] { a(x, int64_t{1} << 40); });
+    EXPECT_NE(msg.find("beyond 32-bit index arithmetic"), std::string::npos) << msg;
+    EXPECT_EQ(b(x).to_vector(), std::vector<double>(4, 2.0));
+    EXPECT_EQ(a(x, 3).to_vector(), (std::vector<double>{1, 1, 1, 0}));
+  }
+}
+
+// Loop bounds past 2^62 (block size defaults and size buckets saturate instead of
+// overflowing): the call completes, with every access past the tensor masked.
+TEST(Errors, LoopBoundPastTwoToThe62) {
+  auto k = make_first_n("huge_bound", ts::Settings{.config = ts::Config{.pid_type = ts::PidType::persistent_interleaved}});
+  ts::Buffer x = ts::Buffer::ones({4}, ts::f32);
+  EXPECT_EQ(k(x, std::numeric_limits<int64_t>::max()).to_vector(), std::vector<double>(4, 1.0));
+  EXPECT_FALSE(k.cuda(false, x, (int64_t{1} << 62) + 1).empty());
 }

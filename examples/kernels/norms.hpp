@@ -263,7 +263,10 @@ inline auto make_row_sum(ts::Settings settings = {}) {
 /// Seed 002's padded_sum with a host-known bound: out[i] = sum(x[i, :]) for i < n, and
 /// out[i] = 0 for n <= i < M (new_zeros). x: [M, N] any dtype; n: a symbolic integer
 /// argument (changing it does not recompile); a bound outside [0, M] acts as clamped to it
-/// (the loads and stores are masked to the tensors' extents); out: [M] in x's dtype.
+/// (the loads and stores are masked to the tensors' extents), except that a launch of
+/// 2^31 programs or more (a bound of 2^31 or more with one row per program) is a
+/// UserError, as a grid cannot hold it: a persistent pid_type runs any bound. out: [M] in
+/// x's dtype.
 /// The device-resident bound (`tile(size)`, a persistent kernel) is seed002.hpp.
 inline auto make_padded_sum_host(ts::Settings settings = {}) {
   return ts::kernel(

@@ -10,6 +10,7 @@
 #include "passes/layout.hpp"
 #include "passes/loop_knobs.hpp"
 #include "passes/roll_reductions.hpp"
+#include "common/pow2.hpp"
 
 namespace tessel::autotune {
 
@@ -18,18 +19,6 @@ namespace {
 constexpr int64_t kMaxBlock = 8192;            // per tile dimension
 constexpr int64_t kUnknownExtentBlock = 1024;  // extent read on the device
 constexpr int kMaxRegs = 256;                  // per thread, one tile value
-
-int64_t next_pow2(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
-
-int64_t prev_pow2(int64_t v) {
-  int64_t p = 1;
-  while (p * 2 <= v) p *= 2;
-  return p;
-}
 
 std::vector<int64_t> powers(int64_t lo, int64_t hi) {
   std::vector<int64_t> out;

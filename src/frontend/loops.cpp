@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/pow2.hpp"
 #include "frontend/trace.hpp"
 #include "ir/host_eval.hpp"
 
@@ -167,8 +168,7 @@ BlockSize register_block_size(int64_t min, int64_t max, Loc l) {
     ctx.fail(loc, "ts::register_block_size is host code", "call it before the first device loop");
   if (min < 1 || (max && min > max))
     ctx.fail(loc, fmt::format("block size range [{}, {}] is empty", min, max), "use 1 <= min <= max");
-  int64_t p = 1;
-  while (p < min) p *= 2;
+  int64_t p = next_pow2(min);
   if (max && p > max)
     ctx.fail(loc, fmt::format("block size range [{}, {}] holds no power of two", min, max),
              fmt::format("block sizes are powers of two: widen the range to hold one (e.g. [{}, {}])", p / 2, p));

@@ -221,6 +221,12 @@ Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc
         if (!is_integer(v->dtype))
           ctx.fail(i.loc, fmt::format("an index must be an integer, got a {} value", dtype_name(v->dtype)),
                    "convert it with .to(ts::i64), or use ts::floordiv for integer division");
+        if (v->op == Op::Const && v->ival < 0)
+          ctx.fail(i.loc,
+                   fmt::format("index {} is negative: tessel indices do not count from the end (an index "
+                               "outside [0, size) is masked: it reads 0 and stores nothing)",
+                               v->ival),
+                   fmt::format("write the position from the start, e.g. x.size(d) - {}", -v->ival));
         if (ctx.depth() > 0 && v->op == Op::DeviceScalar) {}  // fine: read on the device
         if (v->is_scalar()) {
           info.kind = ir::IndexKind::scalar;

@@ -19,7 +19,6 @@ TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vect
         return next++;
       }()) {
   blocks_.push_back(&graph_.host);
-  g_current = this;
   // 64-bit index arithmetic when a tensor argument spans 2^31 elements of memory or more
   // (a strided view can span far more than it holds) or an integer argument does not fit
   // 32 bits (kernel_impl's key holds the same condition).
@@ -38,6 +37,8 @@ TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vect
     index_dtype_ = DType::i64;
   }
   graph_.index_dtype = index_dtype_;
+  // Last: a constructor that throws runs no destructor, so it must not leave itself current.
+  g_current = this;
 }
 
 TraceContext::~TraceContext() { g_current = previous_; }

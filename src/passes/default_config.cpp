@@ -1,6 +1,7 @@
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
 #include "passes/loop_knobs.hpp"
+#include "common/pow2.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -10,12 +11,6 @@
 #include <fmt/format.h>
 
 namespace tessel::passes {
-
-static int64_t next_pow2(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
 
 int64_t block_size(const ir::LoopDim& d, const Config& c) {
   if (!d.is_tile) return 1;
@@ -70,7 +65,7 @@ static void default_blocks(const ir::Block& b, const ir::Graph& g, std::vector<i
       int64_t hint = g.block_size_hint.at(ld->block_id);
       auto [lo, hi] = g.block_size_range.at(ld->block_id);
       int64_t bs = std::max<int64_t>(1, std::min({next_pow2(hint > 0 ? hint : 1024), int64_t{1024}, budget}));
-      if (hi) bs = std::min(bs, next_pow2(hi + 1) / 2);  // the largest power of two <= hi
+      if (hi) bs = std::min(bs, prev_pow2(hi));
       bs = std::max(bs, next_pow2(lo));  // register_block_size checks [lo, hi] holds one
       out.at(ld->block_id) = bs;
       budget = std::max<int64_t>(1, budget / bs);

@@ -25,6 +25,7 @@
 #include "runtime/host_program.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "tessel/kernel.hpp"
+#include "common/pow2.hpp"
 
 namespace tessel::detail {
 
@@ -33,12 +34,6 @@ namespace {
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::string(v) != "0";
-}
-
-int64_t next_pow2(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
 }
 
 }  // namespace
