@@ -1,5 +1,5 @@
 // What the CUDA emitter keeps out of a thread's registers and what it folds
-// (codegen/emit_memory.cpp, cuda_emitter.cpp): a value the same in every register (a
+// (codegen/emit_facts.cpp, emit_memory.cpp): a value the same in every register (a
 // [rows] value with one row per program) is loaded once and stored from register 0; an
 // f16/bf16 cast or op whose only use is a store into a tensor of that dtype is rounded
 // once, by the store; kernels tell the compiler their thread range; a tile index below its

@@ -189,16 +189,6 @@ void Emitter::emit_vector_load_into(const Node* n, const std::string& raw) {
   emit_ld_vec(*this, n, plan_access(*this, n, 1, "r"), raw);
 }
 
-bool Emitter::gathers_same_in_every_register(const Node* n, size_t first) const {
-  size_t op = first;
-  for (const ir::IndexInfo& info : n->access) {
-    if (info.kind == ir::IndexKind::newaxis) continue;
-    const Node* operand = n->args[op++];
-    if (info.kind == ir::IndexKind::gather && is_array(operand) && !same_in_every_register(operand)) return false;
-  }
-  return true;
-}
-
 void Emitter::emit_load(const Node* n) {
   if (prefetched_.count(n)) return;  // loaded one iteration early (emit_pipeline.cpp)
   const Node* t = n->args[0];

@@ -1,6 +1,7 @@
 // The state of emitting one kernel, shared by the emitter's parts:
 // cuda_emitter.cpp (kernel, loops, values), emit_memory.cpp (loads, stores),
-// emit_reduce.cpp (reductions). Internal to codegen.
+// emit_reduce.cpp (reductions), emit_facts.cpp (register uniformity, folds, rounding by
+// stores). Internal to codegen.
 #pragma once
 
 #include <map>
