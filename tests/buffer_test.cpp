@@ -8,6 +8,7 @@
 
 #include "common/element.hpp"
 #include "runtime/device_utils.hpp"
+#include "tests/buffer_cases.hpp"
 #include "tessel/buffer.hpp"
 #include "tessel/error.hpp"
 #include "tessel/testing.hpp"
@@ -375,8 +376,11 @@ TEST(DLPack, ImportsForeignTensorAndCallsDeleter) {
 }  // namespace
 
 TEST(Buffer, IntegerValuesOutOfRangeAreErrors) {
-  // As torch: "value cannot be converted to type int32 without overflow"; NaN too.
-  for (auto [v, dt] : {std::pair<double, ts::DType>{1e20, ts::i32}, {NAN, ts::i64}, {-1, ts::u64}, {2147483648.0, ts::i32}}) {
+  // As torch: "value cannot be converted to type int32 without overflow"; NaN too, and a
+  // negative fraction for an unsigned dtype.
+  for (auto [v, dt] : {std::pair<double, ts::DType>{1e20, ts::i32}, {NAN, ts::i64}, {-1.5, ts::u64},
+                       {-0.5, ts::u64}, {2147483648.0, ts::i32}, {2147483647.5, ts::i32}, {kInf, ts::i64},
+                       {18446744073709551616.0, ts::u64}, {-9223372036854777856.0, ts::u64}}) {
     std::string msg;
     try {
       ts::Buffer::scalar(v, dt);
@@ -385,8 +389,84 @@ TEST(Buffer, IntegerValuesOutOfRangeAreErrors) {
     }
     EXPECT_NE(msg.find("without overflow"), std::string::npos) << v << " " << ts::dtype_name(dt) << ": " << msg;
     EXPECT_THROW(ts::Buffer::from_vector({0, v}, {2}, dt), ts::UserError);
+    EXPECT_THROW(ts::Buffer::zeros({2}, dt).fill(v), ts::UserError);
   }
   EXPECT_EQ(ts::Buffer::scalar(2147483647.0, ts::i32).item(), 2147483647.0);
   EXPECT_EQ(ts::Buffer::scalar(-2147483648.0, ts::i32).item(), -2147483648.0);
   EXPECT_EQ(ts::Buffer::scalar(-2.5, ts::i64).item(), -2.0);  // truncation toward 0, as torch
+}
+
+TEST(Buffer, NegativeIntegersWrapInUnsignedDtypes) {
+  // torch.tensor([-1], dtype=torch.uint64) holds 2^64 - 1: an integer scalar wraps as
+  // two's complement (c10::overflows allows it for unsigned targets).
+  auto b = ts::Buffer::from_vector({-1, -3, 5}, {3}, ts::u64);
+  EXPECT_EQ(static_cast<uint64_t>(ts::read_element_int(b.data_ptr(), ts::u64)), UINT64_MAX);
+  EXPECT_EQ(static_cast<uint64_t>(ts::read_element_int(static_cast<char*>(b.data_ptr()) + 8, ts::u64)),
+            UINT64_MAX - 2);
+  auto f = ts::Buffer::full({2}, -2, ts::u64);
+  EXPECT_EQ(static_cast<uint64_t>(ts::read_element_int(f.data_ptr(), ts::u64)), UINT64_MAX - 1);
+  EXPECT_EQ(ts::Buffer::scalar(18446744073709549568.0, ts::u64).item(), 18446744073709549568.0);
+}
+
+// The host side of GpuRuntime.BuffersRoundTripEveryDtype (tests/buffer_cases.hpp).
+TEST(Buffer, RoundTripValuesOfEveryDtype) {
+  const std::vector<double> v = buffer_cases::round_trip_values();
+  for (ts::DType t : buffer_cases::all_dtypes()) {
+    auto h = ts::Buffer::from_vector(v, {2, 4}, t);
+    std::vector<double> want;
+    for (double x : v) {
+      if (t == ts::boolean)
+        want.push_back(x != 0);
+      else if (t == ts::u64 && x < 0)
+        want.push_back(18446744073709551616.0 + std::trunc(x));  // 2^64 - |x|, as a double
+      else if (ts::is_integer(t))
+        want.push_back(std::trunc(x));
+      else
+        want.push_back(x);  // every value is exact in f16, bf16 and wider
+    }
+    EXPECT_EQ(h.to_vector(), want) << ts::dtype_name(t);
+    EXPECT_EQ(h.item(), want[0]);
+    EXPECT_EQ(ts::Buffer::arange(1000, t).to_vector()[999], t == ts::boolean ? 1 : ts::round_to(t, 999))
+        << ts::dtype_name(t);
+  }
+}
+
+// The host side of GpuRuntime.FillOnTheGpuIncludingStridedViews, against a plain model of
+// the three views.
+TEST(Buffer, FillsStridedViewsOfEveryDtype) {
+  for (ts::DType t : buffer_cases::all_dtypes()) {
+    auto h = ts::Buffer::zeros({6, 10}, t);
+    buffer_cases::fill_pattern(h);
+    std::vector<double> want(60, 3.75);
+    for (int r = 0; r < 6; ++r)
+      for (int c = 2; c < 7; ++c) want[r * 10 + c] = buffer_cases::strided_fill_value(t);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 2; ++j) want[7 + i * 20 + j] = 1e6;
+    for (double& x : want) x = t == ts::boolean ? (x != 0) : ts::is_integer(t) ? std::trunc(x) : ts::round_to(t, x);
+    EXPECT_EQ(h.to_vector(), want) << ts::dtype_name(t);
+  }
+}
+
+// The host side of GpuRuntime.CopyConvertsAcrossDtypesAndStrides: every pair's sources
+// build, a strided copy places each element where the contiguous copy does, and a copy
+// to f64 or to the same dtype keeps the values.
+TEST(Buffer, CopiesEveryDtypePairWithStrides) {
+  for (ts::DType st : buffer_cases::all_dtypes()) {
+    for (ts::DType dt : buffer_cases::all_dtypes()) {
+      std::string what = ts::dtype_name(st) + " -> " + ts::dtype_name(dt);
+      auto src = buffer_cases::conversion_source(st, dt);
+      auto dst = ts::Buffer::empty({4, 6}, dt);
+      dst.copy_from(src);
+      if (dt == st || dt == ts::f64) EXPECT_EQ(ts::count_mismatches(dst, src, 0, 0), 0) << what;
+      auto base = ts::Buffer::zeros({6, 9}, dt);
+      base.narrow(1, 3, 4).copy_from(src.transpose(0, 1));
+      std::vector<double> got = base.to_vector(), flat = dst.to_vector();
+      for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 9; ++c) {
+          double want = c >= 3 && c < 7 ? flat[(c - 3) * 6 + r] : 0.0;
+          EXPECT_TRUE(got[r * 9 + c] == want || (std::isnan(want) && std::isnan(got[r * 9 + c])))
+              << what << " at [" << r << ", " << c << "]";
+        }
+    }
+  }
 }

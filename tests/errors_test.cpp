@@ -638,16 +638,6 @@ TEST(Errors, OutOfRangePidType) {
 }
 
 // A negative constant index is refused (PyTorch would count it from the end).
-TEST(Errors, NegativeConstantIndex) {
-  auto k = ts::kernel("neg_index", [](ts::Tensor x) {
-    ts::Tensor out = x.new_empty({x.size(0)});
-    for (auto tm : ts::tile(x.size(0))) out(tm) = x(tm, -1);
-    return out;
-  });
-  std::string msg = user_error([&] { k(ts::Buffer::ones({2, 4}, ts::f32)); });
-  expect_message(msg, "neg_index", __LINE__ - 4, "index -1 is negative", "x.size(d) - 1");
-}
-
 // An error while a call starts tracing (here: an argument beyond 32-bit indexing with
 // index_dtype i32) leaves later calls of any kernel working.
 /// out[i] = x[i] for i < n (n a symbolic bound, any value), 0 after.
@@ -685,4 +675,54 @@ TEST(Errors, LoopBoundPastTwoToThe62) {
   ts::Buffer x = ts::Buffer::ones({4}, ts::f32);
   EXPECT_EQ(k(x, std::numeric_limits<int64_t>::max()).to_vector(), std::vector<double>(4, 1.0));
   EXPECT_FALSE(k.cuda(false, x, (int64_t{1} << 62) + 1).empty());
+}
+
+// A constant an integer dtype cannot hold is an error at its line, as Buffer::full's
+// values are (torch: "value cannot be converted to type int32 without overflow"):
+// +-inf, NaN and values out of range, in ts::full, in host allocations' fills and in a
+// constant's cast; an integral negative value for u64 wraps as two's complement.
+TEST(Errors, ConstantsAnIntegerDtypeCannotHold) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // The value and the dtype are specialized C++ arguments (constants of the trace).
+  auto dev = ts::kernel("full_tile", [](ts::Tensor x, double value, int dt) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      g_line = __LINE__ + 1;
+      out(t) = x(t) + ts::full({t}, value, static_cast<ts::DType>(dt)).to(x.dtype());
+    }
+    return out;
+  });
+  auto host = ts::kernel("full_host", [](ts::Tensor x, double value, int dt) {
+    g_line = __LINE__ + 1;
+    ts::Tensor out = x.new_full({x.size(0)}, value, static_cast<ts::DType>(dt));
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t).to(static_cast<ts::DType>(dt));
+    return out;
+  });
+  for (auto [value, dt] : {std::pair<double, ts::DType>{-inf, ts::i32}, {inf, ts::i64}, {NAN, ts::i64},
+                           {3e9, ts::i32}, {-1.5, ts::u64}, {1e19, ts::i64}}) {
+    std::string what = fmt::format("the constant {} cannot be converted to {} without overflow", value,
+                                   ts::dtype_name(dt));
+    std::string msg = user_error([&] { dev(vec(4), value, static_cast<int>(dt)); });
+    expect_message(msg, "full_tile", g_line, what, "a float dtype");
+    msg = user_error([&] { host(vec(4), value, static_cast<int>(dt)); });
+    expect_message(msg, "full_host", g_line, what, "a float dtype");
+  }
+  auto cast = ts::kernel("cast_const", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      g_line = __LINE__ + 1;
+      out(t) = x(t) + ts::Value(1e10).to(ts::i32).to(x.dtype());
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { cast(vec(4)); });
+  expect_message(msg, "cast_const", g_line,
+                 "the constant 10000000000 cannot be converted to i32", "a wider integer dtype");
+  auto wrap = ts::kernel("u64_wrap", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)}, ts::u64);
+    for (auto t : ts::tile(x.size(0))) out(t) = ts::full({t}, -1, ts::u64);
+    return out;
+  });
+  ts::Buffer w = wrap(vec(3));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(static_cast<const uint64_t*>(w.data_ptr())[i], UINT64_MAX);
 }

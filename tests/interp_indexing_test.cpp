@@ -276,3 +276,33 @@ TEST(InterpIndexing, GatherSharingATileDimensionZips) {
                      ts::Buffer::from_vector({2, 0, 1}, {3}, ts::i64));
   EXPECT_EQ(out.to_vector(), (std::vector<double>{2, 10, 21}));
 }
+
+// A negative constant index counts from the end, as in PyTorch and Helion: x(tm, -1) is
+// the last column, x(tm, -4) of 4 columns the first; one past the start (-5) is out of
+// range and masked (reads 0), as any index outside [0, size).
+TEST(InterpIndexing, NegativeConstantIndicesCountFromTheEnd) {
+  auto k = ts::kernel("from_end", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty({x.size(0), 3}, x.dtype());
+    for (auto tm : ts::tile(x.size(0))) {
+      out(tm, 0) = x(tm, -1);
+      out(tm, -2) = x(tm, -4);
+      out(tm, 2) = x(tm, -5);
+    }
+    return out;
+  });
+  const int M = 5, N = 4;
+  std::vector<double> x = ramp(M * N, 1), want;
+  for (int i = 0; i < M; ++i) want.insert(want.end(), {x[i * N + N - 1], x[i * N], 0});
+  EXPECT_EQ(k(buffer(x, {M, N})).to_vector(), want);
+  auto ks = ts::kernel(
+      "from_end_static",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_empty({x.size(0)});
+        for (auto tm : ts::tile(x.size(0))) out(tm) = x(tm, -2);
+        return out;
+      },
+      ts::Settings{.static_shapes = true});
+  std::vector<double> w2;
+  for (int i = 0; i < M; ++i) w2.push_back(x[i * N + N - 2]);
+  EXPECT_EQ(ks(buffer(x, {M, N})).to_vector(), w2);
+}

@@ -68,7 +68,8 @@ class Buffer {
   static Buffer arange(int64_t n, DType dtype, Device device = cpu());
   /// A one-element tensor of shape [1] holding `value` (e.g. a device-side loop bound).
   /// Integer dtypes (here and in full, fill, from_vector): fractions truncate toward 0; a
-  /// NaN or a value outside the dtype's range is a UserError, as in torch.
+  /// NaN, an infinity or a value outside the dtype's range is a UserError, as in torch; an
+  /// integral negative value for u64 wraps (2^64 - 1 for -1), as torch's integer scalars.
   static Buffer scalar(double value, DType dtype, Device device = cpu());
   /// Copies host values (converted to `dtype`) into a new tensor of the given shape.
   static Buffer from_vector(const std::vector<double>& values, std::vector<int64_t> shape,

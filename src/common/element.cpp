@@ -137,6 +137,21 @@ void write_element_int(void* p, DType t, int64_t v) {
   }
 }
 
+bool holds_integer_value(DType t, double v) {
+  if (!is_integer(t)) return true;
+  // [lo, end): end is the first value past the dtype's max (exact in a double).
+  const double two63 = 9223372036854775808.0;
+  double lo = t == DType::i32 ? -2147483648.0 : -two63;
+  double end = t == DType::i32 ? 2147483648.0 : t == DType::u64 ? 2 * two63 : two63;
+  bool integral = std::isfinite(v) && v == std::trunc(v);
+  if (t == DType::u64 && !integral) lo = 0;
+  return v >= lo && (t == DType::i32 && !integral ? v <= 2147483647.0 : v < end);
+}
+
+int64_t integer_bits(double v) {
+  return v >= 9223372036854775808.0 ? static_cast<int64_t>(static_cast<uint64_t>(v)) : static_cast<int64_t>(v);
+}
+
 double round_to(DType t, double v) {
   switch (t) {
     case DType::boolean: return v != 0.0 ? 1.0 : 0.0;

@@ -25,6 +25,17 @@ void write_element(void* ptr, DType t, double v);
 int64_t read_element_int(const void* ptr, DType t);
 void write_element_int(void* ptr, DType t, int64_t v);
 
+/// Whether integer dtype `t` holds host value `v`, as torch's checked scalar conversion
+/// decides (c10::overflows): a fractional value must lie in [lowest, max] and truncates
+/// toward 0; an integral value may also be negative for u64, and wraps as two's complement
+/// (torch accepts -1 for an unsigned dtype); NaN and infinities never fit. True for every
+/// value when `t` is not an integer dtype.
+bool holds_integer_value(DType t, double v);
+/// The 64 bits of integer value `v` (truncated toward 0) as an int64_t: two's complement
+/// for negatives, and values in [2^63, 2^64) (u64) as their bit pattern. `v` must be held
+/// by i64 or u64 (holds_integer_value).
+int64_t integer_bits(double v);
+
 /// Rounds a value computed in higher precision to what dtype `t` can hold
 /// (f16/bf16/f32 rounding, integer wrap-around, bool normalization).
 double round_to(DType t, double v);

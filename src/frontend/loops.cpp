@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/element.hpp"
 #include "common/pow2.hpp"
 #include "frontend/trace.hpp"
 #include "ir/host_eval.hpp"
@@ -257,8 +258,9 @@ Value full(std::vector<TileDim> shape, double value, DType dtype, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   require_device(loc, "ts::full/ts::zeros");
   TraceContext& ctx = TraceContext::current();
+  ctx.check_integer_constant(value, dtype, loc);
   Node* v = is_float(dtype) ? ctx.constant_float(value, dtype, loc)
-                            : ctx.constant_int(static_cast<int64_t>(value), dtype, loc);
+                            : ctx.constant_int(dtype == DType::boolean ? value != 0 : integer_bits(value), dtype, loc);
   return Value::wrap(ctx.add(Op::Full, dtype, tile_shape(shape, loc), {v}, loc));
 }
 

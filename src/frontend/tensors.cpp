@@ -85,6 +85,7 @@ static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double
     ctx.fail(loc, "tensors can only be allocated in host code, outside device loops",
              "allocate the tensor before the first ts::tile/ts::grid loop; use ts::zeros or "
              "ts::full for tile values inside loops");
+  if (fill == ir::fill_value) ctx.check_integer_constant(value, dtype, loc);
   std::vector<Node*> dims;
   for (const Extent& e : shape) {
     Node* n = e.value().node();
@@ -221,13 +222,15 @@ Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc
         if (!is_integer(v->dtype))
           ctx.fail(i.loc, fmt::format("an index must be an integer, got a {} value", dtype_name(v->dtype)),
                    "convert it with .to(ts::i64), or use ts::floordiv for integer division");
-        if (v->op == Op::Const && v->ival < 0)
-          ctx.fail(i.loc,
-                   fmt::format("index {} is negative: tessel indices do not count from the end (an index "
-                               "outside [0, size) is masked: it reads 0 and stores nothing)",
-                               v->ival),
-                   fmt::format("write the position from the start, e.g. x.size(d) - {}", -v->ival));
-        if (ctx.depth() > 0 && v->op == Op::DeviceScalar) {}  // fine: read on the device
+        if (v->op == Op::Const && v->ival < 0) {
+          // A negative constant counts from the end, as in PyTorch and Helion: x(t, -1) is
+          // x(t, x.size(1) - 1). Past the start (-k < -size) it is out of range.
+          Node* size = ctx.tensor_attr(Op::Size, tensor, dim, i.loc);
+          Node* from_end = ctx.add(Op::Binary, DType::i64, {}, {size, ctx.constant_int(v->ival, DType::i64, i.loc)},
+                                   i.loc);
+          from_end->fn = static_cast<uint8_t>(ir::BinaryFn::add);
+          v = from_end;
+        }
         if (v->is_scalar()) {
           info.kind = ir::IndexKind::scalar;
         } else {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/element.hpp"
 #include "ir/host_eval.hpp"
 
 namespace tessel::frontend {
@@ -115,6 +116,12 @@ ir::Sym* TraceContext::all_sym(ir::Node* tensor, int dim, SourceLoc loc) {
   return s;
 }
 
+void TraceContext::check_integer_constant(double v, DType dtype, SourceLoc loc) {
+  if (!holds_integer_value(dtype, v))
+    fail(loc, fmt::format("the constant {} cannot be converted to {} without overflow", v, dtype_name(dtype)),
+         "use a value the dtype holds, a wider integer dtype, or a float dtype");
+}
+
 ir::Node* TraceContext::constant_int(int64_t v, DType dtype, SourceLoc loc) {
   ir::Node* n = add(ir::Op::Const, dtype, {}, {}, loc);
   n->ival = v;
@@ -125,7 +132,7 @@ ir::Node* TraceContext::constant_int(int64_t v, DType dtype, SourceLoc loc) {
 ir::Node* TraceContext::constant_float(double v, DType dtype, SourceLoc loc) {
   ir::Node* n = add(ir::Op::Const, dtype, {}, {}, loc);
   n->fval = v;
-  n->ival = static_cast<int64_t>(v);
+  n->ival = holds_integer_value(DType::i64, v) ? static_cast<int64_t>(v) : 0;  // no UB for inf, NaN
   return n;
 }
 

@@ -83,6 +83,9 @@ class TraceContext {
 
   /// Raises UserError for this kernel at `loc`.
   [[noreturn]] void fail(SourceLoc loc, const std::string& what, const std::string& hint = "");
+  /// A UserError at `loc` unless integer dtype `dtype` holds constant `v`
+  /// (holds_integer_value: NaN, infinities and values out of range do not fit).
+  void check_integer_constant(double v, DType dtype, SourceLoc loc);
 
   // Loops
   ir::Node* open_loop(ir::Node* loop);

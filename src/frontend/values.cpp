@@ -1,6 +1,7 @@
 // Value, Operand and the elementwise, math and reduction ops of the language.
 #include <fmt/format.h>
 
+#include "common/element.hpp"
 #include "frontend/trace.hpp"
 
 namespace tessel {
@@ -136,8 +137,16 @@ namespace {
 Node* cast_node(Node* n, DType t, SourceLoc loc) {
   if (n->dtype == t) return n;
   TraceContext& ctx = TraceContext::current();
-  if (n->op == Op::Const && n->shape.empty())
-    return is_float(t) ? ctx.constant_float(n->fval, t, loc) : ctx.constant_int(n->ival, t, loc);
+  if (n->op == Op::Const && n->shape.empty()) {
+    if (is_float(t)) return ctx.constant_float(n->fval, t, loc);
+    // Integer to integer: only i32 can be too narrow (u64 and i64 share their 64 bits).
+    double v = is_float(n->dtype) ? n->fval
+               : t == DType::i32 && (n->ival < INT32_MIN || n->ival > INT32_MAX) ? static_cast<double>(n->ival)
+                                                                               : 0.0;
+    ctx.check_integer_constant(v, t, loc);
+    if (t == DType::boolean) return ctx.constant_int(is_float(n->dtype) ? n->fval != 0 : n->ival != 0, t, loc);
+    return ctx.constant_int(is_float(n->dtype) ? integer_bits(n->fval) : n->ival, t, loc);
+  }
   return ctx.add(Op::Cast, t, n->shape, {n}, loc);
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -41,13 +42,10 @@ int64_t checked_numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// A host value for an integer dtype must be a number in the dtype's range (torch raises
-// "value cannot be converted to type ... without overflow"); fractions truncate toward 0.
+// A host value for an integer dtype must be one it holds (holds_integer_value, torch's
+// "value cannot be converted to type ... without overflow").
 void check_integer_value(double v, DType dt) {
-  if (!is_integer(dt)) return;
-  double lo = dt == DType::i32 ? -2147483648.0 : dt == DType::u64 ? 0.0 : -9223372036854775808.0;
-  double hi = dt == DType::i32 ? 2147483648.0 : dt == DType::u64 ? 18446744073709551616.0 : 9223372036854775808.0;
-  if (!(v > lo - 1 && v < hi))
+  if (!holds_integer_value(dt, v))
     throw buffer_error(fmt::format("value {} cannot be converted to {} without overflow", v, dtype_name(dt)),
                        "use a value in the dtype's range, or a wider dtype");
 }

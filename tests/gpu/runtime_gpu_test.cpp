@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tests/buffer_cases.hpp"
 #include "gpu_test_util.hpp"
 #include "runtime/cuda_api.hpp"
 #include "tessel/buffer.hpp"
@@ -18,8 +19,7 @@ namespace rt = tessel::rt;
 
 namespace {
 
-const ts::DType kAll[] = {ts::boolean, ts::i32, ts::i64, ts::u64,
-                          ts::f16,     ts::bf16, ts::f32, ts::f64};
+namespace cases = buffer_cases;
 
 // Exact comparison on the host (NaN equals NaN).
 void expect_same(const ts::Buffer& gpu, const ts::Buffer& cpu, const std::string& what) {
@@ -64,9 +64,8 @@ TEST(GpuRuntime, AllocCopyRoundTrip) {
 
 TEST(GpuRuntime, BuffersRoundTripEveryDtype) {
   TESSEL_REQUIRE_GPU();
-  std::vector<double> values = {0, 1, -1, 2.5, 100, 0.25, 7, -3};
-  for (ts::DType t : kAll) {
-    auto h = ts::Buffer::from_vector(values, {2, 4}, t);
+  for (ts::DType t : cases::all_dtypes()) {
+    auto h = ts::Buffer::from_vector(cases::round_trip_values(), {2, 4}, t);
     auto d = h.to(ts::cuda(0));
     EXPECT_EQ(d.str(), ts::dtype_name(t) + "[2, 4] cuda:0");
     EXPECT_EQ(d.to_vector(), h.to_vector()) << ts::dtype_name(t);
@@ -81,15 +80,11 @@ TEST(GpuRuntime, BuffersRoundTripEveryDtype) {
 
 TEST(GpuRuntime, FillOnTheGpuIncludingStridedViews) {
   TESSEL_REQUIRE_GPU();
-  for (ts::DType t : kAll) {
+  for (ts::DType t : cases::all_dtypes()) {
     auto d = ts::Buffer::zeros({6, 10}, t, ts::cuda());
     auto h = ts::Buffer::zeros({6, 10}, t);
-    d.fill(3.75);
-    h.fill(3.75);
-    d.narrow(1, 2, 5).transpose(0, 1).fill(-1.5);
-    h.narrow(1, 2, 5).transpose(0, 1).fill(-1.5);
-    d.view_as_strided({3, 2}, {20, 1}, 7).fill(1e6);
-    h.view_as_strided({3, 2}, {20, 1}, 7).fill(1e6);
+    cases::fill_pattern(d);
+    cases::fill_pattern(h);
     expect_same(d, h, "fill " + ts::dtype_name(t));
   }
   auto nan = ts::Buffer::full({5}, std::nan(""), ts::f16, ts::cuda());
@@ -115,21 +110,10 @@ TEST(GpuRuntime, RandMatchesTheHostExactly) {
 
 TEST(GpuRuntime, CopyConvertsAcrossDtypesAndStrides) {
   TESSEL_REQUIRE_GPU();
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> values = {0,    1,     -1,   2.5,   -2.5,  3e9,    1.0 / 3, 65504,
-                                7e4,  -7e4,  0.1,  1e-6,  1e-30, nan,    inf,     -inf,
-                                255,  256,   -129, 1e18,  -1e18, 4e19,   0.5,     -0.5};
-  for (ts::DType st : kAll) {
-    for (ts::DType dt : kAll) {
+  for (ts::DType st : cases::all_dtypes()) {
+    for (ts::DType dt : cases::all_dtypes()) {
       std::string what = ts::dtype_name(st) + " -> " + ts::dtype_name(dt);
-      // A float that is NaN, infinite or >= 2^64 has no u64 value (C++ leaves the cast
-      // undefined): leave those out of float -> u64.
-      std::vector<double> vals = values;
-      if (dt == ts::u64 && ts::is_float(st))
-        for (double& v : vals)
-          if (std::isnan(v) || v >= 6e4) v = 0;
-      auto src_h = ts::Buffer::from_vector(vals, {4, 6}, st);
+      auto src_h = cases::conversion_source(st, dt);
       auto src_d = src_h.to(ts::cuda());
       // Contiguous to contiguous.
       auto dst_d = ts::Buffer::empty({4, 6}, dt, ts::cuda());
