@@ -140,7 +140,7 @@ enum class AutotuneEffort : uint8_t { none, quick, full };
 
 /// Per-kernel settings, not tuned. Field order (for designated initializers):
 /// index_dtype, static_shapes, max_sms, reserved_sms, autotune_effort,
-/// autotune_config_overrides, config, print_output_code.
+/// autotune_config_overrides, config, print_output_code, static_captures.
 struct Settings {
   /// Dtype of index arithmetic in generated code: i32, i64, or unset = auto (i64 when any
   /// tensor argument or allocation spans 2^31 elements of memory or more, counting a
@@ -168,6 +168,11 @@ struct Settings {
   /// TESSEL_PRINT_CODE=1). Calls on the interpreter generate no CUDA and print nothing;
   /// Kernel::cuda(compile, args...) returns the code for any arguments, GPU or not.
   std::optional<bool> print_output_code;
+  /// The kernel lambda's captures never change (values captured by copy, references to
+  /// constants): trace once per specialization, as for a lambda without captures. Unset
+  /// or false: a lambda with captures is traced on every call, and a trace that differs
+  /// gets its own specialization (Helion's specialization on closure values; ts::kernel).
+  std::optional<bool> static_captures;
 };
 
 }  // namespace tessel

@@ -44,13 +44,16 @@ struct IntRange {
 };
 
 class KernelImpl;
+/// `has_captures`: the lambda captures variables (traced on every call unless
+/// Settings::static_captures: see ts::kernel).
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params,
                                         std::vector<IntRange> int_ranges, TraceFn fn, Settings settings,
-                                        SourceLoc defined_at);
-std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream);
-std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args);
-std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile);
-Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args);
+                                        SourceLoc defined_at, bool has_captures);
+/// `called_at`: the caller's line, where errors of the call (wrong arguments) point.
+std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream, SourceLoc called_at);
+std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args, SourceLoc called_at);
+std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile, SourceLoc called_at);
+Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args, SourceLoc called_at);
 
 template <class T>
 ParamKind param_kind() {
@@ -140,53 +143,59 @@ R make_result(std::vector<Buffer>&& outs) {
   }
 }
 
+/// A number passed for a ts::Value or C++ number parameter: any C++ integer, bool or
+/// floating-point value (a fraction for an integer parameter is a UserError of the call).
+struct NumberArg {
+  template <class T>
+    requires std::is_integral_v<T>
+  NumberArg(T v) : value(static_cast<int64_t>(v)) {}
+  template <class T>
+    requires std::is_floating_point_v<T>
+  NumberArg(T v) : value(static_cast<double>(v)) {}
+  CallArg value;
+};
+
+/// What a call passes for a lambda parameter of type P: a Buffer for ts::Tensor, else a
+/// number.
+template <class P>
+using ArgOf = std::conditional_t<std::is_same_v<std::remove_cvref_t<P>, Tensor>, const Buffer&, NumberArg>;
+
 inline CallArg to_call_arg(const Buffer& b) { return b; }
-template <class T>
-  requires std::is_integral_v<T>
-CallArg to_call_arg(T v) {
-  return static_cast<int64_t>(v);
-}
-template <class T>
-  requires std::is_floating_point_v<T>
-CallArg to_call_arg(T v) {
-  return static_cast<double>(v);
-}
+inline CallArg to_call_arg(const NumberArg& n) { return n.value; }
 
 }  // namespace detail
 
 /// A compiled-on-demand kernel. Call it with Buffers and numbers in the lambda's
-/// parameter order: it traces once per specialization key (dtypes, ranks, size buckets,
-/// alignment: src/runtime/kernel_impl.cpp KernelImpl::key),
+/// parameter order (P...: the lambda's parameter types): it traces once per
+/// specialization key (dtypes, ranks, size buckets, alignment:
+/// src/runtime/kernel_impl.cpp KernelImpl::key),
 /// compiles with NVRTC for the arguments' GPU or runs on the CPU interpreter for CPU
 /// Buffers (or when TESSEL_INTERPRET=1), and returns what the lambda returns
 /// (Buffer, std::tuple of Buffers, or nothing).
-/// Errors: UserError for wrong arguments or kernel bugs (naming the kernel and line),
-/// RuntimeError when the GPU or NVRTC fails.
-template <class R>
+/// Errors: UserError for wrong arguments (pointing at the caller's line) or kernel bugs
+/// (naming the kernel and its line), RuntimeError when the GPU or NVRTC fails.
+template <class R, class... P>
 class Kernel {
  public:
   explicit Kernel(std::shared_ptr<detail::KernelImpl> impl) : impl_(std::move(impl)) {}
-  template <class... A>
-  R operator()(const A&... args) const {
-    return detail::make_result<R>(detail::call_kernel(*impl_, {detail::to_call_arg(args)...}, nullptr));
+  R operator()(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
+    return detail::make_result<R>(
+        detail::call_kernel(*impl_, {detail::to_call_arg(args)...}, nullptr, SourceLoc::from(loc)));
   }
   /// The same call, on `stream` (asynchronous: no host synchronization).
-  template <class... A>
-  R operator()(Stream stream, const A&... args) const {
+  R operator()(Stream stream, detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
     return detail::make_result<R>(
-        detail::call_kernel(*impl_, {detail::to_call_arg(args)...}, stream.handle));
+        detail::call_kernel(*impl_, {detail::to_call_arg(args)...}, stream.handle, SourceLoc::from(loc)));
   }
   /// The IR traced for these arguments (text), without running the kernel.
-  template <class... A>
-  std::string ir(const A&... args) const {
-    return detail::kernel_ir(*impl_, {detail::to_call_arg(args)...});
+  std::string ir(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
+    return detail::kernel_ir(*impl_, {detail::to_call_arg(args)...}, SourceLoc::from(loc));
   }
   /// The CUDA C++ generated for these arguments (one source per launch), as on a GPU,
   /// without running. With compile = true each is also compiled with NVRTC for sm_90
   /// (works without a GPU); a failure throws UserError with NVRTC's log.
-  template <class... A>
-  std::vector<std::string> cuda(bool compile, const A&... args) const {
-    return detail::kernel_cuda(*impl_, {detail::to_call_arg(args)...}, compile);
+  std::vector<std::string> cuda(bool compile, detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
+    return detail::kernel_cuda(*impl_, {detail::to_call_arg(args)...}, compile, SourceLoc::from(loc));
   }
   /// Tunes the kernel now for these arguments (GPU Buffers), as the first call with
   /// Settings::autotune_effort does (effort quick when the kernel's is unset or none),
@@ -194,9 +203,8 @@ class Kernel {
   /// specialization use it. The disk cache is used as on a call. Do not call it while
   /// another thread calls the kernel. Errors: UserError for CPU Buffers, an invalid
   /// call, or when no config works (the message says why).
-  template <class... A>
-  Config autotune(const A&... args) const {
-    return detail::autotune_kernel(*impl_, {detail::to_call_arg(args)...});
+  Config autotune(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
+    return detail::autotune_kernel(*impl_, {detail::to_call_arg(args)...}, SourceLoc::from(loc));
   }
   detail::KernelImpl& impl() const { return *impl_; }
 
@@ -204,11 +212,28 @@ class Kernel {
   std::shared_ptr<detail::KernelImpl> impl_;
 };
 
+namespace detail {
+template <class R, class Params>
+struct KernelOf;
+template <class R, class... P>
+struct KernelOf<R, std::tuple<P...>> {
+  using type = Kernel<R, P...>;
+};
+}  // namespace detail
+
 /// Defines a kernel named `name` from `fn`, a lambda taking ts::Tensor (tensor
 /// arguments), ts::Value (symbolic scalar arguments) or C++ numbers (specialized scalar
 /// arguments) and returning ts::Tensor, a std::tuple of them, or nothing. Helion:
-/// @helion.kernel. `defined_at` (this call's line) is where errors of a call that no
-/// line of the kernel causes point (wrong arguments, invalid settings).
+/// @helion.kernel. `defined_at` (this call's line) is where errors that no line of the
+/// kernel or of a call causes point (invalid settings).
+///
+/// Captured variables: a lambda that captures nothing is traced once per specialization.
+/// A lambda with captures is traced again on every call and a call whose trace differs
+/// (a captured variable changed what the kernel does) gets a specialization of its own,
+/// as Helion specializes on a kernel's closure values: tessel cannot see what a C++
+/// capture refers to, so this is the only way a by-reference capture stays current.
+/// Tracing costs microseconds per call; when the captures never change (values captured
+/// by copy, references to constants) set Settings::static_captures to trace once.
 template <class F>
 auto kernel(std::string name, F fn, Settings settings = {}, Loc defined_at = Loc::current()) {
   using Traits = detail::LambdaTraits<decltype(&F::operator())>;
@@ -235,8 +260,9 @@ auto kernel(std::string name, F fn, Settings settings = {}, Loc defined_at = Loc
     }(std::make_index_sequence<N>{});
     return outs;
   };
-  return Kernel<Out>(detail::make_kernel(std::move(name), std::move(kinds), std::move(ranges), std::move(trace),
-                                         std::move(settings), SourceLoc::from(defined_at)));
+  using K = typename detail::KernelOf<Out, Params>::type;
+  return K(detail::make_kernel(std::move(name), std::move(kinds), std::move(ranges), std::move(trace),
+                               std::move(settings), SourceLoc::from(defined_at), !std::is_empty_v<F>));
 }
 
 }  // namespace tessel

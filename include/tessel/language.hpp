@@ -114,7 +114,9 @@ class Value {
 
   bool defined() const { return node_ != nullptr; }
   /// The IR node of the current binding (inside loops: the loop-carried form).
-  ir::Node* node() const;
+  ir::Node* node() const { return node_at({}); }
+  /// node(), used at `loc` (where an error about this variable points).
+  ir::Node* node_at(SourceLoc loc) const;
   /// Internal: wraps a node created by tessel.
   static Value wrap(ir::Node* n);
 

@@ -20,7 +20,7 @@ Index::Index(All, Loc loc) : kind(all_k), loc(SourceLoc::from(loc)) {}
 Index::Index(NewAxis, Loc loc) : kind(newaxis_k), loc(SourceLoc::from(loc)) {}
 Index::Index(const Tile& t, Loc loc)
     : kind(tile_k), node(t.loop()), tile_dim(t.loop_dim()), loc(SourceLoc::from(loc)) {}
-Index::Index(const Value& v, Loc loc) : kind(value_k), node(v.node()), loc(SourceLoc::from(loc)) {}
+Index::Index(const Value& v, Loc loc) : kind(value_k), node(v.node_at(SourceLoc::from(loc))), loc(SourceLoc::from(loc)) {}
 Index::Index(const TensorRef& r, Loc loc)
     : kind(value_k), node(r.load(SourceLoc::from(loc))), loc(SourceLoc::from(loc)) {}
 

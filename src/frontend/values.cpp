@@ -13,7 +13,7 @@ using ir::Op;
 // ---- Operand ----
 
 Operand::Operand(const Value& v, Loc loc) : loc_(SourceLoc::from(loc)) {
-  node_ = v.node();
+  node_ = v.node_at(loc_);
   if (!node_)
     TraceContext::current().fail(loc_, "an undefined ts::Value is used",
                                  "assign the variable before reading it");
@@ -66,11 +66,11 @@ Value Value::wrap(Node* n) {
   return v;
 }
 
-Node* Value::node() const {
+Node* Value::node_at(SourceLoc loc) const {
   TraceContext* ctx = TraceContext::current_or_null();
   if (!ctx || !node_) return node_;
   if (trace_ != ctx->id())
-    ctx->fail({}, "a ts::Value from another trace (an earlier call, or another kernel) is used",
+    ctx->fail(loc, "a ts::Value from another trace (an earlier call, or another kernel) is used",
               "declare ts::Value variables inside the kernel's lambda; a value cannot outlive the call "
               "that traced it");
   return ctx->resolve(this, node_, depth_);

@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "autotune/autotuner.hpp"
+#include "autotune/cache_key.hpp"
 #include "frontend/trace.hpp"
 #include "ir/host_eval.hpp"
 #include "codegen/embedded.hpp"
@@ -67,11 +68,10 @@ static void collect_written_args(const ir::Block& b, std::vector<int>& out) {
 class KernelImpl {
  public:
   KernelImpl(std::string name, std::vector<ParamKind> params, std::vector<IntRange> int_ranges, TraceFn fn,
-             Settings settings,
-             SourceLoc defined_at = {})
+             Settings settings, SourceLoc defined_at, bool has_captures)
       : name_(std::move(name)), params_(std::move(params)), int_ranges_(std::move(int_ranges)),
-        trace_fn_(std::move(fn)),
-        settings_(std::move(settings)), defined_at_(defined_at) {
+        trace_fn_(std::move(fn)), settings_(std::move(settings)), defined_at_(defined_at),
+        trace_every_call_(has_captures && !settings_.static_captures.value_or(false)) {
     if (name_.empty())
       fail("a kernel needs a name", "pass a name as ts::kernel's first argument; errors and generated code use it");
     if (settings_.index_dtype && *settings_.index_dtype != DType::i32 && *settings_.index_dtype != DType::i64)
@@ -85,22 +85,32 @@ class KernelImpl {
            "use 0 or more SMs to leave free, or leave reserved_sms unset");
   }
 
-  std::vector<Buffer> call(std::vector<CallArg>& args, void* stream);
+  /// `at`: the caller's line (errors of the call point there).
+  std::vector<Buffer> call(std::vector<CallArg>& args, void* stream, SourceLoc at);
   /// Traces (if needed) for these arguments, as a call would, without running.
-  Specialization& specialize(std::vector<CallArg>& args, bool on_gpu);
+  Specialization& specialize(std::vector<CallArg>& args, bool on_gpu, SourceLoc at);
   /// Tunes the GPU specialization of `args` with `options`; with `apply`, later calls
   /// use the result (its GPU program is rebuilt). Not to be called while another thread
   /// calls the kernel with arguments of the same specialization.
-  autotune::TuneResult tune(std::vector<CallArg>& args, const autotune::TuneOptions& options, bool apply);
+  autotune::TuneResult tune(std::vector<CallArg>& args, const autotune::TuneOptions& options, bool apply,
+                            SourceLoc at = {});
   const std::string& name() const { return name_; }
   const Settings& settings() const { return settings_; }
 
  private:
+  /// An error of the kernel's definition (its settings): at the ts::kernel line.
   [[noreturn]] void fail(const std::string& what, const std::string& hint = "") const {
-    throw UserError(name_, defined_at_, what, hint);  // errors of the call: the kernel's definition
+    fail_at(defined_at_, what, hint);
   }
-  void check_args(const std::vector<CallArg>& args, bool& on_gpu) const;
-  std::string key(const std::vector<CallArg>& args, bool on_gpu) const;
+  /// An error of a call: at the caller's line (`at`), else the definition's.
+  [[noreturn]] void fail_at(SourceLoc at, const std::string& what, const std::string& hint = "") const {
+    throw UserError(name_, at.line ? at : defined_at_, what, hint);
+  }
+  void check_args(const std::vector<CallArg>& args, bool& on_gpu, SourceLoc at) const;
+  /// The specialization key of a call: key_of_arguments, and for a lambda traced on every
+  /// call (captures, ts::kernel) a hash of this call's trace.
+  std::string key(const std::vector<CallArg>& args, bool on_gpu);
+  std::string key_of_arguments(const std::vector<CallArg>& args, bool on_gpu) const;
   void trace(Specialization& s, const std::vector<CallArg>& args);
   /// The specialization for key `k` (tracing it on first use), refined by its guards.
   std::shared_ptr<Specialization> lookup(const std::string& k, const std::vector<CallArg>& args);
@@ -124,11 +134,13 @@ class KernelImpl {
   TraceFn trace_fn_;
   Settings settings_;
   SourceLoc defined_at_;  // where ts::kernel(...) was called
+  bool trace_every_call_;  // the lambda captures variables (not static_captures)
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Specialization>> specs_;
 };
 
-void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu) const {
+void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu, SourceLoc at) const {
+  auto fail = [&](const std::string& what, const std::string& hint = "") { fail_at(at, what, hint); };
   // A kernel's lambda runs once per specialization, to trace: a kernel called from it
   // would run once instead of on every call (or, called recursively, wait on itself).
   if (frontend::TraceContext* ctx = frontend::TraceContext::current_or_null())
@@ -195,7 +207,15 @@ static ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
   return f;
 }
 
-std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) const {
+std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) {
+  std::string k = key_of_arguments(args, on_gpu);
+  if (!trace_every_call_) return k;
+  ir::Graph g;
+  trace_into(g, args, settings_);
+  return k + "|T" + autotune::kernel_content_hash(g);
+}
+
+std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool on_gpu) const {
   bool exact = settings_.static_shapes.value_or(false);
   std::string k;
   k.reserve(64);
@@ -355,11 +375,11 @@ autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vecto
 }
 
 autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args, const autotune::TuneOptions& options,
-                                      bool apply) {
+                                      bool apply, SourceLoc at) {
   bool on_gpu = false;
-  check_args(args, on_gpu);
+  check_args(args, on_gpu, at);
   if (!on_gpu && !options.backend)
-    fail("autotuning needs GPU Buffers (and a GPU)", "pass cuda Buffers; unset TESSEL_INTERPRET");
+    fail_at(at, "autotuning needs GPU Buffers (and a GPU)", "pass cuda Buffers; unset TESSEL_INTERPRET");
   std::string k = key(args, on_gpu);
   std::shared_ptr<Specialization> spec = lookup(k, args);
   std::lock_guard<std::mutex> lock(spec->mu);
@@ -408,15 +428,15 @@ std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k, const s
   return g == spec->guard_values ? spec : get(k + "#" + g);
 }
 
-Specialization& KernelImpl::specialize(std::vector<CallArg>& args, bool on_gpu) {
+Specialization& KernelImpl::specialize(std::vector<CallArg>& args, bool on_gpu, SourceLoc at) {
   bool unused = false;
-  check_args(args, unused);
+  check_args(args, unused, at);
   return *lookup(key(args, on_gpu), args);
 }
 
-std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
+std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, SourceLoc at) {
   bool on_gpu = false;
-  check_args(args, on_gpu);
+  check_args(args, on_gpu, at);
   std::string k = key(args, on_gpu);
   std::shared_ptr<Specialization> spec = lookup(k, args);
   // Several elements of a written tensor at one address would race on a GPU (torch
@@ -425,7 +445,7 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
     const Buffer& b = std::get<Buffer>(args[i]);
     for (int d = 0; d < b.dim(); ++d)
       if (b.stride(d) == 0 && b.size(d) > 1)
-        fail(fmt::format("tensor argument {} is written by the kernel but its dim {} has stride 0 (its {} "
+        fail_at(at, fmt::format("tensor argument {} is written by the kernel but its dim {} has stride 0 (its {} "
                          "elements share one memory location)",
                          i, d, b.size(d)),
              "pass a tensor whose elements do not overlap (e.g. .contiguous())");
@@ -469,7 +489,7 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
   // launches) runs in the partition's green context.
   rt::ContextScope scope(stream);
   if (scope.device() >= 0 && scope.device() != env.device.index)
-    fail(fmt::format("the stream belongs to an SM partition of cuda:{} but the arguments are on {}",
+    fail_at(at, fmt::format("the stream belongs to an SM partition of cuda:{} but the arguments are on {}",
                      scope.device(), env.device.str()),
          "create the partition on the arguments' device: ts::SmPartition::create(num_sms, device)");
   rt::set_device(env.device.index);
@@ -478,32 +498,32 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream) {
 
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params,
                                         std::vector<IntRange> int_ranges, TraceFn fn, Settings settings,
-                                        SourceLoc defined_at) {
+                                        SourceLoc defined_at, bool has_captures) {
   return std::make_shared<KernelImpl>(std::move(name), std::move(params), std::move(int_ranges), std::move(fn),
-                                      std::move(settings), defined_at);
+                                      std::move(settings), defined_at, has_captures);
 }
 
-std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream) {
-  return k.call(args, stream);
+std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream, SourceLoc called_at) {
+  return k.call(args, stream, called_at);
 }
 
-Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args) {
+Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args, SourceLoc called_at) {
   autotune::TuneOptions options;
   options.effort = k.settings().autotune_effort.value_or(AutotuneEffort::quick);
   if (options.effort == AutotuneEffort::none) options.effort = AutotuneEffort::quick;
-  autotune::TuneResult r = k.tune(args, options, /*apply=*/true);
+  autotune::TuneResult r = k.tune(args, options, /*apply=*/true, called_at);
   if (!r.best)
     throw UserError(k.name(), {}, "autotuning found no working config" + (r.note.empty() ? "" : ": " + r.note),
                     "run with TESSEL_AUTOTUNE_LOG=<file> to see why each config failed");
   return *r.best;
 }
 
-std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args) {
-  return ir::print(k.specialize(args, false).program());
+std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args, SourceLoc called_at) {
+  return ir::print(k.specialize(args, false, called_at).program());
 }
 
-std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile) {
-  Specialization& s = k.specialize(args, true);
+std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile, SourceLoc called_at) {
+  Specialization& s = k.specialize(args, true, called_at);
   std::vector<std::string> out;
   for (const ir::Node* n : s.program().host) {
     if (n->op != ir::Op::Loop) continue;
@@ -534,11 +554,11 @@ autotune::TuneResult tune_kernel(detail::KernelImpl& k, std::vector<detail::Call
 }
 
 const ir::Graph& traced_graph(detail::KernelImpl& k, std::vector<detail::CallArg> args) {
-  return k.specialize(args, false).graph;
+  return k.specialize(args, false, {}).graph;
 }
 
 Config specialization_config(detail::KernelImpl& k, std::vector<detail::CallArg> args) {
-  return k.specialize(args, false).config;
+  return k.specialize(args, false, {}).config;
 }
 
 }  // namespace tessel::rt
