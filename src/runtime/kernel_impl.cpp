@@ -119,6 +119,9 @@ class KernelImpl {
   std::string key(const std::vector<CallArg>& args, bool on_gpu) const;
   /// Traces `s` for `args`; `wide`: with 64-bit indices (an index_32 guard failed).
   void trace(Specialization& s, const std::vector<CallArg>& args, bool wide);
+  /// Sets s.guards' index_32 guards for s.graph (traced, or replaced by tuning) and
+  /// s.guard_values for `args`.
+  void set_guards(Specialization& s, const std::vector<CallArg>& args);
   /// The specialization for key `k` (tracing it on first use), refined by its guards.
   std::shared_ptr<Specialization> lookup(const std::string& k, const std::vector<CallArg>& args);
   /// Traces the lambda into `g` for `args` with `settings` (whose config's tunables give
@@ -338,13 +341,19 @@ void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args, bool
   trace_into(s.graph, args, st);
   set_config(s, settings_.config.value_or(Config{}));
   collect_written_args(s.graph.host, s.written_args);
+  set_guards(s, args);
+  s.traced = true;
+}
+
+void KernelImpl::set_guards(Specialization& s, const std::vector<CallArg>& args) {
+  std::erase_if(s.guards, [](const Specialization::Guard& g) { return g.kind == Specialization::Guard::index_32; });
   if (s.graph.index_dtype == DType::i32) collect_index_guards(s.graph, s.guards);
   // The values this specialization stands for (a 32-bit one: I).
+  s.guard_values.clear();
   for (const Specialization::Guard& g : s.guards)
     if (g.kind == Specialization::Guard::padded_extent)
       s.guard_values += fmt::format("{},", next_pow2(ir::eval_host_int(g.node, arg_values(args))));
   if (s.graph.index_dtype == DType::i32 && !s.guards.empty()) s.guard_values += 'I';
-  s.traced = true;
 }
 
 void KernelImpl::set_config(Specialization& s, const Config& c) {
@@ -453,7 +462,10 @@ autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vecto
                                 trace_into(g, args, same);
                               }};
   autotune::TuneResult r = rt::tune_specialization(t, args, options, apply);
-  if (apply && r.best) set_config(s, *r.best);
+  if (apply && r.best) {
+    set_config(s, *r.best);
+    set_guards(s, args);  // tuning may have traced s.graph again (tunables)
+  }
   return r;
 }
 
