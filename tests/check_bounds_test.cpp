@@ -12,6 +12,7 @@
 
 #include <tessel/tessel.hpp>
 
+#include "check_bounds_kernels.hpp"
 #include "nvrtc_test_util.hpp"
 #include "runtime/bounds_report.hpp"
 #include "runtime/kernel_tuning.hpp"
@@ -23,81 +24,7 @@ using user_error_test::user_error;
 
 namespace {
 
-const ts::Settings kChecked{.check_bounds = true};
-
-int column_line = 0, shift_line = 0, gather_line = 0, grid_line = 0, scatter_line = 0;
-
-/// out[t] = x[t, c] for a column c given as a plain number (a constant of the code).
-auto make_column(ts::Settings s = {}) {
-  return ts::kernel(
-      "column",
-      [](ts::Tensor x, int c) {
-        ts::Tensor out = x.new_empty({x.size(0)});
-        for (auto t : ts::tile(x.size(0))) {
-          out(t) = x(t, c); column_line = __LINE__;
-        }
-        return out;
-      },
-      s);
-}
-
-/// out[t] = x[t, i + 1]: a column computed in host code from a symbolic argument.
-auto make_shifted_column(ts::Settings s = {}) {
-  return ts::kernel(
-      "shifted_column",
-      [](ts::Tensor x, ts::Value i) {
-        ts::Tensor out = x.new_empty({x.size(0)});
-        for (auto t : ts::tile(x.size(0))) {
-          out(t) = x(t, i + 1); shift_line = __LINE__;
-        }
-        return out;
-      },
-      s);
-}
-
-/// out[t] = x[idx[t] - 1]: a gather (idx's lanes past its end load 0, so they index -1:
-/// masked by design, never reported).
-auto make_gather(ts::Settings s = {}) {
-  return ts::kernel(
-      "gather",
-      [](ts::Tensor x, ts::Tensor idx) {
-        ts::Tensor out = ts::empty({idx.size(0)}, x.dtype());
-        for (auto t : ts::tile(idx.size(0))) {
-          out(t) = x(idx(t) - 1); gather_line = __LINE__;
-        }
-        return out;
-      },
-      s);
-}
-
-/// out[g] = x[g] + 1 for g in grid(n): a grid index beyond x when n > x.size(0).
-auto make_grid(ts::Settings s = {}) {
-  return ts::kernel(
-      "grid_copy",
-      [](ts::Tensor x, ts::Value n) {
-        ts::Tensor out = x.new_zeros({n});
-        for (auto g : ts::grid(n)) {
-          out(g) = x(g) + 1; grid_line = __LINE__;
-        }
-        return out;
-      },
-      s);
-}
-
-/// out[idx[t]] = x[t]: a scatter, the store's gathered index.
-auto make_scatter(ts::Settings s = {}) {
-  return ts::kernel(
-      "scatter",
-      [](ts::Tensor x, ts::Tensor idx, ts::Tensor out) {
-        for (auto t : ts::tile(x.size(0))) {
-          out(idx(t)) = x(t); scatter_line = __LINE__;
-        }
-        return out;
-      },
-      s);
-}
-
-ts::Buffer grid_3x4() { return ts::Buffer::arange(12, ts::f32).view_as_strided({3, 4}, {4, 1}, 0); }
+using namespace check_bounds_kernels;
 
 const char* kHint = "index within [0, size)";
 
@@ -108,7 +35,7 @@ TEST(CheckBounds, AConstantIndexOutOfRangeIsReported) {
   EXPECT_EQ(make_column()(x, 7).to_vector(), std::vector<double>(3, 0.0));  // unchecked: masked
   EXPECT_EQ(make_column(kChecked)(x, 3).to_vector(), (std::vector<double>{3, 7, 11}));
   std::string msg = user_error([&] { make_column(kChecked)(x, 7); });
-  expect_message(msg, "column", "check_bounds_test.cpp", column_line,
+  expect_message(msg, "column", "check_bounds_kernels.hpp", column_line,
                  "a load's index 7 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
 }
 
@@ -116,11 +43,11 @@ TEST(CheckBounds, HostComputedAndNegativeIndicesAreReported) {
   ts::Buffer x = grid_3x4();
   auto k = make_shifted_column(kChecked);
   EXPECT_EQ(k(x, 0).to_vector(), (std::vector<double>{1, 5, 9}));
-  expect_message(user_error([&] { k(x, 3); }), "shifted_column", "check_bounds_test.cpp", shift_line,
+  expect_message(user_error([&] { k(x, 3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
                  "a load's index 4 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
   // A negative index computed on the host is out of range (only constant indices count
   // from the end).
-  expect_message(user_error([&] { k(x, -3); }), "shifted_column", "check_bounds_test.cpp", shift_line,
+  expect_message(user_error([&] { k(x, -3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
                  "a load's index -2 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
   EXPECT_EQ(make_shifted_column()(x, -3).to_vector(), std::vector<double>(3, 0.0));
 }
@@ -134,7 +61,7 @@ TEST(CheckBounds, AGatheredIndexOutOfRangeIsReportedAndRaggedLanesAreNot) {
   EXPECT_EQ(make_gather(checked)(x, idx).to_vector(), (std::vector<double>{40, 30, 20, 10, 10}));
   ts::Buffer bad = ts::Buffer::from_vector({4, 3, 9, 1, 0}, {5}, ts::i32);
   std::string msg = user_error([&] { make_gather(checked)(x, bad); });
-  expect_message(msg, "gather", "check_bounds_test.cpp", gather_line,
+  expect_message(msg, "gather", "check_bounds_kernels.hpp", gather_line,
                  "a load's index 8 is out of range for dimension 0 of tensor argument 0 (size 4)", kHint);
   EXPECT_EQ(make_gather({.config = blocks})(x, bad).to_vector(), (std::vector<double>{40, 30, 0, 10, 0}));
 }
@@ -142,7 +69,7 @@ TEST(CheckBounds, AGatheredIndexOutOfRangeIsReportedAndRaggedLanesAreNot) {
 TEST(CheckBounds, AGridIndexBeyondATensorIsReported) {
   ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
   EXPECT_EQ(make_grid(kChecked)(x, 3).to_vector(), (std::vector<double>{2, 3, 4}));
-  expect_message(user_error([&] { make_grid(kChecked)(x, 4); }), "grid_copy", "check_bounds_test.cpp", grid_line,
+  expect_message(user_error([&] { make_grid(kChecked)(x, 4); }), "grid_copy", "check_bounds_kernels.hpp", grid_line,
                  "a load's index 3 is out of range for dimension 0 of tensor argument 0 (size 3)", kHint);
   EXPECT_EQ(make_grid()(x, 4).to_vector(), (std::vector<double>{2, 3, 4, 1}));
 }
