@@ -316,16 +316,16 @@ static void collect_index_guards(const ir::Graph& g, std::vector<Specialization:
 static std::string index_guard_failure(const ir::Node* n, const std::vector<ir::ArgValue>& vals) {
   constexpr int64_t kLimit = int64_t{1} << 31;
   if (n->op == ir::Op::Alloc) {
-    std::vector<int64_t> shape;
     int64_t numel = 1;
     bool big = false;
-    for (const ir::Node* e : n->args) {
+    for (const ir::Node* e : n->args) {  // runs on every call: no allocation
       int64_t v = ir::eval_host_int(e, vals);
-      shape.push_back(v);
       big |= v >= kLimit;
       if (numel > 0 && __builtin_mul_overflow(numel, std::max<int64_t>(v, 0), &numel)) numel = INT64_MAX;
     }
     if (!big && numel < kLimit) return "";
+    std::vector<int64_t> shape;
+    for (const ir::Node* e : n->args) shape.push_back(ir::eval_host_int(e, vals));
     return fmt::format("{} has shape [{}] ({} elements)", frontend::describe_tensor(n), fmt::join(shape, ", "),
                        numel == INT64_MAX ? std::string("2^63 or more") : std::to_string(numel));
   }
