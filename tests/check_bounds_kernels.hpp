@@ -9,7 +9,7 @@ namespace check_bounds_kernels {
 
 inline const tessel::Settings kChecked{.check_bounds = true};
 
-inline int column_line = 0, shift_line = 0, gather_line = 0, grid_line = 0, scatter_line = 0;
+inline int column_line = 0, shift_line = 0, gather_line = 0, grid_line = 0, scatter_line = 0, pick_line = 0;
 
 /// out[t] = x[t, c] for a column c given as a plain number (a constant of the code).
 inline auto make_column(tessel::Settings s = {}) {
@@ -75,6 +75,21 @@ inline auto make_scatter(tessel::Settings s = {}) {
       [](tessel::Tensor x, tessel::Tensor idx, tessel::Tensor out) {
         for (auto t : tessel::tile(x.size(0))) {
           out(idx(t)) = x(t); scatter_line = __LINE__;
+        }
+        return out;
+      },
+      s);
+}
+
+/// out[tm] = x[tm, labels[tm]]: a gather along dim 1 sharing the rows' tile (the
+/// cross-entropy target pick).
+inline auto make_pick(tessel::Settings s = {}) {
+  return tessel::kernel(
+      "pick",
+      [](tessel::Tensor x, tessel::Tensor labels) {
+        tessel::Tensor out = x.new_empty({x.size(0)});
+        for (auto tm : tessel::tile(x.size(0))) {
+          out(tm) = x(tm, labels(tm)); pick_line = __LINE__;
         }
         return out;
       },

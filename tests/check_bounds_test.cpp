@@ -66,6 +66,15 @@ TEST(CheckBounds, AGatheredIndexOutOfRangeIsReportedAndRaggedLanesAreNot) {
   EXPECT_EQ(make_gather({.config = blocks})(x, bad).to_vector(), (std::vector<double>{40, 30, 0, 10, 0}));
 }
 
+TEST(CheckBounds, AGatherAlongAnInnerDimensionNamesThatDimension) {
+  ts::Buffer x = grid_3x4();
+  EXPECT_EQ(make_pick(kChecked)(x, ts::Buffer::from_vector({3, 0, 2}, {3}, ts::i64)).to_vector(),
+            (std::vector<double>{3, 4, 10}));
+  expect_message(user_error([&] { make_pick(kChecked)(x, ts::Buffer::from_vector({3, -1, 2}, {3}, ts::i64)); }),
+                 "pick", "check_bounds_kernels.hpp", pick_line,
+                 "a load's index -1 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
+}
+
 TEST(CheckBounds, AGridIndexBeyondATensorIsReported) {
   ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
   EXPECT_EQ(make_grid(kChecked)(x, 3).to_vector(), (std::vector<double>{2, 3, 4}));
@@ -109,6 +118,13 @@ TEST(CheckBounds, TheGeneratedChecksCompile) {
   EXPECT_EQ(nvrtc_test::count(checked, "ts::report_oob(ts_check, "), 1) << checked;
   std::string column = nvrtc_test::compile(make_column(kChecked), grid_3x4(), 2);
   EXPECT_EQ(nvrtc_test::count(column, "ts::report_oob(ts_check, "), 1) << column;
+  ts::Buffer v3 = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
+  ts::Buffer i3 = ts::Buffer::from_vector({2, 0, 1}, {3}, ts::i64);
+  std::string grid = nvrtc_test::compile(make_grid(kChecked), v3, int64_t{3});
+  EXPECT_EQ(nvrtc_test::count(grid, "ts::report_oob(ts_check, "), 2) << grid;  // the load and the store
+  for (const std::string& src : {nvrtc_test::compile(make_scatter(kChecked), v3, i3, ts::Buffer::zeros({3}, ts::f32)),
+                                 nvrtc_test::compile(make_pick(kChecked), grid_3x4(), i3)})
+    EXPECT_EQ(nvrtc_test::count(src, "ts::report_oob(ts_check, "), 1) << src;
   std::string plain = nvrtc_test::compile(make_gather(), x, idx);
   EXPECT_EQ(plain.find("report_oob"), std::string::npos) << plain;
   EXPECT_EQ(plain.find("ts_check"), std::string::npos) << plain;

@@ -46,6 +46,7 @@ TEST(CheckBoundsGpu, TheGpuReportsWhatTheInterpreterReports) {
   ts::Buffer v = ts::Buffer::from_vector({10, 20, 30, 40}, {4}, ts::f32);
   ts::Settings gather_checked{.config = ts::Config{.block_sizes = std::vector<int64_t>{8}}, .check_bounds = true};
   expect_same_report(make_gather(gather_checked), v, ts::Buffer::from_vector({4, 3, 9, 1, 1}, {5}, ts::i32));
+  expect_same_report(make_pick(kChecked), x, ts::Buffer::from_vector({3, -1, 2}, {3}, ts::i64));
   expect_same_report(make_grid(kChecked), ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32), int64_t{4});
   expect_same_report(make_scatter(kChecked), ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32),
                      ts::Buffer::from_vector({2, 0, 3}, {3}, ts::i64), ts::Buffer::zeros({3}, ts::f32));
