@@ -515,7 +515,8 @@ TEST(Errors, BlockSizeOutsideItsDeclaredRange) {
 }
 
 // Tile indices are computed in the index dtype: a constant loop bound beyond 32 bits (here
-// a reduction over ts::arange(2^40), rolled into a loop) needs index_dtype i64.
+// a reduction over ts::arange(2^40), rolled into a loop) needs index_dtype i64, which the
+// unset index dtype picks; forcing i32 is an error.
 TEST(Errors, ConstantLoopBoundBeyond32BitIndexArithmetic) {
   auto make = [](ts::Settings s) {
     return ts::kernel(
@@ -528,7 +529,9 @@ TEST(Errors, ConstantLoopBoundBeyond32BitIndexArithmetic) {
         s);
   };
   ts::Buffer x = ts::Buffer::ones({8}, ts::i64);
-  std::string msg = user_error([&] { make({}).ir(x); });
+  std::string wide = make({}).cuda(false, x).at(0);
+  EXPECT_NE(wide.find("const long long pid"), std::string::npos) << wide;  // 64-bit tile indices
+  std::string msg = user_error([&] { make({.index_dtype = ts::i32}).ir(x); });
   EXPECT_NE(msg.find("the loop bound 1099511627776 goes beyond 32-bit index arithmetic"), std::string::npos) << msg;
   EXPECT_NE(msg.find("set Settings::index_dtype = ts::i64"), std::string::npos) << msg;
   EXPECT_NE(msg.find("errors_test.cpp"), std::string::npos) << msg;

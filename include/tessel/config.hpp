@@ -140,13 +140,18 @@ enum class AutotuneEffort : uint8_t { none, quick, full };
 
 /// Per-kernel settings, not tuned. Field order (for designated initializers):
 /// index_dtype, static_shapes, max_sms, reserved_sms, autotune_effort,
-/// autotune_config_overrides, config, print_output_code, static_captures.
+/// autotune_config_overrides, config, print_output_code, check_bounds, static_captures.
 struct Settings {
-  /// Dtype of index arithmetic in generated code: i32, i64, or unset = auto (i64 when any
-  /// tensor argument or allocation spans 2^31 elements of memory or more, counting a
-  /// strided view up to its furthest element (Buffer::span), or when a symbolic integer
-  /// argument does not fit 32 bits, as Triton types it). i32 with such an argument is a
-  /// UserError.
+  /// Dtype of index arithmetic in generated code: i32, i64, or unset = auto: i64 when, on
+  /// this call, any tensor the kernel addresses (an argument, or a tensor allocated in its
+  /// host code, whose sizes may come from arguments) spans 2^31 elements of memory or more
+  /// (counting a strided view up to its furthest element, Buffer::span) or has a size of
+  /// 2^31 or more (a zero-stride view), or when a symbolic integer argument or an integer
+  /// computed in host code and used by device code does not fit 32 bits (as Triton types
+  /// such an integer). Decided per call: a call that needs 64 bits never reuses a 32-bit
+  /// specialization. i32 with such a call is a UserError naming what needs 64 bits.
+  /// The interpreter checks that the 32-bit offsets of a kernel indexed in i32 do not
+  /// overflow (InternalError: a tessel bug).
   std::optional<DType> index_dtype;
   /// Specialize on exact sizes (sizes become constants in the generated code).
   std::optional<bool> static_shapes;
@@ -168,6 +173,17 @@ struct Settings {
   /// TESSEL_PRINT_CODE=1). Calls on the interpreter generate no CUDA and print nothing;
   /// Kernel::cuda(compile, args...) returns the code for any arguments, GPU or not.
   std::optional<bool> print_output_code;
+  /// Bounds-checking mode (also TESSEL_CHECK_BOUNDS=1): a scalar index (a constant, a
+  /// host-computed integer, a grid index, a loaded scalar) or a gathered index value
+  /// outside [0, size) of its tensor dimension throws UserError naming the kernel, the
+  /// load's or store's source line, the tensor, the dimension, the index and the size,
+  /// instead of reading 0 / skipping the write. Tile and ts::all indices are not
+  /// reported: lanes past a tile's end or a tensor's end are masked by design. On the GPU
+  /// the kernel records the first violation in device memory and the call synchronizes
+  /// its stream to read it back (so a checked call cannot be captured in a CUDA graph);
+  /// checked kernels are compiled without load pipelining (num_stages acts as 1).
+  /// Unset = off (masked accesses, no synchronization).
+  std::optional<bool> check_bounds;
   /// The kernel lambda's captures never change (values captured by copy, references to
   /// constants): trace once per specialization, as for a lambda without captures. Unset
   /// or false: a lambda with captures is traced on every call, and a trace that differs

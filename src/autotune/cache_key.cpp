@@ -61,6 +61,7 @@ std::string kernel_content_hash(const ir::Graph& g) {
   field(text, reductions);
   for (const auto& [name, choices] : g.tunables) field(text, fmt::format("{}={}", name, choices));
   field(text, dtype_name(g.index_dtype));
+  field(text, g.check_bounds ? "check_bounds" : "");
   for (const ir::ArgFacts& f : g.arg_facts)
     field(text, fmt::format("{}{} {} {} {}", f.contiguous, f.base_aligned, f.stride_aligned, f.size_div16,
                             f.known_sizes));

@@ -828,6 +828,9 @@ void Emitter::run() {
         src << "const " << dtype_cuda_storage(p.node->dtype) << "* "
             << param_names_.at("P" + std::to_string(p.node->id));
         break;
+      case Param::check_record:
+        src << "long long* ts_check";
+        break;
     }
   }
   src << ") {\n";

@@ -19,6 +19,7 @@ struct Param {
     device_ptr,    // node: DeviceScalar: pointer to its element (read in the kernel)
     tensor_size,   // node: tensor, dim: its size (index dtype)
     tensor_stride, // node: tensor, dim: its stride in elements (index dtype)
+    check_record,  // Settings::check_bounds: the call's rt::BoundsRecord (long long*)
   };
   Kind kind;
   const ir::Node* node;

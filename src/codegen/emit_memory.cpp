@@ -20,6 +20,8 @@ struct DimAccess {
   std::string idx;    // index along the dimension (index dtype)
   std::string valid;  // bool
   std::string lim;    // tile/all: exclusive upper limit of idx (hoisted variable)
+  std::string raw, size, in_range;  // scalar/gather: the index value, the size, their test
+  std::string mask;   // gather: validity of the index operand's tile coordinates
   const Node* operand = nullptr;  // tile: the loop
 };
 
@@ -52,9 +54,10 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
       case ir::IndexKind::scalar: {
         // The bounds test is in the operand's own dtype: an i64 index past 2^31 must not
         // wrap into range when narrowed to a 32-bit index dtype.
-        std::string raw = e.scalar(operand);
-        a.idx = fmt::format("(({}){})", e.idx_t(), raw);
-        a.valid = fmt::format("(({}) >= 0 && ({}) < {})", raw, raw, size);
+        a.raw = e.scalar(operand);
+        a.size = size;
+        a.idx = fmt::format("(({}){})", e.idx_t(), a.raw);
+        a.valid = a.in_range = fmt::format("(({}) >= 0 && ({}) < {})", a.raw, a.raw, size);
         break;
       }
       case ir::IndexKind::tile: {
@@ -78,12 +81,14 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
         break;
       }
       case ir::IndexKind::gather: {
-        std::string raw = e.at(operand, r);  // tested in its own dtype, as a scalar index
-        a.idx = fmt::format("(({}){})", e.idx_t(), raw);
-        a.valid = fmt::format("(({}) >= 0 && ({}) < {})", raw, raw, size);
+        a.raw = e.at(operand, r);  // tested in its own dtype, as a scalar index
+        a.size = size;
+        a.idx = fmt::format("(({}){})", e.idx_t(), a.raw);
+        a.valid = a.in_range = fmt::format("(({}) >= 0 && ({}) < {})", a.raw, a.raw, size);
         // An index computed from tiles is masked where those tiles are (Helion's rule).
         for (const ir::Sym* s : operand->shape)
-          if (s) a.valid += " && " + e.sym_valid(s, r);
+          if (s) a.mask += " && " + e.sym_valid(s, r);
+        a.valid += a.mask;
         break;
       }
       case ir::IndexKind::newaxis:
@@ -118,6 +123,38 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
     }
   }
   return p;
+}
+
+std::string Emitter::check_record_param() {
+  if (param_names_.emplace("C", "ts_check").second) out_.params.push_back(Param{Param::check_record, nullptr});
+  return "ts_check";
+}
+
+// Settings::check_bounds: before access n (planned at register expression r: "r" inside
+// TS_FOR, or a constant), reports an out-of-range scalar index wherever the access runs,
+// and an out-of-range gather index of every element whose other indices are valid (lanes
+// past a tile's end are masked by design), in dim order, as the interpreter meets them
+// (interp/memory_ops.cpp). ts::report_oob keeps the first report of the launch.
+static void emit_bounds_checks(Emitter& e, const Node* n, const AccessPlan& p, const std::string& r) {
+  if (!e.g_.check_bounds) return;
+  auto report = [&](size_t d) {
+    const DimAccess& a = p.dims[d];
+    return fmt::format("ts::report_oob({}, {}, {}, (long long)({}), (long long)({}))", e.check_record_param(),
+                       n->id + 1, d, a.raw, a.size);
+  };
+  std::string others = e.active(r), checks;
+  for (size_t d = 0; d < p.dims.size(); ++d) {
+    const DimAccess& a = p.dims[d];
+    if (a.kind == ir::IndexKind::scalar) e.line(fmt::format("if (!{}) {};", a.in_range, report(d)), n);
+    if (a.kind == ir::IndexKind::gather) {
+      others += a.mask;
+      checks += fmt::format("{}if (!{}) {};", checks.empty() ? "" : " else ", a.in_range, report(d));
+    } else {
+      others += " && " + a.valid;
+    }
+  }
+  if (checks.empty()) return;
+  e.line(fmt::format("{}if ({}) {{ {} }}", r == "r" ? "TS_FOR(r) " : "", others, checks), n);
 }
 
 // The template arguments of ld_vec / st_vec for plan p.
@@ -197,6 +234,7 @@ void Emitter::emit_load(const Node* n) {
   names_[n] = nm;
   if (!is_array(n)) {
     AccessPlan p = plan_access(*this, n, 1, "0");
+    emit_bounds_checks(*this, n, p, "0");
     std::string valid;
     for (const DimAccess& a : p.dims) valid += (valid.empty() ? "" : " && ") + a.valid;
     if (valid.empty()) valid = "true";
@@ -211,12 +249,14 @@ void Emitter::emit_load(const Node* n) {
     // once, then copied (the compiler does not merge the registers' loads, each behind
     // its own mask test).
     AccessPlan p = plan_access(*this, n, 1, "0");
+    emit_bounds_checks(*this, n, p, "0");
     line(fmt::format("const {} {}_0 = {}({} + {}, {});", reg_type(n->dtype), nm, ld_call(*this, n), p.base,
                      offset_expr(*this, t, p), valid_expr(*this, p, "0", false)));
     line(fmt::format("TS_FOR(r) {}[r] = {}_0;", nm, nm));
     return;
   }
   AccessPlan p = plan_access(*this, n, 1, "r");
+  emit_bounds_checks(*this, n, p, "r");
   if (p.vector) {
     // Every vector is loaded in memory format first, then converted: no load waits for
     // another's data before it is issued.
@@ -235,6 +275,7 @@ void Emitter::emit_store(const Node* n) {
   const Node* v = n->args[1];
   std::string mem = dtype_cuda_storage(t->dtype);
   AccessPlan p = plan_access(*this, n, 2, "r");
+  emit_bounds_checks(*this, n, p, "r");
   // Slots the stored elements do not span hold copies: only coordinate 0 stores.
   std::set<int> covered;
   for (const DimAccess& a : p.dims)

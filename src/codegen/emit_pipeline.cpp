@@ -44,7 +44,8 @@ static std::string buffer(const Node* n, int k, int count) {
 
 std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
   std::vector<const Node*> out;
-  if (config_.num_stages.value_or(1) < 2) return out;
+  // Bounds-checking mode checks each access where it runs: no load is issued early.
+  if (config_.num_stages.value_or(1) < 2 || g_.check_bounds) return out;
   // Device loops of one dim, and the top-level loop of a persistent kernel (its
   // programs loop over tiles), of any number of dims.
   if (loop == top_ ? !persistent_pid(config_) : loop->dims.size() != 1) return out;

@@ -84,6 +84,8 @@ class Emitter {
   std::string size_param(const ir::Node* t, int dim);
   std::string stride_param(const ir::Node* t, int dim);
   std::string host_param(const ir::Node* n);
+  /// Settings::check_bounds: the kernel's bounds record parameter (emit_memory.cpp).
+  std::string check_record_param();
   std::string declare(const ir::Node* n, const std::string& suffix = "");
   std::string name(const ir::Node* n) const { return names_.at(n); }
   void bind(const ir::Node* n, const std::string& nm) { names_[n] = nm; }

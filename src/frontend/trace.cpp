@@ -20,15 +20,18 @@ TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vect
         return next++;
       }()) {
   blocks_.push_back(&graph_.host);
-  // 64-bit index arithmetic when a tensor argument spans 2^31 elements of memory or more
-  // (a strided view can span far more than it holds) or an integer argument does not fit
-  // 32 bits (kernel_impl's key holds the same condition).
+  // 64-bit index arithmetic when a tensor argument needs it (a strided view can span far
+  // more than it holds) or an integer argument does not fit 32 bits (kernel_impl's key
+  // holds the same condition).
   index_dtype_ = settings_.index_dtype.value_or(DType::i32);
   for (size_t i = 0; i < args_.size(); ++i) {
     const TraceArg& a = args_[i];
     std::string what;
-    if (a.kind == ir::ArgKind::tensor && a.buffer.span() >= (int64_t{1} << 31))
-      what = fmt::format("tensor argument {} spans {} elements of memory", i, a.buffer.span());
+    if (a.kind == ir::ArgKind::tensor && needs_64bit_indexing(a.buffer))
+      what = a.buffer.span() >= (int64_t{1} << 31)
+                 ? fmt::format("tensor argument {} spans {} elements of memory", i, a.buffer.span())
+                 : fmt::format("tensor argument {} has {} elements along a dimension", i,
+                               *std::max_element(a.buffer.shape().begin(), a.buffer.shape().end()));
     if (a.kind == ir::ArgKind::int_scalar && !a.specialized && (a.ivalue < INT32_MIN || a.ivalue > INT32_MAX))
       what = fmt::format("integer argument {} is {}", i, a.ivalue);
     if (what.empty()) continue;
@@ -38,8 +41,18 @@ TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vect
     index_dtype_ = DType::i64;
   }
   graph_.index_dtype = index_dtype_;
+  graph_.index_dtype_forced = settings_.index_dtype.has_value();
+  graph_.check_bounds = settings_.check_bounds.value_or(false);
   // Last: a constructor that throws runs no destructor, so it must not leave itself current.
   g_current = this;
+}
+
+bool needs_64bit_indexing(const Buffer& b) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  if (b.span() >= kLimit) return true;
+  for (int64_t s : b.shape())
+    if (s >= kLimit) return true;
+  return false;
 }
 
 TraceContext::~TraceContext() { g_current = previous_; }

@@ -49,6 +49,12 @@ struct OpenLoop {
 /// tensor allocated at line 12", ...
 std::string describe_tensor(const ir::Node* t);
 
+/// Whether addressing `b` needs 64-bit index arithmetic: it spans 2^31 elements of memory
+/// or more (Buffer::span: a strided view up to its furthest element), or a size is 2^31
+/// or more (a zero-stride view: its indices do not fit 32 bits). The specialization key
+/// holds this per tensor argument (runtime/kernel_impl.cpp).
+bool needs_64bit_indexing(const Buffer& b);
+
 class TraceContext {
  public:
   TraceContext(ir::Graph& graph, const Settings& settings, std::vector<TraceArg> args);
@@ -66,7 +72,9 @@ class TraceContext {
   const std::vector<TraceArg>& args() const { return args_; }
   int depth() const { return static_cast<int>(loops_.size()); }
   /// Dtype of indices (tile.index(), grid indices): Settings::index_dtype, else i64 when
-  /// any tensor argument has 2^31 elements or more, else i32.
+  /// a tensor argument needs it (needs_64bit_indexing) or a symbolic integer argument does
+  /// not fit 32 bits, else i32 (the runtime's per-call guards retrace with i64 when a
+  /// tensor allocated in host code or a loop bound needs it).
   DType index_dtype() const { return index_dtype_; }
 
   /// Appends a node to the innermost open block.

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "common/element.hpp"
+#include "frontend/trace.hpp"
+#include "runtime/bounds_report.hpp"
 
 namespace tessel::interp {
 
@@ -31,7 +33,45 @@ struct Addressing {
   std::array<const TileValue*, kMaxRank> gvalue{};
   std::array<int64_t, kMaxRank> gstride{};  // tensor stride of the gathered dim
   std::array<int64_t, kMaxRank> gsize{};    // tensor size of the gathered dim
+  std::array<int, kMaxRank> gdim{};         // tensor dim of the gathered dim
+  // Settings::check_bounds: an out-of-range gather index of an element valid otherwise
+  // throws (rt::bounds_error) instead of masking the element.
+  const ir::Graph* check = nullptr;
+  const Node* node = nullptr;
 };
+
+// The error of an element offset beyond the 32-bit index arithmetic of `g`: a UserError
+// where Settings::index_dtype forced i32, else a tessel bug (its choice was wrong).
+[[noreturn]] void offset_overflow(const ir::Graph& g, const Node* n, const Buffer& t, int64_t reach) {
+  std::string what = fmt::format("an element offset of {} ({}) reaches {}, beyond 32-bit index arithmetic",
+                                 frontend::describe_tensor(n->args.at(0)), t.str(), reach);
+  if (g.index_dtype_forced)
+    throw UserError(g.kernel_name, n->loc, what + " (Settings::index_dtype = ts::i32)",
+                    "leave Settings::index_dtype unset or set it to ts::i64");
+  throw InternalError(fmt::format("interpreter: kernel '{}' at {}: {}, but tessel chose 32-bit indices",
+                                  g.kernel_name, n->loc.str(), what));
+}
+
+// Under 32-bit index arithmetic, the generated code sums index * stride in 32 bits
+// (codegen/emit_memory.cpp): every term and partial sum of a valid element's offset must
+// fit int32. Their magnitudes are at most the sum of each dim's largest valid term.
+void check_offsets_fit_32_bits(Frame& f, const Node* n, const Buffer& t, const Addressing& a) {
+  if (f.graph().index_dtype != DType::i32 || a.dead) return;
+  int64_t reach = a.base < 0 ? -a.base : a.base;
+  for (size_t r = 0; r < a.dims.size(); ++r) {
+    int64_t m = 0;
+    for (int64_t i = a.table_at[r]; i < a.table_at[r + 1]; ++i)
+      if (a.table[i] != kInvalid) m = std::max(m, a.table[i] < 0 ? -a.table[i] : a.table[i]);
+    reach += m;
+  }
+  for (int g = 0; g < a.ngathers; ++g) {
+    int64_t m = 0;
+    for (int64_t idx : a.gvalue[g]->i)
+      if (idx >= 0 && idx < a.gsize[g]) m = std::max(m, idx);
+    reach += m * (a.gstride[g] < 0 ? -a.gstride[g] : a.gstride[g]);
+  }
+  if (reach > INT32_MAX) offset_overflow(f.graph(), n, t, reach);
+}
 
 // Extents and Syms of the broadcast of the gather operands (right-aligned).
 void gather_block(Frame& f, const Node* n, int first_operand, Dims& block,
@@ -73,6 +113,8 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
   a.base = 0;
   a.dead = false;
   a.ngathers = 0;
+  a.check = f.graph().check_bounds ? &f.graph() : nullptr;
+  a.node = n;
   thread_local Dims block;
   thread_local std::vector<const ir::Sym*> block_syms;
   gather_block(f, n, first, block, block_syms);
@@ -104,6 +146,7 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
     switch (info.kind) {
       case IndexKind::scalar: {
         int64_t idx = f.scalar_int(op);
+        if ((idx < 0 || idx >= size) && a.check) throw rt::bounds_error(*a.check, n, td - 1, idx, size);
         if (idx < 0 || idx >= size)
           a.dead = true;
         else
@@ -151,6 +194,7 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
         a.gvalue[g] = &v;
         a.gstride[g] = stride;
         a.gsize[g] = size;
+        a.gdim[g] = td - 1;
         gather_rank[g] = static_cast<int>(v.dims.size());
         break;
       }
@@ -236,7 +280,10 @@ bool element_offset(const Addressing& a, const Row& row, int64_t c, int64_t& off
   off = row.off + row.table[c];
   for (int g = 0; g < a.ngathers; ++g) {
     int64_t idx = a.gvalue[g]->i[row.cur[g] + c * row.step[g]];
-    if (idx < 0 || idx >= a.gsize[g]) return false;
+    if (idx < 0 || idx >= a.gsize[g]) {
+      if (a.check) throw rt::bounds_error(*a.check, a.node, a.gdim[g], idx, a.gsize[g]);
+      return false;
+    }
     off += idx * a.gstride[g];
   }
   return true;
@@ -335,6 +382,7 @@ void exec_load(Frame& f, const Node* n, TileValue& out) {
   const Buffer& t = host_tensor(f, n);
   Addressing& a = scratch();
   plan(f, n, 1, t, a);
+  check_offsets_fit_32_bits(f, n, t, a);
   const Dims& want = f.dims(n);
   if (a.dims != want)
     throw InternalError(fmt::format("interpreter: load %{} addresses {} dims, its shape has {}", n->id,
@@ -352,6 +400,7 @@ void exec_store(Frame& f, const Node* n) {
   const TileValue& v = f.value(n->args.at(1));
   Addressing& a = scratch();
   plan(f, n, 2, t, a);
+  check_offsets_fit_32_bits(f, n, t, a);
   // The stored value is one more cursor, broadcast into the indexed extents.
   a.cstride[a.ncursors] = broadcast_strides(a.dims, v.dims);
   const int vc = a.ncursors++;

@@ -72,6 +72,8 @@ void copy_graph_facts(const Graph& g, Graph& out) {
   out.block_size_range = g.block_size_range;
   out.tunables = g.tunables;
   out.index_dtype = g.index_dtype;
+  out.index_dtype_forced = g.index_dtype_forced;
+  out.check_bounds = g.check_bounds;
   out.arg_facts = g.arg_facts;
 }
 

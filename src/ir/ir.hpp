@@ -265,6 +265,10 @@ struct Graph {
   /// choices. The traced value of each is a Const (the config's choice at trace time).
   std::vector<std::pair<std::string, std::vector<int64_t>>> tunables;
   DType index_dtype = DType::i32;        // dtype of indices and address arithmetic
+  bool index_dtype_forced = false;       // Settings::index_dtype set (not tessel's choice)
+  /// Settings::check_bounds (or TESSEL_CHECK_BOUNDS): an out-of-range scalar or gather
+  /// index is reported (src/ir/bounds_report.hpp) instead of masked.
+  bool check_bounds = false;
   /// Per argument (default facts for scalars): what the specialization key guarantees
   /// about a tensor, which the generated code relies on.
   std::vector<ArgFacts> arg_facts;

@@ -147,6 +147,10 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
         }
         break;
       }
+      case codegen::Param::check_record:
+        if (!env.check_record) throw InternalError("a bounds-checking kernel launched without its record");
+        std::memcpy(slot, &env.check_record, sizeof(void*));
+        break;
       case codegen::Param::host_float: {
         float f = static_cast<float>(env.eval(p.node).as_double());
         std::memcpy(slot, &f, 4);

@@ -19,6 +19,7 @@ struct HostEnv {
   std::unordered_map<const ir::Node*, Buffer> allocs;
   Device device;                    // where allocations go
   void* stream = nullptr;           // CUstream of the call
+  void* check_record = nullptr;     // Settings::check_bounds on the GPU: rt::BoundsRecord
 
   /// The Buffer of a tensor node (Arg or Alloc).
   const Buffer& tensor(const ir::Node* n) const {

@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "interp/interpreter.hpp"
+#include "runtime/bounds_report.hpp"
+#include "runtime/cuda_api.hpp"
 #include "runtime/gpu_program.hpp"
 
 namespace tessel::rt {
@@ -21,6 +23,14 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
       if (b.defined()) b = b.to(cpu());
   }
   Device alloc_device = staged ? cpu() : env.device;
+  // Bounds-checking mode on the GPU: the kernels record the first violation here, read
+  // back (synchronizing the stream) after the call.
+  Buffer record;
+  if (gpu && g.check_bounds) {
+    record = Buffer::empty_on_stream({4}, DType::i64, env.device, env.stream);
+    record.fill_on_stream(0, env.stream);
+    env.check_record = record.data_ptr();
+  }
   std::vector<Buffer> outputs;
   for (const ir::Node* n : g.host) {
     switch (n->op) {
@@ -60,6 +70,12 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
       default:
         break;  // scalars are evaluated where they are used
     }
+  }
+  if (record.defined()) {
+    BoundsRecord r{};
+    memcpy_dtoh(r.data(), record.data_ptr(), sizeof(r), env.stream);
+    stream_synchronize(env.stream);
+    raise_bounds_record(g, r);
   }
   if (staged) {
     for (size_t i = 0; i < originals.size(); ++i)

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
@@ -46,9 +47,24 @@ struct Specialization {
   ir::Graph graph;
   Config config;
   std::unique_ptr<ir::Graph> lowered;  // graph after config-dependent passes (null: graph)
-  /// Padded extents computed from sizes (e.g. arange(x.size(0) * 3)): the key holds only
-  /// the arguments' own padded sizes, so these are checked per call.
-  std::vector<std::pair<const ir::Node*, int64_t>> guards;
+  /// Host values the key does not hold, evaluated on each call (lookup()): a call whose
+  /// guard values differ from guard_values (the specialization's own) selects, and
+  /// traces on first use, the specialization of key + "#" + its values.
+  struct Guard {
+    enum Kind : uint8_t {
+      /// A padded extent computed from sizes (e.g. arange(x.size(0) * 3)): the key holds
+      /// only the arguments' own padded sizes. Value: its next power of two.
+      padded_extent,
+      /// A 32-bit specialization's tensor allocated in host code (its sizes, its element
+      /// count), or a loop bound or extent computed on the host: it must fit 32-bit index
+      /// arithmetic (index_guard_failure); one value for all of them: I fits, L does not
+      /// (traced with 64-bit indices; an error under Settings::index_dtype = ts::i32).
+      index_32,
+    };
+    const ir::Node* node;
+    Kind kind;
+  };
+  std::vector<Guard> guards;
   std::string guard_values;
   const ir::Graph& program() const { return lowered ? *lowered : graph; }
   std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call
@@ -111,7 +127,11 @@ class KernelImpl {
   /// call (captures, ts::kernel) a hash of this call's trace.
   std::string key(const std::vector<CallArg>& args, bool on_gpu);
   std::string key_of_arguments(const std::vector<CallArg>& args, bool on_gpu) const;
-  void trace(Specialization& s, const std::vector<CallArg>& args);
+  /// Traces `s` for `args`; `wide`: with 64-bit indices (an index_32 guard failed).
+  void trace(Specialization& s, const std::vector<CallArg>& args, bool wide);
+  /// Sets s.guards' index_32 guards for s.graph (traced, or replaced by tuning) and
+  /// s.guard_values for `args`.
+  void set_guards(Specialization& s, const std::vector<CallArg>& args);
   /// The specialization for key `k` (tracing it on first use), refined by its guards.
   std::shared_ptr<Specialization> lookup(const std::string& k, const std::vector<CallArg>& args);
   /// Traces the lambda into `g` for `args` with `settings` (whose config's tunables give
@@ -125,7 +145,11 @@ class KernelImpl {
                                    bool apply);
   bool wants_tuning() const {
     return settings_.autotune_effort.value_or(AutotuneEffort::none) != AutotuneEffort::none &&
-           !settings_.config;
+           !settings_.config && !check_bounds();
+  }
+  /// Settings::check_bounds or TESSEL_CHECK_BOUNDS (read per call: part of the key).
+  bool check_bounds() const {
+    return settings_.check_bounds.value_or(false) || env_flag("TESSEL_CHECK_BOUNDS");
   }
 
   std::string name_;
@@ -186,6 +210,22 @@ void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu, Sour
   on_gpu = device && device->is_cuda() && !env_flag("TESSEL_INTERPRET");
 }
 
+// The host evaluator's view of call arguments (shapes, strides, scalars).
+static std::vector<ir::ArgValue> arg_values(const std::vector<CallArg>& args) {
+  std::vector<ir::ArgValue> vals(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
+      vals[i].shape = &b->shape();
+      vals[i].strides = &b->strides();
+    } else if (std::holds_alternative<int64_t>(args[i])) {
+      vals[i].ivalue = std::get<int64_t>(args[i]);
+    } else {
+      vals[i].fvalue = std::get<double>(args[i]);
+    }
+  }
+  return vals;
+}
+
 // Appends the decimal digits of v (no allocation; this runs on every call).
 static void append_int(std::string& k, int64_t v) {
   char buf[24];
@@ -242,7 +282,7 @@ std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool 
           k += 'S';
           break;
         }
-      big |= b->span() >= (int64_t{1} << 31);
+      big |= frontend::needs_64bit_indexing(*b);
       if (on_gpu) {
         k += '@';
         append_int(k, b->device().index);
@@ -261,14 +301,79 @@ std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool 
     }
   }
   k += big ? "|L" : "|I";
+  if (check_bounds()) k += "|B";
   return k;
 }
 
-void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args) {
-  trace_into(s.graph, args, settings_);
+// The index_32 guards of a 32-bit graph `g`: its allocations, and the integers its loops
+// and extents use that the key does not fix (sizes of arguments it holds; constants
+// within 32 bits).
+static void collect_index_guards(const ir::Graph& g, std::vector<Specialization::Guard>& out) {
+  auto add = [&](const ir::Node* n) {
+    if (!n || (n->op != ir::Op::Alloc && (!is_integer(n->dtype) || !ir::host_computable(n)))) return;
+    if ((n->op == ir::Op::Size || n->op == ir::Op::Stride) && n->args.at(0)->op == ir::Op::Arg) return;
+    if (n->op == ir::Op::Const && n->ival >= INT32_MIN && n->ival <= INT32_MAX) return;
+    for (const Specialization::Guard& gd : out)
+      if (gd.node == n) return;
+    out.push_back({n, Specialization::Guard::index_32});
+  };
+  for (const ir::Node* n : g.host)
+    if (n->op == ir::Op::Alloc) add(n);
+  ir::walk(g.host, [&](const ir::Node* n) {
+    if (n->op != ir::Op::Loop) return;
+    for (const ir::LoopDim& d : n->dims) {
+      add(d.begin);
+      add(d.end);
+    }
+  });
+  for (const auto& sym : g.syms())
+    if (sym->kind == ir::Sym::extent_k) add(sym->extent);
+}
+
+// Why index_32 guard node `n` does not fit 32-bit index arithmetic on the call of `vals`
+// ("" when it fits): an allocation of 2^31 elements or more (or with such a size), or a
+// host integer outside int32.
+static std::string index_guard_failure(const ir::Node* n, const std::vector<ir::ArgValue>& vals) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  if (n->op == ir::Op::Alloc) {
+    int64_t numel = 1;
+    bool big = false;
+    for (const ir::Node* e : n->args) {  // runs on every call: no allocation
+      int64_t v = ir::eval_host_int(e, vals);
+      big |= v >= kLimit;
+      if (numel > 0 && __builtin_mul_overflow(numel, std::max<int64_t>(v, 0), &numel)) numel = INT64_MAX;
+    }
+    if (!big && numel < kLimit) return "";
+    std::vector<int64_t> shape;
+    for (const ir::Node* e : n->args) shape.push_back(ir::eval_host_int(e, vals));
+    return fmt::format("{} has shape [{}] ({} elements)", frontend::describe_tensor(n), fmt::join(shape, ", "),
+                       numel == INT64_MAX ? std::string("2^63 or more") : std::to_string(numel));
+  }
+  int64_t v = ir::eval_host_int(n, vals);
+  if (v >= INT32_MIN && v <= INT32_MAX) return "";
+  return fmt::format("a loop bound or extent computed in host code is {}", v);
+}
+
+void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args, bool wide) {
+  Settings st = settings_;
+  if (wide) st.index_dtype = DType::i64;
+  if (check_bounds()) st.check_bounds = true;
+  trace_into(s.graph, args, st);
   set_config(s, settings_.config.value_or(Config{}));
   collect_written_args(s.graph.host, s.written_args);
+  set_guards(s, args);
   s.traced = true;
+}
+
+void KernelImpl::set_guards(Specialization& s, const std::vector<CallArg>& args) {
+  std::erase_if(s.guards, [](const Specialization::Guard& g) { return g.kind == Specialization::Guard::index_32; });
+  if (s.graph.index_dtype == DType::i32) collect_index_guards(s.graph, s.guards);
+  // The values this specialization stands for (a 32-bit one: I).
+  s.guard_values.clear();
+  for (const Specialization::Guard& g : s.guards)
+    if (g.kind == Specialization::Guard::padded_extent)
+      s.guard_values += fmt::format("{},", next_pow2(ir::eval_host_int(g.node, arg_values(args))));
+  if (s.graph.index_dtype == DType::i32 && !s.guards.empty()) s.guard_values += 'I';
 }
 
 void KernelImpl::set_config(Specialization& s, const Config& c) {
@@ -283,8 +388,9 @@ void KernelImpl::set_config(Specialization& s, const Config& c) {
   }
   // Tile indices are computed in the index dtype (loop control is 64-bit): a constant
   // loop bound beyond 32 bits (written, or a rolled reduction over ts::arange(n)) would
-  // wrap them.
-  if (s.graph.index_dtype == DType::i32) {
+  // wrap them. (With the index dtype unset, the index_32 guards trace such a kernel with
+  // 64-bit indices.)
+  if (s.graph.index_dtype == DType::i32 && s.graph.index_dtype_forced) {
     std::function<void(const ir::Block&)> scan = [&](const ir::Block& b) {
       for (const ir::Node* n : b) {
         if (n->op != ir::Op::Loop) continue;
@@ -349,6 +455,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
     nodes[i] = n;
   }
   frontend::TraceContext ctx(graph, settings, targs);
+  graph.index_dtype_forced = settings_.index_dtype.has_value();  // not a guard's i64
   std::vector<ir::Node*> outs = trace_fn_(nodes, args);
   ctx.raise_deferred();
   ctx.canonicalize();
@@ -368,9 +475,17 @@ autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vecto
                                              bool apply) {
   rt::TunableSpecialization t{name_, settings_, key + (s.guards.empty() ? "" : "#" + s.guard_values), &s.graph,
                               s.config.tunables.value_or(std::map<std::string, int64_t>{}),
-                              [&](ir::Graph& g, const Settings& st) { trace_into(g, args, st); }};
+                              [&](ir::Graph& g, const Settings& st) {
+                                Settings same = st;  // the specialization's index dtype and checks
+                                same.index_dtype = s.graph.index_dtype;
+                                same.check_bounds = s.graph.check_bounds;
+                                trace_into(g, args, same);
+                              }};
   autotune::TuneResult r = rt::tune_specialization(t, args, options, apply);
-  if (apply && r.best) set_config(s, *r.best);
+  if (apply && r.best) {
+    set_config(s, *r.best);
+    set_guards(s, args);  // tuning may have traced s.graph again (tunables)
+  }
   return r;
 }
 
@@ -389,7 +504,7 @@ autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args, const autotune
 }
 
 std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k, const std::vector<CallArg>& args) {
-  auto get = [&](const std::string& key) {
+  auto get = [&](const std::string& key, bool wide) {
     std::shared_ptr<Specialization> spec;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -400,7 +515,7 @@ std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k, const s
     std::lock_guard<std::mutex> lock(spec->mu);
     if (!spec->traced) {
       try {
-        trace(*spec, args);
+        trace(*spec, args, wide);
       } catch (...) {
         // A failed trace leaves a partial graph: forget it, so the next call traces anew.
         std::lock_guard<std::mutex> map_lock(mu_);
@@ -410,22 +525,27 @@ std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k, const s
     }
     return spec;
   };
-  std::shared_ptr<Specialization> spec = get(k);
+  std::shared_ptr<Specialization> spec = get(k, false);
   if (spec->guards.empty()) return spec;
-  std::vector<ir::ArgValue> vals(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
-      vals[i].shape = &b->shape();
-      vals[i].strides = &b->strides();
-    } else if (std::holds_alternative<int64_t>(args[i])) {
-      vals[i].ivalue = std::get<int64_t>(args[i]);
-    } else {
-      vals[i].fvalue = std::get<double>(args[i]);
+  std::vector<ir::ArgValue> vals = arg_values(args);
+  std::string g, wide;
+  const ir::Node* where = nullptr;
+  bool index_guards = false;
+  for (const Specialization::Guard& gd : spec->guards) {
+    if (gd.kind == Specialization::Guard::padded_extent) {
+      g += fmt::format("{},", next_pow2(ir::eval_host_int(gd.node, vals)));
+    } else if (wide.empty()) {
+      index_guards = true;
+      wide = index_guard_failure(gd.node, vals);
+      where = gd.node;
     }
   }
-  std::string g;
-  for (const auto& [node, pow2] : spec->guards) g += fmt::format("{},", next_pow2(ir::eval_host_int(node, vals)));
-  return g == spec->guard_values ? spec : get(k + "#" + g);
+  if (index_guards) g += wide.empty() ? 'I' : 'L';
+  if (g == spec->guard_values) return spec;
+  if (!wide.empty() && settings_.index_dtype)
+    throw UserError(name_, where->loc, wide + ", beyond 32-bit index arithmetic (Settings::index_dtype i32)",
+                    "leave Settings::index_dtype unset or set it to ts::i64");
+  return get(k + "#" + g, !wide.empty());
 }
 
 Specialization& KernelImpl::specialize(std::vector<CallArg>& args, bool on_gpu, SourceLoc at) {

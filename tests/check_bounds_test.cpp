@@ -1,0 +1,149 @@
+// Bounds-checking mode (Settings::check_bounds, TESSEL_CHECK_BOUNDS=1): an index outside its
+// tensor (a constant, a host-computed scalar, a grid index, a gathered value, negative)
+// raises a UserError naming the kernel, the access's line, the tensor, the dimension, the
+// index and the size; without it the access is masked (reads 0, writes nothing). Lanes
+// past a tile's end are masked by design and never reported. The interpreter is checked
+// here; the generated checks compile with NVRTC, and the device record decodes to the
+// interpreter's message (tests/gpu/check_bounds_gpu_test.cpp compares the GPU's report).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include <tessel/tessel.hpp>
+
+#include "check_bounds_kernels.hpp"
+#include "nvrtc_test_util.hpp"
+#include "runtime/bounds_report.hpp"
+#include "runtime/kernel_tuning.hpp"
+#include "user_error_util.hpp"
+
+namespace ts = tessel;
+using user_error_test::expect_message;
+using user_error_test::user_error;
+
+namespace {
+
+using namespace check_bounds_kernels;
+
+const char* kHint = "index within [0, size)";
+
+}  // namespace
+
+TEST(CheckBounds, AConstantIndexOutOfRangeIsReported) {
+  ts::Buffer x = grid_3x4();
+  EXPECT_EQ(make_column()(x, 7).to_vector(), std::vector<double>(3, 0.0));  // unchecked: masked
+  EXPECT_EQ(make_column(kChecked)(x, 3).to_vector(), (std::vector<double>{3, 7, 11}));
+  std::string msg = user_error([&] { make_column(kChecked)(x, 7); });
+  expect_message(msg, "column", "check_bounds_kernels.hpp", column_line,
+                 "a load's index 7 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
+}
+
+TEST(CheckBounds, HostComputedAndNegativeIndicesAreReported) {
+  ts::Buffer x = grid_3x4();
+  auto k = make_shifted_column(kChecked);
+  EXPECT_EQ(k(x, 0).to_vector(), (std::vector<double>{1, 5, 9}));
+  expect_message(user_error([&] { k(x, 3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
+                 "a load's index 4 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
+  // A negative index computed on the host is out of range (only constant indices count
+  // from the end).
+  expect_message(user_error([&] { k(x, -3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
+                 "a load's index -2 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
+  EXPECT_EQ(make_shifted_column()(x, -3).to_vector(), std::vector<double>(3, 0.0));
+}
+
+TEST(CheckBounds, AGatheredIndexOutOfRangeIsReportedAndRaggedLanesAreNot) {
+  ts::Buffer x = ts::Buffer::from_vector({10, 20, 30, 40}, {4}, ts::f32);
+  // 5 indices: the tile's lanes past 5 load idx = 0 and index -1, masked.
+  ts::Buffer idx = ts::Buffer::from_vector({4, 3, 2, 1, 1}, {5}, ts::i32);
+  ts::Config blocks{.block_sizes = std::vector<int64_t>{8}};
+  ts::Settings checked{.config = blocks, .check_bounds = true};
+  EXPECT_EQ(make_gather(checked)(x, idx).to_vector(), (std::vector<double>{40, 30, 20, 10, 10}));
+  ts::Buffer bad = ts::Buffer::from_vector({4, 3, 9, 1, 0}, {5}, ts::i32);
+  std::string msg = user_error([&] { make_gather(checked)(x, bad); });
+  expect_message(msg, "gather", "check_bounds_kernels.hpp", gather_line,
+                 "a load's index 8 is out of range for dimension 0 of tensor argument 0 (size 4)", kHint);
+  EXPECT_EQ(make_gather({.config = blocks})(x, bad).to_vector(), (std::vector<double>{40, 30, 0, 10, 0}));
+}
+
+TEST(CheckBounds, AGatherAlongAnInnerDimensionNamesThatDimension) {
+  ts::Buffer x = grid_3x4();
+  EXPECT_EQ(make_pick(kChecked)(x, ts::Buffer::from_vector({3, 0, 2}, {3}, ts::i64)).to_vector(),
+            (std::vector<double>{3, 4, 10}));
+  expect_message(user_error([&] { make_pick(kChecked)(x, ts::Buffer::from_vector({3, -1, 2}, {3}, ts::i64)); }),
+                 "pick", "check_bounds_kernels.hpp", pick_line,
+                 "a load's index -1 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
+}
+
+TEST(CheckBounds, AGridIndexBeyondATensorIsReported) {
+  ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
+  EXPECT_EQ(make_grid(kChecked)(x, 3).to_vector(), (std::vector<double>{2, 3, 4}));
+  expect_message(user_error([&] { make_grid(kChecked)(x, 4); }), "grid_copy", "check_bounds_kernels.hpp", grid_line,
+                 "a load's index 3 is out of range for dimension 0 of tensor argument 0 (size 3)", kHint);
+  EXPECT_EQ(make_grid()(x, 4).to_vector(), (std::vector<double>{2, 3, 4, 1}));
+}
+
+TEST(CheckBounds, AStoreIndexOutOfRangeIsReported) {
+  ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
+  ts::Buffer out = ts::Buffer::zeros({3}, ts::f32);
+  ts::Buffer idx = ts::Buffer::from_vector({2, 0, 3}, {3}, ts::i64);
+  expect_message(user_error([&] { make_scatter(kChecked)(x, idx, out); }), "scatter", "check_bounds_test.cpp",
+                 scatter_line, "a store's index 3 is out of range for dimension 0 of tensor argument 2 (size 3)",
+                 kHint);
+  make_scatter()(x, idx, out);  // unchecked: the write past the end is skipped
+  EXPECT_EQ(out.to_vector(), (std::vector<double>{2, 0, 1}));
+}
+
+// TESSEL_CHECK_BOUNDS=1 turns the mode on for every kernel; it is part of the key, so
+// the same kernel runs checked and unchecked as the variable changes.
+TEST(CheckBounds, TheEnvironmentVariableTurnsTheModeOn) {
+  ts::Buffer x = grid_3x4();
+  auto k = make_column();
+  EXPECT_EQ(k(x, 9).to_vector(), std::vector<double>(3, 0.0));
+  setenv("TESSEL_CHECK_BOUNDS", "1", 1);
+  std::string msg = user_error([&] { k(x, 9); });
+  unsetenv("TESSEL_CHECK_BOUNDS");
+  EXPECT_NE(msg.find("a load's index 9 is out of range for dimension 1"), std::string::npos) << msg;
+  EXPECT_EQ(k(x, 9).to_vector(), std::vector<double>(3, 0.0));
+}
+
+// The generated checks compile (sm_90), report through the kernel's record parameter, and
+// are absent without the mode.
+TEST(CheckBounds, TheGeneratedChecksCompile) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::from_vector({10, 20, 30, 40}, {4}, ts::f32);
+  ts::Buffer idx = ts::Buffer::from_vector({1, 2}, {2}, ts::i32);
+  std::string checked = nvrtc_test::compile(make_gather(kChecked), x, idx);
+  EXPECT_NE(checked.find("long long* ts_check"), std::string::npos) << checked;
+  EXPECT_EQ(nvrtc_test::count(checked, "ts::report_oob(ts_check, "), 1) << checked;
+  std::string column = nvrtc_test::compile(make_column(kChecked), grid_3x4(), 2);
+  EXPECT_EQ(nvrtc_test::count(column, "ts::report_oob(ts_check, "), 1) << column;
+  ts::Buffer v3 = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
+  ts::Buffer i3 = ts::Buffer::from_vector({2, 0, 1}, {3}, ts::i64);
+  std::string grid = nvrtc_test::compile(make_grid(kChecked), v3, int64_t{3});
+  EXPECT_EQ(nvrtc_test::count(grid, "ts::report_oob(ts_check, "), 2) << grid;  // the load and the store
+  for (const std::string& src : {nvrtc_test::compile(make_scatter(kChecked), v3, i3, ts::Buffer::zeros({3}, ts::f32)),
+                                 nvrtc_test::compile(make_pick(kChecked), grid_3x4(), i3)})
+    EXPECT_EQ(nvrtc_test::count(src, "ts::report_oob(ts_check, "), 1) << src;
+  std::string plain = nvrtc_test::compile(make_gather(), x, idx);
+  EXPECT_EQ(plain.find("report_oob"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("ts_check"), std::string::npos) << plain;
+}
+
+// The device record {access node id + 1, dim, index, size} decodes to the interpreter's
+// message for the same violation; an empty record raises nothing.
+TEST(CheckBounds, TheDeviceRecordDecodesToTheInterpretersMessage) {
+  ts::Buffer x = grid_3x4();
+  auto k = make_column(kChecked);
+  std::string interp = user_error([&] { k(x, 7); });
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {x, int64_t{7}});
+  const ts::ir::Node* load = nullptr;
+  for (const auto& n : g.nodes())
+    if (n->op == ts::ir::Op::Load) load = n.get();
+  ASSERT_NE(load, nullptr);
+  EXPECT_NO_THROW(ts::rt::raise_bounds_record(g, {0, 0, 0, 0}));
+  std::string device = user_error([&] { ts::rt::raise_bounds_record(g, {load->id + 1, 1, 7, 4}); });
+  EXPECT_EQ(device, interp);
+  EXPECT_THROW(ts::rt::raise_bounds_record(g, {static_cast<int64_t>(g.nodes().size()) + 5, 0, 0, 0}),
+               ts::InternalError);
+}
