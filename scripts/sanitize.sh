@@ -25,7 +25,9 @@ run() {  # run <tool> <name> <command...>
   local tool=$1 name=$2
   shift 2
   local log="$log_dir/$tool-$name.log"
-  "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 "$@" >"$log" 2>&1
+  # tessel checks every driver call's status itself, and tests provoke failing calls on
+  # purpose (a missing kernel name): the sanitizer reports only what kernels do.
+  "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 --report-api-errors no "$@" >"$log" 2>&1
   local rc=$?
   local summary
   summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
