@@ -45,9 +45,7 @@ struct OpenLoop {
   std::vector<std::pair<const Value*, Entry>> vars;  // in first-use order
 };
 
-/// How errors name a tensor: "tensor argument 1" (the kernel's parameters, from 0), "the
-/// tensor allocated at line 12", ...
-std::string describe_tensor(const ir::Node* t);
+using ir::describe_tensor;
 
 class TraceContext {
  public:
