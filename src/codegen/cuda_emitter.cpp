@@ -414,9 +414,11 @@ void Emitter::emit_node(const Node* n) {
       emit_loop(n);
       return;
     case Op::Load:
+      if (barrier_before_.count(n)) emit_barrier(n);
       emit_load(n);
       return;
     case Op::Store:
+      if (barrier_before_.count(n)) emit_barrier(n);
       emit_store(n);
       return;
     case Op::Reduce:
@@ -723,6 +725,7 @@ void Emitter::run() {
   for (const Node* n : live_)
     if (n->op == Op::Store) written_.insert(n->args[0]);
   find_values_rounded_by_stores();
+  find_barriers();
 
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;
