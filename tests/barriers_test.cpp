@@ -74,6 +74,27 @@ TEST(Barriers, AnAccumulatorRowHeldByManyThreadsWaitsBothWays) {
   EXPECT_EQ(barriers(barrier_test::make_accumulate_rows(config({4, 64})), f32({16, 1000})), 2);
 }
 
+TEST(Barriers, TwoStoresOfOneRowInOtherLayoutsAreOrdered) {
+  REQUIRE_NVRTC();
+  auto k = ts::kernel(
+      "clear_then_fill",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto b : ts::grid(x.size(0))) {
+          out(b, ts::all) = 0;  // the whole row, then part of it in tiles: the last store wins
+          for (auto t : ts::tile(x.size(1) - 3)) out(b, t) = x(b, t);
+        }
+        return out;
+      },
+      config({64}));
+  std::string src = compile(k, f32({4, 100}));
+  EXPECT_EQ(count(src, "// the store below"), 1) << src;
+  std::vector<double> x = ramp(2 * 5), want = x;
+  for (int r = 0; r < 2; ++r)
+    for (int c = 2; c < 5; ++c) want[r * 5 + c] = 0;
+  EXPECT_EQ(k(buffer(x, {2, 5})).to_vector(), want);
+}
+
 TEST(Barriers, TheSameElementsInTheSameThreadsNeedNoBarrier) {
   REQUIRE_NVRTC();
   EXPECT_EQ(barriers(barrier_test::make_accumulate_tiles(config({8, 32})), f32({5, 64, 64})), 0);

@@ -156,6 +156,21 @@ TEST(Races, TheSameValueFromEveryProgramIsAllowed) {
   EXPECT_EQ(flag.to_vector(), (std::vector<double>{1}));
 }
 
+TEST(Races, ADimWithOneProgramNeedsNoCovering) {
+  auto k = ts::kernel("single_row", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto [i, t] : ts::tile(1, x.size(0))) out(t) = x(t) + i.begin();
+    return out;
+  });
+  EXPECT_EQ(k(buffer(ramp(5), {5})).to_vector(), ramp(5));
+  auto one = ts::kernel("one_program", [](ts::Tensor x) {
+    ts::Tensor out = x.new_zeros({1});
+    for (auto i : ts::grid(1)) out(0) = ts::sum(x(ts::all), 0) + i;
+    return out;
+  });
+  EXPECT_EQ(one(ts::Buffer::ones({5}, ts::f32)).to_vector(), (std::vector<double>{5}));
+}
+
 TEST(Races, ANestedLoopOverTheTilesRangeCoversIt) {
   auto k = ts::kernel(
       "copy_by_rows",
@@ -266,6 +281,33 @@ TEST(Races, BuffersOverOneMemoryAreOneMemoryToTheCheck) {
   ts::Buffer c = ts::Buffer::from_blob(other.data(), {8}, {1}, ts::f32, ts::cpu());
   k(buffer(ramp(8), {8}), a, c);
   EXPECT_EQ(c.to_vector(), ramp(8, 100));
+}
+
+TEST(Races, TensorsOfTwoDtypesOverOneMemoryAreOneMemoryToTheCheck) {
+  RaceCheck on("3");
+  auto k = ts::kernel(
+      "two_dtypes",
+      [](ts::Tensor x, ts::Tensor a, ts::Tensor b) {
+        for (auto t : ts::tile(x.size(0))) {
+          g_line = __LINE__; a(t) = x(t);
+          b(t) = x(t).to(ts::f64);
+        }
+      },
+      blocks({4}));
+  // a (f32) is the first 32 bytes of b (f64): a's elements 4..7 (program 1) are b's
+  // elements 2 and 3 (program 0).
+  std::vector<double> memory(8, 0);
+  ts::Buffer a = ts::Buffer::from_blob(memory.data(), {8}, {1}, ts::f32, ts::cpu());
+  ts::Buffer b = ts::Buffer::from_blob(memory.data(), {8}, {1}, ts::f64, ts::cpu());
+  std::string msg = user_error([&] { k(buffer(ramp(8, 1), {8}), a, b); });
+  // Either store may come second, as the shuffle orders the programs.
+  const std::string a_line = "races_test.cpp:" + std::to_string(g_line) + ": ";
+  const std::string b_line = "races_test.cpp:" + std::to_string(g_line + 1) + ": ";
+  EXPECT_TRUE(msg.find(a_line) != std::string::npos || msg.find(b_line) != std::string::npos) << msg;
+  g_line = 0;
+  expect_message(msg, "two_dtypes", "of the launch both write element", kDynamicHint);
+  EXPECT_TRUE(msg.find("programs 0 and 1") != std::string::npos || msg.find("programs 1 and 0") != std::string::npos)
+      << msg;
 }
 
 TEST(Races, ShuffledProgramsKeepTheirProgramIds) {

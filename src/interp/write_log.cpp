@@ -82,6 +82,7 @@ void WriteLog::begin_store(const ir::Node* n, const Buffer& t) {
 }
 
 void WriteLog::write(int64_t offset, const void* value) {
+  if (!region_) return;  // an empty tensor
   const uintptr_t addr = base_ + static_cast<uintptr_t>(offset * elem_bytes_);
   const int64_t first = static_cast<int64_t>(addr - region_->lo) / region_->granule;
   const int64_t cells = elem_bytes_ / region_->granule;

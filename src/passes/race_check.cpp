@@ -1,5 +1,6 @@
 #include "passes/race_check.hpp"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -158,8 +159,21 @@ std::string dims_str(uint32_t mask, const Node* top) {
   return fmt::format("{} {}", names.size() == 1 ? "dimension" : "dimensions", list);
 }
 
+// The launch dims with at most one program whatever the config: constant bounds one
+// index apart (a grid) or within the tile's fixed block size.
+uint32_t single_program_dims(const Node* top) {
+  uint32_t single = 0;
+  for (size_t d = 0; d < top->dims.size(); ++d) {
+    const ir::LoopDim& ld = top->dims[d];
+    if (ld.begin->op != Op::Const || ld.end->op != Op::Const) continue;
+    const int64_t extent = ld.end->ival - ld.begin->ival;
+    if (extent <= std::max<int64_t>(1, ld.is_tile ? ld.fixed_block : 1)) single |= 1u << d;
+  }
+  return single;
+}
+
 void check_store(const ir::Graph& g, const Node* top, const LaunchDeps& deps, const Node* n) {
-  const uint32_t missing = deps.all() & ~deps.covered(n);
+  const uint32_t missing = deps.all() & ~deps.covered(n) & ~single_program_dims(top);
   if (!missing) return;
   const Node* t = n->args[0];
   const Node* value = n->args[1];

@@ -13,7 +13,9 @@
 // d's position: its tile (tile index, begin, end, id), its grid index, ts::program_id, or
 // a nested loop whose bounds do. A store missing a launch dim is allowed only when the
 // stored value does not depend on that dim either (every program writes the same value)
-// and does not read the tensor it stores to (no read-modify-write). Indices that depend
+// and does not read the tensor it stores to (no read-modify-write). A dim that has one
+// program under every config (`ts::grid(1)`, constant bounds within a fixed block size)
+// needs no covering. Indices that depend
 // on a dim without separating the programs (`out(tm.index() % 2)`) pass this check; the
 // interpreter's race check (interp/write_log.hpp) finds their conflicting writes.
 #pragma once
