@@ -11,6 +11,7 @@
 
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/norms.hpp"
+#include "examples/kernels/seed002.hpp"
 #include "interp_test_util.hpp"
 #include "nvrtc_test_util.hpp"
 #include "runtime/alias_groups.hpp"
@@ -99,6 +100,8 @@ TEST(Barriers, TheSameElementsInTheSameThreadsNeedNoBarrier) {
   REQUIRE_NVRTC();
   EXPECT_EQ(barriers(barrier_test::make_accumulate_tiles(config({8, 32})), f32({5, 64, 64})), 0);
   EXPECT_EQ(barriers(barrier_test::make_double_in_place(), f32({1000})), 0);
+  // One store on every iteration of a device loop (seed 002's manual persistent form).
+  EXPECT_EQ(barriers(examples::make_padded_sum_manual(), f32({100, 100}), ts::Buffer::scalar(80, ts::i32)), 0);
   // Elements of one row kept by one thread: the copies of acc(tm) along the columns sit
   // in that thread's registers (one row per thread).
   EXPECT_EQ(barriers(barrier_test::make_accumulate_rows(config({128, 4}, 4)), f32({256, 64})), 0);

@@ -15,9 +15,10 @@
 //   }
 //
 // No barrier is needed where both accesses are of the same tensor with the same indices
-// (the same elements in the same registers) and no layout slot outside the accessed dims
-// spans threads (then one thread holds each element in both): `x(t) = x(t) * 2`,
-// `acc(tm, tn) += ...` in a device loop. Tensors are compared by ir::may_alias: the same
+// (the same elements in the same registers) and either both are stores (the same thread
+// stores each element) or no layout slot outside the accessed dims spans threads (then one
+// thread holds each element in both): `x(t) = x(t) * 2`, `acc(tm, tn) += ...` in a device
+// loop, `out(rows) = ...` on every iteration. Tensors are compared by ir::may_alias: the same
 // tensor, or arguments whose memory overlaps in this call (ArgFacts::alias_group).
 // Accesses are followed in program order through device loops, their next iteration
 // included (a load at the top of a body after a store at its bottom); the top-level loop's
@@ -51,6 +52,9 @@ bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
   if (a->args.size() - fa != b->args.size() - fb) return false;
   for (size_t i = 0; fa + i < a->args.size(); ++i)
     if (a->args[fa + i] != b->args[fb + i]) return false;
+  // Two stores with the same addressing write each element from the same thread (the one
+  // whose coordinates outside the stored dims are 0, thread 0 for a single element).
+  if (a->op == Op::Store && b->op == Op::Store) return true;
   // The slots of the accessed elements' coordinates (as emit_store dedupes them).
   std::vector<bool> covered(L_.slot_block.size(), false);
   size_t op = fa;
