@@ -85,12 +85,10 @@ class Runner {
     }
     ls.tile_begin = ls.begin;
     ls.tile_end.assign(nd, 0);
-    if (loop == top_ && f_.write_log()) {
-      run_programs_shuffled(loop, ls);
-      return;
-    }
+    if (loop == top_ && f_.write_log() && run_programs_shuffled(loop, ls)) return;
     while (true) {
       for (size_t d = 0; d < nd; ++d) ls.tile_end[d] = std::min(ls.tile_begin[d] + ls.block[d], ls.end[d]);
+      if (loop == top_ && f_.write_log()) f_.write_log()->start_program(program_);
       run_body(loop);
       if (loop == top_) ++program_;  // one program per tile of the launch
       int d = static_cast<int>(nd) - 1;
@@ -140,15 +138,19 @@ class Runner {
     return reach;
   }
 
-  /// The race check (TESSEL_CHECK_RACES): the launch's programs (tiles of `top`) in an
-  /// order shuffled by seed_, each numbered by its position in the natural order (the
-  /// last dim varying fastest), as ts::program_id gives it.
-  void run_programs_shuffled(const Node* top, LoopState& ls) {
+  /// The race check (TESSEL_CHECK_RACES): runs the launch's programs (tiles of `top`) in
+  /// an order shuffled by seed_, each numbered by its position in the natural order (the
+  /// last dim varying fastest), as ts::program_id gives it. False (nothing run) past 2^26
+  /// programs (a bound far beyond the tensors), where the permutation itself would be
+  /// the cost: they run in order, still logged.
+  bool run_programs_shuffled(const Node* top, LoopState& ls) {
     const size_t nd = top->dims.size();
+    constexpr int64_t kMaxShuffled = int64_t{1} << 26;
     std::vector<int64_t> count(nd);
     int64_t total = 1;
     for (size_t d = 0; d < nd; ++d) {
       count[d] = (ls.end[d] - ls.begin[d] + ls.block[d] - 1) / ls.block[d];
+      if (count[d] > kMaxShuffled || total * count[d] > kMaxShuffled) return false;
       total *= count[d];
     }
     std::vector<int64_t> order(static_cast<size_t>(total));
@@ -167,6 +169,7 @@ class Runner {
     }
     ls.tile_begin.clear();
     ls.tile_end.clear();
+    return true;
   }
 
   void run_body(const Node* loop) {
