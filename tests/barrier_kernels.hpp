@@ -44,6 +44,23 @@ inline auto make_mirror_in_tile(ts::Settings s = {}) {
       s);
 }
 
+/// y[b, j] = 2 * x[b, j'] (j' the mirror of j inside its tile): out is stored by one
+/// device loop and read mirrored by the next (one barrier between the loops).
+inline auto make_mirror_after_loop(ts::Settings s = {}) {
+  return ts::kernel(
+      "mirror_after_loop",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        ts::Tensor y = ts::empty_like(x);
+        for (auto b : ts::grid(x.size(0))) {
+          for (auto t : ts::tile(x.size(1))) out(b, t) = x(b, t) * 2;
+          for (auto t : ts::tile(x.size(1))) y(b, t) = out(b, t.begin() + t.end() - 1 - t.index());
+        }
+        return y;
+      },
+      s);
+}
+
 /// out[b, :] = x[b, :] - mean(x[b, :]): the mean is stored (one element, by one thread)
 /// and reloaded by every thread.
 inline auto make_stash_mean(ts::Settings s = {}) {

@@ -63,6 +63,19 @@ TEST(Barriers, AMirroredReloadInTheSameBodyWaitsBothWays) {
   EXPECT_EQ(count(src, "// the store below"), 1) << src;
 }
 
+TEST(Barriers, ALoopReadingWhatTheLoopBeforeItStoredWaitsOnceBeforeIt) {
+  REQUIRE_NVRTC();
+  auto k = barrier_test::make_mirror_after_loop(config({128, 128}));
+  std::string src = compile(k, f32({8, 1000}));
+  EXPECT_EQ(count(src, kBarrier), 1) << src;
+  EXPECT_EQ(count(src, "// the loop below"), 1) << src;
+  // The values on the interpreter: 2 * x mirrored inside each tile (the last one ragged).
+  auto tiny = barrier_test::make_mirror_after_loop(config({2, 2}));
+  EXPECT_EQ(tiny(buffer(ramp(4), {1, 4})).to_vector(), (std::vector<double>{2, 0, 6, 4}));
+  auto small = barrier_test::make_mirror_after_loop(config({4, 4}));
+  EXPECT_EQ(small(buffer(ramp(6), {1, 6})).to_vector(), (std::vector<double>{6, 4, 2, 0, 10, 8}));
+}
+
 TEST(Barriers, AStashedScalarIsReloadedByEveryThreadAfterABarrier) {
   REQUIRE_NVRTC();
   EXPECT_EQ(barriers(barrier_test::make_stash_mean(), f32({8, 1000})), 1);
@@ -89,7 +102,8 @@ TEST(Barriers, TwoStoresOfOneRowInOtherLayoutsAreOrdered) {
       },
       config({64}));
   std::string src = compile(k, f32({4, 100}));
-  EXPECT_EQ(count(src, "// the store below"), 1) << src;
+  EXPECT_EQ(count(src, kBarrier), 1) << src;
+  EXPECT_EQ(count(src, "// the loop below"), 1) << src;  // once, not per tile
   std::vector<double> x = ramp(2 * 5), want = x;
   for (int r = 0; r < 2; ++r)
     for (int c = 2; c < 5; ++c) want[r * 5 + c] = 0;

@@ -411,6 +411,7 @@ void Emitter::emit_node(const Node* n) {
     case Op::LoopResult:
       return;
     case Op::Loop:
+      if (barrier_before_.count(n)) emit_barrier(n);
       emit_loop(n);
       return;
     case Op::Load:

@@ -22,7 +22,9 @@
 // tensor, or arguments whose memory overlaps in this call (ArgFacts::alias_group).
 // Accesses are followed in program order through device loops, their next iteration
 // included (a load at the top of a body after a store at its bottom); the top-level loop's
-// tiles are programs of their own (passes/race_check.hpp). The barrier is __syncwarp()
+// tiles are programs of their own (passes/race_check.hpp). An access in a device loop
+// that waits only for accesses before the loop gets one barrier before the loop instead
+// of one per iteration. The barrier is __syncwarp()
 // when the program is one warp, __syncthreads() otherwise (both order the threads'
 // global memory accesses, CUDA C++ Programming Guide, "Synchronization Functions").
 #include <algorithm>
@@ -86,12 +88,30 @@ bool Emitter::needs_order(const Node* earlier, const Node* later) const {
   return !same_thread_per_element(earlier, later);
 }
 
+// Whether a live access in block b (nested loops included) must wait for one of `pending`.
+bool Emitter::waits_for(const ir::Block& b, const std::vector<const Node*>& pending) const {
+  for (const Node* n : b) {
+    if (!live_.count(n)) continue;
+    if (n->op == Op::Loop && waits_for(n->body, pending)) return true;
+    if (n->op != Op::Load && n->op != Op::Store) continue;
+    for (const Node* p : pending)
+      if (needs_order(p, n)) return true;
+  }
+  return false;
+}
+
 // Follows block b in program order from the accesses `pending` since the last barrier,
 // marking the accesses that need one.
 void Emitter::order_block(const ir::Block& b, std::vector<const Node*>& pending) {
   for (const Node* n : b) {
     if (!live_.count(n)) continue;
     if (n->op == Op::Loop) {
+      // An access in the loop waiting for one before the loop: one barrier before the
+      // loop, not one per iteration.
+      if (barrier_before_.count(n) || waits_for(n->body, pending)) {
+        barrier_before_.insert(n);
+        pending.clear();
+      }
       // The body runs again after itself: iterate until the accesses pending at its
       // start (from before the loop or from the previous iteration) no longer grow.
       std::vector<const Node*> entry = pending, start = pending;
@@ -127,8 +147,9 @@ void Emitter::find_barriers() {
 }
 
 void Emitter::emit_barrier(const Node* n) {
+  const char* what = n->op == Op::Load ? "load" : n->op == Op::Store ? "store" : "loop";
   line(fmt::format("{};  // the {} below reads or writes memory another thread of the program accessed before",
-                   L_.threads <= 32 ? "__syncwarp()" : "__syncthreads()", n->op == Op::Load ? "load" : "store"),
+                   L_.threads <= 32 ? "__syncwarp()" : "__syncthreads()", what),
        n);
 }
 

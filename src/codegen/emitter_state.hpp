@@ -138,16 +138,17 @@ class Emitter {
   /// Expression `e` of node n's value rounded to n's dtype, unless a store rounds it.
   std::string rounded(const ir::Node* n, const std::string& e) const;
   /// Memory order inside the program (emit_barriers.cpp): marks in barrier_before_ the
-  /// loads and stores that must wait for the program's earlier accesses to memory they
+  /// loads, stores and device loops that must wait for the program's earlier accesses to memory they
   /// may share, made by other threads.
   void find_barriers();
   void order_block(const ir::Block& b, std::vector<const ir::Node*>& pending);
+  bool waits_for(const ir::Block& b, const std::vector<const ir::Node*>& pending) const;
   /// Whether `later` must wait for `earlier` (at least one a store, memory that may be
   /// shared, an element that other threads may touch).
   bool needs_order(const ir::Node* earlier, const ir::Node* later) const;
   /// Whether accesses a and b (loads or stores) touch each element from one thread.
   bool same_thread_per_element(const ir::Node* a, const ir::Node* b) const;
-  /// The barrier before access n.
+  /// The barrier before access (or loop) n.
   void emit_barrier(const ir::Node* n);
   void emit_reduce(const ir::Node* n);
   /// Top-level loop, not flattened: the tile indices of the running program.

@@ -53,6 +53,14 @@ TEST(BarriersGpu, ARowStoredAndReloadedMirroredInTheSameBody) {
       expect_matches_interpreter(barrier_test::make_mirror_in_tile(config({b}, w)), x, 0, "mirror_in_tile");
 }
 
+TEST(BarriersGpu, ARowStoredByOneLoopAndReadMirroredByTheNext) {
+  TESSEL_REQUIRE_GPU();
+  ts::Buffer x = ts::Buffer::randn({64, 3000}, ts::f32, ts::cuda(0), 6);
+  for (int w : kWarps)
+    for (int64_t b : {32, 256, 1024})
+      expect_matches_interpreter(barrier_test::make_mirror_after_loop(config({b, b}, w)), x, 0, "mirror_after_loop");
+}
+
 TEST(BarriersGpu, AStashedScalarReloadedByEveryThread) {
   TESSEL_REQUIRE_GPU();
   ts::Buffer x = ts::Buffer::randn({128, 2000}, ts::f32, ts::cuda(0), 3);
