@@ -216,6 +216,13 @@ TEST(AliasGroups, OverlappingRangesAreGroupedTransitivelyUnderTheLowestPosition)
   EXPECT_TRUE(ts::rt::alias_groups({&f, &g}).empty());
 }
 
+TEST(AliasGroups, TwoDlpackHandlesOfOneTensorAreOneGroup) {
+  ts::Buffer x = f32({4, 8});
+  ts::Buffer y = ts::Buffer::from_dlpack(x.to_dlpack());  // another Buffer (storage) over x's memory
+  ASSERT_NE(x.storage(), y.storage());
+  EXPECT_EQ(ts::rt::alias_groups({&x, &y}), (std::vector<int>{0, 0}));
+}
+
 TEST(AliasGroups, InterleavedColumnsShareTheirRange) {
   ts::Buffer m = f32({4, 8});
   ts::Buffer left = m.narrow(1, 0, 4), right = m.narrow(1, 4, 4);  // disjoint elements, interleaved bytes
