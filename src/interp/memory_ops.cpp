@@ -299,12 +299,12 @@ void load_into(const Addressing& a, const Buffer& t, O* out) {
   });
 }
 
-// With a write log (the race check), every element goes through the generic path.
+// With a write log (the race check), every element written is logged first.
 template <class V>
 void store_from(const Addressing& a, const Buffer& t, const V* val, int vc, WriteLog* log) {
   char* base = static_cast<char*>(t.data_ptr());
   const DType dt = t.dtype();
-  const bool native = !log && a.ngathers == 0 && !(std::is_same_v<V, double> && !is_float(dt)) &&
+  const bool native = a.ngathers == 0 && !(std::is_same_v<V, double> && !is_float(dt)) &&
                       with_native_type(dt, [&](auto tag) {
                         using T = decltype(tag);
                         T* p = reinterpret_cast<T*>(base);
@@ -312,8 +312,12 @@ void store_from(const Addressing& a, const Buffer& t, const V* val, int vc, Writ
                           if (!r.ok) return;
                           const V* v = val + r.cur[vc];
                           const int64_t vs = r.step[vc];
-                          for (int64_t c = 0; c < r.n; ++c)
-                            if (r.table[c] != kInvalid) p[r.off + r.table[c]] = static_cast<T>(v[c * vs]);
+                          for (int64_t c = 0; c < r.n; ++c) {
+                            if (r.table[c] == kInvalid) continue;
+                            const T x = static_cast<T>(v[c * vs]);
+                            if (log) log->write(r.off + r.table[c], &x);
+                            p[r.off + r.table[c]] = x;
+                          }
                         });
                       });
   if (native) return;

@@ -77,20 +77,18 @@ void WriteLog::begin_store(const ir::Node* n, const Buffer& t) {
   tensor_ = &t;
   elem_bytes_ = dtype_size(t.dtype());
   base_ = reinterpret_cast<uintptr_t>(t.data_ptr());
+  mine_ = (uint64_t{program_} + 1) << 32 | static_cast<uint32_t>(n->id);
   auto [lo, hi] = rt::byte_range(t);
   region_ = lo < hi ? &region_for(lo, hi, elem_bytes_) : nullptr;
 }
 
-void WriteLog::write(int64_t offset, const void* value) {
-  if (!region_) return;  // an empty tensor
-  const uintptr_t addr = base_ + static_cast<uintptr_t>(offset * elem_bytes_);
+void WriteLog::write_cells(uintptr_t addr, int64_t offset, const void* value) {
   const int64_t first = static_cast<int64_t>(addr - region_->lo) / region_->granule;
   const int64_t cells = elem_bytes_ / region_->granule;
-  const uint64_t mine = (uint64_t{program_} + 1) << 32 | static_cast<uint32_t>(store_->id);
   for (int64_t c = first; c < first + cells; ++c) {
     uint64_t& cell = region_->cells[static_cast<size_t>(c)];
-    if (cell == 0 || cell >> 32 == mine >> 32) {
-      cell = mine;
+    if (cell == 0 || cell >> 32 == mine_ >> 32) {
+      cell = mine_;
     } else if (std::memcmp(reinterpret_cast<const void*>(addr), value, static_cast<size_t>(elem_bytes_)) != 0) {
       conflict(offset, cell, value);
     }

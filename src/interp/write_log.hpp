@@ -30,7 +30,15 @@ class WriteLog {
   /// Records that the current store writes element `offset` (elements from t's data
   /// pointer) with `value` (its bytes in t's dtype), before it is written.
   /// Errors: UserError when another program of the launch wrote a different value there.
-  void write(int64_t offset, const void* value);
+  void write(int64_t offset, const void* value) {
+    if (!region_) return;  // an empty tensor
+    const uintptr_t addr = base_ + static_cast<uintptr_t>(offset * elem_bytes_);
+    uint64_t& cell = region_->cells[(addr - region_->lo) / static_cast<uintptr_t>(region_->granule)];
+    if (elem_bytes_ == region_->granule && (cell == 0 || cell >> 32 == mine_ >> 32))
+      cell = mine_;  // the common case: first write, or the same program's
+    else
+      write_cells(addr, offset, value);
+  }
 
  private:
   /// The writers of bytes [lo, hi), one cell per `granule` bytes.
@@ -40,6 +48,7 @@ class WriteLog {
     std::vector<uint64_t> cells;  // (program + 1) << 32 | store node id; 0 = unwritten
   };
   Region& region_for(uintptr_t lo, uintptr_t hi, int64_t granule);
+  void write_cells(uintptr_t addr, int64_t offset, const void* value);
   [[noreturn]] void conflict(int64_t offset, uint64_t earlier, const void* value) const;
 
   const ir::Graph& g_;
@@ -50,6 +59,7 @@ class WriteLog {
   Region* region_ = nullptr;
   uintptr_t base_ = 0;
   int64_t elem_bytes_ = 1;
+  uint64_t mine_ = 0;  // the cell of the current store: (program + 1) << 32 | store id
 };
 
 }  // namespace tessel::interp
