@@ -260,6 +260,27 @@ TEST(Races, EqualValuesFromSeveralProgramsAreAllowedAtRunTime) {
   EXPECT_EQ(k(buffer(ramp(8, 10), {8}), idx).to_vector(), (std::vector<double>{10, 0, 0, 13, 0, 15, 0, 0}));
 }
 
+TEST(Races, AnElementProgramsAgreeOnAndOneOverwritesIsAnError) {
+  RaceCheck on("1");
+  auto k = ts::kernel(
+      "agree_then_differ",
+      [](ts::Tensor x, ts::Tensor idx) {
+        ts::Tensor out = x.new_zeros({x.size(0)});
+        for (auto t : ts::tile(x.size(0))) {
+          out(idx(t)) = 5;
+          out(idx(t)) = x(t);
+        }
+        return out;
+      },
+      blocks({1}));
+  // Every program writes 5 to element 0, then its own x: the first program's second write
+  // races with the other programs' first.
+  std::string msg = user_error([&] { k(buffer({1, 2, 3}, {3}), buffer({0, 0, 0}, {3}, ts::i64)); });
+  g_line = 0;  // either store may be the second
+  expect_message(msg, "agree_then_differ", "of the launch both write element (0) of the tensor allocated at line",
+                 kDynamicHint);
+}
+
 TEST(Races, BuffersOverOneMemoryAreOneMemoryToTheCheck) {
   RaceCheck on("1");
   auto k = ts::kernel(
