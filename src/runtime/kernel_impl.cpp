@@ -183,9 +183,11 @@ static void append_int(std::string& k, int64_t v) {
   k.append(buf, r.ptr);
 }
 
-// The Buffer of each argument (nullptr for numbers), for rt::alias_groups.
-static std::vector<const Buffer*> tensor_args(const std::vector<CallArg>& args) {
-  std::vector<const Buffer*> out(args.size());
+// The Buffer of each argument (nullptr for numbers), for rt::alias_groups (a vector
+// reused by the thread's calls: key() runs on every call).
+static const std::vector<const Buffer*>& tensor_args(const std::vector<CallArg>& args) {
+  thread_local std::vector<const Buffer*> out;
+  out.resize(args.size());
   for (size_t i = 0; i < args.size(); ++i) out[i] = std::get_if<Buffer>(&args[i]);
   return out;
 }
