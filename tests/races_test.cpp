@@ -246,6 +246,25 @@ TEST(Races, TheConflictNamesTheElementsIndexTuple) {
   EXPECT_NE(msg.find(", 0) of the tensor allocated at line"), std::string::npos) << msg;
 }
 
+TEST(Races, OneStoreWritingAnElementTwiceWithDifferentValuesIsAnError) {
+  RaceCheck on("1");
+  auto k = ts::kernel(
+      "duplicate_scatter",
+      [](ts::Tensor x, ts::Tensor idx) {
+        ts::Tensor out = x.new_zeros({x.size(0)});
+        for (auto t : ts::tile(x.size(0))) {
+          g_line = __LINE__; out(idx(t)) = x(t);
+        }
+        return out;
+      },
+      blocks({4}));
+  std::string msg = user_error([&] { k(buffer({10, 20, 30, 40}, {4}), buffer({0, 1, 1, 2}, {4}, ts::i64)); });
+  expect_message(msg, "duplicate_scatter",
+                 "this store writes element (1) of the tensor allocated at line " + std::to_string(g_line - 2) +
+                     " twice in program 0, with different values (20 and 30)",
+                 "make the indices of a scatter distinct");
+}
+
 TEST(Races, EqualValuesFromSeveralProgramsAreAllowedAtRunTime) {
   RaceCheck on("1");
   auto k = ts::kernel(

@@ -14,8 +14,9 @@ namespace tessel::interp {
 /// (complete: see passes::complete_config).
 /// With the environment variable TESSEL_CHECK_RACES set (not 0; its value, a number, is
 /// the seed), the programs run in a shuffled order and every stored element is logged
-/// (interp/write_log.hpp): two programs writing different values to one element raise a
-/// UserError. The test suite runs with it on.
+/// (interp/write_log.hpp): two programs writing different values to one element (or one
+/// store writing an element twice with different values) raise a UserError. The test
+/// suites run with it on.
 /// Errors: UserError for out-of-range device reads that the GPU would also reject
 /// (e.g. a device scalar index out of its tensor), and for races under the check,
 /// naming the kernel and line.

@@ -77,7 +77,8 @@ void WriteLog::begin_store(const ir::Node* n, const Buffer& t) {
   tensor_ = &t;
   elem_bytes_ = dtype_size(t.dtype());
   base_ = reinterpret_cast<uintptr_t>(t.data_ptr());
-  mine_ = (uint64_t{program_} + 1) << 32 | static_cast<uint32_t>(n->id);
+  mine_ = (uint64_t{program_} + 1) << 32 | static_cast<uint32_t>(store_of_execution_.size());
+  store_of_execution_.push_back(static_cast<uint32_t>(n->id));
   auto [lo, hi] = rt::byte_range(t);
   region_ = lo < hi ? &region_for(lo, hi, elem_bytes_) : nullptr;
 }
@@ -87,7 +88,7 @@ void WriteLog::write_cells(uintptr_t addr, int64_t offset, const void* value) {
   const int64_t cells = elem_bytes_ / region_->granule;
   for (int64_t c = first; c < first + cells; ++c) {
     uint64_t& cell = region_->cells[static_cast<size_t>(c)];
-    if (cell == 0 || cell >> 32 == mine_ >> 32) {
+    if (cell == 0 || (cell >> 32 == mine_ >> 32 && cell != mine_)) {
       cell = mine_;
     } else if (std::memcmp(reinterpret_cast<const void*>(addr), value, static_cast<size_t>(elem_bytes_)) != 0) {
       conflict(offset, cell, value);
@@ -97,11 +98,18 @@ void WriteLog::write_cells(uintptr_t addr, int64_t offset, const void* value) {
 
 void WriteLog::conflict(int64_t offset, uint64_t earlier, const void* value) const {
   const Buffer& t = *tensor_;
-  const ir::Node* other = g_.nodes().at(static_cast<uint32_t>(earlier)).get();
   std::vector<int64_t> idx = index_of(t, offset);
   std::string element = idx.empty() ? fmt::format("at element offset {}", offset)
                                      : fmt::format("({})", fmt::join(idx, ", "));
   const void* old_value = reinterpret_cast<const void*>(base_ + static_cast<uintptr_t>(offset * elem_bytes_));
+  if (earlier == mine_)
+    throw UserError(g_.kernel_name, store_->loc,
+                    fmt::format("this store writes element {} of {} twice in program {}, with different values ({} "
+                                "and {}): on a GPU two threads of the program write it, and it keeps either value",
+                                element, ir::describe_tensor(store_->args[0]), program_,
+                                value_str(old_value, t.dtype()), value_str(value, t.dtype())),
+                    "make the indices of a scatter distinct, or reduce the values that go to one element first");
+  const ir::Node* other = g_.nodes().at(store_of_execution_.at(static_cast<uint32_t>(earlier))).get();
   std::string where = other != store_ ? fmt::format(" (the other store is at {})", other->loc.str()) : "";
   throw UserError(g_.kernel_name, store_->loc,
                   fmt::format("programs {} and {} of the launch both write element {} of {}{}, with different "

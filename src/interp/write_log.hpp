@@ -7,8 +7,10 @@
 // the kernel, the second store's line, the tensor and the element's index. Several
 // programs writing the same value (bit for bit) to one element are allowed, as the
 // trace-time check (passes/race_check.hpp) allows a store of the same value from every
-// program. Elements are identified by address, so tensors that share memory (views, two
-// Buffers over one allocation) are one memory here too.
+// program. One store writing an element twice with different values (a scatter with
+// duplicate indices: two threads of one program on a GPU) is refused the same way.
+// Elements are identified by address, so tensors that share memory (views, two Buffers
+// over one allocation) are one memory here too.
 #pragma once
 
 #include <cstdint>
@@ -29,13 +31,14 @@ class WriteLog {
   void begin_store(const ir::Node* n, const Buffer& t);
   /// Records that the current store writes element `offset` (elements from t's data
   /// pointer) with `value` (its bytes in t's dtype), before it is written.
-  /// Errors: UserError when another program of the launch wrote a different value there.
+  /// Errors: UserError when another program of the launch, or this store already, wrote a
+  /// different value there.
   void write(int64_t offset, const void* value) {
     if (!region_) return;  // an empty tensor
     const uintptr_t addr = base_ + static_cast<uintptr_t>(offset * elem_bytes_);
     uint64_t& cell = region_->cells[(addr - region_->lo) / static_cast<uintptr_t>(region_->granule)];
-    if (elem_bytes_ == region_->granule && (cell == 0 || cell >> 32 == mine_ >> 32))
-      cell = mine_;  // the common case: first write, or the same program's
+    if (elem_bytes_ == region_->granule && (cell == 0 || (cell >> 32 == mine_ >> 32 && cell != mine_)))
+      cell = mine_;  // the common case: a first write, or an earlier store of the same program's
     else
       write_cells(addr, offset, value);
   }
@@ -45,7 +48,7 @@ class WriteLog {
   struct Region {
     uintptr_t lo = 0, hi = 0;
     int64_t granule = 1;
-    std::vector<uint64_t> cells;  // (program + 1) << 32 | store node id; 0 = unwritten
+    std::vector<uint64_t> cells;  // (program + 1) << 32 | store execution; 0 = unwritten
   };
   Region& region_for(uintptr_t lo, uintptr_t hi, int64_t granule);
   void write_cells(uintptr_t addr, int64_t offset, const void* value);
@@ -59,7 +62,8 @@ class WriteLog {
   Region* region_ = nullptr;
   uintptr_t base_ = 0;
   int64_t elem_bytes_ = 1;
-  uint64_t mine_ = 0;  // the cell of the current store: (program + 1) << 32 | store id
+  uint64_t mine_ = 0;  // the cell of the current store: (program + 1) << 32 | execution
+  std::vector<uint32_t> store_of_execution_;  // node id of each store execution
 };
 
 }  // namespace tessel::interp
