@@ -55,6 +55,20 @@ class RaceCheck {
   bool had_ = false;
 };
 
+/// out[idx[i]] = x[i] in programs of 4 elements: a scatter (idx may repeat indices).
+auto make_scatter() {
+  return ts::kernel(
+      "scatter",
+      [](ts::Tensor x, ts::Tensor idx) {
+        ts::Tensor out = x.new_zeros({x.size(0)});
+        for (auto t : ts::tile(x.size(0))) {
+          g_line = __LINE__; out(idx(t)) = x(t);
+        }
+        return out;
+      },
+      blocks({4}));
+}
+
 }  // namespace
 
 TEST(Races, TheSuiteRunsWithTheInterpretersRaceCheck) {
@@ -206,16 +220,7 @@ TEST(Races, AGatherIndexComputedFromTheGridIndexCoversIt) {
 
 TEST(Races, TwoProgramsScatteringDifferentValuesToOneElementAreAnError) {
   RaceCheck on("1");
-  auto k = ts::kernel(
-      "scatter",
-      [](ts::Tensor x, ts::Tensor idx) {
-        ts::Tensor out = x.new_zeros({x.size(0)});
-        for (auto t : ts::tile(x.size(0))) {
-          g_line = __LINE__; out(idx(t)) = x(t);
-        }
-        return out;
-      },
-      blocks({4}));
+  auto k = make_scatter();
   // Programs 0 and 1 both write element 3 (x[3] = 3 and x[4] = 4).
   ts::Buffer idx = buffer({0, 1, 2, 3, 3, 5, 6, 7}, {8}, ts::i64);
   std::string msg = user_error([&] { k(buffer(ramp(8), {8}), idx); });
@@ -248,18 +253,9 @@ TEST(Races, TheConflictNamesTheElementsIndexTuple) {
 
 TEST(Races, OneStoreWritingAnElementTwiceWithDifferentValuesIsAnError) {
   RaceCheck on("1");
-  auto k = ts::kernel(
-      "duplicate_scatter",
-      [](ts::Tensor x, ts::Tensor idx) {
-        ts::Tensor out = x.new_zeros({x.size(0)});
-        for (auto t : ts::tile(x.size(0))) {
-          g_line = __LINE__; out(idx(t)) = x(t);
-        }
-        return out;
-      },
-      blocks({4}));
+  auto k = make_scatter();
   std::string msg = user_error([&] { k(buffer({10, 20, 30, 40}, {4}), buffer({0, 1, 1, 2}, {4}, ts::i64)); });
-  expect_message(msg, "duplicate_scatter",
+  expect_message(msg, "scatter",
                  "this store writes element (1) of the tensor allocated at line " + std::to_string(g_line - 2) +
                      " twice in program 0, with different values (20 and 30)",
                  "make the indices of a scatter distinct");
