@@ -178,8 +178,10 @@ void check_store(const ir::Graph& g, const Node* top, const LaunchDeps& deps, co
   const Node* t = n->args[0];
   const Node* value = n->args[1];
   std::string why;
+  const bool one = (missing & (missing - 1)) == 0;
   if (deps.of(value) & missing)
-    why = "and the stored value depends on it, so each program writes its own value there";
+    why = fmt::format("and the stored value depends on {}, so each program writes its own value there",
+                      one ? "it" : "them");
   else if (reads_tensor(value, t))
     why = fmt::format("and the stored value reads {}: a read-modify-write from every program, whose updates "
                       "are lost",
