@@ -411,12 +411,15 @@ void Emitter::emit_node(const Node* n) {
     case Op::LoopResult:
       return;
     case Op::Loop:
+      if (barrier_before_.count(n)) emit_barrier(n);
       emit_loop(n);
       return;
     case Op::Load:
+      if (barrier_before_.count(n)) emit_barrier(n);
       emit_load(n);
       return;
     case Op::Store:
+      if (barrier_before_.count(n)) emit_barrier(n);
       emit_store(n);
       return;
     case Op::Reduce:
@@ -723,6 +726,7 @@ void Emitter::run() {
   for (const Node* n : live_)
     if (n->op == Op::Store) written_.insert(n->args[0]);
   find_values_rounded_by_stores();
+  find_barriers();
 
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;
@@ -804,10 +808,10 @@ void Emitter::run() {
     switch (p.kind) {
       case Param::tensor_ptr: {
         bool ro = !written_.count(p.node);
-        // __restrict__ promises no other pointer reaches this memory: not so when the call
-        // passed the same Buffer (or views of one storage) as two arguments.
+        // __restrict__ promises no other pointer reaches this memory (and lets the compiler
+        // use non-coherent loads): not so when another argument's bytes overlap these.
         bool aliased = p.node->op == Op::Arg && static_cast<size_t>(p.node->ival) < g_.arg_facts.size() &&
-                       g_.arg_facts[p.node->ival].shares_storage;
+                       g_.arg_facts[p.node->ival].alias_group >= 0;
         src << fmt::format("{}{}*{} {}", ro ? "const " : "", dtype_cuda_storage(p.node->dtype),
                            ro && !aliased ? " __restrict__" : "", param_names_.at("T" + std::to_string(p.node->id)));
         break;

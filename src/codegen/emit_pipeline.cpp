@@ -52,13 +52,22 @@ std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
   if (passes::loop_knobs(g_, loop, config_).flatten) return out;
   std::set<const Node*> inside;
   collect(loop->body, inside);
-  std::set<const Node*> stored;
-  for (const Node* n : inside)
-    if (n->op == Op::Store) stored.insert(n->args[0]);
+  // Tensors stored anywhere in the program: a load issued early could pass a store to
+  // memory it may share (ir::may_alias), or the barrier that orders them (emit_barriers.cpp).
+  std::set<const Node*> in_program;
+  collect(top_->body, in_program);
+  std::vector<const Node*> stored;
+  for (const Node* n : in_program)
+    if (n->op == Op::Store) stored.push_back(n->args[0]);
+  auto may_be_stored = [&](const Node* t) {
+    for (const Node* s : stored)
+      if (ir::may_alias(g_, s, t)) return true;
+    return false;
+  };
   for (size_t d = 0; d < loop->dims.size(); ++d)  // the probe plans accesses of this loop's tile
     dims[{loop, static_cast<int>(d)}] = dim_vars(loop, static_cast<int>(d));
   for (const Node* n : loop->body) {  // the body's own level: not under a nested loop
-    if (n->op != Op::Load || !live_.count(n) || !is_array(n) || stored.count(n->args[0])) continue;
+    if (n->op != Op::Load || !live_.count(n) || !is_array(n) || may_be_stored(n->args[0])) continue;
     bool early = true;
     for (size_t i = 1; i < n->args.size(); ++i) early &= n->args[i] == loop || !inside.count(n->args[i]);
     // The access must be a vector load (probed into a scratch stream).

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "codegen/cuda_kernel.hpp"
 #include "passes/layout.hpp"
@@ -103,7 +104,7 @@ class Emitter {
   void emit_vector_load_into(const ir::Node* n, const std::string& raw);
   /// num_stages >= 2 (emit_pipeline.cpp): the vector loads of one-dim device loop `loop`
   /// that can be issued early (their indices are the loop's tile or values from outside
-  /// the loop, and the loop stores nothing to their tensor).
+  /// the loop, and the program stores nothing to memory they may share).
   std::vector<const ir::Node*> prefetchable_loads(const ir::Node* loop);
   /// Tiles loaded ahead of the running one: num_stages - 1 (at most 3) for a device loop,
   /// 1 for the persistent program loop.
@@ -138,6 +139,19 @@ class Emitter {
   void find_values_rounded_by_stores();
   /// Expression `e` of node n's value rounded to n's dtype, unless a store rounds it.
   std::string rounded(const ir::Node* n, const std::string& e) const;
+  /// Memory order inside the program (emit_barriers.cpp): marks in barrier_before_ the
+  /// loads, stores and device loops that must wait for the program's earlier accesses to memory they
+  /// may share, made by other threads.
+  void find_barriers();
+  void order_block(const ir::Block& b, std::vector<const ir::Node*>& pending);
+  bool waits_for(const ir::Block& b, const std::vector<const ir::Node*>& pending) const;
+  /// Whether `later` must wait for `earlier` (at least one a store, memory that may be
+  /// shared, an element that other threads may touch).
+  bool needs_order(const ir::Node* earlier, const ir::Node* later) const;
+  /// Whether accesses a and b (loads or stores) touch each element from one thread.
+  bool same_thread_per_element(const ir::Node* a, const ir::Node* b) const;
+  /// The barrier before access (or loop) n.
+  void emit_barrier(const ir::Node* n);
   void emit_reduce(const ir::Node* n);
   /// Top-level loop, not flattened: the tile indices of the running program.
   void emit_program_tiles(const passes::LoopKnobs& knobs, const std::vector<std::string>& counts, bool xyz);
@@ -172,6 +186,7 @@ class Emitter {
   std::set<const ir::Node*> written_;               // tensors stored to
   std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next
   std::set<const ir::Node*> rounded_by_store_;      // find_values_rounded_by_stores
+  std::set<const ir::Node*> barrier_before_;        // find_barriers
   std::ostringstream prologue_;                     // device scalar reads
   int shared_bytes_ = 0;
   int tmp_ = 0;

@@ -294,12 +294,6 @@ bool TraceContext::unify(ir::Sym* a, ir::Sym* b, SourceLoc loc) {
   return true;
 }
 
-std::string describe_tensor(const ir::Node* t) {
-  if (t->op == ir::Op::Arg) return fmt::format("tensor argument {}", t->ival);
-  if (t->op == ir::Op::Alloc) return "the tensor " + t->name;
-  return t->name.empty() ? "the tensor" : "tensor '" + t->name + "'";
-}
-
 void TraceContext::check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, const std::string& what,
                                      SourceLoc loc) {
   std::pair<ir::Node*, int> origin;

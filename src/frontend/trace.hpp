@@ -45,9 +45,7 @@ struct OpenLoop {
   std::vector<std::pair<const Value*, Entry>> vars;  // in first-use order
 };
 
-/// How errors name a tensor: "tensor argument 1" (the kernel's parameters, from 0), "the
-/// tensor allocated at line 12", ...
-std::string describe_tensor(const ir::Node* t);
+using ir::describe_tensor;
 
 /// Whether addressing `b` needs 64-bit index arithmetic: it spans 2^31 elements of memory
 /// or more (Buffer::span: a strided view up to its furthest element), or a size is 2^31

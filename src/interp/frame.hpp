@@ -13,6 +13,8 @@
 
 namespace tessel::interp {
 
+class WriteLog;
+
 /// Position of one Loop node while its body runs (one entry per loop dimension).
 struct LoopState {
   std::vector<int64_t> begin, end, block;  // the loop's bounds and block sizes
@@ -52,6 +54,11 @@ class Frame {
 
   LoopState& loop(const ir::Node* loop) { return loops_.at(loop->id); }
 
+  /// The race check of this launch (TESSEL_CHECK_RACES), or nullptr: stores report
+  /// every element they write to it.
+  WriteLog* write_log() const { return write_log_; }
+  void set_write_log(WriteLog* log) { write_log_ = log; }
+
   /// Computes a node without side effects and without loop context (Const, Arg, Size,
   /// Stride, DeviceScalar, Unary, Binary, Where, Cast, Full, Arange, View, Reduce) into
   /// `out`. Throws InternalError for other kinds.
@@ -71,6 +78,7 @@ class Frame {
   std::vector<char> dims_ready_;
   std::vector<int64_t> extent_value_;  // by sym id; -1 = not evaluated yet
   std::vector<LoopState> loops_;   // by node id (Loop nodes only)
+  WriteLog* write_log_ = nullptr;
 };
 
 }  // namespace tessel::interp

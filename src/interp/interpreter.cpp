@@ -4,14 +4,19 @@
 #include "interp/interpreter.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
+#include <numeric>
 #include <optional>
+#include <random>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "interp/frame.hpp"
 #include "interp/memory_ops.hpp"
+#include "interp/write_log.hpp"
 #include "passes/default_config.hpp"
 
 namespace tessel::interp {
@@ -23,7 +28,7 @@ namespace {
 
 class Runner {
  public:
-  Runner(Frame& f, const Config& config) : f_(f), config_(config) {}
+  Runner(Frame& f, const Config& config, uint64_t seed) : f_(f), config_(config), seed_(seed) {}
 
   /// Runs `loop` to completion: every tile (grid index) combination of its dims, the
   /// last dim varying fastest, with its carried values threaded through the iterations.
@@ -80,8 +85,10 @@ class Runner {
     }
     ls.tile_begin = ls.begin;
     ls.tile_end.assign(nd, 0);
+    if (loop == top_ && f_.write_log() && run_programs_shuffled(loop, ls)) return;
     while (true) {
       for (size_t d = 0; d < nd; ++d) ls.tile_end[d] = std::min(ls.tile_begin[d] + ls.block[d], ls.end[d]);
+      if (loop == top_ && f_.write_log()) f_.write_log()->start_program(program_);
       run_body(loop);
       if (loop == top_) ++program_;  // one program per tile of the launch
       int d = static_cast<int>(nd) - 1;
@@ -129,6 +136,40 @@ class Runner {
     walk(loop->body);
     if (!ok) return std::nullopt;
     return reach;
+  }
+
+  /// The race check (TESSEL_CHECK_RACES): runs the launch's programs (tiles of `top`) in
+  /// an order shuffled by seed_, each numbered by its position in the natural order (the
+  /// last dim varying fastest), as ts::program_id gives it. False (nothing run) past 2^26
+  /// programs (a bound far beyond the tensors), where the permutation itself would be
+  /// the cost: they run in order, still logged.
+  bool run_programs_shuffled(const Node* top, LoopState& ls) {
+    const size_t nd = top->dims.size();
+    constexpr int64_t kMaxShuffled = int64_t{1} << 26;
+    std::vector<int64_t> count(nd);
+    int64_t total = 1;
+    for (size_t d = 0; d < nd; ++d) {
+      count[d] = (ls.end[d] - ls.begin[d] + ls.block[d] - 1) / ls.block[d];
+      if (count[d] > kMaxShuffled || total * count[d] > kMaxShuffled) return false;
+      total *= count[d];
+    }
+    std::vector<int64_t> order(static_cast<size_t>(total));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(seed_));
+    for (int64_t p : order) {
+      int64_t rest = p;
+      for (size_t d = nd; d-- > 0;) {
+        ls.tile_begin[d] = ls.begin[d] + (rest % count[d]) * ls.block[d];
+        ls.tile_end[d] = std::min(ls.tile_begin[d] + ls.block[d], ls.end[d]);
+        rest /= count[d];
+      }
+      program_ = p;
+      f_.write_log()->start_program(p);
+      run_body(top);
+    }
+    ls.tile_begin.clear();
+    ls.tile_end.clear();
+    return true;
   }
 
   void run_body(const Node* loop) {
@@ -217,7 +258,18 @@ class Runner {
 
   Frame& f_;
   const Config& config_;
+  uint64_t seed_;  // of the programs' order under the race check
 };
+
+// TESSEL_CHECK_RACES: unset, empty or 0 = off; otherwise on, a number being the seed of
+// the programs' order (anything else: seed 1).
+std::optional<uint64_t> race_check_seed() {
+  const char* v = std::getenv("TESSEL_CHECK_RACES");
+  if (!v || !*v || std::string(v) == "0") return std::nullopt;
+  char* end = nullptr;
+  unsigned long long seed = std::strtoull(v, &end, 10);
+  return *end ? 1 : seed;
+}
 
 }  // namespace
 
@@ -225,7 +277,13 @@ void run_loop(const ir::Graph& g, const ir::Node* loop, rt::HostEnv& env, const 
   if (loop->op != Op::Loop) throw InternalError("interp::run_loop: not a Loop node");
   Frame frame(g, env, config);
   frame.mark_body(loop->body);
-  Runner(frame, config).run_loop(loop);
+  std::optional<uint64_t> seed = race_check_seed();
+  std::optional<WriteLog> log;
+  if (seed) {
+    log.emplace(g);
+    frame.set_write_log(&*log);
+  }
+  Runner(frame, config, seed.value_or(0)).run_loop(loop);
 }
 
 }  // namespace tessel::interp

@@ -8,6 +8,7 @@
 #include "common/element.hpp"
 #include "frontend/trace.hpp"
 #include "runtime/bounds_report.hpp"
+#include "interp/write_log.hpp"
 
 namespace tessel::interp {
 
@@ -345,8 +346,9 @@ void load_into(const Addressing& a, const Buffer& t, O* out) {
   });
 }
 
+// With a write log (the race check), every element written is logged first.
 template <class V>
-void store_from(const Addressing& a, const Buffer& t, const V* val, int vc) {
+void store_from(const Addressing& a, const Buffer& t, const V* val, int vc, WriteLog* log) {
   char* base = static_cast<char*>(t.data_ptr());
   const DType dt = t.dtype();
   const bool native = a.ngathers == 0 && !(std::is_same_v<V, double> && !is_float(dt)) &&
@@ -357,8 +359,12 @@ void store_from(const Addressing& a, const Buffer& t, const V* val, int vc) {
                           if (!r.ok) return;
                           const V* v = val + r.cur[vc];
                           const int64_t vs = r.step[vc];
-                          for (int64_t c = 0; c < r.n; ++c)
-                            if (r.table[c] != kInvalid) p[r.off + r.table[c]] = static_cast<T>(v[c * vs]);
+                          for (int64_t c = 0; c < r.n; ++c) {
+                            if (r.table[c] == kInvalid) continue;
+                            const T x = static_cast<T>(v[c * vs]);
+                            if (log) log->write(r.off + r.table[c], &x);
+                            p[r.off + r.table[c]] = x;
+                          }
                         });
                       });
   if (native) return;
@@ -368,10 +374,18 @@ void store_from(const Addressing& a, const Buffer& t, const V* val, int vc) {
       int64_t off = 0;
       if (!element_offset(a, r, c, off)) continue;
       V v = val[r.cur[vc] + c * r.step[vc]];
-      if constexpr (std::is_same_v<V, double>)
-        write_element(base + off * es, dt, v);
-      else
-        write_element_int(base + off * es, dt, v);
+      auto put = [&](void* p) {
+        if constexpr (std::is_same_v<V, double>)
+          write_element(p, dt, v);
+        else
+          write_element_int(p, dt, v);
+      };
+      if (log) {
+        alignas(8) char bytes[8];
+        put(bytes);
+        log->write(off, bytes);
+      }
+      put(base + off * es);
     }
   });
 }
@@ -404,10 +418,12 @@ void exec_store(Frame& f, const Node* n) {
   // The stored value is one more cursor, broadcast into the indexed extents.
   a.cstride[a.ncursors] = broadcast_strides(a.dims, v.dims);
   const int vc = a.ncursors++;
+  WriteLog* log = f.write_log();
+  if (log) log->begin_store(n, t);
   if (v.is_float())
-    store_from(a, t, v.f.data(), vc);
+    store_from(a, t, v.f.data(), vc, log);
   else
-    store_from(a, t, v.i.data(), vc);
+    store_from(a, t, v.i.data(), vc, log);
 }
 
 }  // namespace tessel::interp

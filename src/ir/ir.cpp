@@ -95,6 +95,16 @@ Node* Graph::new_node(Op op, SourceLoc loc) {
   return n;
 }
 
+bool may_alias(const Graph& g, const Node* a, const Node* b) {
+  if (a == b) return true;
+  if (a->op != Op::Arg || b->op != Op::Arg) return false;
+  auto group = [&](const Node* t) {
+    size_t i = static_cast<size_t>(t->ival);
+    return i < g.arg_facts.size() ? g.arg_facts[i].alias_group : -1;
+  };
+  return group(a) >= 0 && group(a) == group(b);
+}
+
 Sym* Graph::new_sym(Sym::Kind kind) {
   syms_.push_back(std::make_unique<Sym>());
   Sym* s = syms_.back().get();

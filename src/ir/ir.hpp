@@ -239,8 +239,13 @@ struct ArgFacts {
   std::vector<bool> size_div16;       // per dim: the size is a multiple of 16
   /// Per dim: the exact size where the key fixes it (size_fixed_by_key), else -1.
   std::vector<int64_t> known_sizes;
-  /// Another tensor argument of the call shares its memory (k(b, b)): no __restrict__.
-  bool shares_storage = false;
+  /// The lowest position of the tensor arguments whose memory may overlap this one's
+  /// (address ranges [lowest element, highest element] of the call's Buffers overlap,
+  /// transitively; itself included), or -1 when no other argument's does. Two arguments
+  /// may alias when their groups are equal and not -1: then neither is __restrict__ and
+  /// a store through one is ordered before a later load through the other
+  /// (runtime/alias_groups.hpp).
+  int alias_group = -1;
   bool operator==(const ArgFacts&) const = default;
 };
 
@@ -294,6 +299,13 @@ inline SourceLoc first_loop_loc(const Graph& g) {
 /// Text form of the graph (for debugging, TESSEL_PRINT_IR=1, and IR tests).
 std::string print(const Graph& g);
 std::string sym_name(const Sym* s);
+/// How errors name a tensor: "tensor argument 1" (the kernel's parameters, from 0), "the
+/// tensor allocated at line 12", ...
+std::string describe_tensor(const Node* t);
+/// Whether tensors `a` and `b` (Arg or Alloc nodes of `g`) may share memory: the same
+/// node, or two arguments in one alias group (ArgFacts::alias_group). Allocations are
+/// fresh memory.
+bool may_alias(const Graph& g, const Node* a, const Node* b);
 std::string shape_str(const Shape& s);
 
 /// Checks structural invariants (operands defined before use and in scope, shapes of

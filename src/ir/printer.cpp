@@ -16,6 +16,12 @@ std::string shape_str(const Shape& s) {
   return out + "]";
 }
 
+std::string describe_tensor(const Node* t) {
+  if (t->op == Op::Arg) return fmt::format("tensor argument {}", t->ival);
+  if (t->op == Op::Alloc) return "the tensor " + t->name;
+  return t->name.empty() ? "the tensor" : "tensor '" + t->name + "'";
+}
+
 static std::string ref(const Node* n) { return fmt::format("%{}", n->id); }
 
 static std::string index_kind_name(IndexKind k) {

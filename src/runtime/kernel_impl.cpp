@@ -21,7 +21,9 @@
 #include "codegen/embedded.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
+#include "passes/race_check.hpp"
 #include "passes/roll_reductions.hpp"
+#include "runtime/alias_groups.hpp"
 #include "runtime/cuda_api.hpp"
 #include "runtime/gpu_program.hpp"
 #include "runtime/host_program.hpp"
@@ -233,6 +235,15 @@ static void append_int(std::string& k, int64_t v) {
   k.append(buf, r.ptr);
 }
 
+// The Buffer of each argument (nullptr for numbers), for rt::alias_groups (a vector
+// reused by the thread's calls: key() runs on every call).
+static const std::vector<const Buffer*>& tensor_args(const std::vector<CallArg>& args) {
+  thread_local std::vector<const Buffer*> out;
+  out.resize(args.size());
+  for (size_t i = 0; i < args.size(); ++i) out[i] = std::get_if<Buffer>(&args[i]);
+  return out;
+}
+
 // The facts of a tensor argument that key() records (keep the two in step).
 static ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
   ir::ArgFacts f;
@@ -261,6 +272,7 @@ std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool 
   k.reserve(64);
   k += on_gpu ? 'g' : 'c';
   bool big = false;
+  const std::vector<int> groups = rt::alias_groups(tensor_args(args));
   for (size_t i = 0; i < args.size(); ++i) {
     if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
       k += '|';
@@ -277,11 +289,10 @@ std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool 
       }
       if (b->dim() > 0) k += b->stride(-1) == 1 ? 'c' : 's';
       k += (reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U';
-      for (size_t j = 0; j < args.size(); ++j)  // shares memory with another argument
-        if (const Buffer* o = std::get_if<Buffer>(&args[j]); j != i && o && o->storage() == b->storage()) {
-          k += 'S';
-          break;
-        }
+      if (!groups.empty() && groups[i] >= 0) {  // may share memory with another argument
+        k += 'S';
+        append_int(k, groups[i]);
+      }
       big |= frontend::needs_64bit_indexing(*b);
       if (on_gpu) {
         k += '@';
@@ -425,6 +436,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
   std::vector<frontend::TraceArg> targs(args.size());
   std::vector<ir::Node*> nodes(args.size());
   graph.kernel_name = name_;
+  const std::vector<int> groups = rt::alias_groups(tensor_args(args));
   for (size_t i = 0; i < args.size(); ++i) {
     ir::Node* n = graph.new_node(ir::Op::Arg, {});
     n->ival = static_cast<int64_t>(i);
@@ -437,9 +449,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
       n->name = fmt::format("arg{}", i);
       graph.arg_facts.resize(args.size());
       graph.arg_facts[i] = arg_facts(*b, settings.static_shapes.value_or(false));
-      for (size_t j = 0; j < i; ++j)
-        if (const Buffer* o = std::get_if<Buffer>(&args[j]); o && o->storage() == b->storage())
-          graph.arg_facts[i].shares_storage = graph.arg_facts[j].shares_storage = true;
+      if (!groups.empty()) graph.arg_facts[i].alias_group = groups[i];
     } else if (std::holds_alternative<int64_t>(args[i])) {
       targs[i].kind = n->arg_kind = ir::ArgKind::int_scalar;
       targs[i].ivalue = std::get<int64_t>(args[i]);
@@ -468,6 +478,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
   if (env_flag("TESSEL_PRINT_IR")) std::cerr << ir::print(graph);
   graph.reduction_syms = passes::reduction_dims(graph);
   ir::verify(graph);
+  passes::check_races(graph);
 }
 
 autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vector<CallArg>& args,

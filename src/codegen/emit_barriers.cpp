@@ -1,0 +1,156 @@
+// Memory order inside a program: where a load or store must wait for the program's
+// earlier accesses to the same memory made by other threads.
+//
+// Each thread of a program accesses the elements its registers hold (passes/layout.hpp):
+// a store writes an element from one thread (the one whose coordinates outside the
+// stored dims are 0), an array load reads it in every thread holding a copy of it, a
+// scalar load in every thread. When a load reads memory a store of the same program wrote
+// before it (or a store overwrites what a load read, or two stores write one element) and
+// the threads differ, the second access waits at a barrier:
+//
+//   for (auto b : ts::grid(B)) {
+//     for (auto t : ts::tile(N)) out(b, t) = x(b, t) * 2;  // thread i stores element i
+//     __syncthreads();                                      // (emitted here)
+//     s(b) = ts::sum(out(b, ts::all), 0);                   // another layout of the row
+//   }
+//
+// No barrier is needed where both accesses are of the same tensor with the same indices
+// (the same elements in the same registers) and either both are stores (the same thread
+// stores each element) or no layout slot outside the accessed dims spans threads (then one
+// thread holds each element in both): `x(t) = x(t) * 2`, `acc(tm, tn) += ...` in a device
+// loop, `out(rows) = ...` on every iteration. Tensors are compared by ir::may_alias: the same
+// tensor, or arguments whose memory overlaps in this call (ArgFacts::alias_group).
+// Accesses are followed in program order through device loops, their next iteration
+// included (a load at the top of a body after a store at its bottom); the top-level loop's
+// tiles are programs of their own (passes/race_check.hpp). An access in a device loop
+// that waits only for accesses before the loop gets one barrier before the loop instead
+// of one per iteration. The barrier is __syncwarp()
+// when the program is one warp, __syncthreads() otherwise (both order the threads'
+// global memory accesses, CUDA C++ Programming Guide, "Synchronization Functions").
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "codegen/emitter_state.hpp"
+
+namespace tessel::codegen {
+
+using ir::Node;
+using ir::Op;
+
+namespace {
+
+size_t first_index(const Node* n) { return n->op == Op::Load ? 1 : 2; }
+
+}  // namespace
+
+// Whether accesses a and b (of one tensor) touch each element from the same thread.
+bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
+  if (a->args[0] != b->args[0] || a->access.size() != b->access.size()) return false;
+  for (size_t i = 0; i < a->access.size(); ++i)
+    if (a->access[i].kind != b->access[i].kind || a->access[i].sym != b->access[i].sym) return false;
+  const size_t fa = first_index(a), fb = first_index(b);
+  if (a->args.size() - fa != b->args.size() - fb) return false;
+  for (size_t i = 0; fa + i < a->args.size(); ++i)
+    if (a->args[fa + i] != b->args[fb + i]) return false;
+  // Two stores with the same addressing write each element from the same thread (the one
+  // whose coordinates outside the stored dims are 0, thread 0 for a single element).
+  if (a->op == Op::Store && b->op == Op::Store) return true;
+  // The slots of the accessed elements' coordinates (as emit_store dedupes them).
+  std::vector<bool> covered(L_.slot_block.size(), false);
+  size_t op = fa;
+  for (const ir::IndexInfo& info : a->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    const Node* operand = a->args[op++];
+    if (info.sym) covered[slot(info.sym)] = true;
+    if (info.kind == ir::IndexKind::gather)
+      for (const ir::Sym* s : operand->shape)
+        if (s) covered[slot(s)] = true;
+  }
+  // A load whose value is a scalar is made by every thread; a store of one element by
+  // thread 0.
+  if (std::find(covered.begin(), covered.end(), true) == covered.end()) return false;
+  const int lv = L_.log2_vec(), lt = L_.log2_threads();
+  for (size_t k = 0; k < covered.size(); ++k) {
+    if (covered[k] || L_.slot_block[k] <= 1) continue;
+    const int lo = L_.slot_shift[k];
+    int hi = lo;
+    while ((int64_t{1} << (hi - lo)) < L_.slot_block[k]) ++hi;
+    if (lo < lv + lt && hi > lv) return false;  // copies of an element in several threads
+  }
+  return true;
+}
+
+bool Emitter::needs_order(const Node* earlier, const Node* later) const {
+  if (earlier->op != Op::Store && later->op != Op::Store) return false;
+  if (!ir::may_alias(g_, earlier->args[0], later->args[0])) return false;
+  return !same_thread_per_element(earlier, later);
+}
+
+// Whether a live access in block b (nested loops included) must wait for one of `pending`.
+bool Emitter::waits_for(const ir::Block& b, const std::vector<const Node*>& pending) const {
+  for (const Node* n : b) {
+    if (!live_.count(n)) continue;
+    if (n->op == Op::Loop && waits_for(n->body, pending)) return true;
+    if (n->op != Op::Load && n->op != Op::Store) continue;
+    for (const Node* p : pending)
+      if (needs_order(p, n)) return true;
+  }
+  return false;
+}
+
+// Follows block b in program order from the accesses `pending` since the last barrier,
+// marking the accesses that need one.
+void Emitter::order_block(const ir::Block& b, std::vector<const Node*>& pending) {
+  for (const Node* n : b) {
+    if (!live_.count(n)) continue;
+    if (n->op == Op::Loop) {
+      // An access in the loop waiting for one before the loop: one barrier before the
+      // loop, not one per iteration.
+      if (barrier_before_.count(n) || waits_for(n->body, pending)) {
+        barrier_before_.insert(n);
+        pending.clear();
+      }
+      // The body runs again after itself: iterate until the accesses pending at its
+      // start (from before the loop or from the previous iteration) no longer grow.
+      std::vector<const Node*> entry = pending, start = pending;
+      while (true) {
+        std::vector<const Node*> end = start;
+        order_block(n->body, end);
+        std::vector<const Node*> next = entry;
+        for (const Node* e : end)
+          if (std::find(next.begin(), next.end(), e) == next.end()) next.push_back(e);
+        std::sort(next.begin(), next.end());
+        std::vector<const Node*> sorted_start = start;
+        std::sort(sorted_start.begin(), sorted_start.end());
+        if (next == sorted_start) break;
+        start = next;
+      }
+      pending = start;  // zero iterations, or any number
+      continue;
+    }
+    if (n->op != Op::Load && n->op != Op::Store) continue;
+    bool wait = barrier_before_.count(n) > 0;
+    for (const Node* p : pending) wait = wait || needs_order(p, n);
+    if (wait) {
+      barrier_before_.insert(n);
+      pending.clear();
+    }
+    if (std::find(pending.begin(), pending.end(), n) == pending.end()) pending.push_back(n);
+  }
+}
+
+void Emitter::find_barriers() {
+  std::vector<const Node*> pending;
+  order_block(top_->body, pending);
+}
+
+void Emitter::emit_barrier(const Node* n) {
+  const char* what = n->op == Op::Load ? "load" : n->op == Op::Store ? "store" : "loop";
+  line(fmt::format("{};  // the {} below reads or writes memory another thread of the program accessed before",
+                   L_.threads <= 32 ? "__syncwarp()" : "__syncthreads()", what),
+       n);
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,123 @@
+#include "interp/write_log.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/element.hpp"
+#include "runtime/alias_groups.hpp"
+
+namespace tessel::interp {
+
+namespace {
+
+// The index tuple of the element at `offset` (elements from t's data pointer), by
+// decreasing stride; empty when the offset is not one of t's elements.
+std::vector<int64_t> index_of(const Buffer& t, int64_t offset) {
+  std::vector<int> dims(t.dim());
+  std::iota(dims.begin(), dims.end(), 0);
+  std::stable_sort(dims.begin(), dims.end(),
+                   [&](int a, int b) { return std::abs(t.stride(a)) > std::abs(t.stride(b)); });
+  std::vector<int64_t> idx(t.dim(), 0);
+  int64_t rest = offset;
+  for (int d : dims) {
+    if (t.stride(d) == 0 || t.size(d) == 1) continue;
+    idx[d] = rest / t.stride(d);
+    rest -= idx[d] * t.stride(d);
+  }
+  bool ok = rest == 0;
+  for (int d = 0; d < t.dim(); ++d) ok &= idx[d] >= 0 && idx[d] < t.size(d);
+  return ok ? idx : std::vector<int64_t>{};
+}
+
+std::string value_str(const void* p, DType t) {
+  return is_float(t) ? fmt::format("{}", read_element(p, t)) : fmt::format("{}", read_element_int(p, t));
+}
+
+}  // namespace
+
+WriteLog::Region& WriteLog::region_for(uintptr_t lo, uintptr_t hi, int64_t granule) {
+  std::vector<size_t> hit;
+  for (size_t i = 0; i < regions_.size(); ++i)
+    if (regions_[i].lo < hi && lo < regions_[i].hi) hit.push_back(i);
+  if (hit.size() == 1) {
+    Region& r = regions_[hit[0]];
+    if (r.lo <= lo && hi <= r.hi && granule % r.granule == 0 && (lo - r.lo) % r.granule == 0) return r;
+  }
+  // A new region over the union of the overlapping ones, whose cells divide every
+  // element of each (memory shared by tensors of two dtypes, or at unaligned offsets).
+  Region merged;
+  merged.lo = lo;
+  merged.hi = hi;
+  for (size_t i : hit) {
+    merged.lo = std::min(merged.lo, regions_[i].lo);
+    merged.hi = std::max(merged.hi, regions_[i].hi);
+  }
+  int64_t g = std::gcd(granule, static_cast<int64_t>(lo - merged.lo));
+  for (size_t i : hit) g = std::gcd(g, std::gcd(regions_[i].granule, static_cast<int64_t>(regions_[i].lo - merged.lo)));
+  merged.granule = g;
+  merged.cells.assign((merged.hi - merged.lo + g - 1) / g, 0);
+  for (size_t i : hit) {
+    const Region& r = regions_[i];
+    const int64_t per = r.granule / g, first = static_cast<int64_t>(r.lo - merged.lo) / g;
+    for (size_t c = 0; c < r.cells.size(); ++c)
+      if (r.cells[c])
+        for (int64_t k = 0; k < per; ++k) merged.cells[first + static_cast<int64_t>(c) * per + k] = r.cells[c];
+  }
+  for (auto it = hit.rbegin(); it != hit.rend(); ++it) regions_.erase(regions_.begin() + static_cast<long>(*it));
+  regions_.push_back(std::move(merged));
+  return regions_.back();
+}
+
+void WriteLog::begin_store(const ir::Node* n, const Buffer& t) {
+  store_ = n;
+  tensor_ = &t;
+  elem_bytes_ = dtype_size(t.dtype());
+  base_ = reinterpret_cast<uintptr_t>(t.data_ptr());
+  mine_ = (uint64_t{program_} + 1) << 32 | static_cast<uint32_t>(store_of_execution_.size());
+  store_of_execution_.push_back(static_cast<uint32_t>(n->id));
+  auto [lo, hi] = rt::byte_range(t);
+  region_ = lo < hi ? &region_for(lo, hi, elem_bytes_) : nullptr;
+}
+
+void WriteLog::write_cells(uintptr_t addr, int64_t offset, const void* value) {
+  const int64_t first = static_cast<int64_t>(addr - region_->lo) / region_->granule;
+  const int64_t cells = elem_bytes_ / region_->granule;
+  for (int64_t c = first; c < first + cells; ++c) {
+    uint64_t& cell = region_->cells[static_cast<size_t>(c)];
+    if (cell == 0 || (cell >> 32 == mine_ >> 32 && cell != mine_)) {
+      cell = mine_;
+    } else if (std::memcmp(reinterpret_cast<const void*>(addr), value, static_cast<size_t>(elem_bytes_)) != 0) {
+      conflict(offset, cell, value);
+    }
+  }
+}
+
+void WriteLog::conflict(int64_t offset, uint64_t earlier, const void* value) const {
+  const Buffer& t = *tensor_;
+  std::vector<int64_t> idx = index_of(t, offset);
+  std::string element = idx.empty() ? fmt::format("at element offset {}", offset)
+                                     : fmt::format("({})", fmt::join(idx, ", "));
+  const void* old_value = reinterpret_cast<const void*>(base_ + static_cast<uintptr_t>(offset * elem_bytes_));
+  if (earlier == mine_)
+    throw UserError(g_.kernel_name, store_->loc,
+                    fmt::format("this store writes element {} of {} twice in program {}, with different values ({} "
+                                "and {}): on a GPU two threads of the program write it, and it keeps either value",
+                                element, ir::describe_tensor(store_->args[0]), program_,
+                                value_str(old_value, t.dtype()), value_str(value, t.dtype())),
+                    "make the indices of a scatter distinct, or reduce the values that go to one element first");
+  const ir::Node* other = g_.nodes().at(store_of_execution_.at(static_cast<uint32_t>(earlier))).get();
+  std::string where = other != store_ ? fmt::format(" (the other store is at {})", other->loc.str()) : "";
+  throw UserError(g_.kernel_name, store_->loc,
+                  fmt::format("programs {} and {} of the launch both write element {} of {}{}, with different "
+                              "values ({} and {}): on a GPU the element keeps whichever is written last",
+                              (earlier >> 32) - 1, program_, element, ir::describe_tensor(store_->args[0]), where,
+                              value_str(old_value, t.dtype()), value_str(value, t.dtype())),
+                  "give each program its own elements (index the store with every tile of the loop, or make "
+                  "gather indices distinct across programs), or reduce inside one program");
+}
+
+}  // namespace tessel::interp

@@ -1,0 +1,69 @@
+// The interpreter's race check (TESSEL_CHECK_RACES, interp/interpreter.hpp): which
+// program of a launch wrote each element.
+//
+// On a GPU the programs of a launch run in no fixed order; two of them writing one
+// element with different values leave whichever wrote last. The interpreter runs the
+// programs in a shuffled order with this log and refuses such writes: a UserError naming
+// the kernel, the second store's line, the tensor and the element's index. Several
+// programs writing the same value (bit for bit) to one element are allowed, as the
+// trace-time check (passes/race_check.hpp) allows a store of the same value from every
+// program. One store writing an element twice with different values (a scatter with
+// duplicate indices: two threads of one program on a GPU) is refused the same way.
+// Elements are identified by address, so tensors that share memory (views, two Buffers
+// over one allocation) are one memory here too.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "tessel/buffer.hpp"
+
+namespace tessel::interp {
+
+class WriteLog {
+ public:
+  explicit WriteLog(const ir::Graph& g) : g_(g) {}
+
+  /// The program (flat tile index of the launch) whose stores follow.
+  void start_program(int64_t program) { program_ = static_cast<uint32_t>(program); }
+  /// Starts store `n` (of the running program) to tensor `t`: call before its write()s.
+  void begin_store(const ir::Node* n, const Buffer& t);
+  /// Records that the current store writes element `offset` (elements from t's data
+  /// pointer) with `value` (its bytes in t's dtype), before it is written.
+  /// Errors: UserError when another program of the launch, or this store already, wrote a
+  /// different value there.
+  void write(int64_t offset, const void* value) {
+    if (!region_) return;  // an empty tensor
+    const uintptr_t addr = base_ + static_cast<uintptr_t>(offset * elem_bytes_);
+    uint64_t& cell = region_->cells[(addr - region_->lo) / static_cast<uintptr_t>(region_->granule)];
+    if (elem_bytes_ == region_->granule && (cell == 0 || (cell >> 32 == mine_ >> 32 && cell != mine_)))
+      cell = mine_;  // the common case: a first write, or an earlier store of the same program's
+    else
+      write_cells(addr, offset, value);
+  }
+
+ private:
+  /// The writers of bytes [lo, hi), one cell per `granule` bytes.
+  struct Region {
+    uintptr_t lo = 0, hi = 0;
+    int64_t granule = 1;
+    std::vector<uint64_t> cells;  // (program + 1) << 32 | store execution; 0 = unwritten
+  };
+  Region& region_for(uintptr_t lo, uintptr_t hi, int64_t granule);
+  void write_cells(uintptr_t addr, int64_t offset, const void* value);
+  [[noreturn]] void conflict(int64_t offset, uint64_t earlier, const void* value) const;
+
+  const ir::Graph& g_;
+  std::vector<Region> regions_;
+  uint32_t program_ = 0;
+  const ir::Node* store_ = nullptr;  // the current store, its tensor and region
+  const Buffer* tensor_ = nullptr;
+  Region* region_ = nullptr;
+  uintptr_t base_ = 0;
+  int64_t elem_bytes_ = 1;
+  uint64_t mine_ = 0;  // the cell of the current store: (program + 1) << 32 | execution
+  std::vector<uint32_t> store_of_execution_;  // node id of each store execution
+};
+
+}  // namespace tessel::interp

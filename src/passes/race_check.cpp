@@ -1,0 +1,218 @@
+#include "passes/race_check.hpp"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace tessel::passes {
+
+using ir::Node;
+using ir::Op;
+
+namespace {
+
+/// Which launch dims (bits) each node of one top-level loop nest depends on.
+class LaunchDeps {
+ public:
+  LaunchDeps(const ir::Graph& g, const Node* top)
+      : top_(top), all_((1u << top->dims.size()) - 1), deps_(g.nodes().size(), 0) {
+    visit_block(top->body);
+  }
+
+  uint32_t all() const { return all_; }
+  uint32_t of(const Node* n) const { return deps_.at(n->id); }
+
+  /// The launch dims the positions of Sym `s` depend on: a launch dim's own bit, a nested
+  /// loop's bounds.
+  uint32_t of_sym(const ir::Sym* s) const {
+    if (!s || s->kind != ir::Sym::tile) return 0;
+    return s->loop == top_ ? 1u << s->loop_dim : bounds(s->loop);
+  }
+
+  /// The launch dims the indices of store `n` depend on.
+  uint32_t covered(const Node* n) const {
+    uint32_t c = 0;
+    size_t op = 2;
+    for (const ir::IndexInfo& info : n->access) {
+      if (info.kind == ir::IndexKind::newaxis) continue;
+      const Node* operand = n->args.at(op++);
+      if (info.kind == ir::IndexKind::tile) c |= of_sym(info.sym);
+      if (info.kind == ir::IndexKind::scalar || info.kind == ir::IndexKind::gather) c |= of(operand);
+    }
+    return c;
+  }
+
+ private:
+  uint32_t bounds(const Node* loop) const {
+    uint32_t b = 0;
+    for (const ir::LoopDim& d : loop->dims) b |= of(d.begin) | of(d.end);
+    return b;
+  }
+
+  uint32_t position(const Node* n) const {
+    const Node* loop = n->args.at(0);
+    if (n->op == Op::TileBlock) return 0;
+    return loop == top_ ? 1u << n->ival : bounds(loop);
+  }
+
+  void visit_block(const ir::Block& b) {
+    for (const Node* n : b) visit(n);
+  }
+
+  void visit(const Node* n) {
+    uint32_t d = 0;
+    switch (n->op) {
+      case Op::LoopIndex:
+      case Op::TileIndex:
+      case Op::TileBegin:
+      case Op::TileEnd:
+      case Op::TileBlock:
+      case Op::TileId:
+        d = position(n);
+        break;
+      case Op::ProgramId:
+        d = all_;
+        break;
+      case Op::Load:
+        for (size_t i = 1; i < n->args.size(); ++i) d |= of(n->args[i]);
+        for (const ir::IndexInfo& info : n->access) d |= of_sym(info.sym);
+        break;
+      case Op::Reduce:  // the reduced dimension's valid elements (a tile's ragged edge)
+        d = of(n->args[0]) | of_sym(n->args[0]->shape.at(static_cast<size_t>(n->ival)));
+        break;
+      case Op::LoopResult:
+        d = of(n->args[0]->carried.at(static_cast<size_t>(n->ival)));
+        break;
+      case Op::Loop:
+        visit_loop(n);
+        return;
+      case Op::Store:
+      case Op::Yield:
+        return;
+      default:
+        for (const Node* a : n->args) d |= of(a);
+        break;
+    }
+    deps_.at(n->id) = d;
+  }
+
+  // Carried values depend on their initial value, every iteration's next value, and how
+  // many iterations run (the loop's bounds): iterated until nothing changes.
+  void visit_loop(const Node* loop) {
+    const Node* yield = loop->carried.empty() ? nullptr : loop->body.back();
+    for (size_t i = 0; i < loop->carried.size(); ++i)
+      deps_.at(loop->carried[i]->id) = of(loop->inits[i]) | bounds(loop);
+    while (true) {
+      visit_block(loop->body);
+      bool changed = false;
+      for (size_t i = 0; yield && i < loop->carried.size(); ++i) {
+        uint32_t& c = deps_.at(loop->carried[i]->id);
+        uint32_t next = c | of(yield->args[i]);
+        changed |= next != c;
+        c = next;
+      }
+      if (!changed) return;
+    }
+  }
+
+  const Node* top_;
+  uint32_t all_;
+  std::vector<uint32_t> deps_;  // by node id
+};
+
+/// Whether `value` reads tensor `t` (a load or a device scalar of it), through data flow.
+bool reads_tensor(const Node* value, const Node* t) {
+  std::vector<const Node*> stack{value};
+  std::set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!n || !seen.insert(n).second) continue;
+    if ((n->op == Op::Load || n->op == Op::DeviceScalar) && n->args.at(0) == t) return true;
+    if (n->op == Op::Carried) {
+      const Node* loop = n->args.at(0);
+      for (size_t i = 0; i < loop->carried.size(); ++i)
+        if (loop->carried[i] == n) {
+          stack.push_back(loop->inits[i]);
+          stack.push_back(loop->body.back()->args.at(i));
+        }
+      continue;
+    }
+    if (n->op == Op::LoopResult) {
+      stack.push_back(n->args.at(0)->carried.at(static_cast<size_t>(n->ival)));
+      continue;
+    }
+    for (const Node* a : n->args) stack.push_back(a);
+  }
+  return false;
+}
+
+std::string dims_str(uint32_t mask, const Node* top) {
+  std::vector<std::string> names;
+  for (size_t d = 0; d < top->dims.size(); ++d)
+    if (mask & (1u << d)) names.push_back(fmt::format("{}", d));
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return fmt::format("{} {}", names.size() == 1 ? "dimension" : "dimensions", list);
+}
+
+// The launch dims with at most one program whatever the config: constant bounds one
+// index apart (a grid) or within the tile's fixed block size.
+uint32_t single_program_dims(const Node* top) {
+  uint32_t single = 0;
+  for (size_t d = 0; d < top->dims.size(); ++d) {
+    const ir::LoopDim& ld = top->dims[d];
+    if (ld.begin->op != Op::Const || ld.end->op != Op::Const) continue;
+    const int64_t extent = ld.end->ival - ld.begin->ival;
+    if (extent <= std::max<int64_t>(1, ld.is_tile ? ld.fixed_block : 1)) single |= 1u << d;
+  }
+  return single;
+}
+
+void check_store(const ir::Graph& g, const Node* top, const LaunchDeps& deps, const Node* n) {
+  const uint32_t missing = deps.all() & ~deps.covered(n) & ~single_program_dims(top);
+  if (!missing) return;
+  const Node* t = n->args[0];
+  const Node* value = n->args[1];
+  std::string why;
+  const bool one = (missing & (missing - 1)) == 0;
+  if (deps.of(value) & missing)
+    why = fmt::format("and the stored value depends on {}, so each program writes its own value there",
+                      one ? "it" : "them");
+  else if (reads_tensor(value, t))
+    why = fmt::format("and the stored value reads {}: a read-modify-write from every program, whose updates "
+                      "are lost",
+                      ir::describe_tensor(t));
+  else
+    return;  // every program writes the same value
+  throw UserError(g.kernel_name, n->loc,
+                  fmt::format("several programs of the launch write the same elements of {}: the store's indices "
+                              "do not depend on {} of the top-level loop at {} (one program per {}), {}",
+                              ir::describe_tensor(t), dims_str(missing, top), top->loc.str(),
+                              top->dims[0].is_tile ? "tile" : "grid index", why),
+                  "index the store with every tile of the loop (e.g. out(tm, tn) in a loop over tiles tm, tn), "
+                  "reduce inside one program (make that dimension a device loop nested inside this one), or "
+                  "use an atomic (not yet in tessel)");
+}
+
+void check_block(const ir::Graph& g, const Node* top, const LaunchDeps& deps, const ir::Block& b) {
+  for (const Node* n : b) {
+    if (n->op == Op::Store) check_store(g, top, deps, n);
+    if (n->op == Op::Loop) check_block(g, top, deps, n->body);
+  }
+}
+
+}  // namespace
+
+void check_races(const ir::Graph& g) {
+  for (const Node* n : g.host) {
+    if (n->op != Op::Loop) continue;
+    LaunchDeps deps(g, n);
+    check_block(g, n, deps, n->body);
+  }
+}
+
+}  // namespace tessel::passes

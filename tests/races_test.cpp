@@ -1,0 +1,363 @@
+// Races between the programs of a launch: stores refused at trace time
+// (passes/race_check.hpp) and conflicting writes found by the interpreter's race check
+// (TESSEL_CHECK_RACES, interp/write_log.hpp), which the whole CPU suite runs with.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <tessel/tessel.hpp>
+
+#include "interp_test_util.hpp"
+#include "user_error_util.hpp"
+
+namespace ts = tessel;
+using interp_test::blocks;
+using interp_test::buffer;
+using interp_test::ramp;
+using user_error_test::user_error;
+
+// Every CPU test runs with the interpreter's race check on (programs in a shuffled order,
+// conflicting writes refused), unless the environment already sets TESSEL_CHECK_RACES.
+static const bool race_check_on = [] { return setenv("TESSEL_CHECK_RACES", "1", /*overwrite=*/0) == 0; }();
+
+namespace {
+
+int g_line = 0;  // the line of the offending store, recorded while tracing
+
+void expect_message(const std::string& msg, const std::string& kernel, const std::string& what,
+                    const std::string& hint) {
+  user_error_test::expect_message(msg, kernel, "races_test.cpp", g_line, what, hint);
+}
+
+const char* kStaticHint = "index the store with every tile of the loop (e.g. out(tm, tn)";
+const char* kDynamicHint = "give each program its own elements";
+
+/// Sets TESSEL_CHECK_RACES to `value` for a scope.
+class RaceCheck {
+ public:
+  explicit RaceCheck(const char* value) {
+    const char* v = std::getenv("TESSEL_CHECK_RACES");
+    if (v) old_ = v;
+    had_ = v != nullptr;
+    setenv("TESSEL_CHECK_RACES", value, 1);
+  }
+  ~RaceCheck() {
+    if (had_)
+      setenv("TESSEL_CHECK_RACES", old_.c_str(), 1);
+    else
+      unsetenv("TESSEL_CHECK_RACES");
+  }
+
+ private:
+  std::string old_;
+  bool had_ = false;
+};
+
+/// out[idx[i]] = x[i] in programs of 4 elements: a scatter (idx may repeat indices).
+auto make_scatter() {
+  return ts::kernel(
+      "scatter",
+      [](ts::Tensor x, ts::Tensor idx) {
+        ts::Tensor out = x.new_zeros({x.size(0)});
+        for (auto t : ts::tile(x.size(0))) {
+          g_line = __LINE__; out(idx(t)) = x(t);
+        }
+        return out;
+      },
+      blocks({4}));
+}
+
+}  // namespace
+
+TEST(Races, TheSuiteRunsWithTheInterpretersRaceCheck) {
+  ASSERT_TRUE(race_check_on);
+  const char* v = std::getenv("TESSEL_CHECK_RACES");
+  ASSERT_NE(v, nullptr);
+  EXPECT_STRNE(v, "0");
+}
+
+// ---- trace time ----
+
+TEST(Races, ARowSumStoredFromEveryColumnTileIsAnError) {
+  auto k = ts::kernel("row_sum_per_tile", [](ts::Tensor x) {
+    ts::Tensor out = x.new_zeros({x.size(0)});
+    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+      g_line = __LINE__; out(tm) = ts::sum(x(tm, tn), 1);
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(ts::Buffer::ones({8, 64}, ts::f32)); });
+  expect_message(msg, "row_sum_per_tile",
+                 "several programs of the launch write the same elements of the tensor allocated at line " +
+                     std::to_string(g_line - 2) + ": the store's indices do not depend on dimension 1 of the top-level loop",
+                 kStaticHint);
+  expect_message(msg, "row_sum_per_tile", "and the stored value depends on it, so each program writes its own value there",
+                 "reduce inside one program (make that dimension a device loop nested inside this one), or use an "
+                 "atomic (not yet in tessel)");
+}
+
+TEST(Races, AnAccumulationIntoOneElementFromEveryProgramIsAnError) {
+  auto k = ts::kernel("count_tiles", [](ts::Tensor x) {
+    ts::Tensor out = x.new_zeros({x.size(0)});
+    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+      g_line = __LINE__; out(tm) += 1;
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(ts::Buffer::ones({8, 64}, ts::f32)); });
+  expect_message(msg, "count_tiles", "do not depend on dimension 1", "");
+  expect_message(msg, "count_tiles",
+                 "and the stored value reads the tensor allocated at line " + std::to_string(g_line - 2) +
+                     ": a read-modify-write from every program, whose updates are lost",
+                 kStaticHint);
+}
+
+TEST(Races, AGridIndexMissingFromTheStoreIsAnError) {
+  auto k = ts::kernel("grid_rows", [](ts::Tensor x) {
+    ts::Tensor out = x.new_zeros({x.size(1)});
+    for (auto [i, j] : ts::grid(x.size(0), x.size(1))) {
+      g_line = __LINE__; out(j) = x(i, j);
+    }
+    return out;
+  });
+  expect_message(user_error([&] { k(ts::Buffer::ones({4, 6}, ts::f32)); }), "grid_rows",
+                 "do not depend on dimension 0 of the top-level loop", "(one program per grid index)");
+}
+
+TEST(Races, AStoreMissingEveryDimNamesThemAll) {
+  auto k = ts::kernel("pid_everywhere", [](ts::Tensor x) {
+    ts::Tensor out = x.new_zeros({1}, ts::i64);
+    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+      g_line = __LINE__; out(0) = ts::program_id();
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(ts::Buffer::ones({8, 64}, ts::f32)); });
+  expect_message(msg, "pid_everywhere", "do not depend on dimensions 0 and 1 of the top-level loop", "");
+  expect_message(msg, "pid_everywhere", "and the stored value depends on them", kStaticHint);
+}
+
+TEST(Races, AValueCarriedOverALoopWhoseTripsDependOnTheTileIsAnError) {
+  auto k = ts::kernel("trips", [](ts::Tensor x) {
+    ts::Tensor out = x.new_zeros({x.size(0)});
+    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+      ts::Value c = 0.0;
+      for (auto i : ts::tile(tn.end())) c = c + 1;  // as many trips as tn's end
+      g_line = __LINE__; out(tm) = c;
+    }
+    return out;
+  });
+  expect_message(user_error([&] { k(ts::Buffer::ones({8, 64}, ts::f32)); }), "trips",
+                 "and the stored value depends on it", kStaticHint);
+}
+
+TEST(Races, TheSameValueFromEveryProgramIsAllowed) {
+  auto k = ts::kernel(
+      "first_column",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_zeros({x.size(0)});
+        ts::Tensor flag = x.new_zeros({1});
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+          out(tm) = x(tm, 0) * 2;  // each tn program of a row tile writes the same values
+          flag(0) = 1;
+        }
+        return std::make_tuple(out, flag);
+      },
+      blocks({4, 4}));
+  auto [out, flag] = k(buffer(ramp(6 * 10), {6, 10}));
+  EXPECT_EQ(out.to_vector(), (std::vector<double>{0, 20, 40, 60, 80, 100}));
+  EXPECT_EQ(flag.to_vector(), (std::vector<double>{1}));
+}
+
+TEST(Races, ADimWithOneProgramNeedsNoCovering) {
+  auto k = ts::kernel("single_row", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto [i, t] : ts::tile(1, x.size(0))) out(t) = x(t) + i.begin();
+    return out;
+  });
+  EXPECT_EQ(k(buffer(ramp(5), {5})).to_vector(), ramp(5));
+  auto one = ts::kernel("one_program", [](ts::Tensor x) {
+    ts::Tensor out = x.new_zeros({1});
+    for (auto i : ts::grid(1)) out(0) = ts::sum(x(ts::all), 0) + i;
+    return out;
+  });
+  EXPECT_EQ(one(ts::Buffer::ones({5}, ts::f32)).to_vector(), (std::vector<double>{5}));
+}
+
+TEST(Races, ANestedLoopOverTheTilesRangeCoversIt) {
+  auto k = ts::kernel(
+      "copy_by_rows",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto tm : ts::tile(x.size(0)))
+          for (auto i : ts::grid({tm.begin(), tm.end()})) out(i) = x(i) + 1;
+        return out;
+      },
+      blocks({4}));
+  EXPECT_EQ(k(buffer(ramp(10), {10})).to_vector(), ramp(10, 1));
+}
+
+TEST(Races, AGatherIndexComputedFromTheGridIndexCoversIt) {
+  // Seed 002's manual persistent form: rows = tn.index() * P + pid.
+  auto k = ts::kernel(
+      "strided_rows",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_zeros({x.size(0)});
+        for (auto pid : ts::grid(4))
+          for (auto tn : ts::tile(ts::floordiv(x.size(0), 4))) {
+            ts::Value rows = tn.index() * 4 + pid;
+            out(rows) = ts::sum(x(rows, ts::all), 1);
+          }
+        return out;
+      },
+      blocks({2}));
+  std::vector<double> want(12, 3);
+  EXPECT_EQ(k(ts::Buffer::ones({12, 3}, ts::f32)).to_vector(), want);
+}
+
+// ---- run time: the interpreter's write log ----
+
+TEST(Races, TwoProgramsScatteringDifferentValuesToOneElementAreAnError) {
+  RaceCheck on("1");
+  auto k = make_scatter();
+  // Programs 0 and 1 both write element 3 (x[3] = 3 and x[4] = 4).
+  ts::Buffer idx = buffer({0, 1, 2, 3, 3, 5, 6, 7}, {8}, ts::i64);
+  std::string msg = user_error([&] { k(buffer(ramp(8), {8}), idx); });
+  expect_message(msg, "scatter", "of the launch both write element (3) of the tensor allocated at line", kDynamicHint);
+  EXPECT_TRUE(msg.find("programs 0 and 1") != std::string::npos || msg.find("programs 1 and 0") != std::string::npos)
+      << msg;
+  EXPECT_TRUE(msg.find("values (3 and 4)") != std::string::npos || msg.find("values (4 and 3)") != std::string::npos)
+      << msg;
+  // Distinct indices: no conflict, the scatter's values.
+  ts::Buffer perm = buffer({7, 6, 5, 4, 3, 2, 1, 0}, {8}, ts::i64);
+  EXPECT_EQ(k(buffer(ramp(8), {8}), perm).to_vector(), (std::vector<double>{7, 6, 5, 4, 3, 2, 1, 0}));
+}
+
+TEST(Races, TheConflictNamesTheElementsIndexTuple) {
+  RaceCheck on("7");
+  auto k = ts::kernel(
+      "halves",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_zeros({x.size(0), 2});
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+          g_line = __LINE__; out(tm, tn.index() % 2) = x(tm, tn);  // depends on tn, yet shared
+        }
+        return out;
+      },
+      blocks({2, 2}));
+  std::string msg = user_error([&] { k(buffer(ramp(4 * 4), {4, 4})); });
+  expect_message(msg, "halves", "both write element (", kDynamicHint);
+  EXPECT_NE(msg.find(", 0) of the tensor allocated at line"), std::string::npos) << msg;
+}
+
+TEST(Races, OneStoreWritingAnElementTwiceWithDifferentValuesIsAnError) {
+  RaceCheck on("1");
+  auto k = make_scatter();
+  std::string msg = user_error([&] { k(buffer({10, 20, 30, 40}, {4}), buffer({0, 1, 1, 2}, {4}, ts::i64)); });
+  expect_message(msg, "scatter",
+                 "this store writes element (1) of the tensor allocated at line " + std::to_string(g_line - 2) +
+                     " twice in program 0, with different values (20 and 30)",
+                 "make the indices of a scatter distinct");
+}
+
+TEST(Races, EqualValuesFromSeveralProgramsAreAllowedAtRunTime) {
+  RaceCheck on("1");
+  auto k = ts::kernel(
+      "scatter_same",
+      [](ts::Tensor x, ts::Tensor idx) {
+        ts::Tensor out = x.new_zeros({x.size(0)});
+        for (auto t : ts::tile(x.size(0))) out(idx(t)) = x(idx(t));
+        return out;
+      },
+      blocks({2}));
+  ts::Buffer idx = buffer({0, 0, 0, 3, 3, 5, 5, 5}, {8}, ts::i64);
+  EXPECT_EQ(k(buffer(ramp(8, 10), {8}), idx).to_vector(), (std::vector<double>{10, 0, 0, 13, 0, 15, 0, 0}));
+}
+
+TEST(Races, AnElementProgramsAgreeOnAndOneOverwritesIsAnError) {
+  RaceCheck on("1");
+  auto k = ts::kernel(
+      "agree_then_differ",
+      [](ts::Tensor x, ts::Tensor idx) {
+        ts::Tensor out = x.new_zeros({x.size(0)});
+        for (auto t : ts::tile(x.size(0))) {
+          out(idx(t)) = 5;
+          out(idx(t)) = x(t);
+        }
+        return out;
+      },
+      blocks({1}));
+  // Every program writes 5 to element 0, then its own x: the first program's second write
+  // races with the other programs' first.
+  std::string msg = user_error([&] { k(buffer({1, 2, 3}, {3}), buffer({0, 0, 0}, {3}, ts::i64)); });
+  g_line = 0;  // either store may be the second
+  expect_message(msg, "agree_then_differ", "of the launch both write element (0) of the tensor allocated at line",
+                 kDynamicHint);
+}
+
+TEST(Races, BuffersOverOneMemoryAreOneMemoryToTheCheck) {
+  RaceCheck on("1");
+  auto k = ts::kernel(
+      "two_views",
+      [](ts::Tensor x, ts::Tensor a, ts::Tensor b) {
+        for (auto t : ts::tile(x.size(0))) {
+          a(t) = x(t);
+          g_line = __LINE__; b(t) = x(t) + 100;
+        }
+      },
+      blocks({4}));
+  std::vector<float> memory(12, 0);
+  ts::Buffer a = ts::Buffer::from_blob(memory.data(), {8}, {1}, ts::f32, ts::cpu());
+  ts::Buffer b = ts::Buffer::from_blob(memory.data() + 4, {8}, {1}, ts::f32, ts::cpu());  // a[4:] is b[:4]
+  std::string msg = user_error([&] { k(buffer(ramp(8), {8}), a, b); });
+  expect_message(msg, "two_views", "both write element", kDynamicHint);
+  // Separate memory: no conflict.
+  std::vector<float> other(8, 0);
+  ts::Buffer c = ts::Buffer::from_blob(other.data(), {8}, {1}, ts::f32, ts::cpu());
+  k(buffer(ramp(8), {8}), a, c);
+  EXPECT_EQ(c.to_vector(), ramp(8, 100));
+}
+
+TEST(Races, TensorsOfTwoDtypesOverOneMemoryAreOneMemoryToTheCheck) {
+  RaceCheck on("3");
+  auto k = ts::kernel(
+      "two_dtypes",
+      [](ts::Tensor x, ts::Tensor a, ts::Tensor b) {
+        for (auto t : ts::tile(x.size(0))) {
+          g_line = __LINE__; a(t) = x(t);
+          b(t) = x(t).to(ts::f64);
+        }
+      },
+      blocks({4}));
+  // a (f32) is the first 32 bytes of b (f64): a's elements 4..7 (program 1) are b's
+  // elements 2 and 3 (program 0).
+  std::vector<double> memory(8, 0);
+  ts::Buffer a = ts::Buffer::from_blob(memory.data(), {8}, {1}, ts::f32, ts::cpu());
+  ts::Buffer b = ts::Buffer::from_blob(memory.data(), {8}, {1}, ts::f64, ts::cpu());
+  std::string msg = user_error([&] { k(buffer(ramp(8, 1), {8}), a, b); });
+  // Either store may come second, as the shuffle orders the programs.
+  const std::string a_line = "races_test.cpp:" + std::to_string(g_line) + ": ";
+  const std::string b_line = "races_test.cpp:" + std::to_string(g_line + 1) + ": ";
+  EXPECT_TRUE(msg.find(a_line) != std::string::npos || msg.find(b_line) != std::string::npos) << msg;
+  g_line = 0;
+  expect_message(msg, "two_dtypes", "of the launch both write element", kDynamicHint);
+  EXPECT_TRUE(msg.find("programs 0 and 1") != std::string::npos || msg.find("programs 1 and 0") != std::string::npos)
+      << msg;
+}
+
+TEST(Races, ShuffledProgramsKeepTheirProgramIds) {
+  auto k = ts::kernel(
+      "pids",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_zeros({x.size(0)}, ts::i64);
+        for (auto t : ts::tile(x.size(0))) out(t) = ts::program_id() + x(t).to(ts::i64) * 0;
+        return out;
+      },
+      blocks({2}));
+  for (const char* seed : {"0" /* off */, "1", "12345"}) {
+    RaceCheck on(seed);
+    EXPECT_EQ(k(ts::Buffer::zeros({7}, ts::f32)).to_vector(), (std::vector<double>{0, 0, 1, 1, 2, 2, 3})) << seed;
+  }
+}
