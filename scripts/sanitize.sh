@@ -6,12 +6,14 @@
 # kernel runs 10-100x slower) are left out: the 2^28-element and 32-GiB tests, the
 # autotuner's (its candidates run in a child process) and the SM-partition ones (green
 # contexts). Set FILTER to a gtest filter to choose others, TOOLS to run fewer tools,
-# and LOG_DIR to keep each run's full output.
+# LOG_DIR to keep each run's full output, and LIMIT for the seconds one run may take
+# (default 480; a run past it is stopped and reported as rc=124).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build}
 tools=${TOOLS:-memcheck racecheck synccheck initcheck}
 log_dir=${LOG_DIR:-$(mktemp -d)}
+limit=${LIMIT:-480}
 filter=${FILTER:-"-AutotuneGpu.*:GreenContextGpu.*:Seed000Full.*:GpuRuntime.CountMismatchesOn2To28Elements:GpuRuntime.SixtyFourBitIndexing:GpuRuntime.CopiesBetweenTwoGpus:PersistentGpu.PaddedSumLargeVaryingBound"}
 sanitizer=$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")
 [ -x "$sanitizer" ] || { echo "compute-sanitizer not found (CUDA_HOME/bin)"; exit 2; }
@@ -27,7 +29,7 @@ run() {  # run <tool> <name> <command...>
   local log="$log_dir/$tool-$name.log"
   # tessel checks every driver call's status itself, and tests provoke failing calls on
   # purpose (a missing kernel name): the sanitizer reports only what kernels do.
-  "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 --report-api-errors no "$@" >"$log" 2>&1
+  timeout "$limit" "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 --report-api-errors no "$@" >"$log" 2>&1
   local rc=$?
   local summary
   summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
