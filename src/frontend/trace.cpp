@@ -288,10 +288,22 @@ bool TraceContext::unify(ir::Sym* a, ir::Sym* b, SourceLoc loc) {
   // the launch of the loop being traced.
   ir::Node* check = graph_.new_node(ir::Op::ShapeCheck, loc);
   check->dtype = DType::boolean;
-  check->args = {a->extent, b->extent};
+  check->args = {host_copy(a->extent), host_copy(b->extent)};
   ir::Block& host = graph_.host;
   host.insert(depth() > 0 ? host.end() - 1 : host.end(), check);
   return true;
+}
+
+ir::Node* TraceContext::host_copy(ir::Node* n) {
+  if (n->depth == 0) return n;
+  std::vector<ir::Node*> args;
+  for (ir::Node* a : n->args) args.push_back(host_copy(a));
+  ir::Node* c = add_host(n->op, n->dtype, std::move(args), n->loc);
+  c->ival = n->ival;
+  c->fval = n->fval;
+  c->fn = n->fn;
+  c->arg_kind = n->arg_kind;
+  return c;
 }
 
 std::string describe_tensor(const ir::Node* t) {

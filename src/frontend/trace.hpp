@@ -82,6 +82,9 @@ class TraceContext {
                 SourceLoc loc);
   /// Appends a node to the host block (before the open top-level loop), depth 0.
   ir::Node* add_host(ir::Op op, DType dtype, std::vector<ir::Node*> args, SourceLoc loc);
+  /// Host-computable scalar `n` itself when it is in the host block, else a copy of it
+  /// there (an extent computed inside a loop, checked before the loop).
+  ir::Node* host_copy(ir::Node* n);
   /// Size/Stride of a tensor's dimension (one node per tensor and dimension).
   ir::Node* tensor_attr(ir::Op op, ir::Node* tensor, int dim, SourceLoc loc);
   /// The extent Sym of `ts::all` on a tensor dimension (one per tensor and dimension).
