@@ -42,7 +42,10 @@ template <class T>
 concept Arithmetic = std::is_arithmetic_v<T>;
 
 /// Anything usable as an operand of a tile op: a Value, a load `x(i, t)`, or a C++
-/// number (weakly typed: `x + 1.0` keeps x's dtype, as in PyTorch). Captures the
+/// number (weakly typed: `x + 1.0` keeps x's dtype, as in PyTorch). A float scalar
+/// argument (a ts::Value parameter passed a double) and host arithmetic of it with C++
+/// numbers are weak too, holding a double like a Python float: `x_f64 * eps` is f64 with
+/// eps's full value, `x_f32 * eps` stays f32 (docs/DECISIONS.md). Captures the
 /// user's source line. A host Tensor used directly is a user error (load it first).
 class Operand {
  public:

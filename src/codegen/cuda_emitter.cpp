@@ -258,7 +258,7 @@ std::string Emitter::host_param(const Node* n) {
   std::string r = dedupe(param_names_, "H" + std::to_string(n->id), fmt::format("s{}", n->id), fresh);
   if (fresh) {
     if (is_float(n->dtype))
-      out_.params.push_back({Param::host_float, n, DType::f32});
+      out_.params.push_back({Param::host_float, n, n->dtype == DType::f64 ? DType::f64 : DType::f32});
     else
       out_.params.push_back({Param::host_int, n, n->dtype == DType::i32 ? DType::i32 : DType::i64});
   }
@@ -269,7 +269,7 @@ std::string Emitter::scalar(const Node* n) {
   if (n->op == Op::Const) return literal(n->dtype, n->fval, n->ival);
   if (ir::host_computable(n)) {
     std::string p = host_param(n);
-    if (is_float(n->dtype) && n->dtype != DType::f32) return "(" + reg_type(n->dtype) + ")" + p;
+    if (is_float(n->dtype) && n->dtype != DType::f32 && n->dtype != DType::f64) return "(" + reg_type(n->dtype) + ")" + p;
     if (n->dtype == DType::boolean) return "(" + p + " != 0)";
     return p;
   }
@@ -822,7 +822,7 @@ void Emitter::run() {
         src << (p.dtype == DType::i32 ? "int " : "long long ") << param_names_.at("H" + std::to_string(p.node->id));
         break;
       case Param::host_float:
-        src << "float " << param_names_.at("H" + std::to_string(p.node->id));
+        src << (p.dtype == DType::f64 ? "double " : "float ") << param_names_.at("H" + std::to_string(p.node->id));
         break;
       case Param::device_ptr:
         src << "const " << dtype_cuda_storage(p.node->dtype) << "* "
