@@ -9,37 +9,14 @@
 
 #include "interp_test_util.hpp"
 #include "nvrtc_test_util.hpp"
+#include "per_call_kernels.hpp"
 
 namespace ts = tessel;
 
 namespace {
 
-/// out[i] = 2 * i for i < 3 * x.size(0): an arange of an extent computed from a size,
-/// stored through the ts::all extent of an allocation sized the same way.
-auto make_arange_times_three() {
-  return ts::kernel("arange_times_three", [](ts::Tensor x) {
-    ts::Tensor out = ts::empty({x.size(0) * 3}, ts::i32);
-    for (auto g : ts::grid(1)) {
-      (void)g;
-      out(ts::all) = ts::arange(x.size(0) * 3) * 2;
-    }
-    return out;
-  });
-}
-
-/// out[0] = sum of a host allocation of 3 * x.size(0) elements filled with 2, read
-/// whole with ts::all (the only extent is the allocation's).
-auto make_sum_of_allocation() {
-  return ts::kernel("sum_of_allocation", [](ts::Tensor x) {
-    ts::Tensor twos = x.new_full({x.size(0) * 3}, 2.0);
-    ts::Tensor out = x.new_zeros({1});
-    for (auto g : ts::grid(1)) {
-      (void)g;
-      out(0) = ts::sum(twos(ts::all), 0);
-    }
-    return out;
-  });
-}
+using per_call_kernels::make_arange_times_three;
+using per_call_kernels::make_sum_of_allocation;
 
 /// out[i] = i for i < n, n a symbolic integer argument (the key holds no value of it).
 auto make_arange_of_argument() {

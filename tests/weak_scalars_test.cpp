@@ -11,26 +11,16 @@
 
 #include "interp_test_util.hpp"
 #include "nvrtc_test_util.hpp"
+#include "per_call_kernels.hpp"
 
 namespace ts = tessel;
 
 namespace {
 
+using per_call_kernels::make_scale;
+
 // 1e-12 and a difference f32 cannot hold (2^-30 relative: below f32's 2^-24 spacing).
 const double kEps = 1e-12 * (1 + std::ldexp(1.0, -30));
-
-/// out[i] = x[i] * eps, in x's dtype; `dtype_seen` records the product's dtype at trace.
-auto make_scale(ts::DType* dtype_seen = nullptr) {
-  return ts::kernel("scale_by_eps", [dtype_seen](ts::Tensor x, ts::Value eps) {
-    ts::Tensor out = ts::empty_like(x);
-    for (auto t : ts::tile(x.size(0))) {
-      ts::Value v = x(t) * eps;
-      if (dtype_seen) *dtype_seen = v.dtype();
-      out(t) = v;
-    }
-    return out;
-  });
-}
 
 /// out[i] = x[i] * 1e-5, a C++ literal: the oracle of a weak argument's rounding.
 auto make_scale_by_literal() {

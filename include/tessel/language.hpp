@@ -371,6 +371,10 @@ Value full(std::vector<TileDim> shape, double value, DType dtype = DType::f32,
 Value arange(const Extent& n, DType dtype = DType::i32, Loc loc = Loc::current());
 
 // ---- host-side allocations (outside loops, on the device of the first tensor arg) ----
+/// Row-major (contiguous) tensors, except that zeros_like, empty_like and full_like of a
+/// tensor argument (or of an allocation like one) take its layout on each call, as
+/// torch's preserve_format: its strides when it is dense and non-overlapping (a transposed
+/// argument gives a transposed result), else dense strides in its order of dims.
 Tensor empty(std::vector<Extent> shape, DType dtype, Loc loc = Loc::current());
 Tensor zeros_like(const Tensor& t, Loc loc = Loc::current());
 Tensor empty_like(const Tensor& t, Loc loc = Loc::current());

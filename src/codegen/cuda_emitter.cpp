@@ -176,8 +176,11 @@ static const ir::ArgFacts* facts(const ir::Graph& g, const Node* t) {
   return i < g.arg_facts.size() ? &g.arg_facts[i] : nullptr;
 }
 
+// An allocation is row-major unless it takes a strided argument's layout (empty_like).
+static bool row_major_alloc(const Node* t) { return t->op == Op::Alloc && t->fn == ir::alloc_row_major; }
+
 static bool contiguous_last(const ir::Graph& g, const Node* t) {
-  if (t->op == Op::Alloc) return true;
+  if (t->op == Op::Alloc) return row_major_alloc(t);
   const ir::ArgFacts* f = facts(g, t);
   return f && f->contiguous;
 }
@@ -211,7 +214,7 @@ bool Emitter::size_multiple_of_16(const Node* t, int dim) const {
 
 bool Emitter::outer_strides_aligned(const Node* t) const {
   if (t->op == Op::Alloc)  // row-major: outer strides are multiples of the last size
-    return t->rank <= 1 || size_multiple_of_16(t, t->rank - 1);
+    return row_major_alloc(t) && (t->rank <= 1 || size_multiple_of_16(t, t->rank - 1));
   const ir::ArgFacts* f = facts(g_, t);
   if (!f || !f->base_aligned) return false;
   for (int d = 0; d + 1 < t->rank; ++d)
