@@ -47,7 +47,8 @@ TEST(ExtentGuards, AnArangeOfAComputedExtentIsRightInEveryBucket) {
 TEST(ExtentGuards, AnAllExtentOfAnAllocationSizedFromArgumentsIsRightInEveryBucket) {
   auto k = make_sum_of_allocation();
   for (int64_t n : {kSmall, kLarge, kSmall})
-    EXPECT_EQ(k(ts::Buffer::zeros({n}, ts::f32)).to_vector(), std::vector<double>{6.0 * n}) << "x.size(0) = " << n;
+    EXPECT_EQ(k(ts::Buffer::zeros({n}, ts::f32)).to_vector(), std::vector<double>{6.0 * n})
+        << "x.size(0) = " << n;
 }
 
 // The generated code masks the padded extent: lanes past 16 (15 elements) or 32 (21).
@@ -66,8 +67,25 @@ void expect_padded_extents(const K& k, bool large_first) {
 TEST(ExtentGuards, AnArangeOfAnIntegerArgumentIsRightInEveryBucket) {
   auto k = make_arange_of_argument();
   ts::Buffer x = ts::Buffer::zeros({1}, ts::f32);
-  for (int64_t n : {15, 21, 3, 15})
-    EXPECT_EQ(k(x, n).to_vector(), interp_test::ramp(n)) << "n = " << n;
+  for (int64_t n : {15, 21, 3, 15}) EXPECT_EQ(k(x, n).to_vector(), interp_test::ramp(n)) << "n = " << n;
+}
+
+int g_traces = 0;
+
+TEST(ExtentGuards, EachBucketIsTracedOnce) {
+  auto k = ts::kernel("counted_arange", [](ts::Tensor x) {
+    ++g_traces;
+    ts::Tensor out = ts::empty({x.size(0) * 3}, ts::i32);
+    for (auto g : ts::grid(1)) {
+      (void)g;
+      out(ts::all) = ts::arange(x.size(0) * 3);
+    }
+    return out;
+  });
+  g_traces = 0;
+  ts::Buffer x_small = ts::Buffer::zeros({kSmall}, ts::f32), x_large = ts::Buffer::zeros({kLarge}, ts::f32);
+  for (const ts::Buffer& x : {x_small, x_small, x_large, x_large, x_small}) k(x);
+  EXPECT_EQ(g_traces, 2);
 }
 
 TEST(ExtentGuards, GeneratedCodeOfAnArangeFollowsThePaddedExtentOfEachCall) {

@@ -25,7 +25,8 @@ bool non_overlapping_and_dense(const std::vector<int64_t>& shape, const std::vec
   return true;
 }
 
-std::vector<int64_t> preserve_format_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+std::vector<int64_t> preserve_format_strides(const std::vector<int64_t>& shape,
+                                             const std::vector<int64_t>& strides) {
   if (non_overlapping_and_dense(shape, strides)) return strides;
   size_t n = shape.size();
   if (n <= 1) return std::vector<int64_t>(n, 1);

@@ -17,7 +17,8 @@ bool non_overlapping_and_dense(const std::vector<int64_t>& shape, const std::vec
 /// (torch's at::infer_dense_strides: dims sorted by increasing stride, stably, a stride-0
 /// dim keeping its place and equal strides putting the smaller size innermost).
 /// Source: PyTorch's empty_like (aten/src/ATen/native/TensorFactories.cpp).
-std::vector<int64_t> preserve_format_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
+std::vector<int64_t> preserve_format_strides(const std::vector<int64_t>& shape,
+                                             const std::vector<int64_t>& strides);
 
 /// Whether `strides` are row-major for `shape`, size-1 dims aside (Buffer::is_contiguous).
 bool row_major_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
