@@ -42,7 +42,10 @@ template <class T>
 concept Arithmetic = std::is_arithmetic_v<T>;
 
 /// Anything usable as an operand of a tile op: a Value, a load `x(i, t)`, or a C++
-/// number (weakly typed: `x + 1.0` keeps x's dtype, as in PyTorch). Captures the
+/// number (weakly typed: `x + 1.0` keeps x's dtype, as in PyTorch). A float scalar
+/// argument (a ts::Value parameter passed a double) and host arithmetic of it with C++
+/// numbers are weak too, holding a double like a Python float: `x_f64 * eps` is f64 with
+/// eps's full value, `x_f32 * eps` stays f32 (docs/DECISIONS.md). Captures the
 /// user's source line. A host Tensor used directly is a user error (load it first).
 class Operand {
  public:
@@ -368,6 +371,10 @@ Value full(std::vector<TileDim> shape, double value, DType dtype = DType::f32,
 Value arange(const Extent& n, DType dtype = DType::i32, Loc loc = Loc::current());
 
 // ---- host-side allocations (outside loops, on the device of the first tensor arg) ----
+/// Row-major (contiguous) tensors, except that zeros_like, empty_like and full_like of a
+/// tensor argument (or of an allocation like one) take its layout on each call, as
+/// torch's preserve_format: its strides when it is dense and non-overlapping (a transposed
+/// argument gives a transposed result), else dense strides in its order of dims.
 Tensor empty(std::vector<Extent> shape, DType dtype, Loc loc = Loc::current());
 Tensor zeros_like(const Tensor& t, Loc loc = Loc::current());
 Tensor empty_like(const Tensor& t, Loc loc = Loc::current());

@@ -86,7 +86,7 @@ SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallA
       bool filled = n->ival == ir::fill_value;
       int e = add_entry(numel * dtype_size(n->dtype), filled);
       alloc_views_.push_back(
-          Buffer::from_blob(entries_[e].ptr, shape, contiguous_strides(shape), n->dtype, cuda(device)));
+          Buffer::from_blob(entries_[e].ptr, shape, ir::alloc_strides(n, arg_values_), n->dtype, cuda(device)));
       alloc_fill_.emplace_back(filled, n->fval);
     }
   } catch (...) {

@@ -176,8 +176,11 @@ static const ir::ArgFacts* facts(const ir::Graph& g, const Node* t) {
   return i < g.arg_facts.size() ? &g.arg_facts[i] : nullptr;
 }
 
+// An allocation is row-major unless it takes a strided argument's layout (empty_like).
+static bool row_major_alloc(const Node* t) { return t->op == Op::Alloc && t->fn == ir::alloc_row_major; }
+
 static bool contiguous_last(const ir::Graph& g, const Node* t) {
-  if (t->op == Op::Alloc) return true;
+  if (t->op == Op::Alloc) return row_major_alloc(t);
   const ir::ArgFacts* f = facts(g, t);
   return f && f->contiguous;
 }
@@ -211,7 +214,7 @@ bool Emitter::size_multiple_of_16(const Node* t, int dim) const {
 
 bool Emitter::outer_strides_aligned(const Node* t) const {
   if (t->op == Op::Alloc)  // row-major: outer strides are multiples of the last size
-    return t->rank <= 1 || size_multiple_of_16(t, t->rank - 1);
+    return row_major_alloc(t) && (t->rank <= 1 || size_multiple_of_16(t, t->rank - 1));
   const ir::ArgFacts* f = facts(g_, t);
   if (!f || !f->base_aligned) return false;
   for (int d = 0; d + 1 < t->rank; ++d)
@@ -258,7 +261,7 @@ std::string Emitter::host_param(const Node* n) {
   std::string r = dedupe(param_names_, "H" + std::to_string(n->id), fmt::format("s{}", n->id), fresh);
   if (fresh) {
     if (is_float(n->dtype))
-      out_.params.push_back({Param::host_float, n, DType::f32});
+      out_.params.push_back({Param::host_float, n, n->dtype == DType::f64 ? DType::f64 : DType::f32});
     else
       out_.params.push_back({Param::host_int, n, n->dtype == DType::i32 ? DType::i32 : DType::i64});
   }
@@ -269,7 +272,7 @@ std::string Emitter::scalar(const Node* n) {
   if (n->op == Op::Const) return literal(n->dtype, n->fval, n->ival);
   if (ir::host_computable(n)) {
     std::string p = host_param(n);
-    if (is_float(n->dtype) && n->dtype != DType::f32) return "(" + reg_type(n->dtype) + ")" + p;
+    if (is_float(n->dtype) && n->dtype != DType::f32 && n->dtype != DType::f64) return "(" + reg_type(n->dtype) + ")" + p;
     if (n->dtype == DType::boolean) return "(" + p + " != 0)";
     return p;
   }
@@ -826,7 +829,7 @@ void Emitter::run() {
         src << (p.dtype == DType::i32 ? "int " : "long long ") << param_names_.at("H" + std::to_string(p.node->id));
         break;
       case Param::host_float:
-        src << "float " << param_names_.at("H" + std::to_string(p.node->id));
+        src << (p.dtype == DType::f64 ? "double " : "float ") << param_names_.at("H" + std::to_string(p.node->id));
         break;
       case Param::device_ptr:
         src << "const " << dtype_cuda_storage(p.node->dtype) << "* "

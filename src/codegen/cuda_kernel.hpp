@@ -15,7 +15,7 @@ struct Param {
   enum Kind : uint8_t {
     tensor_ptr,    // node: tensor (Arg/Alloc): its data pointer
     host_int,      // node: host-computable integer scalar: evaluated on the host (i64 or i32)
-    host_float,    // node: host-computable float scalar (passed as float)
+    host_float,    // node: host-computable float scalar (passed as float; f64 as double)
     device_ptr,    // node: DeviceScalar: pointer to its element (read in the kernel)
     tensor_size,   // node: tensor, dim: its size (index dtype)
     tensor_stride, // node: tensor, dim: its stride in elements (index dtype)
@@ -23,7 +23,7 @@ struct Param {
   };
   Kind kind;
   const ir::Node* node;
-  DType dtype = DType::i64;  // host_int, tensor_size, tensor_stride: passed as this type
+  DType dtype = DType::i64;  // host_int, host_float, tensor_size, tensor_stride: passed as this type
   int dim = 0;
 };
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/preserve_format.hpp"
 #include "frontend/trace.hpp"
 #include "ir/host_eval.hpp"
 
@@ -79,7 +80,8 @@ Value Tensor::item(Loc l) const {
 
 Value load(const Tensor& t, Loc loc) { return t.item(loc); }
 
-static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double value, SourceLoc loc) {
+static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double value, SourceLoc loc,
+                    const Tensor* like = nullptr) {
   TraceContext& ctx = TraceContext::current();
   if (ctx.depth() > 0)
     ctx.fail(loc, "tensors can only be allocated in host code, outside device loops",
@@ -101,6 +103,14 @@ static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double
   a->ival = fill;
   a->fval = value;
   a->name = fmt::format("allocated at line {}", loc.line);
+  // Like a tensor argument (or an allocation like one): its stride order, as torch's
+  // preserve_format; the layout of this trace's argument is the specialization's.
+  if (like) a->like = like->node()->op == Op::Arg ? like->node() : like->node()->like;
+  if (a->like) {
+    const Buffer& b = ctx.args().at(static_cast<size_t>(a->like->ival)).buffer;
+    a->fn = row_major_strides(b.shape(), preserve_format_strides(b.shape(), b.strides())) ? ir::alloc_row_major
+                                                                                        : ir::alloc_strided;
+  }
   return Tensor(a);
 }
 
@@ -114,13 +124,13 @@ Tensor empty(std::vector<Extent> shape, DType dtype, Loc loc) {
   return alloc(std::move(shape), dtype, ir::fill_none, 0, SourceLoc::from(loc));
 }
 Tensor empty_like(const Tensor& t, Loc loc) {
-  return alloc(shape_of(t, loc), t.dtype(), ir::fill_none, 0, SourceLoc::from(loc));
+  return alloc(shape_of(t, loc), t.dtype(), ir::fill_none, 0, SourceLoc::from(loc), &t);
 }
 Tensor zeros_like(const Tensor& t, Loc loc) {
-  return alloc(shape_of(t, loc), t.dtype(), ir::fill_value, 0, SourceLoc::from(loc));
+  return alloc(shape_of(t, loc), t.dtype(), ir::fill_value, 0, SourceLoc::from(loc), &t);
 }
 Tensor full_like(const Tensor& t, double value, Loc loc) {
-  return alloc(shape_of(t, loc), t.dtype(), ir::fill_value, value, SourceLoc::from(loc));
+  return alloc(shape_of(t, loc), t.dtype(), ir::fill_value, value, SourceLoc::from(loc), &t);
 }
 Tensor Tensor::new_empty(std::vector<Extent> shape, Loc loc) const {
   return alloc(std::move(shape), dtype(), ir::fill_none, 0, SourceLoc::from(loc));

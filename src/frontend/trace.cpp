@@ -40,6 +40,9 @@ TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vect
                       "leave Settings::index_dtype unset or set it to ts::i64");
     index_dtype_ = DType::i64;
   }
+  // Float scalar arguments are weakly typed, like Python floats (docs/DECISIONS.md).
+  for (size_t i = 0; i < args_.size() && i < graph_.args.size(); ++i)
+    if (args_[i].kind == ir::ArgKind::float_scalar && !args_[i].specialized) weak_floats_.insert(graph_.args[i]);
   graph_.index_dtype = index_dtype_;
   graph_.index_dtype_forced = settings_.index_dtype.has_value();
   graph_.check_bounds = settings_.check_bounds.value_or(false);
@@ -179,14 +182,22 @@ void TraceContext::close_loop(ir::Node* loop) {
   std::vector<std::pair<const Value*, ir::Node*>> carried_vars;
   // Variables of enclosing scopes changed in the body become loop-carried; the others
   // read their outer binding directly.
+  auto unchanged = [&](const OpenLoop::Entry& entry) {
+    replace_uses(loop->body, entry.placeholder, entry.init);
+    // The widened placeholder of a weak float reads the outer binding's exact value.
+    auto it = exact_floats_.find(entry.placeholder);
+    if (it == exact_floats_.end() || !weak_float(entry.init)) return;
+    replace_uses(loop->body, it->second, exact_float(entry.init));
+    std::erase(loop->body, it->second);
+  };
   for (auto& [var, entry] : level.vars) {
     if (!var) {
-      replace_uses(loop->body, entry.placeholder, entry.init);
+      unchanged(entry);
       continue;
     }
     ir::Node*& binding = ValueAccess::node(*var);
     if (binding == entry.placeholder) {
-      replace_uses(loop->body, entry.placeholder, entry.init);
+      unchanged(entry);
       binding = entry.init;
       continue;
     }
@@ -238,6 +249,7 @@ ir::Node* TraceContext::resolve(const Value* var, ir::Node*& binding, int decl_d
     p->shape = binding->shape;
     p->args = {ol.loop};
     p->depth = level;
+    if (weak_float(binding)) weak_floats_.insert(p);
     ol.vars.emplace_back(var, OpenLoop::Entry{p, binding});
     binding = p;
   }
@@ -288,10 +300,76 @@ bool TraceContext::unify(ir::Sym* a, ir::Sym* b, SourceLoc loc) {
   // the launch of the loop being traced.
   ir::Node* check = graph_.new_node(ir::Op::ShapeCheck, loc);
   check->dtype = DType::boolean;
-  check->args = {a->extent, b->extent};
+  check->args = {host_copy(a->extent), host_copy(b->extent)};
   ir::Block& host = graph_.host;
   host.insert(depth() > 0 ? host.end() - 1 : host.end(), check);
   return true;
+}
+
+ir::Node* TraceContext::host_copy(ir::Node* n) {
+  if (n->depth == 0) return n;
+  std::vector<ir::Node*> args;
+  for (ir::Node* a : n->args) args.push_back(host_copy(a));
+  ir::Node* c = add_host(n->op, n->dtype, std::move(args), n->loc);
+  c->ival = n->ival;
+  c->fval = n->fval;
+  c->fn = n->fn;
+  c->arg_kind = n->arg_kind;
+  return c;
+}
+
+ir::Node* TraceContext::exact_float(ir::Node* n) {
+  if (n->dtype == DType::f64) return n;
+  if (auto it = exact_floats_.find(n); it != exact_floats_.end()) return it->second;
+  if (n->op == ir::Op::Carried) {
+    // A weak variable of an enclosing scope read in a loop: its widened placeholder, at
+    // the front of the loop's body. close_loop makes it read the exact value of the
+    // variable's outer binding when the loop leaves the variable unchanged.
+    ir::Node* loop = n->args.at(0);
+    ir::Node* c = graph_.new_node(ir::Op::Cast, n->loc);
+    c->dtype = DType::f64;
+    c->args = {n};
+    c->depth = n->depth;
+    loop->body.insert(loop->body.begin(), c);
+    owner_[c] = loop;
+    exact_floats_[n] = c;
+    return c;
+  }
+  std::vector<ir::Node*> args;
+  for (ir::Node* a : n->args) {
+    if (a->op == ir::Op::Const) {
+      ir::Node* c = add_host(ir::Op::Const, DType::f64, {}, a->loc);
+      c->fval = is_float(a->dtype) ? a->fval : static_cast<double>(a->ival);
+      c->ival = a->ival;
+      args.push_back(c);
+    } else if (weak_floats_.count(a)) {
+      args.push_back(exact_float(a));
+    } else {
+      throw InternalError("a weakly typed float computed from a value that is not");
+    }
+  }
+  // An argument, or neg, abs and arithmetic of weak floats and constants: in the host
+  // block, or right after `n` when it reads a variable's placeholder in a loop.
+  bool host = std::all_of(args.begin(), args.end(), [](const ir::Node* a) { return a->depth == 0; });
+  ir::Node* e = nullptr;
+  if (host) {
+    e = add_host(n->op, DType::f64, std::move(args), n->loc);
+  } else {
+    ir::Node* loop = const_cast<ir::Node*>(owner_.at(n));
+    e = graph_.new_node(n->op, n->loc);
+    e->dtype = DType::f64;
+    e->args = std::move(args);
+    e->depth = n->depth;
+    owner_[e] = loop;
+    loop->body.insert(std::find(loop->body.begin(), loop->body.end(), n) + 1, e);
+  }
+  e->ival = n->ival;
+  e->fn = n->fn;
+  e->arg_kind = n->arg_kind;
+  e->name = n->name;
+  weak_floats_.insert(e);
+  exact_floats_[n] = e;
+  return e;
 }
 
 void TraceContext::check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, const std::string& what,

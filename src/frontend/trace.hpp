@@ -80,12 +80,25 @@ class TraceContext {
                 SourceLoc loc);
   /// Appends a node to the host block (before the open top-level loop), depth 0.
   ir::Node* add_host(ir::Op op, DType dtype, std::vector<ir::Node*> args, SourceLoc loc);
+  /// Host-computable scalar `n` itself when it is in the host block, else a copy of it
+  /// there (an extent computed inside a loop, checked before the loop).
+  ir::Node* host_copy(ir::Node* n);
   /// Size/Stride of a tensor's dimension (one node per tensor and dimension).
   ir::Node* tensor_attr(ir::Op op, ir::Node* tensor, int dim, SourceLoc loc);
   /// The extent Sym of `ts::all` on a tensor dimension (one per tensor and dimension).
   ir::Sym* all_sym(ir::Node* tensor, int dim, SourceLoc loc);
   ir::Node* constant_int(int64_t v, DType dtype, SourceLoc loc);
   ir::Node* constant_float(double v, DType dtype, SourceLoc loc);
+
+  /// Weakly typed floats (docs/DECISIONS.md): float scalar arguments (ts::Value), and the
+  /// host arithmetic (+ - * / floordiv % pow maximum minimum, neg, abs) of weak floats with
+  /// each other and with C++ numbers. Like Python floats in PyTorch, they take the dtype of
+  /// the tensor values they meet (`x_f64 * eps` is f64) and hold a double: their nodes
+  /// have the default dtype f32 (as torch.tensor(eps) would), exact_float(n) is the f64
+  /// form, computing the arguments' full values (one per node, in the host block).
+  bool weak_float(const ir::Node* n) const { return weak_floats_.count(n) > 0; }
+  void mark_weak_float(const ir::Node* n) { weak_floats_.insert(n); }
+  ir::Node* exact_float(ir::Node* n);
 
   /// Raises UserError for this kernel at `loc`.
   [[noreturn]] void fail(SourceLoc loc, const std::string& what, const std::string& hint = "");
@@ -143,6 +156,8 @@ class TraceContext {
   std::map<std::pair<ir::Node*, int>, ir::Sym*> all_cache_;
   std::map<ir::Node*, ir::Sym*> extent_cache_;
   std::map<int, ir::Sym*> block_syms_;
+  std::set<const ir::Node*> weak_floats_;
+  std::map<const ir::Node*, ir::Node*> exact_floats_;
   std::map<const ir::Node*, const ir::Node*> owner_;  // node inside a loop -> that loop
   DType index_dtype_ = DType::i32;  // union-find over extent syms
   bool has_deferred_ = false;

@@ -17,6 +17,8 @@ Operand::Operand(const Value& v, Loc loc) : loc_(SourceLoc::from(loc)) {
   if (!node_)
     TraceContext::current().fail(loc_, "an undefined ts::Value is used",
                                  "assign the variable before reading it");
+  TraceContext* ctx = TraceContext::current_or_null();
+  weak_ = ctx && ctx->weak_float(node_);
 }
 
 Operand::Operand(const TensorRef& r, Loc loc) : loc_(SourceLoc::from(loc)) { node_ = r.load(loc_); }
@@ -137,6 +139,11 @@ namespace {
 Node* cast_node(Node* n, DType t, SourceLoc loc) {
   if (n->dtype == t) return n;
   TraceContext& ctx = TraceContext::current();
+  // A weakly typed float converts from its full (double) value.
+  if (ctx.weak_float(n)) {
+    n = ctx.exact_float(n);
+    if (n->dtype == t) return n;
+  }
   if (n->op == Op::Const && n->shape.empty()) {
     if (is_float(t)) return ctx.constant_float(n->fval, t, loc);
     // Integer to integer: only i32 can be too narrow (u64 and i64 share their 64 bits).
@@ -201,6 +208,9 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
   DType result = (kind == 'c' || kind == 'l') ? DType::boolean : common;
   Node* n = ctx.add(Op::Binary, result, shape, {x, y}, loc);
   n->fn = static_cast<uint8_t>(fn);
+  // Arithmetic of weak floats and C++ numbers stays weak (Python float arithmetic).
+  if (kind == 'a' && is_float(result) && a.weak() && b.weak() && (ctx.weak_float(x) || ctx.weak_float(y)))
+    ctx.mark_weak_float(n);
   return Value::wrap(n);
 }
 
@@ -221,6 +231,7 @@ Value unary(ir::UnaryFn fn, const Operand& a) {
   x = cast_node(x, t, a.loc());
   Node* n = ctx.add(Op::Unary, t, x->shape, {x}, a.loc());
   n->fn = static_cast<uint8_t>(fn);
+  if ((fn == ir::UnaryFn::neg || fn == ir::UnaryFn::abs) && ctx.weak_float(x)) ctx.mark_weak_float(n);
   return Value::wrap(n);
 }
 

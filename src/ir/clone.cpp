@@ -38,6 +38,7 @@ Node* Cloner::map(const Node* n) {
 Node* Cloner::copy_into(const Node* n, Block& out) {
   Node* c = map(n);
   for (Node*& a : c->args) a = map(a);
+  c->like = map(c->like);
   for (Sym*& s : c->shape) s = map_sym(s);
   for (IndexInfo& i : c->access) i.sym = map_sym(i.sym);
   if (n->op == Op::Loop) {

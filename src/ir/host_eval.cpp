@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "common/element.hpp"
+#include "common/preserve_format.hpp"
+#include "tessel/buffer.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel::ir {
@@ -41,6 +43,13 @@ static std::vector<int64_t> alloc_shape(const Node* alloc, const std::vector<Arg
   return shape;
 }
 
+std::vector<int64_t> alloc_strides(const Node* alloc, const std::vector<ArgValue>& args) {
+  std::vector<int64_t> shape = alloc_shape(alloc, args);
+  if (!alloc->like) return contiguous_strides(shape);
+  const ArgValue& a = args.at(alloc->like->ival);
+  return preserve_format_strides(*a.shape, *a.strides);
+}
+
 HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
   switch (n->op) {
     case Op::Const:
@@ -57,11 +66,8 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
         const ArgValue& a = args.at(t->ival);
         return make_int(n->op == Op::Size ? a.shape->at(d) : a.strides->at(d));
       }
-      std::vector<int64_t> shape = alloc_shape(t, args);
-      if (n->op == Op::Size) return make_int(shape.at(d));
-      int64_t stride = 1;
-      for (size_t k = d + 1; k < shape.size(); ++k) stride *= shape[k];
-      return make_int(stride);
+      if (n->op == Op::Size) return make_int(alloc_shape(t, args).at(d));
+      return make_int(alloc_strides(t, args).at(d));
     }
     case Op::Cast: {
       HostScalar v = eval_host(n->args[0], args);

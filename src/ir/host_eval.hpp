@@ -35,6 +35,11 @@ inline int64_t eval_host_int(const Node* n, const std::vector<ArgValue>& args) {
   return v.is_float ? static_cast<int64_t>(v.f) : v.i;
 }
 
+/// Strides (elements) of the tensor of Alloc `alloc` on the call of `args`: row-major,
+/// or, for an allocation like an argument (Node::like), that argument's stride order
+/// (preserve_format_strides, common/preserve_format.hpp: torch's empty_like).
+std::vector<int64_t> alloc_strides(const Node* alloc, const std::vector<ArgValue>& args);
+
 /// A ShapeCheck node's test on one call, given its two sizes a and b: ival 0 needs a == b
 /// (dimensions indexed with ts::all that the kernel combines), ival 1 needs a >= b (a
 /// tensor's size covers the bound of the tile loop that indexes it; n->name holds

@@ -195,9 +195,12 @@ struct Node {
   std::vector<Node*> args;
   int64_t ival = 0;
   double fval = 0.0;
-  uint8_t fn = 0;              // UnaryFn / BinaryFn / ReduceFn
+  uint8_t fn = 0;              // UnaryFn / BinaryFn / ReduceFn; Alloc: AllocLayout
   bool keepdim = false;        // Reduce
   ArgKind arg_kind = ArgKind::tensor;  // Arg
+  /// Alloc of empty_like, zeros_like or full_like of a tensor argument: that argument,
+  /// whose stride order the allocation takes on each call (alloc_strides, host_eval.hpp).
+  Node* like = nullptr;
   int rank = 0;                // tensor-valued nodes (Arg tensor, Alloc): rank
   std::vector<IndexInfo> access;  // Load/Store: one per index (incl. newaxis)
   // Loop
@@ -228,6 +231,11 @@ struct Node {
 
 /// Fill kinds of an Alloc.
 enum AllocFill : int64_t { fill_none = 0, fill_value = 1 };
+/// An Alloc's layout on the calls of its specialization (Node::fn): row-major (every
+/// allocation without `like`, and one whose argument's layout gives row-major strides),
+/// or strided (the strides follow the argument's stride order; generated code reads
+/// them all, the innermost included). A per-call guard (runtime/kernel_impl.cpp) keeps it.
+enum AllocLayout : uint8_t { alloc_row_major = 0, alloc_strided = 1 };
 
 /// A traced kernel: owns nodes and syms.
 /// Facts about a tensor argument that are part of the specialization key

@@ -115,6 +115,8 @@ static void print_block(const Block& b, int indent, std::string& out) {
         for (size_t i = 0; i < n->args.size(); ++i)
           line += (i ? ", " : " ") + ref(n->args[i]);
         if (n->op == Op::Alloc && n->ival == fill_value) line += fmt::format(" fill {}", n->fval);
+        if (n->op == Op::Alloc && n->like)
+          line += fmt::format(" like {}{}", ref(n->like), n->fn == alloc_strided ? " strided" : "");
         break;
     }
     std::string t = type_str(n);

@@ -152,8 +152,12 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
         std::memcpy(slot, &env.check_record, sizeof(void*));
         break;
       case codegen::Param::host_float: {
-        float f = static_cast<float>(env.eval(p.node).as_double());
-        std::memcpy(slot, &f, 4);
+        double d = env.eval(p.node).as_double();
+        float f = static_cast<float>(d);
+        if (p.dtype == DType::f64)
+          std::memcpy(slot, &d, 8);
+        else
+          std::memcpy(slot, &f, 4);
         break;
       }
     }

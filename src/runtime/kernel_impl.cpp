@@ -30,6 +30,7 @@
 #include "runtime/kernel_tuning.hpp"
 #include "tessel/kernel.hpp"
 #include "common/pow2.hpp"
+#include "common/preserve_format.hpp"
 
 namespace tessel::detail {
 
@@ -62,6 +63,9 @@ struct Specialization {
       /// arithmetic (index_guard_failure); one value for all of them: I fits, L does not
       /// (traced with 64-bit indices; an error under Settings::index_dtype = ts::i32).
       index_32,
+      /// A tensor allocated like an argument (empty_like): the argument's layout gives it
+      /// row-major strides (R) or others (S), as Node::fn (ir::AllocLayout) records.
+      alloc_layout,
     };
     const ir::Node* node;
     Kind kind;
@@ -131,8 +135,8 @@ class KernelImpl {
   std::string key_of_arguments(const std::vector<CallArg>& args, bool on_gpu) const;
   /// Traces `s` for `args`; `wide`: with 64-bit indices (an index_32 guard failed).
   void trace(Specialization& s, const std::vector<CallArg>& args, bool wide);
-  /// Sets s.guards' index_32 guards for s.graph (traced, or replaced by tuning) and
-  /// s.guard_values for `args`.
+  /// Sets s.guards (padded extents; index_32 ones for a 32-bit graph) for s.graph (traced,
+  /// or replaced by tuning) and s.guard_values for `args`.
   void set_guards(Specialization& s, const std::vector<CallArg>& args);
   /// The specialization for key `k` (tracing it on first use), refined by its guards.
   std::shared_ptr<Specialization> lookup(const std::string& k, const std::vector<CallArg>& args);
@@ -341,6 +345,36 @@ static void collect_index_guards(const ir::Graph& g, std::vector<Specialization:
     if (sym->kind == ir::Sym::extent_k) add(sym->extent);
 }
 
+// The padded_extent guards of `g`: extents of ts::all, arange and the tile constructors
+// computed on the host from what the key does not fix (products of sizes, integer
+// arguments, allocation sizes so computed). The key holds each argument size's next power
+// of two, and constants are fixed; any other extent's power of two is checked per call.
+static void collect_extent_guards(const ir::Graph& g, std::vector<Specialization::Guard>& out) {
+  for (const auto& sym : g.syms()) {
+    const ir::Node* n = sym->kind == ir::Sym::extent_k ? sym->extent : nullptr;
+    if (!n || n->op == ir::Op::Const) continue;
+    if (n->op == ir::Op::Size && n->args.at(0)->op == ir::Op::Arg) continue;
+    bool seen = false;
+    for (const Specialization::Guard& gd : out) seen |= gd.node == n;
+    if (!seen) out.push_back({n, Specialization::Guard::padded_extent});
+  }
+}
+
+// The alloc_layout guards of `g`: its allocations like an argument.
+static void collect_layout_guards(const ir::Graph& g, std::vector<Specialization::Guard>& out) {
+  for (const ir::Node* n : g.host)
+    if (n->op == ir::Op::Alloc && n->like) out.push_back({n, Specialization::Guard::alloc_layout});
+}
+
+// An alloc_layout guard's value on the call of `vals`.
+static char alloc_layout_value(const ir::Node* alloc, const std::vector<ir::ArgValue>& vals) {
+  const ir::ArgValue& a = vals.at(static_cast<size_t>(alloc->like->ival));
+  // A row-major argument gives its own strides (no allocation on the common call).
+  bool row_major = row_major_strides(*a.shape, *a.strides) ||
+                   row_major_strides(*a.shape, preserve_format_strides(*a.shape, *a.strides));
+  return row_major ? 'R' : 'S';
+}
+
 // Why index_32 guard node `n` does not fit 32-bit index arithmetic on the call of `vals`
 // ("" when it fits): an allocation of 2^31 elements or more (or with such a size), or a
 // host integer outside int32.
@@ -377,14 +411,23 @@ void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args, bool
 }
 
 void KernelImpl::set_guards(Specialization& s, const std::vector<CallArg>& args) {
-  std::erase_if(s.guards, [](const Specialization::Guard& g) { return g.kind == Specialization::Guard::index_32; });
+  s.guards.clear();
+  collect_extent_guards(s.graph, s.guards);
+  collect_layout_guards(s.graph, s.guards);
   if (s.graph.index_dtype == DType::i32) collect_index_guards(s.graph, s.guards);
   // The values this specialization stands for (a 32-bit one: I).
   s.guard_values.clear();
+  std::vector<ir::ArgValue> vals = arg_values(args);
   for (const Specialization::Guard& g : s.guards)
-    if (g.kind == Specialization::Guard::padded_extent)
-      s.guard_values += fmt::format("{},", next_pow2(ir::eval_host_int(g.node, arg_values(args))));
-  if (s.graph.index_dtype == DType::i32 && !s.guards.empty()) s.guard_values += 'I';
+    if (g.kind == Specialization::Guard::padded_extent) {
+      append_int(s.guard_values, next_pow2(ir::eval_host_int(g.node, vals)));
+      s.guard_values += ',';
+    } else if (g.kind == Specialization::Guard::alloc_layout) {
+      s.guard_values += alloc_layout_value(g.node, vals);
+    }
+  if (std::any_of(s.guards.begin(), s.guards.end(),
+                  [](const Specialization::Guard& g) { return g.kind == Specialization::Guard::index_32; }))
+    s.guard_values += 'I';
 }
 
 void KernelImpl::set_config(Specialization& s, const Config& c) {
@@ -544,7 +587,10 @@ std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k, const s
   bool index_guards = false;
   for (const Specialization::Guard& gd : spec->guards) {
     if (gd.kind == Specialization::Guard::padded_extent) {
-      g += fmt::format("{},", next_pow2(ir::eval_host_int(gd.node, vals)));
+      append_int(g, next_pow2(ir::eval_host_int(gd.node, vals)));
+      g += ',';
+    } else if (gd.kind == Specialization::Guard::alloc_layout) {
+      g += alloc_layout_value(gd.node, vals);
     } else if (wide.empty()) {
       index_guards = true;
       wide = index_guard_failure(gd.node, vals);

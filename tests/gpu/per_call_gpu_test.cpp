@@ -1,0 +1,54 @@
+// Host values a call brings that the specialization key does not hold, on the GPU
+// against the interpreter: a padded extent computed from sizes in another power-of-two
+// bucket, an f64 kernel's float scalar argument (passed as a double), and an allocation
+// like a transposed argument (its strides and the values written through them).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include <tessel/tessel.hpp>
+
+#include "gpu_test_util.hpp"
+#include "tests/per_call_kernels.hpp"
+
+namespace ts = tessel;
+using namespace per_call_kernels;
+
+namespace {
+
+ts::Buffer gpu(const ts::Buffer& b) { return b.to(ts::cuda(0)); }
+
+TEST(PerCallGpu, PaddedExtentsOfEveryBucket) {
+  TESSEL_REQUIRE_GPU();
+  auto arange = make_arange_times_three();
+  auto sum = make_sum_of_allocation();
+  for (int64_t n : {5, 7, 5}) {  // 15 and 21 elements: padded to 16, then 32
+    ts::Buffer x = ts::Buffer::zeros({n}, ts::f32);
+    EXPECT_EQ(arange(gpu(x)).to_vector(), arange(x).to_vector()) << n;
+    EXPECT_EQ(sum(gpu(x)).to_vector(), sum(x).to_vector()) << n;
+  }
+}
+
+TEST(PerCallGpu, AnF64KernelGetsTheFullValueOfAFloatArgument) {
+  TESSEL_REQUIRE_GPU();
+  const double eps = 1e-12 * (1 + std::ldexp(1.0, -30));  // f32 cannot hold it
+  ts::Buffer x = ts::Buffer::ones({1000}, ts::f64);
+  std::vector<double> want = make_scale()(x, eps).to_vector();
+  EXPECT_EQ(want.front(), eps);
+  EXPECT_EQ(make_scale()(gpu(x), eps).to_vector(), want);
+}
+
+TEST(PerCallGpu, EmptyLikeOfATransposedArgument) {
+  TESSEL_REQUIRE_GPU();
+  auto k = make_double();
+  ts::Buffer row_major = ts::Buffer::randn({96, 80}, ts::f32, ts::cpu(), 1);
+  ts::Buffer transposed = ts::Buffer::randn({80, 96}, ts::f32, ts::cpu(), 2).transpose(0, 1);
+  for (const ts::Buffer& x : {row_major, transposed, row_major}) {
+    ts::Buffer want = k(x), got = k(gpu(x));
+    EXPECT_EQ(got.strides(), x.strides());
+    EXPECT_EQ(got.to_vector(), want.to_vector());  // x * 2 is exact
+  }
+}
+
+}  // namespace

@@ -1,0 +1,62 @@
+// Kernels whose results depend on host values a call brings that the specialization key
+// does not hold: padded extents computed from sizes, float scalar arguments, the layout
+// of an argument an allocation copies. Shared by the CPU tests (extent_guards_test,
+// weak_scalars_test, alloc_layout_test) and tests/gpu/per_call_gpu_test.cpp.
+#pragma once
+
+#include <tessel/tessel.hpp>
+
+namespace per_call_kernels {
+
+namespace ts = tessel;
+
+/// out[i] = 2 * i for i < 3 * x.size(0): an arange of an extent computed from a size,
+/// stored through the ts::all extent of an allocation sized the same way.
+inline auto make_arange_times_three() {
+  return ts::kernel("arange_times_three", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty({x.size(0) * 3}, ts::i32);
+    for (auto g : ts::grid(1)) {
+      (void)g;
+      out(ts::all) = ts::arange(x.size(0) * 3) * 2;
+    }
+    return out;
+  });
+}
+
+/// out[0] = sum of a host allocation of 3 * x.size(0) elements filled with 2, read
+/// whole with ts::all (the only extent is the allocation's).
+inline auto make_sum_of_allocation() {
+  return ts::kernel("sum_of_allocation", [](ts::Tensor x) {
+    ts::Tensor twos = x.new_full({x.size(0) * 3}, 2.0);
+    ts::Tensor out = x.new_zeros({1});
+    for (auto g : ts::grid(1)) {
+      (void)g;
+      out(0) = ts::sum(twos(ts::all), 0);
+    }
+    return out;
+  });
+}
+
+/// out[i] = x[i] * eps, in x's dtype; `dtype_seen` records the product's dtype at trace.
+inline auto make_scale(ts::DType* dtype_seen = nullptr) {
+  return ts::kernel("scale_by_eps", [dtype_seen](ts::Tensor x, ts::Value eps) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      ts::Value v = x(t) * eps;
+      if (dtype_seen) *dtype_seen = v.dtype();
+      out(t) = v;
+    }
+    return out;
+  });
+}
+
+/// out = x * 2 (empty_like), over 2-D tiles.
+inline auto make_double() {
+  return ts::kernel("double_like", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn) * 2;
+    return out;
+  });
+}
+
+}  // namespace per_call_kernels

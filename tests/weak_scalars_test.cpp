@@ -1,0 +1,123 @@
+// Float scalar arguments (ts::Value parameters passed a double) are weakly typed, like
+// Python floats in PyTorch and Helion: they take the dtype of the tensor values they meet
+// and keep their full double value, so an f64 kernel computes with it exactly while f32
+// and bf16 kernels are unchanged (docs/DECISIONS.md).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include <tessel/tessel.hpp>
+
+#include "interp_test_util.hpp"
+#include "nvrtc_test_util.hpp"
+#include "per_call_kernels.hpp"
+
+namespace ts = tessel;
+
+namespace {
+
+using per_call_kernels::make_scale;
+
+// 1e-12 and a difference f32 cannot hold (2^-30 relative: below f32's 2^-24 spacing).
+const double kEps = 1e-12 * (1 + std::ldexp(1.0, -30));
+
+/// out[i] = x[i] * 1e-5, a C++ literal: the oracle of a weak argument's rounding.
+auto make_scale_by_literal() {
+  return ts::kernel("scale_by_literal", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * 1e-5;
+    return out;
+  });
+}
+
+/// out[i] = x[i] + (eps * 2 + 1) / 4, with eps's arithmetic in host code.
+auto make_scaled_eps(ts::DType* dtype_seen = nullptr) {
+  return ts::kernel("add_scaled_eps", [dtype_seen](ts::Tensor x, ts::Value eps) {
+    ts::Tensor out = ts::empty_like(x);
+    ts::Value e = (eps * 2 + 1) / 4;
+    if (dtype_seen) *dtype_seen = e.dtype();
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) + e;
+    return out;
+  });
+}
+
+ts::Buffer ones(ts::DType t) { return ts::Buffer::ones({5}, t); }
+
+TEST(WeakScalars, AnF64KernelUsesTheArgumentsFullValue) {
+  ASSERT_NE(static_cast<double>(static_cast<float>(kEps)), kEps);
+  ts::DType seen = ts::f32;
+  std::vector<double> out = make_scale(&seen)(ones(ts::f64), kEps).to_vector();
+  EXPECT_EQ(seen, ts::f64);
+  for (double v : out) EXPECT_EQ(v, kEps);
+}
+
+TEST(WeakScalars, AnF32KernelStaysF32) {
+  ts::DType seen = ts::f64;
+  ts::Buffer x = interp_test::buffer({1, 3, 1.0 / 3, 7, 1e30}, {5}, ts::f32);
+  ts::Buffer out = make_scale(&seen)(x, kEps);
+  EXPECT_EQ(seen, ts::f32);
+  EXPECT_EQ(out.dtype(), ts::f32);
+  std::vector<double> xs = x.to_vector(), got = out.to_vector();
+  for (size_t i = 0; i < xs.size(); ++i)
+    EXPECT_EQ(got[i], static_cast<float>(static_cast<float>(xs[i]) * static_cast<float>(kEps)));
+}
+
+TEST(WeakScalars, ABf16KernelStaysBf16AndRoundsTheArgumentAsALiteral) {
+  ts::DType seen = ts::f32;
+  ts::Buffer x = interp_test::buffer({1, 3, 0.3, 7, -250}, {5}, ts::bf16);
+  std::vector<double> got = make_scale(&seen)(x, 1e-5).to_vector();
+  EXPECT_EQ(seen, ts::bf16);
+  EXPECT_EQ(got, make_scale_by_literal()(x).to_vector());
+}
+
+TEST(WeakScalars, HostArithmeticOfAWeakArgumentStaysWeakAndExact) {
+  ts::DType seen = ts::f64;
+  std::vector<double> out = make_scaled_eps(&seen)(ts::Buffer::zeros({5}, ts::f64), kEps).to_vector();
+  EXPECT_EQ(seen, ts::f32);  // a weak float's own dtype is the default one
+  for (double v : out) EXPECT_EQ(v, (kEps * 2 + 1) / 4);
+  // In an f32 kernel the same expression is an f32 value.
+  std::vector<double> f32_out = make_scaled_eps()(ts::Buffer::zeros({5}, ts::f32), kEps).to_vector();
+  for (double v : f32_out) EXPECT_EQ(v, static_cast<float>((kEps * 2 + 1) / 4));
+}
+
+TEST(WeakScalars, AStoreOfAWeakArgumentIntoAnF64TensorKeepsItsValue) {
+  auto k = ts::kernel("store_eps", [](ts::Tensor x, ts::Value eps) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = eps;
+    return out;
+  });
+  for (double v : k(ones(ts::f64), kEps).to_vector()) EXPECT_EQ(v, kEps);
+}
+
+TEST(WeakScalars, AWeakValueReadInANestedLoopKeepsItsFullValue) {
+  // eps read in a device loop nested in the top-level one, and eps * 2 computed in the
+  // top-level loop and read in the nested one.
+  auto k = ts::kernel("nested_eps", [](ts::Tensor x, ts::Value eps) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto tm : ts::tile(x.size(0))) {
+      ts::Value twice = eps * 2;
+      for (auto tn : ts::tile(x.size(1))) out(tm, tn) = x(tm, tn) * eps + twice;
+    }
+    return out;
+  });
+  for (double v : k(ts::Buffer::ones({3, 40}, ts::f64), kEps).to_vector()) EXPECT_EQ(v, kEps + kEps * 2);
+  REQUIRE_NVRTC();
+  std::string src = nvrtc_test::compile(k, ts::Buffer::ones({3, 40}, ts::f64), kEps);
+  EXPECT_NE(src.find("double s"), std::string::npos) << src;
+  EXPECT_EQ(src.find("float s"), std::string::npos) << src;
+}
+
+TEST(WeakScalars, AnF64KernelTakesTheArgumentAsADouble) {
+  REQUIRE_NVRTC();
+  std::string f64 = nvrtc_test::compile(make_scale(), ones(ts::f64), kEps);
+  EXPECT_NE(f64.find("double s"), std::string::npos) << f64;
+  EXPECT_EQ(f64.find("float s"), std::string::npos) << f64;
+  std::string f32 = nvrtc_test::compile(make_scale(), ones(ts::f32), kEps);
+  EXPECT_NE(f32.find("float s"), std::string::npos) << f32;
+  EXPECT_EQ(f32.find("double"), std::string::npos) << f32;
+  std::string host_math = nvrtc_test::compile(make_scaled_eps(), ones(ts::f64), kEps);
+  EXPECT_NE(host_math.find("double s"), std::string::npos) << host_math;
+}
+
+}  // namespace
