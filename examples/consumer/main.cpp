@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <tessel/tessel.hpp>
+#include <tessel/testing.hpp>
 #include <vector>
 
 namespace ts = tessel;
