@@ -15,7 +15,7 @@ function(run)
   set(out "${out}" PARENT_SCOPE)
 endfunction()
 
-# A fresh consumer build in WORK/<name> with the extra cache arguments; runs it if `exe`.
+# Configures examples/consumer in WORK/<name> with the extra cache arguments.
 function(consumer name)
   set(dir ${WORK}/${name})
   set(args -S ${SOURCE}/examples/consumer -B ${dir} -G ${GENERATOR}
@@ -26,6 +26,7 @@ function(consumer name)
   run(${CMAKE_COMMAND} ${args} ${ARGN})
 endfunction()
 
+# Builds WORK/<name> and runs its program, which must report that its values are ok.
 function(build_and_run name)
   run(${CMAKE_COMMAND} --build ${WORK}/${name})
   run(${WORK}/${name}/tessel_consumer)
