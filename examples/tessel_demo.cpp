@@ -10,7 +10,6 @@
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/seed000.hpp"
 #include "examples/kernels/seed002.hpp"
-#include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 
@@ -38,10 +37,10 @@ int main(int argc, char** argv) {
   app.add_flag("--seed-sizes", seed_sizes, "seed 000 at B=2^15, D=2^18 (needs ~70 GB of GPU memory)");
   CLI11_PARSE(app, argc, argv);
 
-  bool gpu = !interpret && ts::rt::cuda_available();
+  bool gpu = !interpret && ts::gpu_available();
   ts::Device dev = gpu ? ts::cuda(0) : ts::cpu();
-  std::printf("tessel demo on %s\n", gpu ? ts::rt::device_name(0).c_str()
-                                        : ("the CPU interpreter (" + ts::rt::cuda_unavailable_reason() + ")").c_str());
+  std::printf("tessel demo on %s\n", gpu ? ts::gpu_name(0).c_str()
+                                        : ("the CPU interpreter (" + ts::gpu_unavailable_reason() + ")").c_str());
 
   // Seed 000: out[:B/2, :D/2] == x + 1 with both bounds in device memory.
   int64_t B = seed_sizes ? (1 << 15) : (gpu ? 2048 : 64), D = seed_sizes ? (1 << 18) : (gpu ? 8192 : 96);
@@ -55,7 +54,7 @@ int main(int argc, char** argv) {
     ts::Buffer out;
     double ms = timed([&] {
       out = k(x, bb, db);
-      if (gpu) ts::rt::stream_synchronize();
+      if (gpu) ts::Stream{}.synchronize();
     });
     std::snprintf(label, sizeof label, "seed 000 %s [%lld, %lld] bounds in device memory", name,
                   static_cast<long long>(B), static_cast<long long>(D));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "tessel/buffer.hpp"
 
@@ -20,5 +21,11 @@ int64_t count_mismatches(const Buffer& actual, const Buffer& expected, double at
 
 /// True when a CUDA driver and at least one GPU are usable (rt::cuda_available()).
 bool gpu_available();
+/// Why gpu_available() is false ("libcuda.so.1 not found", "no CUDA device", ...); empty
+/// when it is true.
+std::string gpu_unavailable_reason();
+/// The driver's name of GPU `device` (e.g. "NVIDIA H200"). Errors: RuntimeError without a
+/// GPU or for a device index past the last GPU.
+std::string gpu_name(int device = 0);
 
 }  // namespace tessel

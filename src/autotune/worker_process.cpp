@@ -1,5 +1,6 @@
 #include "autotune/worker_process.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -25,15 +26,41 @@ namespace tessel::autotune {
 
 namespace fs = std::filesystem;
 
+#ifndef TESSEL_WORKER_FROM_LIBDIR
+#define TESSEL_WORKER_FROM_LIBDIR "../libexec/tessel"
+#endif
+
+std::string installed_worker_near(const std::string& binary) {
+  std::error_code ec;
+  fs::path dir = fs::path(binary).parent_path();
+  for (fs::path p : {dir / TESSEL_WORKER_FROM_LIBDIR / "tessel_bench_worker",
+                     dir / ".." / "libexec" / "tessel" / "tessel_bench_worker"})
+    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
+  return "";
+}
+
 std::string find_worker_executable() {
   std::error_code ec;
   if (const char* env = std::getenv("TESSEL_BENCH_WORKER"); env && *env)
     return fs::exists(env, ec) ? env : "";
+  // The binary holding this code: libtessel.so, or the program a static tessel is
+  // linked into (dladdr names the main program by argv[0]: /proc/self/exe instead).
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  Dl_info info{};
+  std::string holder;
+  if (::dladdr(reinterpret_cast<void*>(&find_worker_executable), &info) && info.dli_fname &&
+      info.dli_fname[0] == '/')
+    holder = info.dli_fname;
+  for (const std::string& binary : {holder, self.string()})
+    if (!binary.empty())
+      if (std::string p = installed_worker_near(binary); !p.empty()) return p;
 #ifdef TESSEL_BENCH_WORKER_PATH
   if (fs::exists(TESSEL_BENCH_WORKER_PATH, ec)) return TESSEL_BENCH_WORKER_PATH;
 #endif
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
+#ifdef TESSEL_WORKER_INSTALL_PATH
+  if (fs::exists(TESSEL_WORKER_INSTALL_PATH, ec)) return TESSEL_WORKER_INSTALL_PATH;
+#endif
+  if (!self.empty()) {
     fs::path next = self.parent_path() / "tessel_bench_worker";
     if (fs::exists(next, ec)) return next.string();
   }

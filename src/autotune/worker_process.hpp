@@ -12,10 +12,19 @@
 
 namespace tessel::autotune {
 
-/// The worker executable: $TESSEL_BENCH_WORKER, else the one built with this library
-/// (when it exists), else tessel_bench_worker next to the running executable. Empty
-/// when none exists.
+/// The worker executable: $TESSEL_BENCH_WORKER; else the installed one next to the
+/// binary holding tessel's code (installed_worker_near of libtessel.so, or of the program
+/// a static tessel is linked into); else the one built with this library (its build
+/// tree); else the one at the configured install path (CMAKE_INSTALL_PREFIX/libexec/
+/// tessel); else tessel_bench_worker next to the running executable. Empty when none
+/// exists.
 std::string find_worker_executable();
+
+/// The installed worker for a binary at `binary` (a path to a file): the first of
+/// <its dir>/TESSEL_WORKER_FROM_LIBDIR (the install's libdir to libexec/tessel, for
+/// libtessel.so in <prefix>/lib) and <its dir>/../libexec/tessel (for a program in
+/// <prefix>/bin) that holds a tessel_bench_worker file. Empty when neither does.
+std::string installed_worker_near(const std::string& binary);
 
 class WorkerProcess {
  public:

@@ -47,4 +47,11 @@ int64_t count_mismatches(const Buffer& actual, const Buffer& expected, double at
 
 bool gpu_available() { return rt::cuda_available(); }
 
+std::string gpu_unavailable_reason() { return rt::cuda_unavailable_reason(); }
+
+std::string gpu_name(int device) {
+  rt::require_cuda();
+  return rt::device_name(device);
+}
+
 }  // namespace tessel
