@@ -37,6 +37,12 @@ TEST(CheckBounds, AConstantIndexOutOfRangeIsReported) {
   std::string msg = user_error([&] { make_column(kChecked)(x, 7); });
   expect_message(msg, "column", "check_bounds_kernels.hpp", column_line,
                  "a load's index 7 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
+  // A negative constant counts from the end (-1: the last column); past the start, the
+  // message shows both numbers.
+  EXPECT_EQ(make_column(kChecked)(x, -1).to_vector(), (std::vector<double>{3, 7, 11}));
+  msg = user_error([&] { make_column(kChecked)(x, -5); });
+  expect_message(msg, "column", "check_bounds_kernels.hpp", column_line,
+                 "a load's index -1 (the constant -5 counted from the end) is out of range for dimension 1", kHint);
 }
 
 TEST(CheckBounds, HostComputedAndNegativeIndicesAreReported) {

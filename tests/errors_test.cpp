@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <string>
 
@@ -410,6 +411,34 @@ TEST(Errors, IntegerConstantBeyondTheTileDtype) {
   EXPECT_EQ(k(ts::Buffer::zeros({4}, ts::i64)).to_vector(), std::vector<double>(4, 1099511627776.0));
 }
 
+// C++ unsigned integers past 2^63 - 1 fit u64 tile values only; a negative C++ integer
+// next to a u64 value wraps as two's complement (torch's integer scalars do).
+TEST(Errors, UnsignedConstantsMeetTheirTileDtype) {
+  auto plus_max = ts::kernel("plus_max", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      g_line = __LINE__ + 1;
+      out(t) = x(t) + std::numeric_limits<uint64_t>::max();
+    }
+    return out;
+  });
+  auto minus_one = ts::kernel("minus_one", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) + (-1);
+    return out;
+  });
+  ts::Buffer u = ts::Buffer::from_vector({5, 0}, {2}, ts::u64);
+  for (const ts::Buffer& r : {plus_max(u), minus_one(u)}) {
+    const uint64_t* p = static_cast<const uint64_t*>(r.data_ptr());
+    EXPECT_EQ(p[0], 4u);
+    EXPECT_EQ(p[1], UINT64_MAX);
+  }
+  EXPECT_EQ(plus_max.cuda(/*compile=*/true, u).size(), 1u);  // NVRTC takes the u64 constant
+  std::string msg = user_error([&] { plus_max(ts::Buffer::zeros({2}, ts::i64)); });
+  expect_message(msg, "plus_max", g_line, "the constant 18446744073709551615 does not fit i64",
+                 "convert the tile value to ts::u64 first");
+}
+
 // An allocation in host code whose element count overflows names the kernel's line.
 TEST(Errors, AllocationBeyond2To63Elements) {
   const int line = __LINE__ + 2;
@@ -453,6 +482,60 @@ TEST(Errors, ValueFromAnEarlierTrace) {
   expect_message(msg, "keeps", g_line, "a ts::Value from another trace (an earlier call, or another kernel) is used",
                  "declare ts::Value variables inside the kernel's lambda");
   EXPECT_EQ(k(ts::Buffer::ones({4}, ts::f32), false).to_vector(), std::vector<double>(4, 3.0));
+}
+
+// An argument that needs 64-bit indices under a forced i32 is an error of the call: it
+// points at the call's line.
+TEST(Errors, ArgumentBeyond32BitsUnderForcedI32PointsAtTheCall) {
+  auto k = ts::kernel(
+      "zs32",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_zeros({1});
+        for (auto i : ts::grid(1)) out(i) = x(i);
+        return out;
+      },
+      ts::Settings{.index_dtype = ts::i32});
+  ts::Buffer x = ts::Buffer::zeros({1}, ts::f32).view_as_strided({int64_t{1} << 33}, {0}, 0);
+  const int call = __LINE__ + 1;
+  std::string msg = user_error([&] { k(x); });
+  expect_message(msg, "zs32", call, "beyond 32-bit index arithmetic (Settings::index_dtype i32)", "ts::i64");
+}
+
+// An allocation sized by a true division names the cause: `/` gives a float.
+TEST(Errors, AllocationSizedByATrueDivision) {
+  auto k = ts::kernel("half_alloc", [](ts::Tensor x) {
+    g_line = __LINE__ + 1;
+    ts::Tensor out = ts::empty({x.size(0) / 2}, x.dtype());
+    for (auto t : ts::tile(out.size(0))) out(t) = x(t);
+    return out;
+  });
+  std::string msg = user_error([&] { k(vec(8)); });
+  expect_message(msg, "half_alloc", g_line, "an allocation's size is a f32 value, not an integer",
+                 "use ts::floordiv(a, b)");
+}
+
+// A ts::Tensor kept from an earlier trace (another kernel's argument) is refused where it
+// is used, as a stale ts::Value is.
+TEST(Errors, TensorFromAnEarlierTrace) {
+  static std::optional<ts::Tensor> saved;
+  auto save = ts::kernel("save", [](ts::Tensor x) {
+    saved = x;
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t);
+    return out;
+  });
+  auto use = ts::kernel("use", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      g_line = __LINE__ + 1;
+      out(t) = (*saved)(t) + x(t);
+    }
+    return out;
+  });
+  save(vec(4));
+  std::string msg = user_error([&] { use(vec(4)); });
+  expect_message(msg, "use", g_line, "a ts::Tensor from another trace (an earlier call, or another kernel) is used",
+                 "a ts::Tensor cannot outlive the call that traced it");
 }
 
 // A kernel called from inside a kernel's lambda (it would run once, at trace time, or

@@ -262,6 +262,49 @@ TEST(Races, OneStoreWritingAnElementTwiceWithDifferentValuesIsAnError) {
                  "make the indices of a scatter distinct");
 }
 
+// A histogram by scatter-add: out(idx(t)) += 1 reads the element it writes, so two lanes
+// (or programs) reaching one element lose an update even though they store equal values.
+static auto make_histogram() {
+  return ts::kernel(
+      "hist",
+      [](ts::Tensor idx) {
+        ts::Tensor out = idx.new_zeros({4}, ts::f32);
+        for (auto t : ts::tile(idx.size(0))) {
+          g_line = __LINE__ + 1;
+          out(idx(t)) += 1.0;
+        }
+        return out;
+      },
+      blocks({8}));
+}
+
+TEST(Races, AScatterAddReachingAnElementTwiceInOneProgramIsAnError) {
+  RaceCheck on("1");
+  auto k = make_histogram();
+  std::string msg = user_error([&] { k(buffer({0, 1, 1, 2, 3, 3, 3, 0}, {8}, ts::i64)); });
+  expect_message(msg, "hist", "this read-modify-write of the tensor allocated at line", "make the indices distinct");
+  EXPECT_NE(msg.find("twice in program 0"), std::string::npos) << msg;
+  // Distinct indices are fine.
+  EXPECT_EQ(k(buffer({3, 1, 0, 2}, {4}, ts::i64)).to_vector(), (std::vector<double>{1, 1, 1, 1}));
+}
+
+// An aliased read-modify-write: b(tm, 1) = a(tm, 1) + 1 with k(x, x) stores from every
+// column program into memory the value reads (the one-argument form is refused alike).
+TEST(Races, AReadModifyWriteThroughAnAliasIsRefusedAtTraceTime) {
+  auto k = ts::kernel("alias_rmw", [](ts::Tensor a, ts::Tensor b) {
+    for (auto [tm, tn] : ts::tile(a.size(0), a.size(1), {.block_size = {1, 1}})) {
+      g_line = __LINE__ + 1;
+      b(tm, 1) = a(tm, 1) + 1;
+    }
+  });
+  ts::Buffer x = ts::Buffer::zeros({2, 4}, ts::f32);
+  std::string msg = user_error([&] { k(x, x); });
+  expect_message(msg, "alias_rmw", "a read-modify-write from every program", kStaticHint);
+  ts::Buffer y = ts::Buffer::zeros({2, 4}, ts::f32);
+  k(x, y);  // separate tensors: every program writes the same value
+  EXPECT_EQ(y.to_vector(), (std::vector<double>{0, 1, 0, 0, 0, 1, 0, 0}));
+}
+
 TEST(Races, EqualValuesFromSeveralProgramsAreAllowedAtRunTime) {
   RaceCheck on("1");
   auto k = ts::kernel(

@@ -55,7 +55,10 @@ class Operand {
   template <Arithmetic T>
   Operand(T v, Loc loc = Loc::current())
       : Operand(std::is_floating_point_v<T> ? DType::f32
-                                            : (std::is_same_v<T, bool> ? DType::boolean : DType::i64),
+                : std::is_same_v<T, bool>   ? DType::boolean
+                : std::is_unsigned_v<T> && sizeof(T) == 8 && static_cast<uint64_t>(v) > INT64_MAX
+                    ? DType::u64  // a C++ unsigned value past i64 (its bits are the ival)
+                    : DType::i64,
                 static_cast<double>(v), static_cast<int64_t>(v), loc) {}
 
   ir::Node* node() const { return node_; }
@@ -158,6 +161,10 @@ class Tile {
 /// One index of `x(i0, i1, ...)`: an integer, a scalar Value (grid index, size,
 /// loaded scalar), a Tile (its range, masked at the ragged edge), ts::all, ts::newaxis,
 /// or an integer tile Value (gather/scatter, masked to the dimension's extent).
+/// A negative constant (a C++ integer written as the index, or a C++ integer parameter
+/// of the kernel) counts from the end, as in PyTorch: x(t, -1) is x(t, x.size(1) - 1). An
+/// index the kernel computes, or a ts::Value variable, does not: outside [0, size) it is
+/// masked (reads 0, stores nothing), or reported with Settings::check_bounds.
 class Index {
  public:
   Index(All, Loc loc = Loc::current());
@@ -228,7 +235,8 @@ class TileDim {
 /// A kernel argument or a tensor allocated in host code (global memory).
 class Tensor {
  public:
-  explicit Tensor(ir::Node* n) : node_(n) {}
+  /// Internal: wraps a tensor node of the trace being recorded.
+  explicit Tensor(ir::Node* n);
   /// Size of dimension d (negative counts from the end): a host i64 scalar.
   Value size(int d, Loc loc = Loc::current()) const;
   /// Stride of dimension d in elements: a host i64 scalar.
@@ -255,10 +263,14 @@ class Tensor {
   Tensor new_full(std::vector<Extent> shape, double value, Loc loc = Loc::current()) const;
   Tensor new_full(std::vector<Extent> shape, double value, DType dtype,
                   Loc loc = Loc::current()) const;
-  ir::Node* node() const { return node_; }
+  ir::Node* node() const { return node_at({}); }
+  /// node(), used at `loc`. Errors: UserError (at `loc`) for a Tensor kept from another
+  /// trace (an earlier call, or another kernel).
+  ir::Node* node_at(SourceLoc loc) const;
 
  private:
   ir::Node* node_;
+  uint64_t trace_ = 0;  // the trace that made it (frontend::TraceContext::id)
 };
 
 /// `x(i, t)`: a reference to the indexed elements of a Tensor.
@@ -381,7 +393,8 @@ Tensor empty_like(const Tensor& t, Loc loc = Loc::current());
 Tensor full_like(const Tensor& t, double value, Loc loc = Loc::current());
 
 /// `ts::load(t)` on a one-element integer tensor in host code: its value, read on the
-/// GPU inside the kernel (same as t.item()). Inside loops, `ts::load(t, i...)` is t(i...).
+/// GPU inside the kernel (same as t.item()). Inside loops, index the tensor (`t(i...)`) to
+/// load elements.
 Value load(const Tensor& t, Loc loc = Loc::current());
 
 // ---- loops ----

@@ -37,21 +37,36 @@ static int norm_dim(const Node* t, int d, SourceLoc loc, const char* what) {
   return d < 0 ? d + t->rank : d;
 }
 
+Tensor::Tensor(Node* n) : node_(n) {
+  if (TraceContext* ctx = TraceContext::current_or_null()) trace_ = ctx->id();
+}
+
+Node* Tensor::node_at(SourceLoc loc) const {
+  TraceContext* ctx = TraceContext::current_or_null();
+  if (ctx && node_ && trace_ != ctx->id())
+    ctx->fail(loc, "a ts::Tensor from another trace (an earlier call, or another kernel) is used",
+              "use the kernel's own parameters and the tensors its host code allocates; a ts::Tensor cannot "
+              "outlive the call that traced it");
+  return node_;
+}
+
 Value Tensor::size(int d, Loc l) const {
   SourceLoc loc = SourceLoc::from(l);
   TraceContext& ctx = TraceContext::current();
-  d = norm_dim(node_, d, loc, "size");
-  return Value::wrap(ctx.tensor_attr(Op::Size, node_, d, loc));  // a constant with static shapes
+  Node* self = node_at(loc);
+  d = norm_dim(self, d, loc, "size");
+  return Value::wrap(ctx.tensor_attr(Op::Size, self, d, loc));  // a constant with static shapes
 }
 
 Value Tensor::stride(int d, Loc l) const {
   SourceLoc loc = SourceLoc::from(l);
-  d = norm_dim(node_, d, loc, "stride");
-  return Value::wrap(TraceContext::current().tensor_attr(Op::Stride, node_, d, loc));
+  Node* self = node_at(loc);
+  d = norm_dim(self, d, loc, "stride");
+  return Value::wrap(TraceContext::current().tensor_attr(Op::Stride, self, d, loc));
 }
 
-int Tensor::dim() const { return node_->rank; }
-DType Tensor::dtype() const { return node_->dtype; }
+int Tensor::dim() const { return node()->rank; }
+DType Tensor::dtype() const { return node()->dtype; }
 
 static Node* device_scalar(const Tensor& t, std::vector<Node*> index, SourceLoc loc) {
   TraceContext& ctx = TraceContext::current();
@@ -67,14 +82,15 @@ static Node* device_scalar(const Tensor& t, std::vector<Node*> index, SourceLoc 
 Value Tensor::item(Loc l) const {
   SourceLoc loc = SourceLoc::from(l);
   TraceContext& ctx = TraceContext::current();
-  if (node_->op == Op::Arg) {
-    const Buffer& b = ctx.args()[node_->ival].buffer;
+  Node* self = node_at(loc);
+  if (self->op == Op::Arg) {
+    const Buffer& b = ctx.args()[self->ival].buffer;
     if (b.numel() != 1)
-      ctx.fail(loc, fmt::format("item() of {} with {} elements", tensor_name(node_), b.numel()),
+      ctx.fail(loc, fmt::format("item() of {} with {} elements", tensor_name(self), b.numel()),
                "item() and ts::load(t) need a one-element tensor");
   }
   std::vector<Node*> zeros;
-  for (int d = 0; d < node_->rank; ++d) zeros.push_back(ctx.add_host(Op::Const, DType::i64, {}, loc));
+  for (int d = 0; d < self->rank; ++d) zeros.push_back(ctx.add_host(Op::Const, DType::i64, {}, loc));
   return Value::wrap(device_scalar(*this, zeros, loc));
 }
 
@@ -91,6 +107,9 @@ static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double
   std::vector<Node*> dims;
   for (const Extent& e : shape) {
     Node* n = e.value().node();
+    if (is_float(n->dtype) && n->is_scalar())
+      ctx.fail(loc, fmt::format("an allocation's size is a {} value, not an integer", dtype_name(n->dtype)),
+               "`/` is true division (as in PyTorch): use ts::floordiv(a, b) for an integer quotient");
     if (!is_integer(n->dtype) || !n->is_scalar() || !ir::host_computable(n))
       ctx.fail(loc, "an allocation's size must be a host integer (an integer, a size, or an "
                     "integer argument)",
@@ -155,16 +174,16 @@ static TensorRef make_ref(Node* t, std::vector<Index> v) {
   SourceLoc loc = v.empty() ? SourceLoc{} : v.front().loc;
   return TensorRef(t, std::move(v), loc);
 }
-TensorRef Tensor::operator()() const { return make_ref(node_, {}); }
-TensorRef Tensor::operator()(Index a) const { return make_ref(node_, {a}); }
-TensorRef Tensor::operator()(Index a, Index b) const { return make_ref(node_, {a, b}); }
-TensorRef Tensor::operator()(Index a, Index b, Index c) const { return make_ref(node_, {a, b, c}); }
-TensorRef Tensor::operator()(Index a, Index b, Index c, Index d) const { return make_ref(node_, {a, b, c, d}); }
+TensorRef Tensor::operator()() const { return make_ref(node(), {}); }
+TensorRef Tensor::operator()(Index a) const { return make_ref(node_at(a.loc), {a}); }
+TensorRef Tensor::operator()(Index a, Index b) const { return make_ref(node_at(a.loc), {a, b}); }
+TensorRef Tensor::operator()(Index a, Index b, Index c) const { return make_ref(node_at(a.loc), {a, b, c}); }
+TensorRef Tensor::operator()(Index a, Index b, Index c, Index d) const { return make_ref(node_at(a.loc), {a, b, c, d}); }
 TensorRef Tensor::operator()(Index a, Index b, Index c, Index d, Index e) const {
-  return make_ref(node_, {a, b, c, d, e});
+  return make_ref(node_at(a.loc), {a, b, c, d, e});
 }
 TensorRef Tensor::operator()(Index a, Index b, Index c, Index d, Index e, Index f) const {
-  return make_ref(node_, {a, b, c, d, e, f});
+  return make_ref(node_at(a.loc), {a, b, c, d, e, f});
 }
 
 // ---- indexing ----

@@ -14,7 +14,8 @@ namespace tessel::frontend {
 
 static thread_local TraceContext* g_current = nullptr;
 
-TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vector<TraceArg> args)
+TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vector<TraceArg> args,
+                           SourceLoc called_at)
     : graph_(graph), settings_(settings), args_(std::move(args)), previous_(g_current), id_([] {
         static std::atomic<uint64_t> next{1};
         return next++;
@@ -36,7 +37,7 @@ TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vect
       what = fmt::format("integer argument {} is {}", i, a.ivalue);
     if (what.empty()) continue;
     if (settings_.index_dtype == DType::i32)
-      throw UserError(graph_.kernel_name, {}, what + ", beyond 32-bit index arithmetic (Settings::index_dtype i32)",
+      throw UserError(graph_.kernel_name, called_at, what + ", beyond 32-bit index arithmetic (Settings::index_dtype i32)",
                       "leave Settings::index_dtype unset or set it to ts::i64");
     index_dtype_ = DType::i64;
   }

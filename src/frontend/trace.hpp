@@ -55,7 +55,9 @@ bool needs_64bit_indexing(const Buffer& b);
 
 class TraceContext {
  public:
-  TraceContext(ir::Graph& graph, const Settings& settings, std::vector<TraceArg> args);
+  /// `called_at`: the line of the call being traced, where errors about its arguments
+  /// point (none: the kernel's).
+  TraceContext(ir::Graph& graph, const Settings& settings, std::vector<TraceArg> args, SourceLoc called_at = {});
   ~TraceContext();
 
   /// The context of the trace running on this thread; throws InternalError when none

@@ -179,15 +179,20 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
                               dtype_name(common)),
              "convert with .to(ts::i32) first, or use && / || on bool values");
   // A C++ integer next to an i32 tile value takes i32 (torch's rule for Python scalars):
-  // one that does not fit is refused, as torch refuses it, instead of wrapping.
+  // one that does not fit is refused, as torch refuses it, instead of wrapping. A negative
+  // one next to a u64 value wraps as two's complement (torch's integer scalars do), and an
+  // unsigned one past 2^63 - 1 fits u64 only.
   for (const Operand* o : {&a, &b}) {
     const Node* c = o->node();
-    if (o->weak() && c->op == Op::Const && !is_float(c->dtype) &&
-        ((common == DType::i32 && (c->ival < INT32_MIN || c->ival > INT32_MAX)) ||
-         (common == DType::u64 && c->ival < 0)))
-      ctx.fail(loc, fmt::format("the constant {} does not fit {}, the dtype of the other operand", c->ival,
-                                dtype_name(common)),
-               "convert the tile value first, e.g. .to(ts::i64)");
+    if (!o->weak() || c->op != Op::Const || is_float(c->dtype)) continue;
+    const bool big_unsigned = c->dtype == DType::u64;
+    if ((common == DType::i32 && (big_unsigned || c->ival < INT32_MIN || c->ival > INT32_MAX)) ||
+        (common == DType::i64 && big_unsigned))
+      ctx.fail(loc,
+               fmt::format("the constant {} does not fit {}, the dtype of the other operand",
+                           big_unsigned ? std::to_string(static_cast<uint64_t>(c->ival)) : std::to_string(c->ival),
+                           dtype_name(common)),
+               big_unsigned ? "convert the tile value to ts::u64 first" : "convert the tile value first, e.g. .to(ts::i64)");
   }
   if (fn == ir::BinaryFn::div && !is_float(common)) common = DType::f32;
   if (fn == ir::BinaryFn::pow && common == DType::boolean) common = DType::i64;

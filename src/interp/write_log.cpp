@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "common/element.hpp"
+#include "passes/race_check.hpp"
 #include "runtime/alias_groups.hpp"
 
 namespace tessel::interp {
@@ -79,6 +80,10 @@ void WriteLog::begin_store(const ir::Node* n, const Buffer& t) {
   base_ = reinterpret_cast<uintptr_t>(t.data_ptr());
   mine_ = (uint64_t{program_} + 1) << 32 | static_cast<uint32_t>(store_of_execution_.size());
   store_of_execution_.push_back(static_cast<uint32_t>(n->id));
+  if (rmw_of_node_.size() <= static_cast<size_t>(n->id)) rmw_of_node_.resize(static_cast<size_t>(n->id) + 1, -1);
+  int8_t& rmw = rmw_of_node_[static_cast<size_t>(n->id)];
+  if (rmw < 0) rmw = passes::is_read_modify_write(g_, n) ? 1 : 0;
+  rmw_ = rmw == 1;
   auto [lo, hi] = rt::byte_range(t);
   region_ = lo < hi ? &region_for(lo, hi, elem_bytes_) : nullptr;
 }
@@ -88,19 +93,36 @@ void WriteLog::write_cells(uintptr_t addr, int64_t offset, const void* value) {
   const int64_t cells = elem_bytes_ / region_->granule;
   for (int64_t c = first; c < first + cells; ++c) {
     uint64_t& cell = region_->cells[static_cast<size_t>(c)];
-    if (cell == 0 || (cell >> 32 == mine_ >> 32 && cell != mine_)) {
+    const bool same_program = cell >> 32 == mine_ >> 32;
+    if (cell == 0 || (same_program && cell != mine_)) {
       cell = mine_;
+    } else if (rmw_) {
+      lost_update(offset, cell);
     } else if (std::memcmp(reinterpret_cast<const void*>(addr), value, static_cast<size_t>(elem_bytes_)) != 0) {
       conflict(offset, cell, value);
     }
   }
 }
 
+std::string WriteLog::element_str(int64_t offset) const {
+  std::vector<int64_t> idx = index_of(*tensor_, offset);
+  return idx.empty() ? fmt::format("at element offset {}", offset) : fmt::format("({})", fmt::join(idx, ", "));
+}
+
+void WriteLog::lost_update(int64_t offset, uint64_t earlier) const {
+  std::string who = earlier == mine_ ? fmt::format("twice in program {}", program_)
+                                     : fmt::format("by programs {} and {}", (earlier >> 32) - 1, program_);
+  throw UserError(g_.kernel_name, store_->loc,
+                  fmt::format("this read-modify-write of {} reaches element {} {}: each reads the element before the "
+                              "other's write, so on a GPU one update is lost",
+                              ir::describe_tensor(store_->args[0]), element_str(offset), who),
+                  "make the indices distinct (within a program and across programs), or reduce the values that go "
+                  "to one element first (atomics are not in tessel yet)");
+}
+
 void WriteLog::conflict(int64_t offset, uint64_t earlier, const void* value) const {
   const Buffer& t = *tensor_;
-  std::vector<int64_t> idx = index_of(t, offset);
-  std::string element = idx.empty() ? fmt::format("at element offset {}", offset)
-                                     : fmt::format("({})", fmt::join(idx, ", "));
+  std::string element = element_str(offset);
   const void* old_value = reinterpret_cast<const void*>(base_ + static_cast<uintptr_t>(offset * elem_bytes_));
   if (earlier == mine_)
     throw UserError(g_.kernel_name, store_->loc,

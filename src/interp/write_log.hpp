@@ -8,12 +8,16 @@
 // programs writing the same value (bit for bit) to one element are allowed, as the
 // trace-time check (passes/race_check.hpp) allows a store of the same value from every
 // program. One store writing an element twice with different values (a scatter with
-// duplicate indices: two threads of one program on a GPU) is refused the same way.
+// duplicate indices: two threads of one program on a GPU) is refused the same way. A
+// read-modify-write store (its value reads the memory it stores to, `out(idx(t)) += 1`)
+// that reaches an element twice in one execution, or from two programs, is refused even
+// with equal values: each read the element before the other's write, so an update is lost.
 // Elements are identified by address, so tensors that share memory (views, two Buffers
 // over one allocation) are one memory here too.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -53,6 +57,9 @@ class WriteLog {
   Region& region_for(uintptr_t lo, uintptr_t hi, int64_t granule);
   void write_cells(uintptr_t addr, int64_t offset, const void* value);
   [[noreturn]] void conflict(int64_t offset, uint64_t earlier, const void* value) const;
+  [[noreturn]] void lost_update(int64_t offset, uint64_t earlier) const;
+  /// The index tuple of element `offset` of the current store's tensor, for messages.
+  std::string element_str(int64_t offset) const;
 
   const ir::Graph& g_;
   std::vector<Region> regions_;
@@ -63,6 +70,8 @@ class WriteLog {
   uintptr_t base_ = 0;
   int64_t elem_bytes_ = 1;
   uint64_t mine_ = 0;  // the cell of the current store: (program + 1) << 32 | execution
+  bool rmw_ = false;   // the current store is a read-modify-write (passes::is_read_modify_write)
+  std::vector<int8_t> rmw_of_node_;  // by node id: -1 unknown, else is_read_modify_write
   std::vector<uint32_t> store_of_execution_;  // node id of each store execution
 };
 

@@ -122,15 +122,16 @@ class LaunchDeps {
   std::vector<uint32_t> deps_;  // by node id
 };
 
-/// Whether `value` reads tensor `t` (a load or a device scalar of it), through data flow.
-bool reads_tensor(const Node* value, const Node* t) {
+/// Whether `value` reads tensor `t` (a load or a device scalar of it, or of a tensor that
+/// may alias it), through data flow.
+bool reads_tensor(const ir::Graph& g, const Node* value, const Node* t) {
   std::vector<const Node*> stack{value};
   std::set<const Node*> seen;
   while (!stack.empty()) {
     const Node* n = stack.back();
     stack.pop_back();
     if (!n || !seen.insert(n).second) continue;
-    if ((n->op == Op::Load || n->op == Op::DeviceScalar) && n->args.at(0) == t) return true;
+    if ((n->op == Op::Load || n->op == Op::DeviceScalar) && ir::may_alias(g, n->args.at(0), t)) return true;
     if (n->op == Op::Carried) {
       const Node* loop = n->args.at(0);
       for (size_t i = 0; i < loop->carried.size(); ++i)
@@ -182,7 +183,7 @@ void check_store(const ir::Graph& g, const Node* top, const LaunchDeps& deps, co
   if (deps.of(value) & missing)
     why = fmt::format("and the stored value depends on {}, so each program writes its own value there",
                       one ? "it" : "them");
-  else if (reads_tensor(value, t))
+  else if (reads_tensor(g, value, t))
     why = fmt::format("and the stored value reads {}: a read-modify-write from every program, whose updates "
                       "are lost",
                       ir::describe_tensor(t));
@@ -214,5 +215,11 @@ void check_races(const ir::Graph& g) {
     check_block(g, n, deps, n->body);
   }
 }
+
+}  // namespace tessel::passes
+
+namespace tessel::passes {
+
+bool is_read_modify_write(const ir::Graph& g, const ir::Node* n) { return reads_tensor(g, n->args.at(1), n->args.at(0)); }
 
 }  // namespace tessel::passes

@@ -30,4 +30,9 @@ namespace tessel::passes {
 /// or use an atomic once tessel has them).
 void check_races(const ir::Graph& g);
 
+/// Whether store `n`'s value reads the memory it stores to (a load or device scalar of
+/// its tensor, or of a tensor that may alias it: ir::may_alias): a read-modify-write,
+/// which loses updates when two threads or programs run it on one element.
+bool is_read_modify_write(const ir::Graph& g, const ir::Node* n);
+
 }  // namespace tessel::passes

@@ -6,10 +6,34 @@
 
 namespace tessel::rt {
 
+namespace {
+
+// " (the constant -k counted from the end)" when the index of tensor dim `dim` of `access`
+// is a negative constant the frontend counted from the end (size + -k), else "".
+std::string from_end_note(const ir::Node* access, int dim) {
+  size_t a = access->op == ir::Op::Store ? 2 : 1;
+  int d = 0;
+  for (const ir::IndexInfo& info : access->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    if (d++ == dim && a < access->args.size()) {
+      const ir::Node* i = access->args[a];
+      if (i->op == ir::Op::Binary && i->bfn() == ir::BinaryFn::add && i->args.size() == 2 &&
+          i->args[1]->op == ir::Op::Const && i->args[1]->ival < 0)
+        return fmt::format(" (the constant {} counted from the end)", i->args[1]->ival);
+      return "";
+    }
+    ++a;
+  }
+  return "";
+}
+
+}  // namespace
+
 UserError bounds_error(const ir::Graph& g, const ir::Node* access, int dim, int64_t index, int64_t extent) {
   return UserError(g.kernel_name, access->loc,
-                   fmt::format("{} index {} is out of range for dimension {} of {} (size {})",
-                               access->op == ir::Op::Store ? "a store's" : "a load's", index, dim,
+                   fmt::format("{} index {}{} is out of range for dimension {} of {} (size {})",
+                               access->op == ir::Op::Store ? "a store's" : "a load's", index,
+                               from_end_note(access, dim), dim,
                                frontend::describe_tensor(access->args.at(0)), extent),
                    "index within [0, size) (Settings::check_bounds reports this; without it an "
                    "out-of-range load reads 0 and an out-of-range store is skipped)");

@@ -36,6 +36,22 @@ namespace tessel::detail {
 
 namespace {
 
+// The line of the call being run on this thread (Kernel's call operator), where errors
+// about its arguments found while tracing point.
+thread_local SourceLoc t_call_site;
+
+/// Sets t_call_site for a scope.
+class CallSite {
+ public:
+  explicit CallSite(SourceLoc at) : saved_(t_call_site) { t_call_site = at; }
+  ~CallSite() { t_call_site = saved_; }
+  CallSite(const CallSite&) = delete;
+  CallSite& operator=(const CallSite&) = delete;
+
+ private:
+  SourceLoc saved_;
+};
+
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::string(v) != "0";
@@ -507,7 +523,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
     graph.args.push_back(n);
     nodes[i] = n;
   }
-  frontend::TraceContext ctx(graph, settings, targs);
+  frontend::TraceContext ctx(graph, settings, targs, t_call_site);
   graph.index_dtype_forced = settings_.index_dtype.has_value();  // not a guard's i64
   std::vector<ir::Node*> outs = trace_fn_(nodes, args);
   ctx.raise_deferred();
@@ -545,6 +561,7 @@ autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vecto
 
 autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args, const autotune::TuneOptions& options,
                                       bool apply, SourceLoc at) {
+  CallSite site(at);
   bool on_gpu = false;
   check_args(args, on_gpu, at);
   if (!on_gpu && !options.backend)
@@ -606,12 +623,14 @@ std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k, const s
 }
 
 Specialization& KernelImpl::specialize(std::vector<CallArg>& args, bool on_gpu, SourceLoc at) {
+  CallSite site(at);
   bool unused = false;
   check_args(args, unused, at);
   return *lookup(key(args, on_gpu), args);
 }
 
 std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, SourceLoc at) {
+  CallSite site(at);
   bool on_gpu = false;
   check_args(args, on_gpu, at);
   std::string k = key(args, on_gpu);
