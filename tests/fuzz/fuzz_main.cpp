@@ -23,6 +23,7 @@ namespace {
 struct Failure {
   uint64_t seed;
   fuzz::Outcome outcome;
+  bool in_prepare;  // drawing the config failed (tracing with the default config)
 };
 
 }  // namespace
@@ -54,20 +55,21 @@ int main(int argc, char** argv) {
   auto check = [&](uint64_t s) {
     fuzz::Program p = fuzz::generate(s);
     fuzz::Outcome o = fuzz::prepare(p);
-    if (!o.failed()) o = gpu ? fuzz::check_gpu(p) : fuzz::check_cpu(p, !no_compile);
-    return std::make_pair(p, o);
+    bool in_prepare = o.failed();
+    if (!in_prepare) o = gpu ? fuzz::check_gpu(p) : fuzz::check_cpu(p, !no_compile);
+    return std::make_tuple(p, o, in_prepare);
   };
   auto worker = [&] {
     for (;;) {
       int64_t i = next++;
       if (i >= count || out_of_time()) return;
-      auto [p, o] = check(seed + static_cast<uint64_t>(i));
+      auto [p, o, in_prepare] = check(seed + static_cast<uint64_t>(i));
       ++done;
       std::lock_guard<std::mutex> lock(mu);
       if (verbose) fmt::print("{}", fuzz::describe(p));
       if (o.failed()) {
         fmt::print("seed {}: {}\n{}{}\n", p.seed, fuzz::kind_name(o.kind), o.detail, fuzz::describe(p));
-        failures.push_back({p.seed, o});
+        failures.push_back({p.seed, o, in_prepare});
       }
       std::fflush(stdout);
     }
@@ -87,7 +89,8 @@ int main(int argc, char** argv) {
       fuzz::Program p = fuzz::generate(f.seed);
       fuzz::prepare(p);
       auto still_fails = [&](const fuzz::Program& q) {
-        fuzz::Outcome o = gpu ? fuzz::check_gpu(q) : fuzz::check_cpu(q, !no_compile);
+        fuzz::Program r = q;
+        fuzz::Outcome o = f.in_prepare ? fuzz::prepare(r) : gpu ? fuzz::check_gpu(q) : fuzz::check_cpu(q, !no_compile);
         return o.kind == f.outcome.kind;
       };
       fuzz::Program small = fuzz::shrink(p, still_fails);

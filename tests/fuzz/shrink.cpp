@@ -76,7 +76,6 @@ void resize(LoopBound& b, int64_t old_extent, int64_t extent) {
 
 Program shrink(Program p, const std::function<bool(const Program&)>& fails) {
   auto attempt = [&](Program q) {
-    drop_dead(q);
     drop_unused_inputs(q);
     if (!retype(q) || !fails(q)) return false;
     p = std::move(q);
@@ -89,11 +88,18 @@ Program shrink(Program p, const std::function<bool(const Program&)>& fails) {
       remove_output(q, o);
       progress |= attempt(q);
     }
+    {
+      Program q = p;
+      drop_dead(q);
+      if (q.nodes.size() < p.nodes.size()) progress |= attempt(q);
+    }
     for (int i = static_cast<int>(p.nodes.size()) - 1; i >= 0; --i) {
       if (i >= static_cast<int>(p.nodes.size()) || p.nodes[i].op == Op::store) continue;
       const Node n = p.nodes[i];
-      for (int with : {n.a, n.b, n.c}) {
-        if (with < 0) continue;
+      std::vector<int> withs = {-1};  // -1: unused nodes only (uses fail to type)
+      for (int o : {n.a, n.b, n.c})
+        if (o >= 0) withs.push_back(o);
+      for (int with : withs) {
         Program q = p;
         remove_node(q, i, with);
         if (attempt(q)) {
