@@ -197,6 +197,20 @@ TEST(InterpElementwise, CastToBoolIsNonZero) {
   EXPECT_EQ(k(buffer({0, 0.25, -3, 0}, {4})).to_vector(), (std::vector<double>{0, 1, 1, 0}));
 }
 
+TEST(InterpElementwise, CastOfNaNToBoolIsTrue) {
+  // PyTorch: bool(nan) is True (NaN != 0), as the generated code computes it; a NaN
+  // condition of ts::where selects its first branch.
+  auto k = ts::kernel("cast_nan_bool", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty({2, x.size(0)}, ts::i32);
+    for (auto t : ts::tile(x.size(0))) {
+      out(0, t) = ts::Value(x(t)).to(ts::boolean).to(ts::i32);
+      out(1, t) = ts::where(ts::Value(x(t)).to(ts::boolean), 1, 2);
+    }
+    return out;
+  });
+  EXPECT_EQ(k(buffer({NAN, 0, -NAN}, {3})).to_vector(), (std::vector<double>{1, 0, 1, 1, 2, 1}));
+}
+
 TEST(InterpElementwise, CastToF16AndBf16Rounds) {
   auto k = ts::kernel("cast_half", [](ts::Tensor x) {
     ts::Tensor out = ts::empty({2, x.size(0)}, ts::f32);

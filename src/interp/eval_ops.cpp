@@ -263,10 +263,11 @@ void eval_where(const TileValue& cond, const TileValue& a, const TileValue& b, T
 
 namespace {
 
-// Float to integer dtype `t`: truncation toward zero, saturating at t's range, NaN -> 0.
+// Float to integer dtype `t`: truncation toward zero, saturating at t's range, NaN -> 0;
+// to bool: v != 0 (NaN is true, as in PyTorch and the generated code).
 int64_t float_to_int(DType t, double v) {
-  if (std::isnan(v)) return 0;
   if (t == DType::boolean) return v != 0;
+  if (std::isnan(v)) return 0;
   v = std::trunc(v);
   if (t == DType::i32) return static_cast<int64_t>(std::fmin(std::fmax(v, -2147483648.0), 2147483647.0));
   if (t == DType::u64) {
