@@ -24,7 +24,7 @@ struct DslSink {
   const ts::Value& m;
   const ts::Value& n;
   std::optional<ts::Tile> tm, tn;
-  std::optional<ts::Value> gi;
+  std::optional<ts::Value> gi, gj;
   std::vector<std::optional<ts::Value>> vals, accs;
 
   DslSink(const Program& prog, const Tensors& t, const ts::Value& m_, const ts::Value& n_)
@@ -78,6 +78,13 @@ struct DslSink {
           body();
         }
         break;
+      case Form::grid_2d:
+        for (auto [i, j] : ts::grid(rb, bound(p.cols, false))) {
+          gi.emplace(i);
+          gj.emplace(j);
+          body();
+        }
+        break;
     }
   }
 
@@ -90,10 +97,11 @@ struct DslSink {
   }
 
   ts::Index rix() const { return tm ? ts::Index(*tm) : ts::Index(*gi); }
-  ts::Index cix() const { return tn ? ts::Index(*tn) : ts::Index(ts::all); }
+  ts::Index cix() const { return tn ? ts::Index(*tn) : gj ? ts::Index(*gj) : ts::Index(ts::all); }
 
   ts::TensorRef at(const ts::Tensor& t, Shape s) const {
     if (s == Shape::full) return t(rix(), cix());
+    if (s == Shape::tile) return t(tm->id());
     return s == Shape::row ? t(rix()) : t(cix());
   }
 
@@ -172,6 +180,7 @@ struct DslSink {
   }
 
   int rank(Shape s) const {
+    if (p.form == Form::grid_2d || s == Shape::tile) return 0;
     if (s == Shape::full) return tiled_rows(p.form) ? 2 : 1;
     if (s == Shape::col) return 1;
     return tiled_rows(p.form) ? 1 : 0;
@@ -196,7 +205,7 @@ struct DslSink {
       case Op::load: return set(i, ts::Value(at(T[x.input], s)));
       case Op::reload: return set(i, ts::Value(at(T[kInputs + x.input], s)));
       case Op::row_index: return set(i, tm ? tm->index() : *gi);
-      case Op::col_index: return set(i, tn ? tn->index() : ts::arange(extent(false), x.dtype));
+      case Op::col_index: return set(i, tn ? tn->index() : gj ? *gj : ts::arange(extent(false), x.dtype));
       case Op::gather: return set(i, ts::Value(T[x.input](rix(), ts::Index(*vals[x.a]))));
       case Op::store: at(T[kInputs + x.input], s) = operand(x.a, s); return;
       case Op::cast: return set(i, ts::cast(operand(x.a, s), x.dtype));

@@ -58,9 +58,13 @@ Place combine(const Program& p, std::initializer_list<int> operands) {
     phase2 |= n.phase == 2;
   }
   if (!any) return Place{false};
-  r.shape = (has_full || (has_row && has_col)) ? Shape::full : has_col ? Shape::col : Shape::row;
+  bool has_tile = false;
+  for (int o : operands)
+    if (o >= 0 && p.nodes[o].op != Op::literal) has_tile |= p.nodes[o].shape == Shape::tile;
+  r.shape = (has_full || (has_row && has_col)) ? Shape::full : has_col ? Shape::col
+            : has_row ? Shape::row : has_tile ? Shape::tile : Shape::row;
   if (nested(p.form)) {
-    if (r.shape != Shape::row) phase = 1;
+    if (r.shape == Shape::full || r.shape == Shape::col) phase = 1;
     if (phase == 1 && phase2) return Place{false};
     phase1 = phase == 1;
   }
@@ -114,7 +118,22 @@ bool infer(Program& p, int i) {
       if (nd(n.a).shape != p.outputs[n.input].shape) return false;
       // Converting a fuzzy float to an integer is discontinuous.
       if (nd(n.a).fuzzy && floating(nd(n.a).dtype) && !floating(p.outputs[n.input].dtype)) return false;
-      n.dtype = p.outputs[n.input].dtype;
+      const Output& out = p.outputs[n.input];
+      if (out.inplace >= 0) {  // into an input read only before, by its own program
+        const Input& in = p.inputs[out.inplace];
+        if (in.shape != out.shape || in.dtype != out.dtype || in.alias >= 0) return false;
+        if (out.shape == Shape::row && (f == Form::tile_2d || f == Form::grid_2d)) return false;
+        for (const Input& other : p.inputs)
+          if (other.alias == out.inplace) return false;
+        for (int j = 0; j < static_cast<int>(p.nodes.size()); ++j) {
+          const Node& m = p.nodes[j];
+          if (m.op == Op::gather && m.input == out.inplace) return false;
+          if (m.op == Op::load && m.input == out.inplace && j > i) return false;
+        }
+        for (size_t o = 0; o < p.outputs.size(); ++o)
+          if (static_cast<int>(o) != n.input && p.outputs[o].inplace == out.inplace) return false;
+      }
+      n.dtype = out.dtype;
       n.shape = nd(n.a).shape;
       n.phase = nd(n.a).phase;
       n.fuzzy = nd(n.a).fuzzy;
@@ -214,12 +233,15 @@ bool infer(Program& p, int i) {
     return true;  // n.dtype is the target
   }
   if (is_reduce(n.op)) {
-    if (nd(n.a).shape != Shape::full || f == Form::tile_2d) return false;
-    if (nested(f) && (n.op == Op::mean || n.op == Op::argmax || n.op == Op::argmin)) return false;
+    const bool over_tile = nd(n.a).shape == Shape::row;  // over the rows of the row tile
+    if (over_tile ? !(f == Form::tile_all || f == Form::tile_nested) || nd(n.a).phase == 1
+                  : nd(n.a).shape != Shape::full || f == Form::tile_2d || f == Form::grid_2d)
+      return false;
+    if (!over_tile && nested(f) && (n.op == Op::mean || n.op == Op::argmax || n.op == Op::argmin)) return false;
     // An accumulator over tiles starts at ts::full(identity): none for u64 extremes here.
-    if (nested(f) && (n.op == Op::max || n.op == Op::min) && ta == DType::u64) return false;
-    n.shape = Shape::row;
-    n.phase = nested(f) ? 2 : 0;
+    if (!over_tile && nested(f) && (n.op == Op::max || n.op == Op::min) && ta == DType::u64) return false;
+    n.shape = over_tile ? Shape::tile : Shape::row;
+    n.phase = over_tile ? nd(n.a).phase : nested(f) ? 2 : 0;
     switch (n.op) {
       case Op::sum: case Op::prod: n.dtype = floating(ta) ? ta : DType::i64; break;
       case Op::mean:
@@ -398,6 +420,15 @@ struct Gen {
       Output o;
       o.shape = p.nodes[v].shape;
       o.dtype = chance(0.7) ? p.nodes[v].dtype : dtype();
+      if (chance(0.2)) {  // written in place of an input of its shape
+        std::vector<int> c;
+        for (int k = 0; k < static_cast<int>(p.inputs.size()); ++k)
+          if (p.inputs[k].shape == o.shape) c.push_back(k);
+        if (!c.empty()) {
+          o.inplace = pick(c);
+          o.dtype = p.inputs[o.inplace].dtype;
+        }
+      }
       p.outputs.push_back(o);
       Node s;
       s.op = Op::store;
@@ -451,13 +482,13 @@ Program generate(uint64_t seed, const GenOptions& opts) {
   Program p;
   p.seed = seed;
   Gen g{p, rng};
-  p.form = static_cast<Form>(g.uniform(0, 4));
+  p.form = static_cast<Form>(g.uniform(0, 5));
   do {
     p.M = g.size();
     p.N = g.size();
   } while (p.M * p.N > opts.max_elements);
   p.rows = g.bound(p.M);
-  p.cols = tiled_cols(p.form) ? g.bound(p.N) : LoopBound{BoundKind::size, 0, p.N};
+  p.cols = looped_cols(p.form) ? g.bound(p.N) : LoopBound{BoundKind::size, 0, p.N};
   int64_t ix = g.uniform(0, 4);
   if (ix == 3) p.index_dtype = DType::i32;
   if (ix == 4) p.index_dtype = DType::i64;

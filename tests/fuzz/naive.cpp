@@ -311,9 +311,12 @@ struct Eval {
   std::vector<std::vector<E>> outs;
 
   int64_t idx(Shape s, int64_t r, int64_t c) const {
+    if (s == Shape::tile) return (r - RB) / row_block(p);
     return s == Shape::row ? r : s == Shape::col ? c : r * CE + c;
   }
-  size_t count(Shape s) const { return static_cast<size_t>(s == Shape::row ? RE : s == Shape::col ? CE : RE * CE); }
+  size_t count(Shape s) const {
+    return static_cast<size_t>(s == Shape::row || s == Shape::tile ? RE : s == Shape::col ? CE : RE * CE);
+  }
 
   // Element (r, c) of a tensor of logical shape s (M rows, N columns): 0 past its extent.
   E read(const std::vector<double>& v, DType t, Shape s, int64_t r, int64_t c) const {
@@ -346,9 +349,8 @@ struct Eval {
         return read(data.inputs[n.input], n.dtype, Shape::full, r, col);
       }
       case Op::reload: {
-        const Output& o = p.outputs[n.input];
-        if (r >= p.M || (o.shape == Shape::full && c >= p.N)) return E{};
-        return outs[n.input][static_cast<size_t>(o.shape == Shape::row ? r : r * p.N + c)];
+        int64_t k = out_index(p.outputs[n.input], r, c);
+        return k < 0 ? E{} : outs[n.input][static_cast<size_t>(k)];
       }
       case Op::cast: return operand(n.a, n.dtype, r, c);
       case Op::where: {
@@ -363,10 +365,17 @@ struct Eval {
     return binary(n.op, ct, operand(n.a, ct, r, c), operand(n.b, ct, r, c), n.dtype);
   }
 
-  // Reduction node i at row r: over [0, N) at once, or over the inner loop's tiles.
+  // Reduction node i at row r: over [0, N) at once, or over the inner loop's tiles; of a
+  // row value: over the rows of r's tile.
   E reduction(int i, int64_t r) {
     const Node& n = p.nodes[i];
     const DType t = reduce_input(n.op, p.nodes[n.a].dtype);
+    if (n.shape == Shape::tile) {
+      const int64_t B = row_block(p), r0 = RB + (r - RB) / B * B;
+      std::vector<E> v;
+      for (int64_t q = r0; q < std::min(r0 + B, RE); ++q) v.push_back(operand(n.a, t, q, 0));
+      return reduce(n.op, t, v, n.dtype);
+    }
     auto lane = [&](int64_t c0, int64_t c1) {
       std::vector<E> v;
       for (int64_t c = c0; c < c1; ++c) v.push_back(operand(n.a, t, r, c));
@@ -380,35 +389,45 @@ struct Eval {
     return acc;
   }
 
+  // Element of output o at (r, c): its index, or -1 past the tensor's extent.
+  int64_t out_index(const Output& o, int64_t r, int64_t c) const {
+    if (o.shape == Shape::tile) {
+      int64_t t = (r - RB) / row_block(p);
+      return t < p.M ? t : -1;
+    }
+    if (r >= p.M || (o.shape == Shape::full && c >= p.N)) return -1;
+    return o.shape == Shape::row ? r : r * p.N + c;
+  }
+
   void store(const Node& n, int64_t r, int64_t c) {
     const Output& o = p.outputs[n.input];
-    if (r >= p.M || (o.shape == Shape::full && c >= p.N)) return;
-    E v = operand(n.a, o.dtype, r, c);
-    outs[n.input][static_cast<size_t>(o.shape == Shape::row ? r : r * p.N + c)] = v;
+    int64_t k = out_index(o, r, c);
+    if (k >= 0) outs[n.input][static_cast<size_t>(k)] = operand(n.a, o.dtype, r, c);
   }
 
   void run() {
     RB = p.rows.kind == BoundKind::range ? p.rows.begin : 0;
     RE = p.rows.end;
-    CB = tiled_cols(p.form) && p.cols.kind == BoundKind::range ? p.cols.begin : 0;
-    CE = tiled_cols(p.form) ? p.cols.end : p.N;
+    CB = looped_cols(p.form) && p.cols.kind == BoundKind::range ? p.cols.begin : 0;
+    CE = looped_cols(p.form) ? p.cols.end : p.N;
     for (size_t o = 0; o < p.outputs.size(); ++o) {
       outs.emplace_back();
       for (double x : data.outputs[o]) outs.back().push_back(make(p.outputs[o].dtype, x));
     }
     vals.resize(p.nodes.size());
-    // tile_2d runs one program per (row tile, column tile): none without columns.
-    const bool stores = p.form != Form::tile_2d || CB < CE;
+    // The 2-D forms run one program per (row, column) tile: none without columns.
+    const bool stores = !(p.form == Form::tile_2d || p.form == Form::grid_2d) || CB < CE;
     for (size_t i = 0; i < p.nodes.size(); ++i) {
       const Node& n = p.nodes[i];
       if (n.op == Op::literal) continue;
       vals[i].assign(count(n.shape), E{});
       for (int64_t r = RB; r < RE; ++r) {
         if (is_reduce(n.op)) {
-          vals[i][static_cast<size_t>(r)] = reduction(static_cast<int>(i), r);
+          vals[i][static_cast<size_t>(idx(n.shape, r, 0))] = reduction(static_cast<int>(i), r);
           continue;
         }
-        for (int64_t c = CB; c < (n.shape == Shape::row ? CB + 1 : CE); ++c) {
+        const bool by_row = n.shape == Shape::row || n.shape == Shape::tile;
+        for (int64_t c = CB; c < (by_row ? CB + 1 : CE); ++c) {
           if (n.shape == Shape::col && r != RB) break;  // the same for every row
           if (n.op == Op::store) {
             if (stores) store(n, r, c);
@@ -431,12 +450,6 @@ double round_to(DType t, double x) {
     case DType::bf16: return bf16_round(static_cast<float>(x));
     default: return static_cast<double>(wrap(t, static_cast<int64_t>(x)));
   }
-}
-
-int64_t inner_block(const Program& p) {
-  const auto& b = p.config.block_sizes;
-  size_t k = p.form == Form::tile_nested ? 1 : 0;
-  return b && b->size() > k ? (*b)[k] : 1;
 }
 
 HostData make_data(const Program& p) {

@@ -26,9 +26,6 @@ struct HostData {
 /// input's dtype) and its outputs' initial values (0, or the input written in place).
 HostData make_data(const Program& p);
 
-/// The block size of the inner loop over columns in the nested forms (from p.config).
-int64_t inner_block(const Program& p);
-
 /// The outputs `p` computes from `data`, row-major, as doubles.
 std::vector<std::vector<double>> evaluate(const Program& p, const HostData& data);
 

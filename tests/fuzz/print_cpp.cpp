@@ -77,6 +77,8 @@ struct TextSink {
       case Form::tile_nested: return open(fmt::format("for (auto tm : ts::tile({}))", rb), body);
       case Form::tile_2d:
         return open(fmt::format("for (auto [tm, tn] : ts::tile({}, {}))", rb, bound(p.cols, false)), body);
+      case Form::grid_2d:
+        return open(fmt::format("for (auto [i, j] : ts::grid({}, {}))", rb, bound(p.cols, false)), body);
       default: return open(fmt::format("for (auto i : ts::grid({}))", rb), body);
     }
   }
@@ -87,10 +89,11 @@ struct TextSink {
   }
 
   std::string rix() const { return tiled_rows(p.form) ? "tm" : "i"; }
-  std::string cix() const { return tiled_cols(p.form) ? "tn" : "ts::all"; }
+  std::string cix() const { return tiled_cols(p.form) ? "tn" : p.form == Form::grid_2d ? "j" : "ts::all"; }
 
   std::string at(const std::string& t, Shape s) const {
     if (s == Shape::full) return fmt::format("{}({}, {})", t, rix(), cix());
+    if (s == Shape::tile) return fmt::format("{}(tm.id())", t);
     return fmt::format("{}({})", t, s == Shape::row ? rix() : cix());
   }
 
@@ -144,7 +147,7 @@ struct TextSink {
       case Op::reload: return value(i, at(fmt::format("out{}", x.input), s));
       case Op::row_index: return value(i, tiled_rows(p.form) ? "tm.index()" : "i");
       case Op::col_index:
-        return value(i, tiled_cols(p.form) ? "tn.index()" : fmt::format("ts::arange({}, {})", extent(false), dtype_cpp(x.dtype)));
+        return value(i, tiled_cols(p.form) ? "tn.index()" : p.form == Form::grid_2d ? "j" : fmt::format("ts::arange({}, {})", extent(false), dtype_cpp(x.dtype)));
       case Op::gather: return value(i, fmt::format("in{}({}, v{})", x.input, rix(), x.a));
       case Op::store: return line(fmt::format("{} = {};", at(fmt::format("out{}", x.input), s), operand(x.a, s)));
       case Op::cast: return value(i, fmt::format("ts::cast({}, {})", operand(x.a, s), dtype_cpp(x.dtype)));
@@ -227,7 +230,7 @@ std::string print_cpp(const Program& p) {
     }
   };
   scalar(p.rows, "rows_end", "m");
-  if (tiled_cols(p.form)) scalar(p.cols, "cols_end", "n");
+  if (looped_cols(p.form)) scalar(p.cols, "cols_end", "n");
 
   TextSink sink{p};
   walk(p, sink);

@@ -85,10 +85,21 @@ double accumulator_init(Op op, DType t) {
 bool nested(Form f) { return f == Form::tile_nested || f == Form::grid_nested; }
 bool tiled_rows(Form f) { return f == Form::tile_all || f == Form::tile_2d || f == Form::tile_nested; }
 bool tiled_cols(Form f) { return f == Form::tile_2d || nested(f); }
+bool looped_cols(Form f) { return tiled_cols(f) || f == Form::grid_2d; }
+
+namespace {
+int64_t block_at(const Program& p, size_t k) {
+  const auto& b = p.config.block_sizes;
+  return b && b->size() > k ? (*b)[k] : 1;
+}
+}  // namespace
+
+int64_t row_block(const Program& p) { return block_at(p, 0); }
+int64_t inner_block(const Program& p) { return block_at(p, p.form == Form::tile_nested ? 1 : 0); }
 
 std::string describe(const Program& p) {
-  static const char* forms[] = {"tile_all", "grid_all", "tile_2d", "tile_nested", "grid_nested"};
-  static const char* shapes[] = {"row", "col", "full"};
+  static const char* forms[] = {"tile_all", "grid_all", "tile_2d", "tile_nested", "grid_nested", "grid_2d"};
+  static const char* shapes[] = {"row", "col", "full", "tile"};
   static const char* bounds[] = {"size", "literal", "symbolic", "device", "range"};
   static const char* views[] = {"contiguous", "transposed", "strided"};
   static const char* fills[] = {"normal", "ties", "special", "index"};

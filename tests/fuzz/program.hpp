@@ -10,6 +10,9 @@
 //   tile_2d:     for ([tm, tn] : tile(rows, cols))     (x(tm, tn); no reductions)
 //   tile_nested: for (tm : tile(rows)) { row code; for (tn : tile(cols)) ...; row code }
 //   grid_nested: for (i : grid(rows))  { row code; for (tn : tile(cols)) ...; row code }
+//   grid_2d:     for ([i, j] : grid(rows, cols))       (scalars; no reductions)
+// A fourth shape class, tile, is one value per row tile (tile_all, tile_nested): a
+// reduction of a row value over its tile (ragged at the edge), stored at out(tm.id()).
 // In the nested forms reductions over columns accumulate across the inner loop's tiles
 // (acc = combine(acc, reduce(v)) per tile), and a value has a phase: 0 before the inner
 // loop (rows), 1 inside it (full, col; reductions accumulate), 2 after it (rows).
@@ -27,8 +30,8 @@ namespace fuzz {
 namespace ts = tessel;
 using ts::DType;
 
-enum class Form : uint8_t { tile_all, grid_all, tile_2d, tile_nested, grid_nested };
-enum class Shape : uint8_t { row, col, full };
+enum class Form : uint8_t { tile_all, grid_all, tile_2d, tile_nested, grid_nested, grid_2d };
+enum class Shape : uint8_t { row, col, full, tile };
 
 /// How a loop's bound is written. size: x.size(d); literal: a C++ integer constant;
 /// symbolic: a ts::Value kernel argument; device: a one-element i64 tensor read on the GPU
@@ -74,7 +77,8 @@ enum class Op : uint8_t {
   // others
   where,  // a ? b : c
   cast,   // a.to(dtype)
-  // reductions over the columns of a full value (row result)
+  // reductions over the columns of a full value (row result), or over the row tile of a
+  // row value (tile result)
   sum, mean, max, min, prod, argmax, argmin, any, all,
   gather,  // input(row, a): a row value of integer indices into the columns of a full input
   store,   // outputs[output](...) = a (converted to the output's dtype)
@@ -103,7 +107,7 @@ struct Program {
   uint64_t seed = 0;
   Form form = Form::tile_all;
   int64_t M = 1, N = 1;
-  LoopBound rows, cols;  // cols: tile_2d and the nested forms only
+  LoopBound rows, cols;  // cols: the forms that loop over columns only
   std::optional<DType> index_dtype;
   std::vector<Input> inputs;
   std::vector<Node> nodes;
@@ -135,7 +139,12 @@ double accumulator_init(Op op, DType t);
 /// The shapes a form has (tile_2d: row, col, full; all forms alike).
 bool nested(Form f);
 bool tiled_rows(Form f);  // rows are a tile (tm), not a grid index
-bool tiled_cols(Form f);  // columns are a tile (tn), not ts::all
+bool tiled_cols(Form f);  // columns are a tile (tn)
+bool looped_cols(Form f);  // columns are a loop (tn or j), not ts::all
+/// The block size of the loop over rows (tile forms) and of the inner loop over columns
+/// (nested forms), from p.config; 1 where the config has none.
+int64_t row_block(const Program& p);
+int64_t inner_block(const Program& p);
 
 /// One line per node, for logs.
 std::string describe(const Program& p);

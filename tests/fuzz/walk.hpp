@@ -12,6 +12,11 @@
 
 namespace fuzz {
 
+/// Whether node i is a reduction over columns accumulated over the inner loop's tiles.
+inline bool accumulated(const Program& p, int i) {
+  return nested(p.form) && is_reduce(p.nodes[i].op) && p.nodes[i].shape == Shape::row;
+}
+
 template <class S>
 void walk(const Program& p, S& s) {
   const int n = static_cast<int>(p.nodes.size());
@@ -23,19 +28,19 @@ void walk(const Program& p, S& s) {
       return;
     }
     for (int i = 0; i < n; ++i)
-      if (!skip(i) && p.nodes[i].phase == 0) s.node(i);
+      if (!skip(i) && p.nodes[i].phase == 0 && !accumulated(p, i)) s.node(i);
     for (int i = 0; i < n; ++i)
-      if (is_reduce(p.nodes[i].op)) s.acc_init(i);
+      if (accumulated(p, i)) s.acc_init(i);
     s.inner_loop([&] {
       for (int i = 0; i < n; ++i) {
-        if (is_reduce(p.nodes[i].op))
+        if (accumulated(p, i))
           s.acc_step(i);
         else if (!skip(i) && p.nodes[i].phase == 1)
           s.node(i);
       }
     });
     for (int i = 0; i < n; ++i) {
-      if (is_reduce(p.nodes[i].op))
+      if (accumulated(p, i))
         s.acc_final(i);
       else if (!skip(i) && p.nodes[i].phase == 2)
         s.node(i);
