@@ -398,6 +398,17 @@ TEST(Errors, WrittenTensorWithAZeroStride) {
   EXPECT_EQ(ok.to_vector(), std::vector<double>(8, 2.0));
 }
 
+// A tensor without elements overlaps nothing: a zero stride beside a size-0 dim (every
+// other column of an [8, 0] tensor) is written without complaint.
+TEST(Errors, WrittenEmptyTensorWithAZeroStrideIsAccepted) {
+  auto k = ts::kernel("fill_rows", [](ts::Tensor out) {
+    for (auto t : ts::tile(out.size(0))) out(t, ts::all) = ts::full({t, out.size(1)}, 2.0, ts::f32);
+  });
+  ts::Buffer empty = ts::Buffer::zeros({1}, ts::f32).view_as_strided({8, 0}, {0, 2}, 0);
+  k(empty);
+  EXPECT_EQ(empty.numel(), 0);
+}
+
 // A launch of 2^31 programs or more is refused on the interpreter as on the GPU (instead
 // of running for hours).
 TEST(Errors, GridOfTooManyProgramsOnTheInterpreter) {
