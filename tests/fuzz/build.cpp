@@ -205,6 +205,10 @@ struct DslSink {
       case Op::load: return set(i, ts::Value(at(T[x.input], s)));
       case Op::reload: return set(i, ts::Value(at(T[kInputs + x.input], s)));
       case Op::row_index: return set(i, tm ? tm->index() : *gi);
+      case Op::tile_attr: {
+        const int k = static_cast<int>(x.lit);
+        return set(i, k == 0 ? tm->begin() : k == 1 ? tm->end() : k == 2 ? tm->id() : tm->block_size());
+      }
       case Op::col_index: return set(i, tn ? tn->index() : gj ? *gj : ts::arange(extent(false), x.dtype));
       case Op::gather: return set(i, ts::Value(T[x.input](rix(), ts::Index(*vals[x.a]))));
       case Op::store: at(T[kInputs + x.input], s) = operand(x.a, s); return;

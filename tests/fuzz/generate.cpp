@@ -105,6 +105,13 @@ bool infer(Program& p, int i) {
       n.phase = nested(f) && n.shape == Shape::col ? 1 : 0;
       n.fuzzy = false;
       return true;
+    case Op::tile_attr:
+      if (!(f == Form::tile_all || f == Form::tile_nested)) return false;
+      n.dtype = p.index_dtype.value_or(DType::i32);
+      n.shape = Shape::tile;
+      n.phase = 0;
+      n.fuzzy = false;
+      return true;
     case Op::literal:
       n.weak = true;
       n.dtype = n.lit == static_cast<double>(static_cast<int64_t>(n.lit)) && n.dtype != DType::f32 ? DType::i64
@@ -319,15 +326,19 @@ struct Gen {
     return add(n);
   }
 
-  // A random earlier non-literal node, later nodes more likely.
-  int operand() {
+  // A random earlier non-literal node satisfying `want`, later nodes more likely.
+  template <class F>
+  int operand(F want) {
     std::vector<int> c;
     for (int i = 0; i < static_cast<int>(p.nodes.size()); ++i)
-      if (p.nodes[i].op != Op::literal && p.nodes[i].op != Op::store) c.push_back(i);
+      if (p.nodes[i].op != Op::literal && p.nodes[i].op != Op::store && want(p.nodes[i])) c.push_back(i);
     if (c.empty()) return -1;
     if (chance(0.5)) return c[static_cast<size_t>(uniform(std::max<int64_t>(0, static_cast<int64_t>(c.size()) - 3),
                                                           static_cast<int64_t>(c.size()) - 1))];
     return pick(c);
+  }
+  int operand() {
+    return operand([](const Node&) { return true; });
   }
 
   static constexpr Op kUnary[] = {Op::neg, Op::abs, Op::exp, Op::exp2, Op::log, Op::log2, Op::sqrt, Op::rsqrt,
@@ -367,7 +378,7 @@ struct Gen {
       n.dtype = dtype();
     } else if (r < 90) {
       n.op = kReduce[uniform(0, std::size(kReduce) - 1)];
-      n.a = operand();
+      n.a = operand([&](const Node& x) { return x.shape == Shape::full || (x.shape == Shape::row && chance(0.3)); });
     } else if (r < 95) {
       std::vector<int> full;
       for (int i = 0; i < static_cast<int>(p.inputs.size()); ++i)
@@ -375,9 +386,11 @@ struct Gen {
       if (full.empty()) return;
       n.op = Op::gather;
       n.input = pick(full);
-      n.a = operand();
+      n.a = operand([](const Node& x) { return x.shape == Shape::row && integral(x.dtype); });
     } else {
-      n.op = chance(0.5) ? Op::row_index : Op::col_index;
+      int64_t k = uniform(0, 3);
+      n.op = k == 0 ? Op::row_index : k == 1 ? Op::col_index : Op::tile_attr;
+      n.lit = static_cast<double>(uniform(0, 3));
     }
     add(n);
   }
@@ -499,7 +512,7 @@ Program generate(uint64_t seed, const GenOptions& opts) {
     n.input = i;
     g.add(n);
   }
-  int steps = static_cast<int>(g.uniform(2, 10));
+  int steps = static_cast<int>(g.uniform(2, 14));
   for (int s = 0; s < steps; ++s) g.step();
   g.outputs();
   if (!retype(p)) {  // no output typed: draw again from a derived seed

@@ -146,6 +146,10 @@ struct TextSink {
       case Op::load: return value(i, at(fmt::format("in{}", x.input), s));
       case Op::reload: return value(i, at(fmt::format("out{}", x.input), s));
       case Op::row_index: return value(i, tiled_rows(p.form) ? "tm.index()" : "i");
+      case Op::tile_attr: {
+        static const char* attrs[] = {"tm.begin()", "tm.end()", "tm.id()", "tm.block_size()"};
+        return value(i, attrs[static_cast<int>(x.lit)]);
+      }
       case Op::col_index:
         return value(i, tiled_cols(p.form) ? "tn.index()" : p.form == Form::grid_2d ? "j" : fmt::format("ts::arange({}, {})", extent(false), dtype_cpp(x.dtype)));
       case Op::gather: return value(i, fmt::format("in{}({}, v{})", x.input, rix(), x.a));
