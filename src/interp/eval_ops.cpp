@@ -345,7 +345,8 @@ double reduce_float(ReduceFn fn, const std::vector<double>& v, Lane l) {
   return kNaN;
 }
 
-int64_t reduce_int(ReduceFn fn, const std::vector<int64_t>& v, Lane l, bool u64) {
+int64_t reduce_int(ReduceFn fn, const std::vector<int64_t>& v, Lane l, DType t) {
+  const bool u64 = t == DType::u64;
   switch (fn) {
     case ReduceFn::sum: {
       int64_t s = 0;
@@ -367,7 +368,9 @@ int64_t reduce_int(ReduceFn fn, const std::vector<int64_t>& v, Lane l, bool u64)
         return is_max ? x > y : x < y;
       };
       int64_t best = 0;
-      int64_t bv = is_max ? (u64 ? 0 : INT64_MIN) : (u64 ? -1 : INT64_MAX);
+      // The identity of an empty lane: the dtype's lowest / highest value.
+      const int64_t lo = t == DType::i32 ? INT32_MIN : INT64_MIN, hi = t == DType::i32 ? INT32_MAX : INT64_MAX;
+      int64_t bv = is_max ? (u64 ? 0 : lo) : (u64 ? -1 : hi);
       for (int64_t c = 0; c < l.n; ++c) {
         int64_t x = v[l.first + c * l.stride];
         if (c == 0 || better(x, bv)) {
@@ -414,7 +417,7 @@ void eval_reduce(ReduceFn fn, const TileValue& a, int axis, int64_t valid, TileV
         else
           out.i[k] = arg ? static_cast<int64_t>(r) : (r != 0);  // argmax/argmin, or bool of any/all
       } else {
-        int64_t r = reduce_int(fn, a.i, lane, a.dtype == DType::u64);
+        int64_t r = reduce_int(fn, a.i, lane, a.dtype);
         if (out.is_float())
           out.f[k] = static_cast<double>(r);
         else
