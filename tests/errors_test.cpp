@@ -371,6 +371,24 @@ TEST(Errors, ConfigEntryCountsNameTheFirstLoop) {
                  loop_line, "flatten_loops has 1 entries, the kernel has 0", "give one entry");
 }
 
+// ts::full with a value its integer dtype cannot hold (torch.full raises too): it wrapped.
+TEST(Errors, FullValueOutsideItsIntegerDtype) {
+  const int line = __LINE__ + 4;
+  auto k = ts::kernel("full_range", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)}, ts::i64);
+    for (auto t : ts::tile(x.size(0)))
+      out(t) = ts::full({t}, 9223372036854775808.0, ts::i64);
+    return out;
+  });
+  expect_message(user_error([&] { k(vec(8)); }), "full_range", line, "does not fit i64", "use a value in");
+  auto u = ts::kernel("full_u64", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)}, ts::u64);
+    for (auto t : ts::tile(x.size(0))) out(t) = ts::full({t}, 9223372036854775808.0, ts::u64);
+    return out;
+  });
+  EXPECT_EQ(u(vec(2)).to_vector(), std::vector<double>(2, 9223372036854775808.0));
+}
+
 // A tile constructor with a negative constant extent.
 TEST(Errors, NegativeExtentOfATileConstructor) {
   const int line = __LINE__ + 4;

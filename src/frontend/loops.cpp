@@ -257,8 +257,19 @@ Value full(std::vector<TileDim> shape, double value, DType dtype, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   require_device(loc, "ts::full/ts::zeros");
   TraceContext& ctx = TraceContext::current();
-  Node* v = is_float(dtype) ? ctx.constant_float(value, dtype, loc)
-                            : ctx.constant_int(static_cast<int64_t>(value), dtype, loc);
+  if (is_integer(dtype)) {  // as torch.full: a value outside the dtype is an error, not a wrap
+    const double lo = dtype == DType::i32 ? -2147483648.0 : dtype == DType::u64 ? 0.0 : -9223372036854775808.0;
+    const double hi = dtype == DType::i32 ? 2147483648.0 : dtype == DType::u64 ? 18446744073709551616.0
+                                                                                : 9223372036854775808.0;
+    if (!(value >= lo && value < hi))
+      ctx.fail(loc, fmt::format("the value {} does not fit {}", value, dtype_name(dtype)),
+               fmt::format("use a value in [{}, {})", lo, hi));
+  }
+  const int64_t ival = !is_integer(dtype) ? value != 0  // bool (NaN is true); unused for floats
+                       : dtype == DType::u64 && value >= 9223372036854775808.0
+                           ? static_cast<int64_t>(static_cast<uint64_t>(value))
+                           : static_cast<int64_t>(value);
+  Node* v = is_float(dtype) ? ctx.constant_float(value, dtype, loc) : ctx.constant_int(ival, dtype, loc);
   return Value::wrap(ctx.add(Op::Full, dtype, tile_shape(shape, loc), {v}, loc));
 }
 
