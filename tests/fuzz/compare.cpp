@@ -55,7 +55,7 @@ std::string compare_outputs(const Program& p, const std::vector<std::vector<doub
         sq += x * x;
         ++finite;
       }
-    const double scale = finite ? std::sqrt(sq / static_cast<double>(finite)) : 0;
+    const double scale = std::fmax(1.0, finite ? std::sqrt(sq / static_cast<double>(finite)) : 0);
     const double tol = floating(t) ? tolerance(t, gpu) : 0;
     int shown = 0, bad = 0;
     const int64_t cols = p.outputs[o].shape == Shape::full ? p.N : 1;

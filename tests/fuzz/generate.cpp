@@ -5,8 +5,11 @@
 // (the GPU contracts a * b + c into one FMA), float sums and products over a dimension
 // (accumulation order). Discontinuous operations (comparisons, floor, casts to integers,
 // floordiv, %, argmax, logical ops) never take a fuzzy operand, so a difference in the
-// last bits cannot turn into a different branch; outputs derived from fuzzy values are
-// compared with a tolerance, the others exactly.
+// last bits cannot turn into a different branch, and functions that leave their domain
+// or blow up near a point (log, sqrt, rsqrt, pow, a divisor) never take one either, so a
+// value near 0 cannot turn into NaN or a pole on one side only. Outputs derived from
+// fuzzy values are compared with a tolerance, the others exactly.
+// (% of floats is fuzzy itself: the GPU computes x - floor(x / y) * y in f32.)
 #include "fuzz/generate.hpp"
 
 #include <algorithm>
@@ -20,7 +23,7 @@ bool produces_fuzz(Op op) {
   switch (op) {
     case Op::exp: case Op::exp2: case Op::log: case Op::log2: case Op::rsqrt: case Op::sin:
     case Op::cos: case Op::tanh: case Op::sigmoid: case Op::erf: case Op::pow: case Op::mul:
-    case Op::div: case Op::sum: case Op::mean: case Op::prod:
+    case Op::div: case Op::mod: case Op::sum: case Op::mean: case Op::prod:
       return true;
     default:
       return false;
@@ -186,6 +189,9 @@ bool infer(Program& p, int i) {
   n.shape = pl.shape;
   n.phase = pl.phase;
   if (discontinuous(n.op) && any_fuzzy(p, {n.a, n.b})) return false;
+  const bool poles = n.op == Op::log || n.op == Op::log2 || n.op == Op::sqrt || n.op == Op::rsqrt || n.op == Op::pow;
+  if (poles && any_fuzzy(p, {n.a})) return false;
+  if (n.op == Op::div && any_fuzzy(p, {n.b})) return false;
   n.fuzzy = any_fuzzy(p, {n.a, n.b, n.c});
   const DType ta = nd(n.a).dtype;
   if (is_unary(n.op)) {
