@@ -258,6 +258,15 @@ FuzzKernel kernel_of(std::shared_ptr<const Program> p, ts::Settings s, std::inde
         Tensors T{t...};
         DslSink sink(*p, T, m, n);
         walk(*p, sink);
+        if (p->relaunch_src >= 0) {
+          const ts::Tensor &src = T[kInputs + p->relaunch_src], &dst = T[kInputs + p->relaunch_dst];
+          for (auto t : ts::tile(dst.size(0))) {
+            if (p->outputs[p->relaunch_src].shape == Shape::full)
+              dst(t, ts::all) = src(t, ts::all);
+            else
+              dst(t) = src(t);
+          }
+        }
       },
       std::move(s));
 }

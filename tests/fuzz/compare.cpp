@@ -42,9 +42,7 @@ std::string compare_outputs(const Program& p, const std::vector<std::vector<doub
   std::string msg;
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     const DType t = p.outputs[o].dtype;
-    bool fuzzy = false;
-    for (const Node& n : p.nodes)
-      if (n.op == Op::store && n.input == static_cast<int>(o)) fuzzy = n.fuzzy;
+    const bool fuzzy = output_fuzzy(p, static_cast<int>(o));
     const std::vector<double>& e = expected.at(o);
     const std::vector<double>& a = actual.at(o);
     if (e.size() != a.size()) return fmt::format("out{}: {} elements, expected {}", o, a.size(), e.size());

@@ -491,7 +491,12 @@ bool retype(Program& p) {
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     int stores = 0;
     for (const Node& n : p.nodes) stores += n.op == Op::store && n.input == static_cast<int>(o);
-    if (stores != 1) return false;
+    if (stores != (static_cast<int>(o) == p.relaunch_dst ? 0 : 1)) return false;
+  }
+  if (p.relaunch_src >= 0) {
+    const Output &src = p.outputs.at(p.relaunch_src), &dst = p.outputs.at(p.relaunch_dst);
+    if (src.shape != dst.shape || src.shape == Shape::tile || dst.inplace >= 0) return false;
+    if (output_fuzzy(p, p.relaunch_src) && floating(src.dtype) && !floating(dst.dtype)) return false;
   }
   return !p.outputs.empty();
 }
@@ -521,6 +526,21 @@ Program generate(uint64_t seed, const GenOptions& opts) {
   int steps = static_cast<int>(g.uniform(2, 14));
   for (int s = 0; s < steps; ++s) g.step();
   g.outputs();
+  if (!p.outputs.empty() && g.chance(0.15)) {  // a second launch reads an output back
+    int src = static_cast<int>(g.uniform(0, static_cast<int64_t>(p.outputs.size()) - 1));
+    if (p.outputs[src].shape != Shape::tile) {
+      Output dst;
+      dst.shape = p.outputs[src].shape;
+      dst.dtype = g.chance(0.5) ? p.outputs[src].dtype : g.dtype();
+      p.outputs.push_back(dst);
+      p.relaunch_src = src;
+      p.relaunch_dst = static_cast<int>(p.outputs.size()) - 1;
+      if (!retype(p)) {
+        p.outputs.pop_back();
+        p.relaunch_src = p.relaunch_dst = -1;
+      }
+    }
+  }
   if (!retype(p)) {  // no output typed: draw again from a derived seed
     Program q = generate(seed * 0x9E3779B97F4A7C15ull + 1, opts);
     q.seed = seed;

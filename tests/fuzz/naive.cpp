@@ -507,6 +507,12 @@ HostData make_data(const Program& p) {
 std::vector<std::vector<double>> evaluate(const Program& p, const HostData& data) {
   Eval e{p, data};
   e.run();
+  if (p.relaunch_src >= 0) {
+    const DType from = p.outputs[p.relaunch_src].dtype, to = p.outputs[p.relaunch_dst].dtype;
+    const std::vector<E>& src = e.outs[p.relaunch_src];
+    std::vector<E>& dst = e.outs[p.relaunch_dst];
+    for (size_t k = 0; k < src.size(); ++k) dst[k] = convert(from, to, src[k]);
+  }
   std::vector<std::vector<double>> out;
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     out.emplace_back();

@@ -238,15 +238,18 @@ std::string print_cpp(const Program& p) {
 
   TextSink sink{p};
   walk(p, sink);
+  if (p.relaunch_src >= 0) {
+    const bool full = p.outputs[p.relaunch_src].shape == Shape::full;
+    sink.line(fmt::format("for (auto t : ts::tile(out{}.size(0))) out{}(t{}) = out{}(t{});", p.relaunch_dst,
+                          p.relaunch_dst, full ? ", ts::all" : "", p.relaunch_src, full ? ", ts::all" : ""));
+  }
   std::string settings = "ts::Settings{";
   if (p.index_dtype) settings += fmt::format(".index_dtype = {}, ", dtype_cpp(*p.index_dtype));
   settings += ".config = " + p.config.to_cpp() + "}";
 
   std::string checks;
   for (size_t o = 0; o < p.outputs.size(); ++o) {
-    bool fuzzy = false;
-    for (const Node& n : p.nodes)
-      if (n.op == Op::store && n.input == static_cast<int>(o)) fuzzy = n.fuzzy;
+    const bool fuzzy = output_fuzzy(p, static_cast<int>(o));
     checks += fmt::format("  expect_near(out{}.to_vector(), {}, {});\n", o, list(want[o]),
                           fuzzy && floating(p.outputs[o].dtype) ? "1e-2" : "0");
   }

@@ -98,6 +98,13 @@ int64_t block_at(const Program& p, size_t k) {
 int64_t row_block(const Program& p) { return block_at(p, 0); }
 int64_t inner_block(const Program& p) { return block_at(p, p.form == Form::tile_nested ? 1 : 0); }
 
+bool output_fuzzy(const Program& p, int o) {
+  if (o == p.relaunch_dst) o = p.relaunch_src;
+  for (const Node& n : p.nodes)
+    if (n.op == Op::store && n.input == o) return n.fuzzy;
+  return false;
+}
+
 std::string describe(const Program& p) {
   static const char* forms[] = {"tile_all", "grid_all", "tile_2d", "tile_nested", "grid_nested", "grid_2d"};
   static const char* shapes[] = {"row", "col", "full", "tile"};
@@ -127,6 +134,7 @@ std::string describe(const Program& p) {
     s += fmt::format(" : {} {} phase {}{}\n", ts::dtype_name(n.dtype), shapes[int(n.shape)], n.phase,
                      n.fuzzy ? " fuzzy" : "");
   }
+  if (p.relaunch_src >= 0) s += fmt::format("  then out{} = out{} (a second launch)\n", p.relaunch_dst, p.relaunch_src);
   s += "  config " + p.config.to_json() + "\n";
   return s;
 }

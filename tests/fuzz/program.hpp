@@ -113,6 +113,10 @@ struct Program {
   std::vector<Input> inputs;
   std::vector<Node> nodes;
   std::vector<Output> outputs;
+  /// >= 0: after the program's loop, a second top-level loop (a second launch) copies
+  /// output relaunch_src into output relaunch_dst (converted to its dtype), row tile by
+  /// row tile: the second launch reads what the first stored.
+  int relaunch_src = -1, relaunch_dst = -1;
   ts::Config config;  // the config the program runs under (drawn from the kernel's space)
 };
 
@@ -146,6 +150,9 @@ bool looped_cols(Form f);  // columns are a loop (tn or j), not ts::all
 /// (nested forms), from p.config; 1 where the config has none.
 int64_t row_block(const Program& p);
 int64_t inner_block(const Program& p);
+
+/// Whether output o's values come from fuzzy ones (compared with a tolerance).
+bool output_fuzzy(const Program& p, int o);
 
 /// One line per node, for logs.
 std::string describe(const Program& p);

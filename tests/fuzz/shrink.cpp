@@ -38,6 +38,14 @@ void drop_dead(Program& p) {
 }
 
 void remove_output(Program& p, int o) {
+  if (o == p.relaunch_src) {  // the second launch goes too
+    const int dst = p.relaunch_dst;
+    p.relaunch_src = p.relaunch_dst = -1;
+    remove_output(p, dst);
+    if (o > dst) --o;
+  } else if (o == p.relaunch_dst) {
+    p.relaunch_src = p.relaunch_dst = -1;
+  }
   for (int i = static_cast<int>(p.nodes.size()) - 1; i >= 0; --i) {
     Node& n = p.nodes[i];
     if (n.op != Op::store && n.op != Op::reload) continue;
@@ -47,6 +55,8 @@ void remove_output(Program& p, int o) {
       --n.input;
   }
   p.outputs.erase(p.outputs.begin() + o);
+  if (p.relaunch_src > o) --p.relaunch_src;
+  if (p.relaunch_dst > o) --p.relaunch_dst;
 }
 
 // Removes inputs that nothing reads.
