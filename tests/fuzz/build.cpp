@@ -205,6 +205,7 @@ struct DslSink {
       case Op::load: return set(i, ts::Value(at(T[x.input], s)));
       case Op::reload: return set(i, ts::Value(at(T[kInputs + x.input], s)));
       case Op::row_index: return set(i, tm ? tm->index() : *gi);
+      case Op::extent: return set(i, ts::cast(extent(x.lit == 0), DType::i64));  // not weak if a literal
       case Op::tile_attr: {
         const int k = static_cast<int>(x.lit);
         return set(i, k == 0 ? tm->begin() : k == 1 ? tm->end() : k == 2 ? tm->id() : tm->block_size());

@@ -115,6 +115,13 @@ bool infer(Program& p, int i) {
       n.phase = 0;
       n.fuzzy = false;
       return true;
+    case Op::extent:  // uniform: a tile value where rows are tiles, else a row (scalar)
+      if (f == Form::tile_2d) return false;
+      n.dtype = DType::i64;
+      n.shape = tiled_rows(f) ? Shape::tile : Shape::row;
+      n.phase = 0;
+      n.fuzzy = false;
+      return true;
     case Op::literal:
       n.weak = true;
       n.dtype = n.lit == static_cast<double>(static_cast<int64_t>(n.lit)) && n.dtype != DType::f32 ? DType::i64
@@ -394,9 +401,9 @@ struct Gen {
       n.input = pick(full);
       n.a = operand([](const Node& x) { return x.shape == Shape::row && integral(x.dtype); });
     } else {
-      int64_t k = uniform(0, 3);
-      n.op = k == 0 ? Op::row_index : k == 1 ? Op::col_index : Op::tile_attr;
-      n.lit = static_cast<double>(uniform(0, 3));
+      int64_t k = uniform(0, 4);
+      n.op = k == 0 ? Op::row_index : k == 1 ? Op::col_index : k == 2 ? Op::extent : Op::tile_attr;
+      n.lit = static_cast<double>(uniform(0, n.op == Op::extent ? 1 : 3));
     }
     add(n);
   }

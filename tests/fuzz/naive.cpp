@@ -340,6 +340,7 @@ struct Eval {
         return read(data.inputs[n.input], in.dtype, in.shape, r, c);
       }
       case Op::row_index: return E{0, wrap(n.dtype, r)};
+      case Op::extent: return E{0, n.lit == 0 ? p.M : p.N};
       case Op::tile_attr: {
         const int64_t B = row_block(p), begin = RB + (r - RB) / B * B;
         const int64_t v[] = {begin, std::min(begin + B, RE), (r - RB) / B, B};

@@ -146,6 +146,7 @@ struct TextSink {
       case Op::load: return value(i, at(fmt::format("in{}", x.input), s));
       case Op::reload: return value(i, at(fmt::format("out{}", x.input), s));
       case Op::row_index: return value(i, tiled_rows(p.form) ? "tm.index()" : "i");
+      case Op::extent: return value(i, fmt::format("ts::cast({}, ts::i64)", extent(x.lit == 0)));
       case Op::tile_attr: {
         static const char* attrs[] = {"tm.begin()", "tm.end()", "tm.id()", "tm.block_size()"};
         return value(i, attrs[static_cast<int>(x.lit)]);

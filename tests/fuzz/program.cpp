@@ -36,7 +36,7 @@ DType promote_operands(const Node& a, const Node& b) {
 
 int arity(Op op) {
   if (op == Op::load || op == Op::row_index || op == Op::col_index || op == Op::literal || op == Op::reload ||
-      op == Op::tile_attr)
+      op == Op::tile_attr || op == Op::extent)
     return 0;
   if (is_unary(op) || op == Op::cast || is_reduce(op) || op == Op::gather || op == Op::store) return 1;
   if (op == Op::where) return 3;
@@ -50,7 +50,7 @@ bool is_compare(Op op) { return op >= Op::lt && op <= Op::ne; }
 
 const char* op_name(Op op) {
   static const char* names[] = {
-      "load", "row_index", "col_index", "literal", "tile_attr", "neg", "abs", "exp", "exp2", "log", "log2", "sqrt",
+      "load", "row_index", "col_index", "literal", "tile_attr", "extent", "neg", "abs", "exp", "exp2", "log", "log2", "sqrt",
       "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "floor", "ceil", "logical_not", "bit_not", "add",
       "sub", "mul", "div", "mod", "floordiv", "maximum", "minimum", "pow", "lt", "le", "gt", "ge", "eq",
       "ne", "logical_and", "logical_or", "bit_and", "bit_or", "bit_xor", "where", "cast", "sum", "mean",
@@ -127,7 +127,7 @@ std::string describe(const Program& p) {
   for (size_t i = 0; i < p.nodes.size(); ++i) {
     const Node& n = p.nodes[i];
     s += fmt::format("  v{} = {}", i, op_name(n.op));
-    if (n.op == Op::literal || n.op == Op::tile_attr) s += fmt::format(" {}", n.lit);
+    if (n.op == Op::literal || n.op == Op::tile_attr || n.op == Op::extent) s += fmt::format(" {}", n.lit);
     if (n.input >= 0) s += fmt::format(" {}{}", (n.op == Op::store || n.op == Op::reload) ? "out" : "in", n.input);
     for (int o : {n.a, n.b, n.c})
       if (o >= 0) s += fmt::format(" v{}", o);

@@ -69,6 +69,7 @@ enum class Op : uint8_t {
   col_index,  // tn.index() / ts::arange(N)
   literal,    // a weak C++ number (an operand only)
   tile_attr,  // tm.begin(), tm.end(), tm.id(), tm.block_size() (lit = 0, 1, 2, 3): a tile value
+  extent,     // M or N (lit = 0, 1) as a tensor's size(d): a host scalar in device code
   // unary
   neg, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf, floor, ceil,
   logical_not, bit_not,
