@@ -43,21 +43,21 @@ double as_double(DType t, E e) {
   return static_cast<double>(e.i);
 }
 
-// Float to an integer dtype: truncation, saturating at the dtype's range, NaN -> 0;
+// Float to an integer dtype: truncation toward 0, clamped to the dtype's range, NaN -> 0;
 // to bool: x != 0 (NaN is true, as in PyTorch).
 int64_t float_to_int(DType t, double v) {
   if (t == DType::boolean) return v != 0;
-  if (std::isnan(v)) return 0;
-  v = std::trunc(v);
-  if (t == DType::i32) return static_cast<int64_t>(std::fmin(std::fmax(v, -2147483648.0), 2147483647.0));
-  if (t == DType::u64) {
-    if (v <= 0) return 0;
-    if (v >= 18446744073709551616.0) return -1;
-    return static_cast<int64_t>(static_cast<uint64_t>(v));
+  if (v != v) return 0;
+  const double x = v < 0 ? std::ceil(v) : std::floor(v);
+  switch (t) {
+    case DType::i32: return x < -2147483648.0 ? INT32_MIN : x > 2147483647.0 ? INT32_MAX : static_cast<int64_t>(x);
+    case DType::u64:
+      if (x < 1) return 0;
+      return x < 18446744073709551616.0 ? static_cast<int64_t>(static_cast<uint64_t>(x)) : -1;  // all ones
+    default:
+      if (x < -9223372036854775808.0) return INT64_MIN;
+      return x < 9223372036854775808.0 ? static_cast<int64_t>(x) : INT64_MAX;
   }
-  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
-  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(v);
 }
 
 E convert(DType from, DType to, E e) {
@@ -74,14 +74,16 @@ E make(DType t, double v) {
   return E{0, static_cast<int64_t>(v)};
 }
 
+// base ** e wrapping in 64 bits; a negative exponent gives trunc(1 / base ** -e) (tessel's
+// choice where torch raises). Exponents here are small literals.
 int64_t ipow(int64_t base, int64_t e) {
-  if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
-  uint64_t r = 1, b = static_cast<uint64_t>(base);
-  while (e) {
-    if (e & 1) r *= b;
-    b *= b;
-    e >>= 1;
+  if (e < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return e % 2 == 0 ? 1 : -1;
+    return 0;
   }
+  uint64_t r = 1;
+  for (int64_t k = 0; k < e; ++k) r *= static_cast<uint64_t>(base);
   return static_cast<int64_t>(r);
 }
 
