@@ -212,7 +212,14 @@ struct DslSink {
       }
       case Op::col_index: return set(i, tn ? tn->index() : gj ? *gj : ts::arange(extent(false), x.dtype));
       case Op::gather: return set(i, ts::Value(T[x.input](rix(), ts::Index(*vals[x.a]))));
-      case Op::store: at(T[kInputs + x.input], s) = operand(x.a, s); return;
+      case Op::store: {
+        ts::TensorRef target = at(T[kInputs + x.input], s);
+        if (x.lit == 1)
+          target += operand(x.a, s);
+        else
+          target = operand(x.a, s);
+        return;
+      }
       case Op::cast: return set(i, ts::cast(operand(x.a, s), x.dtype));
       case Op::where: return set(i, ts::where(operand(x.a, s), operand(x.b, s), operand(x.c, s)));
       default: break;

@@ -410,7 +410,14 @@ struct Eval {
   void store(const Node& n, int64_t r, int64_t c) {
     const Output& o = p.outputs[n.input];
     int64_t k = out_index(o, r, c);
-    if (k >= 0) outs[n.input][static_cast<size_t>(k)] = operand(n.a, o.dtype, r, c);
+    if (k < 0 || (o.shape == Shape::tile && (r - RB) % row_block(p) != 0)) return;  // once per tile
+    E& dst = outs[n.input][static_cast<size_t>(k)];
+    if (n.lit == 1) {  // out += a: the sum in the promoted dtype, stored converted
+      const DType ct = promote_types(o.dtype, p.nodes[n.a].dtype);
+      dst = convert(ct, o.dtype, binary(Op::add, ct, convert(o.dtype, ct, dst), operand(n.a, ct, r, c), ct));
+    } else {
+      dst = operand(n.a, o.dtype, r, c);
+    }
   }
 
   void run() {

@@ -154,7 +154,9 @@ struct TextSink {
       case Op::col_index:
         return value(i, tiled_cols(p.form) ? "tn.index()" : p.form == Form::grid_2d ? "j" : fmt::format("ts::arange({}, {})", extent(false), dtype_cpp(x.dtype)));
       case Op::gather: return value(i, fmt::format("in{}({}, v{})", x.input, rix(), x.a));
-      case Op::store: return line(fmt::format("{} = {};", at(fmt::format("out{}", x.input), s), operand(x.a, s)));
+      case Op::store:
+        return line(fmt::format("{} {}= {};", at(fmt::format("out{}", x.input), s), x.lit == 1 ? "+" : "",
+                                operand(x.a, s)));
       case Op::cast: return value(i, fmt::format("ts::cast({}, {})", operand(x.a, s), dtype_cpp(x.dtype)));
       case Op::where:
         return value(i, fmt::format("ts::where({}, {}, {})", operand(x.a, s), operand(x.b, s), operand(x.c, s)));

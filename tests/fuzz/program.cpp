@@ -127,7 +127,7 @@ std::string describe(const Program& p) {
   for (size_t i = 0; i < p.nodes.size(); ++i) {
     const Node& n = p.nodes[i];
     s += fmt::format("  v{} = {}", i, op_name(n.op));
-    if (n.op == Op::literal || n.op == Op::tile_attr || n.op == Op::extent) s += fmt::format(" {}", n.lit);
+    if (n.op == Op::literal || n.op == Op::tile_attr || n.op == Op::extent || (n.op == Op::store && n.lit)) s += fmt::format(" {}", n.lit);
     if (n.input >= 0) s += fmt::format(" {}{}", (n.op == Op::store || n.op == Op::reload) ? "out" : "in", n.input);
     for (int o : {n.a, n.b, n.c})
       if (o >= 0) s += fmt::format(" v{}", o);
