@@ -443,6 +443,18 @@ TEST(InterpElementwise, NegAndAbsOnIntegers) {
   EXPECT_EQ(k(buffer({-3, 0, 9}, {3}, ts::i32)).to_vector(), (std::vector<double>{3, 0, -9, 3, 0, 9}));
 }
 
+TEST(InterpElementwise, AbsOfU64IsTheIdentity) {
+  // torch.abs of an unsigned value, as the generated code computes it; values of 2^63 and
+  // more were negated as if signed.
+  auto k = ts::kernel("u64_abs", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = ts::abs(x(t));
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::from_vector({3, 9223372036854775808.0, 18446744073709549568.0}, {3}, ts::u64);
+  EXPECT_EQ(k(x).to_vector(), x.to_vector());
+}
+
 TEST(InterpElementwise, StoreConvertsToTheTensorDtype) {
   auto k = ts::kernel("store_convert", [](ts::Tensor x) {
     ts::Tensor out = ts::empty({x.size(0)}, ts::i32);

@@ -223,7 +223,12 @@ void eval_unary(UnaryFn fn, const TileValue& a, TileValue& out) {
   auto op = [&](auto f) { loop1(a.i, a.dims, out.i, out.dims, f); };
   switch (fn) {
     case UnaryFn::neg: op([](int64_t x) { return wsub(0, x); }); break;
-    case UnaryFn::abs: op([](int64_t x) { return x < 0 ? wsub(0, x) : x; }); break;
+    case UnaryFn::abs:  // u64 values are never negative (those >= 2^63 are held as negative i64)
+      if (a.dtype == DType::u64)
+        op([](int64_t x) { return x; });
+      else
+        op([](int64_t x) { return x < 0 ? wsub(0, x) : x; });
+      break;
     case UnaryFn::logical_not: op([](int64_t x) -> int64_t { return x == 0; }); break;
     case UnaryFn::bit_not: op([](int64_t x) { return ~x; }); break;
     case UnaryFn::floor:
