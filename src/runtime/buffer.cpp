@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -47,7 +48,7 @@ void check_integer_value(double v, DType dt) {
   if (!is_integer(dt)) return;
   double lo = dt == DType::i32 ? -2147483648.0 : dt == DType::u64 ? 0.0 : -9223372036854775808.0;
   double hi = dt == DType::i32 ? 2147483648.0 : dt == DType::u64 ? 18446744073709551616.0 : 9223372036854775808.0;
-  if (!(v > lo - 1 && v < hi))
+  if (!(std::trunc(v) >= lo && v < hi))  // (lo - 1 is lo in double for i64: -2^63 was refused)
     throw buffer_error(fmt::format("value {} cannot be converted to {} without overflow", v, dtype_name(dt)),
                        "use a value in the dtype's range, or a wider dtype");
 }
