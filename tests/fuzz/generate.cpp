@@ -433,7 +433,7 @@ struct Gen {
       int64_t fl = uniform(0, 9);
       in.fill = fl < 5 ? Fill::normal : fl < 7 ? Fill::ties : Fill::special;
       if (integral(in.dtype) && in.shape == Shape::row && chance(0.5)) in.fill = Fill::index;
-      if (!floating(in.dtype) && in.fill == Fill::special) in.fill = Fill::normal;
+      if (in.dtype == DType::boolean && in.fill == Fill::special) in.fill = Fill::normal;
       p.inputs.push_back(in);
     }
   }

@@ -370,6 +370,9 @@ struct Eval {
     }
     if (is_unary(n.op)) return unary(n.op, p.nodes[n.a].dtype, operand(n.a, p.nodes[n.a].dtype, r, c), n.dtype);
     DType ct = promote_operands(p.nodes[n.a], p.nodes[n.b]);
+    // True division of integers converts each operand to f32 from its own dtype (torch's
+    // promote_integer_inputs_to_float), not through the promoted integer dtype.
+    if (n.op == Op::div && !floating(ct)) ct = DType::f32;
     return binary(n.op, ct, operand(n.a, ct, r, c), operand(n.b, ct, r, c), n.dtype);
   }
 
@@ -495,6 +498,12 @@ HostData make_data(const Program& p) {
             else if (s < 6) x = 0;
           }
         }
+      } else if (in.fill == Fill::special && uni(0, 4) == 0) {
+        const double i32[] = {-2147483648.0, 2147483647.0, -1, 0};
+        const double i64[] = {-9223372036854775808.0, 4611686018427387904.0, -1, 0};
+        const double u64[] = {9223372036854775808.0, 18446744073709549568.0, 1, 0};
+        const double* e = in.dtype == DType::i32 ? i32 : in.dtype == DType::i64 ? i64 : u64;
+        x = e[static_cast<int>(uni(0, 3))];
       } else {
         int64_t lo = in.fill == Fill::ties ? -2 : in.fill == Fill::index ? -2 : -20;
         int64_t hi = in.fill == Fill::ties ? 2 : in.fill == Fill::index ? p.N + 1 : 20;

@@ -50,7 +50,8 @@ struct LoopBound {
 enum class View : uint8_t { contiguous, transposed, strided };
 
 /// The values an input holds: normal (floats: 2 * randn; ints in [-20, 20]), ties
-/// (values in {-2, ..., 2}: argmax ties), special (floats: normal with NaN, +-inf, 0),
+/// (values in {-2, ..., 2}: argmax ties), special (normal with, for floats, NaN, +-inf
+/// and 0; for integers, the dtype's extremes (i64: -2^63 and 2^62), -1 and 0),
 /// index (ints in [-2, N + 2): gather indices, a few out of range).
 enum class Fill : uint8_t { normal, ties, special, index };
 
