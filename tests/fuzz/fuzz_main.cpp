@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <future>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -33,17 +34,18 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   int64_t count = 300;
   bool gpu = false, print = false, no_compile = false, verbose = false;
-  int jobs = 2;
+  int jobs = 0;
   double minutes = 0;
   app.add_option("--seed", seed, "first program seed");
   app.add_option("--count", count, "programs to check (seeds seed .. seed + count - 1)");
   app.add_flag("--gpu", gpu, "compare the GPU against the interpreter (else the interpreter against the naive evaluator)");
-  app.add_option("--jobs", jobs, "programs checked at once (threads)");
+  app.add_option("--jobs", jobs, "programs checked at once (threads; default 2, with --gpu one per CPU core)");
   app.add_option("--minutes", minutes, "stop starting programs after this many minutes (0: no limit)");
   app.add_flag("--print", print, "shrink each failing program and print it as a C++ test");
   app.add_flag("--no-compile", no_compile, "CPU mode: skip the NVRTC compilation");
   app.add_flag("--verbose", verbose, "print each program's description");
   CLI11_PARSE(app, argc, argv);
+  if (jobs <= 0) jobs = gpu ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 2;
 
   const auto start = std::chrono::steady_clock::now();
   auto out_of_time = [&] {
