@@ -216,6 +216,10 @@ struct DslSink {
         ts::TensorRef target = at(T[kInputs + x.input], s);
         if (x.lit == 1)
           target += operand(x.a, s);
+        else if (x.lit == 2)
+          target -= operand(x.a, s);
+        else if (x.lit == 3)
+          target *= operand(x.a, s);
         else
           target = operand(x.a, s);
         return;

@@ -150,7 +150,7 @@ bool infer(Program& p, int i) {
         for (size_t o = 0; o < p.outputs.size(); ++o)
           if (static_cast<int>(o) != n.input && p.outputs[o].inplace == out.inplace) return false;
       }
-      if (n.lit == 1) {  // out += a: each element updated by one program, not bool + bool
+      if (n.lit != 0) {  // out op= a: each element updated by one program, not bool op bool
         if (out.shape == Shape::row && (f == Form::tile_2d || f == Form::grid_2d)) return false;
         if (promote_types(out.dtype, nd(n.a).dtype) == DType::boolean) return false;
         if (nd(n.a).fuzzy && floating(nd(n.a).dtype) && !floating(out.dtype)) return false;
@@ -465,8 +465,8 @@ struct Gen {
       s.op = Op::store;
       s.a = v;
       s.input = static_cast<int>(p.outputs.size()) - 1;
-      s.lit = chance(0.2) ? 1 : 0;  // out += v where it types, else out = v
-      bool stored = s.lit == 1 && add(s) >= 0;
+      s.lit = chance(0.25) ? static_cast<double>(uniform(1, 3)) : 0;  // out op= v where it types, else out = v
+      bool stored = s.lit != 0 && add(s) >= 0;
       s.lit = 0;
       if (!stored && add(s) < 0) {
         p.outputs.pop_back();

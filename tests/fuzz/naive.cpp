@@ -415,9 +415,10 @@ struct Eval {
     int64_t k = out_index(o, r, c);
     if (k < 0 || (o.shape == Shape::tile && (r - RB) % row_block(p) != 0)) return;  // once per tile
     E& dst = outs[n.input][static_cast<size_t>(k)];
-    if (n.lit == 1) {  // out += a: the sum in the promoted dtype, stored converted
+    if (n.lit != 0) {  // out op= a: computed in the promoted dtype, stored converted
       const DType ct = promote_types(o.dtype, p.nodes[n.a].dtype);
-      dst = convert(ct, o.dtype, binary(Op::add, ct, convert(o.dtype, ct, dst), operand(n.a, ct, r, c), ct));
+      const Op op = n.lit == 1 ? Op::add : n.lit == 2 ? Op::sub : Op::mul;
+      dst = convert(ct, o.dtype, binary(op, ct, convert(o.dtype, ct, dst), operand(n.a, ct, r, c), ct));
     } else {
       dst = operand(n.a, o.dtype, r, c);
     }

@@ -155,7 +155,8 @@ struct TextSink {
         return value(i, tiled_cols(p.form) ? "tn.index()" : p.form == Form::grid_2d ? "j" : fmt::format("ts::arange({}, {})", extent(false), dtype_cpp(x.dtype)));
       case Op::gather: return value(i, fmt::format("in{}({}, v{})", x.input, rix(), x.a));
       case Op::store:
-        return line(fmt::format("{} {}= {};", at(fmt::format("out{}", x.input), s), x.lit == 1 ? "+" : "",
+        return line(fmt::format("{} {}= {};", at(fmt::format("out{}", x.input), s),
+                                x.lit == 1 ? "+" : x.lit == 2 ? "-" : x.lit == 3 ? "*" : "",
                                 operand(x.a, s)));
       case Op::cast: return value(i, fmt::format("ts::cast({}, {})", operand(x.a, s), dtype_cpp(x.dtype)));
       case Op::where:

@@ -84,7 +84,7 @@ enum class Op : uint8_t {
   // row value (tile result)
   sum, mean, max, min, prod, argmax, argmin, any, all,
   gather,  // input(row, a): a row value of integer indices into the columns of a full input
-  store,   // outputs[output](...) = a (converted to the output's dtype); lit = 1: += a
+  store,   // outputs[output](...) = a (converted to the output's dtype); lit = 1, 2, 3: +=, -=, *=
   reload,  // outputs[output](...) read back after its store
 };
 
