@@ -18,7 +18,7 @@ namespace fuzz {
 /// The kernel's parameters: kInputs input tensors, kOutputs output tensors, the rows' and
 /// the columns' device bounds (one-element i64 tensors), then two ts::Value scalars (the
 /// symbolic bounds of rows and columns). Unused tensors are a one-element dummy.
-inline constexpr int kInputs = 4, kOutputs = 6;
+inline constexpr int kInputs = kMaxInputs, kOutputs = kMaxOutputs;
 inline constexpr int kRowBound = kInputs + kOutputs, kColBound = kRowBound + 1, kTensors = kColBound + 1;
 
 /// A traced value whose dtype or rank is not the one the description says (a frontend

@@ -9,7 +9,9 @@
 // or blow up near a point (log, sqrt, rsqrt, pow, a divisor) never take one either, so a
 // value near 0 cannot turn into NaN or a pole on one side only. Outputs derived from
 // fuzzy values are compared with a tolerance, the others exactly.
-// (% of floats is fuzzy itself: the GPU computes x - floor(x / y) * y in f32.)
+// (% of floats is fuzzy itself: the GPU computes x - floor(x / y) * y in f32.) Integer
+// extremes (Fill::special) stay out of float arithmetic: a float sum of 2^31-sized values
+// that cancels to a small one is fuzzy beyond any relative tolerance of the result.
 #include "fuzz/generate.hpp"
 
 #include <algorithm>
@@ -64,6 +66,8 @@ Place combine(const Program& p, std::initializer_list<int> operands) {
   bool has_tile = false;
   for (int o : operands)
     if (o >= 0 && p.nodes[o].op != Op::literal) has_tile |= p.nodes[o].shape == Shape::tile;
+  // A tile value with columns only would be one row of columns per tile: no shape class.
+  if (has_tile && has_col && !has_row && !has_full) return Place{false};
   r.shape = (has_full || (has_row && has_col)) ? Shape::full : has_col ? Shape::col
             : has_row ? Shape::row : has_tile ? Shape::tile : Shape::row;
   if (nested(p.form)) {
@@ -101,8 +105,17 @@ bool infer(Program& p, int i) {
       n.fuzzy = false;
       return true;
     }
-    case Op::row_index:
     case Op::col_index:
+      // ts::arange(N) takes a tensor's size: an arange of a constant extent inside a loop
+      // meeting another arange or a load of that extent fails with an IR verifier error
+      // ("shape_check: operand not defined before use"; reported, not fixed).
+      if (!looped_cols(f)) {
+        bool sized = false;
+        for (const Input& in : p.inputs) sized |= in.shape != Shape::row;
+        if (!sized) return false;
+      }
+      [[fallthrough]];
+    case Op::row_index:
       n.dtype = p.index_dtype.value_or(DType::i32);
       n.shape = n.op == Op::row_index ? Shape::row : Shape::col;
       n.phase = nested(f) && n.shape == Shape::col ? 1 : 0;
@@ -188,9 +201,8 @@ bool infer(Program& p, int i) {
     default:
       break;
   }
-  if (n.a < 0 || literal(p, n.a)) {
-    if (!(is_binary(n.op) && n.b >= 0 && !literal(p, n.b))) return false;
-  }
+  if (n.a < 0 || (is_binary(n.op) && n.b < 0) || (n.op == Op::where && (n.b < 0 || n.c < 0))) return false;
+  if (literal(p, n.a) && !(is_binary(n.op) && !literal(p, n.b))) return false;  // a literal needs a value
   // A negative constant does not fit u64 (tessel refuses it: convert the value first).
   for (int o : {n.a, n.b, n.c})
     if (literal(p, o) && nd(o).lit < 0)
@@ -201,7 +213,9 @@ bool infer(Program& p, int i) {
   n.shape = pl.shape;
   n.phase = pl.phase;
   if (discontinuous(n.op) && any_fuzzy(p, {n.a, n.b})) return false;
-  const bool poles = n.op == Op::log || n.op == Op::log2 || n.op == Op::sqrt || n.op == Op::rsqrt || n.op == Op::pow;
+  // (sin and cos too: their error is the operand's absolute error, large for large values)
+  const bool poles = n.op == Op::log || n.op == Op::log2 || n.op == Op::sqrt || n.op == Op::rsqrt ||
+                     n.op == Op::pow || n.op == Op::sin || n.op == Op::cos;
   if (poles && any_fuzzy(p, {n.a})) return false;
   if (n.op == Op::div && any_fuzzy(p, {n.b})) return false;
   n.fuzzy = any_fuzzy(p, {n.a, n.b, n.c});
@@ -500,6 +514,33 @@ struct Gen {
 
 }  // namespace
 
+// Integer inputs of extreme values that reach a float value hold normal values instead.
+void keep_extremes_integral(Program& p) {
+  std::vector<std::vector<bool>> from(p.nodes.size(), std::vector<bool>(p.inputs.size(), false));
+  std::vector<bool> floaty(p.inputs.size(), false);
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    const Node& n = p.nodes[i];
+    if ((n.op == Op::load || n.op == Op::gather) && n.input >= 0) from[i][n.input] = true;
+    for (int o : {n.a, n.b, n.c})
+      if (o >= 0)
+        for (size_t k = 0; k < p.inputs.size(); ++k) from[i][k] = from[i][k] || from[o][k];
+    if (n.op == Op::reload)
+      for (size_t j = 0; j < i; ++j)
+        if (p.nodes[j].op == Op::store && p.nodes[j].input == n.input)
+          for (size_t k = 0; k < p.inputs.size(); ++k) from[i][k] = from[i][k] || from[j][k];
+    const bool f = floating(n.dtype) || (n.op == Op::store && floating(p.outputs[n.input].dtype));
+    if (f)
+      for (size_t k = 0; k < p.inputs.size(); ++k) floaty[k] = floaty[k] || from[i][k];
+  }
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    int root = p.inputs[k].alias >= 0 ? p.inputs[k].alias : static_cast<int>(k);
+    if (floaty[k] && !floating(p.inputs[root].dtype) && p.inputs[root].fill == Fill::special)
+      p.inputs[root].fill = Fill::normal;
+  }
+  for (Input& in : p.inputs)
+    if (in.alias >= 0) in.fill = p.inputs[in.alias].fill;
+}
+
 bool retype(Program& p) {
   for (int i = 0; i < static_cast<int>(p.nodes.size()); ++i)
     if (!infer(p, i)) return false;
@@ -513,7 +554,7 @@ bool retype(Program& p) {
     if (src.shape != dst.shape || src.shape == Shape::tile || dst.inplace >= 0) return false;
     if (output_fuzzy(p, p.relaunch_src) && floating(src.dtype) && !floating(dst.dtype)) return false;
   }
-  return !p.outputs.empty();
+  return !p.outputs.empty() && p.outputs.size() <= kMaxOutputs && p.inputs.size() <= kMaxInputs;
 }
 
 Program generate(uint64_t seed, const GenOptions& opts) {
@@ -556,6 +597,7 @@ Program generate(uint64_t seed, const GenOptions& opts) {
       }
     }
   }
+  keep_extremes_integral(p);
   if (!retype(p)) {  // no output typed: draw again from a derived seed
     Program q = generate(seed * 0x9E3779B97F4A7C15ull + 1, opts);
     q.seed = seed;

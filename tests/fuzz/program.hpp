@@ -106,6 +106,10 @@ struct Output {
   int inplace = -1;  // >= 0: the output is that input's Buffer (written in place)
 };
 
+/// At most this many inputs (the generator draws 1..4) and outputs (the builder's kernel
+/// has this many tensor parameters of each).
+inline constexpr int kMaxInputs = 4, kMaxOutputs = 8;
+
 struct Program {
   uint64_t seed = 0;
   Form form = Form::tile_all;
