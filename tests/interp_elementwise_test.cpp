@@ -211,6 +211,19 @@ TEST(InterpElementwise, CastOfNaNToBoolIsTrue) {
   EXPECT_EQ(k(buffer({NAN, 0, -NAN}, {3})).to_vector(), (std::vector<double>{1, 0, 1, 1, 2, 1}));
 }
 
+TEST(InterpElementwise, CastOfAConstantToBoolIsOne) {
+  // cast(2, bool) is true, i.e. 1 in arithmetic (the folded constant kept the value 2).
+  auto k = ts::kernel("const_bool", [](ts::Tensor out) {
+    for (auto t : ts::tile(out.size(0))) {
+      out(t) = ts::zeros({t}, ts::f32) + ts::cast(ts::Value(2), ts::boolean);
+      out(t) += ts::cast(ts::Value(int64_t{1} << 32), ts::i32);  // wraps to 0, as at run time
+    }
+  });
+  ts::Buffer out = ts::Buffer::zeros({2}, ts::bf16);
+  k(out);
+  EXPECT_EQ(out.to_vector(), (std::vector<double>{1, 1}));
+}
+
 TEST(InterpElementwise, CastToF16AndBf16Rounds) {
   auto k = ts::kernel("cast_half", [](ts::Tensor x) {
     ts::Tensor out = ts::empty({2, x.size(0)}, ts::f32);

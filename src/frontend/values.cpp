@@ -136,8 +136,20 @@ namespace {
 Node* cast_node(Node* n, DType t, SourceLoc loc) {
   if (n->dtype == t) return n;
   TraceContext& ctx = TraceContext::current();
-  if (n->op == Op::Const && n->shape.empty())
-    return is_float(t) ? ctx.constant_float(n->fval, t, loc) : ctx.constant_int(n->ival, t, loc);
+  // A scalar constant converts at trace time as a Cast would at run time: to bool as
+  // x != 0, to i32 wrapping to 32 bits, u64 as unsigned; float to integer stays a Cast.
+  if (n->op == Op::Const && n->shape.empty()) {
+    const bool from_float = is_float(n->dtype);
+    if (is_float(t)) {
+      double v = from_float ? n->fval
+                 : n->dtype == DType::u64 ? static_cast<double>(static_cast<uint64_t>(n->ival))
+                                          : static_cast<double>(n->ival);
+      return ctx.constant_float(v, t, loc);
+    }
+    if (t == DType::boolean) return ctx.constant_int(from_float ? n->fval != 0 : n->ival != 0, t, loc);
+    if (!from_float)
+      return ctx.constant_int(t == DType::i32 ? static_cast<int32_t>(static_cast<uint32_t>(n->ival)) : n->ival, t, loc);
+  }
   return ctx.add(Op::Cast, t, n->shape, {n}, loc);
 }
 
