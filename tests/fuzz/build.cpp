@@ -238,8 +238,10 @@ struct DslSink {
     double v = accumulator_init(x.op, x.dtype);
     if (tm)
       accs[i].emplace(ts::full({*tm}, v, x.dtype));
-    else
+    else if (floating(x.dtype))
       accs[i].emplace(ts::cast(ts::Value(v), x.dtype));
+    else  // an integer literal: a float one is an f32, which rounds the extremes
+      accs[i].emplace(ts::cast(ts::Value(static_cast<int64_t>(v)), x.dtype));
   }
 
   void acc_step(int i) {

@@ -174,8 +174,11 @@ struct TextSink {
     std::string init = std::isinf(v) ? number(v) : fmt::format("{:.1f}", v);
     if (tiled_rows(p.form))
       line(fmt::format("ts::Value acc{} = ts::full({{tm}}, {}, {});", i, init, dtype_cpp(x.dtype)));
-    else
+    else if (floating(x.dtype))
       line(fmt::format("ts::Value acc{} = ts::cast(ts::Value({}), {});", i, init, dtype_cpp(x.dtype)));
+    else
+      line(fmt::format("ts::Value acc{} = ts::cast(ts::Value(int64_t{{{}}}), {});", i, static_cast<int64_t>(v),
+                       dtype_cpp(x.dtype)));
   }
 
   void acc_step(int i) {
