@@ -263,12 +263,24 @@ bool TraceContext::unify(ir::Sym* a, ir::Sym* b, SourceLoc loc) {
   if (a == b) return true;
   if (!a || !b || a->kind != ir::Sym::extent_k || b->kind != ir::Sym::extent_k) return false;
   if (a->extent_at_trace != b->extent_at_trace) return false;
+  // The representative keeps an extent of host code (a size, or a constant of the
+  // specialization) over a constant written inside a loop (ts::arange(4)), which device
+  // code has not computed before that point.
+  if (a->extent->depth > 0 && b->extent->depth == 0) std::swap(a, b);
   parent_[b] = a;
   // The two extents must stay equal on every call: checked by the host program before
-  // the launch of the loop being traced.
+  // the launch of the loop being traced; a constant is repeated in host code for it.
+  if (a->extent->op == ir::Op::Const && b->extent->op == ir::Op::Const) return true;
+  auto at_host = [&](ir::Node* e) {
+    if (e->depth == 0) return e;
+    ir::Node* c = add_host(ir::Op::Const, e->dtype, {}, e->loc);
+    c->ival = e->ival;
+    c->fval = e->fval;
+    return c;
+  };
   ir::Node* check = graph_.new_node(ir::Op::ShapeCheck, loc);
   check->dtype = DType::boolean;
-  check->args = {a->extent, b->extent};
+  check->args = {at_host(a->extent), at_host(b->extent)};
   ir::Block& host = graph_.host;
   host.insert(depth() > 0 ? host.end() - 1 : host.end(), check);
   return true;
