@@ -106,15 +106,6 @@ bool infer(Program& p, int i) {
       return true;
     }
     case Op::col_index:
-      // ts::arange(N) takes a tensor's size: an arange of a constant extent inside a loop
-      // meeting another arange or a load of that extent fails with an IR verifier error
-      // ("shape_check: operand not defined before use"; reported, not fixed).
-      if (!looped_cols(f)) {
-        bool sized = false;
-        for (const Input& in : p.inputs) sized |= in.shape != Shape::row;
-        if (!sized) return false;
-      }
-      [[fallthrough]];
     case Op::row_index:
       n.dtype = p.index_dtype.value_or(DType::i32);
       n.shape = n.op == Op::row_index ? Shape::row : Shape::col;
