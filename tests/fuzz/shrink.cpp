@@ -118,24 +118,17 @@ Program shrink(Program p, const std::function<bool(const Program&)>& fails) {
         }
       }
     }
-    for (int64_t m : {int64_t{1}, p.M / 2, p.M - 1}) {
-      if (m < 0 || m >= p.M) continue;
-      Program q = p;
-      q.M = m;
-      resize(q.rows, p.M, m);
-      if (attempt(q)) {
-        progress = true;
-        break;
-      }
-    }
-    for (int64_t n : {int64_t{1}, p.N / 2, p.N - 1}) {
-      if (n < 0 || n >= p.N) continue;
-      Program q = p;
-      q.N = n;
-      resize(q.cols, p.N, n);
-      if (attempt(q)) {
-        progress = true;
-        break;
+    for (auto [extent, bound] : {std::pair{&Program::M, &Program::rows}, std::pair{&Program::N, &Program::cols}}) {
+      const int64_t old = p.*extent;
+      for (int64_t e : {int64_t{1}, old / 2, old - 1}) {
+        if (e < 0 || e >= old) continue;
+        Program q = p;
+        q.*extent = e;
+        resize(q.*bound, old, e);
+        if (attempt(q)) {
+          progress = true;
+          break;
+        }
       }
     }
     for (size_t k = 0; k < p.inputs.size(); ++k) {
