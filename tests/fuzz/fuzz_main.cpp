@@ -2,7 +2,8 @@
 //   tessel_fuzz --seed 1 --count 300 --jobs 2       CPU: interpreter vs naive, NVRTC compiles
 //   tessel_fuzz --gpu --count 10000 --jobs 16       GPU vs interpreter
 // Prints "N programs, M mismatches" and the failing seeds; with --print, each failing
-// program shrunk and written as a C++ test. Exit status 1 when any program failed.
+// program shrunk and written as a C++ test. Exit status 1 when any program failed, 2
+// for --gpu without a GPU.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <tessel/testing.hpp>
 
 #include "fuzz/check.hpp"
 #include "fuzz/generate.hpp"
@@ -46,6 +48,10 @@ int main(int argc, char** argv) {
   app.add_flag("--verbose", verbose, "print each program's description");
   CLI11_PARSE(app, argc, argv);
   if (jobs <= 0) jobs = gpu ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 2;
+  if (gpu && !tessel::gpu_available()) {
+    fmt::print(stderr, "tessel_fuzz --gpu: no usable GPU here\n");
+    return 2;
+  }
 
   const auto start = std::chrono::steady_clock::now();
   auto out_of_time = [&] {
@@ -70,7 +76,7 @@ int main(int argc, char** argv) {
       std::lock_guard<std::mutex> lock(mu);
       if (verbose) fmt::print("{}", fuzz::describe(p));
       if (o.failed()) {
-        fmt::print("seed {}: {}\n{}{}\n", p.seed, fuzz::kind_name(o.kind), o.detail, fuzz::describe(p));
+        fmt::print("seed {}: {}\n{}\n{}\n", p.seed, fuzz::kind_name(o.kind), o.detail, fuzz::describe(p));
         failures.push_back({p.seed, o, in_prepare});
       }
       std::fflush(stdout);
