@@ -470,3 +470,10 @@ TEST(Buffer, CopiesEveryDtypePairWithStrides) {
     }
   }
 }
+
+TEST(Buffer, TheLowestI64IsInRange) {
+  // -2^63 is an i64 (its lower bound minus 1 rounds to itself in double: it was refused).
+  ts::Buffer b = ts::Buffer::from_vector({-9223372036854775808.0, 4611686018427387904.0}, {2}, ts::i64);
+  EXPECT_EQ(b.to_vector(), (std::vector<double>{-9223372036854775808.0, 4611686018427387904.0}));
+  EXPECT_THROW(ts::Buffer::scalar(-9223372036854777856.0, ts::i64), ts::UserError);  // the next double below
+}

@@ -1,6 +1,7 @@
 // Every example kernel's generated CUDA compiles with NVRTC for sm_90 (no GPU needed).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include <tessel/tessel.hpp>
@@ -68,6 +69,26 @@ TEST(CodegenCompile, AliasedArgumentsAreNotRestrict) {
   ts::Buffer v = ts::Buffer::arange(8, ts::f32);
   k(v, v);  // in place on the interpreter
   EXPECT_EQ(v.to_vector(), (std::vector<double>{0, 2, 4, 6, 8, 10, 12, 14}));
+}
+
+TEST(CodegenCompile, ALoopCarriedValueUnusedAfterItsLoopIsNotComputed) {
+  // The running maximum is never read after the loop: its update is dead code. The
+  // emitter declared it anyway and failed looking up the dead update (std::out_of_range).
+  REQUIRE_NVRTC();
+  auto k = ts::kernel("dead_accumulator", [](ts::Tensor x, ts::Tensor out) {
+    for (auto tm : ts::tile(x.size(0))) {
+      ts::Value acc = ts::full({tm}, -INFINITY, ts::f32);
+      for (auto tn : ts::tile(x.size(1))) {
+        acc = ts::maximum(acc, ts::max(x(tm, tn), 1));
+        out(tm, tn) = x(tm, tn) + 1;
+      }
+    }
+  });
+  ts::Buffer x = ts::Buffer::arange(32, ts::f32).view_as_strided({4, 8}, {8, 1}, 0), out = f32({4, 8});
+  std::string code = compile(k, x, out);
+  EXPECT_EQ(code.find("ts::maximum("), std::string::npos) << code;
+  k(x, out);
+  EXPECT_EQ(out.to_vector()[31], 32);
 }
 
 TEST(CodegenCompile, Add2dAndBias) {

@@ -197,6 +197,33 @@ TEST(InterpElementwise, CastToBoolIsNonZero) {
   EXPECT_EQ(k(buffer({0, 0.25, -3, 0}, {4})).to_vector(), (std::vector<double>{0, 1, 1, 0}));
 }
 
+TEST(InterpElementwise, CastOfNaNToBoolIsTrue) {
+  // PyTorch: bool(nan) is True (NaN != 0), as the generated code computes it; a NaN
+  // condition of ts::where selects its first branch.
+  auto k = ts::kernel("cast_nan_bool", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty({2, x.size(0)}, ts::i32);
+    for (auto t : ts::tile(x.size(0))) {
+      out(0, t) = ts::Value(x(t)).to(ts::boolean).to(ts::i32);
+      out(1, t) = ts::where(ts::Value(x(t)).to(ts::boolean), 1, 2);
+    }
+    return out;
+  });
+  EXPECT_EQ(k(buffer({NAN, 0, -NAN}, {3})).to_vector(), (std::vector<double>{1, 0, 1, 1, 2, 1}));
+}
+
+TEST(InterpElementwise, CastOfAConstantToBoolIsOne) {
+  // cast(2, bool) is true, i.e. 1 in arithmetic (the folded constant kept the value 2).
+  auto k = ts::kernel("const_bool", [](ts::Tensor out) {
+    for (auto t : ts::tile(out.size(0))) {
+      out(t) = ts::zeros({t}, ts::f32) + ts::cast(ts::Value(2), ts::boolean);
+      out(t) += ts::cast(ts::Value(int64_t{1} << 32), ts::i32);  // wraps to 0, as at run time
+    }
+  });
+  ts::Buffer out = ts::Buffer::zeros({2}, ts::bf16);
+  k(out);
+  EXPECT_EQ(out.to_vector(), (std::vector<double>{1, 1}));
+}
+
 TEST(InterpElementwise, CastToF16AndBf16Rounds) {
   auto k = ts::kernel("cast_half", [](ts::Tensor x) {
     ts::Tensor out = ts::empty({2, x.size(0)}, ts::f32);
@@ -427,6 +454,18 @@ TEST(InterpElementwise, NegAndAbsOnIntegers) {
     return out;
   });
   EXPECT_EQ(k(buffer({-3, 0, 9}, {3}, ts::i32)).to_vector(), (std::vector<double>{3, 0, -9, 3, 0, 9}));
+}
+
+TEST(InterpElementwise, AbsOfU64IsTheIdentity) {
+  // torch.abs of an unsigned value, as the generated code computes it; values of 2^63 and
+  // more were negated as if signed.
+  auto k = ts::kernel("u64_abs", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = ts::abs(x(t));
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::from_vector({3, 9223372036854775808.0, 18446744073709549568.0}, {3}, ts::u64);
+  EXPECT_EQ(k(x).to_vector(), x.to_vector());
 }
 
 TEST(InterpElementwise, StoreConvertsToTheTensorDtype) {

@@ -235,3 +235,17 @@ TEST(InterpReduce, ArangeSumCountsOnlyItsExtent) {
   });
   EXPECT_EQ(k(ts::Buffer::zeros({5}, ts::f32)).to_vector(), (std::vector<double>{10}));
 }
+
+TEST(InterpReduce, MaxAndMinOfAnEmptyI32DimensionAreTheI32Extremes) {
+  // The identity of the reduction in the value's dtype (as the generated code and looped
+  // reductions use), not the i64 extremes truncated to 32 bits (which gave 0 and -1).
+  auto k = ts::kernel("empty_extremes", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty({2, x.size(0)}, ts::i32);
+    for (auto i : ts::grid(x.size(0))) {
+      out(0, i) = ts::max(x(i, ts::all), 0);
+      out(1, i) = ts::min(x(i, ts::all), 0);
+    }
+    return out;
+  });
+  EXPECT_EQ(k(ts::Buffer::zeros({1, 0}, ts::i32)).to_vector(), (std::vector<double>{-2147483648.0, 2147483647.0}));
+}

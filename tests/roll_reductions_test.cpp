@@ -166,3 +166,53 @@ TEST(RollReductions, ChunkedKernelCompilesWithNvrtc) {
 }
 
 }  // namespace
+
+// Rows normalized in place, x(i, :) = x(i, :) / sum(x(i, :)): each chunk of the store
+// loop reads its elements before writing them, as the persistent form does.
+TEST(RollReductions, InPlaceNormalizationChunkedEqualsPersistent) {
+  auto make = [](ts::Settings s) {
+    return ts::kernel(
+        "normalize_in_place",
+        [](ts::Tensor x) {
+          for (auto i : ts::grid(x.size(0))) x(i, ts::all) = x(i, ts::all) / ts::sum(x(i, ts::all), 0);
+        },
+        s);
+  };
+  ts::Buffer a = ts::Buffer::rand({3, 100}, ts::f32, ts::cpu(), 5);
+  ts::Buffer want = ts::Buffer::rand({3, 100}, ts::f32, ts::cpu(), 5);
+  make({})(want);
+  make(chunked(16))(a);
+  EXPECT_EQ(ts::count_mismatches(a, want, 1e-6, 1e-5), 0);
+}
+
+// Chunks that would read a tensor again after the kernel stored into it would see the
+// stored values: refused, naming the load, also where two arguments share one storage
+// (a call in place). The same kernel on distinct tensors is chunked.
+TEST(RollReductions, ChunksReadingATensorAgainAfterAStoreIntoItAreRefused) {
+  auto make = [](ts::Settings s) {
+    return ts::kernel(
+        "reread_after_store",
+        [](ts::Tensor x, ts::Tensor y, ts::Tensor out) {
+          for (auto i : ts::grid(x.size(0))) {
+            ts::Value v = x(i, ts::all);
+            y(i, ts::all) = v + 1;
+            out(i) = ts::sum(v, 0);
+          }
+        },
+        s);
+  };
+  ts::Buffer x = ts::Buffer::ones({2, 40}, ts::f32), sum = ts::Buffer::zeros({2}, ts::f32);
+  try {
+    make(chunked(16))(x, x, sum);
+    FAIL() << "no error";
+  } catch (const ts::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("read again after the kernel stored into its tensor"), std::string::npos)
+        << e.what();
+  }
+  ts::Buffer y = ts::Buffer::zeros({2, 40}, ts::f32);
+  make(chunked(16))(x, y, sum);
+  EXPECT_EQ(sum.to_vector(), (std::vector<double>{40, 40}));
+  make({})(x, x, sum);  // persistent: the row is read once, before the store
+  EXPECT_EQ(sum.to_vector(), (std::vector<double>{40, 40}));
+  EXPECT_EQ(x.to_vector()[0], 2);
+}

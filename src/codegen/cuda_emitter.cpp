@@ -501,9 +501,11 @@ Emitter::DimVars Emitter::dim_vars(const Node* loop, int d) const {
 }
 
 void Emitter::emit_loop(const Node* n) {
-  // Loop-carried values live in variables declared before the loop.
+  // Loop-carried values live in variables declared before the loop; one that nothing
+  // live reads (its result unused after the loop) is not computed at all.
   for (size_t i = 0; i < n->carried.size(); ++i) {
     const Node* c = n->carried[i];
+    if (!live_.count(c)) continue;
     std::string nm = fmt::format("c{}", c->id);
     names_[c] = nm;
     if (is_array(c)) {
@@ -560,6 +562,7 @@ void Emitter::emit_loop(const Node* n) {
     // Next values first (they may read the carried ones), then the update.
     for (size_t i = 0; i < n->carried.size(); ++i) {
       const Node* c = n->carried[i];
+      if (!live_.count(c)) continue;
       if (is_array(c)) {
         line(fmt::format("{} y{}[TS_N];", reg_type(c->dtype), c->id));
         line(fmt::format("TS_FOR(r) y{}[r] = {};", c->id, at(y->args[i], "r")));
@@ -568,6 +571,7 @@ void Emitter::emit_loop(const Node* n) {
       }
     }
     for (const Node* c : n->carried) {
+      if (!live_.count(c)) continue;
       if (is_array(c))
         line(fmt::format("TS_FOR(r) c{}[r] = y{}[r];", c->id, c->id));
       else

@@ -296,9 +296,14 @@ bool TraceContext::unify(ir::Sym* a, ir::Sym* b, SourceLoc loc) {
   if (a == b) return true;
   if (!a || !b || a->kind != ir::Sym::extent_k || b->kind != ir::Sym::extent_k) return false;
   if (a->extent_at_trace != b->extent_at_trace) return false;
+  // The representative keeps an extent of host code (a size, or a constant of the
+  // specialization) over a constant written inside a loop (ts::arange(4)), which device
+  // code has not computed before that point.
+  if (a->extent->depth > 0 && b->extent->depth == 0) std::swap(a, b);
   parent_[b] = a;
   // The two extents must stay equal on every call: checked by the host program before
-  // the launch of the loop being traced.
+  // the launch of the loop being traced (host copies of extents computed inside a loop).
+  if (a->extent->op == ir::Op::Const && b->extent->op == ir::Op::Const) return true;
   ir::Node* check = graph_.new_node(ir::Op::ShapeCheck, loc);
   check->dtype = DType::boolean;
   check->args = {host_copy(a->extent), host_copy(b->extent)};

@@ -144,15 +144,19 @@ Node* cast_node(Node* n, DType t, SourceLoc loc) {
     n = ctx.exact_float(n);
     if (n->dtype == t) return n;
   }
+  // A scalar constant converts at trace time as a Cast would at run time: to bool as
+  // x != 0, to i32 wrapping to 32 bits, u64 as unsigned; float to integer stays a Cast.
   if (n->op == Op::Const && n->shape.empty()) {
-    if (is_float(t)) return ctx.constant_float(n->fval, t, loc);
-    // Integer to integer: only i32 can be too narrow (u64 and i64 share their 64 bits).
-    double v = is_float(n->dtype) ? n->fval
-               : t == DType::i32 && (n->ival < INT32_MIN || n->ival > INT32_MAX) ? static_cast<double>(n->ival)
-                                                                               : 0.0;
-    ctx.check_integer_constant(v, t, loc);
-    if (t == DType::boolean) return ctx.constant_int(is_float(n->dtype) ? n->fval != 0 : n->ival != 0, t, loc);
-    return ctx.constant_int(is_float(n->dtype) ? integer_bits(n->fval) : n->ival, t, loc);
+    const bool from_float = is_float(n->dtype);
+    if (is_float(t)) {
+      double v = from_float ? n->fval
+                 : n->dtype == DType::u64 ? static_cast<double>(static_cast<uint64_t>(n->ival))
+                                          : static_cast<double>(n->ival);
+      return ctx.constant_float(v, t, loc);
+    }
+    if (t == DType::boolean) return ctx.constant_int(from_float ? n->fval != 0 : n->ival != 0, t, loc);
+    if (!from_float)
+      return ctx.constant_int(t == DType::i32 ? static_cast<int32_t>(static_cast<uint32_t>(n->ival)) : n->ival, t, loc);
   }
   return ctx.add(Op::Cast, t, n->shape, {n}, loc);
 }

@@ -223,7 +223,12 @@ void eval_unary(UnaryFn fn, const TileValue& a, TileValue& out) {
   auto op = [&](auto f) { loop1(a.i, a.dims, out.i, out.dims, f); };
   switch (fn) {
     case UnaryFn::neg: op([](int64_t x) { return wsub(0, x); }); break;
-    case UnaryFn::abs: op([](int64_t x) { return x < 0 ? wsub(0, x) : x; }); break;
+    case UnaryFn::abs:  // u64 values are never negative (those >= 2^63 are held as negative i64)
+      if (a.dtype == DType::u64)
+        op([](int64_t x) { return x; });
+      else
+        op([](int64_t x) { return x < 0 ? wsub(0, x) : x; });
+      break;
     case UnaryFn::logical_not: op([](int64_t x) -> int64_t { return x == 0; }); break;
     case UnaryFn::bit_not: op([](int64_t x) { return ~x; }); break;
     case UnaryFn::floor:
@@ -263,10 +268,11 @@ void eval_where(const TileValue& cond, const TileValue& a, const TileValue& b, T
 
 namespace {
 
-// Float to integer dtype `t`: truncation toward zero, saturating at t's range, NaN -> 0.
+// Float to integer dtype `t`: truncation toward zero, saturating at t's range, NaN -> 0;
+// to bool: v != 0 (NaN is true, as in PyTorch and the generated code).
 int64_t float_to_int(DType t, double v) {
-  if (std::isnan(v)) return 0;
   if (t == DType::boolean) return v != 0;
+  if (std::isnan(v)) return 0;
   v = std::trunc(v);
   if (t == DType::i32) return static_cast<int64_t>(std::fmin(std::fmax(v, -2147483648.0), 2147483647.0));
   if (t == DType::u64) {
@@ -344,7 +350,8 @@ double reduce_float(ReduceFn fn, const std::vector<double>& v, Lane l) {
   return kNaN;
 }
 
-int64_t reduce_int(ReduceFn fn, const std::vector<int64_t>& v, Lane l, bool u64) {
+int64_t reduce_int(ReduceFn fn, const std::vector<int64_t>& v, Lane l, DType t) {
+  const bool u64 = t == DType::u64;
   switch (fn) {
     case ReduceFn::sum: {
       int64_t s = 0;
@@ -366,7 +373,9 @@ int64_t reduce_int(ReduceFn fn, const std::vector<int64_t>& v, Lane l, bool u64)
         return is_max ? x > y : x < y;
       };
       int64_t best = 0;
-      int64_t bv = is_max ? (u64 ? 0 : INT64_MIN) : (u64 ? -1 : INT64_MAX);
+      // The identity of an empty lane: the dtype's lowest / highest value.
+      const int64_t lo = t == DType::i32 ? INT32_MIN : INT64_MIN, hi = t == DType::i32 ? INT32_MAX : INT64_MAX;
+      int64_t bv = is_max ? (u64 ? 0 : lo) : (u64 ? -1 : hi);
       for (int64_t c = 0; c < l.n; ++c) {
         int64_t x = v[l.first + c * l.stride];
         if (c == 0 || better(x, bv)) {
@@ -413,7 +422,7 @@ void eval_reduce(ReduceFn fn, const TileValue& a, int axis, int64_t valid, TileV
         else
           out.i[k] = arg ? static_cast<int64_t>(r) : (r != 0);  // argmax/argmin, or bool of any/all
       } else {
-        int64_t r = reduce_int(fn, a.i, lane, a.dtype == DType::u64);
+        int64_t r = reduce_int(fn, a.i, lane, a.dtype);
         if (out.is_float())
           out.f[k] = static_cast<double>(r);
         else

@@ -57,15 +57,23 @@ Layout compute_layout(const ir::Node* loop, const Config& config) {
   int min_bytes = 16;
   collect(loop->body, order, info, interfere, min_bytes);
 
-  // Greedy slot assignment in order of first appearance. A BlockSize's block (block_k)
-  // and the tiles of the loops using it share one slot: their lanes line up.
+  // Greedy slot assignment, largest blocks first (ties: first appearance), so that dims
+  // that never meet share a slot with dims of their own size: `c(ts::all)` [1024] beside
+  // `x(tm, ts::all)` [tm, 1024] puts both all-dims in one slot (1024 * tm elements), where
+  // first-appearance order put tm with c's dim and x's dim apart (1024 * 1024). A
+  // BlockSize's block (block_k) and the tiles of the loops using it share one slot: their
+  // lanes line up.
   std::set<int> lined;
   for (const ir::Sym* s : order)
     if (s->kind == ir::Sym::block_k) lined.insert(s->block_id);
   std::map<int, int> slot_of_block;  // BlockSize id -> its slot
   std::vector<std::vector<const ir::Sym*>> slots;
   std::map<const ir::Sym*, int> slot_of;
-  for (const ir::Sym* s : order) {
+  std::vector<const ir::Sym*> by_size = order;
+  std::stable_sort(by_size.begin(), by_size.end(), [&](const ir::Sym* a, const ir::Sym* b) {
+    return sym_block(a, config) > sym_block(b, config);
+  });
+  for (const ir::Sym* s : by_size) {
     int chosen = -1;
     bool grouped = s->kind != ir::Sym::extent_k && lined.count(s->block_id);
     // Even where they meet in one value: the CUDA emitter refuses a value with two

@@ -27,8 +27,8 @@ namespace {
 
 class Roller : public ir::Cloner {
  public:
-  Roller(ir::Graph& dst, std::map<const ir::Sym*, int64_t> chunks, const std::string& kernel)
-      : Cloner(dst), chunks_(std::move(chunks)), kernel_(kernel) {}
+  Roller(ir::Graph& dst, std::map<const ir::Sym*, int64_t> chunks, const ir::Graph& src)
+      : Cloner(dst), chunks_(std::move(chunks)), kernel_(src.kernel_name), src_(src) {}
 
   void copy_block(const ir::Block& b, ir::Block& out) override {
     for (const Node* n : b) {
@@ -36,9 +36,12 @@ class Roller : public ir::Cloner {
         reduce_loop(n, out);
       } else if (n->op == Op::Store && (rolled(n->args[1]) || store_sym(n))) {
         store_loop(n, out);
+        stores_.push_back(n);
       } else if (rolled(n)) {
+        if (n->op == Op::Load) stores_before_[n] = stores_.size();
         continue;  // recomputed where it is consumed
       } else {
+        if (n->op == Op::Store) stores_.push_back(n);
         for (const Node* a : n->args)
           if (rolled(a))
             throw UserError(kernel_, n->loc,
@@ -112,10 +115,22 @@ class Roller : public ir::Cloner {
     out.push_back(loop);
   }
 
+  // Whether tensors a and b may be one memory (ir::may_alias: the same node, or arguments
+  // of a call whose memory ranges overlap).
+  bool may_alias(const Node* a, const Node* b) const { return ir::may_alias(src_, a, b); }
+
   /// The copy of rolled value `n` inside the current chunk loop.
   Node* chunk_value(const Node* n, Node* loop, ir::Block& body) {
     if (!rolled(n)) return map(n);
     if (has(n)) return map(n);
+    if (n->op == Op::Load && stores_before_.count(n))  // read again here: no store in between
+      for (size_t k = stores_before_.at(n); k < stores_.size(); ++k)
+        if (may_alias(stores_[k]->args[0], n->args[0]))
+          throw UserError(kernel_, n->loc,
+                          "reduction_loops: the chunks of this load would be read again after the kernel "
+                          "stored into its tensor (or into one sharing its memory) and see the new values",
+                          "use reduction_loops = null (a persistent reduction) for this dimension, or "
+                          "store into another tensor");
     for (const Node* a : n->args) chunk_value(a, loop, body);
     if (n->op == Op::Arange) {
       Node* idx = make(Op::TileIndex, dst().index_dtype, mapped(n->shape), {loop}, n->loc, body);
@@ -242,6 +257,9 @@ class Roller : public ir::Cloner {
 
   std::map<const ir::Sym*, int64_t> chunks_;
   std::string kernel_;
+  const ir::Graph& src_;  // the traced graph (its argument facts)
+  std::vector<const Node*> stores_;                 // stores copied so far, in program order
+  std::map<const Node*, size_t> stores_before_;     // rolled load -> stores_.size() at its place
   ir::Sym* saved_sym_ = nullptr;
   std::vector<const Node*> chunk_nodes_;
 };
@@ -269,7 +287,7 @@ std::unique_ptr<ir::Graph> roll_reductions(const ir::Graph& g, const Config& c) 
   if (chunks.empty()) return nullptr;
   auto out = std::make_unique<ir::Graph>();
   ir::copy_graph_facts(g, *out);
-  Roller roller(*out, chunks, g.kernel_name);
+  Roller roller(*out, chunks, g);
   roller.copy_block(g.host, out->host);
   for (const Node* a : g.args) out->args.push_back(roller.map(a));
   for (const Node* o : g.outputs) out->outputs.push_back(roller.map(o));

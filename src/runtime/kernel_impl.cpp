@@ -636,10 +636,11 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
   std::string k = key(args, on_gpu);
   std::shared_ptr<Specialization> spec = lookup(k, args);
   // Several elements of a written tensor at one address would race on a GPU (torch
-  // refuses such writes too); the key does not hold zero strides.
+  // refuses such writes too); the key does not hold zero strides. A tensor without
+  // elements overlaps nothing.
   for (int i : spec->written_args) {
     const Buffer& b = std::get<Buffer>(args[i]);
-    for (int d = 0; d < b.dim(); ++d)
+    for (int d = 0; d < b.dim() && b.numel() > 0; ++d)
       if (b.stride(d) == 0 && b.size(d) > 1)
         fail_at(at, fmt::format("tensor argument {} is written by the kernel but its dim {} has stride 0 (its {} "
                          "elements share one memory location)",
