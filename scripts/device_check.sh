@@ -5,7 +5,8 @@
 # tool), then the fuzzer's GPU batch (FUZZ_COUNT programs, default 10000, GPU against the
 # interpreter). Logs go to OUT_DIR (default /tmp/tessel-device); the last lines printed
 # are the summaries. Stages: `suite`, `sanitize`, `fuzz` as arguments (default all).
-# CMAKE_ARGS passes extra configure arguments (e.g. -DCMAKE_PREFIX_PATH=...).
+# CMAKE_ARGS passes extra configure arguments (e.g. -DCMAKE_PREFIX_PATH=...); FUZZ_MINUTES
+# stops the fuzzer starting programs after that many minutes (it reports how many ran).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build-gpu}
@@ -31,7 +32,8 @@ if want suite; then
   ctest --test-dir "$build" -L gpu --output-on-failure --timeout 300 >"$out/gpu-tests.log" 2>&1 || status=1
 fi
 if want fuzz; then
-  "$build/tests/fuzz/tessel_fuzz" --gpu --count "$count" --jobs "$(nproc)" >"$out/fuzz-gpu.log" 2>&1 || status=1
+  "$build/tests/fuzz/tessel_fuzz" --gpu --count "$count" --jobs "$(nproc)" --minutes "${FUZZ_MINUTES:-0}" \
+    >"$out/fuzz-gpu.log" 2>&1 || status=1
 fi
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 
