@@ -6,7 +6,9 @@
 #include <functional>
 #include <limits>
 
+#include "cast_kernels.hpp"
 #include "interp_test_util.hpp"
+#include "nvrtc_test_util.hpp"
 
 namespace ts = tessel;
 using interp_test::buffer;
@@ -475,4 +477,27 @@ TEST(InterpElementwise, StoreConvertsToTheTensorDtype) {
     return out;
   });
   EXPECT_EQ(k(buffer({1.3, -1.3, 2.75}, {3})).to_vector(), (std::vector<double>{2, -2, 5}));
+}
+
+// Float to integer casts truncate toward zero, saturate at the dtype's range and give 0
+// for NaN (and for negative values in u64), on the interpreter and in generated code,
+// whose conversions go through ts::to_i32 / to_i64 / to_u64 (CUDA's own give the lowest
+// value for NaN).
+TEST(InterpElementwise, FloatToIntegerCastsSaturateAndMapNaNToZero) {
+  auto k = cast_kernels::make_to_integers();
+  auto [a, b, c] = k(cast_kernels::special_floats());
+  EXPECT_EQ(a.to_vector(), (std::vector<double>{0, 2147483647, -2147483648.0, 2147483647, -2147483648.0, 2147483647,
+                                                -2147483648.0, 2, -2, 0}));
+  const int64_t* bi = static_cast<const int64_t*>(b.data_ptr());
+  const uint64_t* ci = static_cast<const uint64_t*>(c.data_ptr());
+  const int64_t want_i64[] = {0, INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 3000000000LL, -3000000000LL, 2, -2, 0};
+  const uint64_t want_u64[] = {0, UINT64_MAX, 0, UINT64_MAX, 0, 3000000000ULL, 0, 2, 0, 0};
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(bi[i], want_i64[i]) << i;
+    EXPECT_EQ(ci[i], want_u64[i]) << i;
+  }
+  std::string code = nvrtc_test::compile(k, cast_kernels::special_floats());
+  EXPECT_NE(code.find("ts::to_i64("), std::string::npos);
+  EXPECT_NE(code.find("ts::to_u64("), std::string::npos);
+  EXPECT_NE(code.find("ts::to_i32("), std::string::npos);
 }

@@ -378,8 +378,8 @@ static std::string elem_expr(Emitter& e, const Node* n, const std::string& r) {
       const Node* a = n->args[0];
       std::string x = e.at(a, r);
       if (n->dtype == DType::boolean) return "(" + x + " != 0)";
-      if (is_float(a->dtype) && !is_float(n->dtype))  // truncation toward zero (C cast)
-        return "(" + reg_type(n->dtype) + ")(" + x + ")";
+      if (is_float(a->dtype) && !is_float(n->dtype))  // truncation toward zero, saturating, NaN -> 0
+        return fmt::format("ts::to_{}({})", dtype_name(n->dtype), x);
       return e.rounded(n, "(" + reg_type(n->dtype) + ")(" + x + ")");
     }
     case Op::Full:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <tessel/testing.hpp>
 
@@ -10,6 +11,7 @@
 #include "examples/kernels/seed002.hpp"
 #include "gpu_test_util.hpp"
 #include "examples/kernels/norms.hpp"
+#include "tests/cast_kernels.hpp"
 #include "tests/emit_registers_kernels.hpp"
 #include "tests/eviction_kernels.hpp"
 #include "tests/reduce_kernels.hpp"
@@ -27,6 +29,20 @@ void expect_matches_interpreter(const K& k, double atol, double rtol, const A&..
   ts::Buffer want = k(on_cpu(gpu_args)...);
   ASSERT_EQ(got.shape(), want.shape());
   EXPECT_EQ(ts::count_mismatches(on_cpu(got), want, atol, rtol), 0) << got.str();
+}
+
+// NaN, infinities and out-of-range floats cast to i32, i64 and u64 as on the interpreter
+// (CUDA's own 64-bit conversions give 0x8000000000000000 for NaN).
+TEST(KernelsGpu, FloatToIntegerCastsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  auto k = cast_kernels::make_to_integers();
+  auto [a, b, c] = k(cast_kernels::special_floats(ts::cuda(0)));
+  auto [wa, wb, wc] = k(cast_kernels::special_floats());
+  EXPECT_EQ(ts::count_mismatches(on_cpu(a), wa, 0, 0), 0);
+  EXPECT_EQ(ts::count_mismatches(on_cpu(b), wb, 0, 0), 0);
+  EXPECT_EQ(ts::count_mismatches(on_cpu(c), wc, 0, 0), 0);
+  EXPECT_EQ(std::memcmp(on_cpu(b).data_ptr(), wb.data_ptr(), 80), 0);  // every bit of the i64 results
+  EXPECT_EQ(std::memcmp(on_cpu(c).data_ptr(), wc.data_ptr(), 80), 0);
 }
 
 TEST(KernelsGpu, AddF32Ragged) {

@@ -22,6 +22,31 @@ __device__ __forceinline__ float round_bf16(float x) {
 }
 
 // ---- element conversion between memory and registers ----
+// Float to integer as tessel defines it (the interpreter's eval_cast): truncation toward
+// zero, saturating at the type's range, NaN -> 0, negative -> 0 for u64. CUDA's own
+// conversions turn NaN into the lowest value (0x8000000000000000 for 64 bits, INT_MIN
+// from a double).
+template <class F>
+__device__ __forceinline__ int to_i32(F x) {
+  if (x != x) return 0;
+  if (x >= F(2147483647.0)) return 0x7fffffff;
+  if (x <= F(-2147483648.0)) return -0x7fffffff - 1;
+  return static_cast<int>(x);
+}
+template <class F>
+__device__ __forceinline__ long long to_i64(F x) {
+  if (x != x) return 0LL;
+  if (x >= F(9.2233720368547758e18)) return 0x7fffffffffffffffLL;
+  if (x <= F(-9.2233720368547758e18)) return -0x7fffffffffffffffLL - 1;
+  return static_cast<long long>(x);
+}
+template <class F>
+__device__ __forceinline__ unsigned long long to_u64(F x) {
+  if (!(x > F(0))) return 0ULL;  // NaN too
+  if (x >= F(1.8446744073709552e19)) return ~0ULL;
+  return static_cast<unsigned long long>(x);
+}
+
 template <class M>
 struct Mem;  // M: the dtype's storage type in memory
 template <>
@@ -53,18 +78,24 @@ struct Mem<int> {
   typedef int reg;
   static __device__ __forceinline__ int to_reg(int v) { return v; }
   static __device__ __forceinline__ int from_reg(int v) { return v; }
+  static __device__ __forceinline__ int from_reg(float v) { return to_i32(v); }
+  static __device__ __forceinline__ int from_reg(double v) { return to_i32(v); }
 };
 template <>
 struct Mem<long long> {
   typedef long long reg;
   static __device__ __forceinline__ long long to_reg(long long v) { return v; }
   static __device__ __forceinline__ long long from_reg(long long v) { return v; }
+  static __device__ __forceinline__ long long from_reg(float v) { return to_i64(v); }
+  static __device__ __forceinline__ long long from_reg(double v) { return to_i64(v); }
 };
 template <>
 struct Mem<unsigned long long> {
   typedef unsigned long long reg;
   static __device__ __forceinline__ unsigned long long to_reg(unsigned long long v) { return v; }
   static __device__ __forceinline__ unsigned long long from_reg(unsigned long long v) { return v; }
+  static __device__ __forceinline__ unsigned long long from_reg(float v) { return to_u64(v); }
+  static __device__ __forceinline__ unsigned long long from_reg(double v) { return to_u64(v); }
 };
 template <>
 struct Mem<bool> {
