@@ -41,7 +41,9 @@ const ts::Settings kQuick{.autotune_effort = ts::AutotuneEffort::quick};
 
 auto make_softmax(ts::Settings s) { return examples::make_softmax_basic(s); }
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 /// A GPU tensor filled from the host (no NVRTC: the utility kernels are not used).
 ts::Buffer from_host(std::vector<int64_t> shape, uint64_t seed) {
@@ -79,8 +81,10 @@ std::vector<ts::Config> sweep_configs(const at::ConfigSpace& space) {
     }
     more = false;
     for (size_t i = 0; i < pick.size() && !more; ++i) {
-      if (++pick[i] < blocks[i].size()) more = true;
-      else pick[i] = 0;
+      if (++pick[i] < blocks[i].size())
+        more = true;
+      else
+        pick[i] = 0;
     }
   }
   return out;
@@ -112,9 +116,10 @@ nlohmann::json second_process(const std::string& name) {
 int child_first_call(const std::string& name) {
   ts::rt::set_device(0);
   std::vector<ts::Buffer> args =
-      name == "softmax"  ? std::vector<ts::Buffer>{from_host({4096, 4096}, 1)}
-      : name == "add_2d" ? std::vector<ts::Buffer>{from_host({8192, 8192}, 1), from_host({8192, 8192}, 2)}
-                         : std::vector<ts::Buffer>{from_host({1 << 26}, 1), from_host({1 << 26}, 2)};
+      name == "softmax" ? std::vector<ts::Buffer>{from_host({4096, 4096}, 1)}
+      : name == "add_2d"
+          ? std::vector<ts::Buffer>{from_host({8192, 8192}, 1), from_host({8192, 8192}, 2)}
+          : std::vector<ts::Buffer>{from_host({1 << 26}, 1), from_host({1 << 26}, 2)};
   int64_t compiles = ts::rt::compile_count(), tunes = at::tune_count();
   auto start = Clock::now();
   double call_ms = 0;
@@ -171,8 +176,10 @@ void run_case(Case& c, bool sweep) {
     std::printf("quick tuning found no config: %s\n", tuned.note.c_str());
     return;
   }
-  std::printf("quick tuning: %.1f s (target <= 60 s), %zu configs tried (%d failed, %d rejected)%s\n", tune_s,
-              tuned.trials.size(), tuned.failed, tuned.rejected, tuned.from_cache ? " [from cache!]" : "");
+  std::printf(
+      "quick tuning: %.1f s (target <= 60 s), %zu configs tried (%d failed, %d rejected)%s\n",
+      tune_s, tuned.trials.size(), tuned.failed, tuned.rejected,
+      tuned.from_cache ? " [from cache!]" : "");
   std::printf("tuned config: %s  %.2f us\n", tuned.best->to_cpp().c_str(), tuned.best_us);
 
   // 2. The exhaustive sweep of block sizes x num_warps, then both winners side by side.
@@ -199,8 +206,8 @@ void run_case(Case& c, bool sweep) {
     at::TuneResult again = ts::rt::tune_kernel(c.impl(), call_args(c.args), pair);
     double tuned_us = again.trials.at(0).result.time_us;
     double sweep_us = again.trials.size() > 1 ? again.trials[1].result.time_us : tuned_us;
-    std::printf("side by side: tuned %.2f us, sweep best %.2f us, ratio %.3f (target <= 1.05)\n", tuned_us,
-                sweep_us, tuned_us / sweep_us);
+    std::printf("side by side: tuned %.2f us, sweep best %.2f us, ratio %.3f (target <= 1.05)\n",
+                tuned_us, sweep_us, tuned_us / sweep_us);
   }
 
   // 3. A second process's first call with the warm cache.
@@ -209,7 +216,8 @@ void run_case(Case& c, bool sweep) {
     std::printf("second process: %s\n", child["error"].get<std::string>().c_str());
   else
     std::printf(
-        "second process first call: %.2f ms (%.2f ms with sync; target < 5 ms), NVRTC compiles %lld "
+        "second process first call: %.2f ms (%.2f ms with sync; target < 5 ms), NVRTC compiles "
+        "%lld "
         "(target 0), tunings %lld\n",
         child["first_call_ms"].get<double>(), child["first_call_with_sync_ms"].get<double>(),
         static_cast<long long>(child["compile_count"].get<int64_t>()),
@@ -218,15 +226,17 @@ void run_case(Case& c, bool sweep) {
 
 void host_overhead() {
   std::printf("\n== host overhead of a cached call ==\n");
-  auto add =
-      examples::make_add(ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1024}}});
+  auto add = examples::make_add(
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1024}}});
   ts::Buffer x = from_host({1024}, 3), y = from_host({1024}, 4);
   double tessel_us = host_us_per_call([&] { add(x, y); });
   ts::rt::CompileOptions opts;
   opts.arch = ts::rt::compute_capability(0);
   ts::rt::Function empty = ts::rt::load_function(
-      ts::rt::compile_cuda("extern \"C\" __global__ void empty() {}\n", "empty.cu", opts), "empty", 0);
-  double empty_us = host_us_per_call([&] { ts::rt::launch(empty, 1, 1, 1, 32, 0, nullptr, nullptr); });
+      ts::rt::compile_cuda("extern \"C\" __global__ void empty() {}\n", "empty.cu", opts), "empty",
+      0);
+  double empty_us =
+      host_us_per_call([&] { ts::rt::launch(empty, 1, 1, 1, 32, 0, nullptr, nullptr); });
   std::printf(
       "add on 1024 elements: %.2f us per call; empty cuLaunchKernel: %.2f us; overhead %.2f us "
       "(target < 3 us)\n",
@@ -250,9 +260,9 @@ int main(int argc, char** argv) {
   }
   if (!child.empty()) return child_first_call(child);
   if (cache_dir.empty())
-    cache_dir =
-        (std::filesystem::temp_directory_path() / ("tessel_autotune_bench_" + std::to_string(::getpid())))
-            .string();
+    cache_dir = (std::filesystem::temp_directory_path() /
+                 ("tessel_autotune_bench_" + std::to_string(::getpid())))
+                    .string();
   ::setenv("TESSEL_CACHE_DIR", cache_dir.c_str(), 1);
   ::unsetenv("TESSEL_SKIP_CACHE");
   std::printf("device: %s, %d SMs; cache %s\n", ts::rt::device_name(0).c_str(), ts::rt::sm_count(0),
@@ -268,7 +278,9 @@ int main(int argc, char** argv) {
     if (e == std::string::npos) e = cases.size();
     names.push_back(cases.substr(b, e - b));
   }
-  auto wanted = [&](const char* n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  auto wanted = [&](const char* n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
   if (wanted("softmax")) {
     Case c{"softmax",
            {from_host({4096, 4096}, 1)},

@@ -9,8 +9,8 @@
 #include <functional>
 #include <vector>
 
-#include "examples/kernels/basic.hpp"
 #include "bench/gpu_timer.hpp"
+#include "examples/kernels/basic.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   double memcpy_gbs = 2.0 * bytes / memcpy_ms / 1e6;
   ts::rt::CompileOptions opts;
   opts.arch = ts::rt::compute_capability(0);
-  ts::rt::Function hand = ts::rt::load_function(ts::rt::compile_cuda(kCopySource, "hand_copy.cu", opts), "hand_copy", 0);
+  ts::rt::Function hand = ts::rt::load_function(
+      ts::rt::compile_cuda(kCopySource, "hand_copy.cu", opts), "hand_copy", 0);
   long long n16 = bytes / 16;
   void* in_ptr = src.data_ptr();
   void* out_ptr = dst.data_ptr();
@@ -55,10 +56,11 @@ int main(int argc, char** argv) {
   double hand_ms = time_ms([&] { ts::rt::launch(hand, blocks, 1, 1, 256, 0, nullptr, params); });
   double hand_gbs = 2.0 * bytes / hand_ms / 1e6;
   std::printf("%-34s %9.3f ms %8.1f GB/s\n", "cuMemcpyDtoD (peer)", memcpy_ms, memcpy_gbs);
-  std::printf("%-34s %9.3f ms %8.1f GB/s  %.3f of memcpy\n", "hand-written NVRTC copy", hand_ms, hand_gbs,
-              hand_gbs / memcpy_gbs);
+  std::printf("%-34s %9.3f ms %8.1f GB/s  %.3f of memcpy\n", "hand-written NVRTC copy", hand_ms,
+              hand_gbs, hand_gbs / memcpy_gbs);
 
-  std::printf("\n%-8s %-5s %-22s %9s %9s %9s %9s\n", "kernel", "dtype", "config", "ms", "GB/s", "/memcpy", "/hand");
+  std::printf("\n%-8s %-5s %-22s %9s %9s %9s %9s\n", "kernel", "dtype", "config", "ms", "GB/s",
+              "/memcpy", "/hand");
   for (ts::DType dt : {ts::f32, ts::bf16}) {
     int64_t n = bytes / ts::dtype_size(dt);
     ts::Buffer x = ts::Buffer::randn({n}, dt, ts::cuda(0), 2);
@@ -85,12 +87,13 @@ int main(int argc, char** argv) {
             best_cfg = cfg.to_json();
           }
           std::printf("%-8s %-5s block %-5lld warps %-2d %9.3f %9.1f %9.3f %9.3f\n", which,
-                      ts::dtype_name(dt).c_str(), static_cast<long long>(block), warps, ms, gbs, gbs / memcpy_gbs,
-                      gbs / hand_gbs);
+                      ts::dtype_name(dt).c_str(), static_cast<long long>(block), warps, ms, gbs,
+                      gbs / memcpy_gbs, gbs / hand_gbs);
         }
       }
-      std::printf("BEST %-4s %-5s %8.1f GB/s = %.3f of cuMemcpyDtoD, %.3f of hand copy, config %s\n", which,
-                  ts::dtype_name(dt).c_str(), best, best / memcpy_gbs, best / hand_gbs, best_cfg.c_str());
+      std::printf(
+          "BEST %-4s %-5s %8.1f GB/s = %.3f of cuMemcpyDtoD, %.3f of hand copy, config %s\n", which,
+          ts::dtype_name(dt).c_str(), best, best / memcpy_gbs, best / hand_gbs, best_cfg.c_str());
     }
   }
   return 0;

@@ -59,7 +59,8 @@ int main() {
     return 0;
   }
   const int sms = rt::sm_count(0);
-  std::printf("device: %s, %d SMs, driver %d\n", rt::device_name(0).c_str(), sms, rt::driver_version());
+  std::printf("device: %s, %d SMs, driver %d\n", rt::device_name(0).c_str(), sms,
+              rt::driver_version());
   ts::Stream s = ts::Stream::create();
 
   // 1. Creation: green context + its stream, vs an ordinary stream.
@@ -77,8 +78,10 @@ int main() {
       stream_ms.push_back(ms_since(t0));
       o.destroy();
     }
-    std::printf("create green context + stream (16 SMs): %.3f ms; ordinary Stream::create: %.3f ms; ratio %.1f\n",
-                median(part_ms), median(stream_ms), median(part_ms) / median(stream_ms));
+    std::printf(
+        "create green context + stream (16 SMs): %.3f ms; ordinary Stream::create: %.3f ms; ratio "
+        "%.1f\n",
+        median(part_ms), median(stream_ms), median(part_ms) / median(stream_ms));
     std::printf("destroy partition (sync + unload + destroy): %.3f ms\n", median(destroy_ms));
   }
 
@@ -107,12 +110,16 @@ int main() {
       p.stream().synchronize();
       cached_ms.push_back(ms_since(t0));
     }
-    std::printf("first call in a new partition (module load): %.3f ms; cached call + sync: %.3f ms; ratio %.1f\n",
-                median(first_ms), median(cached_ms), median(first_ms) / median(cached_ms));
+    std::printf(
+        "first call in a new partition (module load): %.3f ms; cached call + sync: %.3f ms; ratio "
+        "%.1f\n",
+        median(first_ms), median(cached_ms), median(first_ms) / median(cached_ms));
     double on_part = host_us([&] { small(p.stream(), xs, size_s, out_s); }, p.stream(), 200);
     double on_stream = host_us([&] { small(s, xs, size_s, out_s); }, s, 200);
-    std::printf("host time per cached call: partition stream %.2f us; ordinary stream %.2f us; ratio %.2f\n",
-                on_part, on_stream, on_part / on_stream);
+    std::printf(
+        "host time per cached call: partition stream %.2f us; ordinary stream %.2f us; ratio "
+        "%.2f\n",
+        on_part, on_stream, on_part / on_stream);
   }
 
   // 4. Bandwidth-bound persistent kernel: partition vs max_sms at the same SM count.
@@ -126,29 +133,33 @@ int main() {
                         .num_warps = 8,
                         .pid_type = ts::PidType::persistent_interleaved,
                         .num_sm_multiplier = 1};
-  ts::Config occupancy{.block_sizes = std::vector<int64_t>{8}, .num_warps = 8,
+  ts::Config occupancy{.block_sizes = std::vector<int64_t>{8},
+                       .num_warps = 8,
                        .pid_type = ts::PidType::persistent_interleaved};
   auto on_part = examples::make_padded_sum_into(ts::Settings{.config = one_per_sm});
   auto on_part_occ = examples::make_padded_sum_into(ts::Settings{.config = occupancy});
   auto whole = examples::make_padded_sum_into(ts::Settings{.config = occupancy});
   double whole_ms = bench::gpu_time_ms([&] { whole(s, x, size, out); }, 20, s.handle);
   std::printf("whole GPU, occupancy grid: %.4f ms, %.0f GB/s\n", whole_ms, gb / whole_ms * 1e3);
-  std::printf("%-9s %-6s %13s %13s %8s %13s %9s\n", "asked SMs", "held", "partition ms", "max_sms ms", "ratio",
-              "part occ ms", "GB/s part");
+  std::printf("%-9s %-6s %13s %13s %8s %13s %9s\n", "asked SMs", "held", "partition ms",
+              "max_sms ms", "ratio", "part occ ms", "GB/s part");
   for (int n : {16, 32, 66, sms}) {
     if (n > sms) continue;
     ts::SmPartition p = ts::SmPartition::create(n);
-    auto capped = examples::make_padded_sum_into(ts::Settings{.max_sms = p.sm_count(), .config = one_per_sm});
+    auto capped =
+        examples::make_padded_sum_into(ts::Settings{.max_sms = p.sm_count(), .config = one_per_sm});
     double cap_ms = bench::gpu_time_ms([&] { capped(s, x, size, out); }, 20, s.handle);
     double part_ms = 0, occ_ms = 0;
     {
       // Events must belong to the partition's context to be recorded on its stream.
       rt::ContextScope scope(p.stream().handle);
-      part_ms = bench::gpu_time_ms([&] { on_part(p.stream(), x, size, out); }, 20, p.stream().handle);
-      occ_ms = bench::gpu_time_ms([&] { on_part_occ(p.stream(), x, size, out); }, 20, p.stream().handle);
+      part_ms =
+          bench::gpu_time_ms([&] { on_part(p.stream(), x, size, out); }, 20, p.stream().handle);
+      occ_ms =
+          bench::gpu_time_ms([&] { on_part_occ(p.stream(), x, size, out); }, 20, p.stream().handle);
     }
-    std::printf("%-9d %-6d %13.4f %13.4f %8.3f %13.4f %9.0f\n", n, p.sm_count(), part_ms, cap_ms, cap_ms / part_ms,
-                occ_ms, gb / part_ms * 1e3);
+    std::printf("%-9d %-6d %13.4f %13.4f %8.3f %13.4f %9.0f\n", n, p.sm_count(), part_ms, cap_ms,
+                cap_ms / part_ms, occ_ms, gb / part_ms * 1e3);
   }
   std::printf("(ratio = max_sms ms / partition ms: above 1, the partition is faster)\n");
   s.destroy();

@@ -81,9 +81,9 @@
 #include <vector>
 
 #include "autotune/cubin_cache.hpp"
+#include "bench/gpu_timer.hpp"
 #include "codegen/embedded.hpp"
 #include "examples/kernels/norms.hpp"
-#include "bench/gpu_timer.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
@@ -118,12 +118,16 @@ Inputs make_inputs(Shape s, ts::DType dt, ts::Device dev) {
   return in;
 }
 
-const std::vector<std::string> kKernels = {"softmax",  "softmax_two_pass", "softmax_online",
-                                           "layer_norm", "rms_norm",        "cross_entropy", "cross_entropy_online"};
+const std::vector<std::string> kKernels = {
+    "softmax",  "softmax_two_pass", "softmax_online",      "layer_norm",
+    "rms_norm", "cross_entropy",    "cross_entropy_online"};
 
-bool is_softmax(const std::string& k) { return k == "softmax" || k == "softmax_two_pass" || k == "softmax_online"; }
-bool is_cross_entropy(const std::string& k) { return k == "cross_entropy" || k == "cross_entropy_online"; }
-
+bool is_softmax(const std::string& k) {
+  return k == "softmax" || k == "softmax_two_pass" || k == "softmax_online";
+}
+bool is_cross_entropy(const std::string& k) {
+  return k == "cross_entropy" || k == "cross_entropy_online";
+}
 
 /// A kernel of norms.hpp with one config, called on Inputs.
 struct Runner {
@@ -135,15 +139,18 @@ Runner make_runner(const std::string& kernel, const ts::Config& c) {
   ts::Settings s{.static_shapes = static_shapes, .config = c};
   if (kernel == "softmax") {
     auto k = examples::make_softmax(s);
-    return {[k](const Inputs& in) { return k(in.x); }, [k](const Inputs& in) { return k.cuda(false, in.x); }};
+    return {[k](const Inputs& in) { return k(in.x); },
+            [k](const Inputs& in) { return k.cuda(false, in.x); }};
   }
   if (kernel == "softmax_two_pass") {
     auto k = examples::make_softmax_two_pass(s);
-    return {[k](const Inputs& in) { return k(in.x); }, [k](const Inputs& in) { return k.cuda(false, in.x); }};
+    return {[k](const Inputs& in) { return k(in.x); },
+            [k](const Inputs& in) { return k.cuda(false, in.x); }};
   }
   if (kernel == "softmax_online") {
     auto k = examples::make_softmax_online(s);
-    return {[k](const Inputs& in) { return k(in.x); }, [k](const Inputs& in) { return k.cuda(false, in.x); }};
+    return {[k](const Inputs& in) { return k(in.x); },
+            [k](const Inputs& in) { return k.cuda(false, in.x); }};
   }
   if (kernel == "layer_norm") {
     auto k = examples::make_layer_norm(s);
@@ -188,7 +195,8 @@ ts::Config looped_cfg(int64_t rows, int warps, int64_t chunk, int stages = 1) {
                     .reduction_loops = std::vector<std::optional<int64_t>>{chunk}};
 }
 ts::Config two_pass_cfg(int64_t rows, int64_t chunk, int warps, int stages = 1) {
-  return ts::Config{.block_sizes = std::vector<int64_t>{rows, chunk}, .num_warps = warps, .num_stages = stages};
+  return ts::Config{
+      .block_sizes = std::vector<int64_t>{rows, chunk}, .num_warps = warps, .num_stages = stages};
 }
 
 /// `c` with at most `regs` registers per thread (Config::maxnreg: more programs per SM).
@@ -200,7 +208,8 @@ ts::Config capped(ts::Config c, int regs) {
 /// The online softmax's `c` with its first pass's loads kept in L2 for the second
 /// (load_eviction_policies {last, first}).
 ts::Config kept(ts::Config c) {
-  c.load_eviction_policies = std::vector<ts::EvictionPolicy>{ts::EvictionPolicy::last, ts::EvictionPolicy::first};
+  c.load_eviction_policies =
+      std::vector<ts::EvictionPolicy>{ts::EvictionPolicy::last, ts::EvictionPolicy::first};
   return c;
 }
 
@@ -213,7 +222,8 @@ ts::Config x_kept(const std::string& kernel, ts::Config c) {
   if (kernel == "softmax") c.load_eviction_policies = std::vector<E>{E::last};
   if (kernel == "layer_norm") c.load_eviction_policies = std::vector<E>{E::last, E::none, E::none};
   if (kernel == "rms_norm") c.load_eviction_policies = std::vector<E>{E::last, E::none};
-  if (kernel == "cross_entropy") c.load_eviction_policies = std::vector<E>{E::none, E::none, E::last};
+  if (kernel == "cross_entropy")
+    c.load_eviction_policies = std::vector<E>{E::none, E::none, E::last};
   return c;
 }
 
@@ -228,58 +238,102 @@ ts::Config pipelined(ts::Config c) {
 /// The hand-picked configs of a kernel for rows of n elements (see the file comment).
 std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
   if (kernel == "softmax_online") {
-    if (n <= 256) return {two_pass_cfg(4, 256, 4), two_pass_cfg(8, 256, 4), two_pass_cfg(16, 256, 8)};
-    if (n <= 1024) return {two_pass_cfg(1, 1024, 4), two_pass_cfg(2, 1024, 8), two_pass_cfg(4, 1024, 8)};
-    return {two_pass_cfg(1, 1024, 4, 2),        two_pass_cfg(1, 2048, 8, 2),
-            two_pass_cfg(1, 4096, 16, 2),       two_pass_cfg(2, 1024, 8, 2),
-            kept(two_pass_cfg(1, 1024, 4, 2)),  kept(two_pass_cfg(1, 2048, 8, 2)),
-            kept(two_pass_cfg(2, 1024, 8, 2)),  kept(capped(two_pass_cfg(1, 1024, 4, 2), 64)),
-            kept(capped(two_pass_cfg(1, 2048, 8, 2), 64)), kept(two_pass_cfg(1, 512, 2, 2)),
-            two_pass_cfg(1, 4096, 8, 2),        two_pass_cfg(1, 8192, 16, 2),
-            two_pass_cfg(1, 4096, 16, 3),       kept(two_pass_cfg(1, 4096, 16, 2)),
-            kept(two_pass_cfg(1, 8192, 16, 2)), two_pass_cfg(1, 8192, 32, 2),
-            two_pass_cfg(1, 4096, 16, 4),       two_pass_cfg(1, 2048, 8, 4),
-            two_pass_cfg(1, 2048, 16, 4),       kept(two_pass_cfg(1, 4096, 16, 3)),
-            two_pass_cfg(1, 4096, 32, 3),       two_pass_cfg(1, n, 16),
-            two_pass_cfg(1, n, 32),             kept(two_pass_cfg(1, n, 16)),
+    if (n <= 256)
+      return {two_pass_cfg(4, 256, 4), two_pass_cfg(8, 256, 4), two_pass_cfg(16, 256, 8)};
+    if (n <= 1024)
+      return {two_pass_cfg(1, 1024, 4), two_pass_cfg(2, 1024, 8), two_pass_cfg(4, 1024, 8)};
+    return {two_pass_cfg(1, 1024, 4, 2),
+            two_pass_cfg(1, 2048, 8, 2),
+            two_pass_cfg(1, 4096, 16, 2),
+            two_pass_cfg(2, 1024, 8, 2),
+            kept(two_pass_cfg(1, 1024, 4, 2)),
+            kept(two_pass_cfg(1, 2048, 8, 2)),
+            kept(two_pass_cfg(2, 1024, 8, 2)),
+            kept(capped(two_pass_cfg(1, 1024, 4, 2), 64)),
+            kept(capped(two_pass_cfg(1, 2048, 8, 2), 64)),
+            kept(two_pass_cfg(1, 512, 2, 2)),
+            two_pass_cfg(1, 4096, 8, 2),
+            two_pass_cfg(1, 8192, 16, 2),
+            two_pass_cfg(1, 4096, 16, 3),
+            kept(two_pass_cfg(1, 4096, 16, 2)),
+            kept(two_pass_cfg(1, 8192, 16, 2)),
+            two_pass_cfg(1, 8192, 32, 2),
+            two_pass_cfg(1, 4096, 16, 4),
+            two_pass_cfg(1, 2048, 8, 4),
+            two_pass_cfg(1, 2048, 16, 4),
+            kept(two_pass_cfg(1, 4096, 16, 3)),
+            two_pass_cfg(1, 4096, 32, 3),
+            two_pass_cfg(1, n, 16),
+            two_pass_cfg(1, n, 32),
+            kept(two_pass_cfg(1, n, 16)),
             kept(two_pass_cfg(1, n, 32))};
   }
   if (kernel == "cross_entropy_online") {
     if (n <= 1024) return candidates("softmax_online", n);
-    return {two_pass_cfg(1, 1024, 4, 2),  two_pass_cfg(1, 1024, 4, 3),  two_pass_cfg(1, 1024, 2, 3),
-            two_pass_cfg(1, 512, 2, 3),   two_pass_cfg(1, 2048, 8, 2),  two_pass_cfg(1, 2048, 8, 3),
-            two_pass_cfg(1, 2048, 4, 3),  two_pass_cfg(1, 4096, 16, 2), two_pass_cfg(1, 4096, 8, 2),
-            two_pass_cfg(1, 4096, 16, 3), two_pass_cfg(2, 1024, 8, 2),  two_pass_cfg(1, 8192, 16, 2),
-            two_pass_cfg(1, 8192, 32, 2), two_pass_cfg(1, n, 16),       two_pass_cfg(1, n, 32)};
+    return {
+        two_pass_cfg(1, 1024, 4, 2),  two_pass_cfg(1, 1024, 4, 3),  two_pass_cfg(1, 1024, 2, 3),
+        two_pass_cfg(1, 512, 2, 3),   two_pass_cfg(1, 2048, 8, 2),  two_pass_cfg(1, 2048, 8, 3),
+        two_pass_cfg(1, 2048, 4, 3),  two_pass_cfg(1, 4096, 16, 2), two_pass_cfg(1, 4096, 8, 2),
+        two_pass_cfg(1, 4096, 16, 3), two_pass_cfg(2, 1024, 8, 2),  two_pass_cfg(1, 8192, 16, 2),
+        two_pass_cfg(1, 8192, 32, 2), two_pass_cfg(1, n, 16),       two_pass_cfg(1, n, 32)};
   }
   if (kernel == "softmax_two_pass") {
-    if (n <= 256) return {two_pass_cfg(4, 256, 4), two_pass_cfg(8, 256, 4), two_pass_cfg(16, 256, 8)};
-    if (n <= 1024) return {two_pass_cfg(1, 1024, 4), two_pass_cfg(2, 1024, 8), two_pass_cfg(4, 1024, 8)};
+    if (n <= 256)
+      return {two_pass_cfg(4, 256, 4), two_pass_cfg(8, 256, 4), two_pass_cfg(16, 256, 8)};
+    if (n <= 1024)
+      return {two_pass_cfg(1, 1024, 4), two_pass_cfg(2, 1024, 8), two_pass_cfg(4, 1024, 8)};
     if (n <= 4096)
-      return {two_pass_cfg(1, 1024, 4), two_pass_cfg(1, 2048, 8), two_pass_cfg(1, 4096, 16),
-              two_pass_cfg(1, 1024, 4, 2), two_pass_cfg(1, 2048, 8, 2), kept(two_pass_cfg(1, 2048, 8, 2))};
-    return {two_pass_cfg(1, 2048, 8),          two_pass_cfg(1, 4096, 16),
-            two_pass_cfg(1, 8192, 32),         two_pass_cfg(1, 2048, 8, 2),
-            two_pass_cfg(1, 4096, 16, 2),      two_pass_cfg(1, 4096, 8, 2),
-            capped(two_pass_cfg(1, 2048, 8, 2), 48), capped(two_pass_cfg(1, 1024, 4, 2), 48),
-            kept(two_pass_cfg(1, 4096, 8, 2)), kept(two_pass_cfg(1, 2048, 8, 2)),
-            kept(capped(two_pass_cfg(1, 2048, 8, 2), 48)), kept(capped(two_pass_cfg(1, 1024, 4, 2), 48)),
-            kept(two_pass_cfg(1, 2048, 8, 3)), kept(two_pass_cfg(1, 2048, 8, 4)), kept(two_pass_cfg(1, 1024, 4, 4)),
+      return {two_pass_cfg(1, 1024, 4),    two_pass_cfg(1, 2048, 8),
+              two_pass_cfg(1, 4096, 16),   two_pass_cfg(1, 1024, 4, 2),
+              two_pass_cfg(1, 2048, 8, 2), kept(two_pass_cfg(1, 2048, 8, 2))};
+    return {two_pass_cfg(1, 2048, 8),
+            two_pass_cfg(1, 4096, 16),
+            two_pass_cfg(1, 8192, 32),
+            two_pass_cfg(1, 2048, 8, 2),
+            two_pass_cfg(1, 4096, 16, 2),
+            two_pass_cfg(1, 4096, 8, 2),
+            capped(two_pass_cfg(1, 2048, 8, 2), 48),
+            capped(two_pass_cfg(1, 1024, 4, 2), 48),
+            kept(two_pass_cfg(1, 4096, 8, 2)),
+            kept(two_pass_cfg(1, 2048, 8, 2)),
+            kept(capped(two_pass_cfg(1, 2048, 8, 2), 48)),
+            kept(capped(two_pass_cfg(1, 1024, 4, 2), 48)),
+            kept(two_pass_cfg(1, 2048, 8, 3)),
+            kept(two_pass_cfg(1, 2048, 8, 4)),
+            kept(two_pass_cfg(1, 1024, 4, 4)),
             kept(two_pass_cfg(1, 4096, 8, 3))};
   }
   if (n <= 256) return {rows_cfg(4, 4), rows_cfg(8, 4), rows_cfg(16, 8), rows_cfg(32, 8)};
   if (n <= 1024) return {rows_cfg(1, 4), rows_cfg(2, 4), rows_cfg(4, 8), rows_cfg(8, 8)};
   if (n <= 4096)
-    return {rows_cfg(1, 2),  rows_cfg(1, 4),  rows_cfg(1, 8),           rows_cfg(1, 16),
-            rows_cfg(2, 8),  rows_cfg(2, 16), capped(rows_cfg(1, 4), 128), capped(rows_cfg(1, 8), 64),
-            pipelined(capped(rows_cfg(1, 4), 128)), pipelined(rows_cfg(1, 8))};
-  return {rows_cfg(1, 8),          rows_cfg(1, 16),         rows_cfg(1, 32),
-          looped_cfg(1, 16, 4096), looped_cfg(1, 8, 2048),  looped_cfg(1, 8, 2048, 2),
-          capped(rows_cfg(1, 8), 128), capped(rows_cfg(1, 8), 80), capped(rows_cfg(1, 16), 64),
-          pipelined(capped(rows_cfg(1, 8), 128)), pipelined(capped(rows_cfg(1, 16), 64)), pipelined(rows_cfg(1, 32)),
-          x_kept(kernel, looped_cfg(1, 8, 2048, 2)), x_kept(kernel, looped_cfg(1, 8, 4096, 3)),
-          x_kept(kernel, looped_cfg(1, 4, 1024, 3)), capped(rows_cfg(1, 16), 40),
-          pipelined(capped(rows_cfg(1, 16), 48)), rows_cfg(2, 16)};
+    return {rows_cfg(1, 2),
+            rows_cfg(1, 4),
+            rows_cfg(1, 8),
+            rows_cfg(1, 16),
+            rows_cfg(2, 8),
+            rows_cfg(2, 16),
+            capped(rows_cfg(1, 4), 128),
+            capped(rows_cfg(1, 8), 64),
+            pipelined(capped(rows_cfg(1, 4), 128)),
+            pipelined(rows_cfg(1, 8))};
+  return {rows_cfg(1, 8),
+          rows_cfg(1, 16),
+          rows_cfg(1, 32),
+          looped_cfg(1, 16, 4096),
+          looped_cfg(1, 8, 2048),
+          looped_cfg(1, 8, 2048, 2),
+          capped(rows_cfg(1, 8), 128),
+          capped(rows_cfg(1, 8), 80),
+          capped(rows_cfg(1, 16), 64),
+          pipelined(capped(rows_cfg(1, 8), 128)),
+          pipelined(capped(rows_cfg(1, 16), 64)),
+          pipelined(rows_cfg(1, 32)),
+          x_kept(kernel, looped_cfg(1, 8, 2048, 2)),
+          x_kept(kernel, looped_cfg(1, 8, 4096, 3)),
+          x_kept(kernel, looped_cfg(1, 4, 1024, 3)),
+          capped(rows_cfg(1, 16), 40),
+          pipelined(capped(rows_cfg(1, 16), 48)),
+          rows_cfg(2, 16)};
 }
 
 /// Runners, one per (kernel, config), shared by every shape and dtype (each keeps its
@@ -295,7 +349,8 @@ Runner& runner(const std::string& kernel, const ts::Config& c) {
 /// The __global__ function a generated source defines (the program name NVRTC and the
 /// cubin cache see is "<name>.cu", as in rt::GpuProgram).
 std::string function_name(const std::string& src) {
-  static const std::regex re(R"(__global__\s+void\s+(?:__(?:launch_bounds|maxnreg)__\([^)]*\)\s+)?(\w+)\s*\()");
+  static const std::regex re(
+      R"(__global__\s+void\s+(?:__(?:launch_bounds|maxnreg)__\([^)]*\)\s+)?(\w+)\s*\()");
   std::smatch m;
   if (!std::regex_search(src, m, re)) return "";
   return m[1];
@@ -304,7 +359,8 @@ std::string function_name(const std::string& src) {
 /// Generates every (kernel, config)'s CUDA for `in` (on this thread: code generation is
 /// not shared between threads), then compiles all of it with NVRTC on `jobs` threads
 /// through the on-disk cubin cache. Returns the number of failures (printed).
-int precompile(const std::vector<std::pair<std::string, ts::Config>>& work, const Inputs& in, int arch, int jobs) {
+int precompile(const std::vector<std::pair<std::string, ts::Config>>& work, const Inputs& in,
+               int arch, int jobs) {
   struct Job {
     std::string what, source, name;
   };
@@ -312,9 +368,11 @@ int precompile(const std::vector<std::pair<std::string, ts::Config>>& work, cons
   int failures = 0;
   for (const auto& [kernel, cfg] : work) {
     try {
-      for (std::string& src : runner(kernel, cfg).sources(in)) all.push_back({kernel + " " + cfg.to_json(), src, function_name(src)});
+      for (std::string& src : runner(kernel, cfg).sources(in))
+        all.push_back({kernel + " " + cfg.to_json(), src, function_name(src)});
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "codegen failed: %s %s: %s\n", kernel.c_str(), cfg.to_json().c_str(), e.what());
+      std::fprintf(stderr, "codegen failed: %s %s: %s\n", kernel.c_str(), cfg.to_json().c_str(),
+                   e.what());
       ++failures;
     }
   }
@@ -337,7 +395,8 @@ int precompile(const std::vector<std::pair<std::string, ts::Config>>& work, cons
   // A window of `jobs` compilations at a time.
   size_t done = 0;
   while (done < all.size()) {
-    while (next < all.size() && running.size() - done < static_cast<size_t>(std::max(1, jobs))) launch();
+    while (next < all.size() && running.size() - done < static_cast<size_t>(std::max(1, jobs)))
+      launch();
     std::string err = running[done++].get();
     if (!err.empty()) {
       std::fprintf(stderr, "NVRTC failed: %s\n", err.c_str());
@@ -349,7 +408,9 @@ int precompile(const std::vector<std::pair<std::string, ts::Config>>& work, cons
 
 // ---- a check of the best config on the first and last rows, in double precision ----
 
-std::vector<double> row_of(const ts::Buffer& t, int64_t r) { return t.narrow(0, r, 1).to(ts::cpu()).to_vector(); }
+std::vector<double> row_of(const ts::Buffer& t, int64_t r) {
+  return t.narrow(0, r, 1).to(ts::cpu()).to_vector();
+}
 
 /// Expected output row r (or the one loss value for cross_entropy).
 std::vector<double> reference_row(const std::string& kernel, const Inputs& in, int64_t r) {
@@ -368,7 +429,8 @@ std::vector<double> reference_row(const std::string& kernel, const Inputs& in, i
       for (double v : x) mean += v / n;
     for (double v : x) var += (v - mean) * (v - mean) / n;
     double inv = 1 / std::sqrt(var + kEps);
-    for (size_t j = 0; j < n; ++j) out[j] = (x[j] - mean) * inv * w[j] + (kernel == "layer_norm" ? b[j] : 0.0);
+    for (size_t j = 0; j < n; ++j)
+      out[j] = (x[j] - mean) * inv * w[j] + (kernel == "layer_norm" ? b[j] : 0.0);
   } else {  // cross_entropy
     double s = 0;
     for (double v : x) s += std::exp(v - mx);
@@ -385,12 +447,14 @@ bool check_rows(const std::string& kernel, const Inputs& in, const ts::Buffer& o
   double atol = is_softmax(kernel) ? 1e-6 : rtol;
   for (int64_t r : {int64_t{0}, in.x.size(0) - 1}) {
     std::vector<double> want = reference_row(kernel, in, r);
-    std::vector<double> got =
-        is_cross_entropy(kernel) ? std::vector<double>{out.narrow(0, r, 1).to(ts::cpu()).item()} : row_of(out, r);
+    std::vector<double> got = is_cross_entropy(kernel)
+                                  ? std::vector<double>{out.narrow(0, r, 1).to(ts::cpu()).item()}
+                                  : row_of(out, r);
     for (size_t j = 0; j < want.size(); ++j)
       if (!(std::abs(got[j] - want[j]) <= atol + rtol * std::abs(want[j]))) {
-        std::fprintf(stderr, "MISMATCH %s %s row %lld col %zu: got %.8g want %.8g\n", kernel.c_str(),
-                     ts::dtype_name(dt).c_str(), static_cast<long long>(r), j, got[j], want[j]);
+        std::fprintf(stderr, "MISMATCH %s %s row %lld col %zu: got %.8g want %.8g\n",
+                     kernel.c_str(), ts::dtype_name(dt).c_str(), static_cast<long long>(r), j,
+                     got[j], want[j]);
         return false;
       }
   }
@@ -409,7 +473,9 @@ std::vector<std::string> split(const std::string& s) {
 
 int main(int argc, char** argv) {
   CLI::App app{"tessel reduction / normalization benchmark (JSON lines on stdout)"};
-  std::string kernels_opt = "softmax,softmax_two_pass,softmax_online,layer_norm,rms_norm,cross_entropy,cross_entropy_online";
+  std::string kernels_opt =
+      "softmax,softmax_two_pass,softmax_online,layer_norm,rms_norm,cross_entropy,cross_entropy_"
+      "online";
   std::string dtypes_opt = "f32,bf16";
   std::string shapes_opt = "4096x256,4096x1024,4096x4096,4096x16384,32768x16384";
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -418,11 +484,14 @@ int main(int argc, char** argv) {
   app.add_option("--kernels", kernels_opt, "comma-separated kernels");
   app.add_option("--dtypes", dtypes_opt, "comma-separated dtypes (f32, bf16, f16)");
   app.add_option("--shapes", shapes_opt, "comma-separated MxN shapes");
-  app.add_option("--jobs", jobs, "parallel NVRTC compilations before timing (1 = compile at the first call)");
+  app.add_option("--jobs", jobs,
+                 "parallel NVRTC compilations before timing (1 = compile at the first call)");
   app.add_flag("--verbose", verbose, "print every config's time to stderr");
   app.add_flag("--static-shapes", static_shapes,
-               "Settings::static_shapes = true (sizes are constants of the generated code, as Helion's default)");
-  app.add_flag("--compile-only", compile_only, "generate and compile every candidate for sm_90 (no GPU), then exit");
+               "Settings::static_shapes = true (sizes are constants of the generated code, as "
+               "Helion's default)");
+  app.add_flag("--compile-only", compile_only,
+               "generate and compile every candidate for sm_90 (no GPU), then exit");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::string> kernels = split(kernels_opt);
@@ -454,14 +523,16 @@ int main(int argc, char** argv) {
         for (const std::string& k : kernels)
           for (const ts::Config& c : candidates(k, s.n)) {
             work.emplace_back(k, c);
-            std::fprintf(stderr, "%-16s %-4s %6lldx%-6lld %s\n", k.c_str(), ts::dtype_name(dt).c_str(),
-                         static_cast<long long>(s.m), static_cast<long long>(s.n), c.to_json().c_str());
+            std::fprintf(stderr, "%-16s %-4s %6lldx%-6lld %s\n", k.c_str(),
+                         ts::dtype_name(dt).c_str(), static_cast<long long>(s.m),
+                         static_cast<long long>(s.n), c.to_json().c_str());
           }
         count += static_cast<int>(work.size());
         failures += precompile(work, in, 90, jobs);
       }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "compiled %d candidates (%d failed) in %.1f s on %d threads\n", count, failures, secs, jobs);
+    std::fprintf(stderr, "compiled %d candidates (%d failed) in %.1f s on %d threads\n", count,
+                 failures, secs, jobs);
     return failures ? 1 : 0;
   }
 
@@ -470,8 +541,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int arch = ts::rt::compute_capability(0);
-  std::fprintf(stderr, "device: %s, %d SMs, sm_%d; iters %d, jobs %d\n", ts::rt::device_name(0).c_str(),
-               ts::rt::sm_count(0), arch, iters, jobs);
+  std::fprintf(stderr, "device: %s, %d SMs, sm_%d; iters %d, jobs %d\n",
+               ts::rt::device_name(0).c_str(), ts::rt::sm_count(0), arch, iters, jobs);
 
   int64_t compiles_while_timing = 0;
   for (ts::DType dt : dtypes)
@@ -484,8 +555,10 @@ int main(int argc, char** argv) {
         auto t0 = std::chrono::steady_clock::now();
         int failed = precompile(work, in, arch, jobs);
         std::fprintf(stderr, "%s [%lld, %lld]: precompiled %zu configs in %.1f s (%d failed)\n",
-                     ts::dtype_name(dt).c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n), work.size(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), failed);
+                     ts::dtype_name(dt).c_str(), static_cast<long long>(s.m),
+                     static_cast<long long>(s.n), work.size(),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                     failed);
       }
       for (const std::string& kernel : kernels) {
         double best_ms = 0;
@@ -497,14 +570,15 @@ int main(int argc, char** argv) {
           try {
             ms = time_ms([&] { r.call(in); });
           } catch (const std::exception& e) {
-            std::fprintf(stderr, "FAILED %s %s %s: %s\n", kernel.c_str(), ts::dtype_name(dt).c_str(), c.to_json().c_str(),
-                         e.what());
+            std::fprintf(stderr, "FAILED %s %s %s: %s\n", kernel.c_str(),
+                         ts::dtype_name(dt).c_str(), c.to_json().c_str(), e.what());
             continue;
           }
           if (verbose)
-            std::fprintf(stderr, "  %-16s %-4s [%lld, %lld] %-70s %9.4f ms %8.1f GB/s\n", kernel.c_str(),
-                         ts::dtype_name(dt).c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n),
-                         c.to_json().c_str(), ms, bytes_moved(kernel, s, dt) / ms / 1e6);
+            std::fprintf(stderr, "  %-16s %-4s [%lld, %lld] %-70s %9.4f ms %8.1f GB/s\n",
+                         kernel.c_str(), ts::dtype_name(dt).c_str(), static_cast<long long>(s.m),
+                         static_cast<long long>(s.n), c.to_json().c_str(), ms,
+                         bytes_moved(kernel, s, dt) / ms / 1e6);
           if (best_ms == 0 || ms < best_ms) {
             best_ms = ms;
             best = c;
@@ -515,14 +589,20 @@ int main(int argc, char** argv) {
         compiles_while_timing += ts::rt::compile_count() - compiles_before;
         if (verbose && ts::rt::compile_count() > compiles_before)
           std::fprintf(stderr, "  (%lld NVRTC compilations while timing %s)\n",
-                       static_cast<long long>(ts::rt::compile_count() - compiles_before), kernel.c_str());
-        std::printf("{\"kernel\":\"%s\",\"dtype\":\"%s\",\"M\":%lld,\"N\":%lld,\"ms\":%.6f,\"gbs\":%.2f,\"config\":%s,\"ok\":%s}\n",
-                    kernel.c_str(), ts::dtype_name(dt).c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n),
-                    best_ms, bytes_moved(kernel, s, dt) / best_ms / 1e6, best.to_json().c_str(), ok ? "true" : "false");
+                       static_cast<long long>(ts::rt::compile_count() - compiles_before),
+                       kernel.c_str());
+        std::printf(
+            "{\"kernel\":\"%s\",\"dtype\":\"%s\",\"M\":%lld,\"N\":%lld,\"ms\":%.6f,\"gbs\":%.2f,"
+            "\"config\":%s,\"ok\":%s}\n",
+            kernel.c_str(), ts::dtype_name(dt).c_str(), static_cast<long long>(s.m),
+            static_cast<long long>(s.n), best_ms, bytes_moved(kernel, s, dt) / best_ms / 1e6,
+            best.to_json().c_str(), ok ? "true" : "false");
         std::fflush(stdout);
       }
     }
-  std::fprintf(stderr, "NVRTC compilations while timing: %lld (0: every kernel came from the precompiled cubin cache)\n",
+  std::fprintf(stderr,
+               "NVRTC compilations while timing: %lld (0: every kernel came from the precompiled "
+               "cubin cache)\n",
                static_cast<long long>(compiles_while_timing));
   return 0;
 }

@@ -10,14 +10,16 @@
 #include <functional>
 #include <vector>
 
-#include "examples/kernels/seed002.hpp"
 #include "bench/gpu_timer.hpp"
+#include "examples/kernels/seed002.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 
 /// GPU time per call of `f` on `stream` (20 calls per round), in ms.
-static double gpu_ms(const std::function<void()>& f, void* stream) { return bench::gpu_time_ms(f, 20, stream); }
+static double gpu_ms(const std::function<void()>& f, void* stream) {
+  return bench::gpu_time_ms(f, 20, stream);
+}
 
 /// Host wall time per call of `calls` back-to-back calls ending in a sync, in us.
 static double wall_us(const std::function<void()>& f, ts::Stream s, int calls) {
@@ -28,7 +30,9 @@ static double wall_us(const std::function<void()>& f, ts::Stream s, int calls) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < calls; ++i) f();
     s.synchronize();
-    r.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls);
+    r.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+        calls);
   }
   std::sort(r.begin(), r.end());
   return r[2];
@@ -50,16 +54,19 @@ int main(int argc, char** argv) {
   ts::Config cfg{.block_sizes = std::vector<int64_t>{8}, .num_warps = 4};
   auto persistent = examples::make_padded_sum_into(ts::Settings{.config = cfg});
   auto host = examples::make_padded_sum_host_into(ts::Settings{.config = cfg});
-  if (!json) std::printf("%-10s %12s %12s %10s %10s\n", "rows n", "persist ms", "flat ms", "ratio", "GB/s pers");
+  if (!json)
+    std::printf("%-10s %12s %12s %10s %10s\n", "rows n", "persist ms", "flat ms", "ratio",
+                "GB/s pers");
   for (int64_t n : {rows, rows / 2, rows / 16, int64_t{1000}}) {
     ts::Buffer size = ts::Buffer::scalar(static_cast<double>(n), ts::i32, ts::cuda(0));
     double pm = gpu_ms([&] { persistent(ts::Stream{s}, x, size, out); }, s.handle);
     double fm = gpu_ms([&] { host(ts::Stream{s}, x, n, out); }, s.handle);
     double gbs = static_cast<double>(n) * cols * 4 / pm / 1e6;
     if (json)
-      std::printf("{\"bench\":\"padded_sum\",\"rows\":%lld,\"cols\":%lld,\"n\":%lld,\"persistent_ms\":%.5f,"
-                  "\"flat_ms\":%.5f}\n",
-                  (long long)rows, (long long)cols, (long long)n, pm, fm);
+      std::printf(
+          "{\"bench\":\"padded_sum\",\"rows\":%lld,\"cols\":%lld,\"n\":%lld,\"persistent_ms\":%.5f,"
+          "\"flat_ms\":%.5f}\n",
+          (long long)rows, (long long)cols, (long long)n, pm, fm);
     else
       std::printf("%-10lld %12.4f %12.4f %10.3f %10.1f\n", (long long)n, pm, fm, fm / pm, gbs);
   }
@@ -79,8 +86,10 @@ int main(int argc, char** argv) {
   if (json)
     std::printf("{\"bench\":\"graph\",\"eager_us\":%.3f,\"replay_us\":%.3f}\n", eager, replay);
   else
-    std::printf("\nper call, x [100, 100]: eager %.2f us, graph replay %.2f us (%d calls per graph), ratio %.2f\n",
-                eager, replay, per_graph, eager / replay);
+    std::printf(
+        "\nper call, x [100, 100]: eager %.2f us, graph replay %.2f us (%d calls per graph), ratio "
+        "%.2f\n",
+        eager, replay, per_graph, eager / replay);
   s.destroy();
   return 0;
 }

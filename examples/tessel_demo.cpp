@@ -34,16 +34,19 @@ int main(int argc, char** argv) {
   CLI::App app{"tessel demo: the seed programs and a short demo"};
   bool interpret = false, seed_sizes = false;
   app.add_flag("--interpret", interpret, "run on the CPU interpreter even if a GPU is present");
-  app.add_flag("--seed-sizes", seed_sizes, "seed 000 at B=2^15, D=2^18 (needs ~70 GB of GPU memory)");
+  app.add_flag("--seed-sizes", seed_sizes,
+               "seed 000 at B=2^15, D=2^18 (needs ~70 GB of GPU memory)");
   CLI11_PARSE(app, argc, argv);
 
   bool gpu = !interpret && ts::gpu_available();
   ts::Device dev = gpu ? ts::cuda(0) : ts::cpu();
-  std::printf("tessel demo on %s\n", gpu ? ts::gpu_name(0).c_str()
-                                        : ("the CPU interpreter (" + ts::gpu_unavailable_reason() + ")").c_str());
+  std::printf("tessel demo on %s\n",
+              gpu ? ts::gpu_name(0).c_str()
+                  : ("the CPU interpreter (" + ts::gpu_unavailable_reason() + ")").c_str());
 
   // Seed 000: out[:B/2, :D/2] == x + 1 with both bounds in device memory.
-  int64_t B = seed_sizes ? (1 << 15) : (gpu ? 2048 : 64), D = seed_sizes ? (1 << 18) : (gpu ? 8192 : 96);
+  int64_t B = seed_sizes ? (1 << 15) : (gpu ? 2048 : 64),
+          D = seed_sizes ? (1 << 18) : (gpu ? 8192 : 96);
   ts::Buffer x = ts::Buffer::randn({B, D}, ts::f32, dev, 1);
   ts::Buffer bb = ts::Buffer::scalar(static_cast<double>(B / 2), ts::i32, dev);
   ts::Buffer db = ts::Buffer::scalar(static_cast<double>(D / 2), ts::i32, dev);
@@ -67,10 +70,11 @@ int main(int argc, char** argv) {
   std::vector<double> expect(100, 0.0);
   for (int i = 0; i < 80; ++i) expect[i] = 100;
   ts::Buffer want = ts::Buffer::from_vector(expect, {100}, ts::f32, dev);
-  for (auto [name, k] : {std::pair{"tile(size)", examples::make_padded_sum()},
-                         std::pair{"tile(size(0))", examples::make_padded_sum_index()},
-                         std::pair{"tile(size.item())", examples::make_padded_sum_item()},
-                         std::pair{"manual persistent grid(5)", examples::make_padded_sum_manual()}}) {
+  for (auto [name, k] :
+       {std::pair{"tile(size)", examples::make_padded_sum()},
+        std::pair{"tile(size(0))", examples::make_padded_sum_index()},
+        std::pair{"tile(size.item())", examples::make_padded_sum_item()},
+        std::pair{"manual persistent grid(5)", examples::make_padded_sum_manual()}}) {
     ts::Buffer out;
     double ms = timed([&] { out = k(ones, size); });
     std::snprintf(label, sizeof label, "seed 002 padded_sum %s", name);
@@ -86,8 +90,10 @@ int main(int argc, char** argv) {
   std::vector<double> av = ref.to_vector(), bv = bias.to_vector(), rv(av.size());
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) rv[i * N + j] = static_cast<float>(av[i * N + j] + bv[j]);
-  report("demo add_bias out = x + bias[newaxis, :]",
-         ts::count_mismatches(out.to(ts::cpu()), ts::Buffer::from_vector(rv, {M, N}, ts::f32), 0, 0), 0);
+  report(
+      "demo add_bias out = x + bias[newaxis, :]",
+      ts::count_mismatches(out.to(ts::cpu()), ts::Buffer::from_vector(rv, {M, N}, ts::f32), 0, 0),
+      0);
 
   std::printf("%s\n", failures ? "FAILED" : "all checks passed");
   return failures ? 1 : 0;

@@ -4,7 +4,7 @@
 set -euo pipefail
 need=()
 for pkg in cmake ninja-build g++ libgtest-dev nlohmann-json3-dev libfmt-dev libcli11-dev \
-           libdlpack-dev libxxhash-dev pkg-config; do
+           libdlpack-dev libxxhash-dev pkg-config clang-format; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -6,9 +6,8 @@
 
 #include <regex>
 #include <string>
-#include <vector>
-
 #include <tessel/tessel.hpp>
+#include <vector>
 
 #include "common/preserve_format.hpp"
 #include "interp_test_util.hpp"
@@ -32,7 +31,8 @@ auto make_filled() {
     ts::Value a_stride0 = a.stride(0);
     for (auto tn : ts::tile(x.size(1))) a(0, tn) = x(0, tn);
     for (auto tm : ts::tile(x.size(0))) b(tm, 0) = ts::full({tm}, 1.0);
-    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) c(tm, tn) = ts::full({tm, tn}, 0.0) + a_stride0;
+    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1)))
+      c(tm, tn) = ts::full({tm, tn}, 0.0) + a_stride0;
     return std::make_tuple(a, b, c);
   });
 }
@@ -58,7 +58,8 @@ TEST(AllocLayout, PreserveFormatStridesFollowTorch) {
   EXPECT_EQ(ts::preserve_format_strides({4, 6}, {1, 8}), (Ints{1, 4}));
   // Overlapping: a broadcast (stride-0) dim keeps its place; equal strides put the
   // smaller size inside (at::infer_dense_strides' example and tie rule).
-  EXPECT_EQ(ts::preserve_format_strides({6, 5, 4, 3, 2}, {6, 0, 120, 0, 1}), (Ints{6, 36, 180, 2, 1}));
+  EXPECT_EQ(ts::preserve_format_strides({6, 5, 4, 3, 2}, {6, 0, 120, 0, 1}),
+            (Ints{6, 36, 180, 2, 1}));
   EXPECT_EQ(ts::preserve_format_strides({3, 8}, {1, 1}), (Ints{1, 3}));
   EXPECT_EQ(ts::preserve_format_strides({5, 7}, {0, 1}), (Ints{7, 1}));
   EXPECT_TRUE(ts::non_overlapping_and_dense({4, 6}, {1, 4}));
@@ -103,7 +104,8 @@ TEST(AllocLayout, FillsAndStridesOfAllocationsLikeATransposedArgument) {
   EXPECT_EQ(a.strides(), (Ints{1, 4}));
   EXPECT_EQ(b.strides(), (Ints{1, 4}));  // like `a`, an allocation like x
   EXPECT_EQ(c.strides(), (Ints{1, 4}));
-  std::vector<double> xs = x.to_vector(), av = a.to_vector(), bv = b.to_vector(), cv = c.to_vector();
+  std::vector<double> xs = x.to_vector(), av = a.to_vector(), bv = b.to_vector(),
+                      cv = c.to_vector();
   for (int64_t m = 0; m < 4; ++m)
     for (int64_t n = 0; n < 3; ++n) {
       size_t i = static_cast<size_t>(m * 3 + n);

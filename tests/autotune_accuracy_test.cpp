@@ -19,9 +19,10 @@ namespace {
 class AutotuneTuning : public autotune_test::CacheDirTest {};
 
 /// TuneOptions measuring with a CpuBackend over the call's (CPU) arguments.
-at::TuneOptions on_cpu(std::function<double(const ts::Config&)> cost,
-                       std::function<void(const ts::Config&, std::vector<ts::Buffer>&)> corrupt = {},
-                       int* backends_made = nullptr) {
+at::TuneOptions on_cpu(
+    std::function<double(const ts::Config&)> cost,
+    std::function<void(const ts::Config&, std::vector<ts::Buffer>&)> corrupt = {},
+    int* backends_made = nullptr) {
   at::TuneOptions o;
   o.effort = ts::AutotuneEffort::quick;
   o.budget = at::Budget{20, 60};
@@ -60,7 +61,8 @@ TEST_F(AutotuneTuning, AWrongCandidateIsRejectedAndReported) {
   for (const at::Trial& t : r.trials) {
     if (*t.config.num_warps != 16) continue;
     EXPECT_EQ(t.result.status, at::Measurement::rejected) << t.config.to_json();
-    EXPECT_NE(t.result.reason.find("output 0 (f32[1000] cpu): 1 of 1000 elements differ"), std::string::npos)
+    EXPECT_NE(t.result.reason.find("output 0 (f32[1000] cpu): 1 of 1000 elements differ"),
+              std::string::npos)
         << t.result.reason;
     reported = true;
   }
@@ -121,7 +123,8 @@ TEST_F(AutotuneTuning, AFailingDefaultConfigStopsTuning) {
 }
 
 TEST_F(AutotuneTuning, OverridesAreForcedInEveryCandidate) {
-  auto add = examples::make_add(ts::Settings{.autotune_config_overrides = ts::Config{.num_warps = 2}});
+  auto add =
+      examples::make_add(ts::Settings{.autotune_config_overrides = ts::Config{.num_warps = 2}});
   ts::Buffer x = ts::Buffer::randn({1000}, ts::f32);
   at::TuneResult r = tune(add, on_cpu(more_warps_faster), false, x, x);
   ASSERT_FALSE(r.trials.empty());
@@ -143,8 +146,9 @@ TEST(AutotuneAccuracy, CompareOutputsNamesTheFirstMismatch) {
   ts::Buffer f = ts::Buffer::from_vector({1.0, 2.0}, {2}, ts::f32);
   ts::Buffer g = ts::Buffer::from_vector({1.00001, 2.0}, {2}, ts::f32);
   EXPECT_EQ(at::compare_outputs({f, a}, {g, a}), "");
-  EXPECT_EQ(at::compare_outputs({f, a}, {f, b}),
-            "output 1 (i32[3] cpu): 1 of 3 elements differ by more than atol 0 + rtol 0 * |expected|");
+  EXPECT_EQ(
+      at::compare_outputs({f, a}, {f, b}),
+      "output 1 (i32[3] cpu): 1 of 3 elements differ by more than atol 0 + rtol 0 * |expected|");
 }
 
 TEST(AutotuneProgress, QuietWhenNotATerminalButPrintsTheResultLine) {
@@ -155,9 +159,10 @@ TEST(AutotuneProgress, QuietWhenNotATerminalButPrintsTheResultLine) {
   ts::Config best{.block_sizes = std::vector<int64_t>{1}, .num_warps = 8};
   p.finish(&best, 12.5, 40, 2, 1);
   std::string line = out.str();
-  EXPECT_EQ(line.find("[tessel] autotuned 'softmax': ts::Config{.block_sizes = std::vector<int64_t>{1}, "
-                      ".num_warps = 8} (12.5 us, 40 configs (2 failed, 1 rejected) in "),
-            0u)
+  EXPECT_EQ(
+      line.find("[tessel] autotuned 'softmax': ts::Config{.block_sizes = std::vector<int64_t>{1}, "
+                ".num_warps = 8} (12.5 us, 40 configs (2 failed, 1 rejected) in "),
+      0u)
       << line;
   EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
 }
@@ -168,8 +173,9 @@ TEST(AutotuneProgress, LiveOnATerminalRedrawsOneLine) {
   p.update(3, 1, 0, 12.5, true);
   p.update(4, 1, 0, 11.0, true);
   std::string s = out.str();
-  EXPECT_NE(s.find("\r\033[K[tessel] autotuning 'add': 4 configs, 1 failed, 0 rejected, best 11.0 us"),
-            std::string::npos)
+  EXPECT_NE(
+      s.find("\r\033[K[tessel] autotuning 'add': 4 configs, 1 failed, 0 rejected, best 11.0 us"),
+      std::string::npos)
       << s;
   EXPECT_EQ(s.find('\n'), std::string::npos);
 }

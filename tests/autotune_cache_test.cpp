@@ -23,7 +23,8 @@ namespace {
 class AutotuneCache : public autotune_test::CacheDirTest {};
 
 at::ConfigKeyParts parts_for(const ts::ir::Graph& g) {
-  return at::config_key_parts(g, "gpu|f32:2,4096a,4096cA@0|i32", ts::Settings{}, "NVIDIA H200 sm_90");
+  return at::config_key_parts(g, "gpu|f32:2,4096a,4096cA@0|i32", ts::Settings{},
+                              "NVIDIA H200 sm_90");
 }
 
 std::vector<fs::path> files_in(const fs::path& dir) {
@@ -50,14 +51,16 @@ TEST(AutotuneCacheKey, DifferentIrGivesADifferentKernelHash) {
   ts::Buffer x = ts::Buffer::empty({1024}, ts::f32);
   auto add = examples::make_add();
   auto copy = examples::make_copy();
-  EXPECT_NE(at::kernel_content_hash(graph_of(add, x, x)), at::kernel_content_hash(graph_of(copy, x)));
+  EXPECT_NE(at::kernel_content_hash(graph_of(add, x, x)),
+            at::kernel_content_hash(graph_of(copy, x)));
   // Same code, a fixed block size: the printed IR is the same, the hash is not.
   auto fixed = ts::kernel("add", [](ts::Tensor x, ts::Tensor y) {
     ts::Tensor out = ts::empty_like(x);
     for (auto t : ts::tile(x.size(0), ts::TileOptions{.block_size = 128})) out(t) = x(t) + y(t);
     return out;
   });
-  EXPECT_NE(at::kernel_content_hash(graph_of(add, x, x)), at::kernel_content_hash(graph_of(fixed, x, x)));
+  EXPECT_NE(at::kernel_content_hash(graph_of(add, x, x)),
+            at::kernel_content_hash(graph_of(fixed, x, x)));
 }
 
 TEST(AutotuneCacheKey, EachPartInvalidatesTheKey) {
@@ -67,7 +70,8 @@ TEST(AutotuneCacheKey, EachPartInvalidatesTheKey) {
   std::string key = at::config_key(base);
   for (int part = 0; part < 6; ++part) {
     at::ConfigKeyParts p = base;
-    std::string* field[] = {&p.kernel_hash, &p.spec_key, &p.gpu, &p.tessel_version, &p.nvrtc, &p.tuning};
+    std::string* field[] = {&p.kernel_hash,    &p.spec_key, &p.gpu,
+                            &p.tessel_version, &p.nvrtc,    &p.tuning};
     *field[part] += "x";
     EXPECT_NE(at::config_key(p), key) << "part " << part;
   }
@@ -113,7 +117,8 @@ TEST_F(AutotuneCache, TunedConfigRoundTripsAndIgnoresPartialTemporaries) {
   std::ofstream(final_path.string() + ".tmp.12345.0") << R"({"key": {"kernel_ha)";
   EXPECT_FALSE(at::load_tuned(parts).has_value());
 
-  at::TunedRecord r{ts::Config{.block_sizes = std::vector<int64_t>{256}, .num_warps = 2}, 12.5, 17, "add"};
+  at::TunedRecord r{ts::Config{.block_sizes = std::vector<int64_t>{256}, .num_warps = 2}, 12.5, 17,
+                    "add"};
   ASSERT_TRUE(at::store_tuned(parts, r));
   std::optional<at::TunedRecord> got = at::load_tuned(parts);
   ASSERT_TRUE(got.has_value());

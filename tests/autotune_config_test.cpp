@@ -63,21 +63,25 @@ TEST(AutotuneConfig, TunablesPrintAsJsonAndAsAPasteableInitializer) {
                .num_warps = 8,
                .tunables = std::map<std::string, int64_t>{{"scale", 2}, {"unroll", 4}}};
   EXPECT_EQ(c.to_json(), R"({"block_sizes":[64],"num_warps":8,"tunables":{"scale":2,"unroll":4}})");
-  EXPECT_EQ(c.to_cpp(), R"(ts::Config{.block_sizes = std::vector<int64_t>{64}, .num_warps = 8, )"
-                        R"(.tunables = std::map<std::string, int64_t>{{"scale", 2}, {"unroll", 4}}})");
+  EXPECT_EQ(c.to_cpp(),
+            R"(ts::Config{.block_sizes = std::vector<int64_t>{64}, .num_warps = 8, )"
+            R"(.tunables = std::map<std::string, int64_t>{{"scale", 2}, {"unroll", 4}}})");
   // The printed initializer, pasted:
-  ts::Config pasted = ts::Config{.block_sizes = std::vector<int64_t>{64},
-                                 .num_warps = 8,
-                                 .tunables = std::map<std::string, int64_t>{{"scale", 2}, {"unroll", 4}}};
+  ts::Config pasted =
+      ts::Config{.block_sizes = std::vector<int64_t>{64},
+                 .num_warps = 8,
+                 .tunables = std::map<std::string, int64_t>{{"scale", 2}, {"unroll", 4}}};
   EXPECT_EQ(pasted, c);
 }
 
 TEST(AutotuneConfig, UnknownKeyIsAUserError) {
   EXPECT_THROW(ts::Config::from_json(R"({"tunable":{"a":1}})"), ts::UserError);
   EXPECT_THROW(ts::Config::from_json(R"({"tunables":{"a":"x"}})"), ts::UserError);
-  EXPECT_THROW(ts::Config::from_json(R"({"tunables":{"a":1.5}})"), ts::UserError);  // not truncated to 1
+  EXPECT_THROW(ts::Config::from_json(R"({"tunables":{"a":1.5}})"),
+               ts::UserError);  // not truncated to 1
   EXPECT_THROW(ts::Config::from_json(R"({"tunables":[1]})"), ts::UserError);
-  EXPECT_THROW(ts::Config::from_json(R"({"num_warps":4,"num_warps":8})"), ts::UserError);  // not "last wins"
+  EXPECT_THROW(ts::Config::from_json(R"({"num_warps":4,"num_warps":8})"),
+               ts::UserError);  // not "last wins"
   EXPECT_THROW(ts::Config::from_json(R"({"tunables":{"a":1,"a":2}})"), ts::UserError);
   EXPECT_EQ(ts::Config::from_json(R"({"tunables":{"a":-3}})").tunables->at("a"), -3);
 }
@@ -89,7 +93,8 @@ TEST(Tunables, ValueIsTheConfigsChoiceOrTheFirst) {
         "times_tunable",
         [](ts::Tensor x) {
           ts::Tensor out = ts::empty_like(x);
-          for (auto t : ts::tile(x.size(0))) out(t) = x(t) * ts::register_tunable("factor", {3, 5, 7});
+          for (auto t : ts::tile(x.size(0)))
+            out(t) = x(t) * ts::register_tunable("factor", {3, 5, 7});
           return out;
         },
         s);
@@ -117,7 +122,8 @@ TEST(Tunables, AChoiceThatIsNotDeclaredIsAUserError) {
         for (auto t : ts::tile(x.size(0))) out(t) = x(t) * ts::register_tunable("factor", {3, 5});
         return out;
       },
-      ts::Settings{.config = ts::Config{.tunables = std::map<std::string, int64_t>{{"factor", 4}}}});
+      ts::Settings{.config =
+                       ts::Config{.tunables = std::map<std::string, int64_t>{{"factor", 4}}}});
   try {
     k(x);
     FAIL() << "expected a UserError";

@@ -21,7 +21,8 @@ namespace {
 class Synthetic : public at::Backend {
  public:
   explicit Synthetic(std::function<double(const ts::Config&)> cost) : cost_(std::move(cost)) {}
-  std::vector<at::Measurement> measure(const std::vector<ts::Config>& configs, const Done& done) override {
+  std::vector<at::Measurement> measure(const std::vector<ts::Config>& configs,
+                                       const Done& done) override {
     std::vector<at::Measurement> out;
     for (size_t i = 0; i < configs.size(); ++i) {
       measured.push_back(configs[i].to_json());
@@ -43,12 +44,13 @@ class Synthetic : public at::Backend {
 double lg(double v) { return std::log2(v); }
 
 /// Convex in log2 of each knob, with its minimum at (rows, cols, warps, pid, multiplier).
-std::function<double(const ts::Config&)> bowl(int64_t rows, int64_t cols, int warps, ts::PidType pid,
-                                              int mult) {
+std::function<double(const ts::Config&)> bowl(int64_t rows, int64_t cols, int warps,
+                                              ts::PidType pid, int mult) {
   return [=](const ts::Config& c) {
     double d = std::pow(lg(c.block_sizes->at(0)) - lg(rows), 2) +
-               std::pow(lg(c.block_sizes->at(1)) - lg(cols), 2) + std::pow(lg(*c.num_warps) - lg(warps), 2) +
-               (*c.pid_type == pid ? 0 : 1.5) + std::pow(lg(*c.num_sm_multiplier) - lg(mult), 2);
+               std::pow(lg(c.block_sizes->at(1)) - lg(cols), 2) +
+               std::pow(lg(*c.num_warps) - lg(warps), 2) + (*c.pid_type == pid ? 0 : 1.5) +
+               std::pow(lg(*c.num_sm_multiplier) - lg(mult), 2);
     return 10 + d;
   };
 }
@@ -131,7 +133,8 @@ TEST(AutotuneSearch, RandomSearchRespectsItsBudget) {
   at::TuneResult r = at::tune(space, backend, o, nullptr);
   EXPECT_EQ(r.trials.size(), 25u);
   EXPECT_EQ(backend.measured.size(), 25u);
-  for (const at::Trial& t : r.trials) EXPECT_TRUE(space.valid(space.point(t.config))) << t.config.to_json();
+  for (const at::Trial& t : r.trials)
+    EXPECT_TRUE(space.valid(space.point(t.config))) << t.config.to_json();
 }
 
 TEST(AutotuneSearch, ListSearchMeasuresTheListInOrderWithinItsBudget) {

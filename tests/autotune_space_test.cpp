@@ -68,16 +68,19 @@ TEST(AutotuneSpace, EvictionPoliciesOfKernelsThatReadAgain) {
   EXPECT_EQ(knob(s, "load_eviction_policies[0]").choices, (std::vector<int64_t>{0, 1, 2}));
   EXPECT_FALSE(knob(s, "load_eviction_policies[0]").ordered);
   EXPECT_FALSE(has_knob(s, "load_eviction_policies[1]"));
-  ts::Config c{.block_sizes = std::vector<int64_t>{1}, .load_eviction_policies = std::vector<E>{E::last}};
+  ts::Config c{.block_sizes = std::vector<int64_t>{1},
+               .load_eviction_policies = std::vector<E>{E::last}};
   EXPECT_EQ(s.config(s.point(c)).load_eviction_policies, c.load_eviction_policies);
   EXPECT_FALSE(s.config(s.default_point()).load_eviction_policies.has_value());
   // Forced policies fix the knobs, also where none would be offered (add).
   auto add = examples::make_add();
   ts::Buffer a = ts::Buffer::empty({1 << 20}, ts::f32);
-  at::ConfigSpace forced(graph_of(add, a, a), ts::Config{.load_eviction_policies = std::vector<E>{E::none, E::first}},
+  at::ConfigSpace forced(graph_of(add, a, a),
+                         ts::Config{.load_eviction_policies = std::vector<E>{E::none, E::first}},
                          "add");
   EXPECT_EQ(knob(forced, "load_eviction_policies[1]").choices, (std::vector<int64_t>{1}));
-  EXPECT_EQ(forced.config(forced.default_point()).load_eviction_policies, (std::vector<E>{E::none, E::first}));
+  EXPECT_EQ(forced.config(forced.default_point()).load_eviction_policies,
+            (std::vector<E>{E::none, E::first}));
 }
 
 TEST(AutotuneSpace, DefaultPointIsTheDefaultConfig) {
@@ -123,14 +126,18 @@ TEST(AutotuneSpace, StagesAreCanonicallyOneWithoutADeviceLoop) {
   ts::Buffer x = ts::Buffer::empty({4096, 4096}, ts::f32);
   at::ConfigSpace s(graph_of(softmax, x), {}, "softmax");
   auto stages = [&](std::optional<int64_t> chunk) {
-    ts::Config c{.block_sizes = std::vector<int64_t>{1}, .num_warps = 8, .num_stages = 2,
+    ts::Config c{.block_sizes = std::vector<int64_t>{1},
+                 .num_warps = 8,
+                 .num_stages = 2,
                  .reduction_loops = std::vector<std::optional<int64_t>>{chunk}};
     return *s.config(s.canonical(s.point(c))).num_stages;
   };
   EXPECT_EQ(stages(std::nullopt), 1);
   EXPECT_EQ(stages(256), 2);
   // A persistent program loop over rows: the next row's loads can be issued early.
-  ts::Config c{.block_sizes = std::vector<int64_t>{1}, .num_warps = 8, .num_stages = 2,
+  ts::Config c{.block_sizes = std::vector<int64_t>{1},
+               .num_warps = 8,
+               .num_stages = 2,
                .pid_type = ts::PidType::persistent_interleaved,
                .reduction_loops = std::vector<std::optional<int64_t>>{std::nullopt}};
   EXPECT_EQ(*s.config(s.canonical(s.point(c))).num_stages, 2);
@@ -160,7 +167,8 @@ TEST(AutotuneSpace, PointsNeedingMoreThan256RegistersAreInvalid) {
     ts::Config c = s.config(p);
     if (c.reduction_loops && (*c.reduction_loops)[0]) continue;  // lowered first; see valid()
     for (const ts::ir::Node* n : g.host)
-      if (n->op == ts::ir::Op::Loop) EXPECT_LE(ts::passes::compute_layout(n, c).regs(), 256) << c.to_json();
+      if (n->op == ts::ir::Op::Loop)
+        EXPECT_LE(ts::passes::compute_layout(n, c).regs(), 256) << c.to_json();
   }
 }
 
@@ -205,11 +213,13 @@ TEST(AutotuneSpace, InvalidForcedKeysAreAUserErrorNamingTheKernel) {
   auto add = examples::make_add();
   ts::Buffer x = ts::Buffer::empty({1 << 20}, ts::f32);
   try {
-    at::ConfigSpace s(graph_of(add, x, x), ts::Config{.block_sizes = std::vector<int64_t>{100}}, "add");
+    at::ConfigSpace s(graph_of(add, x, x), ts::Config{.block_sizes = std::vector<int64_t>{100}},
+                      "add");
     FAIL() << "expected a UserError";
   } catch (const ts::UserError& e) {
     EXPECT_EQ(e.kernel(), "add");
-    EXPECT_NE(std::string(e.what()).find("is not a positive power of two"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is not a positive power of two"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -250,7 +260,8 @@ TEST(AutotuneSpace, TunablesAreUnorderedKnobs) {
   EXPECT_EQ(t.choices, (std::vector<int64_t>{1, 2, 4}));
   EXPECT_FALSE(t.ordered);
   EXPECT_EQ(s.config(s.default_point()).tunables->at("scale"), 1);
-  at::ConfigSpace forced(graph_of(k, x), ts::Config{.tunables = std::map<std::string, int64_t>{{"scale", 4}}},
+  at::ConfigSpace forced(graph_of(k, x),
+                         ts::Config{.tunables = std::map<std::string, int64_t>{{"scale", 4}}},
                          "scaled");
   EXPECT_EQ(knob(forced, "tunables.scale").choices, (std::vector<int64_t>{4}));
 }

@@ -77,17 +77,20 @@ TEST(AutotuneWorker, ACrashedWorkerIsReportedWithItsOutput) {
 }
 
 TEST(AutotuneWorker, TheBuiltWorkerIsFoundAndFailsCleanlyWithoutAGpu) {
-  if (tessel::rt::cuda_available()) GTEST_SKIP() << "a GPU is present (the GPU tests cover the worker)";
+  if (tessel::rt::cuda_available())
+    GTEST_SKIP() << "a GPU is present (the GPU tests cover the worker)";
   std::string path = at::find_worker_executable();
   ASSERT_FALSE(path.empty());
   at::WorkerProcess w(path);
   ASSERT_TRUE(w.send(at::Message{
-      {{"op", "setup"}, {"device", 0}, {"flush_bytes", 0}, {"buffers", nlohmann::json::array()}}, {}}));
+      {{"op", "setup"}, {"device", 0}, {"flush_bytes", 0}, {"buffers", nlohmann::json::array()}},
+      {}}));
   at::Message reply;
   ASSERT_EQ(w.receive(30.0, reply), at::ReadStatus::ok);
   EXPECT_EQ(reply.header.value("op", ""), "error");
   EXPECT_TRUE(reply.header.value("fatal", false));
-  EXPECT_NE(reply.header.value("message", "").find("CUDA"), std::string::npos) << reply.header.dump();
+  EXPECT_NE(reply.header.value("message", "").find("CUDA"), std::string::npos)
+      << reply.header.dump();
   EXPECT_EQ(w.reap(5.0).find("exited with status 3"), 0u);
 }
 

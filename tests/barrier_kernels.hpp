@@ -109,7 +109,8 @@ inline auto make_accumulate_tiles(ts::Settings s = {}) {
 /// x[i] *= 2 in place (each element loaded and stored by one thread: no barrier).
 inline auto make_double_in_place(ts::Settings s = {}) {
   return ts::kernel(
-      "double_in_place", [](ts::Tensor x) {
+      "double_in_place",
+      [](ts::Tensor x) {
         for (auto t : ts::tile(x.size(0))) x(t) = x(t) * 2;
       },
       s);

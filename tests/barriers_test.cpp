@@ -5,9 +5,8 @@
 // __restrict__. Compiled with NVRTC for sm_90 (no GPU needed).
 #include <gtest/gtest.h>
 
-#include <vector>
-
 #include <tessel/tessel.hpp>
+#include <vector>
 
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/norms.hpp"
@@ -29,7 +28,9 @@ namespace {
 const char* kBarrier = "memory another thread of the program accessed before";
 
 ts::Settings config(std::vector<int64_t> blocks, int warps = 4, int stages = 1) {
-  return ts::Settings{.config = ts::Config{.block_sizes = std::move(blocks), .num_warps = warps, .num_stages = stages}};
+  return ts::Settings{
+      .config =
+          ts::Config{.block_sizes = std::move(blocks), .num_warps = warps, .num_stages = stages}};
 }
 
 ts::Buffer f32(std::vector<int64_t> shape) { return ts::Buffer::zeros(std::move(shape), ts::f32); }
@@ -44,12 +45,15 @@ int barriers(const K& k, const A&... args) {
 TEST(Barriers, ARowStoredInADeviceLoopIsReloadedAfterABarrier) {
   REQUIRE_NVRTC();
   std::string src = compile(barrier_test::make_store_then_row_sum(config({4, 32})), f32({64, 256}));
-  EXPECT_EQ(count(src, "__syncthreads();  // the load below reads or writes " + std::string(kBarrier)), 1) << src;
+  EXPECT_EQ(
+      count(src, "__syncthreads();  // the load below reads or writes " + std::string(kBarrier)), 1)
+      << src;
 }
 
 TEST(Barriers, OneWarpWaitsAtSyncwarp) {
   REQUIRE_NVRTC();
-  std::string src = compile(barrier_test::make_store_then_row_sum(config({4, 32}, 1)), f32({64, 256}));
+  std::string src =
+      compile(barrier_test::make_store_then_row_sum(config({4, 32}, 1)), f32({64, 256}));
   EXPECT_EQ(count(src, "__syncwarp();  // the load below"), 1) << src;
   EXPECT_EQ(count(src, "__syncthreads()"), 0) << src;
 }
@@ -115,7 +119,9 @@ TEST(Barriers, TheSameElementsInTheSameThreadsNeedNoBarrier) {
   EXPECT_EQ(barriers(barrier_test::make_accumulate_tiles(config({8, 32})), f32({5, 64, 64})), 0);
   EXPECT_EQ(barriers(barrier_test::make_double_in_place(), f32({1000})), 0);
   // One store on every iteration of a device loop (seed 002's manual persistent form).
-  EXPECT_EQ(barriers(examples::make_padded_sum_manual(), f32({100, 100}), ts::Buffer::scalar(80, ts::i32)), 0);
+  EXPECT_EQ(barriers(examples::make_padded_sum_manual(), f32({100, 100}),
+                     ts::Buffer::scalar(80, ts::i32)),
+            0);
   // Elements of one row kept by one thread: the copies of acc(tm) along the columns sit
   // in that thread's registers (one row per thread).
   EXPECT_EQ(barriers(barrier_test::make_accumulate_rows(config({128, 4}, 4)), f32({256, 64})), 0);
@@ -128,7 +134,9 @@ TEST(Barriers, ExampleKernelsHaveNone) {
   EXPECT_EQ(barriers(examples::make_softmax(), f32({64, 512})), 0);
   EXPECT_EQ(barriers(examples::make_softmax_two_pass(), f32({64, 512})), 0);
   EXPECT_EQ(barriers(examples::make_layer_norm(), f32({64, 512}), f32({512}), f32({512}), 1e-5), 0);
-  EXPECT_EQ(barriers(examples::make_cross_entropy(), f32({64, 512}), ts::Buffer::zeros({64}, ts::i64)), 0);
+  EXPECT_EQ(
+      barriers(examples::make_cross_entropy(), f32({64, 512}), ts::Buffer::zeros({64}, ts::i64)),
+      0);
 }
 
 TEST(Barriers, SeparateArgumentsNeedNoBarrierAndAreRestrict) {
@@ -197,7 +205,8 @@ TEST(AliasGroups, DisjointBuffersFormNoGroup) {
   ts::Buffer a = f32({100}), b = f32({100});
   EXPECT_TRUE(ts::rt::alias_groups({&a, nullptr, &b}).empty());
   ts::Buffer halves = f32({100});
-  ts::Buffer lo = halves.narrow(0, 0, 50), hi = halves.narrow(0, 50, 50);  // one storage, disjoint bytes
+  ts::Buffer lo = halves.narrow(0, 0, 50),
+             hi = halves.narrow(0, 50, 50);  // one storage, disjoint bytes
   EXPECT_TRUE(ts::rt::alias_groups({&lo, &hi}).empty());
   ts::Buffer empty = halves.narrow(0, 10, 0);
   EXPECT_TRUE(ts::rt::alias_groups({&halves, &empty}).empty());
@@ -208,7 +217,8 @@ TEST(AliasGroups, OverlappingRangesAreGroupedTransitivelyUnderTheLowestPosition)
   auto blob = [&](int at, int64_t n) {
     return ts::Buffer::from_blob(memory.data() + at, {n}, {1}, ts::f32, ts::cpu());
   };
-  ts::Buffer a = blob(0, 100), b = blob(250, 50), c = blob(90, 20), d = blob(105, 150), e = f32({10});
+  ts::Buffer a = blob(0, 100), b = blob(250, 50), c = blob(90, 20), d = blob(105, 150),
+             e = f32({10});
   // a-c and c-d overlap, d-b overlaps: one group (a's position 0); e separate.
   EXPECT_EQ(ts::rt::alias_groups({&e, &a, &b, &c, &d}), (std::vector<int>{-1, 1, 1, 1, 1}));
   // Adjacent ranges do not overlap.
@@ -218,14 +228,16 @@ TEST(AliasGroups, OverlappingRangesAreGroupedTransitivelyUnderTheLowestPosition)
 
 TEST(AliasGroups, TwoDlpackHandlesOfOneTensorAreOneGroup) {
   ts::Buffer x = f32({4, 8});
-  ts::Buffer y = ts::Buffer::from_dlpack(x.to_dlpack());  // another Buffer (storage) over x's memory
+  ts::Buffer y =
+      ts::Buffer::from_dlpack(x.to_dlpack());  // another Buffer (storage) over x's memory
   ASSERT_NE(x.storage(), y.storage());
   EXPECT_EQ(ts::rt::alias_groups({&x, &y}), (std::vector<int>{0, 0}));
 }
 
 TEST(AliasGroups, InterleavedColumnsShareTheirRange) {
   ts::Buffer m = f32({4, 8});
-  ts::Buffer left = m.narrow(1, 0, 4), right = m.narrow(1, 4, 4);  // disjoint elements, interleaved bytes
+  ts::Buffer left = m.narrow(1, 0, 4),
+             right = m.narrow(1, 4, 4);  // disjoint elements, interleaved bytes
   EXPECT_EQ(ts::rt::alias_groups({&left, &right}), (std::vector<int>{0, 0}));
   ts::Buffer t = m.transpose(0, 1);
   EXPECT_EQ(ts::rt::byte_range(t), ts::rt::byte_range(m));

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <string>
-
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
@@ -52,8 +51,11 @@ TEST(BlockDim, CarriedBlockAccumulatorSumsEveryChunk) {
   // longer than the row.
   for (auto [bm, bn] : {std::pair<int64_t, int64_t>{4, 64}, {1, 256}, {8, 1}, {2, 2048}}) {
     // block_sizes: the BlockSize (declared first), then the row tile.
-    auto k = make_blocked_row_sum({.config = ts::Config{.block_sizes = std::vector<int64_t>{bn, bm}}});
-    EXPECT_EQ(ts::count_mismatches(k(x), ts::Buffer::from_vector(row_sums(x), {37}, ts::f64), 1e-4, 1e-5), 0)
+    auto k =
+        make_blocked_row_sum({.config = ts::Config{.block_sizes = std::vector<int64_t>{bn, bm}}});
+    EXPECT_EQ(
+        ts::count_mismatches(k(x), ts::Buffer::from_vector(row_sums(x), {37}, ts::f64), 1e-4, 1e-5),
+        0)
         << bm << " x " << bn;
   }
 }
@@ -68,27 +70,27 @@ TEST(BlockDim, GeneratedCodeCompilesAndLinesUpTheBlockWithTheTile) {
   // sum over the block (every lane of the block is valid).
   EXPECT_NE(src.find("sum over b"), std::string::npos) << src;
   EXPECT_GE(nvrtc_test::count(src, "((TS_FLAT(r) >> 0) & 63)"), 1) << src;
-  EXPECT_EQ(nvrtc_test::count(src, "((TS_FLAT(r) >> 0) & 63)"), nvrtc_test::count(src, "& 63)")) << src;
+  EXPECT_EQ(nvrtc_test::count(src, "((TS_FLAT(r) >> 0) & 63)"), nvrtc_test::count(src, "& 63)"))
+      << src;
 }
 
 TEST(BlockDim, ABlockValueStoresThroughItsLoopsTile) {
   REQUIRE_NVRTC();
   // Running sums per position of the block, stored after each chunk: out(tm, tn) = acc.
-  auto k = ts::kernel(
-      "store_acc",
-      [](ts::Tensor x) {
-        ts::Tensor out = ts::empty_like(x);
-        ts::BlockSize bn = ts::register_block_size();
-        for (auto tm : ts::tile(x.size(0))) {
-          ts::Value acc = ts::zeros({tm, bn}, ts::f32);
-          for (auto tn : ts::tile(x.size(1), {.block_size = bn})) {
-            acc = acc + x(tm, tn);
-            out(tm, tn) = acc;
-          }
-        }
-        return out;
-      },
-      {.config = ts::Config{.block_sizes = std::vector<int64_t>{4, 2}}});
+  auto k = ts::kernel("store_acc",
+                      [](ts::Tensor x) {
+                        ts::Tensor out = ts::empty_like(x);
+                        ts::BlockSize bn = ts::register_block_size();
+                        for (auto tm : ts::tile(x.size(0))) {
+                          ts::Value acc = ts::zeros({tm, bn}, ts::f32);
+                          for (auto tn : ts::tile(x.size(1), {.block_size = bn})) {
+                            acc = acc + x(tm, tn);
+                            out(tm, tn) = acc;
+                          }
+                        }
+                        return out;
+                      },
+                      {.config = ts::Config{.block_sizes = std::vector<int64_t>{4, 2}}});
   ts::Buffer x = ts::Buffer::from_vector({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5}, ts::f32);
   // Column 4 is position 0 of the second chunk: 1 + 5 and 6 + 10.
   EXPECT_EQ(k(x).to_vector(), (std::vector<double>{1, 2, 3, 4, 6, 6, 7, 8, 9, 16}));
@@ -99,16 +101,17 @@ TEST(BlockDim, TwoDimensionsInOneRegisterSlotAreRefusedByTheCudaBackend) {
   // An outer product of a tile with itself: the interpreter computes it; the CUDA backend
   // would hold only its diagonal, so it refuses, naming the line.
   int line = 0;
-  auto outer = ts::kernel(
-      "tile_outer",
-      [&line](ts::Tensor y) {
-        ts::Tensor out = ts::empty_like(y);
-        for (auto tm : ts::tile(y.size(0))) {
-          line = __LINE__; out(tm) = ts::max(y(tm)(ts::newaxis, ts::all) - y(tm)(ts::all, ts::newaxis), 1);
-        }
-        return out;
-      },
-      {.config = ts::Config{.block_sizes = std::vector<int64_t>{4}}});
+  auto outer = ts::kernel("tile_outer",
+                          [&line](ts::Tensor y) {
+                            ts::Tensor out = ts::empty_like(y);
+                            for (auto tm : ts::tile(y.size(0))) {
+                              line = __LINE__;
+                              out(tm) = ts::max(
+                                  y(tm)(ts::newaxis, ts::all) - y(tm)(ts::all, ts::newaxis), 1);
+                            }
+                            return out;
+                          },
+                          {.config = ts::Config{.block_sizes = std::vector<int64_t>{4}}});
   ts::Buffer y = ts::Buffer::from_vector({0, 1, 2, 3, 4, 5, 6, 7}, {8}, ts::f32);
   EXPECT_EQ(outer(y).to_vector(), (std::vector<double>{3, 2, 1, 0, 3, 2, 1, 0}));
   std::string msg = user_error([&] { outer.cuda(false, y); });
@@ -120,7 +123,8 @@ TEST(BlockDim, TwoDimensionsInOneRegisterSlotAreRefusedByTheCudaBackend) {
     ts::Tensor out = x.new_empty({x.size(0)});
     ts::BlockSize bs = ts::register_block_size();
     for (auto tm : ts::tile(x.size(0), {.block_size = bs})) {
-      line = __LINE__; ts::Value acc = ts::zeros({tm, bs}, ts::f32);
+      line = __LINE__;
+      ts::Value acc = ts::zeros({tm, bs}, ts::f32);
       for (auto tn : ts::tile(x.size(1), {.block_size = bs})) acc = acc + x(tm, tn);
       out(tm) = ts::sum(acc, 1);
     }
@@ -142,7 +146,8 @@ TEST(BlockDim, MisuseIsAUserErrorNamingTheLine) {
     for (auto tm : ts::tile(x.size(0))) {
       ts::Value acc = ts::zeros({tm, bn}, ts::f32);
       for (auto tn : ts::tile(x.size(1))) {
-        line = __LINE__; acc = acc + x(tm, tn);
+        line = __LINE__;
+        acc = acc + x(tm, tn);
       }
       out(tm) = ts::sum(acc, 1);
     }
@@ -158,7 +163,8 @@ TEST(BlockDim, MisuseIsAUserErrorNamingTheLine) {
     ts::BlockSize bn = ts::register_block_size();
     for (auto tm : ts::tile(x.size(0))) {
       ts::Value acc = ts::zeros({tm, bn}, ts::f32);
-      line = __LINE__; out(tm) = ts::mean(acc, 1);
+      line = __LINE__;
+      out(tm) = ts::mean(acc, 1);
     }
     return out;
   });
@@ -169,7 +175,8 @@ TEST(BlockDim, MisuseIsAUserErrorNamingTheLine) {
   auto foreign = ts::kernel("foreign_block", [&line](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
     for (auto tm : ts::tile(x.size(0))) {
-      line = __LINE__; ts::Value acc = ts::zeros({tm, ts::BlockSize{3}}, ts::f32);
+      line = __LINE__;
+      ts::Value acc = ts::zeros({tm, ts::BlockSize{3}}, ts::f32);
       out(tm, 0) = ts::sum(acc, 1);
     }
     return out;

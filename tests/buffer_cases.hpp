@@ -14,7 +14,7 @@ namespace buffer_cases {
 namespace ts = tessel;
 
 inline const std::vector<ts::DType>& all_dtypes() {
-  static const std::vector<ts::DType> all = {ts::boolean, ts::i32, ts::i64, ts::u64,
+  static const std::vector<ts::DType> all = {ts::boolean, ts::i32,  ts::i64, ts::u64,
                                              ts::f16,     ts::bf16, ts::f32, ts::f64};
   return all;
 }
@@ -39,8 +39,8 @@ inline void fill_pattern(ts::Buffer b) {
 /// f16 and i64, tiny values, NaN and infinities.
 inline std::vector<double> conversion_values() {
   const double nan = std::nan(""), inf = INFINITY;
-  return {0,   1,    -1,  2.5, -2.5, 3e9,   1.0 / 3, 65504, 7e4, -7e4, 0.1, 1e-6,
-          1e-30, nan, inf, -inf, 255,  256,   -129,    1e18,  -1e18, 4e19, 0.5, -0.5};
+  return {0,     1,   -1,  2.5,  -2.5, 3e9, 1.0 / 3, 65504, 7e4,   -7e4, 0.1, 1e-6,
+          1e-30, nan, inf, -inf, 255,  256, -129,    1e18,  -1e18, 4e19, 0.5, -0.5};
 }
 
 /// A [4, 6] tensor of dtype `st` on the host holding conversion_values() as a copy from

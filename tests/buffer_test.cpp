@@ -1,4 +1,6 @@
 // CPU tests of element conversions, dtype promotion, Buffer and DLPack.
+#include "tessel/buffer.hpp"
+
 #include <dlpack/dlpack.h>
 #include <gtest/gtest.h>
 
@@ -8,24 +10,23 @@
 
 #include "common/element.hpp"
 #include "runtime/device_utils.hpp"
-#include "tests/buffer_cases.hpp"
-#include "tessel/buffer.hpp"
 #include "tessel/error.hpp"
 #include "tessel/testing.hpp"
+#include "tests/buffer_cases.hpp"
 
 namespace ts = tessel;
 
 namespace {
 
-const ts::DType kAll[] = {ts::boolean, ts::i32, ts::i64, ts::u64,
+const ts::DType kAll[] = {ts::boolean, ts::i32,  ts::i64, ts::u64,
                           ts::f16,     ts::bf16, ts::f32, ts::f64};
 const double kNan = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
 TEST(Element, F16RoundsToNearestEven) {
   EXPECT_EQ(ts::float_to_f16_bits(1.0f), 0x3c00);
-  EXPECT_EQ(ts::float_to_f16_bits(1.0f + 0x1p-11f), 0x3c00);      // tie -> even (down)
-  EXPECT_EQ(ts::float_to_f16_bits(1.0f + 3 * 0x1p-11f), 0x3c02);  // tie -> even (up)
+  EXPECT_EQ(ts::float_to_f16_bits(1.0f + 0x1p-11f), 0x3c00);             // tie -> even (down)
+  EXPECT_EQ(ts::float_to_f16_bits(1.0f + 3 * 0x1p-11f), 0x3c02);         // tie -> even (up)
   EXPECT_EQ(ts::float_to_f16_bits(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);  // above the tie
   EXPECT_EQ(ts::float_to_f16_bits(-2.0f), 0xc000);
   EXPECT_EQ(ts::float_to_f16_bits(65504.0f), 0x7bff);  // max
@@ -86,8 +87,8 @@ TEST(Element, ReadWriteAndRound) {
 TEST(DType, NamesSizesStorage) {
   const char* names[] = {"bool", "i32", "i64", "u64", "f16", "bf16", "f32", "f64"};
   const int sizes[] = {1, 4, 8, 8, 2, 2, 4, 8};
-  const char* storage[] = {"bool", "int", "long long", "unsigned long long",
-                           "__half", "__nv_bfloat16", "float", "double"};
+  const char* storage[] = {"bool",   "int",           "long long", "unsigned long long",
+                           "__half", "__nv_bfloat16", "float",     "double"};
   for (int i = 0; i < 8; ++i) {
     EXPECT_EQ(ts::dtype_name(kAll[i]), names[i]);
     EXPECT_EQ(ts::dtype_size(kAll[i]), sizes[i]);
@@ -104,15 +105,24 @@ TEST(DType, NamesSizesStorage) {
 
 TEST(DType, PromotionTable) {
   using ts::DType;
-  struct Case { DType a, b, r; };
+  struct Case {
+    DType a, b, r;
+  };
   const Case cases[] = {
-      {ts::boolean, ts::boolean, ts::boolean}, {ts::boolean, ts::i32, ts::i32},
-      {ts::boolean, ts::f16, ts::f16},         {ts::i32, ts::i64, ts::i64},
-      {ts::i32, ts::u64, ts::i64},             {ts::i64, ts::u64, ts::i64},
-      {ts::u64, ts::u64, ts::u64},             {ts::i64, ts::f16, ts::f16},
-      {ts::u64, ts::bf16, ts::bf16},           {ts::f16, ts::bf16, ts::f32},
-      {ts::f16, ts::f32, ts::f32},             {ts::bf16, ts::f64, ts::f64},
-      {ts::f32, ts::f64, ts::f64},             {ts::i32, ts::f32, ts::f32},
+      {ts::boolean, ts::boolean, ts::boolean},
+      {ts::boolean, ts::i32, ts::i32},
+      {ts::boolean, ts::f16, ts::f16},
+      {ts::i32, ts::i64, ts::i64},
+      {ts::i32, ts::u64, ts::i64},
+      {ts::i64, ts::u64, ts::i64},
+      {ts::u64, ts::u64, ts::u64},
+      {ts::i64, ts::f16, ts::f16},
+      {ts::u64, ts::bf16, ts::bf16},
+      {ts::f16, ts::bf16, ts::f32},
+      {ts::f16, ts::f32, ts::f32},
+      {ts::bf16, ts::f64, ts::f64},
+      {ts::f32, ts::f64, ts::f64},
+      {ts::i32, ts::f32, ts::f32},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(ts::promote(c.a, c.b), c.r) << ts::dtype_name(c.a) << "+" << ts::dtype_name(c.b);
@@ -171,9 +181,8 @@ TEST(Buffer, BadShapesAreUserErrors) {
     b.size(7);
     FAIL();
   } catch (const ts::UserError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("tessel: dimension 7 is out of range for f32[2, 3] cpu",
-                                          0),
-              0u)
+    EXPECT_EQ(
+        std::string(e.what()).rfind("tessel: dimension 7 is out of range for f32[2, 3] cpu", 0), 0u)
         << e.what();
   }
 }
@@ -207,8 +216,8 @@ TEST(Buffer, CopyConvertsDtypesAndStrides) {
   auto as_i32 = ts::Buffer::empty({2, 3}, ts::i32);
   as_i32.copy_from(src);
   EXPECT_EQ(as_i32.to_vector(),
-            (std::vector<double>{1, -2, static_cast<double>(static_cast<int32_t>(3000000000LL)),
-                                 0, 65520, 0}));
+            (std::vector<double>{1, -2, static_cast<double>(static_cast<int32_t>(3000000000LL)), 0,
+                                 65520, 0}));
   auto as_f16 = ts::Buffer::empty({2, 3}, ts::f16);
   as_f16.copy_from(src);
   auto h = as_f16.to_vector();
@@ -378,16 +387,23 @@ TEST(DLPack, ImportsForeignTensorAndCallsDeleter) {
 TEST(Buffer, IntegerValuesOutOfRangeAreErrors) {
   // As torch: "value cannot be converted to type int32 without overflow"; NaN too, and a
   // negative fraction for an unsigned dtype.
-  for (auto [v, dt] : {std::pair<double, ts::DType>{1e20, ts::i32}, {NAN, ts::i64}, {-1.5, ts::u64},
-                       {-0.5, ts::u64}, {2147483648.0, ts::i32}, {2147483647.5, ts::i32}, {kInf, ts::i64},
-                       {18446744073709551616.0, ts::u64}, {-9223372036854777856.0, ts::u64}}) {
+  for (auto [v, dt] : {std::pair<double, ts::DType>{1e20, ts::i32},
+                       {NAN, ts::i64},
+                       {-1.5, ts::u64},
+                       {-0.5, ts::u64},
+                       {2147483648.0, ts::i32},
+                       {2147483647.5, ts::i32},
+                       {kInf, ts::i64},
+                       {18446744073709551616.0, ts::u64},
+                       {-9223372036854777856.0, ts::u64}}) {
     std::string msg;
     try {
       ts::Buffer::scalar(v, dt);
     } catch (const ts::UserError& e) {
       msg = e.what();
     }
-    EXPECT_NE(msg.find("without overflow"), std::string::npos) << v << " " << ts::dtype_name(dt) << ": " << msg;
+    EXPECT_NE(msg.find("without overflow"), std::string::npos)
+        << v << " " << ts::dtype_name(dt) << ": " << msg;
     EXPECT_THROW(ts::Buffer::from_vector({0, v}, {2}, dt), ts::UserError);
     EXPECT_THROW(ts::Buffer::zeros({2}, dt).fill(v), ts::UserError);
   }
@@ -401,8 +417,9 @@ TEST(Buffer, NegativeIntegersWrapInUnsignedDtypes) {
   // two's complement (c10::overflows allows it for unsigned targets).
   auto b = ts::Buffer::from_vector({-1, -3, 5}, {3}, ts::u64);
   EXPECT_EQ(static_cast<uint64_t>(ts::read_element_int(b.data_ptr(), ts::u64)), UINT64_MAX);
-  EXPECT_EQ(static_cast<uint64_t>(ts::read_element_int(static_cast<char*>(b.data_ptr()) + 8, ts::u64)),
-            UINT64_MAX - 2);
+  EXPECT_EQ(
+      static_cast<uint64_t>(ts::read_element_int(static_cast<char*>(b.data_ptr()) + 8, ts::u64)),
+      UINT64_MAX - 2);
   auto f = ts::Buffer::full({2}, -2, ts::u64);
   EXPECT_EQ(static_cast<uint64_t>(ts::read_element_int(f.data_ptr(), ts::u64)), UINT64_MAX - 1);
   EXPECT_EQ(ts::Buffer::scalar(18446744073709549568.0, ts::u64).item(), 18446744073709549568.0);
@@ -426,7 +443,8 @@ TEST(Buffer, RoundTripValuesOfEveryDtype) {
     }
     EXPECT_EQ(h.to_vector(), want) << ts::dtype_name(t);
     EXPECT_EQ(h.item(), want[0]);
-    EXPECT_EQ(ts::Buffer::arange(1000, t).to_vector()[999], t == ts::boolean ? 1 : ts::round_to(t, 999))
+    EXPECT_EQ(ts::Buffer::arange(1000, t).to_vector()[999],
+              t == ts::boolean ? 1 : ts::round_to(t, 999))
         << ts::dtype_name(t);
   }
 }
@@ -442,7 +460,8 @@ TEST(Buffer, FillsStridedViewsOfEveryDtype) {
       for (int c = 2; c < 7; ++c) want[r * 10 + c] = buffer_cases::strided_fill_value(t);
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 2; ++j) want[7 + i * 20 + j] = 1e6;
-    for (double& x : want) x = t == ts::boolean ? (x != 0) : ts::is_integer(t) ? std::trunc(x) : ts::round_to(t, x);
+    for (double& x : want)
+      x = t == ts::boolean ? (x != 0) : ts::is_integer(t) ? std::trunc(x) : ts::round_to(t, x);
     EXPECT_EQ(h.to_vector(), want) << ts::dtype_name(t);
   }
 }
@@ -473,7 +492,9 @@ TEST(Buffer, CopiesEveryDtypePairWithStrides) {
 
 TEST(Buffer, TheLowestI64IsInRange) {
   // -2^63 is an i64 (its lower bound minus 1 rounds to itself in double: it was refused).
-  ts::Buffer b = ts::Buffer::from_vector({-9223372036854775808.0, 4611686018427387904.0}, {2}, ts::i64);
+  ts::Buffer b =
+      ts::Buffer::from_vector({-9223372036854775808.0, 4611686018427387904.0}, {2}, ts::i64);
   EXPECT_EQ(b.to_vector(), (std::vector<double>{-9223372036854775808.0, 4611686018427387904.0}));
-  EXPECT_THROW(ts::Buffer::scalar(-9223372036854777856.0, ts::i64), ts::UserError);  // the next double below
+  EXPECT_THROW(ts::Buffer::scalar(-9223372036854777856.0, ts::i64),
+               ts::UserError);  // the next double below
 }

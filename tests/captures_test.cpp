@@ -93,7 +93,8 @@ TEST(Captures, EveryCallTracesOnlyWhenTheLambdaCaptures) {
     return out;
   });
   std::vector<double> x = ramp(4);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(k(buffer(x, {4})).to_vector(), (std::vector<double>{0, 2, 4, 6}));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(k(buffer(x, {4})).to_vector(), (std::vector<double>{0, 2, 4, 6}));
   EXPECT_EQ(traces, 4);
 }
 

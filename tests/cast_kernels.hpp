@@ -26,8 +26,8 @@ inline auto make_to_integers() {
 
 /// NaN, infinities, values past each range, fractions of both signs.
 inline ts::Buffer special_floats(ts::Device d = ts::cpu()) {
-  return ts::Buffer::from_vector({NAN, INFINITY, -INFINITY, 1e30, -1e30, 3e9, -3e9, 2.75, -2.75, 0}, {10}, ts::f32,
-                                 d);
+  return ts::Buffer::from_vector({NAN, INFINITY, -INFINITY, 1e30, -1e30, 3e9, -3e9, 2.75, -2.75, 0},
+                                 {10}, ts::f32, d);
 }
 
 }  // namespace cast_kernels

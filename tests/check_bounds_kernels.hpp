@@ -9,7 +9,8 @@ namespace check_bounds_kernels {
 
 inline const tessel::Settings kChecked{.check_bounds = true};
 
-inline int column_line = 0, shift_line = 0, gather_line = 0, grid_line = 0, scatter_line = 0, pick_line = 0;
+inline int column_line = 0, shift_line = 0, gather_line = 0, grid_line = 0, scatter_line = 0,
+           pick_line = 0;
 
 /// out[t] = x[t, c] for a column c given as a plain number (a constant of the code).
 inline auto make_column(tessel::Settings s = {}) {
@@ -18,7 +19,8 @@ inline auto make_column(tessel::Settings s = {}) {
       [](tessel::Tensor x, int c) {
         tessel::Tensor out = x.new_empty({x.size(0)});
         for (auto t : tessel::tile(x.size(0))) {
-          out(t) = x(t, c); column_line = __LINE__;
+          out(t) = x(t, c);
+          column_line = __LINE__;
         }
         return out;
       },
@@ -32,7 +34,8 @@ inline auto make_shifted_column(tessel::Settings s = {}) {
       [](tessel::Tensor x, tessel::Value i) {
         tessel::Tensor out = x.new_empty({x.size(0)});
         for (auto t : tessel::tile(x.size(0))) {
-          out(t) = x(t, i + 1); shift_line = __LINE__;
+          out(t) = x(t, i + 1);
+          shift_line = __LINE__;
         }
         return out;
       },
@@ -47,7 +50,8 @@ inline auto make_gather(tessel::Settings s = {}) {
       [](tessel::Tensor x, tessel::Tensor idx) {
         tessel::Tensor out = tessel::empty({idx.size(0)}, x.dtype());
         for (auto t : tessel::tile(idx.size(0))) {
-          out(t) = x(idx(t) - 1); gather_line = __LINE__;
+          out(t) = x(idx(t) - 1);
+          gather_line = __LINE__;
         }
         return out;
       },
@@ -61,7 +65,8 @@ inline auto make_grid(tessel::Settings s = {}) {
       [](tessel::Tensor x, tessel::Value n) {
         tessel::Tensor out = x.new_zeros({n});
         for (auto g : tessel::grid(n)) {
-          out(g) = x(g) + 1; grid_line = __LINE__;
+          out(g) = x(g) + 1;
+          grid_line = __LINE__;
         }
         return out;
       },
@@ -74,7 +79,8 @@ inline auto make_scatter(tessel::Settings s = {}) {
       "scatter",
       [](tessel::Tensor x, tessel::Tensor idx, tessel::Tensor out) {
         for (auto t : tessel::tile(x.size(0))) {
-          out(idx(t)) = x(t); scatter_line = __LINE__;
+          out(idx(t)) = x(t);
+          scatter_line = __LINE__;
         }
         return out;
       },
@@ -89,13 +95,16 @@ inline auto make_pick(tessel::Settings s = {}) {
       [](tessel::Tensor x, tessel::Tensor labels) {
         tessel::Tensor out = x.new_empty({x.size(0)});
         for (auto tm : tessel::tile(x.size(0))) {
-          out(tm) = x(tm, labels(tm)); pick_line = __LINE__;
+          out(tm) = x(tm, labels(tm));
+          pick_line = __LINE__;
         }
         return out;
       },
       s);
 }
 
-inline tessel::Buffer grid_3x4() { return tessel::Buffer::arange(12, tessel::f32).view_as_strided({3, 4}, {4, 1}, 0); }
+inline tessel::Buffer grid_3x4() {
+  return tessel::Buffer::arange(12, tessel::f32).view_as_strided({3, 4}, {4, 1}, 0);
+}
 
 }  // namespace check_bounds_kernels

@@ -9,7 +9,6 @@
 
 #include <cstdlib>
 #include <string>
-
 #include <tessel/tessel.hpp>
 
 #include "check_bounds_kernels.hpp"
@@ -36,25 +35,30 @@ TEST(CheckBounds, AConstantIndexOutOfRangeIsReported) {
   EXPECT_EQ(make_column(kChecked)(x, 3).to_vector(), (std::vector<double>{3, 7, 11}));
   std::string msg = user_error([&] { make_column(kChecked)(x, 7); });
   expect_message(msg, "column", "check_bounds_kernels.hpp", column_line,
-                 "a load's index 7 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
+                 "a load's index 7 is out of range for dimension 1 of tensor argument 0 (size 4)",
+                 kHint);
   // A negative constant counts from the end (-1: the last column); past the start, the
   // message shows both numbers.
   EXPECT_EQ(make_column(kChecked)(x, -1).to_vector(), (std::vector<double>{3, 7, 11}));
   msg = user_error([&] { make_column(kChecked)(x, -5); });
-  expect_message(msg, "column", "check_bounds_kernels.hpp", column_line,
-                 "a load's index -1 (the constant -5 counted from the end) is out of range for dimension 1", kHint);
+  expect_message(
+      msg, "column", "check_bounds_kernels.hpp", column_line,
+      "a load's index -1 (the constant -5 counted from the end) is out of range for dimension 1",
+      kHint);
 }
 
 TEST(CheckBounds, HostComputedAndNegativeIndicesAreReported) {
   ts::Buffer x = grid_3x4();
   auto k = make_shifted_column(kChecked);
   EXPECT_EQ(k(x, 0).to_vector(), (std::vector<double>{1, 5, 9}));
-  expect_message(user_error([&] { k(x, 3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
-                 "a load's index 4 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
+  expect_message(
+      user_error([&] { k(x, 3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
+      "a load's index 4 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
   // A negative index computed on the host is out of range (only constant indices count
   // from the end).
-  expect_message(user_error([&] { k(x, -3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
-                 "a load's index -2 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
+  expect_message(
+      user_error([&] { k(x, -3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
+      "a load's index -2 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
   EXPECT_EQ(make_shifted_column()(x, -3).to_vector(), std::vector<double>(3, 0.0));
 }
 
@@ -68,24 +72,31 @@ TEST(CheckBounds, AGatheredIndexOutOfRangeIsReportedAndRaggedLanesAreNot) {
   ts::Buffer bad = ts::Buffer::from_vector({4, 3, 9, 1, 0}, {5}, ts::i32);
   std::string msg = user_error([&] { make_gather(checked)(x, bad); });
   expect_message(msg, "gather", "check_bounds_kernels.hpp", gather_line,
-                 "a load's index 8 is out of range for dimension 0 of tensor argument 0 (size 4)", kHint);
-  EXPECT_EQ(make_gather({.config = blocks})(x, bad).to_vector(), (std::vector<double>{40, 30, 0, 10, 0}));
+                 "a load's index 8 is out of range for dimension 0 of tensor argument 0 (size 4)",
+                 kHint);
+  EXPECT_EQ(make_gather({.config = blocks})(x, bad).to_vector(),
+            (std::vector<double>{40, 30, 0, 10, 0}));
 }
 
 TEST(CheckBounds, AGatherAlongAnInnerDimensionNamesThatDimension) {
   ts::Buffer x = grid_3x4();
   EXPECT_EQ(make_pick(kChecked)(x, ts::Buffer::from_vector({3, 0, 2}, {3}, ts::i64)).to_vector(),
             (std::vector<double>{3, 4, 10}));
-  expect_message(user_error([&] { make_pick(kChecked)(x, ts::Buffer::from_vector({3, -1, 2}, {3}, ts::i64)); }),
+  expect_message(user_error([&] {
+                   make_pick(kChecked)(x, ts::Buffer::from_vector({3, -1, 2}, {3}, ts::i64));
+                 }),
                  "pick", "check_bounds_kernels.hpp", pick_line,
-                 "a load's index -1 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
+                 "a load's index -1 is out of range for dimension 1 of tensor argument 0 (size 4)",
+                 kHint);
 }
 
 TEST(CheckBounds, AGridIndexBeyondATensorIsReported) {
   ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
   EXPECT_EQ(make_grid(kChecked)(x, 3).to_vector(), (std::vector<double>{2, 3, 4}));
-  expect_message(user_error([&] { make_grid(kChecked)(x, 4); }), "grid_copy", "check_bounds_kernels.hpp", grid_line,
-                 "a load's index 3 is out of range for dimension 0 of tensor argument 0 (size 3)", kHint);
+  expect_message(user_error([&] { make_grid(kChecked)(x, 4); }), "grid_copy",
+                 "check_bounds_kernels.hpp", grid_line,
+                 "a load's index 3 is out of range for dimension 0 of tensor argument 0 (size 3)",
+                 kHint);
   EXPECT_EQ(make_grid()(x, 4).to_vector(), (std::vector<double>{2, 3, 4, 1}));
 }
 
@@ -93,8 +104,9 @@ TEST(CheckBounds, AStoreIndexOutOfRangeIsReported) {
   ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
   ts::Buffer out = ts::Buffer::zeros({3}, ts::f32);
   ts::Buffer idx = ts::Buffer::from_vector({2, 0, 3}, {3}, ts::i64);
-  expect_message(user_error([&] { make_scatter(kChecked)(x, idx, out); }), "scatter", "check_bounds_test.cpp",
-                 scatter_line, "a store's index 3 is out of range for dimension 0 of tensor argument 2 (size 3)",
+  expect_message(user_error([&] { make_scatter(kChecked)(x, idx, out); }), "scatter",
+                 "check_bounds_test.cpp", scatter_line,
+                 "a store's index 3 is out of range for dimension 0 of tensor argument 2 (size 3)",
                  kHint);
   make_scatter()(x, idx, out);  // unchecked: the write past the end is skipped
   EXPECT_EQ(out.to_vector(), (std::vector<double>{2, 0, 1}));
@@ -127,9 +139,11 @@ TEST(CheckBounds, TheGeneratedChecksCompile) {
   ts::Buffer v3 = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
   ts::Buffer i3 = ts::Buffer::from_vector({2, 0, 1}, {3}, ts::i64);
   std::string grid = nvrtc_test::compile(make_grid(kChecked), v3, int64_t{3});
-  EXPECT_EQ(nvrtc_test::count(grid, "ts::report_oob(ts_check, "), 2) << grid;  // the load and the store
-  for (const std::string& src : {nvrtc_test::compile(make_scatter(kChecked), v3, i3, ts::Buffer::zeros({3}, ts::f32)),
-                                 nvrtc_test::compile(make_pick(kChecked), grid_3x4(), i3)})
+  EXPECT_EQ(nvrtc_test::count(grid, "ts::report_oob(ts_check, "), 2)
+      << grid;  // the load and the store
+  for (const std::string& src :
+       {nvrtc_test::compile(make_scatter(kChecked), v3, i3, ts::Buffer::zeros({3}, ts::f32)),
+        nvrtc_test::compile(make_pick(kChecked), grid_3x4(), i3)})
     EXPECT_EQ(nvrtc_test::count(src, "ts::report_oob(ts_check, "), 1) << src;
   std::string plain = nvrtc_test::compile(make_gather(), x, idx);
   EXPECT_EQ(plain.find("report_oob"), std::string::npos) << plain;
@@ -150,6 +164,7 @@ TEST(CheckBounds, TheDeviceRecordDecodesToTheInterpretersMessage) {
   EXPECT_NO_THROW(ts::rt::raise_bounds_record(g, {0, 0, 0, 0}));
   std::string device = user_error([&] { ts::rt::raise_bounds_record(g, {load->id + 1, 1, 7, 4}); });
   EXPECT_EQ(device, interp);
-  EXPECT_THROW(ts::rt::raise_bounds_record(g, {static_cast<int64_t>(g.nodes().size()) + 5, 0, 0, 0}),
-               ts::InternalError);
+  EXPECT_THROW(
+      ts::rt::raise_bounds_record(g, {static_cast<int64_t>(g.nodes().size()) + 5, 0, 0, 0}),
+      ts::InternalError);
 }

@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <cstdlib>
-
 #include <tessel/tessel.hpp>
 
 #include "examples/kernels/basic.hpp"
@@ -24,21 +23,25 @@ ts::Buffer bound(int64_t v) { return ts::Buffer::scalar(static_cast<double>(v), 
 
 TEST(CodegenCompile, Seed000F1) {
   REQUIRE_NVRTC();
-  EXPECT_NE(compile(examples::make_f1(), f32({64, 96}), bound(8), bound(24)).find("long long"), std::string::npos);
+  EXPECT_NE(compile(examples::make_f1(), f32({64, 96}), bound(8), bound(24)).find("long long"),
+            std::string::npos);
 }
 TEST(CodegenCompile, Seed000F2VectorizedInnerTile) {
   REQUIRE_NVRTC();
-  EXPECT_NE(compile(examples::make_f2(), f32({64, 96}), bound(8), bound(24)).find("ts::ld_vec"), std::string::npos);
+  EXPECT_NE(compile(examples::make_f2(), f32({64, 96}), bound(8), bound(24)).find("ts::ld_vec"),
+            std::string::npos);
 }
 TEST(CodegenCompile, Seed000F2Fixed) {
   REQUIRE_NVRTC();
-  EXPECT_NE(compile(examples::make_f2_fixed(), f32({64, 96}), bound(8), bound(24)).find("gridDim.x"),
-            std::string::npos);
+  EXPECT_NE(
+      compile(examples::make_f2_fixed(), f32({64, 96}), bound(8), bound(24)).find("gridDim.x"),
+      std::string::npos);
 }
 TEST(CodegenCompile, Seed002PaddedSumForms) {
   REQUIRE_NVRTC();
   ts::Buffer x = f32({100, 100}), size = bound(80);
-  EXPECT_NE(compile(examples::make_padded_sum(), x, size).find("warp_allreduce"), std::string::npos);
+  EXPECT_NE(compile(examples::make_padded_sum(), x, size).find("warp_allreduce"),
+            std::string::npos);
   compile(examples::make_padded_sum_index(), x, size);
   compile(examples::make_padded_sum_item(), x, size);
   compile(examples::make_padded_sum_manual(), x, size);
@@ -62,7 +65,8 @@ TEST(CodegenCompile, AliasedArgumentsAreNotRestrict) {
   EXPECT_NE(compile(k, a, b).find("const float* __restrict__"), std::string::npos);
   std::string same = compile(k, a, a);
   EXPECT_EQ(same.find("__restrict__"), std::string::npos) << same;
-  std::string halves = compile(k, a.narrow(0, 0, 50), a.narrow(0, 50, 50));  // one storage, disjoint
+  std::string halves =
+      compile(k, a.narrow(0, 0, 50), a.narrow(0, 50, 50));  // one storage, disjoint
   EXPECT_NE(halves.find("const float* __restrict__"), std::string::npos) << halves;
   std::string view = compile(k, a.narrow(0, 0, 50), a.narrow(0, 49, 50));  // one element shared
   EXPECT_EQ(view.find("__restrict__"), std::string::npos) << view;
@@ -84,7 +88,8 @@ TEST(CodegenCompile, ALoopCarriedValueUnusedAfterItsLoopIsNotComputed) {
       }
     }
   });
-  ts::Buffer x = ts::Buffer::arange(32, ts::f32).view_as_strided({4, 8}, {8, 1}, 0), out = f32({4, 8});
+  ts::Buffer x = ts::Buffer::arange(32, ts::f32).view_as_strided({4, 8}, {8, 1}, 0),
+             out = f32({4, 8});
   std::string code = compile(k, x, out);
   EXPECT_EQ(code.find("ts::maximum("), std::string::npos) << code;
   k(x, out);
@@ -104,7 +109,8 @@ TEST(CodegenCompile, MathReductionsArgmaxAndLoopCarried) {
     for (auto tm : ts::tile(x.size(0))) {
       ts::Value row = x(tm, ts::all);
       ts::Value e = ts::exp(row - ts::max(row, 1, true));
-      out(tm, ts::all) = e / ts::sum(e, 1, true) + ts::where(row > 0, ts::sigmoid(row), ts::tanh(row));
+      out(tm, ts::all) =
+          e / ts::sum(e, 1, true) + ts::where(row > 0, ts::sigmoid(row), ts::tanh(row));
       ts::Value acc = ts::zeros({tm}, ts::f32);
       for (auto tk : ts::tile(x.size(1))) acc = acc + ts::sum(x(tm, tk), 1);
       idx(tm) = ts::argmax(row, 1) + acc.to(ts::i64);
@@ -121,7 +127,8 @@ TEST(CodegenCompile, BoolReductionsAnyAll) {
   REQUIRE_NVRTC();
   auto k = ts::kernel("any_all", [](ts::Tensor x) {
     ts::Tensor out = x.new_empty({x.size(0)}, ts::boolean);
-    for (auto tm : ts::tile(x.size(0))) out(tm) = ts::any(x(tm, ts::all) > 0, 1) && ts::all_of(x(tm, ts::all) < 3, 1);
+    for (auto tm : ts::tile(x.size(0)))
+      out(tm) = ts::any(x(tm, ts::all) > 0, 1) && ts::all_of(x(tm, ts::all) < 3, 1);
     return out;
   });
   compile(k, f32({40, 300}));
@@ -179,7 +186,8 @@ TEST(CodegenCompile, DivisibilityBy16IsPartOfTheSpecialization) {
 // test of a vector's first element stands for its lanes); ragged rows element by element.
 TEST(CodegenCompile, ReductionMasksPerVectorWhenTheKeyProvesWholeVectors) {
   REQUIRE_NVRTC();
-  ts::Settings one_row{.config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 8}};
+  ts::Settings one_row{.config =
+                           ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 8}};
   std::string even = compile(examples::make_row_sum(one_row), f32({4, 4096}));
   std::string ragged = compile(examples::make_row_sum(one_row), f32({4, 4001}));
   EXPECT_NE(even.find("((r) & ~(TS_V - 1))"), std::string::npos) << even;

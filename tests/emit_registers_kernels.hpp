@@ -2,9 +2,8 @@
 // a cast to bf16 both stored and used by arithmetic.
 #pragma once
 
-#include <tuple>
-
 #include <tessel/tessel.hpp>
+#include <tuple>
 
 namespace emit_registers {
 

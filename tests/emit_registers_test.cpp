@@ -11,10 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <vector>
-
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
+#include <vector>
 
 #include "examples/kernels/norms.hpp"
 #include "nvrtc_test_util.hpp"
@@ -29,7 +28,8 @@ using nvrtc_test::compile;
 using nvrtc_test::count;
 
 ts::Settings one_row(int warps) {
-  return ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = warps}};
+  return ts::Settings{.config =
+                          ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = warps}};
 }
 
 }  // namespace
@@ -38,8 +38,9 @@ TEST(EmitRegisters, ARowValueIsLoadedOnceAndStoredFromRegisterZero) {
   REQUIRE_NVRTC();
   // cross_entropy with one row per program: the row's target and target logit are the
   // same in all of a thread's 64 registers.
-  std::string src = compile(examples::make_cross_entropy(one_row(8)), ts::Buffer::zeros({4, 16384}, ts::bf16),
-                            ts::Buffer::zeros({4}, ts::i64));
+  std::string src =
+      compile(examples::make_cross_entropy(one_row(8)), ts::Buffer::zeros({4, 16384}, ts::bf16),
+              ts::Buffer::zeros({4}, ts::i64));
   EXPECT_EQ(count(src, "_0 = ts::ld("), 2) << src;  // the target, the target logit
   EXPECT_EQ(count(src, "TS_FOR(r) ts::st("), 0) << src;
   EXPECT_EQ(count(src, "{ const int r = 0; ts::st("), 1) << src;
@@ -61,7 +62,8 @@ TEST(EmitRegisters, InterpreterValuesOfTheRowValueKernels) {
   auto k = examples::make_cross_entropy(one_row(8));
   std::vector<double> x(3 * 5, 0.0), t = {1, 4, 0};
   x[1] = 10;
-  ts::Buffer loss = k(ts::Buffer::from_vector(x, {3, 5}, ts::f32), ts::Buffer::from_vector(t, {3}, ts::i64));
+  ts::Buffer loss =
+      k(ts::Buffer::from_vector(x, {3, 5}, ts::f32), ts::Buffer::from_vector(t, {3}, ts::i64));
   std::vector<double> got = loss.to_vector();
   double lse0 = std::log(std::exp(10.0) + 4.0);
   EXPECT_NEAR(got[0], lse0 - 10, 1e-5);
@@ -72,7 +74,8 @@ TEST(EmitRegisters, InterpreterValuesOfTheRowValueKernels) {
 TEST(EmitRegisters, CastsOnlyStoredAreRoundedByTheStore) {
   REQUIRE_NVRTC();
   // softmax into bf16: the cast of the f32 result is only stored.
-  std::string src = compile(examples::make_softmax(one_row(8)), ts::Buffer::zeros({4, 4096}, ts::bf16));
+  std::string src =
+      compile(examples::make_softmax(one_row(8)), ts::Buffer::zeros({4, 4096}, ts::bf16));
   EXPECT_EQ(count(src, "ts::round_bf16("), 0) << src;
   // A cast also used by arithmetic keeps its rounding (the arithmetic sees bf16 values);
   // the product, only stored, is rounded by its store.
@@ -92,7 +95,8 @@ TEST(EmitRegisters, CastStoredAndUsedRoundsOnTheInterpreter) {
 
 TEST(EmitRegisters, KernelsKnowTheirThreadRange) {
   REQUIRE_NVRTC();
-  std::string src = compile(examples::make_softmax(one_row(8)), ts::Buffer::zeros({4, 4096}, ts::f32));
+  std::string src =
+      compile(examples::make_softmax(one_row(8)), ts::Buffer::zeros({4, 4096}, ts::f32));
   EXPECT_EQ(count(src, "__builtin_assume(tid >= 0 && tid < TS_T);"), 1) << src;
 }
 
@@ -100,7 +104,8 @@ TEST(EmitRegisters, TileIndexBelowItsLoopsEndFoldsWhenEveryTileIsFull) {
   REQUIRE_NVRTC();
   // softmax_online masks columns with tn.index() < x.size(1): always true in chunks of
   // 1024 over 4096 columns (a power of two: a constant of the key), not over 1000.
-  ts::Settings s{.config = ts::Config{.block_sizes = std::vector<int64_t>{1, 1024}, .num_warps = 4}};
+  ts::Settings s{.config =
+                     ts::Config{.block_sizes = std::vector<int64_t>{1, 1024}, .num_warps = 4}};
   auto k = examples::make_softmax_online(s);
   std::string full = compile(k, ts::Buffer::zeros({4, 4096}, ts::f32));
   std::string ragged = compile(k, ts::Buffer::zeros({4, 1000}, ts::f32));
@@ -114,7 +119,8 @@ TEST(EmitRegisters, TileIndexBelowItsLoopsEndFoldsWhenEveryTileIsFull) {
       double mx = -INFINITY, sum = 0;
       for (int64_t j = 0; j < n; ++j) mx = std::max(mx, v[i * n + j]);
       for (int64_t j = 0; j < n; ++j) sum += std::exp(v[i * n + j] - mx);
-      for (int64_t j = 0; j < n; ++j) EXPECT_NEAR(got[i * n + j], std::exp(v[i * n + j] - mx) / sum, 1e-6);
+      for (int64_t j = 0; j < n; ++j)
+        EXPECT_NEAR(got[i * n + j], std::exp(v[i * n + j] - mx) / sum, 1e-6);
     }
   }
 }

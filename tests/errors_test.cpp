@@ -8,7 +8,6 @@
 #include <optional>
 #include <regex>
 #include <string>
-
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
@@ -24,8 +23,8 @@ using user_error_test::user_error;
 
 // `msg` names kernel `kernel`, this file at `line` (when > 0), and contains `what` and
 // `hint`.
-void expect_message(const std::string& msg, const std::string& kernel, int line, const std::string& what,
-                    const std::string& hint) {
+void expect_message(const std::string& msg, const std::string& kernel, int line,
+                    const std::string& what, const std::string& hint) {
   user_error_test::expect_message(msg, kernel, "errors_test.cpp", line, what, hint);
 }
 
@@ -38,12 +37,14 @@ TEST(Errors, BitwiseOpOnFloats) {
   auto k = ts::kernel("bits_on_floats", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
     for (auto t : ts::tile(x.size(0))) {
-      g_line = __LINE__; out(t) = x(t) & x(t);
+      g_line = __LINE__;
+      out(t) = x(t) & x(t);
     }
     return out;
   });
   std::string msg = user_error([&] { k(vec(8)); });
-  expect_message(msg, "bits_on_floats", g_line, "bitwise operator & needs integer or bool operands, got f32",
+  expect_message(msg, "bits_on_floats", g_line,
+                 "bitwise operator & needs integer or bool operands, got f32",
                  "convert with .to(ts::i32) first");
 }
 
@@ -51,7 +52,8 @@ TEST(Errors, TooManyIndicesForTheRank) {
   auto k = ts::kernel("rank_mismatch", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
     for (auto [i, j] : ts::grid(x.size(0), x.size(1))) {
-      g_line = __LINE__; out(i, j) = x(i, j, 0);
+      g_line = __LINE__;
+      out(i, j) = x(i, j, 0);
     }
     return out;
   });
@@ -64,7 +66,8 @@ TEST(Errors, StoreOfATileIntoASmallerIndexedShape) {
   auto k = ts::kernel("store_shape", [](ts::Tensor x) {
     ts::Tensor out = ts::empty({x.size(0)}, ts::f32);
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-      g_line = __LINE__; out(tm) = x(tm, tn) * 2;
+      g_line = __LINE__;
+      out(tm) = x(tm, tn) * 2;
     }
     return out;
   });
@@ -76,7 +79,8 @@ TEST(Errors, StoreOfATileIntoASmallerIndexedShape) {
 TEST(Errors, SizeOfADimensionPastTheRank) {
   auto k = ts::kernel("size_rank", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
-    g_line = __LINE__; ts::Value n = x.size(5);
+    g_line = __LINE__;
+    ts::Value n = x.size(5);
     for (auto t : ts::tile(n)) out(t) = x(t);
     return out;
   });
@@ -88,19 +92,22 @@ TEST(Errors, HostTensorUsedAsAValueInsideALoop) {
   auto k = ts::kernel("host_tensor_value", [](ts::Tensor x, ts::Tensor bound) {
     ts::Tensor out = ts::empty_like(x);
     for (auto t : ts::tile(x.size(0))) {
-      g_line = __LINE__; out(t) = x(t) + bound;
+      g_line = __LINE__;
+      out(t) = x(t) + bound;
     }
     return out;
   });
   std::string msg = user_error([&] { k(vec(8), ts::Buffer::scalar(3, ts::i32)); });
-  expect_message(msg, "host_tensor_value", g_line, "is used as a value inside a device loop without loading it",
+  expect_message(msg, "host_tensor_value", g_line,
+                 "is used as a value inside a device loop without loading it",
                  "use ts::load(x) or x.item()");
 }
 
 TEST(Errors, LoopBoundFromTrueDivision) {
   auto k = ts::kernel("float_bound", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
-    g_line = __LINE__; for (auto t : ts::tile(x.size(0) / 2)) out(t) = x(t);
+    g_line = __LINE__;
+    for (auto t : ts::tile(x.size(0) / 2)) out(t) = x(t);
     return out;
   });
   std::string msg = user_error([&] { k(vec(8)); });
@@ -121,7 +128,8 @@ TEST(Errors, CpuBufferPassedWithAGpuBuffer) {
 TEST(Errors, BreakOutOfALoopBody) {
   auto k = ts::kernel("early_break", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
-    g_line = __LINE__; for (auto t : ts::tile(x.size(0))) {
+    g_line = __LINE__;
+    for (auto t : ts::tile(x.size(0))) {
       out(t) = x(t);
       break;
     }
@@ -136,7 +144,8 @@ TEST(Errors, ReturnOutOfALoopBody) {
   auto k = ts::kernel("early_return", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
     for (auto i : ts::grid(x.size(0))) {
-      g_line = __LINE__; for (auto t : ts::tile(x.size(1))) {
+      g_line = __LINE__;
+      for (auto t : ts::tile(x.size(1))) {
         out(i, t) = x(i, t);
         return out;
       }
@@ -154,14 +163,16 @@ TEST(Errors, ValueComputedInsideALoopUsedAfterIt) {
     for (auto i : ts::grid(x.size(0))) {
       std::vector<ts::Value> saved;
       for (auto t : ts::tile(x.size(1))) {
-        g_line = __LINE__; saved.push_back(x(i, t) * 2);
+        g_line = __LINE__;
+        saved.push_back(x(i, t) * 2);
       }
       out(i, 0) = saved[0];
     }
     return out;
   });
   std::string msg = user_error([&] { k(mat(2, 4)); });
-  expect_message(msg, "escaped_value", g_line, "a value computed inside a loop is used after the loop ends",
+  expect_message(msg, "escaped_value", g_line,
+                 "a value computed inside a loop is used after the loop ends",
                  "declare the variable before the loop");
 }
 
@@ -170,7 +181,8 @@ TEST(Errors, HostVariableAssignedInsideTheTopLevelLoop) {
     ts::Tensor out = ts::empty_like(x);
     ts::Value acc = 0.0;
     for (auto t : ts::tile(x.size(0))) {
-      g_line = __LINE__; acc = acc + ts::sum(x(t), 0);
+      g_line = __LINE__;
+      acc = acc + ts::sum(x(t), 0);
     }
     return out;
   });
@@ -184,7 +196,8 @@ TEST(Errors, DeviceScalarIndexOutOfRange) {
   // Raised by the interpreter when the launch reads the element.
   auto k = ts::kernel("dev_scalar_oob", [](ts::Tensor x, ts::Tensor sizes) {
     ts::Tensor out = ts::zeros_like(x);
-    g_line = __LINE__; ts::Value n = sizes(5);
+    g_line = __LINE__;
+    ts::Value n = sizes(5);
     for (auto t : ts::tile(n)) out(t) = x(t);
     return out;
   });
@@ -199,7 +212,8 @@ TEST(Errors, TileUsedOutsideItsLoop) {
     for (auto i : ts::grid(x.size(0))) {
       std::vector<ts::Tile> tiles;
       for (auto t : ts::tile(x.size(1))) tiles.push_back(t);
-      g_line = __LINE__; out(i, tiles[0]) = 1;
+      g_line = __LINE__;
+      out(i, tiles[0]) = 1;
     }
     return out;
   });
@@ -216,14 +230,16 @@ TEST(Errors, CompoundAssignmentNamesTheUsersLine) {
     for (auto tm : ts::tile(x.size(0))) {
       ts::Value acc = ts::zeros({tm}, ts::i32);
       for (auto tn : ts::tile(x.size(1))) {
-        g_line = __LINE__; acc += ts::sum(x(tm, tn), 1);
+        g_line = __LINE__;
+        acc += ts::sum(x(tm, tn), 1);
       }
       out(tm) = acc;
     }
     return out;
   });
   std::string msg = user_error([&] { k(ts::Buffer::zeros({4, 4}, ts::i32)); });
-  expect_message(msg, "acc_pluseq", g_line, "a loop-carried variable changes from i32", "initialize it");
+  expect_message(msg, "acc_pluseq", g_line, "a loop-carried variable changes from i32",
+                 "initialize it");
 }
 
 TEST(Errors, ValueFromOneTopLevelLoopUsedInAnother) {
@@ -231,14 +247,15 @@ TEST(Errors, ValueFromOneTopLevelLoopUsedInAnother) {
     ts::Tensor out = ts::empty_like(x);
     ts::Value v;
     for (auto t : ts::tile(x.size(0), {.block_size = 4})) {
-      g_line = __LINE__; v = ts::sum(x(t), 0);
+      g_line = __LINE__;
+      v = ts::sum(x(t), 0);
     }
     for (auto t : ts::tile(x.size(0), {.block_size = 4})) out(t) = v;
     return out;
   });
   std::string msg = user_error([&] { k(ts::Buffer::zeros({8}, ts::f32)); });
-  expect_message(msg, "cross_loop", g_line, "a value computed inside one loop is used in another loop",
-                 "recompute the value");
+  expect_message(msg, "cross_loop", g_line,
+                 "a value computed inside one loop is used in another loop", "recompute the value");
 }
 
 TEST(Errors, HugeBlockSizesAreRejectedBeforeAllocating) {
@@ -275,14 +292,17 @@ TEST(Errors, TensorSmallerThanTheTileLoopIndexingIt) {
         [](ts::Tensor x, ts::Tensor y) {
           ts::Tensor out = ts::empty_like(x);
           for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-            g_line = __LINE__; out(tm, tn) = x(tm, tn) + y(tm, tn);
+            g_line = __LINE__;
+            out(tm, tn) = x(tm, tn) + y(tm, tn);
           }
           return out;
         },
         ts::Settings{.static_shapes = fixed});
     std::string msg = user_error([&] { k(mat(8, 12), mat(8, 10)); });
-    expect_message(msg, "add_mismatch", g_line, "tensor argument 1 size(1) is 10, less than the bound tensor argument 0 size(1) = 12",
-                   "pass tensors whose sizes match");
+    expect_message(
+        msg, "add_mismatch", g_line,
+        "tensor argument 1 size(1) is 10, less than the bound tensor argument 0 size(1) = 12",
+        "pass tensors whose sizes match");
     // Equal shapes, and a larger y, are fine; a second call with a smaller y is caught.
     ts::Buffer ok = k(mat(8, 12), ts::Buffer::full({9, 13}, 1.0, ts::f32));
     EXPECT_EQ(ok.to_vector(), std::vector<double>(96, 1.0));
@@ -299,7 +319,8 @@ TEST(Errors, InvalidConfigValuesAndSettings) {
         "configured",
         [](ts::Tensor x) {
           ts::Tensor out = ts::empty_like(x);
-          g_line = __LINE__; for (auto t : ts::tile(x.size(0))) out(t) = x(t) + 1;
+          g_line = __LINE__;
+          for (auto t : ts::tile(x.size(0))) out(t) = x(t) + 1;
           return out;
         },
         s);
@@ -309,18 +330,23 @@ TEST(Errors, InvalidConfigValuesAndSettings) {
     std::string what, hint;
   };
   std::vector<Case> cases = {
-      {ts::Config{.block_sizes = std::vector<int64_t>{-16}}, "block size -16 is not a positive power of two", "use 1, 2, 4"},
-      {ts::Config{.num_stages = 0}, "num_stages 0 is not a positive integer", "use 1 (no pipelining)"},
+      {ts::Config{.block_sizes = std::vector<int64_t>{-16}},
+       "block size -16 is not a positive power of two", "use 1, 2, 4"},
+      {ts::Config{.num_stages = 0}, "num_stages 0 is not a positive integer",
+       "use 1 (no pipelining)"},
       {ts::Config{.maxnreg = 16}, "maxnreg 16 is outside [24, 255]", "between 24 and 255"},
-      {ts::Config{.num_warps = 16, .maxnreg = 255}, "maxnreg 255 with num_warps 16 needs 130560 registers",
+      {ts::Config{.num_warps = 16, .maxnreg = 255},
+       "maxnreg 255 with num_warps 16 needs 130560 registers",
        "use maxnreg <= 128 for num_warps 16"},
-      {ts::Config{.num_sm_multiplier = 3}, "num_sm_multiplier 3 is not a positive power of two", "use 1, 2, 4 or 8"},
+      {ts::Config{.num_sm_multiplier = 3}, "num_sm_multiplier 3 is not a positive power of two",
+       "use 1, 2, 4 or 8"},
       {ts::Config{.num_sm_multiplier = -1}, "num_sm_multiplier -1", "use 1, 2, 4 or 8"},
       {ts::Config{.indexing = std::vector<std::string>(3, "pointer")},
        "3 indexing entries given, the kernel has 2 loads and stores", "one per load and store"},
-      {ts::Config{.indexing = std::vector<std::string>{}}, "0 indexing entries given", "one entry for all"},
-      {ts::Config{.indexing = std::vector<std::string>{"block_ptr"}}, "indexing \"block_ptr\" is not supported",
-       "pointer indexing only"}};
+      {ts::Config{.indexing = std::vector<std::string>{}}, "0 indexing entries given",
+       "one entry for all"},
+      {ts::Config{.indexing = std::vector<std::string>{"block_ptr"}},
+       "indexing \"block_ptr\" is not supported", "pointer indexing only"}};
   for (const Case& c : cases) {
     auto k = make(ts::Settings{.config = c.config});
     std::string msg = user_error([&] { k(vec(8)); });
@@ -348,12 +374,17 @@ TEST(Errors, ConfigEntryCountsNameTheFirstLoop) {
   };
   ts::Buffer x = ts::Buffer::zeros({8, 64}, ts::f32);
   using R = std::vector<std::optional<int64_t>>;
-  expect_message(user_error([&] { make({.reduction_loops = R{16, 16}})(x); }), "counted", loop_line,
-                 "config: 2 reduction_loops given, the kernel has 1 reduction dimensions", "one entry");
+  expect_message(user_error([&] {
+                   make({.reduction_loops = R{16, 16}})(x);
+                 }),
+                 "counted", loop_line,
+                 "config: 2 reduction_loops given, the kernel has 1 reduction dimensions",
+                 "one entry");
   expect_message(user_error([&] { make({.reduction_loops = R{48}})(x); }), "counted", loop_line,
                  "reduction_loops chunk 48 is not a power of two", "use a power of two");
-  expect_message(user_error([&] { make({.flatten_loops = std::vector<bool>{true}})(x); }), "counted",
-                 loop_line, "flatten_loops has 1 entries, the kernel has 0", "give one entry");
+  expect_message(user_error([&] { make({.flatten_loops = std::vector<bool>{true}})(x); }),
+                 "counted", loop_line, "flatten_loops has 1 entries, the kernel has 0",
+                 "give one entry");
 }
 
 // ts::full with a value its integer dtype cannot hold (torch.full raises too): it wrapped.
@@ -361,8 +392,7 @@ TEST(Errors, FullValueOutsideItsIntegerDtype) {
   const int line = __LINE__ + 4;
   auto k = ts::kernel("full_range", [](ts::Tensor x) {
     ts::Tensor out = x.new_empty({x.size(0)}, ts::i64);
-    for (auto t : ts::tile(x.size(0)))
-      out(t) = ts::full({t}, 9223372036854775808.0, ts::i64);
+    for (auto t : ts::tile(x.size(0))) out(t) = ts::full({t}, 9223372036854775808.0, ts::i64);
     return out;
   });
   expect_message(user_error([&] { k(vec(8)); }), "full_range", line,
@@ -381,8 +411,7 @@ TEST(Errors, NegativeExtentOfATileConstructor) {
   const int line = __LINE__ + 4;
   auto k = ts::kernel("negative", [](ts::Tensor x) {
     ts::Tensor out = x.new_empty({x.size(0)});
-    for (auto t : ts::tile(x.size(0)))
-      out(t) = ts::sum(ts::zeros({t, -4}, ts::f32), 1);
+    for (auto t : ts::tile(x.size(0))) out(t) = ts::sum(ts::zeros({t, -4}, ts::f32), 1);
     return out;
   });
   expect_message(user_error([&] { k(vec(8)); }), "negative", line, "the extent -4 is negative",
@@ -396,7 +425,8 @@ TEST(Errors, WrittenTensorWithAZeroStride) {
   });
   ts::Buffer one = ts::Buffer::zeros({1}, ts::f32);
   std::string msg = user_error([&] { k(one.view_as_strided({8}, {0}, 0)); });
-  expect_message(msg, "fill_into", 0, "tensor argument 0 is written by the kernel but its dim 0 has stride 0",
+  expect_message(msg, "fill_into", 0,
+                 "tensor argument 0 is written by the kernel but its dim 0 has stride 0",
                  "do not overlap");
   ts::Buffer ok = ts::Buffer::zeros({8}, ts::f32);
   k(ok);
@@ -424,7 +454,8 @@ TEST(Errors, GridOfTooManyProgramsOnTheInterpreter) {
     return out;
   });
   expect_message(user_error([&] { k(vec(8), int64_t{1} << 33); }), "many", line,
-                 "the launch needs 8589934592 programs, more than a grid can hold", "a persistent pid_type");
+                 "the launch needs 8589934592 programs, more than a grid can hold",
+                 "a persistent pid_type");
   EXPECT_EQ(k(vec(8), int64_t{8}).to_vector(), std::vector<double>(8, 1.0));
 }
 
@@ -438,8 +469,10 @@ TEST(Errors, IntegerConstantBeyondTheTileDtype) {
   });
   ts::Buffer x = ts::Buffer::zeros({4}, ts::i32);
   expect_message(user_error([&] { k(x); }), "wide_constant", line,
-                 "the constant 1099511627776 does not fit i32, the dtype of the other operand", ".to(ts::i64)");
-  EXPECT_EQ(k(ts::Buffer::zeros({4}, ts::i64)).to_vector(), std::vector<double>(4, 1099511627776.0));
+                 "the constant 1099511627776 does not fit i32, the dtype of the other operand",
+                 ".to(ts::i64)");
+  EXPECT_EQ(k(ts::Buffer::zeros({4}, ts::i64)).to_vector(),
+            std::vector<double>(4, 1099511627776.0));
 }
 
 // C++ unsigned integers past 2^63 - 1 fit u64 tile values only; a negative C++ integer
@@ -479,7 +512,8 @@ TEST(Errors, AllocationBeyond2To63Elements) {
     return out;
   });
   expect_message(user_error([&] { k(vec(4), int64_t{1} << 20); }), "huge_alloc", line,
-                 "allocation of shape [1099511627776, 1099511627776] has more than 2^63 elements", "check the sizes");
+                 "allocation of shape [1099511627776, 1099511627776] has more than 2^63 elements",
+                 "check the sizes");
 }
 
 // A 0-dimensional tensor argument indexed by dimension.
@@ -491,8 +525,8 @@ TEST(Errors, SizeOfAZeroDimensionalTensor) {
     return out;
   });
   ts::Buffer scalar = ts::Buffer::ones({1}, ts::f32).view_as_strided({}, {}, 0);
-  expect_message(user_error([&] { k(scalar); }), "rank0", line, "size(0) is out of range: tensor argument 0 has 0",
-                 "pass a tensor of shape [1]");
+  expect_message(user_error([&] { k(scalar); }), "rank0", line,
+                 "size(0) is out of range: tensor argument 0 has 0", "pass a tensor of shape [1]");
 }
 
 // A ts::Value kept from an earlier trace is refused where it is read; assigning it anew
@@ -510,7 +544,8 @@ TEST(Errors, ValueFromAnEarlierTrace) {
   });
   EXPECT_EQ(k(vec(4), false).to_vector(), std::vector<double>(4, 1.0));
   std::string msg = user_error([&] { k(vec(4), true); });
-  expect_message(msg, "keeps", g_line, "a ts::Value from another trace (an earlier call, or another kernel) is used",
+  expect_message(msg, "keeps", g_line,
+                 "a ts::Value from another trace (an earlier call, or another kernel) is used",
                  "declare ts::Value variables inside the kernel's lambda");
   EXPECT_EQ(k(ts::Buffer::ones({4}, ts::f32), false).to_vector(), std::vector<double>(4, 3.0));
 }
@@ -529,7 +564,8 @@ TEST(Errors, ArgumentBeyond32BitsUnderForcedI32PointsAtTheCall) {
   ts::Buffer x = ts::Buffer::zeros({1}, ts::f32).view_as_strided({int64_t{1} << 33}, {0}, 0);
   const int call = __LINE__ + 1;
   std::string msg = user_error([&] { k(x); });
-  expect_message(msg, "zs32", call, "beyond 32-bit index arithmetic (Settings::index_dtype i32)", "ts::i64");
+  expect_message(msg, "zs32", call, "beyond 32-bit index arithmetic (Settings::index_dtype i32)",
+                 "ts::i64");
 }
 
 // An allocation sized by a true division names the cause: `/` gives a float.
@@ -565,7 +601,8 @@ TEST(Errors, TensorFromAnEarlierTrace) {
   });
   save(vec(4));
   std::string msg = user_error([&] { use(vec(4)); });
-  expect_message(msg, "use", g_line, "a ts::Tensor from another trace (an earlier call, or another kernel) is used",
+  expect_message(msg, "use", g_line,
+                 "a ts::Tensor from another trace (an earlier call, or another kernel) is used",
                  "a ts::Tensor cannot outlive the call that traced it");
 }
 
@@ -583,7 +620,8 @@ TEST(Errors, KernelCalledWhileTracing) {
     for (auto t : ts::tile(x.size(0))) out(t) = x(t);
     return out;
   });
-  expect_message(user_error([&] { outer(vec(4)); }), "inc", inner_line, "called while kernel 'outer' is being traced",
+  expect_message(user_error([&] { outer(vec(4)); }), "inc", inner_line,
+                 "called while kernel 'outer' is being traced",
                  "call kernels from host code outside any ts::kernel lambda");
   std::function<ts::Buffer(ts::Buffer)> again;
   auto rec = ts::kernel("rec", [&](ts::Tensor x) {
@@ -593,16 +631,15 @@ TEST(Errors, KernelCalledWhileTracing) {
     return out;
   });
   again = [&](ts::Buffer b) { return rec(b); };
-  EXPECT_NE(user_error([&] { rec(vec(4)); }).find("called while kernel 'rec' is being traced"), std::string::npos);
+  EXPECT_NE(user_error([&] { rec(vec(4)); }).find("called while kernel 'rec' is being traced"),
+            std::string::npos);
   inc(count);  // from host code: fine
   EXPECT_EQ(count.item(), 1.0);
 }
 
 // A kernel without a name (errors and generated code name kernels).
 TEST(Errors, KernelWithoutAName) {
-  std::string msg = user_error([] {
-    ts::kernel("", [](ts::Tensor x) { return x; });
-  });
+  std::string msg = user_error([] { ts::kernel("", [](ts::Tensor x) { return x; }); });
   EXPECT_NE(msg.find("a kernel needs a name"), std::string::npos) << msg;
 }
 
@@ -620,8 +657,10 @@ TEST(Errors, BlockSizeOutsideItsDeclaredRange) {
         ts::Settings{.config = c});
   };
   for (int64_t bad : {4, 128}) {
-    std::string msg = user_error([&] { make({.block_sizes = std::vector<int64_t>{bad}})(vec(100)); });
-    EXPECT_NE(msg.find(fmt::format("block_sizes[0] = {} is outside the range [16, 64]", bad)), std::string::npos)
+    std::string msg =
+        user_error([&] { make({.block_sizes = std::vector<int64_t>{bad}})(vec(100)); });
+    EXPECT_NE(msg.find(fmt::format("block_sizes[0] = {} is outside the range [16, 64]", bad)),
+              std::string::npos)
         << msg;
     EXPECT_NE(msg.find("within the declared range"), std::string::npos) << msg;
   }
@@ -637,7 +676,8 @@ TEST(Errors, ConstantLoopBoundBeyond32BitIndexArithmetic) {
         "arange_sum",
         [](ts::Tensor x) {
           ts::Tensor out = ts::empty_like(x);
-          for (auto t : ts::tile(x.size(0))) out(t) = x(t) + ts::sum(ts::arange(int64_t{1} << 40, ts::i64), 0);
+          for (auto t : ts::tile(x.size(0)))
+            out(t) = x(t) + ts::sum(ts::arange(int64_t{1} << 40, ts::i64), 0);
           return out;
         },
         s);
@@ -646,7 +686,9 @@ TEST(Errors, ConstantLoopBoundBeyond32BitIndexArithmetic) {
   std::string wide = make({}).cuda(false, x).at(0);
   EXPECT_NE(wide.find("const long long pid"), std::string::npos) << wide;  // 64-bit tile indices
   std::string msg = user_error([&] { make({.index_dtype = ts::i32}).ir(x); });
-  EXPECT_NE(msg.find("the loop bound 1099511627776 goes beyond 32-bit index arithmetic"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the loop bound 1099511627776 goes beyond 32-bit index arithmetic"),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("set Settings::index_dtype = ts::i64"), std::string::npos) << msg;
   EXPECT_NE(msg.find("errors_test.cpp"), std::string::npos) << msg;
   EXPECT_NE(make({.index_dtype = ts::i64}).ir(x).find("1099511627776"), std::string::npos);
@@ -663,17 +705,21 @@ TEST(Errors, FractionalIntegerArgumentAndNonIndexDtype) {
   });
   int call = __LINE__ + 1;
   std::string msg = user_error([&] { scale(vec(8), 2.7); });
-  expect_message(msg, "scale", call, "argument 1 is 2.7, but the kernel's parameter 1 is an integer",
+  expect_message(msg, "scale", call,
+                 "argument 1 is 2.7, but the kernel's parameter 1 is an integer",
                  "pass an integer");
-  EXPECT_EQ(scale(ts::Buffer::full({4}, 1.5, ts::f32), 2.0).to_vector(), std::vector<double>(4, 3.0));
+  EXPECT_EQ(scale(ts::Buffer::full({4}, 1.5, ts::f32), 2.0).to_vector(),
+            std::vector<double>(4, 3.0));
   // Values an `int` cannot hold are refused, not truncated.
   call = __LINE__ + 1;
   msg = user_error([&] { scale(vec(8), int64_t{1} << 32); });
-  expect_message(msg, "scale", call, "argument 1 is 4294967296, outside the range [-2147483648, 2147483647]",
+  expect_message(msg, "scale", call,
+                 "argument 1 is 4294967296, outside the range [-2147483648, 2147483647]",
                  "declare the parameter as int64_t");
   call = __LINE__ + 1;
   msg = user_error([&] { scale(vec(8), 3e9); });
-  expect_message(msg, "scale", call, "argument 1 is 3000000000, outside", "declare the parameter as int64_t");
+  expect_message(msg, "scale", call, "argument 1 is 3000000000, outside",
+                 "declare the parameter as int64_t");
   auto flag = ts::kernel("flag", [](ts::Tensor x, bool b) {
     ts::Tensor out = ts::empty_like(x);
     for (auto t : ts::tile(x.size(0))) out(t) = x(t) * b;
@@ -681,12 +727,14 @@ TEST(Errors, FractionalIntegerArgumentAndNonIndexDtype) {
   });
   call = __LINE__ + 1;
   msg = user_error([&] { flag(vec(8), 2); });
-  expect_message(msg, "flag", call, "argument 1 is 2, outside the range [0, 1]", "pass a value that fits");
+  expect_message(msg, "flag", call, "argument 1 is 2, outside the range [0, 1]",
+                 "pass a value that fits");
   EXPECT_EQ(scale(ts::Buffer::full({2}, 1.0, ts::f32), int64_t{-2147483648}).to_vector(),
             std::vector<double>(2, -2147483648.0));
   for (ts::DType t : {ts::boolean, ts::f16, ts::f32}) {
     std::string msg = user_error([&] {
-      ts::kernel("idx", [](ts::Tensor x) { return x; }, ts::Settings{.index_dtype = t});
+      ts::kernel(
+          "idx", [](ts::Tensor x) { return x; }, ts::Settings{.index_dtype = t});
     });
     expect_message(msg, "idx", 0, "is not an index dtype", "use ts::i32 or ts::i64");
   }
@@ -779,7 +827,9 @@ TEST(Errors, AFailedTraceStartLeavesLaterCallsWorking) {
 // Loop bounds past 2^62 (block size defaults and size buckets saturate instead of
 // overflowing): the call completes, with every access past the tensor masked.
 TEST(Errors, LoopBoundPastTwoToThe62) {
-  auto k = make_first_n("huge_bound", ts::Settings{.config = ts::Config{.pid_type = ts::PidType::persistent_interleaved}});
+  auto k = make_first_n(
+      "huge_bound",
+      ts::Settings{.config = ts::Config{.pid_type = ts::PidType::persistent_interleaved}});
   ts::Buffer x = ts::Buffer::ones({4}, ts::f32);
   EXPECT_EQ(k(x, std::numeric_limits<int64_t>::max()).to_vector(), std::vector<double>(4, 1.0));
   EXPECT_FALSE(k.cuda(false, x, (int64_t{1} << 62) + 1).empty());
@@ -807,10 +857,14 @@ TEST(Errors, ConstantsAnIntegerDtypeCannotHold) {
     for (auto t : ts::tile(x.size(0))) out(t) = x(t).to(static_cast<ts::DType>(dt));
     return out;
   });
-  for (auto [value, dt] : {std::pair<double, ts::DType>{-inf, ts::i32}, {inf, ts::i64}, {NAN, ts::i64},
-                           {3e9, ts::i32}, {-1.5, ts::u64}, {1e19, ts::i64}}) {
-    std::string what = fmt::format("the constant {} cannot be converted to {} without overflow", value,
-                                   ts::dtype_name(dt));
+  for (auto [value, dt] : {std::pair<double, ts::DType>{-inf, ts::i32},
+                           {inf, ts::i64},
+                           {NAN, ts::i64},
+                           {3e9, ts::i32},
+                           {-1.5, ts::u64},
+                           {1e19, ts::i64}}) {
+    std::string what = fmt::format("the constant {} cannot be converted to {} without overflow",
+                                   value, ts::dtype_name(dt));
     std::string msg = user_error([&] { dev(vec(4), value, static_cast<int>(dt)); });
     expect_message(msg, "full_tile", g_line, what, "a float dtype");
     msg = user_error([&] { host(vec(4), value, static_cast<int>(dt)); });

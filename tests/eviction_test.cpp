@@ -9,15 +9,14 @@
 #include <map>
 #include <regex>
 #include <string>
-
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
 #include "autotune_test_util.hpp"
 #include "examples/kernels/norms.hpp"
+#include "nvrtc_test_util.hpp"
 #include "passes/default_config.hpp"
 #include "passes/roll_reductions.hpp"
-#include "nvrtc_test_util.hpp"
 #include "tests/eviction_kernels.hpp"
 #include "user_error_util.hpp"
 
@@ -34,7 +33,8 @@ using E = ts::EvictionPolicy;
 std::vector<std::string> load_policies(const std::string& src) {
   static const std::regex re(R"(ts::ld(_vec<[^(]*?)?(<ts::Evict::(\w+)>)?\()");
   std::vector<std::string> out;
-  for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator();
+       ++it) {
     std::string whole = (*it)[0];
     static const std::regex pol(R"(ts::Evict::(\w+))");
     std::smatch m;
@@ -49,14 +49,18 @@ TEST(Eviction, OnlineSoftmaxPassesGetTheirOwnPolicies) {
   ts::Config c{.block_sizes = std::vector<int64_t>{1, 2048},
                .num_warps = 8,
                .load_eviction_policies = std::vector<E>{E::last, E::first}};
-  std::string src = compile(examples::make_softmax_two_pass({.config = c}), ts::Buffer::zeros({4, 10000}, ts::bf16));
+  std::string src = compile(examples::make_softmax_two_pass({.config = c}),
+                            ts::Buffer::zeros({4, 10000}, ts::bf16));
   EXPECT_EQ(load_policies(src), (std::vector<std::string>{"last", "first"})) << src;
   // Pipelined (num_stages 2): the early loads (before each loop and inside it) keep them.
   c.num_stages = 2;
-  src = compile(examples::make_softmax_two_pass({.config = c}), ts::Buffer::zeros({4, 10000}, ts::bf16));
-  EXPECT_EQ(load_policies(src), (std::vector<std::string>{"last", "last", "first", "first"})) << src;
+  src = compile(examples::make_softmax_two_pass({.config = c}),
+                ts::Buffer::zeros({4, 10000}, ts::bf16));
+  EXPECT_EQ(load_policies(src), (std::vector<std::string>{"last", "last", "first", "first"}))
+      << src;
   c.load_eviction_policies.reset();
-  src = compile(examples::make_softmax_two_pass({.config = c}), ts::Buffer::zeros({4, 10000}, ts::bf16));
+  src = compile(examples::make_softmax_two_pass({.config = c}),
+                ts::Buffer::zeros({4, 10000}, ts::bf16));
   EXPECT_EQ(count(src, "ts::Evict"), 0) << src;
   EXPECT_EQ(count(src, "createpolicy"), 0) << src;
 }
@@ -70,21 +74,25 @@ TEST(Eviction, PoliciesFollowSourceOrderNotEvaluationOrder) {
         for (auto t : ts::tile(x.size(0))) out(t) = x(t) * y(t);
         return out;
       },
-      ts::Settings{.config = ts::Config{.load_eviction_policies = std::vector<E>{E::first, E::last}}});
+      ts::Settings{.config =
+                       ts::Config{.load_eviction_policies = std::vector<E>{E::first, E::last}}});
   ts::Buffer x = ts::Buffer::zeros({1000}, ts::f32);
   std::string src;
   for (const std::string& s : k.cuda(false, x, x)) src += s;
   static const std::regex re(R"(ts::Evict::(\w+)>\((arg\d))");
   std::map<std::string, std::string> policy_of;
-  for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator();
+       ++it)
     policy_of[(*it)[2]] = (*it)[1];
-  EXPECT_EQ(policy_of, (std::map<std::string, std::string>{{"arg0", "first"}, {"arg1", "last"}})) << src;
+  EXPECT_EQ(policy_of, (std::map<std::string, std::string>{{"arg0", "first"}, {"arg1", "last"}}))
+      << src;
 }
 
 TEST(Eviction, AnOutOfRangeValueIsAnError) {
   ts::Config c{.load_eviction_policies = std::vector<E>{static_cast<E>(7)}};
   std::string msg = user_error([&] { (void)c.to_json(); });
-  EXPECT_NE(msg.find("EvictionPolicy value 7 is not one of none, first, last"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("EvictionPolicy value 7 is not one of none, first, last"), std::string::npos)
+      << msg;
   auto k = examples::make_softmax({.config = c});
   msg = user_error([&] { k(ts::Buffer::zeros({4, 100}, ts::f32)); });
   EXPECT_NE(msg.find("load eviction policy value 7"), std::string::npos) << msg;
@@ -114,7 +122,8 @@ TEST(Eviction, LoopedReductionCopiesKeepTheLoadsPolicy) {
                .num_warps = 4,
                .reduction_loops = std::vector<std::optional<int64_t>>{1024},
                .load_eviction_policies = std::vector<E>{E::last}};
-  std::string src = compile(examples::make_softmax({.config = c}), ts::Buffer::zeros({4, 5000}, ts::f32));
+  std::string src =
+      compile(examples::make_softmax({.config = c}), ts::Buffer::zeros({4, 5000}, ts::f32));
   std::vector<std::string> got = load_policies(src);
   ASSERT_GE(got.size(), 2u) << src;
   for (const std::string& p : got) EXPECT_EQ(p, "last") << src;
@@ -128,10 +137,12 @@ TEST(Eviction, LoweredProgramsKeepTheLoadCount) {
   ts::Config c{.block_sizes = std::vector<int64_t>{1},
                .reduction_loops = std::vector<std::optional<int64_t>>{1024},
                .load_eviction_policies = std::vector<E>{E::last}};
-  std::unique_ptr<ts::ir::Graph> lowered = ts::passes::roll_reductions(g, ts::passes::complete_config(g, c, "softmax"));
+  std::unique_ptr<ts::ir::Graph> lowered =
+      ts::passes::roll_reductions(g, ts::passes::complete_config(g, c, "softmax"));
   ASSERT_TRUE(lowered);
   EXPECT_EQ(lowered->num_loads, 1);
-  EXPECT_EQ(ts::passes::complete_config(*lowered, c, "softmax").load_eviction_policies, c.load_eviction_policies);
+  EXPECT_EQ(ts::passes::complete_config(*lowered, c, "softmax").load_eviction_policies,
+            c.load_eviction_policies);
 }
 
 TEST(Eviction, WrongNumberOfPoliciesNamesTheFirstLoop) {
@@ -140,7 +151,9 @@ TEST(Eviction, WrongNumberOfPoliciesNamesTheFirstLoop) {
   std::string msg = user_error([&] { k(ts::Buffer::zeros({4, 100}, ts::f32)); });
   EXPECT_NE(msg.find("softmax_two_pass"), std::string::npos) << msg;
   EXPECT_NE(msg.find("norms.hpp:"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("config: 1 load eviction policy given, the kernel has 2 loads"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("config: 1 load eviction policy given, the kernel has 2 loads"),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("one entry"), std::string::npos) << msg;
 }
 
@@ -149,12 +162,16 @@ TEST(Eviction, JsonSpellsPoliciesAsHelionDoes) {
   EXPECT_EQ(c.to_json(), R"({"load_eviction_policies":["","first","last"]})");
   EXPECT_EQ(ts::Config::from_json(c.to_json()), c);
   EXPECT_EQ(c.to_cpp(),
-            "ts::Config{.load_eviction_policies = std::vector<ts::EvictionPolicy>{ts::EvictionPolicy::none, "
+            "ts::Config{.load_eviction_policies = "
+            "std::vector<ts::EvictionPolicy>{ts::EvictionPolicy::none, "
             "ts::EvictionPolicy::first, ts::EvictionPolicy::last}}");
-  std::string msg = user_error([] { ts::Config::from_json(R"({"load_eviction_policies":["evict_last"]})"); });
+  std::string msg =
+      user_error([] { ts::Config::from_json(R"({"load_eviction_policies":["evict_last"]})"); });
   EXPECT_NE(msg.find("unknown load eviction policy 'evict_last'"), std::string::npos) << msg;
   msg = user_error([] { ts::Config::from_json(R"({"load_eviction_policies":[null]})"); });
-  EXPECT_NE(msg.find("config key 'load_eviction_policies' has a value of the wrong type"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("config key 'load_eviction_policies' has a value of the wrong type"),
+            std::string::npos)
+      << msg;
 }
 
 TEST(Eviction, InterpreterValuesIgnoreThePolicies) {

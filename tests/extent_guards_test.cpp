@@ -54,7 +54,8 @@ TEST(ExtentGuards, AnAllExtentOfAnAllocationSizedFromArgumentsIsRightInEveryBuck
 // The generated code masks the padded extent: lanes past 16 (15 elements) or 32 (21).
 template <class K>
 void expect_padded_extents(const K& k, bool large_first) {
-  ts::Buffer x_small = ts::Buffer::zeros({kSmall}, ts::f32), x_large = ts::Buffer::zeros({kLarge}, ts::f32);
+  ts::Buffer x_small = ts::Buffer::zeros({kSmall}, ts::f32),
+             x_large = ts::Buffer::zeros({kLarge}, ts::f32);
   std::string large = large_first ? nvrtc_test::compile(k, x_large) : "";
   std::string small = nvrtc_test::compile(k, x_small);
   if (!large_first) large = nvrtc_test::compile(k, x_large);
@@ -67,7 +68,8 @@ void expect_padded_extents(const K& k, bool large_first) {
 TEST(ExtentGuards, AnArangeOfAnIntegerArgumentIsRightInEveryBucket) {
   auto k = make_arange_of_argument();
   ts::Buffer x = ts::Buffer::zeros({1}, ts::f32);
-  for (int64_t n : {15, 21, 3, 15}) EXPECT_EQ(k(x, n).to_vector(), interp_test::ramp(n)) << "n = " << n;
+  for (int64_t n : {15, 21, 3, 15})
+    EXPECT_EQ(k(x, n).to_vector(), interp_test::ramp(n)) << "n = " << n;
 }
 
 int g_traces = 0;
@@ -83,19 +85,22 @@ TEST(ExtentGuards, EachBucketIsTracedOnce) {
     return out;
   });
   g_traces = 0;
-  ts::Buffer x_small = ts::Buffer::zeros({kSmall}, ts::f32), x_large = ts::Buffer::zeros({kLarge}, ts::f32);
+  ts::Buffer x_small = ts::Buffer::zeros({kSmall}, ts::f32),
+             x_large = ts::Buffer::zeros({kLarge}, ts::f32);
   for (const ts::Buffer& x : {x_small, x_small, x_large, x_large, x_small}) k(x);
   EXPECT_EQ(g_traces, 2);
 }
 
 TEST(ExtentGuards, GeneratedCodeOfAnArangeFollowsThePaddedExtentOfEachCall) {
   REQUIRE_NVRTC();
-  for (bool large_first : {false, true}) expect_padded_extents(make_arange_times_three(), large_first);
+  for (bool large_first : {false, true})
+    expect_padded_extents(make_arange_times_three(), large_first);
 }
 
 TEST(ExtentGuards, GeneratedCodeOfAnAllocationsAllExtentFollowsThePaddedExtentOfEachCall) {
   REQUIRE_NVRTC();
-  for (bool large_first : {false, true}) expect_padded_extents(make_sum_of_allocation(), large_first);
+  for (bool large_first : {false, true})
+    expect_padded_extents(make_sum_of_allocation(), large_first);
 }
 
 }  // namespace

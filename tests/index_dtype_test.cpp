@@ -7,7 +7,6 @@
 #include <iterator>
 #include <regex>
 #include <string>
-
 #include <tessel/tessel.hpp>
 
 #include "examples/kernels/norms.hpp"
@@ -23,7 +22,8 @@ namespace {
 
 int count_matches(const std::string& s, const std::string& re) {
   std::regex r(re);
-  return static_cast<int>(std::distance(std::sregex_iterator(s.begin(), s.end(), r), std::sregex_iterator()));
+  return static_cast<int>(
+      std::distance(std::sregex_iterator(s.begin(), s.end(), r), std::sregex_iterator()));
 }
 
 /// out[m, n] = x[m, n] over 2-D tiles.
@@ -53,7 +53,7 @@ TEST(IndexDtype, SpanOfViews) {
 }
 
 TEST(IndexDtype, AStridedViewSpanningBeyond32BitsIndexesIn64Bits) {
-  ts::Buffer fits = wide_column_slice(65536);  // spans 2^31 - 32752 elements
+  ts::Buffer fits = wide_column_slice(65536);    // spans 2^31 - 32752 elements
   ts::Buffer beyond = wide_column_slice(65537);  // spans 2^31 + 16: beyond int32
   ASSERT_LT(fits.span(), int64_t{1} << 31);
   ASSERT_GE(beyond.span(), int64_t{1} << 31);
@@ -63,10 +63,13 @@ TEST(IndexDtype, AStridedViewSpanningBeyond32BitsIndexesIn64Bits) {
   EXPECT_NE(small.find("int arg0_stride0"), std::string::npos) << small;
   EXPECT_NE(large.find("long long arg0_stride0"), std::string::npos) << large;
   std::string msg = user_error([&] { make_copy_2d({.index_dtype = ts::i32}).cuda(false, beyond); });
-  EXPECT_NE(msg.find("tensor argument 0 spans 2147483664 elements of memory, beyond 32-bit index arithmetic"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find(
+          "tensor argument 0 spans 2147483664 elements of memory, beyond 32-bit index arithmetic"),
+      std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("leave Settings::index_dtype unset or set it to ts::i64"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("leave Settings::index_dtype unset or set it to ts::i64"), std::string::npos)
+      << msg;
 }
 
 TEST(IndexDtype, AnIntegerArgumentBeyond32BitsIndexesIn64Bits) {
@@ -78,9 +81,12 @@ TEST(IndexDtype, AnIntegerArgumentBeyond32BitsIndexesIn64Bits) {
   // Tile indices are computed in the index dtype: 32 bits would wrap past 2^31.
   EXPECT_NE(small.find("int arg0_stride0"), std::string::npos) << small;
   EXPECT_NE(large.find("long long arg0_stride0"), std::string::npos) << large;
-  std::string msg =
-      user_error([&] { examples::make_padded_sum_host({.index_dtype = ts::i32}).cuda(false, x, int64_t{1} << 33); });
-  EXPECT_NE(msg.find("integer argument 1 is 8589934592, beyond 32-bit index arithmetic"), std::string::npos) << msg;
+  std::string msg = user_error([&] {
+    examples::make_padded_sum_host({.index_dtype = ts::i32}).cuda(false, x, int64_t{1} << 33);
+  });
+  EXPECT_NE(msg.find("integer argument 1 is 8589934592, beyond 32-bit index arithmetic"),
+            std::string::npos)
+      << msg;
 }
 
 }  // namespace
@@ -116,15 +122,20 @@ auto make_tall_copy(ts::Settings s = {}) {
   return ts::kernel(
       "tall_copy",
       [](ts::Tensor x, ts::Value n) {
-        ts::Tensor out = ts::empty({x.size(0) * n, x.size(1)}, x.dtype()); tall_copy_alloc_line = __LINE__;
+        ts::Tensor out = ts::empty({x.size(0) * n, x.size(1)}, x.dtype());
+        tall_copy_alloc_line = __LINE__;
         for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn);
         return out;
       },
       s);
 }
 
-bool indexes_in_32_bits(const std::string& src) { return src.find("int arg0_stride0") != std::string::npos; }
-bool indexes_in_64_bits(const std::string& src) { return src.find("long long arg0_stride0") != std::string::npos; }
+bool indexes_in_32_bits(const std::string& src) {
+  return src.find("int arg0_stride0") != std::string::npos;
+}
+bool indexes_in_64_bits(const std::string& src) {
+  return src.find("long long arg0_stride0") != std::string::npos;
+}
 
 }  // namespace
 
@@ -146,13 +157,16 @@ TEST(IndexDtype, AHostAllocationBeyond32BitsIndexesIn64BitsOnEveryCall) {
   ASSERT_EQ(out.shape(), (std::vector<int64_t>{12, 8}));
   EXPECT_EQ(out.narrow(0, 0, 4).to_vector(), std::vector<double>(32, 1.0));
   // Forcing i32 names the allocation.
-  std::string msg = user_error([&] { make_tall_copy({.index_dtype = ts::i32}).cuda(false, x, big); });
-  user_error_test::expect_message(msg, "tall_copy", "index_dtype_test.cpp", 0,
-                                  "the tensor allocated at line " + std::to_string(tall_copy_alloc_line) +
-                                      " has shape [1073741824, 8] (8589934592 elements), beyond 32-bit index "
-                                      "arithmetic (Settings::index_dtype i32)",
-                                  "leave Settings::index_dtype unset or set it to ts::i64");
-  EXPECT_TRUE(indexes_in_32_bits(make_tall_copy({.index_dtype = ts::i32}).cuda(false, x, small).at(0)));
+  std::string msg =
+      user_error([&] { make_tall_copy({.index_dtype = ts::i32}).cuda(false, x, big); });
+  user_error_test::expect_message(
+      msg, "tall_copy", "index_dtype_test.cpp", 0,
+      "the tensor allocated at line " + std::to_string(tall_copy_alloc_line) +
+          " has shape [1073741824, 8] (8589934592 elements), beyond 32-bit index "
+          "arithmetic (Settings::index_dtype i32)",
+      "leave Settings::index_dtype unset or set it to ts::i64");
+  EXPECT_TRUE(
+      indexes_in_32_bits(make_tall_copy({.index_dtype = ts::i32}).cuda(false, x, small).at(0)));
 }
 
 // A loop bound computed in host code beyond 32 bits (masked at the tensor's end) makes the
@@ -173,8 +187,10 @@ TEST(IndexDtype, AHostComputedLoopBoundBeyond32BitsIndexesIn64Bits) {
   EXPECT_NE(k.cuda(false, x, 2).at(0).find("const int lim"), std::string::npos);
   std::string wide = k.cuda(false, x, int64_t{1} << 30).at(0);  // 3 * 2^30 > 2^31
   EXPECT_NE(wide.find("const long long lim"), std::string::npos) << wide;
-  std::string msg = user_error([&] { make({.index_dtype = ts::i32}).cuda(false, x, int64_t{1} << 30); });
-  EXPECT_NE(msg.find("a loop bound or extent computed in host code is 3221225472, beyond 32-bit index arithmetic"),
+  std::string msg =
+      user_error([&] { make({.index_dtype = ts::i32}).cuda(false, x, int64_t{1} << 30); });
+  EXPECT_NE(msg.find("a loop bound or extent computed in host code is 3221225472, beyond 32-bit "
+                     "index arithmetic"),
             std::string::npos)
       << msg;
 }
@@ -193,9 +209,11 @@ TEST(IndexDtype, AZeroStrideViewWithSizesBeyond32BitsIndexesIn64Bits) {
   EXPECT_NE(k.cuda(false, x, 5).at(0).find("long long arg0_size0"), std::string::npos);
   EXPECT_EQ(k(x, int64_t{3'000'000'000}).to_vector(), std::vector<double>{7.0});
   std::string msg = user_error([&] {
-    ts::kernel("pick32", [](ts::Tensor x) { return x; }, ts::Settings{.index_dtype = ts::i32})(x);
+    ts::kernel(
+        "pick32", [](ts::Tensor x) { return x; }, ts::Settings{.index_dtype = ts::i32})(x);
   });
-  EXPECT_NE(msg.find("tensor argument 0 has 4294967297 elements along a dimension, beyond 32-bit index arithmetic"),
+  EXPECT_NE(msg.find("tensor argument 0 has 4294967297 elements along a dimension, beyond 32-bit "
+                     "index arithmetic"),
             std::string::npos)
       << msg;
 }
@@ -262,13 +280,16 @@ TEST(IndexDtype, TheInterpreterRefusesOffsetsBeyond32BitIndexArithmetic) {
   auto k = make_copy_1d();
   std::string bug = internal_error([&] { run_with_32_bit_indices(k, false, x); });
   EXPECT_NE(bug.find("kernel 'copy_1d'"), std::string::npos) << bug;
-  EXPECT_NE(bug.find("an element offset of tensor argument 0 (f32[2] cpu) reaches 2147483648, beyond 32-bit index "
+  EXPECT_NE(bug.find("an element offset of tensor argument 0 (f32[2] cpu) reaches 2147483648, "
+                     "beyond 32-bit index "
                      "arithmetic, but tessel chose 32-bit indices"),
             std::string::npos)
       << bug;
   std::string forced = user_error([&] { run_with_32_bit_indices(k, true, x); });
-  EXPECT_NE(forced.find("reaches 2147483648, beyond 32-bit index arithmetic (Settings::index_dtype = ts::i32)"),
-            std::string::npos)
+  EXPECT_NE(
+      forced.find(
+          "reaches 2147483648, beyond 32-bit index arithmetic (Settings::index_dtype = ts::i32)"),
+      std::string::npos)
       << forced;
   EXPECT_NE(forced.find("index_dtype_test.cpp"), std::string::npos) << forced;  // the load's line
   // A [1] view of the same memory reaches offset 0 only: fine in 32 bits.
@@ -289,5 +310,6 @@ TEST(IndexDtype, AScalarIndexPast32BitsReadsItsElement) {
   static_cast<uint8_t*>(x.data_ptr())[i] = 1;
   EXPECT_EQ(k(x, i).to_vector(), std::vector<double>{1.0});
   std::string bug = internal_error([&] { run_with_32_bit_indices(k, false, x, i); });
-  EXPECT_NE(bug.find("reaches 2147483651, beyond 32-bit index arithmetic"), std::string::npos) << bug;
+  EXPECT_NE(bug.find("reaches 2147483651, beyond 32-bit index arithmetic"), std::string::npos)
+      << bug;
 }

@@ -58,7 +58,8 @@ TEST(InterpElementwise, TrueDivisionOfIntegersGivesFloat) {
     for (auto t : ts::tile(x.size(0))) out(t) = x(t) / y(t);
     return out;
   });
-  EXPECT_EQ(run2(k, {7, -7, 1}, {2, 2, 3}, ts::i32), (std::vector<double>{3.5, -3.5, f32(1.0 / 3)}));
+  EXPECT_EQ(run2(k, {7, -7, 1}, {2, 2, 3}, ts::i32),
+            (std::vector<double>{3.5, -3.5, f32(1.0 / 3)}));
 }
 
 TEST(InterpElementwise, RemainderTakesTheSignOfTheDivisor) {
@@ -67,8 +68,10 @@ TEST(InterpElementwise, RemainderTakesTheSignOfTheDivisor) {
     for (auto t : ts::tile(x.size(0))) out(t) = x(t) % y(t);
     return out;
   });
-  EXPECT_EQ(run2(k, {-7, 7, -7, 7, 6}, {3, 3, -3, -3, 3}, ts::i32), (std::vector<double>{2, 1, -1, -2, 0}));
-  EXPECT_EQ(run2(k, {-7.5, 7.5, -7.5, 7.5}, {2, 2, -2, -2}), (std::vector<double>{0.5, 1.5, -1.5, -0.5}));
+  EXPECT_EQ(run2(k, {-7, 7, -7, 7, 6}, {3, 3, -3, -3, 3}, ts::i32),
+            (std::vector<double>{2, 1, -1, -2, 0}));
+  EXPECT_EQ(run2(k, {-7.5, 7.5, -7.5, 7.5}, {2, 2, -2, -2}),
+            (std::vector<double>{0.5, 1.5, -1.5, -0.5}));
 }
 
 TEST(InterpElementwise, FloordivRoundsTowardNegativeInfinity) {
@@ -77,7 +80,8 @@ TEST(InterpElementwise, FloordivRoundsTowardNegativeInfinity) {
     for (auto t : ts::tile(x.size(0))) out(t) = ts::floordiv(x(t), y(t));
     return out;
   });
-  EXPECT_EQ(run2(k, {-7, 7, -7, 7, -6}, {2, 2, -2, -2, 3}, ts::i64), (std::vector<double>{-4, 3, 3, -4, -2}));
+  EXPECT_EQ(run2(k, {-7, 7, -7, 7, -6}, {2, 2, -2, -2, 3}, ts::i64),
+            (std::vector<double>{-4, 3, 3, -4, -2}));
   EXPECT_EQ(run2(k, {-7.5, 7.5}, {2, 2}), (std::vector<double>{-4, 3}));
 }
 
@@ -297,7 +301,8 @@ TEST(InterpElementwise, MathOnIntegersPromotesToF32) {
     for (auto t : ts::tile(x.size(0))) out(t) = ts::sqrt(x(t));
     return out;
   });
-  EXPECT_EQ(k(buffer({4, 2}, {2}, ts::i32)).to_vector(), (std::vector<double>{2, f32(std::sqrt(2.0))}));
+  EXPECT_EQ(k(buffer({4, 2}, {2}, ts::i32)).to_vector(),
+            (std::vector<double>{2, f32(std::sqrt(2.0))}));
 }
 
 TEST(InterpElementwise, MaximumAndMinimumPropagateNaN) {
@@ -328,7 +333,8 @@ TEST(InterpElementwise, PowOnFloatsAndIntegers) {
     return out;
   });
   EXPECT_EQ(run2(k, {2, -3, 5, 7}, {10, 3, 0, 1}, ts::i64), (std::vector<double>{1024, -27, 1, 7}));
-  EXPECT_EQ(run2(k, {2, 4, 9}, {0.5, -1, 1.5}), (std::vector<double>{f32(std::sqrt(2.0)), 0.25, 27}));
+  EXPECT_EQ(run2(k, {2, 4, 9}, {0.5, -1, 1.5}),
+            (std::vector<double>{f32(std::sqrt(2.0)), 0.25, 27}));
 }
 
 TEST(InterpElementwise, F16PlusBf16ComputesInF32) {
@@ -368,7 +374,8 @@ TEST(InterpElementwise, WeakIntLiteralKeepsI32AndWraps) {
     for (auto t : ts::tile(x.size(0))) out(t) = x(t) + 1;
     return out;
   });
-  EXPECT_EQ(k(buffer({2147483647, -5}, {2}, ts::i32)).to_vector(), (std::vector<double>{-2147483648.0, -4}));
+  EXPECT_EQ(k(buffer({2147483647, -5}, {2}, ts::i32)).to_vector(),
+            (std::vector<double>{-2147483648.0, -4}));
 }
 
 TEST(InterpElementwise, F16RoundsAfterEveryOp) {
@@ -419,7 +426,8 @@ TEST(InterpElementwise, I64ArithmeticIsExactBeyond2To53) {
 // unsigned long long arithmetic does).
 TEST(InterpElementwise, U64OpsAreUnsignedAbove2To63) {
   auto k = ts::kernel("u64_ops", [](ts::Tensor x, ts::Tensor y) {
-    ts::Tensor mx = ts::empty_like(x), mn = ts::empty_like(x), q = ts::empty_like(x), r = ts::empty_like(x);
+    ts::Tensor mx = ts::empty_like(x), mn = ts::empty_like(x), q = ts::empty_like(x),
+               r = ts::empty_like(x);
     for (auto t : ts::tile(x.size(0))) {
       mx(t) = ts::maximum(x(t), y(t));
       mn(t) = ts::minimum(x(t), y(t));
@@ -435,7 +443,9 @@ TEST(InterpElementwise, U64OpsAreUnsignedAbove2To63) {
   xp[0] = big, yp[0] = small;
   xp[1] = small, yp[1] = big;
   auto [mx, mn, q, r] = k(x, y);
-  auto at = [](const ts::Buffer& b, int i) { return static_cast<const uint64_t*>(b.data_ptr())[i]; };
+  auto at = [](const ts::Buffer& b, int i) {
+    return static_cast<const uint64_t*>(b.data_ptr())[i];
+  };
   EXPECT_EQ(at(mx, 0), big);
   EXPECT_EQ(at(mx, 1), big);
   EXPECT_EQ(at(mn, 0), small);
@@ -455,7 +465,8 @@ TEST(InterpElementwise, NegAndAbsOnIntegers) {
     }
     return out;
   });
-  EXPECT_EQ(k(buffer({-3, 0, 9}, {3}, ts::i32)).to_vector(), (std::vector<double>{3, 0, -9, 3, 0, 9}));
+  EXPECT_EQ(k(buffer({-3, 0, 9}, {3}, ts::i32)).to_vector(),
+            (std::vector<double>{3, 0, -9, 3, 0, 9}));
 }
 
 TEST(InterpElementwise, AbsOfU64IsTheIdentity) {
@@ -466,7 +477,8 @@ TEST(InterpElementwise, AbsOfU64IsTheIdentity) {
     for (auto t : ts::tile(x.size(0))) out(t) = ts::abs(x(t));
     return out;
   });
-  ts::Buffer x = ts::Buffer::from_vector({3, 9223372036854775808.0, 18446744073709549568.0}, {3}, ts::u64);
+  ts::Buffer x =
+      ts::Buffer::from_vector({3, 9223372036854775808.0, 18446744073709549568.0}, {3}, ts::u64);
   EXPECT_EQ(k(x).to_vector(), x.to_vector());
 }
 
@@ -486,11 +498,13 @@ TEST(InterpElementwise, StoreConvertsToTheTensorDtype) {
 TEST(InterpElementwise, FloatToIntegerCastsSaturateAndMapNaNToZero) {
   auto k = cast_kernels::make_to_integers();
   auto [a, b, c] = k(cast_kernels::special_floats());
-  EXPECT_EQ(a.to_vector(), (std::vector<double>{0, 2147483647, -2147483648.0, 2147483647, -2147483648.0, 2147483647,
-                                                -2147483648.0, 2, -2, 0}));
+  EXPECT_EQ(a.to_vector(),
+            (std::vector<double>{0, 2147483647, -2147483648.0, 2147483647, -2147483648.0,
+                                 2147483647, -2147483648.0, 2, -2, 0}));
   const int64_t* bi = static_cast<const int64_t*>(b.data_ptr());
   const uint64_t* ci = static_cast<const uint64_t*>(c.data_ptr());
-  const int64_t want_i64[] = {0, INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 3000000000LL, -3000000000LL, 2, -2, 0};
+  const int64_t want_i64[] = {
+      0, INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 3000000000LL, -3000000000LL, 2, -2, 0};
   const uint64_t want_u64[] = {0, UINT64_MAX, 0, UINT64_MAX, 0, 3000000000ULL, 0, 2, 0, 0};
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(bi[i], want_i64[i]) << i;

@@ -214,8 +214,10 @@ TEST(InterpHost, CarriedThroughTwoNestedLoops) {
 TEST(InterpHost, ArangeAndFullInsideLoops) {
   auto k = ts::kernel("ctor", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
-    for (auto i : ts::grid(x.size(0))) out(i, ts::all) = ts::arange(x.size(1)) * 10 + ts::full({x.size(1)}, 1, ts::i32);
+    for (auto i : ts::grid(x.size(0)))
+      out(i, ts::all) = ts::arange(x.size(1)) * 10 + ts::full({x.size(1)}, 1, ts::i32);
     return out;
   });
-  EXPECT_EQ(k(ts::Buffer::zeros({2, 3}, ts::i32)).to_vector(), (std::vector<double>{1, 11, 21, 1, 11, 21}));
+  EXPECT_EQ(k(ts::Buffer::zeros({2, 3}, ts::i32)).to_vector(),
+            (std::vector<double>{1, 11, 21, 1, 11, 21}));
 }

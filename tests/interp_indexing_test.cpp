@@ -15,7 +15,8 @@ TEST(InterpIndexing, NewaxisBroadcastsABiasOverRows) {
       "bias",
       [](ts::Tensor x, ts::Tensor bias) {
         ts::Tensor out = ts::empty_like(x);
-        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn) + bias(ts::newaxis, tn);
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1)))
+          out(tm, tn) = x(tm, tn) + bias(ts::newaxis, tn);
         return out;
       },
       blocks({4, 4}));
@@ -98,8 +99,8 @@ TEST(InterpIndexing, OutOfRangeScalarIndexLoadsZeroAndSkipsStores) {
   auto k = ts::kernel("shifted", [](ts::Tensor x) {
     ts::Tensor out = ts::full_like(x, -1);
     for (auto i : ts::grid(x.size(0))) {
-      out(i) = x(i + 3);     // reads past the end give 0
-      out(i - 10) = x(i);    // negative indices are not written
+      out(i) = x(i + 3);   // reads past the end give 0
+      out(i - 10) = x(i);  // negative indices are not written
     }
     return out;
   });
@@ -242,7 +243,8 @@ TEST(InterpIndexing, ScalarValueStoreBroadcastsOverATile) {
       for (auto t : ts::tile(x.size(1))) out(i, t) = i;
     return out;
   });
-  EXPECT_EQ(k(ts::Buffer::zeros({2, 3}, ts::i64)).to_vector(), (std::vector<double>{0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(k(ts::Buffer::zeros({2, 3}, ts::i64)).to_vector(),
+            (std::vector<double>{0, 0, 0, 1, 1, 1}));
 }
 
 TEST(InterpIndexing, BoolTensorsLoadAndStore) {

@@ -58,7 +58,8 @@ TEST(InterpLoops, Tile3dCoversAllCombinations) {
       "tile3d",
       [](ts::Tensor x) {
         ts::Tensor out = ts::empty_like(x);
-        for (auto [a, b, c] : ts::tile(x.size(0), x.size(1), x.size(2))) out(a, b, c) = x(a, b, c) + 0.5;
+        for (auto [a, b, c] : ts::tile(x.size(0), x.size(1), x.size(2)))
+          out(a, b, c) = x(a, b, c) + 0.5;
         return out;
       },
       blocks({2, 4, 4}));
@@ -147,7 +148,8 @@ TEST(InterpLoops, InnerRangeFromOuterTileBeginAndEnd) {
   auto k = ts::kernel("tile_range", [](ts::Tensor x) {
     ts::Tensor out = ts::zeros_like(x);
     for (auto t : ts::tile(x.size(0), ts::TileOptions{.block_size = 8}))
-      for (auto s : ts::tile({t.begin(), t.end()}, ts::TileOptions{.block_size = 2})) out(s) = x(s) + 1;
+      for (auto s : ts::tile({t.begin(), t.end()}, ts::TileOptions{.block_size = 2}))
+        out(s) = x(s) + 1;
     return out;
   });
   EXPECT_EQ(k(buffer(ramp(21), {21})).to_vector(), ramp(21, 1));
@@ -219,7 +221,8 @@ TEST(InterpLoops, NegativeDeviceBoundGivesEmptyLoop) {
     for (auto t : ts::tile(n)) out(t) = x(t) + 1;
     return out;
   });
-  EXPECT_EQ(k(buffer(ramp(6), {6}), ts::Buffer::scalar(-4, ts::i32)).to_vector(), std::vector<double>(6, 0));
+  EXPECT_EQ(k(buffer(ramp(6), {6}), ts::Buffer::scalar(-4, ts::i32)).to_vector(),
+            std::vector<double>(6, 0));
 }
 
 TEST(InterpLoops, DeviceBoundBeyondTheExtentIsClamped) {
@@ -318,8 +321,8 @@ TEST(InterpLoops, Tile2dOverA256x1024Tensor) {
   for (size_t i = 0; i < xv.size(); ++i) ASSERT_EQ(ov[i], interp_test::f32(xv[i] + 1)) << i;
 }
 
-// A bound far past the tensors (2^33: 2^30 tiles of 8): the tiles past every store's tensor change nothing
-// and are skipped, so the call returns at once with the clamped result. The tiles that run
+// A bound far past the tensors (2^33: 2^30 tiles of 8): the tiles past every store's tensor change
+// nothing and are skipped, so the call returns at once with the clamped result. The tiles that run
 // keep their extents: a reduction over a tile of x rows (x longer than out) still sees
 // all of the tile's rows.
 TEST(InterpLoops, TilesPastEveryStoreAreSkipped) {
@@ -333,7 +336,8 @@ TEST(InterpLoops, TilesPastEveryStoreAreSkipped) {
       ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{8}}});
   ts::Buffer x = buffer(ramp(10), {10});  // 0..9
   // Tile 0 covers rows 0..7 of x: its sum is 28; out keeps rows 0..2.
-  EXPECT_EQ(k(x, int64_t{1} << 33).to_vector(), (std::vector<double>{28, 29, 30}));  // 2^30 programs
+  EXPECT_EQ(k(x, int64_t{1} << 33).to_vector(),
+            (std::vector<double>{28, 29, 30}));  // 2^30 programs
   EXPECT_EQ(k(x, 10).to_vector(), (std::vector<double>{28, 29, 30}));
 }
 
@@ -343,7 +347,8 @@ TEST(InterpLoops, CarriedValuesSeeEveryTile) {
     ts::Tensor out = x.new_zeros({1}, ts::i64);
     for (auto g : ts::grid(1)) {
       ts::Value tiles = ts::zeros({}, ts::i64);
-      for (auto t : ts::tile(n, {.block_size = 4})) tiles = tiles + 1 + ts::sum(x(t), 0).to(ts::i64) * 0;
+      for (auto t : ts::tile(n, {.block_size = 4}))
+        tiles = tiles + 1 + ts::sum(x(t), 0).to(ts::i64) * 0;
       out(g) = tiles;
     }
     return out;

@@ -82,7 +82,8 @@ TEST(InterpReduce, MaxAndArgmaxOverARaggedTileDimension) {
         return out;
       },
       blocks({4}));
-  EXPECT_EQ(k(buffer({-4, -1, -3, -2, -7, -5}, {6})).to_vector(), (std::vector<double>{-1, -5, 1, 1}));
+  EXPECT_EQ(k(buffer({-4, -1, -3, -2, -7, -5}, {6})).to_vector(),
+            (std::vector<double>{-1, -5, 1, 1}));
 }
 
 TEST(InterpReduce, MeanOverAllAndOverARaggedTile) {
@@ -100,7 +101,8 @@ TEST(InterpReduce, MeanOverAllAndOverARaggedTile) {
   std::vector<double> x = ramp(M * N, 1);
   auto [rows, tiles] = k(buffer(x, {M, N}));
   std::vector<double> want_rows, want_tiles(2 * N, 0);
-  for (int i = 0; i < M; ++i) want_rows.push_back(f32((x[i * N] + x[i * N + 1] + x[i * N + 2]) / 3));
+  for (int i = 0; i < M; ++i)
+    want_rows.push_back(f32((x[i * N] + x[i * N + 1] + x[i * N + 2]) / 3));
   for (int j = 0; j < N; ++j) {
     want_tiles[j] = f32((x[j] + x[N + j] + x[2 * N + j] + x[3 * N + j]) / 4);
     want_tiles[N + j] = f32((x[4 * N + j] + x[5 * N + j]) / 2);  // 2 valid rows
@@ -210,7 +212,8 @@ TEST(InterpReduce, KeepdimOverARaggedTileDimension) {
       "tile_keepdim",
       [](ts::Tensor x) {
         ts::Tensor out = ts::empty_like(x);
-        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn) - ts::sum(x(tm, tn), 0, true);
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1)))
+          out(tm, tn) = x(tm, tn) - ts::sum(x(tm, tn), 0, true);
         return out;
       },
       blocks({4, 8}));
@@ -247,5 +250,6 @@ TEST(InterpReduce, MaxAndMinOfAnEmptyI32DimensionAreTheI32Extremes) {
     }
     return out;
   });
-  EXPECT_EQ(k(ts::Buffer::zeros({1, 0}, ts::i32)).to_vector(), (std::vector<double>{-2147483648.0, 2147483647.0}));
+  EXPECT_EQ(k(ts::Buffer::zeros({1, 0}, ts::i32)).to_vector(),
+            (std::vector<double>{-2147483648.0, 2147483647.0}));
 }

@@ -81,7 +81,8 @@ TEST(InterpSeeds, Seed000F2WithSmallBlocksHasRaggedInnerTiles) {
           for (auto t : ts::tile(dim_shape)) out(b, t) = x(b, t) + 1;
         return out;
       },
-      ts::Settings{.index_dtype = ts::i64, .config = ts::Config{.block_sizes = std::vector<int64_t>{16}}});
+      ts::Settings{.index_dtype = ts::i64,
+                   .config = ts::Config{.block_sizes = std::vector<int64_t>{16}}});
   ts::Buffer x = ts::Buffer::randn({B, D}, ts::f32, ts::cpu(), 3);
   expect_seed000(x, f2(x, bound(B_BOUND), bound(D_BOUND)), true);  // 24 = 16 + 8
 }

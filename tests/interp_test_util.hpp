@@ -4,9 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
-#include <vector>
-
 #include <tessel/tessel.hpp>
+#include <vector>
 
 namespace interp_test {
 

@@ -1,9 +1,10 @@
 // The IR's printer and verifier, and the NVRTC failure report.
+#include "ir/ir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <tessel/tessel.hpp>
 
-#include "ir/ir.hpp"
 #include "runtime/cuda_api.hpp"
 #include "runtime/gpu_program.hpp"
 
@@ -14,7 +15,8 @@ namespace {
 TEST(Ir, PrinterShowsLoopsLoadsAndStoresWithShapes) {
   auto k = ts::kernel("add_bias", [](ts::Tensor x, ts::Tensor b) {
     ts::Tensor out = ts::empty_like(x);
-    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn) + b(ts::newaxis, tn);
+    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1)))
+      out(tm, tn) = x(tm, tn) + b(ts::newaxis, tn);
     return out;
   });
   std::string ir = k.ir(ts::Buffer::zeros({4, 8}, ts::f32), ts::Buffer::zeros({8}, ts::f32));

@@ -16,7 +16,8 @@ inline auto make_add1_3d(ts::Settings s = {}) {
       "add1_3d",
       [](ts::Tensor x) {
         ts::Tensor out = ts::empty_like(x);
-        for (auto [ta, tb, tc] : ts::tile(x.size(0), x.size(1), x.size(2))) out(ta, tb, tc) = x(ta, tb, tc) + 1;
+        for (auto [ta, tb, tc] : ts::tile(x.size(0), x.size(1), x.size(2)))
+          out(ta, tb, tc) = x(ta, tb, tc) + 1;
         return out;
       },
       s);
@@ -31,7 +32,8 @@ inline auto make_scale_4d(ts::Settings s = {}) {
       [](ts::Tensor x) {
         ts::Tensor out = ts::empty_like(x);
         for (auto [ta, tb] : ts::tile(x.size(0), x.size(1)))
-          for (auto [tc, td] : ts::tile(x.size(2), x.size(3))) out(ta, tb, tc, td) = x(ta, tb, tc, td) * 2 + 1;
+          for (auto [tc, td] : ts::tile(x.size(2), x.size(3)))
+            out(ta, tb, tc, td) = x(ta, tb, tc, td) * 2 + 1;
         return out;
       },
       s);
@@ -47,7 +49,8 @@ inline auto make_block_sums(ts::Settings s = {}) {
         ts::Tensor out = x.new_empty({x.size(0), x.size(1)});
         for (auto [ta, tb] : ts::tile(x.size(0), x.size(1))) {
           ts::Value acc = ts::zeros({ta, tb}, ts::f32);
-          for (auto [tc, td] : ts::tile(x.size(2), x.size(3))) acc = acc + ts::sum(ts::sum(x(ta, tb, tc, td), 3), 2);
+          for (auto [tc, td] : ts::tile(x.size(2), x.size(3)))
+            acc = acc + ts::sum(ts::sum(x(ta, tb, tc, td), 3), 2);
           out(ta, tb) = acc;
         }
         return out;

@@ -1,11 +1,12 @@
 // Config::loop_orders, flatten_loops and l2_groupings (passes/loop_knobs.hpp): the
 // autotuner's knobs for them, the CUDA they generate (compiled with NVRTC for sm_90, no
 // GPU needed), unchanged interpreter results, and the errors of invalid forced values.
+#include "passes/loop_knobs.hpp"
+
 #include <gtest/gtest.h>
 
 #include <regex>
 #include <string>
-
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
@@ -13,9 +14,8 @@
 #include "autotune_test_util.hpp"
 #include "examples/kernels/basic.hpp"
 #include "loop_knobs_kernels.hpp"
-#include "passes/default_config.hpp"
-#include "passes/loop_knobs.hpp"
 #include "nvrtc_test_util.hpp"
+#include "passes/default_config.hpp"
 #include "runtime/cuda_api.hpp"
 #include "user_error_util.hpp"
 
@@ -119,7 +119,8 @@ TEST(LoopKnobsSpace, CanonicalPointsHaveNoGroupingWithXyzOrOnAFlattenedLoop) {
   auto k = examples::make_add_2d();
   const ts::ir::Graph& g = graph_of(k, mat(1000, 1000), mat(1000, 1000));
   at::ConfigSpace s(g, {}, "add_2d");
-  int pid = knob_index(s, "pid_type"), l2 = knob_index(s, "l2_groupings[0]"), flat = knob_index(s, "flatten_loops[0]");
+  int pid = knob_index(s, "pid_type"), l2 = knob_index(s, "l2_groupings[0]"),
+      flat = knob_index(s, "flatten_loops[0]");
   at::Point p = s.default_point();
   p[l2] = 3;  // 8
   EXPECT_EQ(s.config(s.canonical(p)).l2_groupings->at(0), 8);
@@ -131,17 +132,20 @@ TEST(LoopKnobsSpace, CanonicalPointsHaveNoGroupingWithXyzOrOnAFlattenedLoop) {
   flattened[flat] = 1;
   EXPECT_EQ(s.config(s.canonical(flattened)).l2_groupings->at(0), 1);
   // Every neighbour is canonical, so a valid config.
-  for (const at::Point& q : s.neighbors(xyz, 1)) EXPECT_NO_THROW(ts::passes::complete_config(g, s.config(q), "add_2d"));
+  for (const at::Point& q : s.neighbors(xyz, 1))
+    EXPECT_NO_THROW(ts::passes::complete_config(g, s.config(q), "add_2d"));
 }
 
 TEST(LoopKnobsSpace, ForcedKnobsAreFixedAndAForcedGroupingRulesOutXyzAndFlattening) {
   auto k = examples::make_add_2d();
-  ts::Config forced{.loop_orders = std::vector<std::vector<int>>{{1, 0}}, .l2_groupings = std::vector<int>{4}};
+  ts::Config forced{.loop_orders = std::vector<std::vector<int>>{{1, 0}},
+                    .l2_groupings = std::vector<int>{4}};
   at::ConfigSpace s(graph_of(k, mat(1000, 1000), mat(1000, 1000)), forced, "add_2d");
   EXPECT_EQ(knob(s, "loop_orders[0]").choices, (std::vector<int64_t>{1}));
   EXPECT_EQ(knob(s, "l2_groupings[0]").choices, (std::vector<int64_t>{4}));
   EXPECT_EQ(knob(s, "flatten_loops[0]").choices, (std::vector<int64_t>{0}));
-  for (int64_t p : knob(s, "pid_type").choices) EXPECT_NE(p, static_cast<int64_t>(ts::PidType::xyz));
+  for (int64_t p : knob(s, "pid_type").choices)
+    EXPECT_NE(p, static_cast<int64_t>(ts::PidType::xyz));
   ts::Config c = s.config(s.default_point());
   EXPECT_EQ(*c.loop_orders, (std::vector<std::vector<int>>{{1, 0}}));
   EXPECT_EQ(*c.l2_groupings, std::vector<int>{4});
@@ -149,7 +153,8 @@ TEST(LoopKnobsSpace, ForcedKnobsAreFixedAndAForcedGroupingRulesOutXyzAndFlatteni
 
 TEST(LoopKnobsSpace, ForcedXyzLeavesOnlyGroupingOne) {
   auto k = examples::make_add_2d();
-  at::ConfigSpace s(graph_of(k, mat(1000, 1000), mat(1000, 1000)), {.pid_type = ts::PidType::xyz}, "add_2d");
+  at::ConfigSpace s(graph_of(k, mat(1000, 1000), mat(1000, 1000)), {.pid_type = ts::PidType::xyz},
+                    "add_2d");
   EXPECT_EQ(knob(s, "l2_groupings[0]").choices, (std::vector<int64_t>{1}));
 }
 
@@ -181,17 +186,21 @@ TEST(LoopKnobsCompile, LoopOrderMakesTheChosenDimVaryFastestAcrossPrograms) {
   REQUIRE_NVRTC();
   ts::Buffer x = mat(77, 131);
   std::string identity = cuda(examples::make_add_2d(), x, x);
-  EXPECT_LT(identity.find("const long long i0 = rem % nt0;"), identity.find("const long long i1 = rem % nt1;"));
-  std::string swapped = cuda(examples::make_add_2d(with({.loop_orders = std::vector<std::vector<int>>{{1, 0}}})), x, x);
-  EXPECT_LT(swapped.find("const long long i1 = rem % nt1;"), swapped.find("const long long i0 = rem % nt0;"));
+  EXPECT_LT(identity.find("const long long i0 = rem % nt0;"),
+            identity.find("const long long i1 = rem % nt1;"));
+  std::string swapped = cuda(
+      examples::make_add_2d(with({.loop_orders = std::vector<std::vector<int>>{{1, 0}}})), x, x);
+  EXPECT_LT(swapped.find("const long long i1 = rem % nt1;"),
+            swapped.find("const long long i0 = rem % nt0;"));
 }
 
 TEST(LoopKnobsCompile, LoopOrderWithXyzMapsTheFirstOrderedDimToGridX) {
   REQUIRE_NVRTC();
   ts::Buffer x = mat(77, 131);
-  std::string src = cuda(
-      examples::make_add_2d(with({.pid_type = ts::PidType::xyz, .loop_orders = std::vector<std::vector<int>>{{1, 0}}})),
-      x, x);
+  std::string src =
+      cuda(examples::make_add_2d(with({.pid_type = ts::PidType::xyz,
+                                       .loop_orders = std::vector<std::vector<int>>{{1, 0}}})),
+           x, x);
   EXPECT_NE(src.find("const long long i1 = blockIdx.x;"), std::string::npos) << src;
   EXPECT_NE(src.find("const long long i0 = blockIdx.y;"), std::string::npos) << src;
 }
@@ -199,15 +208,19 @@ TEST(LoopKnobsCompile, LoopOrderWithXyzMapsTheFirstOrderedDimToGridX) {
 TEST(LoopKnobsCompile, L2GroupingWithEveryNonXyzPidTypeAndOrder) {
   REQUIRE_NVRTC();
   ts::Buffer x = mat(77, 131);
-  for (ts::PidType pid : {ts::PidType::flat, ts::PidType::persistent_blocked, ts::PidType::persistent_interleaved})
+  for (ts::PidType pid :
+       {ts::PidType::flat, ts::PidType::persistent_blocked, ts::PidType::persistent_interleaved})
     for (std::vector<int> order : {std::vector<int>{0, 1}, std::vector<int>{1, 0}}) {
-      std::string src = cuda(examples::make_add_2d(with({.pid_type = pid,
-                                                         .loop_orders = std::vector<std::vector<int>>{order},
-                                                         .l2_groupings = std::vector<int>{8}})),
-                             x, x);
-      EXPECT_NE(src.find("const long long group = 8LL * nt" + std::to_string(order[1]) + ";"), std::string::npos)
+      std::string src =
+          cuda(examples::make_add_2d(with({.pid_type = pid,
+                                           .loop_orders = std::vector<std::vector<int>>{order},
+                                           .l2_groupings = std::vector<int>{8}})),
+               x, x);
+      EXPECT_NE(src.find("const long long group = 8LL * nt" + std::to_string(order[1]) + ";"),
+                std::string::npos)
           << src;
-      EXPECT_NE(src.find("const long long i" + std::to_string(order[0]) + " = first + p2 % group % gsize;"),
+      EXPECT_NE(src.find("const long long i" + std::to_string(order[0]) +
+                         " = first + p2 % group % gsize;"),
                 std::string::npos)
           << src;
     }
@@ -226,13 +239,14 @@ TEST(LoopKnobsCompile, L2GroupingOfAThreeDimLoopGroupsTheTwoFastestDims) {
 TEST(LoopKnobsCompile, FlattenedTopLevelLoopUsesOneIndexSpaceAndScalarAccesses) {
   REQUIRE_NVRTC();
   ts::Buffer x = mat(77, 131);
-  for (ts::PidType pid :
-       {ts::PidType::flat, ts::PidType::xyz, ts::PidType::persistent_blocked, ts::PidType::persistent_interleaved}) {
-    std::string src = cuda(
-        examples::make_add_2d(with(
-            {.block_sizes = std::vector<int64_t>{4, 32}, .pid_type = pid, .flatten_loops = std::vector<bool>{true}})),
-        x, x);
-    EXPECT_NE(src.find("const long long total = ((fn#_0 * fn#_1) + 127) / 128;"), std::string::npos) << src;
+  for (ts::PidType pid : {ts::PidType::flat, ts::PidType::xyz, ts::PidType::persistent_blocked,
+                          ts::PidType::persistent_interleaved}) {
+    std::string src = cuda(examples::make_add_2d(with({.block_sizes = std::vector<int64_t>{4, 32},
+                                                       .pid_type = pid,
+                                                       .flatten_loops = std::vector<bool>{true}})),
+                           x, x);
+    EXPECT_NE(src.find("const long long total = ((fn#_0 * fn#_1) + 127) / 128;"), std::string::npos)
+        << src;
     EXPECT_NE(src.find("const long long fb# = pid * 128;"), std::string::npos) << src;
     EXPECT_NE(src.find("fc#_0[r] = (int)(e / fn#_1);"), std::string::npos) << src;
     EXPECT_NE(src.find("fc#_1[r] = (int)(e % fn#_1);"), std::string::npos) << src;
@@ -244,9 +258,10 @@ TEST(LoopKnobsCompile, FlattenedTopLevelLoopUsesOneIndexSpaceAndScalarAccesses) 
 TEST(LoopKnobsCompile, FlattenedLoopOrderIsRowMajorOverTheOrderedDims) {
   REQUIRE_NVRTC();
   ts::Buffer x = mat(77, 131);
-  std::string src = cuda(examples::make_add_2d(with({.loop_orders = std::vector<std::vector<int>>{{1, 0}},
-                                                     .flatten_loops = std::vector<bool>{true}})),
-                         x, x);
+  std::string src =
+      cuda(examples::make_add_2d(with({.loop_orders = std::vector<std::vector<int>>{{1, 0}},
+                                       .flatten_loops = std::vector<bool>{true}})),
+           x, x);
   EXPECT_NE(src.find("fc#_1[r] = (int)(e / fn#_0);"), std::string::npos) << src;
   EXPECT_NE(src.find("fc#_0[r] = (int)(e % fn#_0);"), std::string::npos) << src;
 }
@@ -257,7 +272,8 @@ TEST(LoopKnobsCompile, NestedLoopOrderSetsTheNestingOfTheGeneratedLoops) {
     return src.find("for (long long tb" + a) < src.find("for (long long tb" + b);
   };
   std::string identity = cuda(make_scale_4d(), t4());
-  std::string swapped = cuda(make_scale_4d(with({.loop_orders = std::vector<std::vector<int>>{{0, 1}, {1, 0}}})), t4());
+  std::string swapped = cuda(
+      make_scale_4d(with({.loop_orders = std::vector<std::vector<int>>{{0, 1}, {1, 0}}})), t4());
   // Only the inner loop is a for-loop of tiles (the outer one is the grid).
   ASSERT_NE(identity.find("for (long long tb#_0_"), std::string::npos) << identity;
   EXPECT_TRUE(outer_first(identity, "#_0_", "#_1_")) << identity;
@@ -266,8 +282,10 @@ TEST(LoopKnobsCompile, NestedLoopOrderSetsTheNestingOfTheGeneratedLoops) {
 
 TEST(LoopKnobsCompile, FlattenedNestedLoopAndEveryKnobOfANestedReduction) {
   REQUIRE_NVRTC();
-  std::string src = cuda(make_scale_4d(with({.flatten_loops = std::vector<bool>{true, true}})), t4());
-  EXPECT_NE(src.find("for (long long fb# = 0; fb# < (fn#_0 * fn#_1); fb# += "), std::string::npos) << src;
+  std::string src =
+      cuda(make_scale_4d(with({.flatten_loops = std::vector<bool>{true, true}})), t4());
+  EXPECT_NE(src.find("for (long long fb# = 0; fb# < (fn#_0 * fn#_1); fb# += "), std::string::npos)
+      << src;
   for (std::vector<int> inner : {std::vector<int>{0, 1}, std::vector<int>{1, 0}})
     for (bool flat : {false, true})
       cuda(make_block_sums(with({.loop_orders = std::vector<std::vector<int>>{{1, 0}, inner},
@@ -305,8 +323,8 @@ int g_value_line = 0;  // the line of an offending value
 
 using user_error_test::user_error;
 
-void expect_message(const std::string& msg, const std::string& kernel, int line, const std::string& what,
-                    const std::string& hint) {
+void expect_message(const std::string& msg, const std::string& kernel, int line,
+                    const std::string& what, const std::string& hint) {
   user_error_test::expect_message(msg, kernel, "loop_knobs_test.cpp", line, what, hint);
 }
 
@@ -323,10 +341,14 @@ auto make_copy_2d(ts::Config c) {
 }
 
 TEST(LoopKnobsErrors, LoopOrderOfTheWrongLengthNamesTheLoop) {
-  std::string msg = user_error([] { make_copy_2d({.loop_orders = std::vector<std::vector<int>>{{0}}})(mat(8, 8)); });
-  expect_message(msg, "copy_2d", g_line, "loop_orders[0] = [0] is not a permutation of the loop's 2 dimensions",
+  std::string msg = user_error(
+      [] { make_copy_2d({.loop_orders = std::vector<std::vector<int>>{{0}}})(mat(8, 8)); });
+  expect_message(msg, "copy_2d", g_line,
+                 "loop_orders[0] = [0] is not a permutation of the loop's 2 dimensions",
                  "use a permutation of [0, 1]");
-  msg = user_error([] { make_copy_2d({.loop_orders = std::vector<std::vector<int>>{{1, 1}}})(mat(8, 8)); });
+  msg = user_error([] {
+    make_copy_2d({.loop_orders = std::vector<std::vector<int>>{{1, 1}}})(mat(8, 8));
+  });
   expect_message(msg, "copy_2d", g_line, "loop_orders[0] = [1, 1] is not a permutation", "[0, 1]");
 }
 
@@ -334,7 +356,8 @@ TEST(LoopKnobsErrors, WrongNumberOfEntries) {
   std::string msg = user_error([] {
     make_copy_2d({.loop_orders = std::vector<std::vector<int>>{{0, 1}, {1, 0}}})(mat(8, 8));
   });
-  expect_message(msg, "copy_2d", 0, "loop_orders has 2 entries, the kernel has 1 loop(s) of two or more dimensions",
+  expect_message(msg, "copy_2d", 0,
+                 "loop_orders has 2 entries, the kernel has 1 loop(s) of two or more dimensions",
                  "give one entry per loop of two or more dimensions, in trace order");
   msg = user_error([] { make_copy_2d({.l2_groupings = std::vector<int>{}})(mat(8, 8)); });
   expect_message(msg, "copy_2d", 0, "l2_groupings has 0 entries", "one entry per top-level loop");
@@ -342,7 +365,8 @@ TEST(LoopKnobsErrors, WrongNumberOfEntries) {
 
 TEST(LoopKnobsErrors, L2GroupingMustBeAPositivePowerOfTwo) {
   for (int bad : {3, 0, -4, 96}) {
-    std::string msg = user_error([&] { make_copy_2d({.l2_groupings = std::vector<int>{bad}})(mat(8, 8)); });
+    std::string msg =
+        user_error([&] { make_copy_2d({.l2_groupings = std::vector<int>{bad}})(mat(8, 8)); });
     expect_message(msg, "copy_2d", g_line,
                    "l2_groupings[0] = " + std::to_string(bad) + " is not a positive power of two",
                    "use 1 (no grouping), 2, 4");
@@ -350,12 +374,17 @@ TEST(LoopKnobsErrors, L2GroupingMustBeAPositivePowerOfTwo) {
 }
 
 TEST(LoopKnobsErrors, L2GroupingIsRejectedWithXyzAndOnAFlattenedLoop) {
-  std::string msg =
-      user_error([] { make_copy_2d({.pid_type = ts::PidType::xyz, .l2_groupings = std::vector<int>{2}})(mat(8, 8)); });
-  expect_message(msg, "copy_2d", g_line, "l2_groupings[0] = 2 with pid_type xyz", "use pid_type flat");
-  msg = user_error(
-      [] { make_copy_2d({.flatten_loops = std::vector<bool>{true}, .l2_groupings = std::vector<int>{2}})(mat(8, 8)); });
-  expect_message(msg, "copy_2d", g_line, "l2_groupings[0] = 2 on a flattened loop", "set its l2_groupings entry to 1");
+  std::string msg = user_error([] {
+    make_copy_2d({.pid_type = ts::PidType::xyz, .l2_groupings = std::vector<int>{2}})(mat(8, 8));
+  });
+  expect_message(msg, "copy_2d", g_line, "l2_groupings[0] = 2 with pid_type xyz",
+                 "use pid_type flat");
+  msg = user_error([] {
+    make_copy_2d({.flatten_loops = std::vector<bool>{true}, .l2_groupings = std::vector<int>{2}})(
+        mat(8, 8));
+  });
+  expect_message(msg, "copy_2d", g_line, "l2_groupings[0] = 2 on a flattened loop",
+                 "set its l2_groupings entry to 1");
 }
 
 TEST(LoopKnobsErrors, FlattenWithAValueOfSomeOfTheDimsNamesTheLoopAndTheValue) {
@@ -373,8 +402,8 @@ TEST(LoopKnobsErrors, FlattenWithAValueOfSomeOfTheDimsNamesTheLoopAndTheValue) {
       },
       with({.flatten_loops = std::vector<bool>{true}}));
   std::string msg = user_error([&] { k(mat(8, 8), ts::Buffer::zeros({8}, ts::f32)); });
-  expect_message(msg, "bias_2d", g_line, "flatten_loops[0] = true, but this loop cannot be flattened",
-                 "set it to false");
+  expect_message(msg, "bias_2d", g_line,
+                 "flatten_loops[0] = true, but this loop cannot be flattened", "set it to false");
   EXPECT_NE(msg.find("the value at loop_knobs_test.cpp:" + std::to_string(g_value_line) +
                      " has only some of the loop's dimensions"),
             std::string::npos)
@@ -382,8 +411,11 @@ TEST(LoopKnobsErrors, FlattenWithAValueOfSomeOfTheDimsNamesTheLoopAndTheValue) {
 }
 
 TEST(LoopKnobsErrors, FlattenOfALoopWhoseDimsAreReducedNamesTheNestedLoop) {
-  std::string msg = user_error([] { make_block_sums(with({.flatten_loops = std::vector<bool>{false, true}}))(t4()); });
-  expect_message(msg, "block_sums", 0, "flatten_loops[1] = true, but this loop cannot be flattened", "set it to false");
+  std::string msg = user_error([] {
+    make_block_sums(with({.flatten_loops = std::vector<bool>{false, true}}))(t4());
+  });
+  expect_message(msg, "block_sums", 0, "flatten_loops[1] = true, but this loop cannot be flattened",
+                 "set it to false");
   EXPECT_NE(msg.find("loop_knobs_kernels.hpp:"), std::string::npos) << msg;
 }
 
@@ -398,7 +430,8 @@ TEST(LoopKnobsErrors, FlattenOfAGridLoopOrWithATileAttribute) {
       },
       with({.flatten_loops = std::vector<bool>{true}}));
   std::string msg = user_error([&] { grid(mat(4, 4)); });  // traces: sets g_line
-  expect_message(msg, "grid_2d", g_line, "cannot be flattened: it is a ts::grid loop", "set it to false");
+  expect_message(msg, "grid_2d", g_line, "cannot be flattened: it is a ts::grid loop",
+                 "set it to false");
   auto begin = ts::kernel(
       "begin_2d",
       [](ts::Tensor x) {
@@ -409,7 +442,8 @@ TEST(LoopKnobsErrors, FlattenOfAGridLoopOrWithATileAttribute) {
       },
       with({.flatten_loops = std::vector<bool>{true}}));
   msg = user_error([&] { begin(mat(4, 4)); });
-  expect_message(msg, "begin_2d", g_line, "the tile attribute (tile_begin) at loop_knobs_test.cpp:", "set it to false");
+  expect_message(msg, "begin_2d", g_line,
+                 "the tile attribute (tile_begin) at loop_knobs_test.cpp:", "set it to false");
 }
 
 }  // namespace

@@ -24,19 +24,25 @@ TEST(Moe, RoutedSiluAndMulRespectsPerExpertCounts) {
   for (int64_t e = 0; e < E; ++e)
     for (int64_t c = 0; c < counts[e]; ++c)
       for (int64_t h = 0; h < H; ++h)
-        want[(e * C + c) * H + h] = silu_mul(xv[(e * C + c) * 2 * H + h], xv[(e * C + c) * 2 * H + H + h]);
-  EXPECT_EQ(ts::count_mismatches(out, ts::Buffer::from_vector(want, {E, C, H}, ts::f32), 1e-6, 1e-5), 0);
+        want[(e * C + c) * H + h] =
+            silu_mul(xv[(e * C + c) * 2 * H + h], xv[(e * C + c) * 2 * H + H + h]);
+  EXPECT_EQ(
+      ts::count_mismatches(out, ts::Buffer::from_vector(want, {E, C, H}, ts::f32), 1e-6, 1e-5), 0);
 }
 
 TEST(Moe, PackedSiluAndMulStopsAtDeviceTokenCount) {
   const int64_t T = 100, H = 24;
   ts::Buffer x = ts::Buffer::randn({T, 2 * H}, ts::bf16, ts::cpu(), 12);
   for (int64_t n : {0, 1, 63, 100}) {
-    ts::Buffer out = examples::make_silu_and_mul_packed()(x, ts::Buffer::scalar(static_cast<double>(n), ts::i64));
+    ts::Buffer out = examples::make_silu_and_mul_packed()(
+        x, ts::Buffer::scalar(static_cast<double>(n), ts::i64));
     std::vector<double> xv = x.to_vector(), want(T * H, 0.0);
     for (int64_t t = 0; t < n; ++t)
-      for (int64_t h = 0; h < H; ++h) want[t * H + h] = silu_mul(xv[t * 2 * H + h], xv[t * 2 * H + H + h]);
-    EXPECT_EQ(ts::count_mismatches(out, ts::Buffer::from_vector(want, {T, H}, ts::bf16), 1e-2, 1e-2), 0) << n;
+      for (int64_t h = 0; h < H; ++h)
+        want[t * H + h] = silu_mul(xv[t * 2 * H + h], xv[t * 2 * H + H + h]);
+    EXPECT_EQ(
+        ts::count_mismatches(out, ts::Buffer::from_vector(want, {T, H}, ts::bf16), 1e-2, 1e-2), 0)
+        << n;
   }
 }
 

@@ -6,10 +6,9 @@
 
 #include <optional>
 #include <string>
+#include <tessel/tessel.hpp>
 #include <tuple>
 #include <vector>
-
-#include <tessel/tessel.hpp>
 
 #include "examples/kernels/norms.hpp"
 #include "nvrtc_test_util.hpp"
@@ -21,7 +20,9 @@ namespace {
 
 using nvrtc_test::compile;
 
-ts::Buffer host_zeros(std::vector<int64_t> shape, ts::DType t) { return ts::Buffer::zeros(shape, t); }
+ts::Buffer host_zeros(std::vector<int64_t> shape, ts::DType t) {
+  return ts::Buffer::zeros(shape, t);
+}
 
 /// A config compiled on a shape: the default on ragged rows of 1000; one row per program
 /// with 16 warps (a benchmark config) on rows of 4096; a looped reduction over chunks of
@@ -32,16 +33,19 @@ struct Case {
   std::vector<int64_t> shape;
 };
 std::vector<Case> cases() {
-  return {{ts::Settings{}, {37, 1000}},
-          {ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}}, {2, 4096}},
-          {ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
-                                             .num_warps = 4,
-                                             .reduction_loops = std::vector<std::optional<int64_t>>{256}}},
-           {37, 1000}},
-          {ts::Settings{.static_shapes = true}, {37, 1000}},
-          {ts::Settings{.static_shapes = true,
-                        .config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}},
-           {2, 4096}}};
+  return {
+      {ts::Settings{}, {37, 1000}},
+      {ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}},
+       {2, 4096}},
+      {ts::Settings{.config =
+                        ts::Config{.block_sizes = std::vector<int64_t>{2},
+                                   .num_warps = 4,
+                                   .reduction_loops = std::vector<std::optional<int64_t>>{256}}},
+       {37, 1000}},
+      {ts::Settings{.static_shapes = true}, {37, 1000}},
+      {ts::Settings{.static_shapes = true,
+                    .config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}},
+       {2, 4096}}};
 }
 
 bool has_kernel(const std::string& src, const std::string& name) {
@@ -54,7 +58,8 @@ TEST(NormCompile, Softmax) {
   REQUIRE_NVRTC();
   for (const Case& c : cases())
     for (ts::DType dt : {ts::f32, ts::bf16})
-      EXPECT_TRUE(has_kernel(compile(examples::make_softmax(c.settings), host_zeros(c.shape, dt)), "softmax"));
+      EXPECT_TRUE(has_kernel(compile(examples::make_softmax(c.settings), host_zeros(c.shape, dt)),
+                             "softmax"));
 }
 
 TEST(NormCompile, SoftmaxRowsOf16384) {
@@ -70,11 +75,15 @@ TEST(NormCompile, SoftmaxTwoPass) {
   // {rows per program, column chunk} with the warps the benchmark tries.
   std::vector<ts::Settings> configs = {
       ts::Settings{},
-      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1, 4096}, .num_warps = 16}},
-      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{8, 256}, .num_warps = 4}}};
+      ts::Settings{.config =
+                       ts::Config{.block_sizes = std::vector<int64_t>{1, 4096}, .num_warps = 16}},
+      ts::Settings{.config =
+                       ts::Config{.block_sizes = std::vector<int64_t>{8, 256}, .num_warps = 4}}};
   for (const ts::Settings& s : configs)
     for (ts::DType dt : {ts::f32, ts::bf16})
-      EXPECT_TRUE(has_kernel(compile(examples::make_softmax_two_pass(s), host_zeros({37, 1000}, dt)), "softmax_two_pass"));
+      EXPECT_TRUE(
+          has_kernel(compile(examples::make_softmax_two_pass(s), host_zeros({37, 1000}, dt)),
+                     "softmax_two_pass"));
 }
 
 TEST(NormCompile, LayerNorm) {
@@ -82,8 +91,9 @@ TEST(NormCompile, LayerNorm) {
   for (const Case& c : cases())
     for (ts::DType dt : {ts::f32, ts::bf16}) {
       ts::Buffer w = host_zeros({c.shape[1]}, dt);
-      EXPECT_TRUE(has_kernel(compile(examples::make_layer_norm(c.settings), host_zeros(c.shape, dt), w, w, 1e-5),
-                             "layer_norm"));
+      EXPECT_TRUE(has_kernel(
+          compile(examples::make_layer_norm(c.settings), host_zeros(c.shape, dt), w, w, 1e-5),
+          "layer_norm"));
     }
 }
 
@@ -91,27 +101,30 @@ TEST(NormCompile, RmsNorm) {
   REQUIRE_NVRTC();
   for (const Case& c : cases())
     for (ts::DType dt : {ts::f32, ts::bf16})
-      EXPECT_TRUE(has_kernel(
-          compile(examples::make_rms_norm(c.settings), host_zeros(c.shape, dt), host_zeros({c.shape[1]}, dt), 1e-5),
-          "rms_norm"));
+      EXPECT_TRUE(has_kernel(compile(examples::make_rms_norm(c.settings), host_zeros(c.shape, dt),
+                                     host_zeros({c.shape[1]}, dt), 1e-5),
+                             "rms_norm"));
 }
 
 TEST(NormCompile, CrossEntropy) {
   REQUIRE_NVRTC();
   for (const Case& c : cases())
     for (ts::DType dt : {ts::f32, ts::bf16})
-      EXPECT_TRUE(has_kernel(compile(examples::make_cross_entropy(c.settings), host_zeros(c.shape, dt),
-                                     host_zeros({c.shape[0]}, ts::i64)),
+      EXPECT_TRUE(has_kernel(compile(examples::make_cross_entropy(c.settings),
+                                     host_zeros(c.shape, dt), host_zeros({c.shape[0]}, ts::i64)),
                              "cross_entropy"));
 }
 
 TEST(NormCompile, CrossEntropyOnline) {
   REQUIRE_NVRTC();
-  for (auto [bm, bn, warps] : {std::tuple<int64_t, int64_t, int>{1, 4096, 16}, {4, 256, 4}, {1, 2048, 8}})
+  for (auto [bm, bn, warps] :
+       {std::tuple<int64_t, int64_t, int>{1, 4096, 16}, {4, 256, 4}, {1, 2048, 8}})
     for (ts::DType dt : {ts::f32, ts::bf16}) {
       auto k = examples::make_cross_entropy_online(ts::Settings{
-          .config = ts::Config{.block_sizes = std::vector<int64_t>{bm, bn}, .num_warps = warps, .num_stages = 2}});
-      EXPECT_TRUE(has_kernel(compile(k, host_zeros({37, 1000}, dt), host_zeros({37}, ts::i64)), "cross_entropy_online"));
+          .config = ts::Config{
+              .block_sizes = std::vector<int64_t>{bm, bn}, .num_warps = warps, .num_stages = 2}});
+      EXPECT_TRUE(has_kernel(compile(k, host_zeros({37, 1000}, dt), host_zeros({37}, ts::i64)),
+                             "cross_entropy_online"));
     }
 }
 
@@ -119,14 +132,16 @@ TEST(NormCompile, RowSum) {
   REQUIRE_NVRTC();
   for (const Case& c : cases())
     for (ts::DType dt : {ts::f32, ts::bf16, ts::i32})
-      EXPECT_TRUE(has_kernel(compile(examples::make_row_sum(c.settings), host_zeros(c.shape, dt)), "row_sum"));
+      EXPECT_TRUE(has_kernel(compile(examples::make_row_sum(c.settings), host_zeros(c.shape, dt)),
+                             "row_sum"));
 }
 
 TEST(NormCompile, PaddedSumHostBound) {
   REQUIRE_NVRTC();
   for (const Case& c : cases())
-    EXPECT_TRUE(
-        has_kernel(compile(examples::make_padded_sum_host(c.settings), host_zeros({100, 100}, ts::f32), 80), "padded_sum_host"));
+    EXPECT_TRUE(has_kernel(
+        compile(examples::make_padded_sum_host(c.settings), host_zeros({100, 100}, ts::f32), 80),
+        "padded_sum_host"));
 }
 
 // Without static shapes, sizes that are exactly powers of two are constants too (the key

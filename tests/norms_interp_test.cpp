@@ -31,9 +31,12 @@ struct Tol {
 
 Tol tol_for(ts::DType t) {
   switch (t) {
-    case ts::DType::f16: return {1e-5, 1e-3};
-    case ts::DType::bf16: return {1e-5, 5e-3};
-    default: return {1e-5, 1e-5};
+    case ts::DType::f16:
+      return {1e-5, 1e-3};
+    case ts::DType::bf16:
+      return {1e-5, 5e-3};
+    default:
+      return {1e-5, 1e-5};
   }
 }
 
@@ -44,7 +47,9 @@ struct Shape {
 };
 const std::vector<Shape> kRagged = {{37, 300}, {5, 1000}, {64, 1}, {1, 1}, {1, 37}, {3, 4097}};
 
-std::string shape_str(Shape s) { return "[" + std::to_string(s.m) + ", " + std::to_string(s.n) + "]"; }
+std::string shape_str(Shape s) {
+  return "[" + std::to_string(s.m) + ", " + std::to_string(s.n) + "]";
+}
 
 /// A CPU tensor of standard normal values scaled by `scale` and shifted by `shift`,
 /// rounded to `dtype`.
@@ -56,7 +61,8 @@ ts::Buffer input(std::vector<int64_t> shape, ts::DType dtype, uint64_t seed, dou
 }
 
 /// Expects every element of `got` within tolerance of `want`; reports the first mismatches.
-void expect_close(const ts::Buffer& got, const std::vector<double>& want, Tol tol, const std::string& what) {
+void expect_close(const ts::Buffer& got, const std::vector<double>& want, Tol tol,
+                  const std::string& what) {
   std::vector<double> g = got.to_vector();
   ASSERT_EQ(g.size(), want.size()) << what;
   int64_t bad = 0;
@@ -69,7 +75,8 @@ void expect_close(const ts::Buffer& got, const std::vector<double>& want, Tol to
       ++bad;
     }
   }
-  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << g.size() << " elements differ:" << first.str();
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << g.size()
+                    << " elements differ:" << first.str();
 }
 
 /// Softmax outputs are probabilities of about 1/N: a tight atol, so that the relative
@@ -114,8 +121,8 @@ std::vector<double> ref_layer_norm(const std::vector<double>& x, const std::vect
   return out;
 }
 
-std::vector<double> ref_rms_norm(const std::vector<double>& x, const std::vector<double>& w, double eps,
-                                 int64_t m, int64_t n) {
+std::vector<double> ref_rms_norm(const std::vector<double>& x, const std::vector<double>& w,
+                                 double eps, int64_t m, int64_t n) {
   std::vector<double> out(x.size());
   for (int64_t i = 0; i < m; ++i) {
     const double* r = &x[i * n];
@@ -127,8 +134,8 @@ std::vector<double> ref_rms_norm(const std::vector<double>& x, const std::vector
   return out;
 }
 
-std::vector<double> ref_cross_entropy(const std::vector<double>& x, const std::vector<double>& target,
-                                      int64_t m, int64_t v) {
+std::vector<double> ref_cross_entropy(const std::vector<double>& x,
+                                      const std::vector<double>& target, int64_t m, int64_t v) {
   std::vector<double> out(m);
   for (int64_t i = 0; i < m; ++i) {
     const double* r = &x[i * v];
@@ -139,7 +146,8 @@ std::vector<double> ref_cross_entropy(const std::vector<double>& x, const std::v
   return out;
 }
 
-std::vector<double> ref_row_sum(const std::vector<double>& x, int64_t m, int64_t n, int64_t rows_summed) {
+std::vector<double> ref_row_sum(const std::vector<double>& x, int64_t m, int64_t n,
+                                int64_t rows_summed) {
   std::vector<double> out(m, 0.0);
   for (int64_t i = 0; i < std::min(m, rows_summed); ++i)
     for (int64_t j = 0; j < n; ++j) out[i] += x[i * n + j];
@@ -175,8 +183,8 @@ void check_layer_norm(const K& k, Shape s, ts::DType dt, double eps = 1e-5, doub
   ts::Buffer b = input({s.n}, dt, 3);
   ts::Buffer out = k(x, w, b, eps);
   EXPECT_EQ(out.dtype(), dt);
-  expect_close(out, ref_layer_norm(x.to_vector(), w.to_vector(), b.to_vector(), eps, s.m, s.n), tol_for(dt),
-               "layer_norm " + ts::dtype_name(dt) + shape_str(s));
+  expect_close(out, ref_layer_norm(x.to_vector(), w.to_vector(), b.to_vector(), eps, s.m, s.n),
+               tol_for(dt), "layer_norm " + ts::dtype_name(dt) + shape_str(s));
 }
 
 template <class K>
@@ -197,8 +205,8 @@ void check_cross_entropy(const K& k, Shape s, ts::DType dt, ts::DType target_dt 
   EXPECT_EQ(loss.dtype(), ts::f32);
   ASSERT_EQ(loss.shape(), (std::vector<int64_t>{s.m}));
   // The loss is f32 whatever the logits' dtype: f32 tolerance.
-  expect_close(loss, ref_cross_entropy(logits.to_vector(), t.to_vector(), s.m, s.n), tol_for(ts::f32),
-               "cross_entropy " + ts::dtype_name(dt) + shape_str(s));
+  expect_close(loss, ref_cross_entropy(logits.to_vector(), t.to_vector(), s.m, s.n),
+               tol_for(ts::f32), "cross_entropy " + ts::dtype_name(dt) + shape_str(s));
 }
 
 template <class K>
@@ -209,7 +217,8 @@ void check_row_sum(const K& k, Shape s, ts::DType dt) {
   // A sum of n terms: f32 accumulation error grows with n; scale atol by sqrt(n).
   Tol t = tol_for(dt);
   t.atol *= std::sqrt(static_cast<double>(s.n));
-  expect_close(out, ref_row_sum(x.to_vector(), s.m, s.n, s.m), t, "row_sum " + ts::dtype_name(dt) + shape_str(s));
+  expect_close(out, ref_row_sum(x.to_vector(), s.m, s.n, s.m), t,
+               "row_sum " + ts::dtype_name(dt) + shape_str(s));
 }
 
 const std::vector<ts::DType> kFloatDtypes = {ts::f32, ts::f16, ts::bf16};
@@ -233,7 +242,8 @@ TEST(NormSoftmax, HalfInputsComputeInF32AndRoundOnce) {
 // with a second shape after the first are correct (no stale sizes).
 TEST(NormSoftmax, StaticShapesEachShapeItsOwnSpecialization) {
   auto k = examples::make_softmax(ts::Settings{.static_shapes = true});
-  for (Shape s : {Shape{37, 300}, Shape{5, 1000}, Shape{37, 300}, Shape{1, 1}}) check_softmax(k, s, ts::f32);
+  for (Shape s : {Shape{37, 300}, Shape{5, 1000}, Shape{37, 300}, Shape{1, 1}})
+    check_softmax(k, s, ts::f32);
   auto ln = examples::make_layer_norm(ts::Settings{.static_shapes = true});
   for (Shape s : {Shape{37, 300}, Shape{4, 129}}) check_layer_norm(ln, s, ts::bf16);
 }
@@ -302,7 +312,8 @@ TEST(NormSoftmaxTwoPass, HalfInputsComputeInF32AndRoundOnce) {
 TEST(NormSoftmaxTwoPass, ColumnChunkSharedByBothLoops) {
   // {rows, column chunk}: chunks that do not divide the row, a chunk of one column, a
   // chunk longer than the row.
-  for (auto [bm, bn] : {std::pair<int64_t, int64_t>{1, 64}, {4, 128}, {16, 32}, {2, 1}, {8, 2048}}) {
+  for (auto [bm, bn] :
+       {std::pair<int64_t, int64_t>{1, 64}, {4, 128}, {16, 32}, {2, 1}, {8, 2048}}) {
     auto k = examples::make_softmax_two_pass(
         ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{bm, bn}}});
     for (Shape s : {Shape{37, 300}, Shape{1, 1}}) check_softmax(k, s, ts::f32);
@@ -327,7 +338,8 @@ TEST(NormSoftmaxTwoPass, AgreesWithTheInRegisterSoftmax) {
   std::vector<double> a = examples::make_softmax()(x).to_vector();
   // Both round the same f32 value to bf16 up to f32 summation-order differences: at most
   // one bf16 ulp apart.
-  expect_close(examples::make_softmax_two_pass()(x), a, softmax_tol(ts::bf16), "two-pass vs in-register");
+  expect_close(examples::make_softmax_two_pass()(x), a, softmax_tol(ts::bf16),
+               "two-pass vs in-register");
 }
 
 // ------------------------------------------- online softmax, per-lane statistics
@@ -335,7 +347,8 @@ TEST(NormSoftmaxTwoPass, AgreesWithTheInRegisterSoftmax) {
 TEST(NormSoftmaxOnline, RaggedShapesAndChunksMatchReference) {
   // {rows, column chunk}: chunks that do not divide the row (the last chunk's lanes past
   // the end read -inf), a chunk of one column, a chunk longer than the row.
-  for (auto [bm, bn] : {std::pair<int64_t, int64_t>{1, 64}, {4, 128}, {16, 32}, {2, 1}, {8, 2048}}) {
+  for (auto [bm, bn] :
+       {std::pair<int64_t, int64_t>{1, 64}, {4, 128}, {16, 32}, {2, 1}, {8, 2048}}) {
     auto k = examples::make_softmax_online(
         ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{bm, bn}}});
     for (Shape s : {Shape{37, 300}, Shape{1, 1}, Shape{5, 1000}}) check_softmax(k, s, ts::f32);
@@ -358,7 +371,8 @@ TEST(NormSoftmaxOnline, MaximaRisingFallingAndInfiniteEntries) {
     v[2 * n + j] = j % 3 == 0 ? -std::numeric_limits<double>::infinity() : 0.5 * (j % 7);
   }
   ts::Buffer x = ts::Buffer::from_vector(v, {m, n}, ts::f32);
-  expect_close(k(x), ref_softmax(x.to_vector(), m, n), softmax_tol(ts::f32), "rising, falling, -inf");
+  expect_close(k(x), ref_softmax(x.to_vector(), m, n), softmax_tol(ts::f32),
+               "rising, falling, -inf");
 }
 
 // ---------------------------------------------------------------- layer_norm
@@ -399,7 +413,8 @@ TEST(NormLayerNorm, ConstantRowGivesTheBias) {
 
 TEST(NormLayerNorm, WeightOfTheWrongLengthIsAUserError) {
   auto k = examples::make_layer_norm();
-  EXPECT_THROW(k(input({3, 5}, ts::f32, 1), input({6}, ts::f32, 2), input({5}, ts::f32, 3), 1e-5), ts::UserError);
+  EXPECT_THROW(k(input({3, 5}, ts::f32, 1), input({6}, ts::f32, 2), input({5}, ts::f32, 3), 1e-5),
+               ts::UserError);
 }
 
 TEST(NormLayerNorm, ExplicitRowBlocks) {
@@ -478,7 +493,8 @@ TEST(NormCrossEntropy, PicksTheTargetLogitOfEachRow) {
   for (int64_t i = 0; i < m; ++i) x[i * v + 3] = 20;
   ts::Buffer logits = ts::Buffer::from_vector(x, {m, v}, ts::f32);
   ts::Buffer target = ts::Buffer::from_vector(t, {m}, ts::i64);
-  expect_close(k(logits, target), ref_cross_entropy(x, t, m, v), tol_for(ts::f32), "one-hot-ish rows");
+  expect_close(k(logits, target), ref_cross_entropy(x, t, m, v), tol_for(ts::f32),
+               "one-hot-ish rows");
 }
 
 TEST(NormCrossEntropy, ExplicitRowBlocks) {
@@ -499,10 +515,12 @@ TEST(NormCrossEntropy, LoopedReductionChunksOf64) {
 TEST(NormCrossEntropyOnline, RaggedShapesAndChunksMatchReference) {
   // {rows, column chunk}: chunks that do not divide the row, a chunk of one column, a
   // chunk longer than the row.
-  for (auto [bm, bn] : {std::pair<int64_t, int64_t>{1, 64}, {4, 128}, {16, 32}, {2, 1}, {8, 2048}}) {
+  for (auto [bm, bn] :
+       {std::pair<int64_t, int64_t>{1, 64}, {4, 128}, {16, 32}, {2, 1}, {8, 2048}}) {
     auto k = examples::make_cross_entropy_online(
         ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{bm, bn}}});
-    for (Shape s : {Shape{37, 300}, Shape{1, 1}, Shape{5, 1000}}) check_cross_entropy(k, s, ts::f32);
+    for (Shape s : {Shape{37, 300}, Shape{1, 1}, Shape{5, 1000}})
+      check_cross_entropy(k, s, ts::f32);
   }
   auto k = examples::make_cross_entropy_online();
   for (Shape s : kRagged) check_cross_entropy(k, s, ts::f32);
@@ -593,7 +611,8 @@ TEST(NormPaddedSumHost, Bf16AndF16) {
     ts::Buffer x = input({20, 100}, dt, 11);
     ts::Buffer out = k(x, 13);
     EXPECT_EQ(out.dtype(), dt);
-    expect_close(out, ref_row_sum(x.to_vector(), 20, 100, 13), {1e-4, tol_for(dt).rtol}, ts::dtype_name(dt));
+    expect_close(out, ref_row_sum(x.to_vector(), 20, 100, 13), {1e-4, tol_for(dt).rtol},
+                 ts::dtype_name(dt));
   }
 }
 

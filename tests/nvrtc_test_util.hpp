@@ -1,9 +1,9 @@
 // Helpers of the tests that compile generated CUDA with NVRTC for sm_90 (no GPU needed).
 #pragma once
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "runtime/cuda_api.hpp"
 

@@ -1,12 +1,11 @@
 // Config::num_stages = S >= 2 (codegen/emit_pipeline.cpp): a one-dim device loop's vector
-// loads are issued S - 1 iterations early (S up to 4). The generated CUDA compiles with NVRTC for sm_90
-// (no GPU needed); loads of a tensor the loop also stores to are not moved; the
-// interpreter's results do not depend on num_stages. (GPU results: NormGpu.*.)
+// loads are issued S - 1 iterations early (S up to 4). The generated CUDA compiles with NVRTC for
+// sm_90 (no GPU needed); loads of a tensor the loop also stores to are not moved; the interpreter's
+// results do not depend on num_stages. (GPU results: NormGpu.*.)
 #include <gtest/gtest.h>
 
 #include <regex>
 #include <string>
-
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
@@ -23,7 +22,9 @@ using nvrtc_test::compile;
 using nvrtc_test::count;
 
 ts::Settings cfg(std::vector<int64_t> blocks, int warps, int stages) {
-  return ts::Settings{.config = ts::Config{.block_sizes = std::move(blocks), .num_warps = warps, .num_stages = stages}};
+  return ts::Settings{
+      .config =
+          ts::Config{.block_sizes = std::move(blocks), .num_warps = warps, .num_stages = stages}};
 }
 
 const std::string kEarly = "loaded one iteration early";
@@ -50,8 +51,10 @@ TEST(Pipeline, OnlineSoftmaxLoadsEachLoopsNextTileEarly) {
   REQUIRE_NVRTC();
   for (ts::DType dt : {ts::f32, ts::bf16}) {
     // 1000 = 3 * 256 + 232: the last tile is ragged.
-    std::string two = compile(examples::make_softmax_two_pass(cfg({2, 256}, 4, 2)), ts::Buffer::zeros({37, 1000}, dt));
-    std::string one = compile(examples::make_softmax_two_pass(cfg({2, 256}, 4, 1)), ts::Buffer::zeros({37, 1000}, dt));
+    std::string two = compile(examples::make_softmax_two_pass(cfg({2, 256}, 4, 2)),
+                              ts::Buffer::zeros({37, 1000}, dt));
+    std::string one = compile(examples::make_softmax_two_pass(cfg({2, 256}, 4, 1)),
+                              ts::Buffer::zeros({37, 1000}, dt));
     EXPECT_EQ(count(two, kEarly), 2) << two;  // both loops
     EXPECT_EQ(count(one, kEarly), 0);
   }
@@ -88,7 +91,8 @@ TEST(Pipeline, RolledReductionLoadsAreIssuedEarly) {
 
 TEST(Pipeline, LoadsOfATensorTheLoopStoresToStayInPlace) {
   REQUIRE_NVRTC();
-  std::string src = compile(make_double_in_place(cfg({4, 64}, 4, 2)), ts::Buffer::zeros({8, 300}, ts::f32));
+  std::string src =
+      compile(make_double_in_place(cfg({4, 64}, 4, 2)), ts::Buffer::zeros({8, 300}, ts::f32));
   EXPECT_EQ(count(src, kEarly), 0) << src;
 }
 

@@ -5,9 +5,8 @@
 
 #include <cstdlib>
 #include <string>
-#include <vector>
-
 #include <tessel/tessel.hpp>
+#include <vector>
 
 #include "interp_test_util.hpp"
 #include "user_error_util.hpp"
@@ -20,7 +19,9 @@ using user_error_test::user_error;
 
 // Every CPU test runs with the interpreter's race check on (programs in a shuffled order,
 // conflicting writes refused), unless the environment already sets TESSEL_CHECK_RACES.
-static const bool race_check_on = [] { return setenv("TESSEL_CHECK_RACES", "1", /*overwrite=*/0) == 0; }();
+static const bool race_check_on = [] {
+  return setenv("TESSEL_CHECK_RACES", "1", /*overwrite=*/0) == 0;
+}();
 
 namespace {
 
@@ -62,7 +63,8 @@ auto make_scatter() {
       [](ts::Tensor x, ts::Tensor idx) {
         ts::Tensor out = x.new_zeros({x.size(0)});
         for (auto t : ts::tile(x.size(0))) {
-          g_line = __LINE__; out(idx(t)) = x(t);
+          g_line = __LINE__;
+          out(idx(t)) = x(t);
         }
         return out;
       },
@@ -84,17 +86,22 @@ TEST(Races, ARowSumStoredFromEveryColumnTileIsAnError) {
   auto k = ts::kernel("row_sum_per_tile", [](ts::Tensor x) {
     ts::Tensor out = x.new_zeros({x.size(0)});
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-      g_line = __LINE__; out(tm) = ts::sum(x(tm, tn), 1);
+      g_line = __LINE__;
+      out(tm) = ts::sum(x(tm, tn), 1);
     }
     return out;
   });
   std::string msg = user_error([&] { k(ts::Buffer::ones({8, 64}, ts::f32)); });
+  expect_message(
+      msg, "row_sum_per_tile",
+      "several programs of the launch write the same elements of the tensor allocated at line " +
+          std::to_string(g_line - 2) +
+          ": the store's indices do not depend on dimension 1 of the top-level loop",
+      kStaticHint);
   expect_message(msg, "row_sum_per_tile",
-                 "several programs of the launch write the same elements of the tensor allocated at line " +
-                     std::to_string(g_line - 2) + ": the store's indices do not depend on dimension 1 of the top-level loop",
-                 kStaticHint);
-  expect_message(msg, "row_sum_per_tile", "and the stored value depends on it, so each program writes its own value there",
-                 "reduce inside one program (make that dimension a device loop nested inside this one), or use an "
+                 "and the stored value depends on it, so each program writes its own value there",
+                 "reduce inside one program (make that dimension a device loop nested inside this "
+                 "one), or use an "
                  "atomic (not yet in tessel)");
 }
 
@@ -102,14 +109,16 @@ TEST(Races, AnAccumulationIntoOneElementFromEveryProgramIsAnError) {
   auto k = ts::kernel("count_tiles", [](ts::Tensor x) {
     ts::Tensor out = x.new_zeros({x.size(0)});
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-      g_line = __LINE__; out(tm) += 1;
+      g_line = __LINE__;
+      out(tm) += 1;
     }
     return out;
   });
   std::string msg = user_error([&] { k(ts::Buffer::ones({8, 64}, ts::f32)); });
   expect_message(msg, "count_tiles", "do not depend on dimension 1", "");
   expect_message(msg, "count_tiles",
-                 "and the stored value reads the tensor allocated at line " + std::to_string(g_line - 2) +
+                 "and the stored value reads the tensor allocated at line " +
+                     std::to_string(g_line - 2) +
                      ": a read-modify-write from every program, whose updates are lost",
                  kStaticHint);
 }
@@ -118,24 +127,30 @@ TEST(Races, AGridIndexMissingFromTheStoreIsAnError) {
   auto k = ts::kernel("grid_rows", [](ts::Tensor x) {
     ts::Tensor out = x.new_zeros({x.size(1)});
     for (auto [i, j] : ts::grid(x.size(0), x.size(1))) {
-      g_line = __LINE__; out(j) = x(i, j);
+      g_line = __LINE__;
+      out(j) = x(i, j);
     }
     return out;
   });
-  expect_message(user_error([&] { k(ts::Buffer::ones({4, 6}, ts::f32)); }), "grid_rows",
-                 "do not depend on dimension 0 of the top-level loop", "(one program per grid index)");
+  expect_message(user_error([&] {
+                   k(ts::Buffer::ones({4, 6}, ts::f32));
+                 }),
+                 "grid_rows", "do not depend on dimension 0 of the top-level loop",
+                 "(one program per grid index)");
 }
 
 TEST(Races, AStoreMissingEveryDimNamesThemAll) {
   auto k = ts::kernel("pid_everywhere", [](ts::Tensor x) {
     ts::Tensor out = x.new_zeros({1}, ts::i64);
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-      g_line = __LINE__; out(0) = ts::program_id();
+      g_line = __LINE__;
+      out(0) = ts::program_id();
     }
     return out;
   });
   std::string msg = user_error([&] { k(ts::Buffer::ones({8, 64}, ts::f32)); });
-  expect_message(msg, "pid_everywhere", "do not depend on dimensions 0 and 1 of the top-level loop", "");
+  expect_message(msg, "pid_everywhere", "do not depend on dimensions 0 and 1 of the top-level loop",
+                 "");
   expect_message(msg, "pid_everywhere", "and the stored value depends on them", kStaticHint);
 }
 
@@ -145,12 +160,15 @@ TEST(Races, AValueCarriedOverALoopWhoseTripsDependOnTheTileIsAnError) {
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
       ts::Value c = 0.0;
       for (auto i : ts::tile(tn.end())) c = c + 1;  // as many trips as tn's end
-      g_line = __LINE__; out(tm) = c;
+      g_line = __LINE__;
+      out(tm) = c;
     }
     return out;
   });
-  expect_message(user_error([&] { k(ts::Buffer::ones({8, 64}, ts::f32)); }), "trips",
-                 "and the stored value depends on it", kStaticHint);
+  expect_message(user_error([&] {
+                   k(ts::Buffer::ones({8, 64}, ts::f32));
+                 }),
+                 "trips", "and the stored value depends on it", kStaticHint);
 }
 
 TEST(Races, TheSameValueFromEveryProgramIsAllowed) {
@@ -225,14 +243,19 @@ TEST(Races, TwoProgramsScatteringDifferentValuesToOneElementAreAnError) {
   // Programs 0 and 1 both write element 3 (x[3] = 3 and x[4] = 4).
   ts::Buffer idx = buffer({0, 1, 2, 3, 3, 5, 6, 7}, {8}, ts::i64);
   std::string msg = user_error([&] { k(buffer(ramp(8), {8}), idx); });
-  expect_message(msg, "scatter", "of the launch both write element (3) of the tensor allocated at line", kDynamicHint);
-  EXPECT_TRUE(msg.find("programs 0 and 1") != std::string::npos || msg.find("programs 1 and 0") != std::string::npos)
+  expect_message(msg, "scatter",
+                 "of the launch both write element (3) of the tensor allocated at line",
+                 kDynamicHint);
+  EXPECT_TRUE(msg.find("programs 0 and 1") != std::string::npos ||
+              msg.find("programs 1 and 0") != std::string::npos)
       << msg;
-  EXPECT_TRUE(msg.find("values (3 and 4)") != std::string::npos || msg.find("values (4 and 3)") != std::string::npos)
+  EXPECT_TRUE(msg.find("values (3 and 4)") != std::string::npos ||
+              msg.find("values (4 and 3)") != std::string::npos)
       << msg;
   // Distinct indices: no conflict, the scatter's values.
   ts::Buffer perm = buffer({7, 6, 5, 4, 3, 2, 1, 0}, {8}, ts::i64);
-  EXPECT_EQ(k(buffer(ramp(8), {8}), perm).to_vector(), (std::vector<double>{7, 6, 5, 4, 3, 2, 1, 0}));
+  EXPECT_EQ(k(buffer(ramp(8), {8}), perm).to_vector(),
+            (std::vector<double>{7, 6, 5, 4, 3, 2, 1, 0}));
 }
 
 TEST(Races, TheConflictNamesTheElementsIndexTuple) {
@@ -242,7 +265,8 @@ TEST(Races, TheConflictNamesTheElementsIndexTuple) {
       [](ts::Tensor x) {
         ts::Tensor out = x.new_zeros({x.size(0), 2});
         for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-          g_line = __LINE__; out(tm, tn.index() % 2) = x(tm, tn);  // depends on tn, yet shared
+          g_line = __LINE__;
+          out(tm, tn.index() % 2) = x(tm, tn);  // depends on tn, yet shared
         }
         return out;
       },
@@ -255,9 +279,12 @@ TEST(Races, TheConflictNamesTheElementsIndexTuple) {
 TEST(Races, OneStoreWritingAnElementTwiceWithDifferentValuesIsAnError) {
   RaceCheck on("1");
   auto k = make_scatter();
-  std::string msg = user_error([&] { k(buffer({10, 20, 30, 40}, {4}), buffer({0, 1, 1, 2}, {4}, ts::i64)); });
+  std::string msg = user_error([&] {
+    k(buffer({10, 20, 30, 40}, {4}), buffer({0, 1, 1, 2}, {4}, ts::i64));
+  });
   expect_message(msg, "scatter",
-                 "this store writes element (1) of the tensor allocated at line " + std::to_string(g_line - 2) +
+                 "this store writes element (1) of the tensor allocated at line " +
+                     std::to_string(g_line - 2) +
                      " twice in program 0, with different values (20 and 30)",
                  "make the indices of a scatter distinct");
 }
@@ -282,7 +309,8 @@ TEST(Races, AScatterAddReachingAnElementTwiceInOneProgramIsAnError) {
   RaceCheck on("1");
   auto k = make_histogram();
   std::string msg = user_error([&] { k(buffer({0, 1, 1, 2, 3, 3, 3, 0}, {8}, ts::i64)); });
-  expect_message(msg, "hist", "this read-modify-write of the tensor allocated at line", "make the indices distinct");
+  expect_message(msg, "hist", "this read-modify-write of the tensor allocated at line",
+                 "make the indices distinct");
   EXPECT_NE(msg.find("twice in program 0"), std::string::npos) << msg;
   // Distinct indices are fine.
   EXPECT_EQ(k(buffer({3, 1, 0, 2}, {4}, ts::i64)).to_vector(), (std::vector<double>{1, 1, 1, 1}));
@@ -316,7 +344,8 @@ TEST(Races, EqualValuesFromSeveralProgramsAreAllowedAtRunTime) {
       },
       blocks({2}));
   ts::Buffer idx = buffer({0, 0, 0, 3, 3, 5, 5, 5}, {8}, ts::i64);
-  EXPECT_EQ(k(buffer(ramp(8, 10), {8}), idx).to_vector(), (std::vector<double>{10, 0, 0, 13, 0, 15, 0, 0}));
+  EXPECT_EQ(k(buffer(ramp(8, 10), {8}), idx).to_vector(),
+            (std::vector<double>{10, 0, 0, 13, 0, 15, 0, 0}));
 }
 
 TEST(Races, AnElementProgramsAgreeOnAndOneOverwritesIsAnError) {
@@ -336,7 +365,8 @@ TEST(Races, AnElementProgramsAgreeOnAndOneOverwritesIsAnError) {
   // races with the other programs' first.
   std::string msg = user_error([&] { k(buffer({1, 2, 3}, {3}), buffer({0, 0, 0}, {3}, ts::i64)); });
   g_line = 0;  // either store may be the second
-  expect_message(msg, "agree_then_differ", "of the launch both write element (0) of the tensor allocated at line",
+  expect_message(msg, "agree_then_differ",
+                 "of the launch both write element (0) of the tensor allocated at line",
                  kDynamicHint);
 }
 
@@ -347,13 +377,15 @@ TEST(Races, BuffersOverOneMemoryAreOneMemoryToTheCheck) {
       [](ts::Tensor x, ts::Tensor a, ts::Tensor b) {
         for (auto t : ts::tile(x.size(0))) {
           a(t) = x(t);
-          g_line = __LINE__; b(t) = x(t) + 100;
+          g_line = __LINE__;
+          b(t) = x(t) + 100;
         }
       },
       blocks({4}));
   std::vector<float> memory(12, 0);
   ts::Buffer a = ts::Buffer::from_blob(memory.data(), {8}, {1}, ts::f32, ts::cpu());
-  ts::Buffer b = ts::Buffer::from_blob(memory.data() + 4, {8}, {1}, ts::f32, ts::cpu());  // a[4:] is b[:4]
+  ts::Buffer b =
+      ts::Buffer::from_blob(memory.data() + 4, {8}, {1}, ts::f32, ts::cpu());  // a[4:] is b[:4]
   std::string msg = user_error([&] { k(buffer(ramp(8), {8}), a, b); });
   expect_message(msg, "two_views", "both write element", kDynamicHint);
   // Separate memory: no conflict.
@@ -369,7 +401,8 @@ TEST(Races, TensorsOfTwoDtypesOverOneMemoryAreOneMemoryToTheCheck) {
       "two_dtypes",
       [](ts::Tensor x, ts::Tensor a, ts::Tensor b) {
         for (auto t : ts::tile(x.size(0))) {
-          g_line = __LINE__; a(t) = x(t);
+          g_line = __LINE__;
+          a(t) = x(t);
           b(t) = x(t).to(ts::f64);
         }
       },
@@ -383,10 +416,12 @@ TEST(Races, TensorsOfTwoDtypesOverOneMemoryAreOneMemoryToTheCheck) {
   // Either store may come second, as the shuffle orders the programs.
   const std::string a_line = "races_test.cpp:" + std::to_string(g_line) + ": ";
   const std::string b_line = "races_test.cpp:" + std::to_string(g_line + 1) + ": ";
-  EXPECT_TRUE(msg.find(a_line) != std::string::npos || msg.find(b_line) != std::string::npos) << msg;
+  EXPECT_TRUE(msg.find(a_line) != std::string::npos || msg.find(b_line) != std::string::npos)
+      << msg;
   g_line = 0;
   expect_message(msg, "two_dtypes", "of the launch both write element", kDynamicHint);
-  EXPECT_TRUE(msg.find("programs 0 and 1") != std::string::npos || msg.find("programs 1 and 0") != std::string::npos)
+  EXPECT_TRUE(msg.find("programs 0 and 1") != std::string::npos ||
+              msg.find("programs 1 and 0") != std::string::npos)
       << msg;
 }
 
@@ -401,6 +436,8 @@ TEST(Races, ShuffledProgramsKeepTheirProgramIds) {
       blocks({2}));
   for (const char* seed : {"0" /* off */, "1", "12345"}) {
     RaceCheck on(seed);
-    EXPECT_EQ(k(ts::Buffer::zeros({7}, ts::f32)).to_vector(), (std::vector<double>{0, 0, 1, 1, 2, 2, 3})) << seed;
+    EXPECT_EQ(k(ts::Buffer::zeros({7}, ts::f32)).to_vector(),
+              (std::vector<double>{0, 0, 1, 1, 2, 2, 3}))
+        << seed;
   }
 }

@@ -1,15 +1,15 @@
 // Cross-warp reductions through shared memory (codegen/emit_reduce.cpp): back-to-back
 // reductions in straight-line code use disjoint bytes and one barrier each; shared memory
 // holds only the registers that differ, one value per warp when whole warps hold one
-// value (a row of 16384 elements in 8 warps needs 32 bytes, not 64 KiB); Config::maxnreg becomes __maxnreg__. The generated CUDA compiles with
-// NVRTC for sm_90 (no GPU needed), and the interpreter's values match a plain reference.
-// (GPU results against the interpreter: KernelsGpu.TileReductionsOverBothDims, NormGpu.*.)
+// value (a row of 16384 elements in 8 warps needs 32 bytes, not 64 KiB); Config::maxnreg becomes
+// __maxnreg__. The generated CUDA compiles with NVRTC for sm_90 (no GPU needed), and the
+// interpreter's values match a plain reference. (GPU results against the interpreter:
+// KernelsGpu.TileReductionsOverBothDims, NormGpu.*.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <regex>
 #include <string>
-
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
@@ -29,14 +29,16 @@ using nvrtc_test::count;
 std::vector<int> smem_offsets(const std::string& src) {
   static const std::regex re(R"(\(ts_smem \+ (\d+)\))");
   std::vector<int> out;
-  for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator();
+       ++it)
     out.push_back(std::stoi((*it)[1]));
   return out;
 }
 
 /// make_tile_reductions on the host, tile by tile (blocks bm x bn; ragged edge tiles
 /// reduce over their valid elements; argmax is the first maximum's offset in the tile).
-std::vector<double> reference(const std::vector<double>& x, int64_t M, int64_t N, int64_t bm, int64_t bn) {
+std::vector<double> reference(const std::vector<double>& x, int64_t M, int64_t N, int64_t bm,
+                              int64_t bn) {
   std::vector<double> out(x.size());
   for (int64_t m0 = 0; m0 < M; m0 += bm)
     for (int64_t n0 = 0; n0 < N; n0 += bn) {
@@ -59,8 +61,8 @@ TEST(ReduceShared, TileReductionsMatchAPlainReference) {
   ts::Buffer x = ts::Buffer::randn({M, N}, ts::f32, ts::cpu(), 7);
   for (const ts::Config& c : reduce_test::tile_reduction_configs()) {
     ts::Buffer got = reduce_test::make_tile_reductions({.config = c})(x);
-    ts::Buffer want = ts::Buffer::from_vector(reference(x.to_vector(), M, N, (*c.block_sizes)[0], (*c.block_sizes)[1]),
-                                              {M, N}, ts::f32);
+    ts::Buffer want = ts::Buffer::from_vector(
+        reference(x.to_vector(), M, N, (*c.block_sizes)[0], (*c.block_sizes)[1]), {M, N}, ts::f32);
     EXPECT_EQ(ts::count_mismatches(got, want, 1e-4, 1e-5), 0) << c.to_json();
   }
 }
@@ -79,9 +81,11 @@ TEST(ReduceShared, BackToBackReductionsUseDisjointBytesAndOneBarrierEach) {
     // Consecutive reductions' value buffers never start at the same byte.
     std::vector<int> values;
     static const std::regex re(R"(float\*>\(ts_smem \+ (\d+)\))");
-    for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator();
+         ++it)
       values.push_back(std::stoi((*it)[1]));
-    for (size_t i = 1; i < values.size(); ++i) EXPECT_NE(values[i], values[i - 1]) << c.to_json() << "\n" << src;
+    for (size_t i = 1; i < values.size(); ++i)
+      EXPECT_NE(values[i], values[i - 1]) << c.to_json() << "\n" << src;
   }
 }
 
@@ -103,8 +107,10 @@ TEST(ReduceShared, ReductionsInALoopBodyStartWithABarrier) {
   REQUIRE_NVRTC();
   // The online softmax's first loop has two reductions per chunk: the first of each
   // iteration waits for the previous iteration's readers (3 barriers per iteration).
-  ts::Settings s{.config = ts::Config{.block_sizes = std::vector<int64_t>{1, 2048}, .num_warps = 8}};
-  std::string src = compile(examples::make_softmax_two_pass(s), ts::Buffer::zeros({4, 10000}, ts::f32));
+  ts::Settings s{.config =
+                     ts::Config{.block_sizes = std::vector<int64_t>{1, 2048}, .num_warps = 8}};
+  std::string src =
+      compile(examples::make_softmax_two_pass(s), ts::Buffer::zeros({4, 10000}, ts::f32));
   EXPECT_EQ(count(src, "__syncthreads();"), 3) << src;
   EXPECT_EQ(smem_offsets(src), (std::vector<int>{0, 32})) << src;
 }

@@ -31,7 +31,8 @@ auto make_stats(ts::Settings s) {
 }
 
 ts::Settings chunked(int64_t c) {
-  return ts::Settings{.config = ts::Config{.reduction_loops = std::vector<std::optional<int64_t>>{c}}};
+  return ts::Settings{.config =
+                          ts::Config{.reduction_loops = std::vector<std::optional<int64_t>>{c}}};
 }
 
 /// max, min (x's dtype), argmax and argmin (i64) of each row of x: [M, N] any dtype.
@@ -89,7 +90,8 @@ TEST(RollReductions, ChunkedExtremesOfEveryDtypeMatchTheReference) {
   std::vector<std::vector<double>> u64 = {std::vector<double>(n, 7), std::vector<double>(n, 12)};
   u64[0][20] = 3;
   u64[1][5] = 40;
-  std::vector<std::vector<double>> b = {std::vector<double>(n, 0), std::vector<double>(n, 1), std::vector<double>(n, 0)};
+  std::vector<std::vector<double>> b = {std::vector<double>(n, 0), std::vector<double>(n, 1),
+                                        std::vector<double>(n, 0)};
   b[2][33] = 1;
   struct Case {
     ts::DType dt;
@@ -102,20 +104,24 @@ TEST(RollReductions, ChunkedExtremesOfEveryDtypeMatchTheReference) {
     ts::Buffer x = ts::Buffer::from_vector(flat, {static_cast<int64_t>(c.rows.size()), n}, c.dt);
     std::vector<std::vector<double>> stored;  // the values as stored (bf16-rounded)
     std::vector<double> v = x.to_vector();
-    for (size_t r = 0; r < c.rows.size(); ++r) stored.emplace_back(v.begin() + r * n, v.begin() + (r + 1) * n);
+    for (size_t r = 0; r < c.rows.size(); ++r)
+      stored.emplace_back(v.begin() + r * n, v.begin() + (r + 1) * n);
     std::vector<std::vector<double>> want = extremes_reference(stored);
     for (std::optional<int64_t> chunk : {std::optional<int64_t>{}, std::optional<int64_t>{4},
                                          std::optional<int64_t>{8}, std::optional<int64_t>{16}}) {
-      ts::Settings s{.config = ts::Config{.reduction_loops = std::vector<std::optional<int64_t>>{chunk}}};
+      ts::Settings s{.config =
+                         ts::Config{.reduction_loops = std::vector<std::optional<int64_t>>{chunk}}};
       auto [mx, mn, amx, amn] = make_extremes(s)(x);
-      if (ts::rt::nvrtc_available()) make_extremes(s).cuda(true, x);  // the GPU's identities compile
-      std::vector<double> got[4] = {mx.to_vector(), mn.to_vector(), amx.to_vector(), amn.to_vector()};
+      if (ts::rt::nvrtc_available())
+        make_extremes(s).cuda(true, x);  // the GPU's identities compile
+      std::vector<double> got[4] = {mx.to_vector(), mn.to_vector(), amx.to_vector(),
+                                    amn.to_vector()};
       for (size_t r = 0; r < c.rows.size(); ++r)
         for (int k = 0; k < 4; ++k) {
           double w = want[r][k], g = got[k][r];
           EXPECT_TRUE((std::isnan(w) && std::isnan(g)) || w == g)
-              << ts::dtype_name(c.dt) << " row " << r << " output " << k << " chunk " << chunk.value_or(0)
-              << ": got " << g << ", want " << w;
+              << ts::dtype_name(c.dt) << " row " << r << " output " << k << " chunk "
+              << chunk.value_or(0) << ": got " << g << ", want " << w;
         }
     }
   }
@@ -134,15 +140,16 @@ TEST(RollReductions, ChunkedIrHasOneLoopPerReductionAndStore) {
   ts::Buffer x = ts::Buffer::randn({7, 300}, ts::f32, ts::cpu(), 3);
   std::string ir = make_softmax(chunked(64)).ir(x);
   size_t loops = 0;
-  for (size_t p = ir.find("loop tile"); p != std::string::npos; p = ir.find("loop tile", p + 1)) ++loops;
+  for (size_t p = ir.find("loop tile"); p != std::string::npos; p = ir.find("loop tile", p + 1))
+    ++loops;
   EXPECT_EQ(loops, 4u) << ir;  // the row loop, then max, sum and store over chunks
 }
 
 TEST(RollReductions, ArgmaxArgminAndMeanChunked) {
   ts::Buffer x = ts::Buffer::randn({9, 1000}, ts::bf16, ts::cpu(), 5);
   auto [i0, m0] = make_stats({})(x);
-  auto [i1, m1] = make_stats(ts::Settings{.config = ts::Config{
-                                              .reduction_loops = std::vector<std::optional<int64_t>>{128}}})(x);
+  auto [i1, m1] = make_stats(ts::Settings{
+      .config = ts::Config{.reduction_loops = std::vector<std::optional<int64_t>>{128}}})(x);
   EXPECT_EQ(ts::count_mismatches(i1, i0, 0, 0), 0);
   EXPECT_EQ(ts::count_mismatches(m1, m0, 1e-6, 1e-5), 0);
 }
@@ -174,7 +181,8 @@ TEST(RollReductions, InPlaceNormalizationChunkedEqualsPersistent) {
     return ts::kernel(
         "normalize_in_place",
         [](ts::Tensor x) {
-          for (auto i : ts::grid(x.size(0))) x(i, ts::all) = x(i, ts::all) / ts::sum(x(i, ts::all), 0);
+          for (auto i : ts::grid(x.size(0)))
+            x(i, ts::all) = x(i, ts::all) / ts::sum(x(i, ts::all), 0);
         },
         s);
   };
@@ -206,7 +214,8 @@ TEST(RollReductions, ChunksReadingATensorAgainAfterAStoreIntoItAreRefused) {
     make(chunked(16))(x, x, sum);
     FAIL() << "no error";
   } catch (const ts::UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("read again after the kernel stored into its tensor"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("read again after the kernel stored into its tensor"),
+              std::string::npos)
         << e.what();
   }
   ts::Buffer y = ts::Buffer::zeros({2, 40}, ts::f32);

@@ -28,7 +28,8 @@ TEST(Errors, SourceLocStr) {
 }
 
 TEST(Errors, UserErrorQuotesTheSourceLineWithACaret) {
-  auto loc = std::source_location::current(); int column_marker = 0;  // the line quoted
+  auto loc = std::source_location::current();
+  int column_marker = 0;  // the line quoted
   (void)column_marker;
   ts::SourceLoc l = ts::SourceLoc::from(loc);
   ts::UserError e("my_kernel", l, "tile sizes differ", "Use the same tile");
@@ -90,7 +91,9 @@ TEST(Nvrtc, CompilesForSm90WithoutAGpu) {
   std::string cubin = rt::compile_cuda(kTinyKernel, "tiny.cu", opts);
   EXPECT_EQ(rt::compile_count(), before + 1);
   ASSERT_GT(cubin.size(), 4u);
-  EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");  // a cubin is an ELF file
+  EXPECT_EQ(cubin.substr(0, 4),
+            "\x7f"
+            "ELF");  // a cubin is an ELF file
 
   opts.extra = {"-std=c++20"};
   EXPECT_FALSE(rt::compile_cuda(kTinyKernel, "tiny20.cu", opts).empty());
@@ -177,8 +180,7 @@ TEST(DeviceUtils, StridedWalker) {
   std::vector<std::pair<int64_t, int64_t>> seen;
   for (rt::StridedWalker w({2, 3}, {3, 1}, {1, 2}); !w.done(); w.next())
     seen.emplace_back(w.offset(0), w.offset(1));
-  std::vector<std::pair<int64_t, int64_t>> want = {{0, 0}, {1, 2}, {2, 4},
-                                                   {3, 1}, {4, 3}, {5, 5}};
+  std::vector<std::pair<int64_t, int64_t>> want = {{0, 0}, {1, 2}, {2, 4}, {3, 1}, {4, 3}, {5, 5}};
   EXPECT_EQ(seen, want);
   EXPECT_TRUE(rt::StridedWalker({2, 0}, {0, 1}).done());
   int n = 0;

@@ -1,20 +1,23 @@
 // CPU tests of ts::SmPartition (green contexts): argument errors, and the error without a
 // GPU or without green contexts in the driver. tests/gpu/green_context_gpu_test.cpp runs
 // kernels on partitions.
+#include "tessel/sm_partition.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "runtime/cuda_api.hpp"
 #include "tessel/error.hpp"
-#include "tessel/sm_partition.hpp"
 
 namespace ts = tessel;
 namespace rt = tessel::rt;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 std::string user_error_of(int num_sms, int device = 0) {
   try {
@@ -40,7 +43,8 @@ TEST(SmPartition, NegativeSmsIsAUserError) {
 }
 
 TEST(SmPartition, WithoutAGpuSaysSoAndPointsToMaxSms) {
-  if (rt::cuda_available()) GTEST_SKIP() << "a CUDA GPU is present (the GPU tests cover partitions)";
+  if (rt::cuda_available())
+    GTEST_SKIP() << "a CUDA GPU is present (the GPU tests cover partitions)";
   EXPECT_FALSE(ts::SmPartition::supported());
   EXPECT_TRUE(contains(ts::SmPartition::unsupported_reason(), "no CUDA driver/GPU"));
   try {
@@ -48,7 +52,11 @@ TEST(SmPartition, WithoutAGpuSaysSoAndPointsToMaxSms) {
     FAIL() << "expected a RuntimeError";
   } catch (const ts::RuntimeError& e) {
     std::string msg = e.what();
-    EXPECT_EQ(msg.rfind("tessel: SmPartition::create: SM partitions (CUDA green contexts) are unavailable: ", 0), 0u)
+    EXPECT_EQ(
+        msg.rfind(
+            "tessel: SmPartition::create: SM partitions (CUDA green contexts) are unavailable: ",
+            0),
+        0u)
         << msg;
     EXPECT_TRUE(contains(msg, rt::cuda_unavailable_reason())) << msg;
     EXPECT_TRUE(contains(msg, "ts::Settings{.max_sms = N}")) << msg;

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <string>
-
 #include <tessel/tessel.hpp>
 
 namespace user_error_test {
@@ -22,8 +21,9 @@ std::string user_error(F&& f) {
 
 /// `msg` names kernel `kernel`, `file` at `line` (when > 0), and contains `what` and
 /// `hint`.
-inline void expect_message(const std::string& msg, const std::string& kernel, const std::string& file, int line,
-                           const std::string& what, const std::string& hint) {
+inline void expect_message(const std::string& msg, const std::string& kernel,
+                           const std::string& file, int line, const std::string& what,
+                           const std::string& hint) {
   EXPECT_NE(msg.find("kernel '" + kernel + "'"), std::string::npos) << msg;
   if (line > 0)
     EXPECT_NE(msg.find(file + ":" + std::to_string(line)), std::string::npos)

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <string>
-
 #include <tessel/tessel.hpp>
 
 #include "interp_test_util.hpp"
@@ -73,11 +72,13 @@ TEST(WeakScalars, ABf16KernelStaysBf16AndRoundsTheArgumentAsALiteral) {
 
 TEST(WeakScalars, HostArithmeticOfAWeakArgumentStaysWeakAndExact) {
   ts::DType seen = ts::f64;
-  std::vector<double> out = make_scaled_eps(&seen)(ts::Buffer::zeros({5}, ts::f64), kEps).to_vector();
+  std::vector<double> out =
+      make_scaled_eps(&seen)(ts::Buffer::zeros({5}, ts::f64), kEps).to_vector();
   EXPECT_EQ(seen, ts::f32);  // a weak float's own dtype is the default one
   for (double v : out) EXPECT_EQ(v, (kEps * 2 + 1) / 4);
   // In an f32 kernel the same expression is an f32 value.
-  std::vector<double> f32_out = make_scaled_eps()(ts::Buffer::zeros({5}, ts::f32), kEps).to_vector();
+  std::vector<double> f32_out =
+      make_scaled_eps()(ts::Buffer::zeros({5}, ts::f32), kEps).to_vector();
   for (double v : f32_out) EXPECT_EQ(v, static_cast<float>((kEps * 2 + 1) / 4));
 }
 
@@ -101,7 +102,8 @@ TEST(WeakScalars, AWeakValueReadInANestedLoopKeepsItsFullValue) {
     }
     return out;
   });
-  for (double v : k(ts::Buffer::ones({3, 40}, ts::f64), kEps).to_vector()) EXPECT_EQ(v, kEps + kEps * 2);
+  for (double v : k(ts::Buffer::ones({3, 40}, ts::f64), kEps).to_vector())
+    EXPECT_EQ(v, kEps + kEps * 2);
   REQUIRE_NVRTC();
   std::string src = nvrtc_test::compile(k, ts::Buffer::ones({3, 40}, ts::f64), kEps);
   EXPECT_NE(src.find("double s"), std::string::npos) << src;

@@ -29,7 +29,8 @@ struct FakePrefix {
 
 TEST(WorkerLocation, TheInstalledWorkerIsFoundFromTheLibraryAndFromAProgramInBin) {
   FakePrefix p;
-  EXPECT_EQ(at::installed_worker_near((p.root / "lib" / "libtessel.so").string()), p.worker.string());
+  EXPECT_EQ(at::installed_worker_near((p.root / "lib" / "libtessel.so").string()),
+            p.worker.string());
   EXPECT_EQ(at::installed_worker_near((p.root / "bin" / "my_program").string()), p.worker.string());
 }
 

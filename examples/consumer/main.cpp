@@ -34,8 +34,8 @@ int main() {
       ov[m * N + n] = 2 * xv[m * N + n] + bv[n];
       rv[m] += ov[m * N + n];
     }
-  int64_t bad = ts::count_mismatches(out.to(ts::cpu()), ts::Buffer::from_vector(ov, {M, N}, ts::f32),
-                                     1e-5, 1e-5) +
+  int64_t bad = ts::count_mismatches(out.to(ts::cpu()),
+                                     ts::Buffer::from_vector(ov, {M, N}, ts::f32), 1e-5, 1e-5) +
                 ts::count_mismatches(rows.to(ts::cpu()), ts::Buffer::from_vector(rv, {M}, ts::f32),
                                      1e-4, 1e-4);
   std::printf("tessel_consumer on %s: %s\n", dev.is_cuda() ? "the GPU" : "the CPU interpreter",

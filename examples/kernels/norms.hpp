@@ -19,7 +19,6 @@
 
 #include <cmath>
 #include <limits>
-
 #include <tessel/tessel.hpp>
 
 namespace examples {
@@ -70,7 +69,8 @@ inline auto make_softmax_two_pass(ts::Settings settings = {}) {
             ts::Value v = x(tm, tn).to(ts::f32);
             ts::Value local = ts::max(v, 1);
             ts::Value mi_next = ts::maximum(mi, local);
-            di = di * ts::exp(mi - mi_next) + ts::sum(ts::exp(v - mi_next(ts::all, ts::newaxis)), 1);
+            di =
+                di * ts::exp(mi - mi_next) + ts::sum(ts::exp(v - mi_next(ts::all, ts::newaxis)), 1);
             mi = mi_next;
           }
           ts::Value inv_di = 1.0 / di;
@@ -112,7 +112,9 @@ struct LaneMaxSum {
   /// The row maximum m: [rows] f32.
   ts::Value row_max() const { return ts::max(mi, 1); }
   /// The row denominator sum(exp(x - m)): [rows] f32, for m = row_max().
-  ts::Value row_sum(const ts::Value& m) const { return ts::sum(di * ts::exp(mi - m(ts::all, ts::newaxis)), 1); }
+  ts::Value row_sum(const ts::Value& m) const {
+    return ts::sum(di * ts::exp(mi - m(ts::all, ts::newaxis)), 1);
+  }
 };
 
 /// Online softmax with per-lane statistics: the same result as make_softmax, reading
@@ -132,11 +134,13 @@ inline auto make_softmax_online(ts::Settings settings = {}) {
         for (auto tm : ts::tile(x.size(0), {.block_size = block_m})) {
           LaneMaxSum s(tm, block_n);
           for (auto tn : ts::tile(x.size(1), {.block_size = block_n}))
-            s.update(ts::where(tn.index() < x.size(1), x(tm, tn).to(ts::f32), -std::numeric_limits<double>::infinity()));
+            s.update(ts::where(tn.index() < x.size(1), x(tm, tn).to(ts::f32),
+                               -std::numeric_limits<double>::infinity()));
           ts::Value m = s.row_max();
           ts::Value inv = 1.0 / s.row_sum(m);
           for (auto tn : ts::tile(x.size(1), {.block_size = block_n}))
-            out(tm, tn) = ts::exp(x(tm, tn).to(ts::f32) - m(ts::all, ts::newaxis)) * inv(ts::all, ts::newaxis);
+            out(tm, tn) = ts::exp(x(tm, tn).to(ts::f32) - m(ts::all, ts::newaxis)) *
+                          inv(ts::all, ts::newaxis);
         }
         return out;
       },

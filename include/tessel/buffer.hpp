@@ -32,8 +32,8 @@ struct Storage {
   void* ptr = nullptr;
   int64_t nbytes = 0;
   Device device;
-  void* stream = nullptr;  // CUstream the memory was allocated on (nullptr = default)
-  bool owned = true;       // false for memory borrowed through DLPack or from_blob
+  void* stream = nullptr;            // CUstream the memory was allocated on (nullptr = default)
+  bool owned = true;                 // false for memory borrowed through DLPack or from_blob
   std::shared_ptr<void> keep_alive;  // e.g. the DLManagedTensor we borrowed from
   ~Storage();
 };
@@ -49,11 +49,11 @@ class Buffer {
   static Buffer empty(std::vector<int64_t> shape, DType dtype, Device device = cpu());
   /// empty() allocated stream-ordered on `stream` (a CUstream; legal during CUDA graph
   /// capture) and freed on it when the last handle goes away.
-  static Buffer empty_on_stream(std::vector<int64_t> shape, DType dtype, Device device, void* stream);
+  static Buffer empty_on_stream(std::vector<int64_t> shape, DType dtype, Device device,
+                                void* stream);
   static Buffer zeros(std::vector<int64_t> shape, DType dtype, Device device = cpu());
   static Buffer ones(std::vector<int64_t> shape, DType dtype, Device device = cpu());
-  static Buffer full(std::vector<int64_t> shape, double value, DType dtype,
-                     Device device = cpu());
+  static Buffer full(std::vector<int64_t> shape, double value, DType dtype, Device device = cpu());
   /// Standard normal values from a counter-based generator (deterministic in `seed`;
   /// the same seed gives the same values on the CPU and on a GPU, up to a few ulps of the
   /// double-precision log/cos used by Box-Muller, which can show in f64 and, rarely, in

@@ -56,11 +56,11 @@ class RuntimeError : public Error {
 };
 
 /// Throws InternalError with the message when `cond` is false.
-#define TESSEL_CHECK(cond, msg)                                                      \
-  do {                                                                               \
-    if (!(cond))                                                                     \
-      throw ::tessel::InternalError(std::string(__FILE__ ":") + std::to_string(__LINE__) + \
-                                    ": " + (msg));                                   \
+#define TESSEL_CHECK(cond, msg)                                                                   \
+  do {                                                                                            \
+    if (!(cond))                                                                                  \
+      throw ::tessel::InternalError(std::string(__FILE__ ":") + std::to_string(__LINE__) + ": " + \
+                                    (msg));                                                       \
   } while (0)
 
 }  // namespace tessel

@@ -27,8 +27,8 @@ using CallArg = std::variant<Buffer, int64_t, double>;
 
 /// How the lambda takes each parameter.
 enum class ParamKind : uint8_t {
-  tensor,      // ts::Tensor
-  symbolic,    // ts::Value: a scalar argument, a runtime parameter of the generated code
+  tensor,          // ts::Tensor
+  symbolic,        // ts::Value: a scalar argument, a runtime parameter of the generated code
   specialized,     // a C++ floating-point number: its value is a constant of the generated
                    // code (part of the key)
   specialized_int  // a C++ integer or bool, likewise (a fractional argument is an error)
@@ -47,12 +47,14 @@ class KernelImpl;
 /// `has_captures`: the lambda captures variables (traced on every call unless
 /// Settings::static_captures: see ts::kernel).
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params,
-                                        std::vector<IntRange> int_ranges, TraceFn fn, Settings settings,
-                                        SourceLoc defined_at, bool has_captures);
+                                        std::vector<IntRange> int_ranges, TraceFn fn,
+                                        Settings settings, SourceLoc defined_at, bool has_captures);
 /// `called_at`: the caller's line, where errors of the call (wrong arguments) point.
-std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream, SourceLoc called_at);
+std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream,
+                                SourceLoc called_at);
 std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args, SourceLoc called_at);
-std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile, SourceLoc called_at);
+std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile,
+                                     SourceLoc called_at);
 Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args, SourceLoc called_at);
 
 template <class T>
@@ -77,8 +79,9 @@ IntRange param_int_range() {
     constexpr auto lo = std::numeric_limits<U>::min();
     constexpr auto hi = std::numeric_limits<U>::max();
     return IntRange{static_cast<int64_t>(lo),
-                    static_cast<uint64_t>(hi) > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX
-                                                                                 : static_cast<int64_t>(hi)};
+                    static_cast<uint64_t>(hi) > static_cast<uint64_t>(INT64_MAX)
+                        ? INT64_MAX
+                        : static_cast<int64_t>(hi)};
   } else {
     return IntRange{};
   }
@@ -92,14 +95,18 @@ T convert_param(ir::Node* node, const CallArg& a) {
   else if constexpr (std::is_same_v<U, Value>)
     return Value::wrap(node);
   else if constexpr (std::is_integral_v<U>)
-    return static_cast<U>(std::holds_alternative<int64_t>(a) ? std::get<int64_t>(a)
-                                                             : static_cast<int64_t>(std::get<double>(a)));
+    return static_cast<U>(std::holds_alternative<int64_t>(a)
+                              ? std::get<int64_t>(a)
+                              : static_cast<int64_t>(std::get<double>(a)));
   else
-    return static_cast<U>(std::holds_alternative<double>(a) ? std::get<double>(a)
-                                                            : static_cast<double>(std::get<int64_t>(a)));
+    return static_cast<U>(std::holds_alternative<double>(a)
+                              ? std::get<double>(a)
+                              : static_cast<double>(std::get<int64_t>(a)));
 }
 
-inline void collect_outputs(const Tensor& t, std::vector<ir::Node*>& out) { out.push_back(t.node()); }
+inline void collect_outputs(const Tensor& t, std::vector<ir::Node*>& out) {
+  out.push_back(t.node());
+}
 template <class... T>
 void collect_outputs(const std::tuple<T...>& t, std::vector<ir::Node*>& out) {
   std::apply([&](const auto&... x) { (collect_outputs(x, out), ...); }, t);
@@ -137,9 +144,8 @@ R make_result(std::vector<Buffer>&& outs) {
   } else if constexpr (std::is_same_v<R, Buffer>) {
     return std::move(outs.at(0));
   } else {
-    return [&]<size_t... I>(std::index_sequence<I...>) {
-      return R{std::move(outs.at(I))...};
-    }(std::make_index_sequence<std::tuple_size_v<R>>{});
+    return [&]<size_t... I>(std::index_sequence<I...>) { return R{std::move(outs.at(I))...}; }
+    (std::make_index_sequence<std::tuple_size_v<R>>{});
   }
 }
 
@@ -147,18 +153,17 @@ R make_result(std::vector<Buffer>&& outs) {
 /// floating-point value (a fraction for an integer parameter is a UserError of the call).
 struct NumberArg {
   template <class T>
-    requires std::is_integral_v<T>
-  NumberArg(T v) : value(static_cast<int64_t>(v)) {}
+  requires std::is_integral_v<T> NumberArg(T v) : value(static_cast<int64_t>(v)) {}
   template <class T>
-    requires std::is_floating_point_v<T>
-  NumberArg(T v) : value(static_cast<double>(v)) {}
+  requires std::is_floating_point_v<T> NumberArg(T v) : value(static_cast<double>(v)) {}
   CallArg value;
 };
 
 /// What a call passes for a lambda parameter of type P: a Buffer for ts::Tensor, else a
 /// number.
 template <class P>
-using ArgOf = std::conditional_t<std::is_same_v<std::remove_cvref_t<P>, Tensor>, const Buffer&, NumberArg>;
+using ArgOf =
+    std::conditional_t<std::is_same_v<std::remove_cvref_t<P>, Tensor>, const Buffer&, NumberArg>;
 
 inline CallArg to_call_arg(const Buffer& b) { return b; }
 inline CallArg to_call_arg(const NumberArg& n) { return n.value; }
@@ -184,8 +189,8 @@ class Kernel {
   }
   /// The same call, on `stream` (asynchronous: no host synchronization).
   R operator()(Stream stream, detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
-    return detail::make_result<R>(
-        detail::call_kernel(*impl_, {detail::to_call_arg(args)...}, stream.handle, SourceLoc::from(loc)));
+    return detail::make_result<R>(detail::call_kernel(*impl_, {detail::to_call_arg(args)...},
+                                                      stream.handle, SourceLoc::from(loc)));
   }
   /// The IR traced for these arguments (text), without running the kernel.
   std::string ir(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
@@ -194,8 +199,10 @@ class Kernel {
   /// The CUDA C++ generated for these arguments (one source per launch), as on a GPU,
   /// without running. With compile = true each is also compiled with NVRTC for sm_90
   /// (works without a GPU); a failure throws UserError with NVRTC's log.
-  std::vector<std::string> cuda(bool compile, detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
-    return detail::kernel_cuda(*impl_, {detail::to_call_arg(args)...}, compile, SourceLoc::from(loc));
+  std::vector<std::string> cuda(bool compile, detail::ArgOf<P>... args,
+                                Loc loc = Loc::current()) const {
+    return detail::kernel_cuda(*impl_, {detail::to_call_arg(args)...}, compile,
+                               SourceLoc::from(loc));
   }
   /// Tunes the kernel now for these arguments (GPU Buffers), as the first call with
   /// Settings::autotune_effort does (effort quick when the kernel's is unset or none),
@@ -242,27 +249,34 @@ auto kernel(std::string name, F fn, Settings settings = {}, Loc defined_at = Loc
   constexpr size_t N = std::tuple_size_v<Params>;
   std::vector<detail::ParamKind> kinds = [&]<size_t... I>(std::index_sequence<I...>) {
     return std::vector<detail::ParamKind>{detail::param_kind<std::tuple_element_t<I, Params>>()...};
-  }(std::make_index_sequence<N>{});
+  }
+  (std::make_index_sequence<N>{});
   std::vector<detail::IntRange> ranges = [&]<size_t... I>(std::index_sequence<I...>) {
-    return std::vector<detail::IntRange>{detail::param_int_range<std::tuple_element_t<I, Params>>()...};
-  }(std::make_index_sequence<N>{});
+    return std::vector<detail::IntRange>{
+        detail::param_int_range<std::tuple_element_t<I, Params>>()...};
+  }
+  (std::make_index_sequence<N>{});
   detail::TraceFn trace = [fn](const std::vector<ir::Node*>& nodes,
                                const std::vector<detail::CallArg>& args) {
     std::vector<ir::Node*> outs;
     [&]<size_t... I>(std::index_sequence<I...>) {
       if constexpr (std::is_void_v<typename Traits::result>) {
-        fn(detail::convert_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(nodes[I], args[I])...);
+        fn(detail::convert_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(nodes[I],
+                                                                                       args[I])...);
       } else {
         detail::collect_outputs(
-            fn(detail::convert_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(nodes[I], args[I])...),
+            fn(detail::convert_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(
+                nodes[I], args[I])...),
             outs);
       }
-    }(std::make_index_sequence<N>{});
+    }
+    (std::make_index_sequence<N>{});
     return outs;
   };
   using K = typename detail::KernelOf<Out, Params>::type;
-  return K(detail::make_kernel(std::move(name), std::move(kinds), std::move(ranges), std::move(trace),
-                               std::move(settings), SourceLoc::from(defined_at), !std::is_empty_v<F>));
+  return K(detail::make_kernel(std::move(name), std::move(kinds), std::move(ranges),
+                               std::move(trace), std::move(settings), SourceLoc::from(defined_at),
+                               !std::is_empty_v<F>));
 }
 
 }  // namespace tessel

@@ -130,8 +130,8 @@ class Value {
   Value& assign(ir::Node* n);
   Value view(const std::vector<Index>& idx, SourceLoc loc) const;
   mutable ir::Node* node_ = nullptr;
-  int depth_ = 0;        // loop depth where this variable was declared
-  uint64_t trace_ = 0;   // the trace node_ belongs to (TraceContext::id)
+  int depth_ = 0;       // loop depth where this variable was declared
+  uint64_t trace_ = 0;  // the trace node_ belongs to (TraceContext::id)
   friend struct ValueAccess;
 };
 
@@ -303,7 +303,6 @@ class TensorRef {
   std::vector<Index> idx_;
   SourceLoc loc_;
 };
-
 
 // ---- elementwise operators (PyTorch semantics: promotion, true division) ----
 Value operator+(const Operand& a, const Operand& b);
@@ -507,7 +506,8 @@ class LoopRange : public LoopRangeBase {
       } else {
         return [&]<size_t... I>(std::index_sequence<I...>) {
           return Deref{make(static_cast<int>(I))...};
-        }(std::make_index_sequence<N>{});
+        }
+        (std::make_index_sequence<N>{});
       }
     }
   };

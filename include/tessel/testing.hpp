@@ -16,8 +16,8 @@ namespace tessel {
 /// only the same infinity. `actual` and `expected`: same shape, same device, any dtypes and
 /// strides. Runs on the GPU (and synchronizes) for cuda Buffers. Throws UserError when the
 /// shapes or devices differ.
-int64_t count_mismatches(const Buffer& actual, const Buffer& expected, double atol,
-                         double rtol, double add = 0.0);
+int64_t count_mismatches(const Buffer& actual, const Buffer& expected, double atol, double rtol,
+                         double add = 0.0);
 
 /// True when a CUDA driver and at least one GPU are usable (rt::cuda_available()).
 bool gpu_available();

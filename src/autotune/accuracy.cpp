@@ -20,12 +20,14 @@ Tolerance tolerance_for(DType t) {
   }
 }
 
-std::string compare_outputs(const std::vector<Buffer>& actual, const std::vector<Buffer>& expected) {
+std::string compare_outputs(const std::vector<Buffer>& actual,
+                            const std::vector<Buffer>& expected) {
   if (actual.size() != expected.size())
     return fmt::format("{} outputs, the reference has {}", actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {
     if (actual[i].shape() != expected[i].shape())
-      return fmt::format("output {} is {}, the reference is {}", i, actual[i].str(), expected[i].str());
+      return fmt::format("output {} is {}, the reference is {}", i, actual[i].str(),
+                         expected[i].str());
     Tolerance tol = tolerance_for(expected[i].dtype());
     int64_t bad = count_mismatches(actual[i], expected[i], tol.atol, tol.rtol);
     if (bad > 0)

@@ -45,12 +45,14 @@ static void write_log(const std::string& kernel, const TuneResult& r) {
   nlohmann::json trials = nlohmann::json::array();
   const char* status[] = {"ok", "failed", "rejected"};
   for (const Trial& t : r.trials)
-    trials.push_back({{"config", nlohmann::json::parse(t.config.to_json())},
-                      {"status", status[t.result.status]},
-                      {"time_us", t.result.status == Measurement::ok ? nlohmann::json(t.result.time_us)
-                                                                     : nlohmann::json()},
-                      {"reason", t.result.reason}});
-  nlohmann::json j{{"kernel", kernel}, {"seconds", r.seconds}, {"note", r.note}, {"trials", trials}};
+    trials.push_back(
+        {{"config", nlohmann::json::parse(t.config.to_json())},
+         {"status", status[t.result.status]},
+         {"time_us",
+          t.result.status == Measurement::ok ? nlohmann::json(t.result.time_us) : nlohmann::json()},
+         {"reason", t.result.reason}});
+  nlohmann::json j{
+      {"kernel", kernel}, {"seconds", r.seconds}, {"note", r.note}, {"trials", trials}};
   if (r.best) j["best"] = nlohmann::json::parse(r.best->to_json());
   std::ofstream(path, std::ios::app) << j.dump() << "\n";
 }
@@ -59,7 +61,8 @@ static std::atomic<int64_t> g_tunes{0};
 
 int64_t tune_count() { return g_tunes.load(); }
 
-TuneResult tune(const ConfigSpace& space, Backend& backend, const TuneOptions& options, Progress* progress) {
+TuneResult tune(const ConfigSpace& space, Backend& backend, const TuneOptions& options,
+                Progress* progress) {
   ++g_tunes;
   Budget budget = options.budget.value_or(budget_for(options.effort));
   Trials trials(space, backend, budget, progress);
@@ -97,8 +100,8 @@ TuneResult tune(const ConfigSpace& space, Backend& backend, const TuneOptions& o
   r.seconds = progress ? progress->elapsed() : 0;
   write_log(space.kernel(), r);
   if (progress)
-    progress->finish(r.best ? &*r.best : nullptr, r.best_us, static_cast<int>(r.trials.size()), r.failed,
-                     r.rejected, r.note);
+    progress->finish(r.best ? &*r.best : nullptr, r.best_us, static_cast<int>(r.trials.size()),
+                     r.failed, r.rejected, r.note);
   return r;
 }
 
@@ -138,9 +141,9 @@ TuneResult tune_for_call(const CallToTune& call, const TuneOptions& options) {
     }
     Config reference = space.config(space.default_point());
     std::unique_ptr<Backend> backend =
-        options.backend
-            ? options.backend(call, reference)
-            : std::make_unique<GpuBackend>(*call.graph, call.args, call.settings, reference, call.kernel, g);
+        options.backend ? options.backend(call, reference)
+                        : std::make_unique<GpuBackend>(*call.graph, call.args, call.settings,
+                                                       reference, call.kernel, g);
     r = tune(space, *backend, opts, &progress);
   } catch (const UserError&) {
     throw;
@@ -149,7 +152,8 @@ TuneResult tune_for_call(const CallToTune& call, const TuneOptions& options) {
     progress.finish(nullptr, 0, 0, 0, 0, r.note);
   }
   if (r.best && cached)
-    store_tuned(parts, TunedRecord{*r.best, r.best_us, static_cast<int>(r.trials.size()), call.kernel});
+    store_tuned(parts,
+                TunedRecord{*r.best, r.best_us, static_cast<int>(r.trials.size()), call.kernel});
   return r;
 }
 

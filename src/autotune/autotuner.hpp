@@ -107,7 +107,8 @@ Config apply_overrides(Config c, const Config& forced);
 /// Runs the search chosen by `options` over `space`, measuring with `backend`, and
 /// reports through `progress` (may be null). A backend failure that makes measuring
 /// impossible ends the search early (TuneResult::note). Never throws for a candidate.
-TuneResult tune(const ConfigSpace& space, Backend& backend, const TuneOptions& options, Progress* progress);
+TuneResult tune(const ConfigSpace& space, Backend& backend, const TuneOptions& options,
+                Progress* progress);
 
 /// Number of searches tune() has run in this process (tests check that a call did not
 /// tune again; disk cache hits run no search).
@@ -124,8 +125,8 @@ struct CallToTune {
 };
 
 /// Tunes a specialization on the GPU: the disk cache first, else the search with the
-/// GPU backend (or options.backend), the result stored in the cache. Returns the result; `best` unset when
-/// nothing was found (the caller keeps the default config). Errors: UserError for an
+/// GPU backend (or options.backend), the result stored in the cache. Returns the result; `best`
+/// unset when nothing was found (the caller keeps the default config). Errors: UserError for an
 /// invalid call or invalid overrides; problems of the tuning machinery itself (no
 /// worker, IPC unsupported) end up in TuneResult::note, never as an exception.
 TuneResult tune_for_call(const CallToTune& call, const TuneOptions& options);

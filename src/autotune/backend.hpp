@@ -42,7 +42,8 @@ class Backend {
   /// the kernel traced with its tunables) and returns one Measurement per config, in
   /// order. A candidate's failure is its Measurement, never an exception; throws
   /// (RuntimeError) only when measuring itself became impossible.
-  virtual std::vector<Measurement> measure(const std::vector<Config>& configs, const Done& done) = 0;
+  virtual std::vector<Measurement> measure(const std::vector<Config>& configs,
+                                           const Done& done) = 0;
 };
 
 }  // namespace tessel::autotune

@@ -63,8 +63,8 @@ std::string kernel_content_hash(const ir::Graph& g) {
   field(text, dtype_name(g.index_dtype));
   field(text, g.check_bounds ? "check_bounds" : "");
   for (const ir::ArgFacts& f : g.arg_facts)
-    field(text, fmt::format("{}{} {} {} {}", f.contiguous, f.base_aligned, f.stride_aligned, f.size_div16,
-                            f.known_sizes));
+    field(text, fmt::format("{}{} {} {} {}", f.contiguous, f.base_aligned, f.stride_aligned,
+                            f.size_div16, f.known_sizes));
   field(text, codegen_version());
   return hash128(text);
 }
@@ -73,8 +73,8 @@ std::string gpu_description(int device) {
   return fmt::format("{} sm_{}", rt::device_name(device), rt::compute_capability(device));
 }
 
-ConfigKeyParts config_key_parts(const ir::Graph& g, const std::string& spec_key, const Settings& settings,
-                                const std::string& gpu) {
+ConfigKeyParts config_key_parts(const ir::Graph& g, const std::string& spec_key,
+                                const Settings& settings, const std::string& gpu) {
   ConfigKeyParts p;
   p.kernel_hash = kernel_content_hash(g);
   p.spec_key = spec_key;
@@ -82,16 +82,17 @@ ConfigKeyParts config_key_parts(const ir::Graph& g, const std::string& spec_key,
   p.tessel_version = TESSEL_VERSION;
   p.nvrtc = rt::nvrtc_identity();
   AutotuneEffort effort = settings.autotune_effort.value_or(AutotuneEffort::none);
-  p.tuning =
-      fmt::format("effort={} overrides={} max_sms={} reserved_sms={}", static_cast<int>(effort),
-                  settings.autotune_config_overrides ? settings.autotune_config_overrides->to_json() : "",
-                  settings.max_sms.value_or(0), settings.reserved_sms.value_or(0));
+  p.tuning = fmt::format(
+      "effort={} overrides={} max_sms={} reserved_sms={}", static_cast<int>(effort),
+      settings.autotune_config_overrides ? settings.autotune_config_overrides->to_json() : "",
+      settings.max_sms.value_or(0), settings.reserved_sms.value_or(0));
   return p;
 }
 
 std::string config_key(const ConfigKeyParts& p) {
   std::string all;
-  for (const std::string* s : {&p.kernel_hash, &p.spec_key, &p.gpu, &p.tessel_version, &p.nvrtc, &p.tuning})
+  for (const std::string* s :
+       {&p.kernel_hash, &p.spec_key, &p.gpu, &p.tessel_version, &p.nvrtc, &p.tuning})
     field(all, *s);
   return hash128(all);
 }

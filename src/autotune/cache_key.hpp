@@ -38,8 +38,8 @@ std::string gpu_description(int device);
 
 /// The parts for a specialization traced as `g` under key `spec_key`, tuned on the GPU
 /// described by `gpu` (gpu_description) with `settings`.
-ConfigKeyParts config_key_parts(const ir::Graph& g, const std::string& spec_key, const Settings& settings,
-                                const std::string& gpu);
+ConfigKeyParts config_key_parts(const ir::Graph& g, const std::string& spec_key,
+                                const Settings& settings, const std::string& gpu);
 
 /// The file name stem of a key: XXH3-128 (32 hex digits) of all parts.
 std::string config_key(const ConfigKeyParts& parts);

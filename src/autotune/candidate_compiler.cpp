@@ -17,7 +17,8 @@ std::string first_lines(const std::string& s, size_t max_chars = 600) {
 }
 
 // Code generation for one config, on the calling thread.
-BuiltCandidate generate(const Config& config, const GraphFor& graph_for, const std::string& kernel) {
+BuiltCandidate generate(const Config& config, const GraphFor& graph_for,
+                        const std::string& kernel) {
   BuiltCandidate c;
   try {
     const ir::Graph& g = graph_for(config);
@@ -37,7 +38,8 @@ BuiltCandidate generate(const Config& config, const GraphFor& graph_for, const s
 
 std::vector<std::future<BuiltCandidate>> build_candidates(const std::vector<Config>& configs,
                                                           const GraphFor& graph_for,
-                                                          const std::string& kernel, int arch, int threads) {
+                                                          const std::string& kernel, int arch,
+                                                          int threads) {
   auto slots = std::make_shared<std::counting_semaphore<>>(std::max(1, threads));
   std::vector<std::future<BuiltCandidate>> out;
   for (const Config& config : configs) {

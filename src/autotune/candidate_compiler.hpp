@@ -35,6 +35,7 @@ struct BuiltCandidate {
 /// errors (rt::CompileError) become the candidate's failure.
 std::vector<std::future<BuiltCandidate>> build_candidates(const std::vector<Config>& configs,
                                                           const GraphFor& graph_for,
-                                                          const std::string& kernel, int arch, int threads);
+                                                          const std::string& kernel, int arch,
+                                                          int threads);
 
 }  // namespace tessel::autotune

@@ -1,16 +1,16 @@
 #include "autotune/config_space.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
-#include <cmath>
 #include <set>
 
+#include "common/pow2.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
 #include "passes/loop_knobs.hpp"
 #include "passes/roll_reductions.hpp"
-#include "common/pow2.hpp"
 
 namespace tessel::autotune {
 
@@ -96,10 +96,11 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   // 0 stands for unset (the compiler's choice for num_warps, up to 255 registers). Caps
   // are offered to kernels with reductions, whose rows held in registers limit how many
   // programs share an SM; elementwise tiles need few registers.
-  knobs_.push_back({Knob::maxnreg, 0, "maxnreg",
-                    fixed_or(forced.maxnreg, g.reduction_syms.empty() ? std::vector<int64_t>{0}
-                                                                      : std::vector<int64_t>{0, 64, 128}),
-                    false});
+  knobs_.push_back(
+      {Knob::maxnreg, 0, "maxnreg",
+       fixed_or(forced.maxnreg, g.reduction_syms.empty() ? std::vector<int64_t>{0}
+                                                         : std::vector<int64_t>{0, 64, 128}),
+       false});
 
   bool persistent = false, xyz_ok = true;
   for (const ir::Node* n : g.host) {
@@ -114,20 +115,25 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   pids.push_back(pid(PidType::persistent_blocked));
   pids.push_back(pid(PidType::persistent_interleaved));
   // A forced grouping rules xyz out (they cannot be combined; see complete_loop_knobs).
-  bool forced_grouping = forced.l2_groupings &&
-                         std::any_of(forced.l2_groupings->begin(), forced.l2_groupings->end(),
-                                     [](int v) { return v > 1; });
+  bool forced_grouping =
+      forced.l2_groupings && std::any_of(forced.l2_groupings->begin(), forced.l2_groupings->end(),
+                                         [](int v) { return v > 1; });
   if (forced_grouping) std::erase(pids, pid(PidType::xyz));
   if (forced.pid_type) pids = {pid(*forced.pid_type)};
   knobs_.push_back({Knob::pid_type, 0, "pid_type", pids, false});
   bool any_persistent = std::any_of(pids.begin(), pids.end(), is_persistent);
-  knobs_.push_back({Knob::num_sm_multiplier, 0, "num_sm_multiplier",
-                    fixed_or(forced.num_sm_multiplier,
-                             any_persistent ? std::vector<int64_t>{0, 1, 2, 4, 8} : std::vector<int64_t>{0})});
+  knobs_.push_back(
+      {Knob::num_sm_multiplier, 0, "num_sm_multiplier",
+       fixed_or(forced.num_sm_multiplier,
+                any_persistent ? std::vector<int64_t>{0, 1, 2, 4, 8} : std::vector<int64_t>{0})});
   // num_sm_multiplier 0 stands for unset: a persistent grid sized by occupancy.
 
   for (size_t i = 0; i < g.reduction_syms.size(); ++i) {
-    Knob k{Knob::reduction_loop, static_cast<int>(i), "reduction_loops[" + std::to_string(i) + "]", {}, true};
+    Knob k{Knob::reduction_loop,
+           static_cast<int>(i),
+           "reduction_loops[" + std::to_string(i) + "]",
+           {},
+           true};
     if (forced.reduction_loops && i < forced.reduction_loops->size()) {
       k.choices = {(*forced.reduction_loops)[i].value_or(0)};
     } else {
@@ -146,12 +152,18 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   // Per load: none, first, last (EvictionPolicy values), unordered; offered where data
   // can be read again (reduction dims, whose looped form reads a row once per pass; nested
   // loops; a tensor read by two loads), or forced. A one-pass kernel keeps none.
-  bool reread = nested_loops_ || !g.reduction_syms.empty() ||
-                std::any_of(loads_of.begin(), loads_of.end(), [](const auto& e) { return e.second > 1; });
+  bool reread =
+      nested_loops_ || !g.reduction_syms.empty() ||
+      std::any_of(loads_of.begin(), loads_of.end(), [](const auto& e) { return e.second > 1; });
   if (reread || forced.load_eviction_policies)
     for (int i = 0; i < g.num_loads; ++i) {
-      Knob k{Knob::load_eviction, i, "load_eviction_policies[" + std::to_string(i) + "]", {0, 1, 2}, false};
-      if (forced.load_eviction_policies) k.choices = {static_cast<int64_t>(forced.load_eviction_policies->at(i))};
+      Knob k{Knob::load_eviction,
+             i,
+             "load_eviction_policies[" + std::to_string(i) + "]",
+             {0, 1, 2},
+             false};
+      if (forced.load_eviction_policies)
+        k.choices = {static_cast<int64_t>(forced.load_eviction_policies->at(i))};
       knobs_.push_back(k);
     }
   add_loop_knobs(forced, pids);
@@ -159,21 +171,32 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
 }
 
 void ConfigSpace::add_loop_knobs(const Config& forced, const std::vector<int64_t>& pids) {
-  std::vector<const ir::Node*> loops = passes::multi_dim_loops(graph_), grouped = passes::grouped_loops(graph_);
+  std::vector<const ir::Node*> loops = passes::multi_dim_loops(graph_),
+                               grouped = passes::grouped_loops(graph_);
   for (size_t i = 0; i < loops.size(); ++i) {
     int dims = static_cast<int>(loops[i]->dims.size());
     loop_dims_.push_back(dims);
-    Knob k{Knob::loop_order, static_cast<int>(i), "loop_orders[" + std::to_string(i) + "]", {0}, false};
+    Knob k{Knob::loop_order,
+           static_cast<int>(i),
+           "loop_orders[" + std::to_string(i) + "]",
+           {0},
+           false};
     if (forced.loop_orders)
       k.choices = {passes::rank_of_permutation(forced.loop_orders->at(i))};
     else if (dims <= 4)
-      for (int64_t r = 1, n = dims == 2 ? 2 : dims == 3 ? 6 : 24; r < n; ++r) k.choices.push_back(r);
+      for (int64_t r = 1, n = dims == 2 ? 2 : dims == 3 ? 6 : 24; r < n; ++r)
+        k.choices.push_back(r);
     knobs_.push_back(k);
   }
   for (const ir::Node* top : grouped)
-    grouped_at_.push_back(static_cast<int>(std::find(loops.begin(), loops.end(), top) - loops.begin()));
+    grouped_at_.push_back(
+        static_cast<int>(std::find(loops.begin(), loops.end(), top) - loops.begin()));
   for (size_t i = 0; i < loops.size(); ++i) {
-    Knob k{Knob::flatten_loop, static_cast<int>(i), "flatten_loops[" + std::to_string(i) + "]", {0}, true};
+    Knob k{Knob::flatten_loop,
+           static_cast<int>(i),
+           "flatten_loops[" + std::to_string(i) + "]",
+           {0},
+           true};
     auto j = std::find(grouped_at_.begin(), grouped_at_.end(), static_cast<int>(i));
     bool grouped_forced = j != grouped_at_.end() && forced.l2_groupings &&
                           forced.l2_groupings->at(j - grouped_at_.begin()) > 1;
@@ -185,7 +208,11 @@ void ConfigSpace::add_loop_knobs(const Config& forced, const std::vector<int64_t
   }
   bool only_xyz = pids.size() == 1 && pids[0] == static_cast<int64_t>(PidType::xyz);
   for (size_t j = 0; j < grouped.size(); ++j) {
-    Knob k{Knob::l2_grouping, static_cast<int>(j), "l2_groupings[" + std::to_string(j) + "]", {1}, true};
+    Knob k{Knob::l2_grouping,
+           static_cast<int>(j),
+           "l2_groupings[" + std::to_string(j) + "]",
+           {1},
+           true};
     bool flat_forced = forced.flatten_loops && forced.flatten_loops->at(grouped_at_[j]);
     if (forced.l2_groupings)
       k.choices = {forced.l2_groupings->at(j)};
@@ -236,7 +263,8 @@ Config ConfigSpace::config(const Point& p) const {
       case Knob::load_eviction:
         // Set only when some load has a policy (configs stay short otherwise).
         if (v != 0) {
-          if (!c.load_eviction_policies) c.load_eviction_policies.emplace(graph_.num_loads, EvictionPolicy::none);
+          if (!c.load_eviction_policies)
+            c.load_eviction_policies.emplace(graph_.num_loads, EvictionPolicy::none);
           (*c.load_eviction_policies)[k.index] = static_cast<EvictionPolicy>(v);
         }
         break;
@@ -262,7 +290,8 @@ Point ConfigSpace::point(const Config& c) const {
     std::optional<int64_t> v;
     switch (k.kind) {
       case Knob::block_size:
-        if (c.block_sizes && k.index < static_cast<int>(c.block_sizes->size())) v = (*c.block_sizes)[k.index];
+        if (c.block_sizes && k.index < static_cast<int>(c.block_sizes->size()))
+          v = (*c.block_sizes)[k.index];
         break;
       case Knob::num_warps:
         if (c.num_warps) v = *c.num_warps;
@@ -306,7 +335,8 @@ Point ConfigSpace::point(const Config& c) const {
           v = (*c.flatten_loops)[k.index] ? 1 : 0;
         break;
       case Knob::l2_grouping:
-        if (c.l2_groupings && k.index < static_cast<int>(c.l2_groupings->size())) v = (*c.l2_groupings)[k.index];
+        if (c.l2_groupings && k.index < static_cast<int>(c.l2_groupings->size()))
+          v = (*c.l2_groupings)[k.index];
         break;
     }
     if (!v) {
@@ -321,7 +351,8 @@ Point ConfigSpace::point(const Config& c) const {
     double best = 1e300;
     for (size_t j = 0; j < k.choices.size(); ++j) {
       if (k.choices[j] <= 0) continue;
-      double d = std::fabs(std::log2(static_cast<double>(k.choices[j])) - std::log2(static_cast<double>(*v)));
+      double d = std::fabs(std::log2(static_cast<double>(k.choices[j])) -
+                           std::log2(static_cast<double>(*v)));
       if (d < best) best = d, p[i] = static_cast<int>(j);
     }
   }
@@ -345,7 +376,8 @@ Point ConfigSpace::canonical(Point p) const {
       if (knobs_[j].kind == Knob::num_sm_multiplier) set_one(j);
   }
   for (size_t j = 0; j < knobs_.size(); ++j)
-    if (knobs_[j].kind == Knob::l2_grouping && (xyz || flat.count(grouped_at_.at(knobs_[j].index)))) set_one(j);
+    if (knobs_[j].kind == Knob::l2_grouping && (xyz || flat.count(grouped_at_.at(knobs_[j].index))))
+      set_one(j);
   // Without a device loop (none written, no reduction rolled into one) and without a
   // persistent program loop, stages do nothing.
   bool rolled = false;
@@ -360,7 +392,8 @@ Point ConfigSpace::canonical(Point p) const {
 bool ConfigSpace::valid(const Point& p) const {
   if (p == default_) return true;  // the default is always measured
   Config c = config(p);
-  if (c.maxnreg && int64_t{32} * c.num_warps.value_or(4) * *c.maxnreg > 65536) return false;  // cannot launch
+  if (c.maxnreg && int64_t{32} * c.num_warps.value_or(4) * *c.maxnreg > 65536)
+    return false;  // cannot launch
   try {
     // Looped reductions change the loop nests: measure the lowered program.
     std::unique_ptr<ir::Graph> lowered = passes::roll_reductions(graph_, c);
@@ -384,7 +417,8 @@ Point ConfigSpace::random_point(std::mt19937_64& rng) const {
   for (int attempt = 0; attempt < 1000; ++attempt) {
     Point p(knobs_.size());
     for (size_t i = 0; i < knobs_.size(); ++i)
-      p[i] = std::uniform_int_distribution<int>(0, static_cast<int>(knobs_[i].choices.size()) - 1)(rng);
+      p[i] = std::uniform_int_distribution<int>(
+          0, static_cast<int>(knobs_[i].choices.size()) - 1)(rng);
     p = canonical(p);
     if (valid(p)) return p;
   }

@@ -72,12 +72,12 @@ struct Knob {
     l2_grouping
   };
   Kind kind;
-  int index = 0;                 // block id, reduction dim, tunable position, load or loop index
-  std::string name;              // "block_sizes[0]", "num_warps", "tunables.unroll", ...
+  int index = 0;     // block id, reduction dim, tunable position, load or loop index
+  std::string name;  // "block_sizes[0]", "num_warps", "tunables.unroll", ...
   /// pid_type: PidType values; reduction_loop: 0 = none; loop_order: permutation ranks
   /// (passes::permutation_of_rank); flatten_loop: 0 = false, 1 = true.
   std::vector<int64_t> choices;
-  bool ordered = true;           // neighbours are one step away; else any other choice
+  bool ordered = true;  // neighbours are one step away; else any other choice
 };
 
 /// A point of the space: one choice index per knob, in knobs() order.
@@ -124,10 +124,10 @@ class ConfigSpace {
   const ir::Graph& graph_;
   std::string kernel_;
   bool nested_loops_ = false;  // the traced kernel has a loop inside a top-level loop
-  Config base_;  // forced fields not covered by knobs (indexing)
+  Config base_;                // forced fields not covered by knobs (indexing)
   std::vector<Knob> knobs_;
-  std::vector<int> loop_dims_;    // per loop of loop_orders: its number of dims
-  std::vector<int> grouped_at_;   // per l2_groupings entry: its loop's loop_orders index
+  std::vector<int> loop_dims_;   // per loop of loop_orders: its number of dims
+  std::vector<int> grouped_at_;  // per l2_groupings entry: its loop's loop_orders index
   Point default_;
 };
 

@@ -9,8 +9,8 @@
 
 namespace tessel::autotune {
 
-CpuBackend::CpuBackend(const ir::Graph& g, std::vector<detail::CallArg> args, Config reference_config,
-                       std::string kernel, CpuBackendOptions options)
+CpuBackend::CpuBackend(const ir::Graph& g, std::vector<detail::CallArg> args,
+                       Config reference_config, std::string kernel, CpuBackendOptions options)
     : graph_(g),
       args_(std::move(args)),
       reference_config_(std::move(reference_config)),
@@ -61,7 +61,8 @@ std::vector<Measurement> CpuBackend::measure(const std::vector<Config>& configs,
       reference_ = run(reference_config_, g);
     } catch (const Error& e) {
       throw RuntimeError(
-          std::string("autotune: the default config failed, so candidates cannot be checked: ") + e.what());
+          std::string("autotune: the default config failed, so candidates cannot be checked: ") +
+          e.what());
     }
     for (size_t i = 0; i < options_.reference.size() && i < reference_.size(); ++i)
       reference_[i] = options_.reference[i];
@@ -74,7 +75,9 @@ std::vector<Measurement> CpuBackend::measure(const std::vector<Config>& configs,
       const ir::Graph* g = nullptr;
       auto start = std::chrono::steady_clock::now();
       std::vector<Buffer> outs = run(configs[i], g);
-      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+      double us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+              .count();
       if (options_.corrupt) options_.corrupt(configs[i], outs);
       std::string mismatch = compare_outputs(outs, reference_);
       if (!mismatch.empty())

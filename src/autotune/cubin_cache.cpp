@@ -52,14 +52,16 @@ std::string compile_cached(const std::string& source, const std::string& program
                            const rt::CompileOptions& options) {
   std::filesystem::path dir = cache_dir();
   if (cache_disabled() || dir.empty()) return rt::compile_cuda(source, program_name, options);
-  std::filesystem::path path = dir / "cubins" / (cubin_key(source, program_name, options) + ".cubin");
+  std::filesystem::path path =
+      dir / "cubins" / (cubin_key(source, program_name, options) + ".cubin");
   if (std::optional<std::string> file = read_file(path)) {
     // "<magic><16 hex digits>\n<cubin>"
     size_t header = kMagic.size() + 17;
     if (file->size() > header && file->compare(0, kMagic.size(), kMagic) == 0 &&
         (*file)[header - 1] == '\n') {
       std::string_view cubin(file->data() + header, file->size() - header);
-      if (fmt::format("{:016x}", XXH3_64bits(cubin.data(), cubin.size())) == file->substr(kMagic.size(), 16))
+      if (fmt::format("{:016x}", XXH3_64bits(cubin.data(), cubin.size())) ==
+          file->substr(kMagic.size(), 16))
         return std::string(cubin);
     }
   }

@@ -29,8 +29,9 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-GpuBackend::GpuBackend(const ir::Graph& g, const std::vector<detail::CallArg>& args, const Settings& settings,
-                       Config reference_config, std::string kernel, GpuBackendOptions options)
+GpuBackend::GpuBackend(const ir::Graph& g, const std::vector<detail::CallArg>& args,
+                       const Settings& settings, Config reference_config, std::string kernel,
+                       GpuBackendOptions options)
     : graph_(g),
       settings_(settings),
       kernel_(std::move(kernel)),
@@ -41,7 +42,8 @@ GpuBackend::GpuBackend(const ir::Graph& g, const std::vector<detail::CallArg>& a
       sms_(rt::sm_count(device_)),
       worker_path_(find_worker_executable()),
       shared_(g, args, device_) {
-  if (const char* t = std::getenv("TESSEL_AUTOTUNE_TIMEOUT"); t && *t) options_.timeout_s = std::atof(t);
+  if (const char* t = std::getenv("TESSEL_AUTOTUNE_TIMEOUT"); t && *t)
+    options_.timeout_s = std::atof(t);
   if (options_.compile_threads <= 0)
     options_.compile_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -69,7 +71,8 @@ void GpuBackend::start_worker() {
   if (!r) throw RuntimeError("autotune: the timing worker could not start: " + failure);
 }
 
-std::optional<Message> GpuBackend::exchange(const Message& m, double timeout_s, std::string& failure) {
+std::optional<Message> GpuBackend::exchange(const Message& m, double timeout_s,
+                                            std::string& failure) {
   auto gone = [&](const std::string& why) {
     failure = why;
     worker_.reset();
@@ -82,8 +85,8 @@ std::optional<Message> GpuBackend::exchange(const Message& m, double timeout_s, 
     case ReadStatus::ok:
       break;
     case ReadStatus::timeout:
-      return gone(fmt::format("timed out after {:g} s (a hung or very slow kernel); the worker {}", timeout_s,
-                              worker_->kill()));
+      return gone(fmt::format("timed out after {:g} s (a hung or very slow kernel); the worker {}",
+                              timeout_s, worker_->kill()));
     case ReadStatus::closed:
     case ReadStatus::malformed:
       return gone("the timing worker died: it " + worker_->reap(2));
@@ -110,7 +113,8 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
     const auto& [loop, k] = c.kernels[i];
     rt::LaunchPlan plan;
     try {
-      int programs = k.grid.persistent ? rt::persistent_grid(settings_, c.config, sms_, kernel_) : 0;
+      int programs =
+          k.grid.persistent ? rt::persistent_grid(settings_, c.config, sms_, kernel_) : 0;
       plan = rt::plan_launch(*c.graph, loop, k, c.config, *env, programs);
     } catch (const Error& e) {
       failure = e.what();
@@ -119,9 +123,10 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
     if (plan.empty) continue;
     nlohmann::json params = nlohmann::json::array();
     for (size_t p = 0; p < k.params.size(); ++p) {
-      bool pointer =
-          k.params[p].kind == codegen::Param::tensor_ptr || k.params[p].kind == codegen::Param::device_ptr;
-      std::optional<std::pair<int, int64_t>> where = pointer ? shared_.locate(plan.params[p]) : std::nullopt;
+      bool pointer = k.params[p].kind == codegen::Param::tensor_ptr ||
+                     k.params[p].kind == codegen::Param::device_ptr;
+      std::optional<std::pair<int, int64_t>> where =
+          pointer ? shared_.locate(plan.params[p]) : std::nullopt;
       if (where)
         params.push_back({{"buf", where->first}, {"off", where->second}});
       else
@@ -179,8 +184,8 @@ Measurement GpuBackend::measure_one(const BuiltCandidate& c) {
   // Far slower than the best so far even counting a cold first run: it cannot win, so
   // its single run is its score (saves the repeats of hopeless configs).
   if (once_ms * 1000 > 3 * best_us_) return Measurement::success(once_ms * 1000);
-  int reps = std::clamp(static_cast<int>(std::ceil(options_.target_ms / once_ms)), options_.min_reps,
-                        options_.max_reps);
+  int reps = std::clamp(static_cast<int>(std::ceil(options_.target_ms / once_ms)),
+                        options_.min_reps, options_.max_reps);
   Message time{{{"op", "time"}, {"id", run->header["id"]}, {"reps", reps}}, {}};
   std::optional<Message> timed =
       exchange(time, options_.timeout_s + reps * (4 * once_ms + 1) / 1000, failure);

@@ -41,8 +41,8 @@ void Progress::update(int tried, int failed, int rejected, double best_us, bool 
 void Progress::finish(const Config* best, double best_us, int tried, int failed, int rejected,
                       const std::string& note) {
   if (drawn_) out_ << "\r\033[K";
-  std::string counts =
-      fmt::format("{} configs ({} failed, {} rejected) in {:.1f} s", tried, failed, rejected, elapsed());
+  std::string counts = fmt::format("{} configs ({} failed, {} rejected) in {:.1f} s", tried, failed,
+                                   rejected, elapsed());
   if (best)
     out_ << fmt::format("[tessel] autotuned '{}': {} ({}, {}){}\n", kernel_, best->to_cpp(),
                         time_str(best_us), counts, note.empty() ? "" : "; " + note);

@@ -12,7 +12,8 @@ void random_search(Trials& t, uint64_t seed, int batch) {
     std::vector<Point> points;
     std::set<Point> picked;
     int want = std::min(batch, t.remaining());
-    for (int attempt = 0; attempt < 50 * want && static_cast<int>(points.size()) < want; ++attempt) {
+    for (int attempt = 0; attempt < 50 * want && static_cast<int>(points.size()) < want;
+         ++attempt) {
       Point p = s.random_point(rng);
       if (!t.measured(p) && picked.insert(p).second) points.push_back(p);
     }

@@ -35,7 +35,8 @@ std::vector<const ir::Node*> written(const ir::Graph& g) {
 
 }  // namespace
 
-SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallArg>& args, int device)
+SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallArg>& args,
+                             int device)
     : args_(args), device_(device) {
   std::vector<const ir::Node*> writes = written(g);
   arg_views_.resize(args.size());
@@ -58,7 +59,8 @@ SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallA
                           }) != writes.end();
         int e = add_entry(span_elems(*b) * dtype_size(b->dtype()), is_written);
         arg_entry_[i] = e;
-        arg_views_[i] = Buffer::from_blob(entries_[e].ptr, b->shape(), b->strides(), b->dtype(), b->device());
+        arg_views_[i] =
+            Buffer::from_blob(entries_[e].ptr, b->shape(), b->strides(), b->dtype(), b->device());
         arg_values_[i].shape = &arg_views_[i].shape();
         arg_values_[i].strides = &arg_views_[i].strides();
       } else if (const int64_t* v = std::get_if<int64_t>(&args[i])) {
@@ -71,7 +73,8 @@ SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallA
     }
     for (const ir::Node* n : g.host) {
       if (n->op == ir::Op::ShapeCheck)
-        ir::check_shape(g, n, ir::eval_host_int(n->args[0], arg_values_), ir::eval_host_int(n->args[1], arg_values_));
+        ir::check_shape(g, n, ir::eval_host_int(n->args[0], arg_values_),
+                        ir::eval_host_int(n->args[1], arg_values_));
       if (n->op != ir::Op::Alloc) continue;
       std::vector<int64_t> shape;
       int64_t numel = 1;
@@ -85,8 +88,8 @@ SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallA
       }
       bool filled = n->ival == ir::fill_value;
       int e = add_entry(numel * dtype_size(n->dtype), filled);
-      alloc_views_.push_back(
-          Buffer::from_blob(entries_[e].ptr, shape, ir::alloc_strides(n, arg_values_), n->dtype, cuda(device)));
+      alloc_views_.push_back(Buffer::from_blob(
+          entries_[e].ptr, shape, ir::alloc_strides(n, arg_values_), n->dtype, cuda(device)));
       alloc_fill_.emplace_back(filled, n->fval);
     }
   } catch (...) {
@@ -130,7 +133,8 @@ std::optional<rt::HostEnv> SharedTensors::env(const ir::Graph& g) const {
     if (allocs[j]->dtype != alloc_views_[j].dtype()) return std::nullopt;
     for (size_t d = 0; d < allocs[j]->args.size(); ++d)
       if (d >= alloc_views_[j].shape().size() ||
-          ir::eval_host_int(allocs[j]->args[d], arg_values_) != alloc_views_[j].size(static_cast<int>(d)))
+          ir::eval_host_int(allocs[j]->args[d], arg_values_) !=
+              alloc_views_[j].size(static_cast<int>(d)))
         return std::nullopt;
     env.allocs[allocs[j]] = alloc_views_[j];
   }

@@ -62,8 +62,9 @@ int Trials::run_batch(std::vector<Trial> batch) {
     if (m.status == Measurement::ok && (!best_ || m.time_us < trials_[*best_].result.time_us))
       best_ = base + i;
     if (progress_)
-      progress_->update(static_cast<int>(base) + reported_count, failed_, rejected_,
-                        best_ ? trials_[*best_].result.time_us : std::numeric_limits<double>::infinity());
+      progress_->update(
+          static_cast<int>(base) + reported_count, failed_, rejected_,
+          best_ ? trials_[*best_].result.time_us : std::numeric_limits<double>::infinity());
   };
   std::vector<Measurement> results = backend_.measure(configs, done);
   for (size_t i = 0; i < configs.size(); ++i)  // in case a backend did not call `done`
@@ -77,14 +78,17 @@ double Trials::time(const Point& p) const {
   return trials_[it->second].result.time_us;
 }
 
-bool Trials::measured(const Point& p) const { return by_key_.count(space_.config(p).to_json()) > 0; }
+bool Trials::measured(const Point& p) const {
+  return by_key_.count(space_.config(p).to_json()) > 0;
+}
 
 std::vector<Point> Trials::top(int k) const {
   std::vector<size_t> ok;
   for (size_t i = 0; i < trials_.size(); ++i)
     if (trials_[i].point && trials_[i].result.status == Measurement::ok) ok.push_back(i);
-  std::stable_sort(ok.begin(), ok.end(),
-                   [&](size_t a, size_t b) { return trials_[a].result.time_us < trials_[b].result.time_us; });
+  std::stable_sort(ok.begin(), ok.end(), [&](size_t a, size_t b) {
+    return trials_[a].result.time_us < trials_[b].result.time_us;
+  });
   std::vector<Point> out;
   for (size_t i = 0; i < ok.size() && static_cast<int>(out.size()) < k; ++i)
     out.push_back(*trials_[ok[i]].point);

@@ -61,8 +61,8 @@ class Worker {
     launches_.clear();
     for (const json& l : m.header.at("launches")) {
       Launch x;
-      x.fn = rt::load_function(m.blobs.at(l.at("cubin").get<size_t>()), l.at("kernel").get<std::string>(),
-                               device_);
+      x.fn = rt::load_function(m.blobs.at(l.at("cubin").get<size_t>()),
+                               l.at("kernel").get<std::string>(), device_);
       for (int d = 0; d < 3; ++d) x.grid[d] = l.at("grid").at(d).get<unsigned>();
       x.threads = l.at("threads").get<unsigned>();
       x.shared = l.at("shared").get<int>();

@@ -123,7 +123,8 @@ std::string WorkerProcess::describe(int status) const {
   if (WIFEXITED(status))
     how = fmt::format("exited with status {}", WEXITSTATUS(status));
   else if (WIFSIGNALED(status))
-    how = fmt::format("was killed by signal {} ({})", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+    how = fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                      ::strsignal(WTERMSIG(status)));
   else
     how = "ended";
   std::string tail = output_tail();

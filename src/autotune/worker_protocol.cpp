@@ -34,7 +34,8 @@ ReadStatus read_all(int fd, void* data, size_t n, Clock::time_point deadline, bo
   while (n > 0) {
     int wait_ms = -1;
     if (!forever) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) return ReadStatus::timeout;
       wait_ms = static_cast<int>(std::min<long long>(left, 1 << 30));
     }
@@ -75,8 +76,8 @@ bool send_message(int fd, const Message& m) {
 
 ReadStatus receive_message(int fd, double timeout_s, Message& out) {
   bool forever = timeout_s < 0;
-  auto deadline =
-      Clock::now() + std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, timeout_s) * 1e6));
+  auto deadline = Clock::now() +
+                  std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, timeout_s) * 1e6));
   auto get = [&](uint64_t& v, int bytes) {
     unsigned char b[8] = {};
     ReadStatus s = read_all(fd, b, static_cast<size_t>(bytes), deadline, forever);
@@ -90,7 +91,8 @@ ReadStatus receive_message(int fd, double timeout_s, Message& out) {
   uint64_t len = 0, count = 0;
   if (ReadStatus s = get(len, 4); s != ReadStatus::ok) return s;
   std::string header(len, '\0');
-  if (ReadStatus s = read_all(fd, header.data(), len, deadline, forever); s != ReadStatus::ok) return s;
+  if (ReadStatus s = read_all(fd, header.data(), len, deadline, forever); s != ReadStatus::ok)
+    return s;
   if (ReadStatus s = get(count, 4); s != ReadStatus::ok) return s;
   out.blobs.clear();
   for (uint64_t i = 0; i < count; ++i) {
@@ -98,7 +100,8 @@ ReadStatus receive_message(int fd, double timeout_s, Message& out) {
     if (ReadStatus s = get(n, 8); s != ReadStatus::ok) return s;
     if (n > kMaxBlob) return ReadStatus::malformed;
     std::string blob(n, '\0');
-    if (ReadStatus s = read_all(fd, blob.data(), n, deadline, forever); s != ReadStatus::ok) return s;
+    if (ReadStatus s = read_all(fd, blob.data(), n, deadline, forever); s != ReadStatus::ok)
+      return s;
     out.blobs.push_back(std::move(blob));
   }
   out.header = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);

@@ -2,12 +2,12 @@
 // elementwise values. Memory ops: emit_memory.cpp; reductions: emit_reduce.cpp.
 #include "codegen/cuda_emitter.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cmath>
 #include <cstring>
 #include <optional>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "codegen/emitter_state.hpp"
 #include "ir/host_eval.hpp"
@@ -21,24 +21,34 @@ using ir::Op;
 
 std::string reg_type(DType t) {
   switch (t) {
-    case DType::boolean: return "bool";
-    case DType::i32: return "int";
-    case DType::i64: return "long long";
-    case DType::u64: return "unsigned long long";
+    case DType::boolean:
+      return "bool";
+    case DType::i32:
+      return "int";
+    case DType::i64:
+      return "long long";
+    case DType::u64:
+      return "unsigned long long";
     case DType::f16:
     case DType::bf16:
-    case DType::f32: return "float";
-    case DType::f64: return "double";
+    case DType::f32:
+      return "float";
+    case DType::f64:
+      return "double";
   }
   return "float";
 }
 
 std::string literal(DType t, double f, int64_t i) {
   switch (t) {
-    case DType::boolean: return i ? "true" : "false";
-    case DType::i32: return i == INT32_MIN ? "(-2147483647 - 1)" : fmt::format("{}", static_cast<int32_t>(i));
-    case DType::i64: return i == INT64_MIN ? "(-9223372036854775807LL - 1)" : fmt::format("{}LL", i);
-    case DType::u64: return fmt::format("{}ULL", static_cast<uint64_t>(i));
+    case DType::boolean:
+      return i ? "true" : "false";
+    case DType::i32:
+      return i == INT32_MIN ? "(-2147483647 - 1)" : fmt::format("{}", static_cast<int32_t>(i));
+    case DType::i64:
+      return i == INT64_MIN ? "(-9223372036854775807LL - 1)" : fmt::format("{}LL", i);
+    case DType::u64:
+      return fmt::format("{}ULL", static_cast<uint64_t>(i));
     case DType::f64:
       if (std::isinf(f)) return f > 0 ? "(1.0/0.0)" : "(-1.0/0.0)";
       if (std::isnan(f)) return "(0.0/0.0)";
@@ -125,11 +135,13 @@ std::string Emitter::active(const std::string& r) const {
 bool Emitter::valid_by_vector(const ir::Sym* s) const {
   if (L_.vec <= 1 || flattened(s)) return false;
   int k = slot(s);
-  if (L_.slot_shift[k] != 0 || L_.slot_block[k] % L_.vec != 0) return false;  // not the vector lanes
+  if (L_.slot_shift[k] != 0 || L_.slot_block[k] % L_.vec != 0)
+    return false;  // not the vector lanes
   if (passes::sym_block(s, config_) % L_.vec != 0) return false;
   if (s->kind != ir::Sym::tile) return multiple_of_16(s->extent);
   const ir::LoopDim& ld = s->loop->dims.at(static_cast<size_t>(s->loop_dim));
-  return multiple_of_16(ld.begin) && multiple_of_16(ld.end) && passes::block_size(ld, config_) % 16 == 0;
+  return multiple_of_16(ld.begin) && multiple_of_16(ld.end) &&
+         passes::block_size(ld, config_) % 16 == 0;
 }
 
 std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
@@ -145,7 +157,8 @@ std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
   } else {
     // A 32-bit compare when indices are 32-bit (extents are 64-bit host integers).
     std::string lim = scalar(s->extent);
-    v = idx_t_ == "int" ? fmt::format("({} < ts::clamp_int({}))", c, lim) : fmt::format("({} < {})", c, lim);
+    v = idx_t_ == "int" ? fmt::format("({} < ts::clamp_int({}))", c, lim)
+                        : fmt::format("({} < {})", c, lim);
   }
   int64_t sb = passes::sym_block(s, config_);
   if (sb < L_.slot_block[slot(s)]) v += fmt::format(" && ({} < {})", slot_coord(s, r), sb);
@@ -177,7 +190,9 @@ static const ir::ArgFacts* facts(const ir::Graph& g, const Node* t) {
 }
 
 // An allocation is row-major unless it takes a strided argument's layout (empty_like).
-static bool row_major_alloc(const Node* t) { return t->op == Op::Alloc && t->fn == ir::alloc_row_major; }
+static bool row_major_alloc(const Node* t) {
+  return t->op == Op::Alloc && t->fn == ir::alloc_row_major;
+}
 
 static bool contiguous_last(const ir::Graph& g, const Node* t) {
   if (t->op == Op::Alloc) return row_major_alloc(t);
@@ -198,7 +213,8 @@ std::optional<int64_t> Emitter::known_int(const Node* n) const {
   int dim = static_cast<int>(n->ival);
   if (t->op == Op::Alloc) return known_int(t->args.at(static_cast<size_t>(dim)));
   const ir::ArgFacts* f = facts(g_, t);
-  if (f && static_cast<size_t>(dim) < f->known_sizes.size() && f->known_sizes[static_cast<size_t>(dim)] >= 0)
+  if (f && static_cast<size_t>(dim) < f->known_sizes.size() &&
+      f->known_sizes[static_cast<size_t>(dim)] >= 0)
     return f->known_sizes[static_cast<size_t>(dim)];
   return std::nullopt;
 }
@@ -207,7 +223,8 @@ bool Emitter::size_multiple_of_16(const Node* t, int dim) const {
   if (t->op == Op::Alloc) return multiple_of_16(t->args.at(static_cast<size_t>(dim)));
   const ir::ArgFacts* f = facts(g_, t);
   if (!f) return false;
-  if (static_cast<size_t>(dim) < f->known_sizes.size() && f->known_sizes[static_cast<size_t>(dim)] >= 0)
+  if (static_cast<size_t>(dim) < f->known_sizes.size() &&
+      f->known_sizes[static_cast<size_t>(dim)] >= 0)
     return f->known_sizes[static_cast<size_t>(dim)] % 16 == 0;
   return static_cast<size_t>(dim) < f->size_div16.size() && f->size_div16[static_cast<size_t>(dim)];
 }
@@ -224,8 +241,8 @@ bool Emitter::outer_strides_aligned(const Node* t) const {
 
 std::string Emitter::size_param(const Node* t, int dim) {
   // Static shapes: the exact size is a constant of the generated code.
-  if (const ir::ArgFacts* f = facts(g_, t);
-      f && static_cast<size_t>(dim) < f->known_sizes.size() && f->known_sizes[static_cast<size_t>(dim)] >= 0) {
+  if (const ir::ArgFacts* f = facts(g_, t); f && static_cast<size_t>(dim) < f->known_sizes.size() &&
+                                            f->known_sizes[static_cast<size_t>(dim)] >= 0) {
     return fmt::format("(({}){})", idx_t_, f->known_sizes[static_cast<size_t>(dim)]);
   } else if (t->op == Op::Alloc && t->args.at(static_cast<size_t>(dim))->op == Op::Const) {
     return fmt::format("(({}){})", idx_t_, scalar(t->args[static_cast<size_t>(dim)]));
@@ -258,10 +275,12 @@ std::string Emitter::stride_param(const Node* t, int dim) {
 
 std::string Emitter::host_param(const Node* n) {
   bool fresh;
-  std::string r = dedupe(param_names_, "H" + std::to_string(n->id), fmt::format("s{}", n->id), fresh);
+  std::string r =
+      dedupe(param_names_, "H" + std::to_string(n->id), fmt::format("s{}", n->id), fresh);
   if (fresh) {
     if (is_float(n->dtype))
-      out_.params.push_back({Param::host_float, n, n->dtype == DType::f64 ? DType::f64 : DType::f32});
+      out_.params.push_back(
+          {Param::host_float, n, n->dtype == DType::f64 ? DType::f64 : DType::f32});
     else
       out_.params.push_back({Param::host_int, n, n->dtype == DType::i32 ? DType::i32 : DType::i64});
   }
@@ -272,7 +291,8 @@ std::string Emitter::scalar(const Node* n) {
   if (n->op == Op::Const) return literal(n->dtype, n->fval, n->ival);
   if (ir::host_computable(n)) {
     std::string p = host_param(n);
-    if (is_float(n->dtype) && n->dtype != DType::f32 && n->dtype != DType::f64) return "(" + reg_type(n->dtype) + ")" + p;
+    if (is_float(n->dtype) && n->dtype != DType::f32 && n->dtype != DType::f64)
+      return "(" + reg_type(n->dtype) + ")" + p;
     if (n->dtype == DType::boolean) return "(" + p + " != 0)";
     return p;
   }
@@ -280,11 +300,12 @@ std::string Emitter::scalar(const Node* n) {
     auto it = names_.find(n);
     if (it != names_.end()) return it->second;
     bool fresh;
-    std::string p = dedupe(param_names_, "P" + std::to_string(n->id), fmt::format("ptr{}", n->id), fresh);
+    std::string p =
+        dedupe(param_names_, "P" + std::to_string(n->id), fmt::format("ptr{}", n->id), fresh);
     if (fresh) out_.params.push_back({Param::device_ptr, n, n->dtype});
     std::string nm = fmt::format("ds{}", n->id);
-    prologue_ << fmt::format("  const {} {} = ts::Mem<{}>::to_reg(*{});  {}\n", reg_type(n->dtype), nm,
-                             dtype_cuda_storage(n->dtype), p, loc_comment(n));
+    prologue_ << fmt::format("  const {} {} = ts::Mem<{}>::to_reg(*{});  {}\n", reg_type(n->dtype),
+                             nm, dtype_cuda_storage(n->dtype), p, loc_comment(n));
     names_[n] = nm;
     return nm;
   }
@@ -311,52 +332,92 @@ static std::string math_fn(const char* base, DType t) {
 
 static std::string unary_expr(ir::UnaryFn fn, DType t, const std::string& a) {
   switch (fn) {
-    case ir::UnaryFn::neg: return "-" + a;
-    case ir::UnaryFn::abs: return is_float(t) ? math_fn("fabs", t) + "(" + a + ")" : "ts::abs_(" + a + ")";
-    case ir::UnaryFn::logical_not: return "!" + a;
-    case ir::UnaryFn::bit_not: return "~" + a;
-    case ir::UnaryFn::exp: return "ts::exp_(" + a + ")";
-    case ir::UnaryFn::log: return math_fn("log", t) + "(" + a + ")";
-    case ir::UnaryFn::sqrt: return math_fn("sqrt", t) + "(" + a + ")";
-    case ir::UnaryFn::rsqrt: return math_fn("rsqrt", t) + "(" + a + ")";
-    case ir::UnaryFn::sin: return math_fn("sin", t) + "(" + a + ")";
-    case ir::UnaryFn::cos: return math_fn("cos", t) + "(" + a + ")";
-    case ir::UnaryFn::tanh: return math_fn("tanh", t) + "(" + a + ")";
-    case ir::UnaryFn::sigmoid: return "ts::sigmoid(" + a + ")";
-    case ir::UnaryFn::exp2: return "ts::exp2_(" + a + ")";
-    case ir::UnaryFn::log2: return math_fn("log2", t) + "(" + a + ")";
-    case ir::UnaryFn::floor: return math_fn("floor", t) + "(" + a + ")";
-    case ir::UnaryFn::ceil: return math_fn("ceil", t) + "(" + a + ")";
-    case ir::UnaryFn::erf: return math_fn("erf", t) + "(" + a + ")";
+    case ir::UnaryFn::neg:
+      return "-" + a;
+    case ir::UnaryFn::abs:
+      return is_float(t) ? math_fn("fabs", t) + "(" + a + ")" : "ts::abs_(" + a + ")";
+    case ir::UnaryFn::logical_not:
+      return "!" + a;
+    case ir::UnaryFn::bit_not:
+      return "~" + a;
+    case ir::UnaryFn::exp:
+      return "ts::exp_(" + a + ")";
+    case ir::UnaryFn::log:
+      return math_fn("log", t) + "(" + a + ")";
+    case ir::UnaryFn::sqrt:
+      return math_fn("sqrt", t) + "(" + a + ")";
+    case ir::UnaryFn::rsqrt:
+      return math_fn("rsqrt", t) + "(" + a + ")";
+    case ir::UnaryFn::sin:
+      return math_fn("sin", t) + "(" + a + ")";
+    case ir::UnaryFn::cos:
+      return math_fn("cos", t) + "(" + a + ")";
+    case ir::UnaryFn::tanh:
+      return math_fn("tanh", t) + "(" + a + ")";
+    case ir::UnaryFn::sigmoid:
+      return "ts::sigmoid(" + a + ")";
+    case ir::UnaryFn::exp2:
+      return "ts::exp2_(" + a + ")";
+    case ir::UnaryFn::log2:
+      return math_fn("log2", t) + "(" + a + ")";
+    case ir::UnaryFn::floor:
+      return math_fn("floor", t) + "(" + a + ")";
+    case ir::UnaryFn::ceil:
+      return math_fn("ceil", t) + "(" + a + ")";
+    case ir::UnaryFn::erf:
+      return math_fn("erf", t) + "(" + a + ")";
   }
   return a;
 }
 
-static std::string binary_expr(ir::BinaryFn fn, DType t, const std::string& a, const std::string& b) {
+static std::string binary_expr(ir::BinaryFn fn, DType t, const std::string& a,
+                               const std::string& b) {
   switch (fn) {
-    case ir::BinaryFn::add: return a + " + " + b;
-    case ir::BinaryFn::sub: return a + " - " + b;
-    case ir::BinaryFn::mul: return a + " * " + b;
-    case ir::BinaryFn::div: return a + " / " + b;
-    case ir::BinaryFn::floordiv: return "ts::floordiv(" + a + ", " + b + ")";
-    case ir::BinaryFn::mod: return "ts::mod(" + a + ", " + b + ")";
+    case ir::BinaryFn::add:
+      return a + " + " + b;
+    case ir::BinaryFn::sub:
+      return a + " - " + b;
+    case ir::BinaryFn::mul:
+      return a + " * " + b;
+    case ir::BinaryFn::div:
+      return a + " / " + b;
+    case ir::BinaryFn::floordiv:
+      return "ts::floordiv(" + a + ", " + b + ")";
+    case ir::BinaryFn::mod:
+      return "ts::mod(" + a + ", " + b + ")";
     case ir::BinaryFn::pow:
-      return is_float(t) ? math_fn("pow", t) + "(" + a + ", " + b + ")" : "ts::ipow(" + a + ", " + b + ")";
-    case ir::BinaryFn::maximum: return "ts::maximum(" + a + ", " + b + ")";
-    case ir::BinaryFn::minimum: return "ts::minimum(" + a + ", " + b + ")";
-    case ir::BinaryFn::lt: return a + " < " + b;
-    case ir::BinaryFn::le: return a + " <= " + b;
-    case ir::BinaryFn::gt: return a + " > " + b;
-    case ir::BinaryFn::ge: return a + " >= " + b;
-    case ir::BinaryFn::eq: return a + " == " + b;
-    case ir::BinaryFn::ne: return a + " != " + b;
-    case ir::BinaryFn::logical_and: return a + " && " + b;
-    case ir::BinaryFn::logical_or: return a + " || " + b;
-    case ir::BinaryFn::bit_and: return a + " & " + b;
-    case ir::BinaryFn::bit_or: return a + " | " + b;
-    case ir::BinaryFn::bit_xor: return a + " ^ " + b;
-    case ir::BinaryFn::shl: return a + " << " + b;
-    case ir::BinaryFn::shr: return a + " >> " + b;
+      return is_float(t) ? math_fn("pow", t) + "(" + a + ", " + b + ")"
+                         : "ts::ipow(" + a + ", " + b + ")";
+    case ir::BinaryFn::maximum:
+      return "ts::maximum(" + a + ", " + b + ")";
+    case ir::BinaryFn::minimum:
+      return "ts::minimum(" + a + ", " + b + ")";
+    case ir::BinaryFn::lt:
+      return a + " < " + b;
+    case ir::BinaryFn::le:
+      return a + " <= " + b;
+    case ir::BinaryFn::gt:
+      return a + " > " + b;
+    case ir::BinaryFn::ge:
+      return a + " >= " + b;
+    case ir::BinaryFn::eq:
+      return a + " == " + b;
+    case ir::BinaryFn::ne:
+      return a + " != " + b;
+    case ir::BinaryFn::logical_and:
+      return a + " && " + b;
+    case ir::BinaryFn::logical_or:
+      return a + " || " + b;
+    case ir::BinaryFn::bit_and:
+      return a + " & " + b;
+    case ir::BinaryFn::bit_or:
+      return a + " | " + b;
+    case ir::BinaryFn::bit_xor:
+      return a + " ^ " + b;
+    case ir::BinaryFn::shl:
+      return a + " << " + b;
+    case ir::BinaryFn::shr:
+      return a + " >> " + b;
   }
   return a;
 }
@@ -373,12 +434,14 @@ static std::string elem_expr(Emitter& e, const Node* n, const std::string& r) {
       return e.rounded(n, x);
     }
     case Op::Where:
-      return fmt::format("{} ? {} : {}", e.at(n->args[0], r), e.at(n->args[1], r), e.at(n->args[2], r));
+      return fmt::format("{} ? {} : {}", e.at(n->args[0], r), e.at(n->args[1], r),
+                         e.at(n->args[2], r));
     case Op::Cast: {
       const Node* a = n->args[0];
       std::string x = e.at(a, r);
       if (n->dtype == DType::boolean) return "(" + x + " != 0)";
-      if (is_float(a->dtype) && !is_float(n->dtype))  // truncation toward zero, saturating, NaN -> 0
+      if (is_float(a->dtype) &&
+          !is_float(n->dtype))  // truncation toward zero, saturating, NaN -> 0
         return fmt::format("ts::to_{}({})", dtype_name(n->dtype), x);
       return e.rounded(n, "(" + reg_type(n->dtype) + ")(" + x + ")");
     }
@@ -400,10 +463,11 @@ void Emitter::emit_node(const Node* n) {
   for (size_t i = 0; i < syms.size(); ++i)
     for (size_t j = i + 1; j < syms.size(); ++j)
       if (syms[i] && syms[j] && slot(syms[i]) == slot(syms[j]))
-        unsupported(n, fmt::format("a value with dimensions {} and {} in one register slot (the same tile "
-                                   "twice, e.g. an outer product of a tile with itself, or a "
-                                   "ts::register_block_size dimension with a tile of a loop using it)",
-                                   ir::sym_name(syms[i]), ir::sym_name(syms[j])));
+        unsupported(
+            n, fmt::format("a value with dimensions {} and {} in one register slot (the same tile "
+                           "twice, e.g. an outer product of a tile with itself, or a "
+                           "ts::register_block_size dimension with a tile of a loop using it)",
+                           ir::sym_name(syms[i]), ir::sym_name(syms[j])));
   switch (n->op) {
     case Op::Const:
     case Op::Arg:
@@ -429,12 +493,15 @@ void Emitter::emit_node(const Node* n) {
       emit_reduce(n);
       return;
     case Op::Yield: {
-      const Node* loop = n->args.empty() ? nullptr : n->args[0]->op == Op::Loop ? n->args[0] : nullptr;
+      const Node* loop = n->args.empty()              ? nullptr
+                         : n->args[0]->op == Op::Loop ? n->args[0]
+                                                      : nullptr;
       (void)loop;
       return;  // handled by emit_loop
     }
     case Op::View:
-      if (is_array(n) != is_array(n->args[0])) unsupported(n, "a view that changes scalar/tile form");
+      if (is_array(n) != is_array(n->args[0]))
+        unsupported(n, "a view that changes scalar/tile form");
       names_[n] = is_array(n) ? names_.at(n->args[0]) : scalar(n->args[0]);
       return;
     case Op::LoopIndex: {
@@ -449,8 +516,9 @@ void Emitter::emit_node(const Node* n) {
       const DimVars& dv = dims.at({n->args[0], static_cast<int>(n->ival)});
       std::string v = n->op == Op::TileBegin ? dv.tb
                       : n->op == Op::TileEnd ? dv.te
-                      : n->op == Op::TileBlock ? std::to_string(dv.block)
-                                               : fmt::format("({} - {}) / {}", dv.tb, dv.lb, dv.block);
+                      : n->op == Op::TileBlock
+                          ? std::to_string(dv.block)
+                          : fmt::format("({} - {}) / {}", dv.tb, dv.lb, dv.block);
       line(fmt::format("const {} = ({})({});", declare(n), reg_type(n->dtype), v), n);
       return;
     }
@@ -466,7 +534,8 @@ void Emitter::emit_node(const Node* n) {
       return;
     case Op::Arange:
       line(declare(n), n);
-      line(fmt::format("TS_FOR(r) {}[r] = ({}){};", names_.at(n), reg_type(n->dtype), coord(n->shape[0], "r")));
+      line(fmt::format("TS_FOR(r) {}[r] = ({}){};", names_.at(n), reg_type(n->dtype),
+                       coord(n->shape[0], "r")));
       return;
     default:
       break;
@@ -520,16 +589,16 @@ void Emitter::emit_loop(const Node* n) {
   passes::LoopKnobs knobs = passes::loop_knobs(g_, n, config_);
   std::vector<const Node*> early = prefetchable_loads(n);  // num_stages >= 2
   if (!early.empty()) {
-    line(fmt::format("const long long lb{}_0 = {}, le{}_0 = {};", n->id, scalar(n->dims[0].begin), n->id,
-                     scalar(n->dims[0].end)),
+    line(fmt::format("const long long lb{}_0 = {}, le{}_0 = {};", n->id, scalar(n->dims[0].begin),
+                     n->id, scalar(n->dims[0].end)),
          n);
     emit_prefetch_first(n, early);
   }
   if (knobs.flatten) {
     // One loop over the flattened index space, a tile of prod(block) elements per step.
     for (size_t d = 0; d < n->dims.size(); ++d)
-      line(fmt::format("const long long lb{}_{} = {}, le{}_{} = {};", n->id, d, scalar(n->dims[d].begin), n->id,
-                       d, scalar(n->dims[d].end)),
+      line(fmt::format("const long long lb{}_{} = {}, le{}_{} = {};", n->id, d,
+                       scalar(n->dims[d].begin), n->id, d, scalar(n->dims[d].end)),
            n);
     std::string numel = emit_flat_extents(n, knobs.order);
     int64_t elems = 1;
@@ -548,10 +617,14 @@ void Emitter::emit_loop(const Node* n) {
     // Loop control in 64 bits (a bound near the index dtype's limit must not overflow);
     // the tile's begin and end, which are valid indices, in the index dtype.
     if (early.empty())  // else declared before the first tile's loads
-      line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le, scalar(ld.end)), n);
-    open(fmt::format("for (long long {}_ = {}; {}_ < {}; {}_ += {})", dv.tb, dv.lb, dv.tb, le, dv.tb, dv.block));
+      line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le,
+                       scalar(ld.end)),
+           n);
+    open(fmt::format("for (long long {}_ = {}; {}_ < {}; {}_ += {})", dv.tb, dv.lb, dv.tb, le,
+                     dv.tb, dv.block));
     line(fmt::format("const {} {} = ({}){}_;", idx_t_, dv.tb, idx_t_, dv.tb));
-    line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, dv.block, le));
+    line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, dv.block,
+                     le));
     dims[{n, d}] = dv;
     ++opened;
   }
@@ -594,14 +667,15 @@ void Emitter::emit_loop(const Node* n) {
 std::string Emitter::emit_flat_extents(const Node* n, const std::vector<int>& order) {
   std::string numel;
   for (int d : order) {
-    line(fmt::format("const long long fn{}_{} = le{}_{} > lb{}_{} ? le{}_{} - lb{}_{} : 0;", n->id, d, n->id, d, n->id,
-                     d, n->id, d, n->id, d));
+    line(fmt::format("const long long fn{}_{} = le{}_{} > lb{}_{} ? le{}_{} - lb{}_{} : 0;", n->id,
+                     d, n->id, d, n->id, d, n->id, d, n->id, d));
     numel += fmt::format("{}fn{}_{}", numel.empty() ? "" : " * ", n->id, d);
   }
   return "(" + numel + ")";
 }
 
-void Emitter::emit_flat_coords(const Node* n, const std::vector<int>& order, const std::string& fb) {
+void Emitter::emit_flat_coords(const Node* n, const std::vector<int>& order,
+                               const std::string& fb) {
   std::string decl, local;
   bool in_layout = true;
   int64_t weight = 1;
@@ -613,7 +687,8 @@ void Emitter::emit_flat_coords(const Node* n, const std::vector<int>& order, con
     in_layout &= L_.slot_of.count(sym) > 0;
     if (in_layout) {
       std::string c = slot_coord(sym, "r");
-      local = (weight == 1 ? c : fmt::format("{} * {}", c, weight)) + (local.empty() ? "" : " + " + local);
+      local = (weight == 1 ? c : fmt::format("{} * {}", c, weight)) +
+              (local.empty() ? "" : " + " + local);
     }
     weight *= passes::block_size(n->dims[d], config_);
     stride[d] = s;
@@ -623,7 +698,8 @@ void Emitter::emit_flat_coords(const Node* n, const std::vector<int>& order, con
   for (size_t d = 0; d < n->dims.size(); ++d) {
     DimVars dv = dim_vars(n, static_cast<int>(d));
     dv.flat = fmt::format("fc{}_{}", n->id, d);
-    line(fmt::format("const {} {} = ({}){}, {} = ({})le{}_{};", idx_t_, dv.tb, idx_t_, dv.lb, dv.te, idx_t_, n->id, d));
+    line(fmt::format("const {} {} = ({}){}, {} = ({})le{}_{};", idx_t_, dv.tb, idx_t_, dv.lb, dv.te,
+                     idx_t_, n->id, d));
     dims[{n, static_cast<int>(d)}] = dv;
   }
   if (!in_layout) return;  // no value has the loop's dims: no coordinates are read
@@ -684,7 +760,8 @@ static void roots(const ir::Block& b, std::set<const Node*>& live) {
 // with knobs.l2_grouping G > 1, consecutive program ids walk G tiles along order[0] before
 // moving along order[1] (Triton's grouped ordering, "GROUP_SIZE_M" in its matmul tutorial).
 // xyz: the k-th dim of the order takes grid axis k.
-void Emitter::emit_program_tiles(const passes::LoopKnobs& knobs, const std::vector<std::string>& counts, bool xyz) {
+void Emitter::emit_program_tiles(const passes::LoopKnobs& knobs,
+                                 const std::vector<std::string>& counts, bool xyz) {
   const Node* n = top_;
   const std::vector<int>& o = knobs.order;
   const char* axes[] = {"x", "y", "z"};
@@ -701,13 +778,15 @@ void Emitter::emit_program_tiles(const passes::LoopKnobs& knobs, const std::vect
   if (!xyz && knobs.l2_grouping > 1) {
     const std::string &m = counts[o[0]], &nn = counts[o[1]];
     if (o.size() > 2) {
-      line(fmt::format("const long long p2 = rem % ({} * {});  // position in the grouped 2-D plane", m, nn));
+      line(fmt::format(
+          "const long long p2 = rem % ({} * {});  // position in the grouped 2-D plane", m, nn));
       line(fmt::format("rem /= {} * {};", m, nn));
     } else {
       line("const long long p2 = rem;");
     }
-    line(fmt::format("const long long group = {}LL * {};  // programs per group of {} tiles along dim {}",
-                     knobs.l2_grouping, nn, knobs.l2_grouping, o[0]));
+    line(fmt::format(
+        "const long long group = {}LL * {};  // programs per group of {} tiles along dim {}",
+        knobs.l2_grouping, nn, knobs.l2_grouping, o[0]));
     line(fmt::format("const long long first = p2 / group * {}LL;", knobs.l2_grouping));
     line(fmt::format("const long long gsize = min({} - first, {}LL);", m, knobs.l2_grouping));
     line(fmt::format("const long long i{} = first + p2 % group % gsize;", o[0]));
@@ -721,9 +800,10 @@ void Emitter::emit_program_tiles(const passes::LoopKnobs& knobs, const std::vect
   for (size_t d = 0; d < n->dims.size(); ++d) {
     DimVars dv = dim_vars(n, static_cast<int>(d));
     std::string le = fmt::format("le{}_{}", n->id, d);
-    line(fmt::format("const {} {} = ({})({} + i{} * {});", idx_t_, dv.tb, idx_t_, dv.lb, d, dv.block));
-    line(fmt::format("const {} {} = ({})min({} + i{} * {} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb, d, dv.block,
-                     dv.block, le));
+    line(fmt::format("const {} {} = ({})({} + i{} * {});", idx_t_, dv.tb, idx_t_, dv.lb, d,
+                     dv.block));
+    line(fmt::format("const {} {} = ({})min({} + i{} * {} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb,
+                     d, dv.block, dv.block, le));
     dims[{n, static_cast<int>(d)}] = dv;
   }
 }
@@ -742,20 +822,21 @@ void Emitter::run() {
   for (size_t d = 0; d < n->dims.size(); ++d) {
     const ir::LoopDim& ld = n->dims[d];
     std::string lb = fmt::format("lb{}_{}", n->id, d), le = fmt::format("le{}_{}", n->id, d);
-    line(fmt::format("const long long {} = {}, {} = {};", lb, scalar(ld.begin), le, scalar(ld.end)), n);
+    line(fmt::format("const long long {} = {}, {} = {};", lb, scalar(ld.begin), le, scalar(ld.end)),
+         n);
     if (knobs.flatten) continue;
     int64_t block = passes::block_size(ld, config_);
     std::string nt = fmt::format("nt{}", d);
-    line(fmt::format("const long long {} = {} > {} ? ({} - {} + {}) / {} : 0;  // tiles of dim {}", nt, le, lb, le,
-                     lb, block - 1, block, d));
+    line(fmt::format("const long long {} = {} > {} ? ({} - {} + {}) / {} : 0;  // tiles of dim {}",
+                     nt, le, lb, le, lb, block - 1, block, d));
     counts.push_back(nt);
   }
   int64_t flat_elems = 1;  // flattened: elements per tile
   if (knobs.flatten) {
     for (const ir::LoopDim& ld : n->dims) flat_elems *= passes::block_size(ld, config_);
     std::string numel = emit_flat_extents(n, knobs.order);
-    line(fmt::format("const long long total = ({} + {}) / {};  // flattened tiles", numel, flat_elems - 1,
-                     flat_elems));
+    line(fmt::format("const long long total = ({} + {}) / {};  // flattened tiles", numel,
+                     flat_elems - 1, flat_elems));
   } else {
     std::string total = "1";
     for (const std::string& c : counts) total += " * " + c;
@@ -772,7 +853,8 @@ void Emitter::run() {
     if (!early.empty()) emit_program_prefetch_first(early, knobs, counts, "pid_begin", "pid_end");
     open("for (long long pid = pid_begin; pid < pid_end; ++pid)");
   } else if (pid == PidType::persistent_interleaved) {
-    if (!early.empty()) emit_program_prefetch_first(early, knobs, counts, "(long long)blockIdx.x", "total");
+    if (!early.empty())
+      emit_program_prefetch_first(early, knobs, counts, "(long long)blockIdx.x", "total");
     open("for (long long pid = blockIdx.x; pid < total; pid += gridDim.x)");
   } else {
     open("");
@@ -783,7 +865,8 @@ void Emitter::run() {
   }
   if (knobs.flatten) {
     std::string fb = fmt::format("fb{}", n->id);
-    line(fmt::format("const long long {} = pid * {};  // first flat element of the tile", fb, flat_elems));
+    line(fmt::format("const long long {} = pid * {};  // first flat element of the tile", fb,
+                     flat_elems));
     emit_flat_coords(n, knobs.order, fb);
   } else {
     emit_program_tiles(knobs, counts, xyz);
@@ -797,11 +880,13 @@ void Emitter::run() {
 
   // Assemble.
   std::ostringstream src;
-  src << "// Generated by tessel for kernel '" << g_.kernel_name << "', loop at " << n->loc.str() << ".\n";
+  src << "// Generated by tessel for kernel '" << g_.kernel_name << "', loop at " << n->loc.str()
+      << ".\n";
   src << "// config: " << config_.to_json() << "\n";
   src << "#include \"tessel/tessel.cuh\"\n\n";
-  src << fmt::format("#define TS_T {}\n#define TS_V {}\n#define TS_G {}\n#define TS_N (TS_G * TS_V)\n",
-                     L_.threads, L_.vec, L_.groups);
+  src << fmt::format(
+      "#define TS_T {}\n#define TS_V {}\n#define TS_G {}\n#define TS_N (TS_G * TS_V)\n", L_.threads,
+      L_.vec, L_.groups);
   src << "#define TS_FLAT(r) (((((r) / TS_V) * TS_T + tid) * TS_V) + (r) % TS_V)\n";
   src << "#define TS_FOR(r) _Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r)\n\n";
   // __launch_bounds__ and __maxnreg__ exclude each other (nvcc/NVRTC); both set the
@@ -817,10 +902,12 @@ void Emitter::run() {
         bool ro = !written_.count(p.node);
         // __restrict__ promises no other pointer reaches this memory (and lets the compiler
         // use non-coherent loads): not so when another argument's bytes overlap these.
-        bool aliased = p.node->op == Op::Arg && static_cast<size_t>(p.node->ival) < g_.arg_facts.size() &&
+        bool aliased = p.node->op == Op::Arg &&
+                       static_cast<size_t>(p.node->ival) < g_.arg_facts.size() &&
                        g_.arg_facts[p.node->ival].alias_group >= 0;
         src << fmt::format("{}{}*{} {}", ro ? "const " : "", dtype_cuda_storage(p.node->dtype),
-                           ro && !aliased ? " __restrict__" : "", param_names_.at("T" + std::to_string(p.node->id)));
+                           ro && !aliased ? " __restrict__" : "",
+                           param_names_.at("T" + std::to_string(p.node->id)));
         break;
       }
       case Param::tensor_size:
@@ -830,10 +917,12 @@ void Emitter::run() {
         src << idx_t_ << " " << param_names_.at(fmt::format("D{}_{}", p.node->id, p.dim));
         break;
       case Param::host_int:
-        src << (p.dtype == DType::i32 ? "int " : "long long ") << param_names_.at("H" + std::to_string(p.node->id));
+        src << (p.dtype == DType::i32 ? "int " : "long long ")
+            << param_names_.at("H" + std::to_string(p.node->id));
         break;
       case Param::host_float:
-        src << (p.dtype == DType::f64 ? "double " : "float ") << param_names_.at("H" + std::to_string(p.node->id));
+        src << (p.dtype == DType::f64 ? "double " : "float ")
+            << param_names_.at("H" + std::to_string(p.node->id));
         break;
       case Param::device_ptr:
         src << "const " << dtype_cuda_storage(p.node->dtype) << "* "
@@ -856,8 +945,8 @@ void Emitter::run() {
   out_.shared_bytes = shared_bytes_;
 }
 
-void emit_kernel(const ir::Graph& g, const Node* loop, const Config& config, const passes::Layout& layout,
-                 CudaKernel& out) {
+void emit_kernel(const ir::Graph& g, const Node* loop, const Config& config,
+                 const passes::Layout& layout, CudaKernel& out) {
   Emitter e(g, loop, config, layout, out);
   e.run();
 }

@@ -1,8 +1,8 @@
 #include "codegen/cuda_kernel.hpp"
 
-#include <cctype>
-
 #include <fmt/format.h>
+
+#include <cctype>
 
 #include "codegen/cuda_emitter.hpp"
 #include "passes/default_config.hpp"
@@ -18,7 +18,8 @@ static std::string identifier(const std::string& s) {
   return out;
 }
 
-CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config& config, DType index_dtype) {
+CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config& config,
+                         DType index_dtype) {
   CudaKernel k;
   int index = 0;
   for (const ir::Node* n : g.host) {

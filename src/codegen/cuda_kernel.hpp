@@ -13,17 +13,18 @@ namespace tessel::codegen {
 /// One kernel parameter, in the order of the generated signature.
 struct Param {
   enum Kind : uint8_t {
-    tensor_ptr,    // node: tensor (Arg/Alloc): its data pointer
-    host_int,      // node: host-computable integer scalar: evaluated on the host (i64 or i32)
-    host_float,    // node: host-computable float scalar (passed as float; f64 as double)
-    device_ptr,    // node: DeviceScalar: pointer to its element (read in the kernel)
-    tensor_size,   // node: tensor, dim: its size (index dtype)
-    tensor_stride, // node: tensor, dim: its stride in elements (index dtype)
-    check_record,  // Settings::check_bounds: the call's rt::BoundsRecord (long long*)
+    tensor_ptr,     // node: tensor (Arg/Alloc): its data pointer
+    host_int,       // node: host-computable integer scalar: evaluated on the host (i64 or i32)
+    host_float,     // node: host-computable float scalar (passed as float; f64 as double)
+    device_ptr,     // node: DeviceScalar: pointer to its element (read in the kernel)
+    tensor_size,    // node: tensor, dim: its size (index dtype)
+    tensor_stride,  // node: tensor, dim: its stride in elements (index dtype)
+    check_record,   // Settings::check_bounds: the call's rt::BoundsRecord (long long*)
   };
   Kind kind;
   const ir::Node* node;
-  DType dtype = DType::i64;  // host_int, host_float, tensor_size, tensor_stride: passed as this type
+  DType dtype =
+      DType::i64;  // host_int, host_float, tensor_size, tensor_stride: passed as this type
   int dim = 0;
 };
 
@@ -34,7 +35,7 @@ struct GridSpec {
   /// ceil((end - begin) / block) from these nodes (grid dims have block 1).
   std::vector<const ir::Node*> begins, ends;
   std::vector<int64_t> blocks;
-  bool xyz = false;         // one grid dimension per loop dimension
+  bool xyz = false;  // one grid dimension per loop dimension
   /// xyz: grid axis k (x, y, z) covers loop dimension order[k] (Config::loop_orders).
   std::vector<int> order;
   /// Config::flatten_loops: ceil(prod(end - begin) / prod(blocks)) programs along x.
@@ -46,7 +47,7 @@ struct CudaKernel {
   std::string source;  // complete CUDA C++ (includes tessel's device headers)
   std::vector<Param> params;
   GridSpec grid;
-  int threads = 128;   // per program
+  int threads = 128;  // per program
   int shared_bytes = 0;
 };
 

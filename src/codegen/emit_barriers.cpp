@@ -27,10 +27,10 @@
 // of one per iteration. The barrier is __syncwarp()
 // when the program is one warp, __syncthreads() otherwise (both order the threads'
 // global memory accesses, CUDA C++ Programming Guide, "Synchronization Functions").
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "codegen/emitter_state.hpp"
 
@@ -49,7 +49,8 @@ size_t first_index(const Node* n) { return n->op == Op::Load ? 1 : 2; }
 bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
   if (a->args[0] != b->args[0] || a->access.size() != b->access.size()) return false;
   for (size_t i = 0; i < a->access.size(); ++i)
-    if (a->access[i].kind != b->access[i].kind || a->access[i].sym != b->access[i].sym) return false;
+    if (a->access[i].kind != b->access[i].kind || a->access[i].sym != b->access[i].sym)
+      return false;
   const size_t fa = first_index(a), fb = first_index(b);
   if (a->args.size() - fa != b->args.size() - fb) return false;
   for (size_t i = 0; fa + i < a->args.size(); ++i)
@@ -148,7 +149,8 @@ void Emitter::find_barriers() {
 
 void Emitter::emit_barrier(const Node* n) {
   const char* what = n->op == Op::Load ? "load" : n->op == Op::Store ? "store" : "loop";
-  line(fmt::format("{};  // the {} below reads or writes memory another thread of the program accessed before",
+  line(fmt::format("{};  // the {} below reads or writes memory another thread of the program "
+                   "accessed before",
                    L_.threads <= 32 ? "__syncwarp()" : "__syncthreads()", what),
        n);
 }

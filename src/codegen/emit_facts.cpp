@@ -34,13 +34,15 @@ bool Emitter::gathers_same_in_every_register(const Node* n, size_t first) const 
   for (const ir::IndexInfo& info : n->access) {
     if (info.kind == ir::IndexKind::newaxis) continue;
     const Node* operand = n->args[op++];
-    if (info.kind == ir::IndexKind::gather && is_array(operand) && !same_in_every_register(operand)) return false;
+    if (info.kind == ir::IndexKind::gather && is_array(operand) && !same_in_every_register(operand))
+      return false;
   }
   return true;
 }
 
 bool Emitter::tile_index_always_in_bounds(const Node* n) const {
-  if (n->op != Op::Binary || (n->bfn() != ir::BinaryFn::lt && n->bfn() != ir::BinaryFn::ge)) return false;
+  if (n->op != Op::Binary || (n->bfn() != ir::BinaryFn::lt && n->bfn() != ir::BinaryFn::ge))
+    return false;
   const Node* idx = n->args[0];
   while (idx->op == Op::Cast && is_integer(idx->dtype) && is_integer(idx->args[0]->dtype) &&
          dtype_size(idx->dtype) >= dtype_size(idx->args[0]->dtype))
@@ -49,12 +51,14 @@ bool Emitter::tile_index_always_in_bounds(const Node* n) const {
   const Node* loop = idx->args[0];
   const ir::LoopDim& ld = loop->dims.at(static_cast<size_t>(idx->ival));
   auto it = dims.find({loop, static_cast<int>(idx->ival)});
-  std::optional<int64_t> begin = known_int(ld.begin), end = known_int(ld.end), bound = known_int(n->args[1]);
+  std::optional<int64_t> begin = known_int(ld.begin), end = known_int(ld.end),
+                         bound = known_int(n->args[1]);
   if (it == dims.end() || !begin || !end || !bound) return false;
   int64_t block = it->second.block;
   // Every tile full, and no register coordinate past the block (its slot holds exactly
   // the block): begin <= index < end for every element.
-  if (block <= 0 || (*end - *begin) % block != 0 || L_.slot_block[slot(idx->shape[0])] != block) return false;
+  if (block <= 0 || (*end - *begin) % block != 0 || L_.slot_block[slot(idx->shape[0])] != block)
+    return false;
   return n->bfn() == ir::BinaryFn::lt ? *bound >= *end : *bound <= *begin;
 }
 

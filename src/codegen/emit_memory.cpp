@@ -17,12 +17,12 @@ namespace {
 struct DimAccess {
   ir::IndexKind kind;
   const ir::Sym* sym = nullptr;
-  std::string idx;    // index along the dimension (index dtype)
-  std::string valid;  // bool
-  std::string lim;    // tile/all: exclusive upper limit of idx (hoisted variable)
+  std::string idx;                  // index along the dimension (index dtype)
+  std::string valid;                // bool
+  std::string lim;                  // tile/all: exclusive upper limit of idx (hoisted variable)
   std::string raw, size, in_range;  // scalar/gather: the index value, the size, their test
-  std::string mask;   // gather: validity of the index operand's tile coordinates
-  const Node* operand = nullptr;  // tile: the loop
+  std::string mask;                 // gather: validity of the index operand's tile coordinates
+  const Node* operand = nullptr;    // tile: the loop
 };
 
 struct AccessPlan {
@@ -36,7 +36,8 @@ struct AccessPlan {
 
 }  // namespace
 
-static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, const std::string& r) {
+static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
+                              const std::string& r) {
   const Node* t = n->args[0];
   AccessPlan p;
   p.base = e.tensor_param(t);
@@ -102,7 +103,8 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
   // consecutive elements wrap from one row to the next).
   if (!p.dims.empty() && e.L_.vec > 1) {
     const DimAccess& last = p.dims.back();
-    bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) && !e.flattened(last.sym) &&
+    bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) &&
+              !e.flattened(last.sym) &&
               e.slot(last.sym) == static_cast<int>(e.L_.slot_block.size()) - 1 &&
               passes::sym_block(last.sym, e.config_) == e.L_.slot_block.back() &&
               e.stride_param(t, t->rank - 1) == "1";
@@ -126,7 +128,8 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand, c
 }
 
 std::string Emitter::check_record_param() {
-  if (param_names_.emplace("C", "ts_check").second) out_.params.push_back(Param{Param::check_record, nullptr});
+  if (param_names_.emplace("C", "ts_check").second)
+    out_.params.push_back(Param{Param::check_record, nullptr});
   return "ts_check";
 }
 
@@ -135,20 +138,23 @@ std::string Emitter::check_record_param() {
 // and an out-of-range gather index of every element whose other indices are valid (lanes
 // past a tile's end are masked by design), in dim order, as the interpreter meets them
 // (interp/memory_ops.cpp). ts::report_oob keeps the first report of the launch.
-static void emit_bounds_checks(Emitter& e, const Node* n, const AccessPlan& p, const std::string& r) {
+static void emit_bounds_checks(Emitter& e, const Node* n, const AccessPlan& p,
+                               const std::string& r) {
   if (!e.g_.check_bounds) return;
   auto report = [&](size_t d) {
     const DimAccess& a = p.dims[d];
-    return fmt::format("ts::report_oob({}, {}, {}, (long long)({}), (long long)({}))", e.check_record_param(),
-                       n->id + 1, d, a.raw, a.size);
+    return fmt::format("ts::report_oob({}, {}, {}, (long long)({}), (long long)({}))",
+                       e.check_record_param(), n->id + 1, d, a.raw, a.size);
   };
   std::string others = e.active(r), checks;
   for (size_t d = 0; d < p.dims.size(); ++d) {
     const DimAccess& a = p.dims[d];
-    if (a.kind == ir::IndexKind::scalar) e.line(fmt::format("if (!{}) {};", a.in_range, report(d)), n);
+    if (a.kind == ir::IndexKind::scalar)
+      e.line(fmt::format("if (!{}) {};", a.in_range, report(d)), n);
     if (a.kind == ir::IndexKind::gather) {
       others += a.mask;
-      checks += fmt::format("{}if (!{}) {};", checks.empty() ? "" : " else ", a.in_range, report(d));
+      checks +=
+          fmt::format("{}if (!{}) {};", checks.empty() ? "" : " else ", a.in_range, report(d));
     } else {
       others += " && " + a.valid;
     }
@@ -159,7 +165,8 @@ static void emit_bounds_checks(Emitter& e, const Node* n, const AccessPlan& p, c
 
 // The template arguments of ld_vec / st_vec for plan p.
 static std::string vec_args(const std::string& mem, const AccessPlan& p) {
-  return fmt::format("{}, TS_V, {}, {}", mem, p.whole ? "true" : "false", p.aligned ? "true" : "false");
+  return fmt::format("{}, TS_V, {}, {}", mem, p.whole ? "true" : "false",
+                     p.aligned ? "true" : "false");
 }
 
 static std::string offset_expr(Emitter& e, const Node* t, const AccessPlan& p) {
@@ -172,7 +179,8 @@ static std::string offset_expr(Emitter& e, const Node* t, const AccessPlan& p) {
   return off.empty() ? "0" : off;
 }
 
-static std::string valid_expr(Emitter& e, const AccessPlan& p, const std::string& r, bool skip_last) {
+static std::string valid_expr(Emitter& e, const AccessPlan& p, const std::string& r,
+                              bool skip_last) {
   std::string v = e.active(r);
   for (size_t d = 0; d < p.dims.size(); ++d) {
     if (skip_last && d + 1 == p.dims.size()) continue;
@@ -187,9 +195,12 @@ static std::string evict_arg(const Emitter& e, const Node* n) {
   const auto& policies = e.config_.load_eviction_policies;
   if (!policies || n->load_id < 0) return "";
   switch (policies->at(static_cast<size_t>(n->load_id))) {
-    case EvictionPolicy::first: return "ts::Evict::first";
-    case EvictionPolicy::last: return "ts::Evict::last";
-    default: return "";
+    case EvictionPolicy::first:
+      return "ts::Evict::first";
+    case EvictionPolicy::last:
+      return "ts::Evict::last";
+    default:
+      return "";
   }
 }
 
@@ -206,9 +217,11 @@ static void emit_ld_vec(Emitter& e, const Node* n, const AccessPlan& p, const st
   e.line("const int r = g * TS_V;");
   const DimAccess& last = p.dims.back();
   std::string policy = evict_arg(e, n);
-  e.line(fmt::format("ts::ld_vec<{}{}>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);",
-                     vec_args(dtype_cuda_storage(t->dtype), p), policy.empty() ? "" : ", " + policy, p.base, offset_expr(e, t, p), valid_expr(e, p, "r", true),
-                     e.idx_t(), last.idx, e.idx_t(), last.lim, raw));
+  e.line(
+      fmt::format("ts::ld_vec<{}{}>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);",
+                  vec_args(dtype_cuda_storage(t->dtype), p), policy.empty() ? "" : ", " + policy,
+                  p.base, offset_expr(e, t, p), valid_expr(e, p, "r", true), e.idx_t(), last.idx,
+                  e.idx_t(), last.lim, raw));
   e.close();
 }
 
@@ -238,8 +251,8 @@ void Emitter::emit_load(const Node* n) {
     std::string valid;
     for (const DimAccess& a : p.dims) valid += (valid.empty() ? "" : " && ") + a.valid;
     if (valid.empty()) valid = "true";
-    line(fmt::format("const {} {} = {}({} + {}, {});", reg_type(n->dtype), nm, ld_call(*this, n), p.base,
-                     offset_expr(*this, t, p), valid),
+    line(fmt::format("const {} {} = {}({} + {}, {});", reg_type(n->dtype), nm, ld_call(*this, n),
+                     p.base, offset_expr(*this, t, p), valid),
          n);
     return;
   }
@@ -250,8 +263,8 @@ void Emitter::emit_load(const Node* n) {
     // its own mask test).
     AccessPlan p = plan_access(*this, n, 1, "0");
     emit_bounds_checks(*this, n, p, "0");
-    line(fmt::format("const {} {}_0 = {}({} + {}, {});", reg_type(n->dtype), nm, ld_call(*this, n), p.base,
-                     offset_expr(*this, t, p), valid_expr(*this, p, "0", false)));
+    line(fmt::format("const {} {}_0 = {}({} + {}, {});", reg_type(n->dtype), nm, ld_call(*this, n),
+                     p.base, offset_expr(*this, t, p), valid_expr(*this, p, "0", false)));
     line(fmt::format("TS_FOR(r) {}[r] = {}_0;", nm, nm));
     return;
   }
@@ -265,8 +278,8 @@ void Emitter::emit_load(const Node* n) {
     emit_ld_vec(*this, n, p, raw);
     line(fmt::format("ts::to_regs<{}, TS_N>({}, {});", mem, raw, nm));
   } else {
-    line(fmt::format("TS_FOR(r) {}[r] = {}({} + {}, {});", nm, ld_call(*this, n), p.base, offset_expr(*this, t, p),
-                     valid_expr(*this, p, "r", false)));
+    line(fmt::format("TS_FOR(r) {}[r] = {}({} + {}, {});", nm, ld_call(*this, n), p.base,
+                     offset_expr(*this, t, p), valid_expr(*this, p, "r", false)));
   }
 }
 
@@ -291,8 +304,10 @@ void Emitter::emit_store(const Node* n) {
   std::string dedupe;
   for (size_t k = 0; k < L_.slot_block.size(); ++k)
     if (!covered.count(static_cast<int>(k)) && L_.slot_block[k] > 1)
-      dedupe += fmt::format(" && ((TS_FLAT(r) >> {}) & {}) == 0", L_.slot_shift[k], L_.slot_block[k] - 1);
-  bool array_target = false, uniform = (!is_array(v) || same_in_every_register(v)) && gathers_same_in_every_register(n, 2);
+      dedupe +=
+          fmt::format(" && ((TS_FLAT(r) >> {}) & {}) == 0", L_.slot_shift[k], L_.slot_block[k] - 1);
+  bool array_target = false, uniform = (!is_array(v) || same_in_every_register(v)) &&
+                                       gathers_same_in_every_register(n, 2);
   for (const DimAccess& a : p.dims) {
     array_target |= a.sym != nullptr || a.kind == ir::IndexKind::gather;
     if (a.sym && spans_registers(a.sym)) uniform = false;
@@ -301,7 +316,9 @@ void Emitter::emit_store(const Node* n) {
     // One element: written once, by register 0 of thread 0.
     std::string valid = "tid == 0";
     for (const DimAccess& a : p.dims) valid += " && " + a.valid;
-    line(fmt::format("ts::st({} + {}, {}, {});", p.base, offset_expr(*this, t, p), valid, at(v, "0")), n);
+    line(fmt::format("ts::st({} + {}, {}, {});", p.base, offset_expr(*this, t, p), valid,
+                     at(v, "0")),
+         n);
     return;
   }
   if (p.vector && covered.count(static_cast<int>(L_.slot_block.size()) - 1)) {
@@ -312,20 +329,23 @@ void Emitter::emit_store(const Node* n) {
       src = fmt::format("&{}[r]", names_.at(v));
     } else {
       line(fmt::format("{} bc[TS_V];", reg_type(v->dtype)));
-      line(fmt::format("_Pragma(\"unroll\") for (int i = 0; i < TS_V; ++i) bc[i] = {};", scalar(v)));
+      line(
+          fmt::format("_Pragma(\"unroll\") for (int i = 0; i < TS_V; ++i) bc[i] = {};", scalar(v)));
       src = "bc";
     }
     const DimAccess& last = p.dims.back();
-    line(fmt::format("ts::st_vec<{}>({} + {}, ({}{}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, {});", vec_args(mem, p),
-                     p.base, offset_expr(*this, t, p), valid_expr(*this, p, "r", true), dedupe, idx_t_,
-                     last.idx, idx_t_, last.lim, src));
+    line(fmt::format("ts::st_vec<{}>({} + {}, ({}{}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, {});",
+                     vec_args(mem, p), p.base, offset_expr(*this, t, p),
+                     valid_expr(*this, p, "r", true), dedupe, idx_t_, last.idx, idx_t_, last.lim,
+                     src));
     close();
   } else if (uniform) {
     // One value and one element in every register: register 0 stores (of the thread
     // whose elements' bits outside the stored slots are 0, as the dedupe test says).
-    line(fmt::format("{{ const int r = 0; ts::st({} + {}, {}{}, {}); }}", p.base, offset_expr(*this, t, p),
-                     valid_expr(*this, p, "r", false), dedupe, at(v, "r")),
-         n);
+    line(
+        fmt::format("{{ const int r = 0; ts::st({} + {}, {}{}, {}); }}", p.base,
+                    offset_expr(*this, t, p), valid_expr(*this, p, "r", false), dedupe, at(v, "r")),
+        n);
   } else {
     line(fmt::format("TS_FOR(r) ts::st({} + {}, {}{}, {});", p.base, offset_expr(*this, t, p),
                      valid_expr(*this, p, "r", false), dedupe, at(v, "r")),

@@ -69,18 +69,20 @@ std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
   for (const Node* n : loop->body) {  // the body's own level: not under a nested loop
     if (n->op != Op::Load || !live_.count(n) || !is_array(n) || may_be_stored(n->args[0])) continue;
     bool early = true;
-    for (size_t i = 1; i < n->args.size(); ++i) early &= n->args[i] == loop || !inside.count(n->args[i]);
+    for (size_t i = 1; i < n->args.size(); ++i)
+      early &= n->args[i] == loop || !inside.count(n->args[i]);
     // The access must be a vector load (probed into a scratch stream).
     if (early && emit_vector_load_into_probe(n)) out.push_back(n);
   }
   return out;
 }
 
-void Emitter::declare_prefetch_buffers(const std::vector<const Node*>& loads, int count, const std::string& comment) {
+void Emitter::declare_prefetch_buffers(const std::vector<const Node*>& loads, int count,
+                                       const std::string& comment) {
   for (const Node* n : loads)
     for (int k = 0; k < count; ++k)
-      line(fmt::format("__align__(16) {} {}[TS_N];  // {}", dtype_cuda_storage(n->args[0]->dtype), buffer(n, k, count),
-                       comment),
+      line(fmt::format("__align__(16) {} {}[TS_N];  // {}", dtype_cuda_storage(n->args[0]->dtype),
+                       buffer(n, k, count), comment),
            n);
 }
 
@@ -93,7 +95,8 @@ void Emitter::take_prefetched(const std::vector<const Node*>& loads, int count) 
     std::string nm = fmt::format("v{}", n->id);
     names_[n] = nm;
     line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
-    line(fmt::format("ts::to_regs<{}, TS_N>({}, {});", dtype_cuda_storage(n->args[0]->dtype), buffer(n, 0, count), nm));
+    line(fmt::format("ts::to_regs<{}, TS_N>({}, {});", dtype_cuda_storage(n->args[0]->dtype),
+                     buffer(n, 0, count), nm));
     for (int k = 0; k + 1 < count; ++k)  // the later tiles move down one buffer
       line(fmt::format("TS_FOR(r) {}[r] = {}[r];", buffer(n, k, count), buffer(n, k + 1, count)));
     prefetched_.insert(n);  // the load itself emits nothing where it stands
@@ -104,14 +107,15 @@ void Emitter::emit_prefetch_first(const Node* loop, const std::vector<const Node
   DimVars dv = dim_vars(loop, 0);
   std::string le = fmt::format("le{}_{}", loop->id, 0);
   const int ahead = tiles_ahead(loop);
-  declare_prefetch_buffers(loads, ahead,
-                           ahead == 1 ? "loaded one iteration early"
-                                      : fmt::format("loaded {} iterations early", ahead));
+  declare_prefetch_buffers(
+      loads, ahead,
+      ahead == 1 ? "loaded one iteration early" : fmt::format("loaded {} iterations early", ahead));
   for (int k = 0; k < ahead; ++k) {  // tiles 0 .. ahead - 1
     std::string begin = k == 0 ? dv.lb : fmt::format("{} + {}", dv.lb, k * dv.block);
     open(fmt::format("if ({} < {})", begin, le));
     line(fmt::format("const {} {} = ({})({});", idx_t_, dv.tb, idx_t_, begin));
-    line(fmt::format("const {} {} = ({})min({} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb, (k + 1) * dv.block, le));
+    line(fmt::format("const {} {} = ({})min({} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb,
+                     (k + 1) * dv.block, le));
     dims[{loop, 0}] = dv;
     load_into_buffers(loads, k, ahead);
     close();
@@ -125,8 +129,10 @@ void Emitter::emit_prefetch_next(const Node* loop, const std::vector<const Node*
   take_prefetched(loads, ahead);
   // Tile i + ahead, in an inner scope that shadows this tile's begin and end.
   open(fmt::format("if ({}_ + {} < {})", dv.tb, ahead * dv.block, le));
-  line(fmt::format("const {} {} = ({})({}_ + {});", idx_t_, dv.tb, idx_t_, dv.tb, ahead * dv.block));
-  line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb, (ahead + 1) * dv.block, le));
+  line(
+      fmt::format("const {} {} = ({})({}_ + {});", idx_t_, dv.tb, idx_t_, dv.tb, ahead * dv.block));
+  line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb,
+                   (ahead + 1) * dv.block, le));
   load_into_buffers(loads, ahead - 1, ahead);
   close();
 }
@@ -135,9 +141,10 @@ void Emitter::emit_prefetch_next(const Node* loop, const std::vector<const Node*
 // and the following virtual program ids of this program, `end` the bound they must stay
 // under; the tile of a program id comes from emit_program_tiles, in a scope of its own
 // that shadows the running tile's variables.
-void Emitter::emit_program_prefetch_first(const std::vector<const Node*>& loads, const passes::LoopKnobs& knobs,
-                                          const std::vector<std::string>& counts, const std::string& first,
-                                          const std::string& end) {
+void Emitter::emit_program_prefetch_first(const std::vector<const Node*>& loads,
+                                          const passes::LoopKnobs& knobs,
+                                          const std::vector<std::string>& counts,
+                                          const std::string& first, const std::string& end) {
   declare_prefetch_buffers(loads, 1, "the next program's tile, loaded early");
   open(fmt::format("if ({} < {})", first, end));
   line(fmt::format("const long long pid = {};", first));
@@ -146,9 +153,10 @@ void Emitter::emit_program_prefetch_first(const std::vector<const Node*>& loads,
   close();
 }
 
-void Emitter::emit_program_prefetch_next(const std::vector<const Node*>& loads, const passes::LoopKnobs& knobs,
-                                         const std::vector<std::string>& counts, const std::string& next,
-                                         const std::string& end) {
+void Emitter::emit_program_prefetch_next(const std::vector<const Node*>& loads,
+                                         const passes::LoopKnobs& knobs,
+                                         const std::vector<std::string>& counts,
+                                         const std::string& next, const std::string& end) {
   take_prefetched(loads, 1);
   line(fmt::format("const long long pid_next = {};", next));
   open(fmt::format("if (pid_next < {})", end));
@@ -157,7 +165,8 @@ void Emitter::emit_program_prefetch_next(const std::vector<const Node*>& loads, 
   load_into_buffers(loads, 0, 1);
   close();
   // Back in the running program's scope: its tile variables again.
-  for (size_t d = 0; d < top_->dims.size(); ++d) dims[{top_, static_cast<int>(d)}] = dim_vars(top_, static_cast<int>(d));
+  for (size_t d = 0; d < top_->dims.size(); ++d)
+    dims[{top_, static_cast<int>(d)}] = dim_vars(top_, static_cast<int>(d));
 }
 
 }  // namespace tessel::codegen

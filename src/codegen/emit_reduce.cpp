@@ -14,13 +14,20 @@ using ir::Node;
 
 static const char* op_struct(ir::ReduceFn fn) {
   switch (fn) {
-    case ir::ReduceFn::sum: return "ts::SumOp";
-    case ir::ReduceFn::prod: return "ts::ProdOp";
-    case ir::ReduceFn::max: return "ts::MaxOp";
-    case ir::ReduceFn::min: return "ts::MinOp";
-    case ir::ReduceFn::any: return "ts::AnyOp";
-    case ir::ReduceFn::all: return "ts::AllOp";
-    default: return "";
+    case ir::ReduceFn::sum:
+      return "ts::SumOp";
+    case ir::ReduceFn::prod:
+      return "ts::ProdOp";
+    case ir::ReduceFn::max:
+      return "ts::MaxOp";
+    case ir::ReduceFn::min:
+      return "ts::MinOp";
+    case ir::ReduceFn::any:
+      return "ts::AnyOp";
+    case ir::ReduceFn::all:
+      return "ts::AllOp";
+    default:
+      return "";
   }
 }
 
@@ -67,9 +74,11 @@ void Emitter::emit_reduce(const Node* n) {
     for (int b = layout_bits; b < lv + lt; ++b)
       if (b >= lv) bits.push_back(b);
 
-  line(fmt::format("{} {}[TS_N];  // {} over {}", rt, acc, ir::reduce_name(fn), ir::sym_name(s)), n);
+  line(fmt::format("{} {}[TS_N];  // {} over {}", rt, acc, ir::reduce_name(fn), ir::sym_name(s)),
+       n);
   std::string valid = active("r") + " && " + sym_valid(s, "r");
-  line(fmt::format("TS_FOR(r) {}[r] = ({}) ? {} : {};", acc, valid, at(x, "r"), identity(fn, acc_t)));
+  line(fmt::format("TS_FOR(r) {}[r] = ({}) ? {} : {};", acc, valid, at(x, "r"),
+                   identity(fn, acc_t)));
   if (arg) {
     line(fmt::format("long long {}[TS_N];", ai));
     line(fmt::format("TS_FOR(r) {}[r] = {};", ai, coord(s, "r")));
@@ -80,14 +89,16 @@ void Emitter::emit_reduce(const Node* n) {
     if (b < lv || b >= lv + lt) {  // a register bit
       int rb = b < lv ? b : b - lt;
       reg_mask |= 1u << rb;
-      open_unrolled(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r) if (!(r & {}))", 1 << rb));
+      open_unrolled(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r) if (!(r & {}))",
+                                1 << rb));
       if (arg) {
-        line(fmt::format("ts::arg_combine<{}>({}[r], {}[r], {}[r | {}], {}[r | {}]);", is_max, acc, ai, acc,
-                         1 << rb, ai, 1 << rb));
-        line(fmt::format("{}[r | {}] = {}[r]; {}[r | {}] = {}[r];", acc, 1 << rb, acc, ai, 1 << rb, ai));
+        line(fmt::format("ts::arg_combine<{}>({}[r], {}[r], {}[r | {}], {}[r | {}]);", is_max, acc,
+                         ai, acc, 1 << rb, ai, 1 << rb));
+        line(fmt::format("{}[r | {}] = {}[r]; {}[r | {}] = {}[r];", acc, 1 << rb, acc, ai, 1 << rb,
+                         ai));
       } else {
-        line(fmt::format("{}[r] = {}[r | {}] = {}::combine({}[r], {}[r | {}]);", acc, acc, 1 << rb, op_struct(fn),
-                         acc, acc, 1 << rb));
+        line(fmt::format("{}[r] = {}[r | {}] = {}::combine({}[r], {}[r | {}]);", acc, acc, 1 << rb,
+                         op_struct(fn), acc, acc, 1 << rb));
       }
       close();
     } else if (b - lv < 5) {
@@ -98,19 +109,24 @@ void Emitter::emit_reduce(const Node* n) {
   }
   // After the register steps, registers that differ only in reg_mask bits hold the same
   // value: the lane and warp steps combine one of each (those with the bits clear).
-  std::string distinct = reg_mask ? fmt::format("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r) if (!(r & {}))", reg_mask)
-                                  : std::string("TS_FOR(r)");
+  std::string distinct =
+      reg_mask ? fmt::format("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r) if (!(r & {}))",
+                             reg_mask)
+               : std::string("TS_FOR(r)");
   if (lane_mask) {
     if (arg)
-      line(fmt::format("{} ts::warp_arg_allreduce<{}>({}[r], {}[r], {}u);", distinct, is_max, acc, ai, lane_mask));
+      line(fmt::format("{} ts::warp_arg_allreduce<{}>({}[r], {}[r], {}u);", distinct, is_max, acc,
+                       ai, lane_mask));
     else
-      line(fmt::format("{} {}[r] = ts::warp_allreduce<{}>({}[r], {}u);", distinct, acc, op_struct(fn), acc, lane_mask));
+      line(fmt::format("{} {}[r] = ts::warp_allreduce<{}>({}[r], {}u);", distinct, acc,
+                       op_struct(fn), acc, lane_mask));
   }
   if (warp_mask) {
     // Shared memory: [distinct register][thread] values (and indices), then each thread
     // combines the warps that differ in the slot's warp bits, in a fixed order. Registers
     // are numbered densely among the distinct ones (those with the reg_mask bits clear).
-    int elem = static_cast<int>(rt == "double" || rt == "long long" || rt == "unsigned long long" ? 8 : 4);
+    int elem =
+        static_cast<int>(rt == "double" || rt == "long long" || rt == "unsigned long long" ? 8 : 4);
     int nw = L_.threads / 32;
     int low = __builtin_ctz(warp_mask);
     bool contiguous = ((warp_mask >> low) & ((warp_mask >> low) + 1)) == 0;
@@ -124,17 +140,19 @@ void Emitter::emit_reduce(const Node* n) {
     int64_t values_bytes = slots * distinct_regs * elem;
     int64_t bytes = (values_bytes + (arg ? slots * distinct_regs * 8 : 0) + 15) / 16 * 16;
     if (bytes > 227 * 1024)
-      throw UserError(g_.kernel_name, n->loc,
-                      fmt::format("this reduction needs {} bytes of shared memory, more than a program has",
-                                  bytes),
-                      "use smaller block sizes, fewer warps, or reduction_loops");
+      throw UserError(
+          g_.kernel_name, n->loc,
+          fmt::format("this reduction needs {} bytes of shared memory, more than a program has",
+                      bytes),
+          "use smaller block sizes, fewer warps, or reduction_loops");
     // Right after another cross-warp reduction (same straight-line code), this one uses
     // bytes disjoint from it and skips the leading __syncthreads: every earlier reader of
     // these bytes finished before the previous reduction's barrier. Otherwise the leading
     // barrier protects offset 0. No trailing barrier: the next reduction guards itself.
     bool follows = last_shared_.region == start_region;
     int64_t offset = 0;
-    if (follows && bytes > last_shared_.offset) offset = (last_shared_.offset + last_shared_.bytes + 15) / 16 * 16;
+    if (follows && bytes > last_shared_.offset)
+      offset = (last_shared_.offset + last_shared_.bytes + 15) / 16 * 16;
     if (offset + bytes > 227 * 1024) {
       follows = false;
       offset = 0;
@@ -147,15 +165,20 @@ void Emitter::emit_reduce(const Node* n) {
     std::string sm = fmt::format("sm{}", n->id), smi = fmt::format("smi{}", n->id);
     line(fmt::format("{}* {} = reinterpret_cast<{}*>(ts_smem + {});", rt, sm, rt, offset));
     if (arg)
-      line(fmt::format("long long* {} = reinterpret_cast<long long*>(ts_smem + {});", smi, offset + values_bytes));
+      line(fmt::format("long long* {} = reinterpret_cast<long long*>(ts_smem + {});", smi,
+                       offset + values_bytes));
     if (!follows) line("__syncthreads();");
     std::string stride = per_warp ? std::to_string(nw) : std::string("TS_T");
     std::string me = per_warp ? "(tid >> 5)" : "tid";
     std::string writer = per_warp ? "if ((tid & 31) == 0) " : "";
-    line(fmt::format("{} {}{}[{} * {} + {}] = {}[r];", distinct, writer, sm, dense, stride, me, acc));
-    if (arg) line(fmt::format("{} {}{}[{} * {} + {}] = {}[r];", distinct, writer, smi, dense, stride, me, ai));
+    line(fmt::format("{} {}{}[{} * {} + {}] = {}[r];", distinct, writer, sm, dense, stride, me,
+                     acc));
+    if (arg)
+      line(fmt::format("{} {}{}[{} * {} + {}] = {}[r];", distinct, writer, smi, dense, stride, me,
+                       ai));
     line("__syncthreads();");
-    std::string base = (nw - 1) & ~warp_mask ? fmt::format("((tid >> 5) & ~{}u)", warp_mask) : std::string("0");
+    std::string base =
+        (nw - 1) & ~warp_mask ? fmt::format("((tid >> 5) & ~{}u)", warp_mask) : std::string("0");
     if (per_warp) {
       int count = (warp_mask >> low) + 1;
       open_unrolled(distinct);
@@ -185,7 +208,8 @@ void Emitter::emit_reduce(const Node* n) {
         line("const int src = (w << 5) | (tid & 31);");
       }
       if (arg)
-        line(fmt::format("ts::arg_combine<{}>(v, vi, {}[{} * TS_T + src], {}[{} * TS_T + src]);", is_max, sm, dense, smi, dense));
+        line(fmt::format("ts::arg_combine<{}>(v, vi, {}[{} * TS_T + src], {}[{} * TS_T + src]);",
+                         is_max, sm, dense, smi, dense));
       else
         line(fmt::format("v = {}::combine(v, {}[{} * TS_T + src]);", op_struct(fn), sm, dense));
       close();
@@ -205,7 +229,8 @@ void Emitter::emit_reduce(const Node* n) {
   names_[n] = nm;
   std::string cast = res_t == n->dtype ? "" : "(" + reg_type(n->dtype) + ")";
   if (is_array(n))
-    line(fmt::format("{} {}[TS_N]; TS_FOR(r) {}[r] = {}{}[r];", reg_type(n->dtype), nm, nm, cast, res));
+    line(fmt::format("{} {}[TS_N]; TS_FOR(r) {}[r] = {}{}[r];", reg_type(n->dtype), nm, nm, cast,
+                     res));
   else
     line(fmt::format("const {} {} = {}{}[0];", reg_type(n->dtype), nm, cast, res));
 }

@@ -118,18 +118,21 @@ class Emitter {
   /// Prefetch buffers (`count` per load, p<id> or p<id>_<k>) of `loads` in their memory
   /// dtype; loading the current tile into buffer k; taking buffer 0 as the loads' values
   /// v<id> and moving buffers k + 1 to k (emit_pipeline.cpp).
-  void declare_prefetch_buffers(const std::vector<const ir::Node*>& loads, int count, const std::string& comment);
+  void declare_prefetch_buffers(const std::vector<const ir::Node*>& loads, int count,
+                                const std::string& comment);
   void load_into_buffers(const std::vector<const ir::Node*>& loads, int k, int count);
   void take_prefetched(const std::vector<const ir::Node*>& loads, int count);
   /// num_stages >= 2 with a persistent pid_type (emit_pipeline.cpp): before the program
   /// loop, declares the buffers of the top-level loop's early `loads` and loads the tile of
   /// program id `first` (if below `end`) into them.
-  void emit_program_prefetch_first(const std::vector<const ir::Node*>& loads, const passes::LoopKnobs& knobs,
+  void emit_program_prefetch_first(const std::vector<const ir::Node*>& loads,
+                                   const passes::LoopKnobs& knobs,
                                    const std::vector<std::string>& counts, const std::string& first,
                                    const std::string& end);
   /// At the top of the program loop's body: converts the buffers into the loads' values,
   /// then loads the tile of program id `next` (if below `end`) into them.
-  void emit_program_prefetch_next(const std::vector<const ir::Node*>& loads, const passes::LoopKnobs& knobs,
+  void emit_program_prefetch_next(const std::vector<const ir::Node*>& loads,
+                                  const passes::LoopKnobs& knobs,
                                   const std::vector<std::string>& counts, const std::string& next,
                                   const std::string& end);
   void emit_store(const ir::Node* n);
@@ -140,8 +143,8 @@ class Emitter {
   /// Expression `e` of node n's value rounded to n's dtype, unless a store rounds it.
   std::string rounded(const ir::Node* n, const std::string& e) const;
   /// Memory order inside the program (emit_barriers.cpp): marks in barrier_before_ the
-  /// loads, stores and device loops that must wait for the program's earlier accesses to memory they
-  /// may share, made by other threads.
+  /// loads, stores and device loops that must wait for the program's earlier accesses to memory
+  /// they may share, made by other threads.
   void find_barriers();
   void order_block(const ir::Block& b, std::vector<const ir::Node*>& pending);
   bool waits_for(const ir::Block& b, const std::vector<const ir::Node*>& pending) const;
@@ -154,7 +157,8 @@ class Emitter {
   void emit_barrier(const ir::Node* n);
   void emit_reduce(const ir::Node* n);
   /// Top-level loop, not flattened: the tile indices of the running program.
-  void emit_program_tiles(const passes::LoopKnobs& knobs, const std::vector<std::string>& counts, bool xyz);
+  void emit_program_tiles(const passes::LoopKnobs& knobs, const std::vector<std::string>& counts,
+                          bool xyz);
   /// Flattened loop `n` (dims in `order`, slowest first): declares each dim's extent
   /// fn<id>_<d> and returns the expression of the number of elements.
   std::string emit_flat_extents(const ir::Node* n, const std::vector<int>& order);

@@ -1,13 +1,13 @@
 // Config <-> JSON and C++ initializer text.
-#include <cstdint>
-#include <set>
+#include "tessel/config.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <set>
 
-#include "tessel/config.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel {
@@ -27,15 +27,18 @@ static const char* kEvictNames[] = {"", "first", "last"};
 
 std::string eviction_policy_name(EvictionPolicy p) {
   if (static_cast<unsigned>(p) >= 3)
-    throw UserError("", {}, fmt::format("EvictionPolicy value {} is not one of none, first, last", static_cast<int>(p)),
-                    "use ts::EvictionPolicy::none, first or last");
+    throw UserError(
+        "", {},
+        fmt::format("EvictionPolicy value {} is not one of none, first, last", static_cast<int>(p)),
+        "use ts::EvictionPolicy::none, first or last");
   return kEvictNames[static_cast<int>(p)];
 }
 
 static EvictionPolicy eviction_from_name(const std::string& s) {
   for (int i = 0; i < 3; ++i)
     if (s == kEvictNames[i]) return static_cast<EvictionPolicy>(i);
-  throw UserError("", {}, fmt::format("unknown load eviction policy '{}'", s), "use \"\", \"first\" or \"last\"");
+  throw UserError("", {}, fmt::format("unknown load eviction policy '{}'", s),
+                  "use \"\", \"first\" or \"last\"");
 }
 
 static PidType pid_from_name(const std::string& s) {
@@ -79,7 +82,8 @@ Config Config::from_json(const std::string& text) {
   auto track = [&](int, json::parse_event_t event, json& parsed) {
     if (event == json::parse_event_t::object_start) keys.emplace_back();
     if (event == json::parse_event_t::object_end) keys.pop_back();
-    if (event == json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
+    if (event == json::parse_event_t::key &&
+        !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
       duplicate = parsed.get<std::string>();
     return true;
   };
@@ -90,7 +94,8 @@ Config Config::from_json(const std::string& text) {
                     "pass the text printed by Config::to_json()");
   }
   if (!duplicate.empty())
-    throw UserError("", {}, fmt::format("config JSON has the key '{}' twice", duplicate), "give each key once");
+    throw UserError("", {}, fmt::format("config JSON has the key '{}' twice", duplicate),
+                    "give each key once");
   if (!j.is_object()) throw UserError("", {}, "a config must be a JSON object");
   Config c;
   // Integers must be JSON integers in range (no silent truncation of 4.5 or 1e10).
@@ -98,55 +103,78 @@ Config Config::from_json(const std::string& text) {
     if (!v.is_number_integer())
       throw UserError("", {}, fmt::format("config key '{}' needs integers, got {}", key, v.dump()),
                       "use the text printed by Config::to_json()");
-    int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? hi + 1 : v.get<int64_t>();
+    int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
+                    ? hi + 1
+                    : v.get<int64_t>();
     if (x < lo || x > hi)
-      throw UserError("", {}, fmt::format("config key '{}': {} is out of range [{}, {}]", key, v.dump(), lo, hi),
-                      "ts::Config documents each key's values (include/tessel/config.hpp)");
+      throw UserError(
+          "", {},
+          fmt::format("config key '{}': {} is out of range [{}, {}]", key, v.dump(), lo, hi),
+          "ts::Config documents each key's values (include/tessel/config.hpp)");
     return x;
   };
-  auto int32 = [&](const json& v, const std::string& key) { return static_cast<int>(integer(v, key, INT32_MIN, INT32_MAX)); };
+  auto int32 = [&](const json& v, const std::string& key) {
+    return static_cast<int>(integer(v, key, INT32_MIN, INT32_MAX));
+  };
   auto int64s = [&](const json& v, const std::string& key) {
     if (!v.is_array())
-      throw UserError("", {}, fmt::format("config key '{}' needs a list", key), "use the text printed by Config::to_json()");
+      throw UserError("", {}, fmt::format("config key '{}' needs a list", key),
+                      "use the text printed by Config::to_json()");
     std::vector<int64_t> out;
     for (const json& e : v) out.push_back(integer(e, key, INT64_MIN, INT64_MAX));
     return out;
   };
   for (auto& [key, v] : j.items()) {
     try {
-      if (key == "block_sizes") c.block_sizes = int64s(v, key);
-      else if (key == "num_warps") c.num_warps = int32(v, key);
-      else if (key == "num_stages") c.num_stages = int32(v, key);
-      else if (key == "maxnreg") c.maxnreg = int32(v, key);
-      else if (key == "pid_type") c.pid_type = pid_from_name(v.get<std::string>());
-      else if (key == "num_sm_multiplier") c.num_sm_multiplier = int32(v, key);
-      else if (key == "loop_orders") c.loop_orders = v.get<std::vector<std::vector<int>>>();
-      else if (key == "flatten_loops") c.flatten_loops = v.get<std::vector<bool>>();
-      else if (key == "l2_groupings") c.l2_groupings = v.get<std::vector<int>>();
+      if (key == "block_sizes")
+        c.block_sizes = int64s(v, key);
+      else if (key == "num_warps")
+        c.num_warps = int32(v, key);
+      else if (key == "num_stages")
+        c.num_stages = int32(v, key);
+      else if (key == "maxnreg")
+        c.maxnreg = int32(v, key);
+      else if (key == "pid_type")
+        c.pid_type = pid_from_name(v.get<std::string>());
+      else if (key == "num_sm_multiplier")
+        c.num_sm_multiplier = int32(v, key);
+      else if (key == "loop_orders")
+        c.loop_orders = v.get<std::vector<std::vector<int>>>();
+      else if (key == "flatten_loops")
+        c.flatten_loops = v.get<std::vector<bool>>();
+      else if (key == "l2_groupings")
+        c.l2_groupings = v.get<std::vector<int>>();
       else if (key == "reduction_loops") {
         std::vector<std::optional<int64_t>> r;
-        for (auto& e : v) r.push_back(e.is_null() ? std::nullopt : std::optional<int64_t>(integer(e, key, 1, INT64_MAX)));
+        for (auto& e : v)
+          r.push_back(e.is_null() ? std::nullopt
+                                  : std::optional<int64_t>(integer(e, key, 1, INT64_MAX)));
         c.reduction_loops = r;
-      } else if (key == "indexing") c.indexing = v.get<std::vector<std::string>>();
+      } else if (key == "indexing")
+        c.indexing = v.get<std::vector<std::string>>();
       else if (key == "load_eviction_policies") {
         std::vector<EvictionPolicy> r;
-        for (const std::string& e : v.get<std::vector<std::string>>()) r.push_back(eviction_from_name(e));
+        for (const std::string& e : v.get<std::vector<std::string>>())
+          r.push_back(eviction_from_name(e));
         c.load_eviction_policies = r;
-      }
-      else if (key == "tunables") {
-        if (!v.is_object()) throw UserError("", {}, "config key 'tunables' needs an object of name: integer");
+      } else if (key == "tunables") {
+        if (!v.is_object())
+          throw UserError("", {}, "config key 'tunables' needs an object of name: integer");
         std::map<std::string, int64_t> t;
-        for (auto& [name, value] : v.items()) t[name] = integer(value, "tunables." + name, INT64_MIN, INT64_MAX);
+        for (auto& [name, value] : v.items())
+          t[name] = integer(value, "tunables." + name, INT64_MIN, INT64_MAX);
         c.tunables = t;
-      }
-      else
-        throw UserError("", {}, fmt::format("unknown config key '{}'", key),
-                        "keys are block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, "
-                        "loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing, load_eviction_policies, "
-                        "tunables");
+      } else
+        throw UserError(
+            "", {}, fmt::format("unknown config key '{}'", key),
+            "keys are block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, "
+            "loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing, "
+            "load_eviction_policies, "
+            "tunables");
     } catch (const json::exception& e) {
-      throw UserError("", {}, fmt::format("config key '{}' has a value of the wrong type: {}", key, e.what()),
-                      "ts::Config documents each key's values (include/tessel/config.hpp)");
+      throw UserError(
+          "", {}, fmt::format("config key '{}' has a value of the wrong type: {}", key, e.what()),
+          "ts::Config documents each key's values (include/tessel/config.hpp)");
     }
   }
   return c;
@@ -160,7 +188,8 @@ std::string Config::to_cpp() const {
   if (num_stages) parts.push_back(fmt::format(".num_stages = {}", *num_stages));
   if (maxnreg) parts.push_back(fmt::format(".maxnreg = {}", *maxnreg));
   if (pid_type) parts.push_back(".pid_type = ts::PidType::" + pid_type_name(*pid_type));
-  if (num_sm_multiplier) parts.push_back(fmt::format(".num_sm_multiplier = {}", *num_sm_multiplier));
+  if (num_sm_multiplier)
+    parts.push_back(fmt::format(".num_sm_multiplier = {}", *num_sm_multiplier));
   if (loop_orders) {
     std::vector<std::string> o;
     for (const auto& v : *loop_orders) o.push_back(list(v));
@@ -181,12 +210,14 @@ std::string Config::to_cpp() const {
   if (load_eviction_policies) {
     std::vector<std::string> r;
     for (EvictionPolicy p : *load_eviction_policies)
-      r.push_back("ts::EvictionPolicy::" + (p == EvictionPolicy::none ? std::string("none") : eviction_policy_name(p)));
+      r.push_back("ts::EvictionPolicy::" +
+                  (p == EvictionPolicy::none ? std::string("none") : eviction_policy_name(p)));
     parts.push_back(".load_eviction_policies = std::vector<ts::EvictionPolicy>" + list(r));
   }
   if (tunables) {
     std::vector<std::string> r;
-    for (const auto& [name, v] : *tunables) r.push_back(fmt::format("{{{}, {}}}", json(name).dump(), v));
+    for (const auto& [name, v] : *tunables)
+      r.push_back(fmt::format("{{{}, {}}}", json(name).dump(), v));
     parts.push_back(".tunables = std::map<std::string, int64_t>" + list(r));
   }
   return fmt::format("ts::Config{{{}}}", fmt::join(parts, ", "));

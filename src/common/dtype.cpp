@@ -9,55 +9,78 @@ namespace tessel {
 
 int dtype_size(DType t) {
   switch (t) {
-    case DType::boolean: return 1;
-    case DType::i32: return 4;
-    case DType::i64: return 8;
-    case DType::u64: return 8;
-    case DType::f16: return 2;
-    case DType::bf16: return 2;
-    case DType::f32: return 4;
-    case DType::f64: return 8;
+    case DType::boolean:
+      return 1;
+    case DType::i32:
+      return 4;
+    case DType::i64:
+      return 8;
+    case DType::u64:
+      return 8;
+    case DType::f16:
+      return 2;
+    case DType::bf16:
+      return 2;
+    case DType::f32:
+      return 4;
+    case DType::f64:
+      return 8;
   }
   throw InternalError("dtype_size: unknown dtype " + std::to_string(static_cast<int>(t)));
 }
 
 std::string dtype_name(DType t) {
   switch (t) {
-    case DType::boolean: return "bool";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
-    case DType::u64: return "u64";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::f32: return "f32";
-    case DType::f64: return "f64";
+    case DType::boolean:
+      return "bool";
+    case DType::i32:
+      return "i32";
+    case DType::i64:
+      return "i64";
+    case DType::u64:
+      return "u64";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
   }
   throw InternalError("dtype_name: unknown dtype " + std::to_string(static_cast<int>(t)));
 }
 
 std::string dtype_cuda_storage(DType t) {
   switch (t) {
-    case DType::boolean: return "bool";
-    case DType::i32: return "int";
-    case DType::i64: return "long long";
-    case DType::u64: return "unsigned long long";
-    case DType::f16: return "__half";
-    case DType::bf16: return "__nv_bfloat16";
-    case DType::f32: return "float";
-    case DType::f64: return "double";
+    case DType::boolean:
+      return "bool";
+    case DType::i32:
+      return "int";
+    case DType::i64:
+      return "long long";
+    case DType::u64:
+      return "unsigned long long";
+    case DType::f16:
+      return "__half";
+    case DType::bf16:
+      return "__nv_bfloat16";
+    case DType::f32:
+      return "float";
+    case DType::f64:
+      return "double";
   }
-  throw InternalError("dtype_cuda_storage: unknown dtype " +
-                      std::to_string(static_cast<int>(t)));
+  throw InternalError("dtype_cuda_storage: unknown dtype " + std::to_string(static_cast<int>(t)));
 }
 
 DType dtype_from_name(const std::string& name) {
   static const std::pair<const char*, DType> names[] = {
-      {"bool", DType::boolean},    {"boolean", DType::boolean}, {"i32", DType::i32},
-      {"int32", DType::i32},       {"i64", DType::i64},         {"int64", DType::i64},
-      {"u64", DType::u64},         {"uint64", DType::u64},      {"f16", DType::f16},
-      {"float16", DType::f16},     {"half", DType::f16},        {"bf16", DType::bf16},
-      {"bfloat16", DType::bf16},   {"f32", DType::f32},         {"float32", DType::f32},
-      {"float", DType::f32},       {"f64", DType::f64},         {"float64", DType::f64},
+      {"bool", DType::boolean},  {"boolean", DType::boolean}, {"i32", DType::i32},
+      {"int32", DType::i32},     {"i64", DType::i64},         {"int64", DType::i64},
+      {"u64", DType::u64},       {"uint64", DType::u64},      {"f16", DType::f16},
+      {"float16", DType::f16},   {"half", DType::f16},        {"bf16", DType::bf16},
+      {"bfloat16", DType::bf16}, {"f32", DType::f32},         {"float32", DType::f32},
+      {"float", DType::f32},     {"f64", DType::f64},         {"float64", DType::f64},
       {"double", DType::f64},
   };
   for (const auto& [n, t] : names)

@@ -85,14 +85,22 @@ static void store(void* p, T v) {
 
 double read_element(const void* p, DType t) {
   switch (t) {
-    case DType::boolean: return load<uint8_t>(p) ? 1.0 : 0.0;
-    case DType::i32: return load<int32_t>(p);
-    case DType::i64: return static_cast<double>(load<int64_t>(p));
-    case DType::u64: return static_cast<double>(load<uint64_t>(p));
-    case DType::f16: return f16_bits_to_float(load<uint16_t>(p));
-    case DType::bf16: return bf16_bits_to_float(load<uint16_t>(p));
-    case DType::f32: return load<float>(p);
-    case DType::f64: return load<double>(p);
+    case DType::boolean:
+      return load<uint8_t>(p) ? 1.0 : 0.0;
+    case DType::i32:
+      return load<int32_t>(p);
+    case DType::i64:
+      return static_cast<double>(load<int64_t>(p));
+    case DType::u64:
+      return static_cast<double>(load<uint64_t>(p));
+    case DType::f16:
+      return f16_bits_to_float(load<uint16_t>(p));
+    case DType::bf16:
+      return bf16_bits_to_float(load<uint16_t>(p));
+    case DType::f32:
+      return load<float>(p);
+    case DType::f64:
+      return load<double>(p);
   }
   return 0;
 }
@@ -106,34 +114,64 @@ static int64_t to_int(double v) {
 
 void write_element(void* p, DType t, double v) {
   switch (t) {
-    case DType::boolean: store<uint8_t>(p, v != 0.0 ? 1 : 0); break;
-    case DType::i32: store<int32_t>(p, static_cast<int32_t>(to_int(v))); break;
-    case DType::i64: store<int64_t>(p, to_int(v)); break;
-    case DType::u64: store<uint64_t>(p, v < 0 ? static_cast<uint64_t>(to_int(v)) : static_cast<uint64_t>(v)); break;
-    case DType::f16: store<uint16_t>(p, float_to_f16_bits(static_cast<float>(v))); break;
-    case DType::bf16: store<uint16_t>(p, float_to_bf16_bits(static_cast<float>(v))); break;
-    case DType::f32: store<float>(p, static_cast<float>(v)); break;
-    case DType::f64: store<double>(p, v); break;
+    case DType::boolean:
+      store<uint8_t>(p, v != 0.0 ? 1 : 0);
+      break;
+    case DType::i32:
+      store<int32_t>(p, static_cast<int32_t>(to_int(v)));
+      break;
+    case DType::i64:
+      store<int64_t>(p, to_int(v));
+      break;
+    case DType::u64:
+      store<uint64_t>(p, v < 0 ? static_cast<uint64_t>(to_int(v)) : static_cast<uint64_t>(v));
+      break;
+    case DType::f16:
+      store<uint16_t>(p, float_to_f16_bits(static_cast<float>(v)));
+      break;
+    case DType::bf16:
+      store<uint16_t>(p, float_to_bf16_bits(static_cast<float>(v)));
+      break;
+    case DType::f32:
+      store<float>(p, static_cast<float>(v));
+      break;
+    case DType::f64:
+      store<double>(p, v);
+      break;
   }
 }
 
 int64_t read_element_int(const void* p, DType t) {
   switch (t) {
-    case DType::i32: return load<int32_t>(p);
-    case DType::i64: return load<int64_t>(p);
-    case DType::u64: return static_cast<int64_t>(load<uint64_t>(p));
-    case DType::boolean: return load<uint8_t>(p) ? 1 : 0;
-    default: return to_int(read_element(p, t));
+    case DType::i32:
+      return load<int32_t>(p);
+    case DType::i64:
+      return load<int64_t>(p);
+    case DType::u64:
+      return static_cast<int64_t>(load<uint64_t>(p));
+    case DType::boolean:
+      return load<uint8_t>(p) ? 1 : 0;
+    default:
+      return to_int(read_element(p, t));
   }
 }
 
 void write_element_int(void* p, DType t, int64_t v) {
   switch (t) {
-    case DType::i32: store<int32_t>(p, static_cast<int32_t>(v)); break;
-    case DType::i64: store<int64_t>(p, v); break;
-    case DType::u64: store<uint64_t>(p, static_cast<uint64_t>(v)); break;
-    case DType::boolean: store<uint8_t>(p, v != 0 ? 1 : 0); break;
-    default: write_element(p, t, static_cast<double>(v));
+    case DType::i32:
+      store<int32_t>(p, static_cast<int32_t>(v));
+      break;
+    case DType::i64:
+      store<int64_t>(p, v);
+      break;
+    case DType::u64:
+      store<uint64_t>(p, static_cast<uint64_t>(v));
+      break;
+    case DType::boolean:
+      store<uint8_t>(p, v != 0 ? 1 : 0);
+      break;
+    default:
+      write_element(p, t, static_cast<double>(v));
   }
 }
 
@@ -149,19 +187,28 @@ bool holds_integer_value(DType t, double v) {
 }
 
 int64_t integer_bits(double v) {
-  return v >= 9223372036854775808.0 ? static_cast<int64_t>(static_cast<uint64_t>(v)) : static_cast<int64_t>(v);
+  return v >= 9223372036854775808.0 ? static_cast<int64_t>(static_cast<uint64_t>(v))
+                                    : static_cast<int64_t>(v);
 }
 
 double round_to(DType t, double v) {
   switch (t) {
-    case DType::boolean: return v != 0.0 ? 1.0 : 0.0;
-    case DType::i32: return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(to_int(v))));
-    case DType::i64: return static_cast<double>(to_int(v));
-    case DType::u64: return v;
-    case DType::f16: return f16_bits_to_float(float_to_f16_bits(static_cast<float>(v)));
-    case DType::bf16: return bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(v)));
-    case DType::f32: return static_cast<float>(v);
-    case DType::f64: return v;
+    case DType::boolean:
+      return v != 0.0 ? 1.0 : 0.0;
+    case DType::i32:
+      return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(to_int(v))));
+    case DType::i64:
+      return static_cast<double>(to_int(v));
+    case DType::u64:
+      return v;
+    case DType::f16:
+      return f16_bits_to_float(float_to_f16_bits(static_cast<float>(v)));
+    case DType::bf16:
+      return bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(v)));
+    case DType::f32:
+      return static_cast<float>(v);
+    case DType::f64:
+      return v;
   }
   return v;
 }

@@ -41,7 +41,7 @@ static std::string source_excerpt(const SourceLoc& loc) {
 }
 
 static std::string user_message(const std::string& kernel, const SourceLoc& loc,
-                                 const std::string& what, const std::string& hint) {
+                                const std::string& what, const std::string& hint) {
   std::string msg = "tessel: ";
   if (!kernel.empty()) msg += "kernel '" + kernel + "'";
   std::string where = loc.line > 0 ? loc.str() : "";

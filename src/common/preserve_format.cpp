@@ -5,7 +5,8 @@
 
 namespace tessel {
 
-bool non_overlapping_and_dense(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+bool non_overlapping_and_dense(const std::vector<int64_t>& shape,
+                               const std::vector<int64_t>& strides) {
   size_t n = shape.size();
   if (n == 1) return shape[0] < 2 || strides[0] == 1;
   // Dims by increasing stride, size-0 and size-1 dims last.

@@ -10,7 +10,8 @@ namespace tessel {
 /// Whether a tensor of `shape` and `strides` (elements) is non-overlapping and dense: its
 /// elements fill a contiguous range of memory in some order of its dims (torch's
 /// is_non_overlapping_and_dense; size-1 dims and empty tensors do not matter).
-bool non_overlapping_and_dense(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
+bool non_overlapping_and_dense(const std::vector<int64_t>& shape,
+                               const std::vector<int64_t>& strides);
 
 /// Strides (elements) of a dense tensor of `shape` allocated like one with `strides`: those
 /// strides when non-overlapping and dense, else dense strides in the same order of dims

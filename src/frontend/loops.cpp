@@ -1,8 +1,8 @@
 // ts::tile / ts::grid loops, Tile attributes and device-side tile constructors.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <exception>
-
-#include <fmt/format.h>
 
 #include "common/element.hpp"
 #include "common/pow2.hpp"
@@ -23,13 +23,15 @@ Bound::Bound(const Tensor& end, Loc loc) : loc_(SourceLoc::from(loc)) {
   TraceContext& ctx = TraceContext::current();
   Node* t = end.node();
   if (!is_integer(t->dtype))
-    ctx.fail(loc_, fmt::format("a loop bound is not an integer: the bound tensor has dtype {}",
-                               dtype_name(t->dtype)),
+    ctx.fail(loc_,
+             fmt::format("a loop bound is not an integer: the bound tensor has dtype {}",
+                         dtype_name(t->dtype)),
              "pass a one-element i32 or i64 tensor as a device-side bound");
   if (t->op == Op::Arg) {
     int64_t n = ctx.args()[t->ival].buffer.numel();
     if (n != 1)
-      ctx.fail(loc_, fmt::format("a tensor used as a loop bound must have one element, it has {}", n),
+      ctx.fail(loc_,
+               fmt::format("a tensor used as a loop bound must have one element, it has {}", n),
                "index it to pick the bound (e.g. `ts::tile(sizes(i))` in host code)");
   }
   end_ = end.item(loc);
@@ -42,19 +44,24 @@ Bound::Bound(const Operand& begin, const Operand& end)
 namespace detail {
 
 LoopRangeBase::LoopRangeBase(bool is_tile, std::vector<Bound> bounds, TileOptions opts, Loc loc)
-    : is_tile_(is_tile), bounds_(std::move(bounds)), opts_(std::move(opts)),
-      loc_(SourceLoc::from(loc)), uncaught_(std::uncaught_exceptions()) {}
+    : is_tile_(is_tile),
+      bounds_(std::move(bounds)),
+      opts_(std::move(opts)),
+      loc_(SourceLoc::from(loc)),
+      uncaught_(std::uncaught_exceptions()) {}
 
 static Node* bound_node(TraceContext& ctx, const Value& v, SourceLoc loc, const char* which) {
   Node* n = v.node();
   if (!n) return ctx.constant_int(0, DType::i64, loc);
   if (!n->is_scalar())
-    ctx.fail(loc, fmt::format("a loop {} must be a scalar, got a value of shape {}", which,
-                              ir::shape_str(n->shape)),
+    ctx.fail(loc,
+             fmt::format("a loop {} must be a scalar, got a value of shape {}", which,
+                         ir::shape_str(n->shape)),
              "use a size, an integer, or a one-element tensor");
   if (!is_integer(n->dtype))
-    ctx.fail(loc, fmt::format("a loop bound is not an integer: the {} has dtype {}", which,
-                              dtype_name(n->dtype)),
+    ctx.fail(loc,
+             fmt::format("a loop bound is not an integer: the {} has dtype {}", which,
+                         dtype_name(n->dtype)),
              "use ts::floordiv for integer division (`/` is true division), or .to(ts::i64)");
   return n;
 }
@@ -64,7 +71,8 @@ Node* LoopRangeBase::open() {
   ir::Graph& g = ctx.graph();
   const std::vector<int64_t>& fixed = opts_.block_size.sizes;
   const std::vector<int>& shared = opts_.block_size.shared;
-  if (!is_tile_ && (!fixed.empty() || !shared.empty())) ctx.fail(loc_, "ts::grid takes no block size");
+  if (!is_tile_ && (!fixed.empty() || !shared.empty()))
+    ctx.fail(loc_, "ts::grid takes no block size");
   if (shared.size() > 1 && shared.size() != bounds_.size())
     ctx.fail(loc_, fmt::format("{} block sizes given for a loop of {} dimensions", shared.size(),
                                bounds_.size()));
@@ -74,7 +82,8 @@ Node* LoopRangeBase::open() {
   bool top = ctx.depth() == 0;
   std::vector<std::pair<Node*, Node*>> limits;
   for (const Bound& b : bounds_)
-    limits.emplace_back(bound_node(ctx, b.begin(), b.loc(), "begin"), bound_node(ctx, b.end(), b.loc(), "bound"));
+    limits.emplace_back(bound_node(ctx, b.begin(), b.loc(), "begin"),
+                        bound_node(ctx, b.end(), b.loc(), "bound"));
   Node* loop = ctx.add(Op::Loop, DType::i64, {}, {}, loc_);
   for (size_t d = 0; d < bounds_.size(); ++d) {
     ir::LoopDim ld;
@@ -97,7 +106,8 @@ Node* LoopRangeBase::open() {
           ctx.fail(loc_, "a BlockSize that was not made by ts::register_block_size in this kernel");
         ld.block_id = id;
         if (ir::host_computable(ld.end) && ir::host_computable(ld.begin))
-          g.block_size_hint[id] = std::max(g.block_size_hint[id], ctx.trace_value(ld.end) - ctx.trace_value(ld.begin));
+          g.block_size_hint[id] =
+              std::max(g.block_size_hint[id], ctx.trace_value(ld.end) - ctx.trace_value(ld.begin));
       } else if (f == 0) {
         ld.block_id = g.num_block_sizes++;
         int64_t hint = 0;
@@ -168,11 +178,14 @@ BlockSize register_block_size(int64_t min, int64_t max, Loc l) {
   if (ctx.depth() > 0)
     ctx.fail(loc, "ts::register_block_size is host code", "call it before the first device loop");
   if (min < 1 || (max && min > max))
-    ctx.fail(loc, fmt::format("block size range [{}, {}] is empty", min, max), "use 1 <= min <= max");
+    ctx.fail(loc, fmt::format("block size range [{}, {}] is empty", min, max),
+             "use 1 <= min <= max");
   int64_t p = next_pow2(min);
   if (max && p > max)
-    ctx.fail(loc, fmt::format("block size range [{}, {}] holds no power of two", min, max),
-             fmt::format("block sizes are powers of two: widen the range to hold one (e.g. [{}, {}])", p / 2, p));
+    ctx.fail(
+        loc, fmt::format("block size range [{}, {}] holds no power of two", min, max),
+        fmt::format("block sizes are powers of two: widen the range to hold one (e.g. [{}, {}])",
+                    p / 2, p));
   ir::Graph& g = ctx.graph();
   BlockSize b{g.num_block_sizes++};
   g.block_size_hint.push_back(0);
@@ -185,7 +198,8 @@ Value register_reduction_dim(const Value& size, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   Node* n = size.node();
   if (!n || !is_integer(n->dtype) || !n->is_scalar())
-    ctx.fail(loc, "ts::register_reduction_dim takes an integer size", "pass a size such as x.size(1)");
+    ctx.fail(loc, "ts::register_reduction_dim takes an integer size",
+             "pass a size such as x.size(1)");
   ir::Sym* s = ctx.extent_sym(n, "reduction dim", loc);
   auto& rs = ctx.graph().reduction_syms;
   if (std::find(rs.begin(), rs.end(), s) == rs.end()) rs.push_back(s);
@@ -250,7 +264,8 @@ static ir::Shape tile_shape(const std::vector<TileDim>& dims, SourceLoc loc) {
 static void require_device(SourceLoc loc, const char* what) {
   TraceContext& ctx = TraceContext::current();
   if (ctx.depth() == 0)
-    ctx.fail(loc, fmt::format("{} builds a tile value and can only be used inside a device loop", what),
+    ctx.fail(loc,
+             fmt::format("{} builds a tile value and can only be used inside a device loop", what),
              "use ts::empty / x.new_zeros for tensors in host code");
 }
 
@@ -259,12 +274,16 @@ Value full(std::vector<TileDim> shape, double value, DType dtype, Loc l) {
   require_device(loc, "ts::full/ts::zeros");
   TraceContext& ctx = TraceContext::current();
   ctx.check_integer_constant(value, dtype, loc);
-  Node* v = is_float(dtype) ? ctx.constant_float(value, dtype, loc)
-                            : ctx.constant_int(dtype == DType::boolean ? value != 0 : integer_bits(value), dtype, loc);
+  Node* v = is_float(dtype)
+                ? ctx.constant_float(value, dtype, loc)
+                : ctx.constant_int(dtype == DType::boolean ? value != 0 : integer_bits(value),
+                                   dtype, loc);
   return Value::wrap(ctx.add(Op::Full, dtype, tile_shape(shape, loc), {v}, loc));
 }
 
-Value zeros(std::vector<TileDim> shape, DType dtype, Loc l) { return full(std::move(shape), 0.0, dtype, l); }
+Value zeros(std::vector<TileDim> shape, DType dtype, Loc l) {
+  return full(std::move(shape), 0.0, dtype, l);
+}
 
 Value arange(const Extent& n, DType dtype, Loc l) {
   SourceLoc loc = SourceLoc::from(l);

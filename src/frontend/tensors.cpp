@@ -1,7 +1,7 @@
 // Tensor, Index, TensorRef: indexing, loads, stores and host allocations.
-#include <set>
-
 #include <fmt/format.h>
+
+#include <set>
 
 #include "common/preserve_format.hpp"
 #include "frontend/trace.hpp"
@@ -21,7 +21,8 @@ Index::Index(All, Loc loc) : kind(all_k), loc(SourceLoc::from(loc)) {}
 Index::Index(NewAxis, Loc loc) : kind(newaxis_k), loc(SourceLoc::from(loc)) {}
 Index::Index(const Tile& t, Loc loc)
     : kind(tile_k), node(t.loop()), tile_dim(t.loop_dim()), loc(SourceLoc::from(loc)) {}
-Index::Index(const Value& v, Loc loc) : kind(value_k), node(v.node_at(SourceLoc::from(loc))), loc(SourceLoc::from(loc)) {}
+Index::Index(const Value& v, Loc loc)
+    : kind(value_k), node(v.node_at(SourceLoc::from(loc))), loc(SourceLoc::from(loc)) {}
 Index::Index(const TensorRef& r, Loc loc)
     : kind(value_k), node(r.load(SourceLoc::from(loc))), loc(SourceLoc::from(loc)) {}
 
@@ -30,10 +31,14 @@ Index::Index(const TensorRef& r, Loc loc)
 static int norm_dim(const Node* t, int d, SourceLoc loc, const char* what) {
   if (d < -t->rank || d >= t->rank)
     TraceContext::current().fail(
-        loc, fmt::format("{}({}) is out of range: {} has {} dimensions", what, d, tensor_name(t), t->rank),
-        t->rank == 0 ? std::string("a 0-dimensional tensor has no dimension to index: pass a tensor of shape [1] "
-                                   "and read it with ts::load(t) or t.item()")
-                     : fmt::format("use a dimension in [{}, {}]", -t->rank, t->rank - 1));
+        loc,
+        fmt::format("{}({}) is out of range: {} has {} dimensions", what, d, tensor_name(t),
+                    t->rank),
+        t->rank == 0
+            ? std::string(
+                  "a 0-dimensional tensor has no dimension to index: pass a tensor of shape [1] "
+                  "and read it with ts::load(t) or t.item()")
+            : fmt::format("use a dimension in [{}, {}]", -t->rank, t->rank - 1));
   return d < 0 ? d + t->rank : d;
 }
 
@@ -45,7 +50,8 @@ Node* Tensor::node_at(SourceLoc loc) const {
   TraceContext* ctx = TraceContext::current_or_null();
   if (ctx && node_ && trace_ != ctx->id())
     ctx->fail(loc, "a ts::Tensor from another trace (an earlier call, or another kernel) is used",
-              "use the kernel's own parameters and the tensors its host code allocates; a ts::Tensor cannot "
+              "use the kernel's own parameters and the tensors its host code allocates; a "
+              "ts::Tensor cannot "
               "outlive the call that traced it");
   return node_;
 }
@@ -90,14 +96,15 @@ Value Tensor::item(Loc l) const {
                "item() and ts::load(t) need a one-element tensor");
   }
   std::vector<Node*> zeros;
-  for (int d = 0; d < self->rank; ++d) zeros.push_back(ctx.add_host(Op::Const, DType::i64, {}, loc));
+  for (int d = 0; d < self->rank; ++d)
+    zeros.push_back(ctx.add_host(Op::Const, DType::i64, {}, loc));
   return Value::wrap(device_scalar(*this, zeros, loc));
 }
 
 Value load(const Tensor& t, Loc loc) { return t.item(loc); }
 
-static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double value, SourceLoc loc,
-                    const Tensor* like = nullptr) {
+static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double value,
+                    SourceLoc loc, const Tensor* like = nullptr) {
   TraceContext& ctx = TraceContext::current();
   if (ctx.depth() > 0)
     ctx.fail(loc, "tensors can only be allocated in host code, outside device loops",
@@ -108,11 +115,14 @@ static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double
   for (const Extent& e : shape) {
     Node* n = e.value().node();
     if (is_float(n->dtype) && n->is_scalar())
-      ctx.fail(loc, fmt::format("an allocation's size is a {} value, not an integer", dtype_name(n->dtype)),
-               "`/` is true division (as in PyTorch): use ts::floordiv(a, b) for an integer quotient");
+      ctx.fail(
+          loc,
+          fmt::format("an allocation's size is a {} value, not an integer", dtype_name(n->dtype)),
+          "`/` is true division (as in PyTorch): use ts::floordiv(a, b) for an integer quotient");
     if (!is_integer(n->dtype) || !n->is_scalar() || !ir::host_computable(n))
-      ctx.fail(loc, "an allocation's size must be a host integer (an integer, a size, or an "
-                    "integer argument)",
+      ctx.fail(loc,
+               "an allocation's size must be a host integer (an integer, a size, or an "
+               "integer argument)",
                "device-resident values cannot size allocations: allocate the largest size and "
                "use the device value as a loop bound");
     dims.push_back(n);
@@ -127,8 +137,9 @@ static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double
   if (like) a->like = like->node()->op == Op::Arg ? like->node() : like->node()->like;
   if (a->like) {
     const Buffer& b = ctx.args().at(static_cast<size_t>(a->like->ival)).buffer;
-    a->fn = row_major_strides(b.shape(), preserve_format_strides(b.shape(), b.strides())) ? ir::alloc_row_major
-                                                                                        : ir::alloc_strided;
+    a->fn = row_major_strides(b.shape(), preserve_format_strides(b.shape(), b.strides()))
+                ? ir::alloc_row_major
+                : ir::alloc_strided;
   }
   return Tensor(a);
 }
@@ -177,8 +188,12 @@ static TensorRef make_ref(Node* t, std::vector<Index> v) {
 TensorRef Tensor::operator()() const { return make_ref(node(), {}); }
 TensorRef Tensor::operator()(Index a) const { return make_ref(node_at(a.loc), {a}); }
 TensorRef Tensor::operator()(Index a, Index b) const { return make_ref(node_at(a.loc), {a, b}); }
-TensorRef Tensor::operator()(Index a, Index b, Index c) const { return make_ref(node_at(a.loc), {a, b, c}); }
-TensorRef Tensor::operator()(Index a, Index b, Index c, Index d) const { return make_ref(node_at(a.loc), {a, b, c, d}); }
+TensorRef Tensor::operator()(Index a, Index b, Index c) const {
+  return make_ref(node_at(a.loc), {a, b, c});
+}
+TensorRef Tensor::operator()(Index a, Index b, Index c, Index d) const {
+  return make_ref(node_at(a.loc), {a, b, c, d});
+}
 TensorRef Tensor::operator()(Index a, Index b, Index c, Index d, Index e) const {
   return make_ref(node_at(a.loc), {a, b, c, d, e});
 }
@@ -203,8 +218,9 @@ Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc
   for (const Index& i : idx)
     if (i.kind != Index::newaxis_k) ++consumed;
   if (consumed > tensor->rank)
-    ctx.fail(loc, fmt::format("{} has {} dimensions but is indexed with {} indices",
-                              tensor_name(tensor), tensor->rank, consumed),
+    ctx.fail(loc,
+             fmt::format("{} has {} dimensions but is indexed with {} indices", tensor_name(tensor),
+                         tensor->rank, consumed),
              "index each dimension once (ts::all for a whole dimension)");
   std::vector<Index> full = idx;
   for (int k = consumed; k < tensor->rank; ++k) full.emplace_back(all, Loc::current());
@@ -245,18 +261,22 @@ Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc
       case Index::value_k: {
         Node* v = i.node;
         if (v->dtype == DType::boolean)
-          ctx.fail(i.loc, "an index must be an integer, got a bool value (in PyTorch a bool index is a mask; "
-                          "tessel has no boolean-mask indexing)",
-                   "mask with ts::where(mask, value, 0), or convert it with .to(ts::i64) to index with 0 and 1");
+          ctx.fail(
+              i.loc,
+              "an index must be an integer, got a bool value (in PyTorch a bool index is a mask; "
+              "tessel has no boolean-mask indexing)",
+              "mask with ts::where(mask, value, 0), or convert it with .to(ts::i64) to index with "
+              "0 and 1");
         if (!is_integer(v->dtype))
-          ctx.fail(i.loc, fmt::format("an index must be an integer, got a {} value", dtype_name(v->dtype)),
+          ctx.fail(i.loc,
+                   fmt::format("an index must be an integer, got a {} value", dtype_name(v->dtype)),
                    "convert it with .to(ts::i64), or use ts::floordiv for integer division");
         if (v->op == Op::Const && v->ival < 0) {
           // A negative constant counts from the end, as in PyTorch and Helion: x(t, -1) is
           // x(t, x.size(1) - 1). Past the start (-k < -size) it is out of range.
           Node* size = ctx.tensor_attr(Op::Size, tensor, dim, i.loc);
-          Node* from_end = ctx.add(Op::Binary, DType::i64, {}, {size, ctx.constant_int(v->ival, DType::i64, i.loc)},
-                                   i.loc);
+          Node* from_end = ctx.add(Op::Binary, DType::i64, {},
+                                   {size, ctx.constant_int(v->ival, DType::i64, i.loc)}, i.loc);
           from_end->fn = static_cast<uint8_t>(ir::BinaryFn::add);
           v = from_end;
         }
@@ -294,8 +314,9 @@ Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc
   for (ir::Sym*& s : acc.shape) {
     s = ctx.canon(s);
     if (s && !seen.insert(s).second)
-      ctx.fail(loc, fmt::format("the same {} indexes two dimensions of {}", frontend::describe_sym(s),
-                                tensor_name(tensor)),
+      ctx.fail(loc,
+               fmt::format("the same {} indexes two dimensions of {}", frontend::describe_sym(s),
+                           tensor_name(tensor)),
                "a tile can index one dimension of a load or store; use another loop for the "
                "other dimension");
   }
@@ -311,15 +332,17 @@ Node* TensorRef::load(SourceLoc loc) const {
     std::vector<Node*> index;
     for (const Index& i : idx_) {
       if (i.kind != Index::value_k || !i.node->is_scalar())
-        ctx.fail(loc, fmt::format("{} is indexed with a tile or ts::all outside a device loop",
-                                  tensor_name(tensor_)),
+        ctx.fail(loc,
+                 fmt::format("{} is indexed with a tile or ts::all outside a device loop",
+                             tensor_name(tensor_)),
                  "host code may read one element (a device scalar, e.g. `size(0)`); load tiles "
                  "inside ts::tile or ts::grid loops");
       index.push_back(i.node);
     }
     if (static_cast<int>(index.size()) != tensor_->rank)
-      ctx.fail(loc, fmt::format("{} has {} dimensions but is indexed with {} integers in host code",
-                                tensor_name(tensor_), tensor_->rank, index.size()),
+      ctx.fail(loc,
+               fmt::format("{} has {} dimensions but is indexed with {} integers in host code",
+                           tensor_name(tensor_), tensor_->rank, index.size()),
                "give one integer index per dimension");
     std::vector<Node*> args{tensor_};
     args.insert(args.end(), index.begin(), index.end());
@@ -350,9 +373,10 @@ void TensorRef::store(Node* value, SourceLoc loc) {
     ok = !v || v == t || frontend::lined_up(v, t) || ctx.unify(v, t, loc);
   }
   if (!ok)
-    ctx.fail(loc, fmt::format("shape mismatch in a store: the value has shape {} but the indexed "
-                              "elements of {} have shape {}",
-                              ir::shape_str(value->shape), tensor_name(tensor_), ir::shape_str(a.shape)),
+    ctx.fail(loc,
+             fmt::format("shape mismatch in a store: the value has shape {} but the indexed "
+                         "elements of {} have shape {}",
+                         ir::shape_str(value->shape), tensor_name(tensor_), ir::shape_str(a.shape)),
              "the value must broadcast to the indexed shape; index the target with the same "
              "tiles the value was computed from");
   if (value->dtype != tensor_->dtype) {
@@ -368,7 +392,9 @@ void TensorRef::store(Node* value, SourceLoc loc) {
 Value TensorRef::to(DType dtype, Loc loc) const { return cast(Operand(*this, loc), dtype); }
 
 Value TensorRef::operator()(const Index& a) const { return Value::wrap(load(loc_))(a); }
-Value TensorRef::operator()(const Index& a, const Index& b) const { return Value::wrap(load(loc_))(a, b); }
+Value TensorRef::operator()(const Index& a, const Index& b) const {
+  return Value::wrap(load(loc_))(a, b);
+}
 Value TensorRef::operator()(const Index& a, const Index& b, const Index& c) const {
   return Value::wrap(load(loc_))(a, b, c);
 }

@@ -1,11 +1,11 @@
 #include "frontend/trace.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <exception>
-
-#include <fmt/format.h>
 
 #include "common/element.hpp"
 #include "ir/host_eval.hpp"
@@ -33,17 +33,20 @@ TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vect
                  ? fmt::format("tensor argument {} spans {} elements of memory", i, a.buffer.span())
                  : fmt::format("tensor argument {} has {} elements along a dimension", i,
                                *std::max_element(a.buffer.shape().begin(), a.buffer.shape().end()));
-    if (a.kind == ir::ArgKind::int_scalar && !a.specialized && (a.ivalue < INT32_MIN || a.ivalue > INT32_MAX))
+    if (a.kind == ir::ArgKind::int_scalar && !a.specialized &&
+        (a.ivalue < INT32_MIN || a.ivalue > INT32_MAX))
       what = fmt::format("integer argument {} is {}", i, a.ivalue);
     if (what.empty()) continue;
     if (settings_.index_dtype == DType::i32)
-      throw UserError(graph_.kernel_name, called_at, what + ", beyond 32-bit index arithmetic (Settings::index_dtype i32)",
+      throw UserError(graph_.kernel_name, called_at,
+                      what + ", beyond 32-bit index arithmetic (Settings::index_dtype i32)",
                       "leave Settings::index_dtype unset or set it to ts::i64");
     index_dtype_ = DType::i64;
   }
   // Float scalar arguments are weakly typed, like Python floats (docs/DECISIONS.md).
   for (size_t i = 0; i < args_.size() && i < graph_.args.size(); ++i)
-    if (args_[i].kind == ir::ArgKind::float_scalar && !args_[i].specialized) weak_floats_.insert(graph_.args[i]);
+    if (args_[i].kind == ir::ArgKind::float_scalar && !args_[i].specialized)
+      weak_floats_.insert(graph_.args[i]);
   graph_.index_dtype = index_dtype_;
   graph_.index_dtype_forced = settings_.index_dtype.has_value();
   graph_.check_bounds = settings_.check_bounds.value_or(false);
@@ -108,7 +111,8 @@ ir::Node* TraceContext::tensor_attr(ir::Op op, ir::Node* tensor, int dim, Source
                          : -1;
   if (op == ir::Op::Size && tensor->op == ir::Op::Alloc) {
     n = tensor->args.at(dim);  // the allocation's own extent
-  } else if (arg_size >= 0 && ir::size_fixed_by_key(arg_size, settings_.static_shapes.value_or(false))) {
+  } else if (arg_size >= 0 &&
+             ir::size_fixed_by_key(arg_size, settings_.static_shapes.value_or(false))) {
     // A size the specialization key fixes (static shapes, or a power of two) is a constant.
     int64_t v = arg_size;
     n = add_host(ir::Op::Const, DType::i64, {}, loc);  // host: shape checks use it too
@@ -127,7 +131,8 @@ ir::Sym* TraceContext::all_sym(ir::Node* tensor, int dim, SourceLoc loc) {
   auto key = std::make_pair(tensor, dim);
   auto it = all_cache_.find(key);
   if (it != all_cache_.end()) return it->second;
-  std::string name = fmt::format("{}.size({})", tensor->name.empty() ? "tensor" : tensor->name, dim);
+  std::string name =
+      fmt::format("{}.size({})", tensor->name.empty() ? "tensor" : tensor->name, dim);
   ir::Sym* s = extent_sym(tensor_attr(ir::Op::Size, tensor, dim, loc), name, loc);
   all_cache_[key] = s;
   return s;
@@ -135,7 +140,9 @@ ir::Sym* TraceContext::all_sym(ir::Node* tensor, int dim, SourceLoc loc) {
 
 void TraceContext::check_integer_constant(double v, DType dtype, SourceLoc loc) {
   if (!holds_integer_value(dtype, v))
-    fail(loc, fmt::format("the constant {} cannot be converted to {} without overflow", v, dtype_name(dtype)),
+    fail(loc,
+         fmt::format("the constant {} cannot be converted to {} without overflow", v,
+                     dtype_name(dtype)),
          "use a value the dtype holds, a wider integer dtype, or a float dtype");
 }
 
@@ -207,12 +214,13 @@ void TraceContext::close_loop(ir::Node* loop) {
            "iterations of a top-level loop run as parallel programs and cannot carry values; "
            "declare the variable inside the loop");
     if (binding->dtype != entry.placeholder->dtype || binding->shape != entry.placeholder->shape)
-      fail(binding->loc,
-           fmt::format("a loop-carried variable changes from {}{} to {}{} inside the loop",
-                       dtype_name(entry.placeholder->dtype), ir::shape_str(entry.placeholder->shape),
-                       dtype_name(binding->dtype), ir::shape_str(binding->shape)),
-           "initialize it before the loop with the dtype and shape it has after each "
-           "iteration (e.g. ts::zeros({tile}, ts::f32)), or convert with .to(dtype)");
+      fail(
+          binding->loc,
+          fmt::format("a loop-carried variable changes from {}{} to {}{} inside the loop",
+                      dtype_name(entry.placeholder->dtype), ir::shape_str(entry.placeholder->shape),
+                      dtype_name(binding->dtype), ir::shape_str(binding->shape)),
+          "initialize it before the loop with the dtype and shape it has after each "
+          "iteration (e.g. ts::zeros({tile}, ts::f32)), or convert with .to(dtype)");
     loop->carried.push_back(entry.placeholder);
     loop->inits.push_back(entry.init);
     yields.push_back(binding);
@@ -242,8 +250,8 @@ ir::Node* TraceContext::resolve(const Value* var, ir::Node*& binding, int decl_d
   }
   for (int level = decl_depth + 1; level <= d; ++level) {
     OpenLoop& ol = loops_[level - 1];
-    auto it = std::find_if(ol.vars.begin(), ol.vars.end(),
-                           [&](const auto& e) { return e.first == var; });
+    auto it =
+        std::find_if(ol.vars.begin(), ol.vars.end(), [&](const auto& e) { return e.first == var; });
     if (it != ol.vars.end()) continue;
     ir::Node* p = graph_.new_node(ir::Op::Carried, binding->loc);
     p->dtype = binding->dtype;
@@ -356,7 +364,8 @@ ir::Node* TraceContext::exact_float(ir::Node* n) {
   }
   // An argument, or neg, abs and arithmetic of weak floats and constants: in the host
   // block, or right after `n` when it reads a variable's placeholder in a loop.
-  bool host = std::all_of(args.begin(), args.end(), [](const ir::Node* a) { return a->depth == 0; });
+  bool host =
+      std::all_of(args.begin(), args.end(), [](const ir::Node* a) { return a->depth == 0; });
   ir::Node* e = nullptr;
   if (host) {
     e = add_host(n->op, DType::f64, std::move(args), n->loc);
@@ -378,8 +387,8 @@ ir::Node* TraceContext::exact_float(ir::Node* n) {
   return e;
 }
 
-void TraceContext::check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, const std::string& what,
-                                     SourceLoc loc) {
+void TraceContext::check_tile_covers(ir::Node* tensor, int dim, ir::Node* end,
+                                     const std::string& what, SourceLoc loc) {
   std::pair<ir::Node*, int> origin;
   if (end->op == ir::Op::Size && end->args.at(0)->op == ir::Op::Arg) {
     origin = {end->args[0], static_cast<int>(end->ival)};
@@ -395,7 +404,8 @@ void TraceContext::check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, c
   check->dtype = DType::boolean;
   check->ival = 1;
   check->args = {size, end};
-  check->name = fmt::format("{} size({})\n{} size({})", what, dim, describe_tensor(origin.first), origin.second);
+  check->name = fmt::format("{} size({})\n{} size({})", what, dim, describe_tensor(origin.first),
+                            origin.second);
   ir::Block& host = graph_.host;
   host.insert(depth() > 0 ? host.end() - 1 : host.end(), check);
 }
@@ -505,7 +515,9 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc
     } else if (!y || x == y) {
       out[i] = x;
     } else if (lined_up(x, y)) {
-      out[i] = x->kind == ir::Sym::block_k ? x : y;  // the BlockSize's dim: a carried value keeps its shape
+      out[i] = x->kind == ir::Sym::block_k
+                   ? x
+                   : y;  // the BlockSize's dim: a carried value keeps its shape
     } else if (ctx.unify(x, y, loc)) {
       out[i] = ctx.canon(x);
     } else {

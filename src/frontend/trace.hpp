@@ -5,8 +5,8 @@
 #include <functional>
 #include <map>
 #include <set>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -27,9 +27,9 @@ namespace tessel::frontend {
 /// A concrete call argument, as seen while tracing (gives trace-time sizes).
 struct TraceArg {
   ir::ArgKind kind = ir::ArgKind::tensor;
-  Buffer buffer;       // tensor arguments
-  int64_t ivalue = 0;  // int scalars
-  double fvalue = 0;   // float scalars
+  Buffer buffer;             // tensor arguments
+  int64_t ivalue = 0;        // int scalars
+  double fvalue = 0;         // float scalars
   bool specialized = false;  // a plain C++ number: a constant of the generated code
 };
 
@@ -57,7 +57,8 @@ class TraceContext {
  public:
   /// `called_at`: the line of the call being traced, where errors about its arguments
   /// point (none: the kernel's).
-  TraceContext(ir::Graph& graph, const Settings& settings, std::vector<TraceArg> args, SourceLoc called_at = {});
+  TraceContext(ir::Graph& graph, const Settings& settings, std::vector<TraceArg> args,
+               SourceLoc called_at = {});
   ~TraceContext();
 
   /// The context of the trace running on this thread; throws InternalError when none
@@ -128,7 +129,8 @@ class TraceContext {
   /// tensor's size: adds a per-call check that tensor.size(dim) >= end (a smaller tensor
   /// would be read or written past its end, masked, instead of the error torch gives).
   /// `what` and `bound` describe the two sizes for the error message.
-  void check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, const std::string& what, SourceLoc loc);
+  void check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, const std::string& what,
+                         SourceLoc loc);
   ir::Sym* extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc);
   /// The block_k Sym of BlockSize `id` (one per id and trace).
   ir::Sym* block_sym(int id, SourceLoc loc);
@@ -161,7 +163,7 @@ class TraceContext {
   std::set<const ir::Node*> weak_floats_;
   std::map<const ir::Node*, ir::Node*> exact_floats_;
   std::map<const ir::Node*, const ir::Node*> owner_;  // node inside a loop -> that loop
-  DType index_dtype_ = DType::i32;  // union-find over extent syms
+  DType index_dtype_ = DType::i32;                    // union-find over extent syms
   bool has_deferred_ = false;
   SourceLoc deferred_loc_;
   std::string deferred_what_, deferred_hint_;

@@ -27,14 +27,15 @@ Value register_tunable(const std::string& name, std::vector<int64_t> choices, Lo
     ctx.fail(loc, fmt::format("tunable '{}' lists a choice twice: {}", name, choices),
              "list each value once");
   auto& declared = ctx.graph().tunables;
-  auto it = std::find_if(declared.begin(), declared.end(), [&](const auto& t) { return t.first == name; });
+  auto it = std::find_if(declared.begin(), declared.end(),
+                         [&](const auto& t) { return t.first == name; });
   if (it == declared.end()) {
     declared.emplace_back(name, choices);
   } else if (it->second != choices) {
-    ctx.fail(
-        loc,
-        fmt::format("tunable '{}' was declared with choices {} and again with {}", name, it->second, choices),
-        "declare a tunable once, or with the same choices each time");
+    ctx.fail(loc,
+             fmt::format("tunable '{}' was declared with choices {} and again with {}", name,
+                         it->second, choices),
+             "declare a tunable once, or with the same choices each time");
   }
   int64_t value = choices.front();
   const std::optional<Config>& config = ctx.settings().config;

@@ -26,8 +26,9 @@ Operand::Operand(const TensorRef& r, Loc loc) : loc_(SourceLoc::from(loc)) { nod
 Operand::Operand(const Tensor& t, Loc loc) : loc_(SourceLoc::from(loc)) {
   TraceContext& ctx = TraceContext::current();
   std::string name = t.node()->name.empty() ? "a tensor" : "tensor '" + t.node()->name + "'";
-  ctx.fail(loc_, fmt::format("{} is used as a value{}", name,
-                             ctx.depth() > 0 ? " inside a device loop without loading it" : ""),
+  ctx.fail(loc_,
+           fmt::format("{} is used as a value{}", name,
+                       ctx.depth() > 0 ? " inside a device loop without loading it" : ""),
            "index it to load elements (`x(t)`, `x(i, ts::all)`), or for a one-element bound "
            "use ts::load(x) or x.item()");
 }
@@ -53,7 +54,8 @@ static uint64_t current_trace() {
 
 Value::Value() : depth_(current_depth()), trace_(current_trace()) {}
 Value::Value(const Value& o) : node_(o.node()), depth_(current_depth()), trace_(current_trace()) {}
-Value::Value(const Operand& o) : node_(o.node()), depth_(current_depth()), trace_(current_trace()) {}
+Value::Value(const Operand& o)
+    : node_(o.node()), depth_(current_depth()), trace_(current_trace()) {}
 Value::Value(const TensorRef& r, Loc loc) : Value(Operand(r, loc)) {}
 
 Value::~Value() {
@@ -72,9 +74,10 @@ Node* Value::node_at(SourceLoc loc) const {
   TraceContext* ctx = TraceContext::current_or_null();
   if (!ctx || !node_) return node_;
   if (trace_ != ctx->id())
-    ctx->fail(loc, "a ts::Value from another trace (an earlier call, or another kernel) is used",
-              "declare ts::Value variables inside the kernel's lambda; a value cannot outlive the call "
-              "that traced it");
+    ctx->fail(
+        loc, "a ts::Value from another trace (an earlier call, or another kernel) is used",
+        "declare ts::Value variables inside the kernel's lambda; a value cannot outlive the call "
+        "that traced it");
   return ctx->resolve(this, node_, depth_);
 }
 
@@ -95,10 +98,18 @@ Value& Value::operator=(const Value& o) {
 }
 // Compound assignments are attributed to the user's line, which the right operand carries.
 Value& Value::operator=(const TensorRef& r) { return assign(r.load(SourceLoc{})); }
-Value& Value::operator+=(const Operand& o) { return assign((Operand(*this).at(o.loc()) + o).node()); }
-Value& Value::operator-=(const Operand& o) { return assign((Operand(*this).at(o.loc()) - o).node()); }
-Value& Value::operator*=(const Operand& o) { return assign((Operand(*this).at(o.loc()) * o).node()); }
-Value& Value::operator/=(const Operand& o) { return assign((Operand(*this).at(o.loc()) / o).node()); }
+Value& Value::operator+=(const Operand& o) {
+  return assign((Operand(*this).at(o.loc()) + o).node());
+}
+Value& Value::operator-=(const Operand& o) {
+  return assign((Operand(*this).at(o.loc()) - o).node());
+}
+Value& Value::operator*=(const Operand& o) {
+  return assign((Operand(*this).at(o.loc()) * o).node());
+}
+Value& Value::operator/=(const Operand& o) {
+  return assign((Operand(*this).at(o.loc()) / o).node());
+}
 
 DType Value::dtype() const { return node()->dtype; }
 int Value::dim() const { return static_cast<int>(node()->shape.size()); }
@@ -106,7 +117,9 @@ Value Value::to(DType dtype, Loc loc) const { return cast(Operand(*this, loc), d
 
 Value Value::operator()(const Index& a) const { return view({a}, a.loc); }
 Value Value::operator()(const Index& a, const Index& b) const { return view({a, b}, a.loc); }
-Value Value::operator()(const Index& a, const Index& b, const Index& c) const { return view({a, b, c}, a.loc); }
+Value Value::operator()(const Index& a, const Index& b, const Index& c) const {
+  return view({a, b, c}, a.loc);
+}
 Value Value::operator()(const Index& a, const Index& b, const Index& c, const Index& d) const {
   return view({a, b, c, d}, a.loc);
 }
@@ -121,7 +134,8 @@ Value Value::view(const std::vector<Index>& idx, SourceLoc loc) const {
       shape.push_back(nullptr);
     } else if (i.kind == Index::all_k) {
       if (used >= src->shape.size())
-        ctx.fail(loc, fmt::format("too many indices for a value of {} dimensions", src->shape.size()));
+        ctx.fail(loc,
+                 fmt::format("too many indices for a value of {} dimensions", src->shape.size()));
       shape.push_back(src->shape[used++]);
     } else {
       ctx.fail(loc, "a tile value can only be indexed with ts::all and ts::newaxis",
@@ -149,14 +163,16 @@ Node* cast_node(Node* n, DType t, SourceLoc loc) {
   if (n->op == Op::Const && n->shape.empty()) {
     const bool from_float = is_float(n->dtype);
     if (is_float(t)) {
-      double v = from_float ? n->fval
+      double v = from_float               ? n->fval
                  : n->dtype == DType::u64 ? static_cast<double>(static_cast<uint64_t>(n->ival))
                                           : static_cast<double>(n->ival);
       return ctx.constant_float(v, t, loc);
     }
-    if (t == DType::boolean) return ctx.constant_int(from_float ? n->fval != 0 : n->ival != 0, t, loc);
+    if (t == DType::boolean)
+      return ctx.constant_int(from_float ? n->fval != 0 : n->ival != 0, t, loc);
     if (!from_float)
-      return ctx.constant_int(t == DType::i32 ? static_cast<int32_t>(static_cast<uint32_t>(n->ival)) : n->ival, t, loc);
+      return ctx.constant_int(
+          t == DType::i32 ? static_cast<int32_t>(static_cast<uint32_t>(n->ival)) : n->ival, t, loc);
   }
   return ctx.add(Op::Cast, t, n->shape, {n}, loc);
 }
@@ -177,10 +193,13 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
   DType common = common_dtype(a, b);
   if (kind == 'l') common = DType::boolean;
   if (kind == 'b' && is_float(common))
-    ctx.fail(loc, fmt::format("bitwise operator {} needs integer or bool operands, got {}",
-                              fn == ir::BinaryFn::bit_and ? "&" : fn == ir::BinaryFn::bit_or ? "|"
-                              : fn == ir::BinaryFn::bit_xor ? "^" : ir::binary_name(fn),
-                              dtype_name(common)),
+    ctx.fail(loc,
+             fmt::format("bitwise operator {} needs integer or bool operands, got {}",
+                         fn == ir::BinaryFn::bit_and   ? "&"
+                         : fn == ir::BinaryFn::bit_or  ? "|"
+                         : fn == ir::BinaryFn::bit_xor ? "^"
+                                                       : ir::binary_name(fn),
+                         dtype_name(common)),
              "convert with .to(ts::i32) first, or use && / || on bool values");
   // A C++ integer next to an i32 tile value takes i32 (torch's rule for Python scalars):
   // one that does not fit is refused, as torch refuses it, instead of wrapping. A negative
@@ -194,9 +213,11 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
         (common == DType::i64 && big_unsigned))
       ctx.fail(loc,
                fmt::format("the constant {} does not fit {}, the dtype of the other operand",
-                           big_unsigned ? std::to_string(static_cast<uint64_t>(c->ival)) : std::to_string(c->ival),
+                           big_unsigned ? std::to_string(static_cast<uint64_t>(c->ival))
+                                        : std::to_string(c->ival),
                            dtype_name(common)),
-               big_unsigned ? "convert the tile value to ts::u64 first" : "convert the tile value first, e.g. .to(ts::i64)");
+               big_unsigned ? "convert the tile value to ts::u64 first"
+                            : "convert the tile value first, e.g. .to(ts::i64)");
   }
   if (fn == ir::BinaryFn::div && !is_float(common)) common = DType::f32;
   if (fn == ir::BinaryFn::pow && common == DType::boolean) common = DType::i64;
@@ -208,7 +229,7 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
     if (y->dtype != DType::boolean) y = binary(ir::BinaryFn::ne, Value::wrap(y), 0).node();
   }
   if (kind == 'b' && common == DType::boolean) {
-    fn = fn == ir::BinaryFn::bit_and ? ir::BinaryFn::logical_and
+    fn = fn == ir::BinaryFn::bit_and  ? ir::BinaryFn::logical_and
          : fn == ir::BinaryFn::bit_or ? ir::BinaryFn::logical_or
                                       : ir::BinaryFn::ne;
   }
@@ -218,7 +239,8 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
   Node* n = ctx.add(Op::Binary, result, shape, {x, y}, loc);
   n->fn = static_cast<uint8_t>(fn);
   // Arithmetic of weak floats and C++ numbers stays weak (Python float arithmetic).
-  if (kind == 'a' && is_float(result) && a.weak() && b.weak() && (ctx.weak_float(x) || ctx.weak_float(y)))
+  if (kind == 'a' && is_float(result) && a.weak() && b.weak() &&
+      (ctx.weak_float(x) || ctx.weak_float(y)))
     ctx.mark_weak_float(n);
   return Value::wrap(n);
 }
@@ -240,7 +262,8 @@ Value unary(ir::UnaryFn fn, const Operand& a) {
   x = cast_node(x, t, a.loc());
   Node* n = ctx.add(Op::Unary, t, x->shape, {x}, a.loc());
   n->fn = static_cast<uint8_t>(fn);
-  if ((fn == ir::UnaryFn::neg || fn == ir::UnaryFn::abs) && ctx.weak_float(x)) ctx.mark_weak_float(n);
+  if ((fn == ir::UnaryFn::neg || fn == ir::UnaryFn::abs) && ctx.weak_float(x))
+    ctx.mark_weak_float(n);
   return Value::wrap(n);
 }
 
@@ -258,8 +281,12 @@ Value operator>(const Operand& a, const Operand& b) { return binary(ir::BinaryFn
 Value operator>=(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::ge, a, b); }
 Value operator==(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::eq, a, b); }
 Value operator!=(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::ne, a, b); }
-Value operator&&(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::logical_and, a, b); }
-Value operator||(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::logical_or, a, b); }
+Value operator&&(const Operand& a, const Operand& b) {
+  return binary(ir::BinaryFn::logical_and, a, b);
+}
+Value operator||(const Operand& a, const Operand& b) {
+  return binary(ir::BinaryFn::logical_or, a, b);
+}
 Value operator!(const Operand& a) { return unary(ir::UnaryFn::logical_not, a); }
 Value operator&(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::bit_and, a, b); }
 Value operator|(const Operand& a, const Operand& b) { return binary(ir::BinaryFn::bit_or, a, b); }
@@ -285,7 +312,9 @@ Value erf(const Operand& a) { return unary(ir::UnaryFn::erf, a); }
 Value floor(const Operand& a) { return unary(ir::UnaryFn::floor, a); }
 Value ceil(const Operand& a) { return unary(ir::UnaryFn::ceil, a); }
 
-Value cast(const Operand& a, DType dtype) { return Value::wrap(cast_node(a.node(), dtype, a.loc())); }
+Value cast(const Operand& a, DType dtype) {
+  return Value::wrap(cast_node(a.node(), dtype, a.loc()));
+}
 
 Value where(const Operand& cond, const Operand& a, const Operand& b) {
   TraceContext& ctx = TraceContext::current();
@@ -313,9 +342,10 @@ Value reduce(ir::ReduceFn fn, const Operand& a, int dim, bool keepdim, Loc l) {
     ctx.fail(loc, fmt::format("{} of a scalar value", ir::reduce_name(fn)),
              "reduce a tile value (one with dimensions), e.g. x(t, ts::all)");
   if (dim < -rank || dim >= rank)
-    ctx.fail(loc, fmt::format("reduction dimension {} is out of range for a value of {} "
-                              "dimensions",
-                              dim, rank),
+    ctx.fail(loc,
+             fmt::format("reduction dimension {} is out of range for a value of {} "
+                         "dimensions",
+                         dim, rank),
              fmt::format("use a dimension in [{}, {}]", -rank, rank - 1));
   if (dim < 0) dim += rank;
   DType t = x->dtype;
@@ -351,14 +381,30 @@ Value reduce(ir::ReduceFn fn, const Operand& a, int dim, bool keepdim, Loc l) {
 
 }  // namespace
 
-Value sum(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::sum, a, dim, keepdim, l); }
-Value max(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::max, a, dim, keepdim, l); }
-Value min(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::min, a, dim, keepdim, l); }
-Value prod(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::prod, a, dim, keepdim, l); }
-Value argmax(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::argmax, a, dim, keepdim, l); }
-Value argmin(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::argmin, a, dim, keepdim, l); }
-Value any(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::any, a, dim, keepdim, l); }
-Value all_of(const Operand& a, int dim, bool keepdim, Loc l) { return reduce(ir::ReduceFn::all, a, dim, keepdim, l); }
+Value sum(const Operand& a, int dim, bool keepdim, Loc l) {
+  return reduce(ir::ReduceFn::sum, a, dim, keepdim, l);
+}
+Value max(const Operand& a, int dim, bool keepdim, Loc l) {
+  return reduce(ir::ReduceFn::max, a, dim, keepdim, l);
+}
+Value min(const Operand& a, int dim, bool keepdim, Loc l) {
+  return reduce(ir::ReduceFn::min, a, dim, keepdim, l);
+}
+Value prod(const Operand& a, int dim, bool keepdim, Loc l) {
+  return reduce(ir::ReduceFn::prod, a, dim, keepdim, l);
+}
+Value argmax(const Operand& a, int dim, bool keepdim, Loc l) {
+  return reduce(ir::ReduceFn::argmax, a, dim, keepdim, l);
+}
+Value argmin(const Operand& a, int dim, bool keepdim, Loc l) {
+  return reduce(ir::ReduceFn::argmin, a, dim, keepdim, l);
+}
+Value any(const Operand& a, int dim, bool keepdim, Loc l) {
+  return reduce(ir::ReduceFn::any, a, dim, keepdim, l);
+}
+Value all_of(const Operand& a, int dim, bool keepdim, Loc l) {
+  return reduce(ir::ReduceFn::all, a, dim, keepdim, l);
+}
 
 Value mean(const Operand& a, int dim, bool keepdim, Loc l) {
   TraceContext& ctx = TraceContext::current();
@@ -374,14 +420,16 @@ Value mean(const Operand& a, int dim, bool keepdim, Loc l) {
   if (s && s->kind == ir::Sym::extent_k) {
     count = Value::wrap(s->extent);
   } else if (s && s->kind == ir::Sym::block_k) {
-    ctx.fail(loc, "mean over a BlockSize dimension", "use ts::sum and divide by the number of valid elements");
+    ctx.fail(loc, "mean over a BlockSize dimension",
+             "use ts::sum and divide by the number of valid elements");
   } else if (s) {
     Tile t(s->loop, s->loop_dim);
     count = t.end(l) - t.begin(l);
   }
   // Operands located at the user's call, so the generated division names their line.
-  return Value::wrap(cast_node(binary(ir::BinaryFn::div, Operand(total).at(loc), Operand(count).at(loc)).node(),
-                               total.dtype(), loc));
+  return Value::wrap(
+      cast_node(binary(ir::BinaryFn::div, Operand(total).at(loc), Operand(count).at(loc)).node(),
+                total.dtype(), loc));
 }
 
 }  // namespace tessel

@@ -1,9 +1,9 @@
 #include "interp/eval_ops.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "ir/host_eval.hpp"
 
@@ -20,9 +20,15 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // ---- integer helpers (two's complement wrap, no undefined behaviour) ----
 
-int64_t wadd(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); }
-int64_t wsub(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); }
-int64_t wmul(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); }
+int64_t wadd(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+}
+int64_t wsub(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+}
+int64_t wmul(int64_t x, int64_t y) {
+  return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+}
 
 int64_t ifloordiv(int64_t x, int64_t y) {
   if (y == -1) return wsub(0, x);  // INT64_MIN / -1 wraps instead of trapping
@@ -52,8 +58,12 @@ int64_t ishr(int64_t x, int64_t y) {
 }
 
 // torch.maximum / torch.minimum: NaN in either operand gives NaN.
-double fmaximum(double x, double y) { return std::isnan(x) ? x : std::isnan(y) ? y : (x > y ? x : y); }
-double fminimum(double x, double y) { return std::isnan(x) ? x : std::isnan(y) ? y : (x < y ? x : y); }
+double fmaximum(double x, double y) {
+  return std::isnan(x) ? x : std::isnan(y) ? y : (x > y ? x : y);
+}
+double fminimum(double x, double y) {
+  return std::isnan(x) ? x : std::isnan(y) ? y : (x < y ? x : y);
+}
 
 // ---- broadcast loops ----
 
@@ -72,7 +82,8 @@ void loop2(const std::vector<A>& a, const Dims& ad, const std::vector<A>& b, con
     for (int64_t k = 0; k < n; ++k) po[k] = f(pa[k * sa], pb[k * sb]);
     return;
   }
-  for_each_broadcast<2>(od, {&ad, &bd}, [&](int64_t k, int64_t x, int64_t y) { o[k] = f(a[x], b[y]); });
+  for_each_broadcast<2>(od, {&ad, &bd},
+                        [&](int64_t k, int64_t x, int64_t y) { o[k] = f(a[x], b[y]); });
 }
 
 template <class R, class A, class F>
@@ -99,28 +110,54 @@ void binary_float(BinaryFn fn, const TileValue& a, const TileValue& b, TileValue
   if (ir::binary_kind(fn) == 'c') {
     auto cmp = [&](auto f) { loop2(A, ad, B, bd, out.i, out.dims, f); };
     switch (fn) {
-      case BinaryFn::lt: return cmp([](double x, double y) -> int64_t { return x < y; });
-      case BinaryFn::le: return cmp([](double x, double y) -> int64_t { return x <= y; });
-      case BinaryFn::gt: return cmp([](double x, double y) -> int64_t { return x > y; });
-      case BinaryFn::ge: return cmp([](double x, double y) -> int64_t { return x >= y; });
-      case BinaryFn::eq: return cmp([](double x, double y) -> int64_t { return x == y; });
-      case BinaryFn::ne: return cmp([](double x, double y) -> int64_t { return x != y; });
-      default: break;
+      case BinaryFn::lt:
+        return cmp([](double x, double y) -> int64_t { return x < y; });
+      case BinaryFn::le:
+        return cmp([](double x, double y) -> int64_t { return x <= y; });
+      case BinaryFn::gt:
+        return cmp([](double x, double y) -> int64_t { return x > y; });
+      case BinaryFn::ge:
+        return cmp([](double x, double y) -> int64_t { return x >= y; });
+      case BinaryFn::eq:
+        return cmp([](double x, double y) -> int64_t { return x == y; });
+      case BinaryFn::ne:
+        return cmp([](double x, double y) -> int64_t { return x != y; });
+      default:
+        break;
     }
   }
   if (!out.is_float()) bad("binary", ir::binary_name(fn), a.dtype);
   auto ar = [&](auto f) { loop2(A, ad, B, bd, out.f, out.dims, f); };
   switch (fn) {
-    case BinaryFn::add: ar([](double x, double y) { return x + y; }); break;
-    case BinaryFn::sub: ar([](double x, double y) { return x - y; }); break;
-    case BinaryFn::mul: ar([](double x, double y) { return x * y; }); break;
-    case BinaryFn::div: ar([](double x, double y) { return x / y; }); break;
-    case BinaryFn::floordiv: ar([](double x, double y) { return std::floor(x / y); }); break;
-    case BinaryFn::mod: ar([](double x, double y) { return x - std::floor(x / y) * y; }); break;
-    case BinaryFn::pow: ar([](double x, double y) { return std::pow(x, y); }); break;
-    case BinaryFn::maximum: ar(fmaximum); break;
-    case BinaryFn::minimum: ar(fminimum); break;
-    default: bad("binary", ir::binary_name(fn), a.dtype);
+    case BinaryFn::add:
+      ar([](double x, double y) { return x + y; });
+      break;
+    case BinaryFn::sub:
+      ar([](double x, double y) { return x - y; });
+      break;
+    case BinaryFn::mul:
+      ar([](double x, double y) { return x * y; });
+      break;
+    case BinaryFn::div:
+      ar([](double x, double y) { return x / y; });
+      break;
+    case BinaryFn::floordiv:
+      ar([](double x, double y) { return std::floor(x / y); });
+      break;
+    case BinaryFn::mod:
+      ar([](double x, double y) { return x - std::floor(x / y) * y; });
+      break;
+    case BinaryFn::pow:
+      ar([](double x, double y) { return std::pow(x, y); });
+      break;
+    case BinaryFn::maximum:
+      ar(fmaximum);
+      break;
+    case BinaryFn::minimum:
+      ar(fminimum);
+      break;
+    default:
+      bad("binary", ir::binary_name(fn), a.dtype);
   }
   round_in_place(out);
 }
@@ -134,19 +171,31 @@ void binary_int(BinaryFn fn, const TileValue& a, const TileValue& b, TileValue& 
   bool u = a.dtype == DType::u64;  // unsigned comparisons
   auto op = [&](auto f) { loop2(A, ad, B, bd, out.i, out.dims, f); };
   switch (fn) {
-    case BinaryFn::add: op(wadd); break;
-    case BinaryFn::sub: op(wsub); break;
-    case BinaryFn::mul: op(wmul); break;
+    case BinaryFn::add:
+      op(wadd);
+      break;
+    case BinaryFn::sub:
+      op(wsub);
+      break;
+    case BinaryFn::mul:
+      op(wmul);
+      break;
     case BinaryFn::div:  // integer true division never reaches the IR (it promotes to f32)
     case BinaryFn::floordiv:
-      u ? op([](int64_t x, int64_t y) -> int64_t { return y == 0 ? 0 : int64_t(uint64_t(x) / uint64_t(y)); })
+      u ? op([](int64_t x, int64_t y) -> int64_t {
+        return y == 0 ? 0 : int64_t(uint64_t(x) / uint64_t(y));
+      })
         : op(ifloordiv);
       break;
     case BinaryFn::mod:
-      u ? op([](int64_t x, int64_t y) -> int64_t { return y == 0 ? 0 : int64_t(uint64_t(x) % uint64_t(y)); })
+      u ? op([](int64_t x, int64_t y) -> int64_t {
+        return y == 0 ? 0 : int64_t(uint64_t(x) % uint64_t(y));
+      })
         : op(imod);
       break;
-    case BinaryFn::pow: op(ipow); break;
+    case BinaryFn::pow:
+      op(ipow);
+      break;
     case BinaryFn::maximum:
       u ? op([](int64_t x, int64_t y) { return uint64_t(x) > uint64_t(y) ? x : y; })
         : op([](int64_t x, int64_t y) { return x > y ? x : y; });
@@ -171,37 +220,71 @@ void binary_int(BinaryFn fn, const TileValue& a, const TileValue& b, TileValue& 
       u ? op([](int64_t x, int64_t y) -> int64_t { return uint64_t(x) >= uint64_t(y); })
         : op([](int64_t x, int64_t y) -> int64_t { return x >= y; });
       break;
-    case BinaryFn::eq: op([](int64_t x, int64_t y) -> int64_t { return x == y; }); break;
-    case BinaryFn::ne: op([](int64_t x, int64_t y) -> int64_t { return x != y; }); break;
-    case BinaryFn::logical_and: op([](int64_t x, int64_t y) -> int64_t { return x != 0 && y != 0; }); break;
-    case BinaryFn::logical_or: op([](int64_t x, int64_t y) -> int64_t { return x != 0 || y != 0; }); break;
-    case BinaryFn::bit_and: op([](int64_t x, int64_t y) { return x & y; }); break;
-    case BinaryFn::bit_or: op([](int64_t x, int64_t y) { return x | y; }); break;
-    case BinaryFn::bit_xor: op([](int64_t x, int64_t y) { return x ^ y; }); break;
-    case BinaryFn::shl: op(ishl); break;
-    case BinaryFn::shr: op(ishr); break;
+    case BinaryFn::eq:
+      op([](int64_t x, int64_t y) -> int64_t { return x == y; });
+      break;
+    case BinaryFn::ne:
+      op([](int64_t x, int64_t y) -> int64_t { return x != y; });
+      break;
+    case BinaryFn::logical_and:
+      op([](int64_t x, int64_t y) -> int64_t { return x != 0 && y != 0; });
+      break;
+    case BinaryFn::logical_or:
+      op([](int64_t x, int64_t y) -> int64_t { return x != 0 || y != 0; });
+      break;
+    case BinaryFn::bit_and:
+      op([](int64_t x, int64_t y) { return x & y; });
+      break;
+    case BinaryFn::bit_or:
+      op([](int64_t x, int64_t y) { return x | y; });
+      break;
+    case BinaryFn::bit_xor:
+      op([](int64_t x, int64_t y) { return x ^ y; });
+      break;
+    case BinaryFn::shl:
+      op(ishl);
+      break;
+    case BinaryFn::shr:
+      op(ishr);
+      break;
   }
   round_in_place(out);
 }
 
 double unary_float(UnaryFn fn, double x) {
   switch (fn) {
-    case UnaryFn::neg: return -x;
-    case UnaryFn::abs: return std::fabs(x);
-    case UnaryFn::exp: return std::exp(x);
-    case UnaryFn::log: return std::log(x);
-    case UnaryFn::sqrt: return std::sqrt(x);
-    case UnaryFn::rsqrt: return 1.0 / std::sqrt(x);
-    case UnaryFn::sin: return std::sin(x);
-    case UnaryFn::cos: return std::cos(x);
-    case UnaryFn::tanh: return std::tanh(x);
-    case UnaryFn::sigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case UnaryFn::exp2: return std::exp2(x);
-    case UnaryFn::log2: return std::log2(x);
-    case UnaryFn::floor: return std::floor(x);
-    case UnaryFn::ceil: return std::ceil(x);
-    case UnaryFn::erf: return std::erf(x);
-    default: break;
+    case UnaryFn::neg:
+      return -x;
+    case UnaryFn::abs:
+      return std::fabs(x);
+    case UnaryFn::exp:
+      return std::exp(x);
+    case UnaryFn::log:
+      return std::log(x);
+    case UnaryFn::sqrt:
+      return std::sqrt(x);
+    case UnaryFn::rsqrt:
+      return 1.0 / std::sqrt(x);
+    case UnaryFn::sin:
+      return std::sin(x);
+    case UnaryFn::cos:
+      return std::cos(x);
+    case UnaryFn::tanh:
+      return std::tanh(x);
+    case UnaryFn::sigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case UnaryFn::exp2:
+      return std::exp2(x);
+    case UnaryFn::log2:
+      return std::log2(x);
+    case UnaryFn::floor:
+      return std::floor(x);
+    case UnaryFn::ceil:
+      return std::ceil(x);
+    case UnaryFn::erf:
+      return std::erf(x);
+    default:
+      break;
   }
   bad("unary", ir::unary_name(fn), DType::f32);
 }
@@ -213,8 +296,9 @@ void eval_unary(UnaryFn fn, const TileValue& a, TileValue& out) {
     if (a.is_float()) {
       loop1(a.f, a.dims, out.f, out.dims, [fn](double x) { return unary_float(fn, x); });
     } else {  // an integer operand of a float function (the frontend normally casts first)
-      for_each_broadcast<1>(out.dims, {&a.dims},
-                            [&](int64_t k, int64_t x) { out.f[k] = unary_float(fn, a.as_double(x)); });
+      for_each_broadcast<1>(out.dims, {&a.dims}, [&](int64_t k, int64_t x) {
+        out.f[k] = unary_float(fn, a.as_double(x));
+      });
     }
     round_in_place(out);
     return;
@@ -222,18 +306,27 @@ void eval_unary(UnaryFn fn, const TileValue& a, TileValue& out) {
   if (a.is_float()) bad("unary", ir::unary_name(fn), a.dtype);
   auto op = [&](auto f) { loop1(a.i, a.dims, out.i, out.dims, f); };
   switch (fn) {
-    case UnaryFn::neg: op([](int64_t x) { return wsub(0, x); }); break;
+    case UnaryFn::neg:
+      op([](int64_t x) { return wsub(0, x); });
+      break;
     case UnaryFn::abs:  // u64 values are never negative (those >= 2^63 are held as negative i64)
       if (a.dtype == DType::u64)
         op([](int64_t x) { return x; });
       else
         op([](int64_t x) { return x < 0 ? wsub(0, x) : x; });
       break;
-    case UnaryFn::logical_not: op([](int64_t x) -> int64_t { return x == 0; }); break;
-    case UnaryFn::bit_not: op([](int64_t x) { return ~x; }); break;
+    case UnaryFn::logical_not:
+      op([](int64_t x) -> int64_t { return x == 0; });
+      break;
+    case UnaryFn::bit_not:
+      op([](int64_t x) { return ~x; });
+      break;
     case UnaryFn::floor:
-    case UnaryFn::ceil: op([](int64_t x) { return x; }); break;
-    default: bad("unary", ir::unary_name(fn), a.dtype);
+    case UnaryFn::ceil:
+      op([](int64_t x) { return x; });
+      break;
+    default:
+      bad("unary", ir::unary_name(fn), a.dtype);
   }
   round_in_place(out);
 }
@@ -274,7 +367,8 @@ int64_t float_to_int(DType t, double v) {
   if (t == DType::boolean) return v != 0;
   if (std::isnan(v)) return 0;
   v = std::trunc(v);
-  if (t == DType::i32) return static_cast<int64_t>(std::fmin(std::fmax(v, -2147483648.0), 2147483647.0));
+  if (t == DType::i32)
+    return static_cast<int64_t>(std::fmin(std::fmax(v, -2147483648.0), 2147483647.0));
   if (t == DType::u64) {
     if (v <= 0) return 0;
     if (v >= 18446744073709551615.0) return -1;  // all bits set
@@ -290,9 +384,11 @@ int64_t float_to_int(DType t, double v) {
 void eval_cast(const TileValue& a, TileValue& out) {
   const DType t = out.dtype;
   if (out.is_float()) {
-    for_each_broadcast<1>(out.dims, {&a.dims}, [&](int64_t k, int64_t x) { out.f[k] = a.as_double(x); });
+    for_each_broadcast<1>(out.dims, {&a.dims},
+                          [&](int64_t k, int64_t x) { out.f[k] = a.as_double(x); });
   } else if (a.is_float()) {
-    for_each_broadcast<1>(out.dims, {&a.dims}, [&](int64_t k, int64_t x) { out.i[k] = float_to_int(t, a.f[x]); });
+    for_each_broadcast<1>(out.dims, {&a.dims},
+                          [&](int64_t k, int64_t x) { out.i[k] = float_to_int(t, a.f[x]); });
   } else {
     for_each_broadcast<1>(out.dims, {&a.dims}, [&](int64_t k, int64_t x) { out.i[k] = a.i[x]; });
   }
@@ -345,7 +441,8 @@ double reduce_float(ReduceFn fn, const std::vector<double>& v, Lane l) {
       }
       return static_cast<double>(best);
     }
-    default: break;
+    default:
+      break;
   }
   return kNaN;
 }
@@ -374,7 +471,8 @@ int64_t reduce_int(ReduceFn fn, const std::vector<int64_t>& v, Lane l, DType t) 
       };
       int64_t best = 0;
       // The identity of an empty lane: the dtype's lowest / highest value.
-      const int64_t lo = t == DType::i32 ? INT32_MIN : INT64_MIN, hi = t == DType::i32 ? INT32_MAX : INT64_MAX;
+      const int64_t lo = t == DType::i32 ? INT32_MIN : INT64_MIN,
+                    hi = t == DType::i32 ? INT32_MAX : INT64_MAX;
       int64_t bv = is_max ? (u64 ? 0 : lo) : (u64 ? -1 : hi);
       for (int64_t c = 0; c < l.n; ++c) {
         int64_t x = v[l.first + c * l.stride];
@@ -408,7 +506,8 @@ void eval_reduce(ReduceFn fn, const TileValue& a, int axis, int64_t valid, TileV
   for (int d = 0; d < axis; ++d) outer *= a.dims[d];
   for (int d = axis + 1; d < rank; ++d) inner *= a.dims[d];
   const int64_t n = a.dims[axis];
-  if (outer * inner != out.size()) throw InternalError("interpreter: reduction output size mismatch");
+  if (outer * inner != out.size())
+    throw InternalError("interpreter: reduction output size mismatch");
   const int64_t nv = std::max<int64_t>(0, std::min(valid, n));
   const bool arg = fn == ReduceFn::argmax || fn == ReduceFn::argmin;
   for (int64_t o = 0; o < outer; ++o) {

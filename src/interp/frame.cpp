@@ -1,8 +1,8 @@
 #include "interp/frame.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "common/element.hpp"
 #include "interp/eval_ops.hpp"
@@ -94,28 +94,31 @@ void Frame::compute_leaf(const Node* n, TileValue& out) {
 void Frame::read_device_scalar(const Node* n, TileValue& out) {
   const Buffer& b = env_.tensor(n->args.at(0));
   if (b.device().is_cuda())
-    throw InternalError("interpreter: a device scalar of a GPU buffer (stage it to the host first)");
+    throw InternalError(
+        "interpreter: a device scalar of a GPU buffer (stage it to the host first)");
   const int nidx = static_cast<int>(n->args.size()) - 1;
   if (nidx != b.dim() && !(nidx == 0 && b.numel() == 1))
-    throw InternalError(fmt::format("interpreter: device scalar with {} indices of a rank-{} tensor",
-                                    nidx, b.dim()));
+    throw InternalError(fmt::format(
+        "interpreter: device scalar with {} indices of a rank-{} tensor", nidx, b.dim()));
   int64_t offset = 0;
   for (int d = 0; d < nidx; ++d) {
     int64_t idx = scalar_int(n->args[d + 1]);
     if (idx < 0 || idx >= b.size(d))
-      throw UserError(g_.kernel_name, n->loc,
-                      fmt::format("a device scalar reads index {} of dimension {} of {} ({}), "
-                                  "which has size {}",
-                                  idx, d, n->args[0]->name.empty() ? "a tensor" : n->args[0]->name,
-                                  b.str(), b.size(d)),
-                      "an element read in host code (`t(i)`, t.item(), ts::load(t)) must lie inside "
-                      "the tensor when the kernel runs");
+      throw UserError(
+          g_.kernel_name, n->loc,
+          fmt::format("a device scalar reads index {} of dimension {} of {} ({}), "
+                      "which has size {}",
+                      idx, d, n->args[0]->name.empty() ? "a tensor" : n->args[0]->name, b.str(),
+                      b.size(d)),
+          "an element read in host code (`t(i)`, t.item(), ts::load(t)) must lie inside "
+          "the tensor when the kernel runs");
     offset += idx * b.stride(d);
   }
   if (b.numel() == 0)
-    throw UserError(g_.kernel_name, n->loc,
-                    fmt::format("a device scalar reads an element of an empty tensor ({})", b.str()),
-                    "pass a one-element tensor");
+    throw UserError(
+        g_.kernel_name, n->loc,
+        fmt::format("a device scalar reads an element of an empty tensor ({})", b.str()),
+        "pass a one-element tensor");
   const char* p = static_cast<const char*>(b.data_ptr()) + offset * dtype_size(b.dtype());
   if (is_float(b.dtype()))
     out.set_scalar_float(n->dtype, read_element(p, b.dtype()));
@@ -200,7 +203,8 @@ void Frame::compute(const Node* n, TileValue& out) {
       return;
     }
     default:
-      throw InternalError(fmt::format("interpreter: cannot compute %{} ({}) here", n->id, ir::op_name(n->op)));
+      throw InternalError(
+          fmt::format("interpreter: cannot compute %{} ({}) here", n->id, ir::op_name(n->op)));
   }
 }
 

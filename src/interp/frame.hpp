@@ -71,13 +71,13 @@ class Frame {
   const ir::Graph& g_;
   rt::HostEnv& env_;
   const Config& config_;
-  std::vector<TileValue> vals_;    // by node id
-  std::vector<char> host_ready_;   // host node computed this launch
-  std::vector<char> in_body_;      // node runs inside a loop body
-  std::vector<Dims> dims_;         // by node id
+  std::vector<TileValue> vals_;   // by node id
+  std::vector<char> host_ready_;  // host node computed this launch
+  std::vector<char> in_body_;     // node runs inside a loop body
+  std::vector<Dims> dims_;        // by node id
   std::vector<char> dims_ready_;
   std::vector<int64_t> extent_value_;  // by sym id; -1 = not evaluated yet
-  std::vector<LoopState> loops_;   // by node id (Loop nodes only)
+  std::vector<LoopState> loops_;       // by node id (Loop nodes only)
   WriteLog* write_log_ = nullptr;
 };
 

@@ -3,6 +3,8 @@
 // interp/eval_ops and interp/memory_ops.
 #include "interp/interpreter.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -11,8 +13,6 @@
 #include <random>
 #include <string>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "interp/frame.hpp"
 #include "interp/memory_ops.hpp"
@@ -48,7 +48,8 @@ class Runner {
       if (ls.block[d] <= 0) throw InternalError("interpreter: block size <= 0");
       empty |= ls.end[d] <= ls.begin[d];
     }
-    for (size_t i = 0; i < loop->carried.size(); ++i) f_.slot(loop->carried[i]) = f_.value(loop->inits[i]);
+    for (size_t i = 0; i < loop->carried.size(); ++i)
+      f_.slot(loop->carried[i]) = f_.value(loop->inits[i]);
     ls.next.resize(loop->carried.size());
     if (empty) {
       ls.tile_begin.clear();
@@ -64,9 +65,10 @@ class Runner {
         for (size_t d = 0; d < nd; ++d)
           total *= static_cast<double>((ls.end[d] - ls.begin[d] + ls.block[d] - 1) / ls.block[d]);
         if (total >= 2147483648.0)
-          throw UserError(f_.graph().kernel_name, loop->loc,
-                          fmt::format("the launch needs {:.0f} programs, more than a grid can hold", total),
-                          "use larger block sizes, or a persistent pid_type");
+          throw UserError(
+              f_.graph().kernel_name, loop->loc,
+              fmt::format("the launch needs {:.0f} programs, more than a grid can hold", total),
+              "use larger block sizes, or a persistent pid_type");
       }
     }
     // Tiles that can change nothing are skipped (a bound far past the tensors, as a
@@ -75,7 +77,8 @@ class Runner {
     for (size_t d = 0; d < nd; ++d) {
       std::optional<int64_t> reach = store_reach(loop, d);
       if (!reach || *reach >= ls.end[d]) continue;
-      int64_t tiles = *reach > ls.begin[d] ? (*reach - ls.begin[d] + ls.block[d] - 1) / ls.block[d] : 0;
+      int64_t tiles =
+          *reach > ls.begin[d] ? (*reach - ls.begin[d] + ls.block[d] - 1) / ls.block[d] : 0;
       ls.end[d] = std::min(ls.end[d], ls.begin[d] + tiles * ls.block[d]);
       if (ls.end[d] <= ls.begin[d]) {
         ls.tile_begin.clear();
@@ -87,7 +90,8 @@ class Runner {
     ls.tile_end.assign(nd, 0);
     if (loop == top_ && f_.write_log() && run_programs_shuffled(loop, ls)) return;
     while (true) {
-      for (size_t d = 0; d < nd; ++d) ls.tile_end[d] = std::min(ls.tile_begin[d] + ls.block[d], ls.end[d]);
+      for (size_t d = 0; d < nd; ++d)
+        ls.tile_end[d] = std::min(ls.tile_begin[d] + ls.block[d], ls.end[d]);
       if (loop == top_ && f_.write_log()) f_.write_log()->start_program(program_);
       run_body(loop);
       if (loop == top_) ++program_;  // one program per tile of the launch
@@ -193,7 +197,8 @@ class Runner {
     const Node* loop = n->args.at(0);
     const LoopState& ls = f_.loop(loop);
     if (static_cast<int64_t>(ls.tile_begin.size()) <= n->ival)
-      throw InternalError(fmt::format("interpreter: %{} reads loop %{} outside it", n->id, loop->id));
+      throw InternalError(
+          fmt::format("interpreter: %{} reads loop %{} outside it", n->id, loop->id));
     return ls;
   }
 

@@ -1,14 +1,14 @@
 #include "interp/memory_ops.hpp"
 
+#include <fmt/format.h>
+
 #include <limits>
 #include <type_traits>
 
-#include <fmt/format.h>
-
 #include "common/element.hpp"
 #include "frontend/trace.hpp"
-#include "runtime/bounds_report.hpp"
 #include "interp/write_log.hpp"
+#include "runtime/bounds_report.hpp"
 
 namespace tessel::interp {
 
@@ -23,9 +23,9 @@ constexpr int64_t kInvalid = std::numeric_limits<int64_t>::min();
 /// each indexed dim (kInvalid where masked), and the gather / value cursors.
 struct Addressing {
   Dims dims;
-  int64_t base = 0;      // offset of the scalar indices
-  bool dead = false;     // some scalar index is out of range: every element is masked
-  std::vector<int64_t> table;            // concatenated per-dim offset tables
+  int64_t base = 0;            // offset of the scalar indices
+  bool dead = false;           // some scalar index is out of range: every element is masked
+  std::vector<int64_t> table;  // concatenated per-dim offset tables
   std::array<int64_t, kMaxRank + 1> table_at{};  // start of dim r's table
   // Cursors: gathers first (index values read at the cursor), then the stored value.
   int ncursors = 0;
@@ -43,14 +43,17 @@ struct Addressing {
 
 // The error of an element offset beyond the 32-bit index arithmetic of `g`: a UserError
 // where Settings::index_dtype forced i32, else a tessel bug (its choice was wrong).
-[[noreturn]] void offset_overflow(const ir::Graph& g, const Node* n, const Buffer& t, int64_t reach) {
-  std::string what = fmt::format("an element offset of {} ({}) reaches {}, beyond 32-bit index arithmetic",
-                                 frontend::describe_tensor(n->args.at(0)), t.str(), reach);
+[[noreturn]] void offset_overflow(const ir::Graph& g, const Node* n, const Buffer& t,
+                                  int64_t reach) {
+  std::string what =
+      fmt::format("an element offset of {} ({}) reaches {}, beyond 32-bit index arithmetic",
+                  frontend::describe_tensor(n->args.at(0)), t.str(), reach);
   if (g.index_dtype_forced)
     throw UserError(g.kernel_name, n->loc, what + " (Settings::index_dtype = ts::i32)",
                     "leave Settings::index_dtype unset or set it to ts::i64");
-  throw InternalError(fmt::format("interpreter: kernel '{}' at {}: {}, but tessel chose 32-bit indices",
-                                  g.kernel_name, n->loc.str(), what));
+  throw InternalError(
+      fmt::format("interpreter: kernel '{}' at {}: {}, but tessel chose 32-bit indices",
+                  g.kernel_name, n->loc.str(), what));
 }
 
 // Under 32-bit index arithmetic, the generated code sums index * stride in 32 bits
@@ -85,7 +88,8 @@ void gather_block(Frame& f, const Node* n, int first_operand, Dims& block,
     const Node* op = n->args.at(k++);
     if (info.kind != IndexKind::gather) continue;
     const Dims& d = f.value(op).dims;
-    if (d.size() != op->shape.size()) throw InternalError("interpreter: gather index rank mismatch");
+    if (d.size() != op->shape.size())
+      throw InternalError("interpreter: gather index rank mismatch");
     if (d.size() > block.size()) {
       size_t grow = d.size() - block.size();
       block.insert(block.begin(), grow, 1);
@@ -127,7 +131,8 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
   for (size_t j = 0; j < block.size(); ++j) {
     shared[j] = false;
     for (const ir::IndexInfo& info : n->access)
-      if ((info.kind == IndexKind::tile || info.kind == IndexKind::all) && block_syms[j] && info.sym == block_syms[j])
+      if ((info.kind == IndexKind::tile || info.kind == IndexKind::all) && block_syms[j] &&
+          info.sym == block_syms[j])
         shared[j] = true;
   }
   int gather_pos = -1;
@@ -147,7 +152,8 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
     switch (info.kind) {
       case IndexKind::scalar: {
         int64_t idx = f.scalar_int(op);
-        if ((idx < 0 || idx >= size) && a.check) throw rt::bounds_error(*a.check, n, td - 1, idx, size);
+        if ((idx < 0 || idx >= size) && a.check)
+          throw rt::bounds_error(*a.check, n, td - 1, idx, size);
         if (idx < 0 || idx >= size)
           a.dead = true;
         else
@@ -170,10 +176,12 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
       }
       case IndexKind::all: {
         for (size_t j = 0; j < block.size(); ++j)
-          if (shared[j] && block_syms[j] == info.sym) block_pos[j] = static_cast<int>(a.dims.size());
+          if (shared[j] && block_syms[j] == info.sym)
+            block_pos[j] = static_cast<int>(a.dims.size());
         int64_t ext = f.extent(info.sym), valid = f.valid(info.sym);
         push_dim(a, ext);
-        for (int64_t c = 0; c < ext; ++c) a.table.push_back(c < valid && c < size ? c * stride : kInvalid);
+        for (int64_t c = 0; c < ext; ++c)
+          a.table.push_back(c < valid && c < size ? c * stride : kInvalid);
         break;
       }
       case IndexKind::gather: {
@@ -294,13 +302,24 @@ bool element_offset(const Addressing& a, const Row& row, int64_t c, int64_t& off
 template <class F>
 bool with_native_type(DType t, F&& f) {
   switch (t) {
-    case DType::f32: f(float{}); return true;
-    case DType::f64: f(double{}); return true;
-    case DType::i32: f(int32_t{}); return true;
+    case DType::f32:
+      f(float{});
+      return true;
+    case DType::f64:
+      f(double{});
+      return true;
+    case DType::i32:
+      f(int32_t{});
+      return true;
     case DType::i64:
-    case DType::u64: f(int64_t{}); return true;
-    case DType::boolean: f(uint8_t{}); return true;
-    default: return false;
+    case DType::u64:
+      f(int64_t{});
+      return true;
+    case DType::boolean:
+      f(uint8_t{});
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -321,15 +340,16 @@ template <class O>
 void load_into(const Addressing& a, const Buffer& t, O* out) {
   const char* base = static_cast<const char*>(t.data_ptr());
   const DType dt = t.dtype();
-  const bool native = a.ngathers == 0 && with_native_type(dt, [&](auto tag) {
-    using T = decltype(tag);
-    const T* p = reinterpret_cast<const T*>(base);
-    for_each_row(a, [&](const Row& r) {
-      O* o = out + r.linear;
-      for (int64_t c = 0; c < r.n; ++c)
-        o[c] = (r.ok && r.table[c] != kInvalid) ? static_cast<O>(p[r.off + r.table[c]]) : O(0);
-    });
-  });
+  const bool native =
+      a.ngathers == 0 && with_native_type(dt, [&](auto tag) {
+        using T = decltype(tag);
+        const T* p = reinterpret_cast<const T*>(base);
+        for_each_row(a, [&](const Row& r) {
+          O* o = out + r.linear;
+          for (int64_t c = 0; c < r.n; ++c)
+            o[c] = (r.ok && r.table[c] != kInvalid) ? static_cast<O>(p[r.off + r.table[c]]) : O(0);
+        });
+      });
   if (native) return;
   const int64_t es = dtype_size(dt);
   for_each_row(a, [&](const Row& r) {
@@ -399,8 +419,8 @@ void exec_load(Frame& f, const Node* n, TileValue& out) {
   check_offsets_fit_32_bits(f, n, t, a);
   const Dims& want = f.dims(n);
   if (a.dims != want)
-    throw InternalError(fmt::format("interpreter: load %{} addresses {} dims, its shape has {}", n->id,
-                                    a.dims.size(), want.size()));
+    throw InternalError(fmt::format("interpreter: load %{} addresses {} dims, its shape has {}",
+                                    n->id, a.dims.size(), want.size()));
   out.reset(n->dtype, want);
   if (out.is_float())
     load_into(a, t, out.f.data());

@@ -52,14 +52,17 @@ struct TileValue {
   std::vector<int64_t> i;
 
   bool is_float() const { return tessel::is_float(dtype); }
-  int64_t size() const { return is_float() ? static_cast<int64_t>(f.size()) : static_cast<int64_t>(i.size()); }
+  int64_t size() const {
+    return is_float() ? static_cast<int64_t>(f.size()) : static_cast<int64_t>(i.size());
+  }
   /// Gives the value dtype `t` and extents `d` (contents unspecified). Reuses capacity,
   /// so a slot rewritten with the same shape on every iteration does not allocate.
   void reset(DType t, const Dims& d);
   /// Element k as double / as int64 (floats truncate toward zero, saturating).
   double as_double(int64_t k) const {
-    return is_float() ? f[k] : (dtype == DType::u64 ? static_cast<double>(static_cast<uint64_t>(i[k]))
-                                                    : static_cast<double>(i[k]));
+    return is_float() ? f[k]
+                      : (dtype == DType::u64 ? static_cast<double>(static_cast<uint64_t>(i[k]))
+                                             : static_cast<double>(i[k]));
   }
   int64_t as_int(int64_t k) const;
   /// Makes this a scalar (dims {}) of dtype `t` holding `v` rounded / wrapped to `t`,
@@ -87,9 +90,10 @@ void for_each_broadcast(const Dims& out, const std::array<const Dims*, K>& ins, 
   for (int k = 0; k < K; ++k) st[k] = broadcast_strides(out, *ins[k]);
   int64_t total = numel(out);
   if (rank == 0 || total == 0) {
-    if (total)
-      [&]<size_t... I>(std::index_sequence<I...>) { f(int64_t{0}, (static_cast<void>(I), int64_t{0})...); }(
-          std::make_index_sequence<K>{});
+    if (total) [&]<size_t... I>(std::index_sequence<I...>) {
+        f(int64_t{0}, (static_cast<void>(I), int64_t{0})...);
+      }
+    (std::make_index_sequence<K>{});
     return;
   }
   std::array<int64_t, kMaxRank> coord{};
@@ -100,7 +104,8 @@ void for_each_broadcast(const Dims& out, const std::array<const Dims*, K>& ins, 
   while (true) {
     [&]<size_t... I>(std::index_sequence<I...>) {
       for (int64_t c = 0; c < inner; ++c) f(linear++, (base[I] + c * st[I][last])...);
-    }(std::make_index_sequence<K>{});
+    }
+    (std::make_index_sequence<K>{});
     int r = last - 1;
     for (; r >= 0; --r) {
       ++coord[r];

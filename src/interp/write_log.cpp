@@ -1,11 +1,11 @@
 #include "interp/write_log.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "common/element.hpp"
 #include "passes/race_check.hpp"
@@ -35,7 +35,8 @@ std::vector<int64_t> index_of(const Buffer& t, int64_t offset) {
 }
 
 std::string value_str(const void* p, DType t) {
-  return is_float(t) ? fmt::format("{}", read_element(p, t)) : fmt::format("{}", read_element_int(p, t));
+  return is_float(t) ? fmt::format("{}", read_element(p, t))
+                     : fmt::format("{}", read_element_int(p, t));
 }
 
 }  // namespace
@@ -46,7 +47,8 @@ WriteLog::Region& WriteLog::region_for(uintptr_t lo, uintptr_t hi, int64_t granu
     if (regions_[i].lo < hi && lo < regions_[i].hi) hit.push_back(i);
   if (hit.size() == 1) {
     Region& r = regions_[hit[0]];
-    if (r.lo <= lo && hi <= r.hi && granule % r.granule == 0 && (lo - r.lo) % r.granule == 0) return r;
+    if (r.lo <= lo && hi <= r.hi && granule % r.granule == 0 && (lo - r.lo) % r.granule == 0)
+      return r;
   }
   // A new region over the union of the overlapping ones, whose cells divide every
   // element of each (memory shared by tensors of two dtypes, or at unaligned offsets).
@@ -58,7 +60,9 @@ WriteLog::Region& WriteLog::region_for(uintptr_t lo, uintptr_t hi, int64_t granu
     merged.hi = std::max(merged.hi, regions_[i].hi);
   }
   int64_t g = std::gcd(granule, static_cast<int64_t>(lo - merged.lo));
-  for (size_t i : hit) g = std::gcd(g, std::gcd(regions_[i].granule, static_cast<int64_t>(regions_[i].lo - merged.lo)));
+  for (size_t i : hit)
+    g = std::gcd(g,
+                 std::gcd(regions_[i].granule, static_cast<int64_t>(regions_[i].lo - merged.lo)));
   merged.granule = g;
   merged.cells.assign((merged.hi - merged.lo + g - 1) / g, 0);
   for (size_t i : hit) {
@@ -66,9 +70,11 @@ WriteLog::Region& WriteLog::region_for(uintptr_t lo, uintptr_t hi, int64_t granu
     const int64_t per = r.granule / g, first = static_cast<int64_t>(r.lo - merged.lo) / g;
     for (size_t c = 0; c < r.cells.size(); ++c)
       if (r.cells[c])
-        for (int64_t k = 0; k < per; ++k) merged.cells[first + static_cast<int64_t>(c) * per + k] = r.cells[c];
+        for (int64_t k = 0; k < per; ++k)
+          merged.cells[first + static_cast<int64_t>(c) * per + k] = r.cells[c];
   }
-  for (auto it = hit.rbegin(); it != hit.rend(); ++it) regions_.erase(regions_.begin() + static_cast<long>(*it));
+  for (auto it = hit.rbegin(); it != hit.rend(); ++it)
+    regions_.erase(regions_.begin() + static_cast<long>(*it));
   regions_.push_back(std::move(merged));
   return regions_.back();
 }
@@ -80,7 +86,8 @@ void WriteLog::begin_store(const ir::Node* n, const Buffer& t) {
   base_ = reinterpret_cast<uintptr_t>(t.data_ptr());
   mine_ = (uint64_t{program_} + 1) << 32 | static_cast<uint32_t>(store_of_execution_.size());
   store_of_execution_.push_back(static_cast<uint32_t>(n->id));
-  if (rmw_of_node_.size() <= static_cast<size_t>(n->id)) rmw_of_node_.resize(static_cast<size_t>(n->id) + 1, -1);
+  if (rmw_of_node_.size() <= static_cast<size_t>(n->id))
+    rmw_of_node_.resize(static_cast<size_t>(n->id) + 1, -1);
   int8_t& rmw = rmw_of_node_[static_cast<size_t>(n->id)];
   if (rmw < 0) rmw = passes::is_read_modify_write(g_, n) ? 1 : 0;
   rmw_ = rmw == 1;
@@ -98,7 +105,8 @@ void WriteLog::write_cells(uintptr_t addr, int64_t offset, const void* value) {
       cell = mine_;
     } else if (rmw_) {
       lost_update(offset, cell);
-    } else if (std::memcmp(reinterpret_cast<const void*>(addr), value, static_cast<size_t>(elem_bytes_)) != 0) {
+    } else if (std::memcmp(reinterpret_cast<const void*>(addr), value,
+                           static_cast<size_t>(elem_bytes_)) != 0) {
       conflict(offset, cell, value);
     }
   }
@@ -106,40 +114,52 @@ void WriteLog::write_cells(uintptr_t addr, int64_t offset, const void* value) {
 
 std::string WriteLog::element_str(int64_t offset) const {
   std::vector<int64_t> idx = index_of(*tensor_, offset);
-  return idx.empty() ? fmt::format("at element offset {}", offset) : fmt::format("({})", fmt::join(idx, ", "));
+  return idx.empty() ? fmt::format("at element offset {}", offset)
+                     : fmt::format("({})", fmt::join(idx, ", "));
 }
 
 void WriteLog::lost_update(int64_t offset, uint64_t earlier) const {
-  std::string who = earlier == mine_ ? fmt::format("twice in program {}", program_)
-                                     : fmt::format("by programs {} and {}", (earlier >> 32) - 1, program_);
-  throw UserError(g_.kernel_name, store_->loc,
-                  fmt::format("this read-modify-write of {} reaches element {} {}: each reads the element before the "
-                              "other's write, so on a GPU one update is lost",
-                              ir::describe_tensor(store_->args[0]), element_str(offset), who),
-                  "make the indices distinct (within a program and across programs), or reduce the values that go "
-                  "to one element first (atomics are not in tessel yet)");
+  std::string who = earlier == mine_
+                        ? fmt::format("twice in program {}", program_)
+                        : fmt::format("by programs {} and {}", (earlier >> 32) - 1, program_);
+  throw UserError(
+      g_.kernel_name, store_->loc,
+      fmt::format(
+          "this read-modify-write of {} reaches element {} {}: each reads the element before the "
+          "other's write, so on a GPU one update is lost",
+          ir::describe_tensor(store_->args[0]), element_str(offset), who),
+      "make the indices distinct (within a program and across programs), or reduce the values that "
+      "go "
+      "to one element first (atomics are not in tessel yet)");
 }
 
 void WriteLog::conflict(int64_t offset, uint64_t earlier, const void* value) const {
   const Buffer& t = *tensor_;
   std::string element = element_str(offset);
-  const void* old_value = reinterpret_cast<const void*>(base_ + static_cast<uintptr_t>(offset * elem_bytes_));
+  const void* old_value =
+      reinterpret_cast<const void*>(base_ + static_cast<uintptr_t>(offset * elem_bytes_));
   if (earlier == mine_)
-    throw UserError(g_.kernel_name, store_->loc,
-                    fmt::format("this store writes element {} of {} twice in program {}, with different values ({} "
-                                "and {}): on a GPU two threads of the program write it, and it keeps either value",
-                                element, ir::describe_tensor(store_->args[0]), program_,
-                                value_str(old_value, t.dtype()), value_str(value, t.dtype())),
-                    "make the indices of a scatter distinct, or reduce the values that go to one element first");
-  const ir::Node* other = g_.nodes().at(store_of_execution_.at(static_cast<uint32_t>(earlier))).get();
-  std::string where = other != store_ ? fmt::format(" (the other store is at {})", other->loc.str()) : "";
-  throw UserError(g_.kernel_name, store_->loc,
-                  fmt::format("programs {} and {} of the launch both write element {} of {}{}, with different "
-                              "values ({} and {}): on a GPU the element keeps whichever is written last",
-                              (earlier >> 32) - 1, program_, element, ir::describe_tensor(store_->args[0]), where,
-                              value_str(old_value, t.dtype()), value_str(value, t.dtype())),
-                  "give each program its own elements (index the store with every tile of the loop, or make "
-                  "gather indices distinct across programs), or reduce inside one program");
+    throw UserError(
+        g_.kernel_name, store_->loc,
+        fmt::format(
+            "this store writes element {} of {} twice in program {}, with different values ({} "
+            "and {}): on a GPU two threads of the program write it, and it keeps either value",
+            element, ir::describe_tensor(store_->args[0]), program_,
+            value_str(old_value, t.dtype()), value_str(value, t.dtype())),
+        "make the indices of a scatter distinct, or reduce the values that go to one element "
+        "first");
+  const ir::Node* other =
+      g_.nodes().at(store_of_execution_.at(static_cast<uint32_t>(earlier))).get();
+  std::string where =
+      other != store_ ? fmt::format(" (the other store is at {})", other->loc.str()) : "";
+  throw UserError(
+      g_.kernel_name, store_->loc,
+      fmt::format("programs {} and {} of the launch both write element {} of {}{}, with different "
+                  "values ({} and {}): on a GPU the element keeps whichever is written last",
+                  (earlier >> 32) - 1, program_, element, ir::describe_tensor(store_->args[0]),
+                  where, value_str(old_value, t.dtype()), value_str(value, t.dtype())),
+      "give each program its own elements (index the store with every tile of the loop, or make "
+      "gather indices distinct across programs), or reduce inside one program");
 }
 
 }  // namespace tessel::interp

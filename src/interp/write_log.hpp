@@ -40,8 +40,10 @@ class WriteLog {
   void write(int64_t offset, const void* value) {
     if (!region_) return;  // an empty tensor
     const uintptr_t addr = base_ + static_cast<uintptr_t>(offset * elem_bytes_);
-    uint64_t& cell = region_->cells[(addr - region_->lo) / static_cast<uintptr_t>(region_->granule)];
-    if (elem_bytes_ == region_->granule && (cell == 0 || (cell >> 32 == mine_ >> 32 && cell != mine_)))
+    uint64_t& cell =
+        region_->cells[(addr - region_->lo) / static_cast<uintptr_t>(region_->granule)];
+    if (elem_bytes_ == region_->granule &&
+        (cell == 0 || (cell >> 32 == mine_ >> 32 && cell != mine_)))
       cell = mine_;  // the common case: a first write, or an earlier store of the same program's
     else
       write_cells(addr, offset, value);
@@ -71,7 +73,7 @@ class WriteLog {
   int64_t elem_bytes_ = 1;
   uint64_t mine_ = 0;  // the cell of the current store: (program + 1) << 32 | execution
   bool rmw_ = false;   // the current store is a read-modify-write (passes::is_read_modify_write)
-  std::vector<int8_t> rmw_of_node_;  // by node id: -1 unknown, else is_read_modify_write
+  std::vector<int8_t> rmw_of_node_;           // by node id: -1 unknown, else is_read_modify_write
   std::vector<uint32_t> store_of_execution_;  // node id of each store execution
 };
 

@@ -19,7 +19,8 @@ bool host_computable(const Node* n) {
     case Op::Stride:
       return true;
     case Op::Unary:
-      if (n->ufn() != UnaryFn::neg && n->ufn() != UnaryFn::abs) return false;  // math: on the device
+      if (n->ufn() != UnaryFn::neg && n->ufn() != UnaryFn::abs)
+        return false;  // math: on the device
       [[fallthrough]];
     case Op::Binary:
     case Op::Cast:
@@ -77,9 +78,12 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
     case Op::Unary: {
       HostScalar v = eval_host(n->args[0], args);
       switch (n->ufn()) {
-        case UnaryFn::neg: return v.is_float ? make_float(-v.f) : make_int(-v.i);
-        case UnaryFn::abs: return v.is_float ? make_float(std::fabs(v.f)) : make_int(v.i < 0 ? -v.i : v.i);
-        default: break;
+        case UnaryFn::neg:
+          return v.is_float ? make_float(-v.f) : make_int(-v.i);
+        case UnaryFn::abs:
+          return v.is_float ? make_float(std::fabs(v.f)) : make_int(v.i < 0 ? -v.i : v.i);
+        default:
+          break;
       }
       break;
     }
@@ -90,50 +94,87 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
         double x = a.as_double(), y = b.as_double();
         bool r = false;
         switch (n->bfn()) {
-          case BinaryFn::lt: r = x < y; break;
-          case BinaryFn::le: r = x <= y; break;
-          case BinaryFn::gt: r = x > y; break;
-          case BinaryFn::ge: r = x >= y; break;
-          case BinaryFn::eq: r = x == y; break;
-          default: r = x != y; break;
+          case BinaryFn::lt:
+            r = x < y;
+            break;
+          case BinaryFn::le:
+            r = x <= y;
+            break;
+          case BinaryFn::gt:
+            r = x > y;
+            break;
+          case BinaryFn::ge:
+            r = x >= y;
+            break;
+          case BinaryFn::eq:
+            r = x == y;
+            break;
+          default:
+            r = x != y;
+            break;
         }
         return make_int(r);
       }
       if (fl) {
         double x = a.as_double(), y = b.as_double();
         switch (n->bfn()) {
-          case BinaryFn::add: return make_float(x + y);
-          case BinaryFn::sub: return make_float(x - y);
-          case BinaryFn::mul: return make_float(x * y);
-          case BinaryFn::div: return make_float(x / y);
-          case BinaryFn::floordiv: return make_float(std::floor(x / y));
-          case BinaryFn::mod: return make_float(x - std::floor(x / y) * y);
-          case BinaryFn::maximum: return make_float(std::fmax(x, y));
-          case BinaryFn::minimum: return make_float(std::fmin(x, y));
-          case BinaryFn::pow: return make_float(std::pow(x, y));
-          default: break;
+          case BinaryFn::add:
+            return make_float(x + y);
+          case BinaryFn::sub:
+            return make_float(x - y);
+          case BinaryFn::mul:
+            return make_float(x * y);
+          case BinaryFn::div:
+            return make_float(x / y);
+          case BinaryFn::floordiv:
+            return make_float(std::floor(x / y));
+          case BinaryFn::mod:
+            return make_float(x - std::floor(x / y) * y);
+          case BinaryFn::maximum:
+            return make_float(std::fmax(x, y));
+          case BinaryFn::minimum:
+            return make_float(std::fmin(x, y));
+          case BinaryFn::pow:
+            return make_float(std::pow(x, y));
+          default:
+            break;
         }
       } else {
         int64_t x = a.i, y = b.i;
         switch (n->bfn()) {
-          case BinaryFn::add: return make_int(x + y);
-          case BinaryFn::sub: return make_int(x - y);
-          case BinaryFn::mul: return make_int(x * y);
-          case BinaryFn::floordiv: return make_int(floordiv_int(x, y));
-          case BinaryFn::mod: return make_int(mod_int(x, y));
-          case BinaryFn::maximum: return make_int(x > y ? x : y);
-          case BinaryFn::minimum: return make_int(x < y ? x : y);
-          case BinaryFn::bit_and: case BinaryFn::logical_and: return make_int(x & y);
-          case BinaryFn::bit_or: case BinaryFn::logical_or: return make_int(x | y);
-          case BinaryFn::bit_xor: return make_int(x ^ y);
-          case BinaryFn::shl: return make_int(x << y);
-          case BinaryFn::shr: return make_int(x >> y);
+          case BinaryFn::add:
+            return make_int(x + y);
+          case BinaryFn::sub:
+            return make_int(x - y);
+          case BinaryFn::mul:
+            return make_int(x * y);
+          case BinaryFn::floordiv:
+            return make_int(floordiv_int(x, y));
+          case BinaryFn::mod:
+            return make_int(mod_int(x, y));
+          case BinaryFn::maximum:
+            return make_int(x > y ? x : y);
+          case BinaryFn::minimum:
+            return make_int(x < y ? x : y);
+          case BinaryFn::bit_and:
+          case BinaryFn::logical_and:
+            return make_int(x & y);
+          case BinaryFn::bit_or:
+          case BinaryFn::logical_or:
+            return make_int(x | y);
+          case BinaryFn::bit_xor:
+            return make_int(x ^ y);
+          case BinaryFn::shl:
+            return make_int(x << y);
+          case BinaryFn::shr:
+            return make_int(x >> y);
           case BinaryFn::pow: {
             int64_t r = 1;
             for (int64_t k = 0; k < y; ++k) r *= x;
             return make_int(r);
           }
-          default: break;
+          default:
+            break;
         }
       }
       break;
@@ -141,7 +182,7 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
     case Op::Where: {
       HostScalar c = eval_host(n->args[0], args);
       return (c.is_float ? c.f != 0 : c.i != 0) ? eval_host(n->args[1], args)
-                                                 : eval_host(n->args[2], args);
+                                                : eval_host(n->args[2], args);
     }
     default:
       break;
@@ -156,19 +197,21 @@ namespace tessel::ir {
 void check_shape(const Graph& g, const Node* n, int64_t a, int64_t b) {
   if (n->ival == 0) {
     if (a != b)
-      throw UserError(g.kernel_name, n->loc,
-                      fmt::format("sizes that this kernel combines differ on this call: {} vs {}", a, b),
-                      "the dimensions indexed with ts::all must have equal sizes");
+      throw UserError(
+          g.kernel_name, n->loc,
+          fmt::format("sizes that this kernel combines differ on this call: {} vs {}", a, b),
+          "the dimensions indexed with ts::all must have equal sizes");
     return;
   }
   if (a >= b) return;
   std::string size = n->name.substr(0, n->name.find('\n'));
   std::string bound = n->name.substr(n->name.find('\n') + 1);
-  throw UserError(g.kernel_name, n->loc,
-                  fmt::format("{} is {}, less than the bound {} = {} of the tile loop indexing it: the tile "
-                              "would reach past the tensor's end",
-                              size, a, bound, b),
-                  "pass tensors whose sizes match, or loop over this tensor's own size");
+  throw UserError(
+      g.kernel_name, n->loc,
+      fmt::format("{} is {}, less than the bound {} = {} of the tile loop indexing it: the tile "
+                  "would reach past the tensor's end",
+                  size, a, bound, b),
+      "pass tensors whose sizes match, or loop over this tensor's own size");
 }
 
 }  // namespace tessel::ir

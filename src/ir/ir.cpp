@@ -72,7 +72,8 @@ ConstValue reduce_identity(ReduceFn f, DType t) {
   if (t == DType::i64) lo = INT64_MIN, hi = INT64_MAX;
   if (t == DType::u64) lo = 0, hi = -1;  // all bits set: 2^64 - 1
   int64_t v = mx ? lo : hi;
-  return {v, t == DType::u64 ? static_cast<double>(static_cast<uint64_t>(v)) : static_cast<double>(v)};
+  return {v,
+          t == DType::u64 ? static_cast<double>(static_cast<uint64_t>(v)) : static_cast<double>(v)};
 }
 
 const char* reduce_name(ReduceFn f) {

@@ -145,14 +145,14 @@ struct Sym {
   /// loops using it (their lanes are its lanes), every lane valid.
   enum Kind : uint8_t { tile, extent_k, block_k };
   Kind kind = tile;
-  int id = 0;             // unique within the kernel, printed as t<id> / r<id>
-  Node* loop = nullptr;   // tile: the Loop node
-  int loop_dim = 0;       // tile: which dimension of the loop
-  int block_id = -1;      // tile, block_k: index into Config::block_sizes
-  Node* extent = nullptr; // extent: host i64 scalar giving the number of valid elements
-  int64_t extent_pow2 = 0;// extent: next power of two of the extent (specialized)
+  int id = 0;               // unique within the kernel, printed as t<id> / r<id>
+  Node* loop = nullptr;     // tile: the Loop node
+  int loop_dim = 0;         // tile: which dimension of the loop
+  int block_id = -1;        // tile, block_k: index into Config::block_sizes
+  Node* extent = nullptr;   // extent: host i64 scalar giving the number of valid elements
+  int64_t extent_pow2 = 0;  // extent: next power of two of the extent (specialized)
   int64_t extent_at_trace = 0;
-  std::string name;       // user-facing description ("tile at k.cpp:12", "x.size(1)")
+  std::string name;  // user-facing description ("tile at k.cpp:12", "x.size(1)")
 };
 
 /// A shape: outermost first; nullptr is a size-1 dimension.
@@ -177,12 +177,12 @@ struct IndexInfo {
 
 /// Per-dimension description of a Loop node.
 struct LoopDim {
-  bool is_tile = true;   // tile(...) vs grid(...)
-  Node* begin = nullptr; // scalar bound nodes (host, device-scalar or device values)
+  bool is_tile = true;    // tile(...) vs grid(...)
+  Node* begin = nullptr;  // scalar bound nodes (host, device-scalar or device values)
   Node* end = nullptr;
-  Sym* sym = nullptr;    // tile: the Sym of this dim
-  int block_id = -1;     // tile: index into Config::block_sizes (grid: -1, block 1)
-  int64_t fixed_block = 0; // TileOptions::block_size when the user fixed it (0 = tuned)
+  Sym* sym = nullptr;       // tile: the Sym of this dim
+  int block_id = -1;        // tile: index into Config::block_sizes (grid: -1, block 1)
+  int64_t fixed_block = 0;  // TileOptions::block_size when the user fixed it (0 = tuned)
 };
 
 using Block = std::vector<Node*>;
@@ -191,17 +191,17 @@ using Block = std::vector<Node*>;
 struct Node {
   Op op;
   DType dtype = DType::f32;
-  Shape shape;                 // empty = scalar
+  Shape shape;  // empty = scalar
   std::vector<Node*> args;
   int64_t ival = 0;
   double fval = 0.0;
-  uint8_t fn = 0;              // UnaryFn / BinaryFn / ReduceFn; Alloc: AllocLayout
-  bool keepdim = false;        // Reduce
+  uint8_t fn = 0;                      // UnaryFn / BinaryFn / ReduceFn; Alloc: AllocLayout
+  bool keepdim = false;                // Reduce
   ArgKind arg_kind = ArgKind::tensor;  // Arg
   /// Alloc of empty_like, zeros_like or full_like of a tensor argument: that argument,
   /// whose stride order the allocation takes on each call (alloc_strides, host_eval.hpp).
   Node* like = nullptr;
-  int rank = 0;                // tensor-valued nodes (Arg tensor, Alloc): rank
+  int rank = 0;                   // tensor-valued nodes (Arg tensor, Alloc): rank
   std::vector<IndexInfo> access;  // Load/Store: one per index (incl. newaxis)
   // Loop
   std::vector<LoopDim> dims;
@@ -215,7 +215,7 @@ struct Node {
                                // (Config::load_eviction_policies); copies keep it
   int id = 0;
   SourceLoc loc;
-  std::string name;            // user name when known (argument names)
+  std::string name;  // user name when known (argument names)
 
   bool is_scalar() const { return shape.empty() || all_ones(); }
   bool all_ones() const {
@@ -223,7 +223,9 @@ struct Node {
       if (s) return false;
     return true;
   }
-  bool is_tensor() const { return (op == Op::Arg && arg_kind == ArgKind::tensor) || op == Op::Alloc; }
+  bool is_tensor() const {
+    return (op == Op::Arg && arg_kind == ArgKind::tensor) || op == Op::Alloc;
+  }
   UnaryFn ufn() const { return static_cast<UnaryFn>(fn); }
   BinaryFn bfn() const { return static_cast<BinaryFn>(fn); }
   ReduceFn rfn() const { return static_cast<ReduceFn>(fn); }
@@ -241,10 +243,10 @@ enum AllocLayout : uint8_t { alloc_row_major = 0, alloc_strided = 1 };
 /// Facts about a tensor argument that are part of the specialization key
 /// (runtime/kernel_impl.cpp, KernelImpl::key), so generated code may rely on them.
 struct ArgFacts {
-  bool contiguous = false;            // the innermost stride is 1 (vectorize along it)
-  bool base_aligned = false;          // the data pointer is 16-byte aligned
-  std::vector<bool> stride_aligned;   // per dim: stride * element size is a multiple of 16
-  std::vector<bool> size_div16;       // per dim: the size is a multiple of 16
+  bool contiguous = false;           // the innermost stride is 1 (vectorize along it)
+  bool base_aligned = false;         // the data pointer is 16-byte aligned
+  std::vector<bool> stride_aligned;  // per dim: stride * element size is a multiple of 16
+  std::vector<bool> size_div16;      // per dim: the size is a multiple of 16
   /// Per dim: the exact size where the key fixes it (size_fixed_by_key), else -1.
   std::vector<int64_t> known_sizes;
   /// The lowest position of the tensor arguments whose memory may overlap this one's
@@ -262,23 +264,25 @@ struct ArgFacts {
 /// The key holds every size's next power of two, so a size equal to it is known, at the
 /// cost of one more specialization per power-of-two bucket; generated code then uses it
 /// as a constant (masks and vector checks fold), as with static shapes.
-inline bool size_fixed_by_key(int64_t s, bool exact) { return exact || (s >= 1 && (s & (s - 1)) == 0); }
+inline bool size_fixed_by_key(int64_t s, bool exact) {
+  return exact || (s >= 1 && (s & (s - 1)) == 0);
+}
 
 struct Graph {
   std::string kernel_name;
-  Block host;                    // top-level statements
-  std::vector<Node*> args;       // Arg nodes, by position
-  std::vector<Node*> outputs;    // returned tensors
-  int num_block_sizes = 0;       // tile dims with a tunable block size
-  int num_loads = 0;             // Load nodes traced (Node::load_id)
+  Block host;                            // top-level statements
+  std::vector<Node*> args;               // Arg nodes, by position
+  std::vector<Node*> outputs;            // returned tensors
+  int num_block_sizes = 0;               // tile dims with a tunable block size
+  int num_loads = 0;                     // Load nodes traced (Node::load_id)
   std::vector<int64_t> block_size_hint;  // per block id: extent at trace (for defaults)
   std::vector<std::pair<int64_t, int64_t>> block_size_range;  // per block id: [min, max], 0 = none
-  std::vector<Sym*> reduction_syms;      // extents declared with register_reduction_dim
+  std::vector<Sym*> reduction_syms;  // extents declared with register_reduction_dim
   /// User tunables declared with ts::register_tunable, in declaration order: name and
   /// choices. The traced value of each is a Const (the config's choice at trace time).
   std::vector<std::pair<std::string, std::vector<int64_t>>> tunables;
-  DType index_dtype = DType::i32;        // dtype of indices and address arithmetic
-  bool index_dtype_forced = false;       // Settings::index_dtype set (not tessel's choice)
+  DType index_dtype = DType::i32;   // dtype of indices and address arithmetic
+  bool index_dtype_forced = false;  // Settings::index_dtype set (not tessel's choice)
   /// Settings::check_bounds (or TESSEL_CHECK_BOUNDS): an out-of-range scalar or gather
   /// index is reported (src/ir/bounds_report.hpp) instead of masked.
   bool check_bounds = false;

@@ -7,7 +7,11 @@ namespace tessel::ir {
 
 std::string sym_name(const Sym* s) {
   if (!s) return "1";
-  return fmt::format("{}{}", s->kind == Sym::tile ? "t" : s->kind == Sym::block_k ? "b" : "r", s->id);
+  return fmt::format("{}{}",
+                     s->kind == Sym::tile      ? "t"
+                     : s->kind == Sym::block_k ? "b"
+                                               : "r",
+                     s->id);
 }
 
 std::string shape_str(const Shape& s) {
@@ -26,11 +30,16 @@ static std::string ref(const Node* n) { return fmt::format("%{}", n->id); }
 
 static std::string index_kind_name(IndexKind k) {
   switch (k) {
-    case IndexKind::scalar: return "";
-    case IndexKind::tile: return "tile ";
-    case IndexKind::all: return "all ";
-    case IndexKind::gather: return "gather ";
-    case IndexKind::newaxis: return "newaxis";
+    case IndexKind::scalar:
+      return "";
+    case IndexKind::tile:
+      return "tile ";
+    case IndexKind::all:
+      return "all ";
+    case IndexKind::gather:
+      return "gather ";
+    case IndexKind::newaxis:
+      return "newaxis";
   }
   return "";
 }
@@ -112,8 +121,7 @@ static void print_block(const Block& b, int indent, std::string& out) {
         break;
       }
       default:
-        for (size_t i = 0; i < n->args.size(); ++i)
-          line += (i ? ", " : " ") + ref(n->args[i]);
+        for (size_t i = 0; i < n->args.size(); ++i) line += (i ? ", " : " ") + ref(n->args[i]);
         if (n->op == Op::Alloc && n->ival == fill_value) line += fmt::format(" fill {}", n->fval);
         if (n->op == Op::Alloc && n->like)
           line += fmt::format(" like {}{}", ref(n->like), n->fn == alloc_strided ? " strided" : "");

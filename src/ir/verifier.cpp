@@ -1,8 +1,8 @@
 // Structural checks of a traced graph: operands defined earlier in an enclosing block,
 // loops well formed, loads and stores with one index per tensor dimension.
-#include <set>
-
 #include <fmt/format.h>
+
+#include <set>
 
 #include "ir/ir.hpp"
 
@@ -24,7 +24,8 @@ struct Verifier {
 
   void check_operand(const Node* user, const Node* operand) {
     if (!operand) fail(user, "null operand");
-    if (!visible(operand)) fail(user, fmt::format("operand %{} not defined before use", operand->id));
+    if (!visible(operand))
+      fail(user, fmt::format("operand %{} not defined before use", operand->id));
   }
 
   void block(const Block& b) {

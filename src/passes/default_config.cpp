@@ -1,14 +1,15 @@
 #include "passes/default_config.hpp"
-#include "passes/layout.hpp"
-#include "passes/loop_knobs.hpp"
-#include "common/pow2.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <functional>
 #include <set>
 #include <tuple>
 
-#include <fmt/format.h>
+#include "common/pow2.hpp"
+#include "passes/layout.hpp"
+#include "passes/loop_knobs.hpp"
 
 namespace tessel::passes {
 
@@ -41,7 +42,8 @@ int64_t extent_elems(const ir::Block& b) {
 // value (divided by the padded extents the nest's values carry) shared by all tile
 // dimensions of the nest, given out innermost loop first and innermost dimension first,
 // at most 1024 along one dimension.
-static void collect_dims(const ir::Node* loop, int depth, std::vector<std::tuple<int, int, const ir::LoopDim*>>& out) {
+static void collect_dims(const ir::Node* loop, int depth,
+                         std::vector<std::tuple<int, int, const ir::LoopDim*>>& out) {
   for (size_t d = 0; d < loop->dims.size(); ++d)
     if (loop->dims[d].is_tile && loop->dims[d].block_id >= 0)
       out.emplace_back(depth, static_cast<int>(d), &loop->dims[d]);
@@ -64,7 +66,8 @@ static void default_blocks(const ir::Block& b, const ir::Graph& g, std::vector<i
       if (!done.insert(ld->block_id).second) continue;
       int64_t hint = g.block_size_hint.at(ld->block_id);
       auto [lo, hi] = g.block_size_range.at(ld->block_id);
-      int64_t bs = std::max<int64_t>(1, std::min({next_pow2(hint > 0 ? hint : 1024), int64_t{1024}, budget}));
+      int64_t bs = std::max<int64_t>(
+          1, std::min({next_pow2(hint > 0 ? hint : 1024), int64_t{1024}, budget}));
       if (hi) bs = std::min(bs, prev_pow2(hi));
       bs = std::max(bs, next_pow2(lo));  // register_block_size checks [lo, hi] holds one
       out.at(ld->block_id) = bs;
@@ -108,7 +111,8 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (static_cast<int>(c.block_sizes->size()) != g.num_block_sizes)
     fail(fmt::format("{} block sizes given, the kernel has {} tunable tile dimensions",
                      c.block_sizes->size(), g.num_block_sizes),
-         "give one block size per ts::register_block_size and per ts::tile dimension without a fixed "
+         "give one block size per ts::register_block_size and per ts::tile dimension without a "
+         "fixed "
          "block_size, in the order they are traced");
   for (size_t i = 0; i < c.block_sizes->size(); ++i) {
     int64_t b = (*c.block_sizes)[i];
@@ -116,9 +120,10 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
       fail(fmt::format("block size {} is not a positive power of two", b), "use 1, 2, 4, 8, ...");
     auto [lo, hi] = g.block_size_range.at(i);  // ts::register_block_size(min, max); 0 = none
     if ((lo && b < lo) || (hi && b > hi))
-      fail(fmt::format("block_sizes[{}] = {} is outside the range [{}, {}] its ts::register_block_size "
-                       "declares",
-                       i, b, lo, hi ? fmt::format("{}", hi) : std::string("unbounded")),
+      fail(fmt::format(
+               "block_sizes[{}] = {} is outside the range [{}, {}] its ts::register_block_size "
+               "declares",
+               i, b, lo, hi ? fmt::format("{}", hi) : std::string("unbounded")),
            "use a power of two within the declared range");
   }
   if (!c.num_warps) {
@@ -134,7 +139,8 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   }
   int w = *c.num_warps;
   if (w <= 0 || w > 32 || (w & (w - 1)) != 0)
-    fail(fmt::format("num_warps {} is not a power of two in [1, 32]", w), "use 1, 2, 4, 8, 16 or 32");
+    fail(fmt::format("num_warps {} is not a power of two in [1, 32]", w),
+         "use 1, 2, 4, 8, 16 or 32");
   if (!c.num_stages) c.num_stages = 1;
   if (*c.num_stages < 1)
     fail(fmt::format("num_stages {} is not a positive integer", *c.num_stages),
@@ -146,7 +152,8 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
     fail(fmt::format("maxnreg {} with num_warps {} needs {} registers per program; an SM has 65536",
                      *c.maxnreg, w, int64_t{32} * w * *c.maxnreg),
          fmt::format("use maxnreg <= {} for num_warps {}, or fewer warps", 65536 / (32 * w), w));
-  if (c.num_sm_multiplier && (*c.num_sm_multiplier < 1 || (*c.num_sm_multiplier & (*c.num_sm_multiplier - 1)) != 0))
+  if (c.num_sm_multiplier &&
+      (*c.num_sm_multiplier < 1 || (*c.num_sm_multiplier & (*c.num_sm_multiplier - 1)) != 0))
     fail(fmt::format("num_sm_multiplier {} is not a positive power of two", *c.num_sm_multiplier),
          "use 1, 2, 4 or 8 (programs per SM of a persistent kernel), or leave it unset");
   if (c.indexing) {
@@ -160,7 +167,8 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
     count(g.host);
     size_t ops = static_cast<size_t>(g.num_loads + stores);
     if (c.indexing->size() != 1 && c.indexing->size() != ops)
-      fail(fmt::format("{} indexing entries given, the kernel has {} loads and stores", c.indexing->size(), ops),
+      fail(fmt::format("{} indexing entries given, the kernel has {} loads and stores",
+                       c.indexing->size(), ops),
            "give one entry for all, or one per load and store");
   }
   if (c.indexing)
@@ -171,12 +179,16 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (c.load_eviction_policies)
     for (EvictionPolicy p : *c.load_eviction_policies)
       if (static_cast<unsigned>(p) > static_cast<unsigned>(EvictionPolicy::last))
-        fail(fmt::format("load eviction policy value {} is not one of none, first, last", static_cast<int>(p)),
+        fail(fmt::format("load eviction policy value {} is not one of none, first, last",
+                         static_cast<int>(p)),
              "use ts::EvictionPolicy::none, first or last");
   if (c.load_eviction_policies && static_cast<int>(c.load_eviction_policies->size()) != g.num_loads)
-    fail(fmt::format("{} load eviction polic{} given, the kernel has {} load{}", c.load_eviction_policies->size(),
-                     c.load_eviction_policies->size() == 1 ? "y" : "ies", g.num_loads, g.num_loads == 1 ? "" : "s"),
-         "give one entry (\"\", \"first\" or \"last\") per tensor read inside a loop, in source order, or leave "
+    fail(fmt::format("{} load eviction polic{} given, the kernel has {} load{}",
+                     c.load_eviction_policies->size(),
+                     c.load_eviction_policies->size() == 1 ? "y" : "ies", g.num_loads,
+                     g.num_loads == 1 ? "" : "s"),
+         "give one entry (\"\", \"first\" or \"last\") per tensor read inside a loop, in source "
+         "order, or leave "
          "load_eviction_policies unset");
   // Reductions over very long extents (more than 16384 padded elements) default to
   // chunks of 4096 (a looped reduction) rather than whole rows in registers.
@@ -193,10 +205,13 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   bool persistent = false;
   for (const ir::Node* n : g.host)
     if (n->op == ir::Op::Loop) persistent |= n->persistent;
-  if (c.pid_type && static_cast<unsigned>(*c.pid_type) > static_cast<unsigned>(PidType::persistent_interleaved))
-    fail(fmt::format("pid_type value {} is not one of flat, xyz, persistent_blocked, persistent_interleaved",
-                     static_cast<int>(*c.pid_type)),
-         "use a ts::PidType enumerator");
+  if (c.pid_type &&
+      static_cast<unsigned>(*c.pid_type) > static_cast<unsigned>(PidType::persistent_interleaved))
+    fail(
+        fmt::format(
+            "pid_type value {} is not one of flat, xyz, persistent_blocked, persistent_interleaved",
+            static_cast<int>(*c.pid_type)),
+        "use a ts::PidType enumerator");
   if (!c.pid_type) c.pid_type = persistent ? PidType::persistent_interleaved : PidType::flat;
   if (persistent && (*c.pid_type == PidType::flat || *c.pid_type == PidType::xyz))
     fail(fmt::format("pid_type {} for a kernel whose top-level loop bound is read on the device",

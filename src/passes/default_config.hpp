@@ -13,17 +13,16 @@ namespace tessel::passes {
 /// default from the traced extent: up to 1024 elements along the innermost dimension of
 /// a loop and 4096 per loop level in all), num_warps 4 to 16 (about 16 elements of a tile
 /// value per thread), num_stages 1, pid_type flat (or
-/// persistent_interleaved for loops with device-resident bounds), num_sm_multiplier unset (persistent grids then fill the GPU by occupancy),
-/// tunables (kernels with ts::register_tunable only: each name's first choice),
-/// loop_orders / flatten_loops / l2_groupings (kernels with loops of two or more
-/// dimensions only: identity, false, 1; see passes/loop_knobs.hpp).
-/// Errors: UserError (naming `kernel` and its first loop's line) for a wrong number of
-/// block sizes, a block size that is not a positive power of two, num_warps outside
-/// {1, ..., 32}, num_stages < 1, maxnreg outside [24, 255] or above 65536 / threads per
-/// program (maxnreg stays unset by default), a num_sm_multiplier that is not a positive power of two,
-/// indexing other than "pointer", a non-persistent pid_type for a persistent loop, a
-/// tunable the kernel does not declare or a value that is not one of its choices, or
-/// invalid loop knobs (complete_loop_knobs).
+/// persistent_interleaved for loops with device-resident bounds), num_sm_multiplier unset
+/// (persistent grids then fill the GPU by occupancy), tunables (kernels with ts::register_tunable
+/// only: each name's first choice), loop_orders / flatten_loops / l2_groupings (kernels with loops
+/// of two or more dimensions only: identity, false, 1; see passes/loop_knobs.hpp). Errors:
+/// UserError (naming `kernel` and its first loop's line) for a wrong number of block sizes, a block
+/// size that is not a positive power of two, num_warps outside {1, ..., 32}, num_stages < 1,
+/// maxnreg outside [24, 255] or above 65536 / threads per program (maxnreg stays unset by default),
+/// a num_sm_multiplier that is not a positive power of two, indexing other than "pointer", a
+/// non-persistent pid_type for a persistent loop, a tunable the kernel does not declare or a value
+/// that is not one of its choices, or invalid loop knobs (complete_loop_knobs).
 Config complete_config(const ir::Graph& g, Config user, const std::string& kernel);
 
 /// Block size of a tile dimension under a complete config (grid dims: 1).

@@ -19,11 +19,12 @@ int Layout::log2_threads() const { return log2i(threads); }
 namespace {
 
 struct SymInfo {
-  int first = 0;          // order of first appearance
+  int first = 0;              // order of first appearance
   int inner_score = 1 << 20;  // smallest distance from the end of a shape it appears at
 };
 
-void collect(const ir::Block& b, std::vector<const ir::Sym*>& order, std::map<const ir::Sym*, SymInfo>& info,
+void collect(const ir::Block& b, std::vector<const ir::Sym*>& order,
+             std::map<const ir::Sym*, SymInfo>& info,
              std::set<std::pair<const ir::Sym*, const ir::Sym*>>& interfere, int& min_bytes) {
   for (const ir::Node* n : b) {
     ir::Shape target;  // a store's dims are those of the elements it writes
@@ -126,7 +127,8 @@ Layout compute_layout(const ir::Node* loop, const Config& config) {
   }
   L.elems = int64_t{1} << shift;
   int64_t inner = slots.empty() ? 1 : L.slot_block.back();
-  L.vec = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(inner, 16 / std::max(1, min_bytes))));
+  L.vec =
+      static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(inner, 16 / std::max(1, min_bytes))));
   int64_t per_round = static_cast<int64_t>(L.threads) * L.vec;
   L.groups = static_cast<int>(std::max<int64_t>(1, L.elems / per_round));
   return L;

@@ -31,9 +31,9 @@ struct Layout {
   std::vector<int> slot_shift;      // log2 of the product of inner slots' blocks
   std::map<const ir::Sym*, int> slot_of;
   int threads = 128;
-  int vec = 1;        // V
-  int groups = 1;     // G
-  int64_t elems = 1;  // E
+  int vec = 1;                               // V
+  int groups = 1;                            // G
+  int64_t elems = 1;                         // E
   int regs() const { return groups * vec; }  // registers per thread per tile value
   bool all_threads_active() const { return elems >= static_cast<int64_t>(threads) * vec; }
   int log2_vec() const;

@@ -1,10 +1,10 @@
 #include "passes/loop_knobs.hpp"
 
-#include <algorithm>
-#include <numeric>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <numeric>
 
 namespace tessel::passes {
 
@@ -48,8 +48,8 @@ std::string flatten_blocker(const ir::Node* loop) {
       case ir::Op::TileBlock:
       case ir::Op::TileId:
         if (n->args[0] == loop)
-          why = fmt::format("the tile attribute ({}){} has no single value in a flattened tile", ir::op_name(n->op),
-                            where(n));
+          why = fmt::format("the tile attribute ({}){} has no single value in a flattened tile",
+                            ir::op_name(n->op), where(n));
         return;
       default:
         break;
@@ -66,7 +66,8 @@ std::string flatten_blocker(const ir::Node* loop) {
       std::vector<const ir::Sym*> target;
       for (const ir::IndexInfo& i : n->access)
         if (i.sym) target.push_back(i.sym);
-      if (partial(target)) why = fmt::format("the store{} writes along only some of the loop's dimensions", where(n));
+      if (partial(target))
+        why = fmt::format("the store{} writes along only some of the loop's dimensions", where(n));
     }
   });
   return why;
@@ -109,10 +110,13 @@ LoopKnobs loop_knobs(const ir::Graph& g, const ir::Node* loop, const Config& c) 
   k.order.resize(loop->dims.size());
   std::iota(k.order.begin(), k.order.end(), 0);
   int i = position(multi_dim_loops(g), loop);
-  if (i >= 0 && c.loop_orders && i < static_cast<int>(c.loop_orders->size())) k.order = (*c.loop_orders)[i];
-  if (i >= 0 && c.flatten_loops && i < static_cast<int>(c.flatten_loops->size())) k.flatten = (*c.flatten_loops)[i];
+  if (i >= 0 && c.loop_orders && i < static_cast<int>(c.loop_orders->size()))
+    k.order = (*c.loop_orders)[i];
+  if (i >= 0 && c.flatten_loops && i < static_cast<int>(c.flatten_loops->size()))
+    k.flatten = (*c.flatten_loops)[i];
   int j = position(grouped_loops(g), loop);
-  if (j >= 0 && c.l2_groupings && j < static_cast<int>(c.l2_groupings->size())) k.l2_grouping = (*c.l2_groupings)[j];
+  if (j >= 0 && c.l2_groupings && j < static_cast<int>(c.l2_groupings->size()))
+    k.l2_grouping = (*c.l2_groupings)[j];
   return k;
 }
 
@@ -124,9 +128,11 @@ void complete_loop_knobs(const ir::Graph& g, Config& c, const std::string& kerne
   auto check_count = [&](const char* key, size_t given, size_t want, const char* which) {
     if (given != want)
       fail(nullptr,
-           fmt::format("{} has {} entries, the kernel has {} {}(s) of two or more dimensions", key, given, want, which),
-           fmt::format("give one entry per {} of two or more dimensions, in trace order (see ts::Config::{})", which,
-                       key));
+           fmt::format("{} has {} entries, the kernel has {} {}(s) of two or more dimensions", key,
+                       given, want, which),
+           fmt::format("give one entry per {} of two or more dimensions, in trace order (see "
+                       "ts::Config::{})",
+                       which, key));
   };
   if (!loops.empty()) {
     if (!c.loop_orders) {
@@ -149,16 +155,18 @@ void complete_loop_knobs(const ir::Graph& g, Config& c, const std::string& kerne
     std::iota(want.begin(), want.end(), 0);
     if (sorted != want)
       fail(loops[i],
-           fmt::format("loop_orders[{}] = [{}] is not a permutation of the loop's {} dimensions", i, fmt::join(p, ", "),
-                       want.size()),
+           fmt::format("loop_orders[{}] = [{}] is not a permutation of the loop's {} dimensions", i,
+                       fmt::join(p, ", "), want.size()),
            fmt::format("use a permutation of [{}]", fmt::join(want, ", ")));
   }
   for (size_t i = 0; c.flatten_loops && i < loops.size(); ++i) {
     if (!(*c.flatten_loops)[i]) continue;
     std::string why = flatten_blocker(loops[i]);
     if (!why.empty())
-      fail(loops[i], fmt::format("flatten_loops[{}] = true, but this loop cannot be flattened: {}", i, why),
-           "set it to false (the autotuner only offers flattening where the loop body is elementwise over the "
+      fail(loops[i],
+           fmt::format("flatten_loops[{}] = true, but this loop cannot be flattened: {}", i, why),
+           "set it to false (the autotuner only offers flattening where the loop body is "
+           "elementwise over the "
            "whole tile)");
   }
   bool xyz = c.pid_type && *c.pid_type == PidType::xyz;
@@ -170,11 +178,13 @@ void complete_loop_knobs(const ir::Graph& g, Config& c, const std::string& kerne
     if (gsz == 1) continue;
     if (xyz)
       fail(grouped[j], fmt::format("l2_groupings[{}] = {} with pid_type xyz", j, gsz),
-           "grouped program ordering needs one flat program id: use pid_type flat or a persistent one, or "
+           "grouped program ordering needs one flat program id: use pid_type flat or a persistent "
+           "one, or "
            "l2_groupings 1");
     if (c.flatten_loops && (*c.flatten_loops)[position(loops, grouped[j])])
       fail(grouped[j], fmt::format("l2_groupings[{}] = {} on a flattened loop", j, gsz),
-           "a flattened loop has one dimension to order: set its l2_groupings entry to 1 or do not flatten it");
+           "a flattened loop has one dimension to order: set its l2_groupings entry to 1 or do not "
+           "flatten it");
   }
 }
 

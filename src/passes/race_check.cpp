@@ -1,10 +1,10 @@
 #include "passes/race_check.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace tessel::passes {
 
@@ -39,7 +39,8 @@ class LaunchDeps {
       if (info.kind == ir::IndexKind::newaxis) continue;
       const Node* operand = n->args.at(op++);
       if (info.kind == ir::IndexKind::tile) c |= of_sym(info.sym);
-      if (info.kind == ir::IndexKind::scalar || info.kind == ir::IndexKind::gather) c |= of(operand);
+      if (info.kind == ir::IndexKind::scalar || info.kind == ir::IndexKind::gather)
+        c |= of(operand);
     }
     return c;
   }
@@ -131,7 +132,8 @@ bool reads_tensor(const ir::Graph& g, const Node* value, const Node* t) {
     const Node* n = stack.back();
     stack.pop_back();
     if (!n || !seen.insert(n).second) continue;
-    if ((n->op == Op::Load || n->op == Op::DeviceScalar) && ir::may_alias(g, n->args.at(0), t)) return true;
+    if ((n->op == Op::Load || n->op == Op::DeviceScalar) && ir::may_alias(g, n->args.at(0), t))
+      return true;
     if (n->op == Op::Carried) {
       const Node* loop = n->args.at(0);
       for (size_t i = 0; i < loop->carried.size(); ++i)
@@ -181,22 +183,26 @@ void check_store(const ir::Graph& g, const Node* top, const LaunchDeps& deps, co
   std::string why;
   const bool one = (missing & (missing - 1)) == 0;
   if (deps.of(value) & missing)
-    why = fmt::format("and the stored value depends on {}, so each program writes its own value there",
-                      one ? "it" : "them");
+    why = fmt::format(
+        "and the stored value depends on {}, so each program writes its own value there",
+        one ? "it" : "them");
   else if (reads_tensor(g, value, t))
-    why = fmt::format("and the stored value reads {}: a read-modify-write from every program, whose updates "
-                      "are lost",
-                      ir::describe_tensor(t));
+    why = fmt::format(
+        "and the stored value reads {}: a read-modify-write from every program, whose updates "
+        "are lost",
+        ir::describe_tensor(t));
   else
     return;  // every program writes the same value
-  throw UserError(g.kernel_name, n->loc,
-                  fmt::format("several programs of the launch write the same elements of {}: the store's indices "
-                              "do not depend on {} of the top-level loop at {} (one program per {}), {}",
-                              ir::describe_tensor(t), dims_str(missing, top), top->loc.str(),
-                              top->dims[0].is_tile ? "tile" : "grid index", why),
-                  "index the store with every tile of the loop (e.g. out(tm, tn) in a loop over tiles tm, tn), "
-                  "reduce inside one program (make that dimension a device loop nested inside this one), or "
-                  "use an atomic (not yet in tessel)");
+  throw UserError(
+      g.kernel_name, n->loc,
+      fmt::format(
+          "several programs of the launch write the same elements of {}: the store's indices "
+          "do not depend on {} of the top-level loop at {} (one program per {}), {}",
+          ir::describe_tensor(t), dims_str(missing, top), top->loc.str(),
+          top->dims[0].is_tile ? "tile" : "grid index", why),
+      "index the store with every tile of the loop (e.g. out(tm, tn) in a loop over tiles tm, tn), "
+      "reduce inside one program (make that dimension a device loop nested inside this one), or "
+      "use an atomic (not yet in tessel)");
 }
 
 void check_block(const ir::Graph& g, const Node* top, const LaunchDeps& deps, const ir::Block& b) {
@@ -220,6 +226,8 @@ void check_races(const ir::Graph& g) {
 
 namespace tessel::passes {
 
-bool is_read_modify_write(const ir::Graph& g, const ir::Node* n) { return reads_tensor(g, n->args.at(1), n->args.at(0)); }
+bool is_read_modify_write(const ir::Graph& g, const ir::Node* n) {
+  return reads_tensor(g, n->args.at(1), n->args.at(0));
+}
 
 }  // namespace tessel::passes

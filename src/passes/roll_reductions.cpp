@@ -11,10 +11,10 @@
 //                                               yield maximum(%c, %12)
 #include "passes/roll_reductions.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "ir/clone.hpp"
 
@@ -44,10 +44,11 @@ class Roller : public ir::Cloner {
         if (n->op == Op::Store) stores_.push_back(n);
         for (const Node* a : n->args)
           if (rolled(a))
-            throw UserError(kernel_, n->loc,
-                            "reduction_loops: a value spanning a chunked reduction dimension is used "
-                            "by something other than a reduction or a store",
-                            "use reduction_loops = null (a persistent reduction) for this dimension");
+            throw UserError(
+                kernel_, n->loc,
+                "reduction_loops: a value spanning a chunked reduction dimension is used "
+                "by something other than a reduction or a store",
+                "use reduction_loops = null (a persistent reduction) for this dimension");
         copy_into(n, out);
       }
     }
@@ -71,7 +72,8 @@ class Roller : public ir::Cloner {
     return nullptr;
   }
 
-  Node* make(Op op, DType t, ir::Shape shape, std::vector<Node*> args, SourceLoc loc, ir::Block& out) {
+  Node* make(Op op, DType t, ir::Shape shape, std::vector<Node*> args, SourceLoc loc,
+             ir::Block& out) {
     Node* n = dst().new_node(op, loc);
     n->dtype = t;
     n->shape = std::move(shape);
@@ -126,15 +128,17 @@ class Roller : public ir::Cloner {
     if (n->op == Op::Load && stores_before_.count(n))  // read again here: no store in between
       for (size_t k = stores_before_.at(n); k < stores_.size(); ++k)
         if (may_alias(stores_[k]->args[0], n->args[0]))
-          throw UserError(kernel_, n->loc,
-                          "reduction_loops: the chunks of this load would be read again after the kernel "
-                          "stored into its tensor (or into one sharing its memory) and see the new values",
-                          "use reduction_loops = null (a persistent reduction) for this dimension, or "
-                          "store into another tensor");
+          throw UserError(
+              kernel_, n->loc,
+              "reduction_loops: the chunks of this load would be read again after the kernel "
+              "stored into its tensor (or into one sharing its memory) and see the new values",
+              "use reduction_loops = null (a persistent reduction) for this dimension, or "
+              "store into another tensor");
     for (const Node* a : n->args) chunk_value(a, loop, body);
     if (n->op == Op::Arange) {
       Node* idx = make(Op::TileIndex, dst().index_dtype, mapped(n->shape), {loop}, n->loc, body);
-      Node* c = idx->dtype == n->dtype ? idx : make(Op::Cast, n->dtype, idx->shape, {idx}, n->loc, body);
+      Node* c =
+          idx->dtype == n->dtype ? idx : make(Op::Cast, n->dtype, idx->shape, {idx}, n->loc, body);
       set(n, c);
       chunk_nodes_.push_back(n);
       return c;
@@ -165,9 +169,10 @@ class Roller : public ir::Cloner {
     const ir::Sym* r = x->shape[n->ival];
     ir::ReduceFn fn = n->rfn();
     bool arg = fn == ir::ReduceFn::argmax || fn == ir::ReduceFn::argmin;
-    DType acc_t = (fn == ir::ReduceFn::sum || fn == ir::ReduceFn::prod) && is_float(n->dtype) ? DType::f32
-                  : arg                                                                         ? x->dtype
-                                                                                                : n->dtype;
+    DType acc_t = (fn == ir::ReduceFn::sum || fn == ir::ReduceFn::prod) && is_float(n->dtype)
+                      ? DType::f32
+                  : arg ? x->dtype
+                        : n->dtype;
     if (n->dtype == DType::f64) acc_t = DType::f64;
     ir::Shape shape = mapped(n->shape);
     SourceLoc loc = n->loc;
@@ -178,7 +183,9 @@ class Roller : public ir::Cloner {
     ident->fval = v.fval;
     Node* init_v = make(Op::Full, acc_t, shape, {ident}, loc, out);
     inits.push_back(init_v);
-    if (arg) inits.push_back(make(Op::Full, DType::i64, shape, {constant(DType::i64, 0, loc, out)}, loc, out));
+    if (arg)
+      inits.push_back(
+          make(Op::Full, DType::i64, shape, {constant(DType::i64, 0, loc, out)}, loc, out));
     Node* loop = open_chunks(r, loc, out);
     for (Node* i : inits) {
       Node* c = dst().new_node(Op::Carried, loc);
@@ -213,10 +220,12 @@ class Roller : public ir::Cloner {
       // A later chunk wins when strictly better (ties keep the first index). NaN counts
       // as the extreme, as in torch: a chunk's NaN wins over a number, and the first
       // NaN is kept.
-      Node* better = binary(mx ? ir::BinaryFn::gt : ir::BinaryFn::lt, DType::boolean, pv, loop->carried[0]);
+      Node* better =
+          binary(mx ? ir::BinaryFn::gt : ir::BinaryFn::lt, DType::boolean, pv, loop->carried[0]);
       if (is_float(x->dtype)) {
         Node* pv_nan = binary(ir::BinaryFn::ne, DType::boolean, pv, pv);
-        Node* acc_num = binary(ir::BinaryFn::eq, DType::boolean, loop->carried[0], loop->carried[0]);
+        Node* acc_num =
+            binary(ir::BinaryFn::eq, DType::boolean, loop->carried[0], loop->carried[0]);
         better = binary(ir::BinaryFn::logical_or, DType::boolean, better,
                         binary(ir::BinaryFn::logical_and, DType::boolean, pv_nan, acc_num));
       }
@@ -257,9 +266,9 @@ class Roller : public ir::Cloner {
 
   std::map<const ir::Sym*, int64_t> chunks_;
   std::string kernel_;
-  const ir::Graph& src_;  // the traced graph (its argument facts)
-  std::vector<const Node*> stores_;                 // stores copied so far, in program order
-  std::map<const Node*, size_t> stores_before_;     // rolled load -> stores_.size() at its place
+  const ir::Graph& src_;                         // the traced graph (its argument facts)
+  std::vector<const Node*> stores_;              // stores copied so far, in program order
+  std::map<const Node*, size_t> stores_before_;  // rolled load -> stores_.size() at its place
   ir::Sym* saved_sym_ = nullptr;
   std::vector<const Node*> chunk_nodes_;
 };
@@ -270,10 +279,11 @@ std::unique_ptr<ir::Graph> roll_reductions(const ir::Graph& g, const Config& c) 
   if (!c.reduction_loops) return nullptr;
   const auto& rl = *c.reduction_loops;
   if (rl.size() > g.reduction_syms.size())
-    throw UserError(g.kernel_name, ir::first_loop_loc(g),
-                    fmt::format("config: {} reduction_loops given, the kernel has {} reduction dimensions",
-                                rl.size(), g.reduction_syms.size()),
-                    "give one entry (null or a chunk size) per reduction dimension");
+    throw UserError(
+        g.kernel_name, ir::first_loop_loc(g),
+        fmt::format("config: {} reduction_loops given, the kernel has {} reduction dimensions",
+                    rl.size(), g.reduction_syms.size()),
+        "give one entry (null or a chunk size) per reduction dimension");
   std::map<const ir::Sym*, int64_t> chunks;
   for (size_t i = 0; i < rl.size(); ++i) {
     if (!rl[i]) continue;
@@ -305,7 +315,8 @@ std::vector<ir::Sym*> reduction_dims(const ir::Graph& g) {
   ir::walk(g.host, [&](const Node* n) {
     if (n->op != Op::Reduce) return;
     ir::Sym* s = n->args[0]->shape[n->ival];
-    if (s && s->kind == ir::Sym::extent_k && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    if (s && s->kind == ir::Sym::extent_k && std::find(out.begin(), out.end(), s) == out.end())
+      out.push_back(s);
   });
   return out;
 }

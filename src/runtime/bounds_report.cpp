@@ -29,7 +29,8 @@ std::string from_end_note(const ir::Node* access, int dim) {
 
 }  // namespace
 
-UserError bounds_error(const ir::Graph& g, const ir::Node* access, int dim, int64_t index, int64_t extent) {
+UserError bounds_error(const ir::Graph& g, const ir::Node* access, int dim, int64_t index,
+                       int64_t extent) {
   return UserError(g.kernel_name, access->loc,
                    fmt::format("{} index {}{} is out of range for dimension {} of {} (size {})",
                                access->op == ir::Op::Store ? "a store's" : "a load's", index,
@@ -45,8 +46,8 @@ void raise_bounds_record(const ir::Graph& g, const BoundsRecord& record) {
   const auto& nodes = g.nodes();
   if (id < 0 || id >= static_cast<int64_t>(nodes.size()) ||
       (nodes[id]->op != ir::Op::Load && nodes[id]->op != ir::Op::Store))
-    throw InternalError(fmt::format("bounds record names node {}, not a load or store of kernel '{}'", id,
-                                    g.kernel_name));
+    throw InternalError(fmt::format(
+        "bounds record names node {}, not a load or store of kernel '{}'", id, g.kernel_name));
   throw bounds_error(g, nodes[id].get(), static_cast<int>(record[1]), record[2], record[3]);
 }
 

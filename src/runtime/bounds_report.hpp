@@ -22,7 +22,8 @@ using BoundsRecord = std::array<int64_t, 4>;
 /// tensor Load/Store `access` of `g` addresses: names the kernel, the access's source
 /// line, the tensor (argument position or allocation line), the dimension, the index and
 /// the size. The same text on the interpreter and on the GPU.
-UserError bounds_error(const ir::Graph& g, const ir::Node* access, int dim, int64_t index, int64_t extent);
+UserError bounds_error(const ir::Graph& g, const ir::Node* access, int dim, int64_t index,
+                       int64_t extent);
 
 /// Throws bounds_error for a record a kernel of `g` wrote; returns when it holds no
 /// violation. InternalError for a record that names no Load/Store of `g`.

@@ -46,8 +46,9 @@ int64_t checked_numel(const std::vector<int64_t>& shape) {
 // "value cannot be converted to type ... without overflow").
 void check_integer_value(double v, DType dt) {
   if (!holds_integer_value(dt, v))
-    throw buffer_error(fmt::format("value {} cannot be converted to {} without overflow", v, dtype_name(dt)),
-                       "use a value in the dtype's range, or a wider dtype");
+    throw buffer_error(
+        fmt::format("value {} cannot be converted to {} without overflow", v, dtype_name(dt)),
+        "use a value in the dtype's range, or a wider dtype");
 }
 
 // Bool and the integer dtypes convert among themselves without a double round trip.
@@ -93,8 +94,8 @@ int normalize_dim(int d, int rank, const Buffer& b) {
   if (n < 0 || n >= rank)
     throw buffer_error("dimension " + std::to_string(d) + " is out of range for " + b.str(),
                        rank == 0 ? std::string("a 0-dimensional Buffer has no dimensions")
-                                 : "Use a dimension in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) +
-                                       "]");
+                                 : "Use a dimension in [" + std::to_string(-rank) + ", " +
+                                       std::to_string(rank - 1) + "]");
   return n;
 }
 
@@ -119,9 +120,7 @@ Storage::~Storage() {
   }
 }
 
-std::string Device::str() const {
-  return is_cuda() ? "cuda:" + std::to_string(index) : "cpu";
-}
+std::string Device::str() const { return is_cuda() ? "cuda:" + std::to_string(index) : "cpu"; }
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> strides(shape.size());
@@ -139,7 +138,8 @@ Buffer Buffer::empty(std::vector<int64_t> shape, DType dtype, Device device) {
   return empty_on_stream(std::move(shape), dtype, device, nullptr);
 }
 
-Buffer Buffer::empty_on_stream(std::vector<int64_t> shape, DType dtype, Device device, void* stream) {
+Buffer Buffer::empty_on_stream(std::vector<int64_t> shape, DType dtype, Device device,
+                               void* stream) {
   int64_t n = checked_numel(shape);
   int64_t size = dtype_size(dtype);
   if (n > INT64_MAX / size) throw buffer_error("shape " + shape_str(shape) + " is too large");
@@ -186,12 +186,12 @@ Buffer Buffer::full(std::vector<int64_t> shape, double value, DType dtype, Devic
   return b;
 }
 
-static Buffer random_buffer(std::vector<int64_t> shape, DType dtype, Device device,
-                            uint64_t seed, bool normal) {
+static Buffer random_buffer(std::vector<int64_t> shape, DType dtype, Device device, uint64_t seed,
+                            bool normal) {
   if (!is_float(dtype))
-    throw buffer_error(std::string(normal ? "randn" : "rand") + " needs a float dtype, got " +
-                           dtype_name(dtype),
-                       "Use f16, bf16, f32 or f64");
+    throw buffer_error(
+        std::string(normal ? "randn" : "rand") + " needs a float dtype, got " + dtype_name(dtype),
+        "Use f16, bf16, f32 or f64");
   Buffer b = Buffer::empty(std::move(shape), dtype, device);
   if (device.is_cuda()) {
     rt::set_device(device.index);
@@ -243,9 +243,8 @@ Buffer Buffer::from_vector(const std::vector<double>& values, std::vector<int64_
                            DType dtype, Device device) {
   int64_t n = checked_numel(shape);
   if (n != static_cast<int64_t>(values.size()))
-    throw buffer_error("from_vector got " + std::to_string(values.size()) +
-                       " values for shape " + shape_str(shape) + " (" + std::to_string(n) +
-                       " elements)");
+    throw buffer_error("from_vector got " + std::to_string(values.size()) + " values for shape " +
+                       shape_str(shape) + " (" + std::to_string(n) + " elements)");
   Buffer host = empty(std::move(shape), dtype, cpu());
   auto* p = static_cast<char*>(host.data_ptr());
   int64_t size = dtype_size(dtype);
@@ -259,7 +258,8 @@ Buffer Buffer::from_vector(const std::vector<double>& values, std::vector<int64_
 Buffer Buffer::from_blob(void* ptr, std::vector<int64_t> shape, std::vector<int64_t> strides,
                          DType dtype, Device device) {
   int64_t n = checked_numel(shape);
-  if (!ptr && n > 0) throw buffer_error("from_blob of a null pointer with " + std::to_string(n) + " elements");
+  if (!ptr && n > 0)
+    throw buffer_error("from_blob of a null pointer with " + std::to_string(n) + " elements");
   if (strides.empty()) strides = contiguous_strides(shape);
   if (strides.size() != shape.size())
     throw buffer_error("from_blob got " + std::to_string(strides.size()) + " strides for shape " +
@@ -355,8 +355,8 @@ Buffer Buffer::view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> 
   int64_t capacity = storage_->nbytes / dtype_size(dtype_);
   if (offset < 0 || (n > 0 && last >= capacity))
     throw buffer_error("view_as_strided(" + shape_str(shape) + ", " + shape_str(strides) + ", " +
-                           std::to_string(offset) + ") reaches element " + std::to_string(last) +
-                           " of a storage of " + std::to_string(capacity) + " elements");
+                       std::to_string(offset) + ") reaches element " + std::to_string(last) +
+                       " of a storage of " + std::to_string(capacity) + " elements");
   Buffer v = *this;
   v.shape_ = std::move(shape);
   v.strides_ = std::move(strides);
@@ -448,10 +448,18 @@ void Buffer::fill_on_stream(double value, void* stream) {
   uint64_t bits = 0;
   write_element(&bits, dtype_, value);
   switch (dtype_size(dtype_)) {
-    case 1: fill_typed<uint8_t>(*this, &bits); break;
-    case 2: fill_typed<uint16_t>(*this, &bits); break;
-    case 4: fill_typed<uint32_t>(*this, &bits); break;
-    default: fill_typed<uint64_t>(*this, &bits); break;
+    case 1:
+      fill_typed<uint8_t>(*this, &bits);
+      break;
+    case 2:
+      fill_typed<uint16_t>(*this, &bits);
+      break;
+    case 4:
+      fill_typed<uint32_t>(*this, &bits);
+      break;
+    default:
+      fill_typed<uint64_t>(*this, &bits);
+      break;
   }
 }
 

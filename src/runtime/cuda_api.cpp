@@ -26,28 +26,71 @@ namespace {
 constexpr int kDriverAbi = 12000;
 
 // X-macro of every driver function tessel uses.
-#define TESSEL_CU_FUNCTIONS(X)                                                          \
-  X(cuGetErrorName) X(cuGetErrorString) X(cuInit) X(cuDriverGetVersion)                 \
-  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)        \
-  X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuCtxSynchronize) \
-  X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuMemAlloc) X(cuMemFree)                      \
-  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemcpyPeerAsync)  \
-  X(cuMemsetD8Async) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleGetFunction) \
-  X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuDeviceGetDefaultMemPool)                 \
-  X(cuMemPoolSetAttribute) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)      \
-  X(cuEventElapsedTime) X(cuEventDestroy) X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle)   \
-  X(cuIpcCloseMemHandle) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamBeginCapture)   \
-  X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)                \
-  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)  \
-  X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuModuleUnload)
+// clang-format off
+#define TESSEL_CU_FUNCTIONS(X) \
+  X(cuGetErrorName) \
+  X(cuGetErrorString) \
+  X(cuInit) \
+  X(cuDriverGetVersion) \
+  X(cuDeviceGetCount) \
+  X(cuDeviceGet) \
+  X(cuDeviceGetName) \
+  X(cuDeviceGetAttribute) \
+  X(cuDevicePrimaryCtxRetain) \
+  X(cuCtxSetCurrent) \
+  X(cuCtxSynchronize) \
+  X(cuMemAllocAsync) \
+  X(cuMemFreeAsync) \
+  X(cuMemAlloc) \
+  X(cuMemFree) \
+  X(cuMemcpyHtoDAsync) \
+  X(cuMemcpyDtoHAsync) \
+  X(cuMemcpyDtoDAsync) \
+  X(cuMemcpyPeerAsync) \
+  X(cuMemsetD8Async) \
+  X(cuStreamSynchronize) \
+  X(cuModuleLoadData) \
+  X(cuModuleGetFunction) \
+  X(cuFuncSetAttribute) \
+  X(cuLaunchKernel) \
+  X(cuDeviceGetDefaultMemPool) \
+  X(cuMemPoolSetAttribute) \
+  X(cuEventCreate) \
+  X(cuEventRecord) \
+  X(cuEventSynchronize) \
+  X(cuEventElapsedTime) \
+  X(cuEventDestroy) \
+  X(cuIpcGetMemHandle) \
+  X(cuIpcOpenMemHandle) \
+  X(cuIpcCloseMemHandle) \
+  X(cuStreamCreate) \
+  X(cuStreamDestroy) \
+  X(cuStreamBeginCapture) \
+  X(cuStreamEndCapture) \
+  X(cuGraphInstantiateWithFlags) \
+  X(cuGraphLaunch) \
+  X(cuGraphExecDestroy) \
+  X(cuGraphDestroy) \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
+  X(cuCtxPushCurrent) \
+  X(cuCtxPopCurrent) \
+  X(cuModuleUnload)
+// clang-format on
 
 // Green contexts (SM partitions): resolved optionally, so a driver without them still
 // loads. cuGreenCtxStreamCreate is the newest (CUDA 12.5); the others came in 12.4.
 constexpr int kGreenAbi = 12050;
-#define TESSEL_CU_GREEN_FUNCTIONS(X)                                                    \
-  X(cuDeviceGetDevResource) X(cuDevSmResourceSplitByCount) X(cuDevResourceGenerateDesc) \
-  X(cuGreenCtxCreate) X(cuGreenCtxDestroy) X(cuCtxFromGreenCtx) X(cuGreenCtxStreamCreate) \
+// clang-format off
+#define TESSEL_CU_GREEN_FUNCTIONS(X) \
+  X(cuDeviceGetDevResource) \
+  X(cuDevSmResourceSplitByCount) \
+  X(cuDevResourceGenerateDesc) \
+  X(cuGreenCtxCreate) \
+  X(cuGreenCtxDestroy) \
+  X(cuCtxFromGreenCtx) \
+  X(cuGreenCtxStreamCreate) \
   X(cuGreenCtxGetDevResource)
+// clang-format on
 
 // Per-device state, initialized once.
 struct DeviceState {
@@ -93,8 +136,9 @@ void init_driver(Driver& d) {
   using GetProc = decltype(&::cuGetProcAddress);  // the CUDA 12+ (_v2) signature
   auto get_proc = reinterpret_cast<GetProc>(dlsym(d.lib, "cuGetProcAddress_v2"));
   if (!get_proc) {
-    d.reason = "the CUDA driver is older than 12.0 (cuGetProcAddress_v2 is missing); "
-               "update the NVIDIA driver";
+    d.reason =
+        "the CUDA driver is older than 12.0 (cuGetProcAddress_v2 is missing); "
+        "update the NVIDIA driver";
     return;
   }
   std::string missing;
@@ -211,7 +255,7 @@ struct PartitionRegistry {
   std::shared_mutex mu;
   std::unordered_map<void*, Partition> live;
   std::unordered_set<void*> retired;
-  std::atomic<int> count{0};    // live partitions: ContextScope looks nothing up at 0
+  std::atomic<int> count{0};     // live partitions: ContextScope looks nothing up at 0
   std::atomic<bool> any{false};  // a partition was ever created
   std::atomic<uint64_t> next_id{uint64_t{1} << 32};  // above every primary id (device + 1)
 };
@@ -244,8 +288,9 @@ int driver_version() { return driver().version; }
 void set_device(int device) {
   DeviceState& s = device_state(device);
   // Inside a ContextScope of this device, its green context stands for the device.
-  CUcontext want = t_active.context && t_active.device == device ? static_cast<CUcontext>(t_active.context)
-                                                                  : s.ctx;
+  CUcontext want = t_active.context && t_active.device == device
+                       ? static_cast<CUcontext>(t_active.context)
+                       : s.ctx;
   if (t_last == want) return;
   Driver& d = driver();
   CUcontext cur = nullptr;
@@ -270,8 +315,7 @@ int max_shared_memory_per_block(int device) {
   DeviceState& s = device_state(device);
   Driver& d = driver();
   int v = 0;
-  TESSEL_CU(cuDeviceGetAttribute, &v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            s.dev);
+  TESSEL_CU(cuDeviceGetAttribute, &v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, s.dev);
   return v;
 }
 
@@ -294,8 +338,7 @@ void* device_alloc(int64_t nbytes, int device, void* stream) {
   }
   if (r != CUDA_SUCCESS)
     throw RuntimeError("cannot allocate " + std::to_string(nbytes) + " bytes on cuda:" +
-                       std::to_string(device) + ": cuMemAllocAsync failed: " +
-                       error_text(d, r));
+                       std::to_string(device) + ": cuMemAllocAsync failed: " + error_text(d, r));
   return reinterpret_cast<void*>(p);
 }
 
@@ -304,8 +347,7 @@ void device_free(void* ptr, int device, void* stream) {
   DeviceState& s = device_state(device);
   Driver& d = driver();
   // The partition of `stream` may be gone (its stream synchronized and destroyed first).
-  if (stream && partitions().any.load() && retired_stream(stream))
-    stream = nullptr;
+  if (stream && partitions().any.load() && retired_stream(stream)) stream = nullptr;
   ContextScope scope(stream);
   set_device(device);
   if (s.pools)
@@ -369,8 +411,8 @@ void stream_synchronize(void* stream) {
 int max_active_programs(const Function& fn, int threads, int shared_bytes) {
   Driver& d = driver();
   int n = 0;
-  TESSEL_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &n, static_cast<CUfunction>(fn.fn), threads,
-            static_cast<size_t>(shared_bytes));
+  TESSEL_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &n, static_cast<CUfunction>(fn.fn),
+            threads, static_cast<size_t>(shared_bytes));
   return n < 1 ? 1 : n;
 }
 
@@ -400,7 +442,8 @@ void* graph_end_capture(void* stream) {
   CUgraph g = nullptr;
   TESSEL_CU(cuStreamEndCapture, static_cast<CUstream>(stream), &g);
   CUgraphExec exec = nullptr;
-  CUresult r = d.p_cuGraphInstantiateWithFlags(&exec, g, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+  CUresult r =
+      d.p_cuGraphInstantiateWithFlags(&exec, g, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
   d.p_cuGraphDestroy(g);
   check(r, "cuGraphInstantiateWithFlags");
   return exec;
@@ -542,15 +585,16 @@ Function load_function(const std::string& cubin, const std::string& kernel_name,
   return Function{static_cast<void*>(fit->second), device, std::get<0>(key)};
 }
 
-void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_z,
-            unsigned block_x, int shared_bytes, void* stream, void** params) {
+void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
+            int shared_bytes, void* stream, void** params) {
   Driver& d = ready();
   ContextScope scope(stream);
   set_device(fn.device);
   if (fn.context != 0 && fn.context != current_context_id(fn.device))
-    throw RuntimeError("a kernel loaded in one context was launched on a stream of another (an SM "
-                       "partition's stream and the device's, or two partitions): load it with "
-                       "load_function inside a ContextScope of the launch stream");
+    throw RuntimeError(
+        "a kernel loaded in one context was launched on a stream of another (an SM "
+        "partition's stream and the device's, or two partitions): load it with "
+        "load_function inside a ContextScope of the launch stream");
   auto f = static_cast<CUfunction>(fn.fn);
   if (shared_bytes > 48 * 1024) {
     ModuleCache& c = module_cache();
@@ -594,7 +638,7 @@ Partition partition_create(int device, int min_sms) {
     // One group of at least min_sms SMs; the driver rounds the count up to its granularity.
     unsigned groups = 1;
     CUresult r = d.p_cuDevSmResourceSplitByCount(&group, &groups, &all, &rest, 0,
-                                                  static_cast<unsigned>(min_sms));
+                                                 static_cast<unsigned>(min_sms));
     if (r == CUDA_SUCCESS && groups == 1)
       use = &group;
     else if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)

@@ -87,8 +87,8 @@ struct Function {
 
 /// Launches `fn` with the given grid and block sizes, dynamic shared memory (bytes),
 /// stream and kernel parameters (an array of pointers to each parameter's value).
-void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_z,
-            unsigned block_x, int shared_bytes, void* stream, void** params);
+void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
+            int shared_bytes, void* stream, void** params);
 
 /// How many programs (CTAs) of `fn` with `threads` threads and `shared_bytes` of dynamic
 /// shared memory fit on one SM at once (the occupancy calculator); at least 1.
@@ -108,8 +108,8 @@ struct Partition {
   void* context = nullptr;  // CUcontext (cuCtxFromGreenCtx)
   void* stream = nullptr;   // CUstream (cuGreenCtxStreamCreate)
   int device = 0;
-  int sms = 0;              // SMs the partition holds (after the driver's rounding)
-  uint64_t id = 0;          // unique per partition for the process (never reused)
+  int sms = 0;      // SMs the partition holds (after the driver's rounding)
+  uint64_t id = 0;  // unique per partition for the process (never reused)
 };
 
 /// Creates a green context on `device` holding at least `min_sms` SMs: the driver rounds
@@ -144,8 +144,8 @@ class ContextScope {
  private:
   bool pushed_ = false;
   int device_ = -1;
-  Partition saved_active_;       // the thread's active partition before (context null: none)
-  void* saved_last_ = nullptr;   // the context set_device last made current on this thread
+  Partition saved_active_;      // the thread's active partition before (context null: none)
+  void* saved_last_ = nullptr;  // the context set_device last made current on this thread
 };
 
 /// Id of the context launches on `device` use on this thread now: the active partition's
@@ -163,7 +163,7 @@ std::string nvrtc_version();
 std::vector<std::string> cuda_include_dirs();
 
 struct CompileOptions {
-  int arch = 90;  // sm_XX
+  int arch = 90;                   // sm_XX
   std::vector<std::string> extra;  // extra NVRTC options
   /// Embedded headers: name as #include'd -> text.
   std::vector<std::pair<std::string, std::string>> headers;

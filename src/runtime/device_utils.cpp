@@ -230,13 +230,37 @@ struct Layout {
   int64_t strides[kMaxGpuRank];
   int32_t rank = 1, pad = 0;
 };
-struct CopyArgs { void* dst; const void* src; int64_t n; Layout dl, sl; };
-struct FillArgs { void* dst; int64_t n; Layout l; uint64_t bits; };
-struct RandArgs { void* dst; int64_t n; uint64_t seed; int32_t dtype, normal; };
-struct ArangeArgs { void* dst; int64_t n; int32_t dtype, pad; };
+struct CopyArgs {
+  void* dst;
+  const void* src;
+  int64_t n;
+  Layout dl, sl;
+};
+struct FillArgs {
+  void* dst;
+  int64_t n;
+  Layout l;
+  uint64_t bits;
+};
+struct RandArgs {
+  void* dst;
+  int64_t n;
+  uint64_t seed;
+  int32_t dtype, normal;
+};
+struct ArangeArgs {
+  void* dst;
+  int64_t n;
+  int32_t dtype, pad;
+};
 struct CompareArgs {
-  const void* a; const void* e; int64_t n; Layout la, le;
-  double atol, rtol, add; uint64_t* count; int32_t ta, te;
+  const void* a;
+  const void* e;
+  int64_t n;
+  Layout la, le;
+  double atol, rtol, add;
+  uint64_t* count;
+  int32_t ta, te;
 };
 
 // Layouts of `bufs` (same shape) with their dimensions merged, innermost first.
@@ -282,7 +306,8 @@ Function function(int device, const std::string& name) {
     CompileOptions opts;
     opts.arch = ckey.first;
     // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
-    cit = k.cubins.emplace(ckey, autotune::compile_cached(kernel_source(name), name + ".cu", opts)).first;
+    cit = k.cubins.emplace(ckey, autotune::compile_cached(kernel_source(name), name + ".cu", opts))
+              .first;
   }
   Function f = load_function(cit->second, name, device);
   k.functions.emplace(key, f);
@@ -290,13 +315,15 @@ Function function(int device, const std::string& name) {
 }
 
 template <class Args>
-void launch_1d(const Buffer& on, const std::string& name, Args args, int64_t n, void* stream = nullptr) {
+void launch_1d(const Buffer& on, const std::string& name, Args args, int64_t n,
+               void* stream = nullptr) {
   if (n <= 0) return;
   int device = on.device().index;
   ContextScope scope(stream);  // an SM partition's stream: load and launch in its context
   Function f = function(device, name);
   constexpr int block = 256;
-  int64_t blocks = std::min<int64_t>((n + block - 1) / block, int64_t{current_sm_count(device)} * 16);
+  int64_t blocks =
+      std::min<int64_t>((n + block - 1) / block, int64_t{current_sm_count(device)} * 16);
   void* params[] = {&args};
   launch(f, static_cast<unsigned>(blocks), 1, 1, block, 0, stream, params);
 }
@@ -377,8 +404,16 @@ int64_t gpu_count_mismatches(const Buffer& a, const Buffer& e, double atol, doub
   try {
     memset_d8(counter, 0, sizeof(uint64_t));
     auto l = layouts({&a, &e});
-    CompareArgs c{a.data_ptr(), e.data_ptr(), a.numel(), l[0], l[1], atol, rtol, add,
-                  static_cast<uint64_t*>(counter), static_cast<int32_t>(a.dtype()),
+    CompareArgs c{a.data_ptr(),
+                  e.data_ptr(),
+                  a.numel(),
+                  l[0],
+                  l[1],
+                  atol,
+                  rtol,
+                  add,
+                  static_cast<uint64_t*>(counter),
+                  static_cast<int32_t>(a.dtype()),
                   static_cast<int32_t>(e.dtype())};
     launch_1d(a, "tessel_count_mismatches", c, c.n);
     memcpy_dtoh(&count, counter, sizeof(count));
@@ -394,8 +429,8 @@ int64_t gpu_count_mismatches(const Buffer& a, const Buffer& e, double atol, doub
 std::string kernel_source(const std::string& name) {
   std::string body;
   int s = 0, d = 0;
-  if (std::sscanf(name.c_str(), "tessel_copy_%d_%d", &s, &d) == 2 && s >= 0 && s < 8 &&
-      d >= 0 && d < 8) {
+  if (std::sscanf(name.c_str(), "tessel_copy_%d_%d", &s, &d) == 2 && s >= 0 && s < 8 && d >= 0 &&
+      d < 8) {
     body = "(CopyArgs a) { copy_body<" + std::to_string(s) + ", " + std::to_string(d) + ">(a); }";
   } else if (name == "tessel_fill_1" || name == "tessel_fill_2" || name == "tessel_fill_4" ||
              name == "tessel_fill_8") {

@@ -63,7 +63,9 @@ class StridedWalker {
  public:
   StridedWalker(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides0,
                 const std::vector<int64_t>& strides1 = {})
-      : shape_(shape), s0_(strides0), s1_(strides1.empty() ? strides0 : strides1),
+      : shape_(shape),
+        s0_(strides0),
+        s1_(strides1.empty() ? strides0 : strides1),
         index_(shape.size(), 0) {
     for (int64_t n : shape)
       if (n == 0) done_ = true;

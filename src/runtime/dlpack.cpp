@@ -33,17 +33,26 @@ DLDataType to_dl(DType t) {
   };
   switch (t) {
 #if TESSEL_DLPACK_HAS_BOOL
-    case DType::boolean: return make(kDLBool, 8);
+    case DType::boolean:
+      return make(kDLBool, 8);
 #else
-    case DType::boolean: return make(kDLUInt, 8);
+    case DType::boolean:
+      return make(kDLUInt, 8);
 #endif
-    case DType::i32: return make(kDLInt, 32);
-    case DType::i64: return make(kDLInt, 64);
-    case DType::u64: return make(kDLUInt, 64);
-    case DType::f16: return make(kDLFloat, 16);
-    case DType::bf16: return make(kDLBfloat, 16);
-    case DType::f32: return make(kDLFloat, 32);
-    case DType::f64: return make(kDLFloat, 64);
+    case DType::i32:
+      return make(kDLInt, 32);
+    case DType::i64:
+      return make(kDLInt, 64);
+    case DType::u64:
+      return make(kDLUInt, 64);
+    case DType::f16:
+      return make(kDLFloat, 16);
+    case DType::bf16:
+      return make(kDLBfloat, 16);
+    case DType::f32:
+      return make(kDLFloat, 32);
+    case DType::f64:
+      return make(kDLFloat, 64);
   }
   throw InternalError("to_dl: unknown dtype");
 }
@@ -111,20 +120,23 @@ Buffer Buffer::from_dlpack(DLManagedTensor* t) {
   Device device;
   switch (dl.device.device_type) {
     case kDLCPU:
-    case kDLCUDAHost: device = cpu(); break;
+    case kDLCUDAHost:
+      device = cpu();
+      break;
     case kDLCUDA:
-    case kDLCUDAManaged: device = cuda(dl.device.device_id); break;
+    case kDLCUDAManaged:
+      device = cuda(dl.device.device_id);
+      break;
     default:
-      throw dlpack_error("DLPack device type " + std::to_string(dl.device.device_type) +
-                             " is not supported",
-                         "tessel takes CPU and CUDA tensors");
+      throw dlpack_error(
+          "DLPack device type " + std::to_string(dl.device.device_type) + " is not supported",
+          "tessel takes CPU and CUDA tensors");
   }
   DType dtype = from_dl(dl.dtype);
   if (dl.ndim < 0) throw dlpack_error("DLPack tensor with negative ndim");
   std::vector<int64_t> shape(dl.shape, dl.shape + dl.ndim);
-  std::vector<int64_t> strides =
-      dl.strides ? std::vector<int64_t>(dl.strides, dl.strides + dl.ndim)
-                 : contiguous_strides(shape);
+  std::vector<int64_t> strides = dl.strides ? std::vector<int64_t>(dl.strides, dl.strides + dl.ndim)
+                                            : contiguous_strides(shape);
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
   Buffer b = from_blob(data, std::move(shape), std::move(strides), dtype, device);
   b.storage_->keep_alive = std::move(keep);

@@ -1,12 +1,12 @@
 #include "runtime/gpu_program.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "autotune/cubin_cache.hpp"
 #include "codegen/embedded.hpp"
@@ -49,17 +49,20 @@ bool print_code_requested(const Settings& s) {
   std::string where;
   for (int l = std::min<int>(line, static_cast<int>(lines.size())); l > 0 && where.empty(); --l) {
     size_t c = lines[l - 1].rfind("  // ");
-    if (c != std::string::npos && lines[l - 1].find(':', c) != std::string::npos) where = lines[l - 1].substr(c + 5);
+    if (c != std::string::npos && lines[l - 1].find(':', c) != std::string::npos)
+      where = lines[l - 1].substr(c + 5);
   }
-  throw UserError(kernel, {},
-                  fmt::format("NVRTC could not compile the generated CUDA{}: {}\n  generated line {}: {}",
-                              where.empty() ? "" : " for the code at " + where, e.log, line, generated),
-                  "this is a tessel code generation bug or an unsupported construct; print the "
-                  "code with TESSEL_PRINT_CODE=1 and report it");
+  throw UserError(
+      kernel, {},
+      fmt::format("NVRTC could not compile the generated CUDA{}: {}\n  generated line {}: {}",
+                  where.empty() ? "" : " for the code at " + where, e.log, line, generated),
+      "this is a tessel code generation bug or an unsupported construct; print the "
+      "code with TESSEL_PRINT_CODE=1 and report it");
 }
 
 /// For tests: the UserError text report_compile_error gives for `e` and `source`.
-std::string compile_error_message(const std::string& kernel, const CompileError& e, const std::string& source) {
+std::string compile_error_message(const std::string& kernel, const CompileError& e,
+                                  const std::string& source) {
   try {
     report_compile_error(kernel, e, source);
   } catch (const UserError& u) {
@@ -114,10 +117,11 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
         for (size_t d = 1; d < p.node->args.size(); ++d) {
           int64_t i = env.eval_int(p.node->args[d]);
           if (i < 0 || i >= t.size(static_cast<int>(d - 1)))
-            throw UserError(g.kernel_name, p.node->loc,
-                            fmt::format("device scalar index {} is out of range for a dimension of size {}",
-                                        i, t.size(static_cast<int>(d - 1))),
-                            "index within the tensor's shape");
+            throw UserError(
+                g.kernel_name, p.node->loc,
+                fmt::format("device scalar index {} is out of range for a dimension of size {}", i,
+                            t.size(static_cast<int>(d - 1))),
+                "index within the tensor's shape");
           off += i * t.stride(static_cast<int>(d - 1));
         }
         void* ptr = static_cast<char*>(t.data_ptr()) + off * dtype_size(t.dtype());
@@ -127,7 +131,7 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
       case codegen::Param::tensor_size:
       case codegen::Param::tensor_stride:
       case codegen::Param::host_int: {
-        int64_t v = p.kind == codegen::Param::host_int ? env.eval_int(p.node)
+        int64_t v = p.kind == codegen::Param::host_int      ? env.eval_int(p.node)
                     : p.kind == codegen::Param::tensor_size ? env.tensor(p.node).size(p.dim)
                                                             : env.tensor(p.node).stride(p.dim);
         // A size-1 dim is only ever indexed at 0: its stride can be anything.
@@ -137,9 +141,10 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
           // for integer arguments beyond 32 bits; a value computed on the host can still
           // exceed it.
           if (v < INT32_MIN || v > INT32_MAX)
-            throw UserError(g.kernel_name, p.node->loc,
-                            fmt::format("the value {} does not fit this kernel's 32-bit index arithmetic", v),
-                            "set Settings::index_dtype = ts::i64");
+            throw UserError(
+                g.kernel_name, p.node->loc,
+                fmt::format("the value {} does not fit this kernel's 32-bit index arithmetic", v),
+                "set Settings::index_dtype = ts::i64");
           int32_t v32 = static_cast<int32_t>(v);
           std::memcpy(slot, &v32, 4);
         } else {
@@ -148,7 +153,8 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
         break;
       }
       case codegen::Param::check_record:
-        if (!env.check_record) throw InternalError("a bounds-checking kernel launched without its record");
+        if (!env.check_record)
+          throw InternalError("a bounds-checking kernel launched without its record");
         std::memcpy(slot, &env.check_record, sizeof(void*));
         break;
       case codegen::Param::host_float: {
@@ -172,9 +178,10 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
     int64_t begin = env.eval_int(k.grid.begins[d]), end = env.eval_int(k.grid.ends[d]);
     // Tile indices are computed in the index dtype (loop control is 64-bit).
     if (g.index_dtype == DType::i32 && (end > INT32_MAX || begin < INT32_MIN))
-      throw UserError(g.kernel_name, loop->loc,
-                      fmt::format("the loop's range [{}, {}) goes beyond 32-bit index arithmetic", begin, end),
-                      "set Settings::index_dtype = ts::i64 (or bound the loop by a tensor's size)");
+      throw UserError(
+          g.kernel_name, loop->loc,
+          fmt::format("the loop's range [{}, {}) goes beyond 32-bit index arithmetic", begin, end),
+          "set Settings::index_dtype = ts::i64 (or bound the loop by a tensor's size)");
     int64_t extent = end - begin;
     tiles.push_back(extent <= 0 ? 0 : (extent + k.grid.blocks[d] - 1) / k.grid.blocks[d]);
     numel *= std::max<int64_t>(extent, 0);
@@ -182,7 +189,8 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
   }
   int64_t total = 1;
   for (int64_t t : tiles) total *= t;
-  if (k.grid.flattened) total = (numel + flat_block - 1) / flat_block;  // tiles of the flattened space
+  if (k.grid.flattened)
+    total = (numel + flat_block - 1) / flat_block;  // tiles of the flattened space
   if (total == 0) {
     plan.empty = true;  // an empty loop launches nothing
     return plan;
@@ -193,10 +201,12 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
       int64_t n = a < tiles.size() ? tiles[k.grid.order.at(a)] : 1;
       int64_t limit = a == 0 ? INT32_MAX : 65535;  // CUDA's grid limits (x, then y and z)
       if (n > limit)
-        throw UserError(g.kernel_name, loop->loc,
-                        fmt::format("pid_type xyz needs {} programs along grid axis {}, more than its limit {}", n,
-                                    "xyz"[a], limit),
-                        "use pid_type flat or a persistent pid_type, larger block sizes, or another loop_orders");
+        throw UserError(
+            g.kernel_name, loop->loc,
+            fmt::format("pid_type xyz needs {} programs along grid axis {}, more than its limit {}",
+                        n, "xyz"[a], limit),
+            "use pid_type flat or a persistent pid_type, larger block sizes, or another "
+            "loop_orders");
       plan.grid[a] = static_cast<unsigned>(n);
     }
   } else {
@@ -209,17 +219,18 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
   return plan;
 }
 
-int persistent_grid(const Settings& settings, const Config& config, int sms, const std::string& kernel,
-                    int programs_per_sm) {
+int persistent_grid(const Settings& settings, const Config& config, int sms,
+                    const std::string& kernel, int programs_per_sm) {
   bool capped = settings.max_sms || settings.reserved_sms;
   if (!capped) return sms * config.num_sm_multiplier.value_or(programs_per_sm);
   int allowed = sms - settings.reserved_sms.value_or(0);
   if (settings.max_sms) allowed = std::min(allowed, *settings.max_sms);
   if (allowed < 1)
-    throw UserError(kernel, {},
-                    fmt::format("max_sms = {} and reserved_sms = {} leave no SM of the {} on this GPU",
-                                settings.max_sms.value_or(sms), settings.reserved_sms.value_or(0), sms),
-                    "allow at least one SM");
+    throw UserError(
+        kernel, {},
+        fmt::format("max_sms = {} and reserved_sms = {} leave no SM of the {} on this GPU",
+                    settings.max_sms.value_or(sms), settings.reserved_sms.value_or(0), sms),
+        "allow at least one SM");
   return allowed;
 }
 
@@ -228,15 +239,18 @@ int GpuProgram::persistent_programs(int device) const {
 }
 
 int GpuProgram::persistent_programs(const Compiled& c, const Function& fn, int device) const {
-  int per_sm = config_.num_sm_multiplier ? 1 : max_active_programs(fn, c.kernel.threads, c.kernel.shared_bytes);
+  int per_sm = config_.num_sm_multiplier
+                   ? 1
+                   : max_active_programs(fn, c.kernel.threads, c.kernel.shared_bytes);
   return persistent_grid(settings_, config_, current_sm_count(device), graph_.kernel_name, per_sm);
 }
 
 void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
   auto [cp, fn] = compiled(loop, env.device.index);
   const Compiled& c = *cp;
-  LaunchPlan plan = plan_launch(graph_, loop, c.kernel, config_, env,
-                                c.kernel.grid.persistent ? persistent_programs(c, fn, env.device.index) : 0);
+  LaunchPlan plan =
+      plan_launch(graph_, loop, c.kernel, config_, env,
+                  c.kernel.grid.persistent ? persistent_programs(c, fn, env.device.index) : 0);
   if (plan.empty) return;
   void* ptrs[64];
   std::vector<void*> more;

@@ -18,11 +18,11 @@ namespace tessel::rt {
 /// Everything cuLaunchKernel needs for one launch of a generated kernel, computed on the
 /// host for one call.
 struct LaunchPlan {
-  bool empty = false;                // the loop has no tiles: nothing to launch
-  unsigned grid[3] = {1, 1, 1};      // programs per grid dimension
-  unsigned threads = 128;            // per program
-  int shared_bytes = 0;              // dynamic shared memory
-  std::vector<uint64_t> params;      // one 8-byte slot per kernel parameter (k.params order)
+  bool empty = false;            // the loop has no tiles: nothing to launch
+  unsigned grid[3] = {1, 1, 1};  // programs per grid dimension
+  unsigned threads = 128;        // per program
+  int shared_bytes = 0;          // dynamic shared memory
+  std::vector<uint64_t> params;  // one 8-byte slot per kernel parameter (k.params order)
 };
 
 /// Evaluates the parameters and grid of kernel `k` (generated for top-level loop `loop`
@@ -37,12 +37,13 @@ LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::
 /// when Settings::max_sms or reserved_sms is set, min(max_sms, SMs - reserved_sms)
 /// programs (one per SM at most: the multiplier is not applied, so the kernel occupies
 /// at most that many SMs). Errors: UserError (naming `kernel`) when the caps leave no SM.
-int persistent_grid(const Settings& settings, const Config& config, int sms, const std::string& kernel,
-                    int programs_per_sm = 1);
+int persistent_grid(const Settings& settings, const Config& config, int sms,
+                    const std::string& kernel, int programs_per_sm = 1);
 
 /// The UserError message for an NVRTC failure of generated `source`: NVRTC's log, the
 /// generated line it names and the user's source line that line comes from.
-std::string compile_error_message(const std::string& kernel, const CompileError& e, const std::string& source);
+std::string compile_error_message(const std::string& kernel, const CompileError& e,
+                                  const std::string& source);
 
 /// Settings::print_output_code or TESSEL_PRINT_CODE=1 (not "0"): generated CUDA is
 /// printed to stderr when it is compiled.

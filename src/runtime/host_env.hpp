@@ -17,9 +17,9 @@ struct HostEnv {
   std::vector<ir::ArgValue> args;   // for eval_host
   std::vector<Buffer> arg_buffers;  // by argument position (undefined for scalars)
   std::unordered_map<const ir::Node*, Buffer> allocs;
-  Device device;                    // where allocations go
-  void* stream = nullptr;           // CUstream of the call
-  void* check_record = nullptr;     // Settings::check_bounds on the GPU: rt::BoundsRecord
+  Device device;                 // where allocations go
+  void* stream = nullptr;        // CUstream of the call
+  void* check_record = nullptr;  // Settings::check_bounds on the GPU: rt::BoundsRecord
 
   /// The Buffer of a tensor node (Arg or Alloc).
   const Buffer& tensor(const ir::Node* n) const {

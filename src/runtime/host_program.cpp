@@ -39,7 +39,8 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
         for (const ir::Node* e : n->args) {
           int64_t s = env.eval_int(e);
           if (s < 0)
-            throw UserError(g.kernel_name, n->loc, fmt::format("allocation with a negative size {}", s),
+            throw UserError(g.kernel_name, n->loc,
+                            fmt::format("allocation with a negative size {}", s),
                             "check the sizes passed to the allocation");
           shape.push_back(s);
         }
@@ -48,10 +49,12 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
         for (int64_t s : shape)
           if (!empty && __builtin_mul_overflow(numel, s, &numel))
             throw UserError(g.kernel_name, n->loc,
-                            fmt::format("allocation of shape [{}] has more than 2^63 elements", fmt::join(shape, ", ")),
+                            fmt::format("allocation of shape [{}] has more than 2^63 elements",
+                                        fmt::join(shape, ", ")),
                             "check the sizes passed to the allocation");
-        Buffer b = Buffer::empty_on_stream(n->like ? std::vector<int64_t>{empty ? 0 : numel} : shape, n->dtype, alloc_device,
-                                           staged ? nullptr : env.stream);
+        Buffer b =
+            Buffer::empty_on_stream(n->like ? std::vector<int64_t>{empty ? 0 : numel} : shape,
+                                    n->dtype, alloc_device, staged ? nullptr : env.stream);
         if (n->ival == ir::fill_value) b.fill_on_stream(n->fval, staged ? nullptr : env.stream);
         // Like an argument: dense, in the argument's stride order (torch's empty_like).
         if (n->like) b = b.view_as_strided(shape, ir::alloc_strides(n, env.args), 0);

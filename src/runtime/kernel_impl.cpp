@@ -1,24 +1,25 @@
 // ts::Kernel's implementation: argument checks, specialization keys, tracing once per
 // key, and running the host program on the GPU or the interpreter.
-#include <charconv>
-#include <cstdlib>
-#include <unordered_map>
-#include <cmath>
-#include <iostream>
-#include <map>
-#include <mutex>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <unordered_map>
 
 #include "autotune/autotuner.hpp"
 #include "autotune/cache_key.hpp"
+#include "codegen/embedded.hpp"
+#include "common/pow2.hpp"
+#include "common/preserve_format.hpp"
 #include "frontend/trace.hpp"
 #include "ir/host_eval.hpp"
-#include "codegen/embedded.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
 #include "passes/race_check.hpp"
@@ -29,8 +30,6 @@
 #include "runtime/host_program.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "tessel/kernel.hpp"
-#include "common/pow2.hpp"
-#include "common/preserve_format.hpp"
 
 namespace tessel::detail {
 
@@ -90,7 +89,7 @@ struct Specialization {
   std::string guard_values;
   const ir::Graph& program() const { return lowered ? *lowered : graph; }
   std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call
-  std::vector<int> written_args;  // positions of the tensor arguments the kernel stores to
+  std::vector<int> written_args;        // positions of the tensor arguments the kernel stores to
 };
 
 /// Positions of the tensor arguments stored to anywhere in `b` (nested loops included).
@@ -105,19 +104,28 @@ static void collect_written_args(const ir::Block& b, std::vector<int>& out) {
 
 class KernelImpl {
  public:
-  KernelImpl(std::string name, std::vector<ParamKind> params, std::vector<IntRange> int_ranges, TraceFn fn,
-             Settings settings, SourceLoc defined_at, bool has_captures)
-      : name_(std::move(name)), params_(std::move(params)), int_ranges_(std::move(int_ranges)),
-        trace_fn_(std::move(fn)), settings_(std::move(settings)), defined_at_(defined_at),
+  KernelImpl(std::string name, std::vector<ParamKind> params, std::vector<IntRange> int_ranges,
+             TraceFn fn, Settings settings, SourceLoc defined_at, bool has_captures)
+      : name_(std::move(name)),
+        params_(std::move(params)),
+        int_ranges_(std::move(int_ranges)),
+        trace_fn_(std::move(fn)),
+        settings_(std::move(settings)),
+        defined_at_(defined_at),
         trace_every_call_(has_captures && !settings_.static_captures.value_or(false)) {
     if (name_.empty())
-      fail("a kernel needs a name", "pass a name as ts::kernel's first argument; errors and generated code use it");
-    if (settings_.index_dtype && *settings_.index_dtype != DType::i32 && *settings_.index_dtype != DType::i64)
-      fail(fmt::format("Settings::index_dtype = {} is not an index dtype", dtype_name(*settings_.index_dtype)),
-           "use ts::i32 or ts::i64, or leave it unset (i64 when a tensor spans 2^31 elements or more)");
+      fail("a kernel needs a name",
+           "pass a name as ts::kernel's first argument; errors and generated code use it");
+    if (settings_.index_dtype && *settings_.index_dtype != DType::i32 &&
+        *settings_.index_dtype != DType::i64)
+      fail(fmt::format("Settings::index_dtype = {} is not an index dtype",
+                       dtype_name(*settings_.index_dtype)),
+           "use ts::i32 or ts::i64, or leave it unset (i64 when a tensor spans 2^31 elements or "
+           "more)");
     if (settings_.max_sms && *settings_.max_sms < 1)
-      fail(fmt::format("Settings::max_sms = {} is not a positive number of SMs", *settings_.max_sms),
-           "use at least 1, or leave max_sms unset");
+      fail(
+          fmt::format("Settings::max_sms = {} is not a positive number of SMs", *settings_.max_sms),
+          "use at least 1, or leave max_sms unset");
     if (settings_.reserved_sms && *settings_.reserved_sms < 0)
       fail(fmt::format("Settings::reserved_sms = {} is negative", *settings_.reserved_sms),
            "use 0 or more SMs to leave free, or leave reserved_sms unset");
@@ -130,8 +138,8 @@ class KernelImpl {
   /// Tunes the GPU specialization of `args` with `options`; with `apply`, later calls
   /// use the result (its GPU program is rebuilt). Not to be called while another thread
   /// calls the kernel with arguments of the same specialization.
-  autotune::TuneResult tune(std::vector<CallArg>& args, const autotune::TuneOptions& options, bool apply,
-                            SourceLoc at = {});
+  autotune::TuneResult tune(std::vector<CallArg>& args, const autotune::TuneOptions& options,
+                            bool apply, SourceLoc at = {});
   const std::string& name() const { return name_; }
   const Settings& settings() const { return settings_; }
 
@@ -141,7 +149,8 @@ class KernelImpl {
     fail_at(defined_at_, what, hint);
   }
   /// An error of a call: at the caller's line (`at`), else the definition's.
-  [[noreturn]] void fail_at(SourceLoc at, const std::string& what, const std::string& hint = "") const {
+  [[noreturn]] void fail_at(SourceLoc at, const std::string& what,
+                            const std::string& hint = "") const {
     throw UserError(name_, at.line ? at : defined_at_, what, hint);
   }
   void check_args(const std::vector<CallArg>& args, bool& on_gpu, SourceLoc at) const;
@@ -179,19 +188,22 @@ class KernelImpl {
   std::vector<IntRange> int_ranges_;  // per parameter: a C++ integer parameter's values
   TraceFn trace_fn_;
   Settings settings_;
-  SourceLoc defined_at_;  // where ts::kernel(...) was called
+  SourceLoc defined_at_;   // where ts::kernel(...) was called
   bool trace_every_call_;  // the lambda captures variables (not static_captures)
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Specialization>> specs_;
 };
 
 void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu, SourceLoc at) const {
-  auto fail = [&](const std::string& what, const std::string& hint = "") { fail_at(at, what, hint); };
+  auto fail = [&](const std::string& what, const std::string& hint = "") {
+    fail_at(at, what, hint);
+  };
   // A kernel's lambda runs once per specialization, to trace: a kernel called from it
   // would run once instead of on every call (or, called recursively, wait on itself).
   if (frontend::TraceContext* ctx = frontend::TraceContext::current_or_null())
     fail(fmt::format("called while kernel '{}' is being traced", ctx->graph().kernel_name),
-         "call kernels from host code outside any ts::kernel lambda (a lambda traces device code once "
+         "call kernels from host code outside any ts::kernel lambda (a lambda traces device code "
+         "once "
          "per specialization)");
   if (args.size() != params_.size())
     fail(fmt::format("called with {} arguments, the kernel takes {}", args.size(), params_.size()));
@@ -200,20 +212,24 @@ void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu, Sour
   for (size_t i = 0; i < args.size(); ++i) {
     bool is_buffer = std::holds_alternative<Buffer>(args[i]);
     if ((params_[i] == ParamKind::tensor) != is_buffer)
-      fail(fmt::format("argument {} is {}, the kernel's parameter {} takes {}", i,
-                       is_buffer ? "a Buffer" : "a number", i,
-                       params_[i] == ParamKind::tensor ? "a ts::Tensor (pass a ts::Buffer)" : "a number"));
+      fail(fmt::format(
+          "argument {} is {}, the kernel's parameter {} takes {}", i,
+          is_buffer ? "a Buffer" : "a number", i,
+          params_[i] == ParamKind::tensor ? "a ts::Tensor (pass a ts::Buffer)" : "a number"));
     if (params_[i] == ParamKind::specialized_int && !is_buffer) {
       const double* d = std::get_if<double>(&args[i]);
       if (d && *d != std::trunc(*d))
-        fail(fmt::format("argument {} is {}, but the kernel's parameter {} is an integer", i, *d, i),
-             "pass an integer (or declare the parameter as a floating-point type)");
+        fail(
+            fmt::format("argument {} is {}, but the kernel's parameter {} is an integer", i, *d, i),
+            "pass an integer (or declare the parameter as a floating-point type)");
       const IntRange& r = int_ranges_.at(i);
       bool fits = d ? *d >= static_cast<double>(r.lo) && *d <= static_cast<double>(r.hi)
                     : std::get<int64_t>(args[i]) >= r.lo && std::get<int64_t>(args[i]) <= r.hi;
       if (!fits)
-        fail(fmt::format("argument {} is {}, outside the range [{}, {}] of the kernel's integer parameter {}", i,
-                         d ? fmt::format("{}", *d) : std::to_string(std::get<int64_t>(args[i])), r.lo, r.hi, i),
+        fail(fmt::format("argument {} is {}, outside the range [{}, {}] of the kernel's integer "
+                         "parameter {}",
+                         i, d ? fmt::format("{}", *d) : std::to_string(std::get<int64_t>(args[i])),
+                         r.lo, r.hi, i),
              "pass a value that fits, or declare the parameter as int64_t");
     }
     if (!is_buffer) continue;
@@ -341,8 +357,10 @@ std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool 
 // within 32 bits).
 static void collect_index_guards(const ir::Graph& g, std::vector<Specialization::Guard>& out) {
   auto add = [&](const ir::Node* n) {
-    if (!n || (n->op != ir::Op::Alloc && (!is_integer(n->dtype) || !ir::host_computable(n)))) return;
-    if ((n->op == ir::Op::Size || n->op == ir::Op::Stride) && n->args.at(0)->op == ir::Op::Arg) return;
+    if (!n || (n->op != ir::Op::Alloc && (!is_integer(n->dtype) || !ir::host_computable(n))))
+      return;
+    if ((n->op == ir::Op::Size || n->op == ir::Op::Stride) && n->args.at(0)->op == ir::Op::Arg)
+      return;
     if (n->op == ir::Op::Const && n->ival >= INT32_MIN && n->ival <= INT32_MAX) return;
     for (const Specialization::Guard& gd : out)
       if (gd.node == n) return;
@@ -402,12 +420,14 @@ static std::string index_guard_failure(const ir::Node* n, const std::vector<ir::
     for (const ir::Node* e : n->args) {  // runs on every call: no allocation
       int64_t v = ir::eval_host_int(e, vals);
       big |= v >= kLimit;
-      if (numel > 0 && __builtin_mul_overflow(numel, std::max<int64_t>(v, 0), &numel)) numel = INT64_MAX;
+      if (numel > 0 && __builtin_mul_overflow(numel, std::max<int64_t>(v, 0), &numel))
+        numel = INT64_MAX;
     }
     if (!big && numel < kLimit) return "";
     std::vector<int64_t> shape;
     for (const ir::Node* e : n->args) shape.push_back(ir::eval_host_int(e, vals));
-    return fmt::format("{} has shape [{}] ({} elements)", frontend::describe_tensor(n), fmt::join(shape, ", "),
+    return fmt::format("{} has shape [{}] ({} elements)", frontend::describe_tensor(n),
+                       fmt::join(shape, ", "),
                        numel == INT64_MAX ? std::string("2^63 or more") : std::to_string(numel));
   }
   int64_t v = ir::eval_host_int(n, vals);
@@ -441,8 +461,9 @@ void KernelImpl::set_guards(Specialization& s, const std::vector<CallArg>& args)
     } else if (g.kind == Specialization::Guard::alloc_layout) {
       s.guard_values += alloc_layout_value(g.node, vals);
     }
-  if (std::any_of(s.guards.begin(), s.guards.end(),
-                  [](const Specialization::Guard& g) { return g.kind == Specialization::Guard::index_32; }))
+  if (std::any_of(s.guards.begin(), s.guards.end(), [](const Specialization::Guard& g) {
+        return g.kind == Specialization::Guard::index_32;
+      }))
     s.guard_values += 'I';
 }
 
@@ -467,9 +488,10 @@ void KernelImpl::set_config(Specialization& s, const Config& c) {
         for (const ir::LoopDim& d : n->dims)
           for (const ir::Node* c : {d.begin, d.end})
             if (c->op == ir::Op::Const && (c->ival > INT32_MAX || c->ival < INT32_MIN))
-              throw UserError(name_, n->loc,
-                              fmt::format("the loop bound {} goes beyond 32-bit index arithmetic", c->ival),
-                              "set Settings::index_dtype = ts::i64");
+              throw UserError(
+                  name_, n->loc,
+                  fmt::format("the loop bound {} goes beyond 32-bit index arithmetic", c->ival),
+                  "set Settings::index_dtype = ts::i64");
         scan(n->body);
       }
     };
@@ -481,17 +503,20 @@ void KernelImpl::set_config(Specialization& s, const Config& c) {
     if (n->op != ir::Op::Loop) continue;
     passes::Layout L = passes::compute_layout(n, s.config);
     if (L.elems > int64_t{1024} * L.threads)
-      throw UserError(name_, n->loc,
-                      fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "
-                                  "per thread",
-                                  s.config.to_json(), L.elems, L.elems / L.threads),
-                      "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
-                      "reductions");
+      throw UserError(
+          name_, n->loc,
+          fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "
+                      "per thread",
+                      s.config.to_json(), L.elems, L.elems / L.threads),
+          "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
+          "reductions");
   }
-  if (s.lowered && env_flag("TESSEL_PRINT_IR")) std::cerr << "after roll_reductions:\n" << ir::print(*s.lowered);
+  if (s.lowered && env_flag("TESSEL_PRINT_IR"))
+    std::cerr << "after roll_reductions:\n" << ir::print(*s.lowered);
 }
 
-void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, const Settings& settings) {
+void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args,
+                            const Settings& settings) {
   std::vector<frontend::TraceArg> targs(args.size());
   std::vector<ir::Node*> nodes(args.size());
   graph.kernel_name = name_;
@@ -518,7 +543,8 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
       targs[i].fvalue = std::get<double>(args[i]);
       n->dtype = DType::f32;
     }
-    targs[i].specialized = params_[i] == ParamKind::specialized || params_[i] == ParamKind::specialized_int;
+    targs[i].specialized =
+        params_[i] == ParamKind::specialized || params_[i] == ParamKind::specialized_int;
     graph.host.push_back(n);
     graph.args.push_back(n);
     nodes[i] = n;
@@ -541,9 +567,12 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args, 
 }
 
 autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vector<CallArg>& args,
-                                             const std::string& key, const autotune::TuneOptions& options,
-                                             bool apply) {
-  rt::TunableSpecialization t{name_, settings_, key + (s.guards.empty() ? "" : "#" + s.guard_values), &s.graph,
+                                             const std::string& key,
+                                             const autotune::TuneOptions& options, bool apply) {
+  rt::TunableSpecialization t{name_,
+                              settings_,
+                              key + (s.guards.empty() ? "" : "#" + s.guard_values),
+                              &s.graph,
                               s.config.tunables.value_or(std::map<std::string, int64_t>{}),
                               [&](ir::Graph& g, const Settings& st) {
                                 Settings same = st;  // the specialization's index dtype and checks
@@ -559,22 +588,26 @@ autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vecto
   return r;
 }
 
-autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args, const autotune::TuneOptions& options,
-                                      bool apply, SourceLoc at) {
+autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args,
+                                      const autotune::TuneOptions& options, bool apply,
+                                      SourceLoc at) {
   CallSite site(at);
   bool on_gpu = false;
   check_args(args, on_gpu, at);
   if (!on_gpu && !options.backend)
-    fail_at(at, "autotuning needs GPU Buffers (and a GPU)", "pass cuda Buffers; unset TESSEL_INTERPRET");
+    fail_at(at, "autotuning needs GPU Buffers (and a GPU)",
+            "pass cuda Buffers; unset TESSEL_INTERPRET");
   std::string k = key(args, on_gpu);
   std::shared_ptr<Specialization> spec = lookup(k, args);
   std::lock_guard<std::mutex> lock(spec->mu);
   autotune::TuneResult r = tune_locked(*spec, args, k, options, apply);
-  if (apply && on_gpu) spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_);
+  if (apply && on_gpu)
+    spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_);
   return r;
 }
 
-std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k, const std::vector<CallArg>& args) {
+std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k,
+                                                   const std::vector<CallArg>& args) {
   auto get = [&](const std::string& key, bool wide) {
     std::shared_ptr<Specialization> spec;
     {
@@ -617,7 +650,8 @@ std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k, const s
   if (index_guards) g += wide.empty() ? 'I' : 'L';
   if (g == spec->guard_values) return spec;
   if (!wide.empty() && settings_.index_dtype)
-    throw UserError(name_, where->loc, wide + ", beyond 32-bit index arithmetic (Settings::index_dtype i32)",
+    throw UserError(name_, where->loc,
+                    wide + ", beyond 32-bit index arithmetic (Settings::index_dtype i32)",
                     "leave Settings::index_dtype unset or set it to ts::i64");
   return get(k + "#" + g, !wide.empty());
 }
@@ -642,10 +676,13 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
     const Buffer& b = std::get<Buffer>(args[i]);
     for (int d = 0; d < b.dim() && b.numel() > 0; ++d)
       if (b.stride(d) == 0 && b.size(d) > 1)
-        fail_at(at, fmt::format("tensor argument {} is written by the kernel but its dim {} has stride 0 (its {} "
-                         "elements share one memory location)",
-                         i, d, b.size(d)),
-             "pass a tensor whose elements do not overlap (e.g. .contiguous())");
+        fail_at(
+            at,
+            fmt::format(
+                "tensor argument {} is written by the kernel but its dim {} has stride 0 (its {} "
+                "elements share one memory location)",
+                i, d, b.size(d)),
+            "pass a tensor whose elements do not overlap (e.g. .contiguous())");
   }
   {
     std::lock_guard<std::mutex> lock(spec->mu);
@@ -686,21 +723,25 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
   // launches) runs in the partition's green context.
   rt::ContextScope scope(stream);
   if (scope.device() >= 0 && scope.device() != env.device.index)
-    fail_at(at, fmt::format("the stream belongs to an SM partition of cuda:{} but the arguments are on {}",
-                     scope.device(), env.device.str()),
-         "create the partition on the arguments' device: ts::SmPartition::create(num_sms, device)");
+    fail_at(
+        at,
+        fmt::format("the stream belongs to an SM partition of cuda:{} but the arguments are on {}",
+                    scope.device(), env.device.str()),
+        "create the partition on the arguments' device: ts::SmPartition::create(num_sms, device)");
   rt::set_device(env.device.index);
   return rt::run_host_program(spec->program(), spec->config, env, spec->gpu.get());
 }
 
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params,
-                                        std::vector<IntRange> int_ranges, TraceFn fn, Settings settings,
-                                        SourceLoc defined_at, bool has_captures) {
-  return std::make_shared<KernelImpl>(std::move(name), std::move(params), std::move(int_ranges), std::move(fn),
-                                      std::move(settings), defined_at, has_captures);
+                                        std::vector<IntRange> int_ranges, TraceFn fn,
+                                        Settings settings, SourceLoc defined_at,
+                                        bool has_captures) {
+  return std::make_shared<KernelImpl>(std::move(name), std::move(params), std::move(int_ranges),
+                                      std::move(fn), std::move(settings), defined_at, has_captures);
 }
 
-std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream, SourceLoc called_at) {
+std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream,
+                                SourceLoc called_at) {
   return k.call(args, stream, called_at);
 }
 
@@ -710,7 +751,8 @@ Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args, SourceLoc calle
   if (options.effort == AutotuneEffort::none) options.effort = AutotuneEffort::quick;
   autotune::TuneResult r = k.tune(args, options, /*apply=*/true, called_at);
   if (!r.best)
-    throw UserError(k.name(), {}, "autotuning found no working config" + (r.note.empty() ? "" : ": " + r.note),
+    throw UserError(k.name(), {},
+                    "autotuning found no working config" + (r.note.empty() ? "" : ": " + r.note),
                     "run with TESSEL_AUTOTUNE_LOG=<file> to see why each config failed");
   return *r.best;
 }
@@ -719,7 +761,8 @@ std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args, SourceLoc called
   return ir::print(k.specialize(args, false, called_at).program());
 }
 
-std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile, SourceLoc called_at) {
+std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile,
+                                     SourceLoc called_at) {
   Specialization& s = k.specialize(args, true, called_at);
   std::vector<std::string> out;
   for (const ir::Node* n : s.program().host) {
@@ -733,7 +776,8 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, b
       try {
         rt::compile_cuda(ck.source, ck.name + ".cu", opts);
       } catch (const rt::CompileError& e) {
-        throw UserError(s.graph.kernel_name, n->loc, "NVRTC could not compile the generated CUDA:\n" + e.log + "\n" + ck.source);
+        throw UserError(s.graph.kernel_name, n->loc,
+                        "NVRTC could not compile the generated CUDA:\n" + e.log + "\n" + ck.source);
       }
     }
     out.push_back(ck.source);

@@ -9,7 +9,8 @@
 
 namespace tessel::rt {
 
-autotune::TuneResult tune_specialization(TunableSpecialization& s, const std::vector<detail::CallArg>& args,
+autotune::TuneResult tune_specialization(TunableSpecialization& s,
+                                         const std::vector<detail::CallArg>& args,
                                          const autotune::TuneOptions& options, bool apply) {
   // Graphs traced for other tunables (by their assignment as JSON), and graphs lowered
   // for candidates' reduction_loops; they live until tuning ends.

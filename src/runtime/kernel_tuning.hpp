@@ -29,7 +29,8 @@ struct TunableSpecialization {
 /// candidate's reduction_loops. With `apply` and a result whose tunables differ from
 /// `traced`, *s.graph is replaced by the graph traced for them (the caller then sets
 /// the specialization's config to the result). Errors: as tune_for_call.
-autotune::TuneResult tune_specialization(TunableSpecialization& s, const std::vector<detail::CallArg>& args,
+autotune::TuneResult tune_specialization(TunableSpecialization& s,
+                                         const std::vector<detail::CallArg>& args,
                                          const autotune::TuneOptions& options, bool apply);
 
 /// Tunes `k` for a call with `args` (GPU Buffers, or anything with options.backend) as

@@ -16,10 +16,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define TESSEL_NVRTC_FUNCTIONS(X)                                                     \
-  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram) \
-  X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)               \
-  X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)
+// clang-format off
+#define TESSEL_NVRTC_FUNCTIONS(X) \
+  X(nvrtcVersion) \
+  X(nvrtcGetErrorString) \
+  X(nvrtcCreateProgram) \
+  X(nvrtcDestroyProgram) \
+  X(nvrtcCompileProgram) \
+  X(nvrtcGetProgramLogSize) \
+  X(nvrtcGetProgramLog) \
+  X(nvrtcGetCUBINSize) \
+  X(nvrtcGetCUBIN)
+// clang-format on
 
 struct Nvrtc {
   void* lib = nullptr;
@@ -62,16 +70,17 @@ void init_nvrtc(Nvrtc& n) {
       if ((n.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
   }
   if (!n.lib) {
-    n.reason = "libnvrtc.so was not found in $CUDA_HOME/lib64, /usr/local/cuda/lib64 or on "
-               "the loader path; install the CUDA toolkit or set CUDA_HOME";
+    n.reason =
+        "libnvrtc.so was not found in $CUDA_HOME/lib64, /usr/local/cuda/lib64 or on "
+        "the loader path; install the CUDA toolkit or set CUDA_HOME";
     return;
   }
-#define TESSEL_RESOLVE(name)                                                         \
-  n.p_##name = reinterpret_cast<decltype(n.p_##name)>(dlsym(n.lib, #name));           \
-  if (!n.p_##name) {                                                                 \
-    n.reason = "libnvrtc lacks " #name;                                              \
-    n.lib = nullptr;                                                                 \
-    return;                                                                          \
+#define TESSEL_RESOLVE(name)                                                \
+  n.p_##name = reinterpret_cast<decltype(n.p_##name)>(dlsym(n.lib, #name)); \
+  if (!n.p_##name) {                                                        \
+    n.reason = "libnvrtc lacks " #name;                                     \
+    n.lib = nullptr;                                                        \
+    return;                                                                 \
   }
   TESSEL_NVRTC_FUNCTIONS(TESSEL_RESOLVE)
 #undef TESSEL_RESOLVE
@@ -146,14 +155,13 @@ std::string compile_cuda(const std::string& source, const std::string& program_n
 
   nvrtcProgram prog = nullptr;
   nvrtcResult r = n.p_nvrtcCreateProgram(&prog, source.c_str(), program_name.c_str(),
-                                         static_cast<int>(header_texts.size()),
-                                         header_texts.data(), header_names.data());
+                                         static_cast<int>(header_texts.size()), header_texts.data(),
+                                         header_names.data());
   if (r != NVRTC_SUCCESS)
     throw RuntimeError("nvrtcCreateProgram failed for '" + program_name +
                        "': " + n.p_nvrtcGetErrorString(r));
-  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> guard(&prog, [](nvrtcProgram* p) {
-    nvrtc().p_nvrtcDestroyProgram(p);
-  });
+  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> guard(
+      &prog, [](nvrtcProgram* p) { nvrtc().p_nvrtcDestroyProgram(p); });
   ++g_compile_count;
   r = n.p_nvrtcCompileProgram(prog, static_cast<int>(opt_ptrs.size()), opt_ptrs.data());
   size_t log_size = 0;
@@ -171,13 +179,13 @@ std::string compile_cuda(const std::string& source, const std::string& program_n
   size_t size = 0;
   r = n.p_nvrtcGetCUBINSize(prog, &size);
   if (r != NVRTC_SUCCESS || size == 0)
-    throw RuntimeError("nvrtcGetCUBINSize failed for '" + program_name + "': " +
-                       n.p_nvrtcGetErrorString(r));
+    throw RuntimeError("nvrtcGetCUBINSize failed for '" + program_name +
+                       "': " + n.p_nvrtcGetErrorString(r));
   std::string cubin(size, '\0');
   r = n.p_nvrtcGetCUBIN(prog, cubin.data());
   if (r != NVRTC_SUCCESS)
-    throw RuntimeError("nvrtcGetCUBIN failed for '" + program_name + "': " +
-                       n.p_nvrtcGetErrorString(r));
+    throw RuntimeError("nvrtcGetCUBIN failed for '" + program_name +
+                       "': " + n.p_nvrtcGetErrorString(r));
   return cubin;
 }
 

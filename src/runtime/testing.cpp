@@ -10,8 +10,8 @@
 
 namespace tessel {
 
-int64_t count_mismatches(const Buffer& actual, const Buffer& expected, double atol,
-                         double rtol, double add) {
+int64_t count_mismatches(const Buffer& actual, const Buffer& expected, double atol, double rtol,
+                         double add) {
   if (!actual.defined() || !expected.defined())
     throw UserError("", SourceLoc{}, "count_mismatches of an undefined Buffer");
   if (actual.shape() != expected.shape() || actual.device() != expected.device())

@@ -1,11 +1,11 @@
 #include "fuzz/build.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "autotune/config_space.hpp"
 #include "fuzz/walk.hpp"
@@ -44,11 +44,16 @@ struct DslSink {
 
   ts::Bound bound(const LoopBound& b, bool rows) const {
     switch (b.kind) {
-      case BoundKind::size: return ts::Bound(extent(rows));
-      case BoundKind::literal: return ts::Bound(b.end);
-      case BoundKind::symbolic: return ts::Bound(rows ? m : n);
-      case BoundKind::device: return ts::Bound(T[rows ? kRowBound : kColBound]);
-      case BoundKind::range: return ts::Bound(ts::Operand(b.begin), ts::Operand(extent(rows)));
+      case BoundKind::size:
+        return ts::Bound(extent(rows));
+      case BoundKind::literal:
+        return ts::Bound(b.end);
+      case BoundKind::symbolic:
+        return ts::Bound(rows ? m : n);
+      case BoundKind::device:
+        return ts::Bound(T[rows ? kRowBound : kColBound]);
+      case BoundKind::range:
+        return ts::Bound(ts::Operand(b.begin), ts::Operand(extent(rows)));
     }
     return ts::Bound(b.end);
   }
@@ -114,68 +119,115 @@ struct DslSink {
       return ts::Operand(static_cast<int64_t>(x.lit));
     }
     const ts::Value& v = *vals[o];
-    if (tiled_rows(p.form) && x.shape == Shape::row && result != Shape::row) return v(ts::all, ts::newaxis);
+    if (tiled_rows(p.form) && x.shape == Shape::row && result != Shape::row)
+      return v(ts::all, ts::newaxis);
     return v;
   }
 
   ts::Value reduce(Op op, const ts::Operand& a) const {
     switch (op) {
-      case Op::sum: return ts::sum(a, -1);
-      case Op::mean: return ts::mean(a, -1);
-      case Op::max: return ts::max(a, -1);
-      case Op::min: return ts::min(a, -1);
-      case Op::prod: return ts::prod(a, -1);
-      case Op::argmax: return ts::argmax(a, -1);
-      case Op::argmin: return ts::argmin(a, -1);
-      case Op::any: return ts::any(a, -1);
-      default: return ts::all_of(a, -1);
+      case Op::sum:
+        return ts::sum(a, -1);
+      case Op::mean:
+        return ts::mean(a, -1);
+      case Op::max:
+        return ts::max(a, -1);
+      case Op::min:
+        return ts::min(a, -1);
+      case Op::prod:
+        return ts::prod(a, -1);
+      case Op::argmax:
+        return ts::argmax(a, -1);
+      case Op::argmin:
+        return ts::argmin(a, -1);
+      case Op::any:
+        return ts::any(a, -1);
+      default:
+        return ts::all_of(a, -1);
     }
   }
 
   ts::Value unary(Op op, const ts::Operand& a) const {
     switch (op) {
-      case Op::neg: return -a;
-      case Op::abs: return ts::abs(a);
-      case Op::exp: return ts::exp(a);
-      case Op::exp2: return ts::exp2(a);
-      case Op::log: return ts::log(a);
-      case Op::log2: return ts::log2(a);
-      case Op::sqrt: return ts::sqrt(a);
-      case Op::rsqrt: return ts::rsqrt(a);
-      case Op::sin: return ts::sin(a);
-      case Op::cos: return ts::cos(a);
-      case Op::tanh: return ts::tanh(a);
-      case Op::sigmoid: return ts::sigmoid(a);
-      case Op::erf: return ts::erf(a);
-      case Op::floor: return ts::floor(a);
-      case Op::ceil: return ts::ceil(a);
-      case Op::logical_not: return !a;
-      default: return ~a;
+      case Op::neg:
+        return -a;
+      case Op::abs:
+        return ts::abs(a);
+      case Op::exp:
+        return ts::exp(a);
+      case Op::exp2:
+        return ts::exp2(a);
+      case Op::log:
+        return ts::log(a);
+      case Op::log2:
+        return ts::log2(a);
+      case Op::sqrt:
+        return ts::sqrt(a);
+      case Op::rsqrt:
+        return ts::rsqrt(a);
+      case Op::sin:
+        return ts::sin(a);
+      case Op::cos:
+        return ts::cos(a);
+      case Op::tanh:
+        return ts::tanh(a);
+      case Op::sigmoid:
+        return ts::sigmoid(a);
+      case Op::erf:
+        return ts::erf(a);
+      case Op::floor:
+        return ts::floor(a);
+      case Op::ceil:
+        return ts::ceil(a);
+      case Op::logical_not:
+        return !a;
+      default:
+        return ~a;
     }
   }
 
   ts::Value binary(Op op, const ts::Operand& a, const ts::Operand& b) const {
     switch (op) {
-      case Op::add: return a + b;
-      case Op::sub: return a - b;
-      case Op::mul: return a * b;
-      case Op::div: return a / b;
-      case Op::mod: return a % b;
-      case Op::floordiv: return ts::floordiv(a, b);
-      case Op::maximum: return ts::maximum(a, b);
-      case Op::minimum: return ts::minimum(a, b);
-      case Op::pow: return ts::pow(a, b);
-      case Op::lt: return a < b;
-      case Op::le: return a <= b;
-      case Op::gt: return a > b;
-      case Op::ge: return a >= b;
-      case Op::eq: return a == b;
-      case Op::ne: return a != b;
-      case Op::logical_and: return a && b;
-      case Op::logical_or: return a || b;
-      case Op::bit_and: return a & b;
-      case Op::bit_or: return a | b;
-      default: return a ^ b;
+      case Op::add:
+        return a + b;
+      case Op::sub:
+        return a - b;
+      case Op::mul:
+        return a * b;
+      case Op::div:
+        return a / b;
+      case Op::mod:
+        return a % b;
+      case Op::floordiv:
+        return ts::floordiv(a, b);
+      case Op::maximum:
+        return ts::maximum(a, b);
+      case Op::minimum:
+        return ts::minimum(a, b);
+      case Op::pow:
+        return ts::pow(a, b);
+      case Op::lt:
+        return a < b;
+      case Op::le:
+        return a <= b;
+      case Op::gt:
+        return a > b;
+      case Op::ge:
+        return a >= b;
+      case Op::eq:
+        return a == b;
+      case Op::ne:
+        return a != b;
+      case Op::logical_and:
+        return a && b;
+      case Op::logical_or:
+        return a || b;
+      case Op::bit_and:
+        return a & b;
+      case Op::bit_or:
+        return a | b;
+      default:
+        return a ^ b;
     }
   }
 
@@ -189,8 +241,9 @@ struct DslSink {
   void check(int i, const ts::Value& v) const {
     const Node& x = p.nodes[i];
     if (v.dtype() != x.dtype || v.dim() != rank(x.shape))
-      throw CheckFailure(fmt::format("v{} ({}): traced as {} of rank {}, expected {} of rank {}", i, op_name(x.op),
-                                     ts::dtype_name(v.dtype()), v.dim(), ts::dtype_name(x.dtype), rank(x.shape)));
+      throw CheckFailure(fmt::format("v{} ({}): traced as {} of rank {}, expected {} of rank {}", i,
+                                     op_name(x.op), ts::dtype_name(v.dtype()), v.dim(),
+                                     ts::dtype_name(x.dtype), rank(x.shape)));
   }
 
   void set(int i, ts::Value v) {
@@ -202,16 +255,25 @@ struct DslSink {
     const Node& x = p.nodes[i];
     const Shape s = x.shape;
     switch (x.op) {
-      case Op::load: return set(i, ts::Value(at(T[x.input], s)));
-      case Op::reload: return set(i, ts::Value(at(T[kInputs + x.input], s)));
-      case Op::row_index: return set(i, tm ? tm->index() : *gi);
-      case Op::extent: return set(i, ts::cast(extent(x.lit == 0), DType::i64));  // not weak if a literal
+      case Op::load:
+        return set(i, ts::Value(at(T[x.input], s)));
+      case Op::reload:
+        return set(i, ts::Value(at(T[kInputs + x.input], s)));
+      case Op::row_index:
+        return set(i, tm ? tm->index() : *gi);
+      case Op::extent:
+        return set(i, ts::cast(extent(x.lit == 0), DType::i64));  // not weak if a literal
       case Op::tile_attr: {
         const int k = static_cast<int>(x.lit);
-        return set(i, k == 0 ? tm->begin() : k == 1 ? tm->end() : k == 2 ? tm->id() : tm->block_size());
+        return set(i, k == 0   ? tm->begin()
+                      : k == 1 ? tm->end()
+                      : k == 2 ? tm->id()
+                               : tm->block_size());
       }
-      case Op::col_index: return set(i, tn ? tn->index() : gj ? *gj : ts::arange(extent(false), x.dtype));
-      case Op::gather: return set(i, ts::Value(T[x.input](rix(), ts::Index(*vals[x.a]))));
+      case Op::col_index:
+        return set(i, tn ? tn->index() : gj ? *gj : ts::arange(extent(false), x.dtype));
+      case Op::gather:
+        return set(i, ts::Value(T[x.input](rix(), ts::Index(*vals[x.a]))));
       case Op::store: {
         ts::TensorRef target = at(T[kInputs + x.input], s);
         if (x.lit == 1)
@@ -224,9 +286,12 @@ struct DslSink {
           target = operand(x.a, s);
         return;
       }
-      case Op::cast: return set(i, ts::cast(operand(x.a, s), x.dtype));
-      case Op::where: return set(i, ts::where(operand(x.a, s), operand(x.b, s), operand(x.c, s)));
-      default: break;
+      case Op::cast:
+        return set(i, ts::cast(operand(x.a, s), x.dtype));
+      case Op::where:
+        return set(i, ts::where(operand(x.a, s), operand(x.b, s), operand(x.c, s)));
+      default:
+        break;
     }
     if (is_unary(x.op)) return set(i, unary(x.op, operand(x.a, s)));
     if (is_binary(x.op)) return set(i, binary(x.op, operand(x.a, s), operand(x.b, s)));
@@ -249,12 +314,24 @@ struct DslSink {
     ts::Value part = reduce(x.op, operand(x.a, Shape::full));
     ts::Value& acc = *accs[i];
     switch (x.op) {
-      case Op::sum: acc = acc + part; break;
-      case Op::prod: acc = acc * part; break;
-      case Op::max: acc = ts::maximum(acc, part); break;
-      case Op::min: acc = ts::minimum(acc, part); break;
-      case Op::any: acc = acc || part; break;
-      default: acc = acc && part; break;
+      case Op::sum:
+        acc = acc + part;
+        break;
+      case Op::prod:
+        acc = acc * part;
+        break;
+      case Op::max:
+        acc = ts::maximum(acc, part);
+        break;
+      case Op::min:
+        acc = ts::minimum(acc, part);
+        break;
+      case Op::any:
+        acc = acc || part;
+        break;
+      default:
+        acc = acc && part;
+        break;
     }
   }
 
@@ -283,7 +360,8 @@ FuzzKernel kernel_of(std::shared_ptr<const Program> p, ts::Settings s, std::inde
       std::move(s));
 }
 
-ts::Buffer input_buffer(const Input& in, const std::vector<double>& v, int64_t M, int64_t N, ts::Device dev) {
+ts::Buffer input_buffer(const Input& in, const std::vector<double>& v, int64_t M, int64_t N,
+                        ts::Device dev) {
   BaseBuffer b = base_buffer(in, v, M, N);
   ts::Buffer base = ts::Buffer::from_vector(b.values, b.shape, in.dtype, dev);
   if (in.view == View::transposed) return base.transpose(0, 1);
@@ -331,10 +409,13 @@ BaseBuffer base_buffer(const Input& in, const std::vector<double>& v, int64_t M,
 }
 
 FuzzKernel make_kernel(const Program& p, ts::Settings s) {
-  return kernel_of(std::make_shared<const Program>(p), std::move(s), std::make_index_sequence<kTensors>{});
+  return kernel_of(std::make_shared<const Program>(p), std::move(s),
+                   std::make_index_sequence<kTensors>{});
 }
 
-ts::Settings settings_of(const Program& p) { return ts::Settings{.index_dtype = p.index_dtype, .config = p.config}; }
+ts::Settings settings_of(const Program& p) {
+  return ts::Settings{.index_dtype = p.index_dtype, .config = p.config};
+}
 
 Call make_call(const Program& p, const HostData& data, ts::Device device) {
   Call c;
@@ -349,13 +430,16 @@ Call make_call(const Program& p, const HostData& data, ts::Device device) {
     if (out.inplace >= 0) {
       t[kInputs + o] = t[out.inplace];
     } else {
-      std::vector<int64_t> shape = out.shape == Shape::full ? std::vector<int64_t>{p.M, p.N} : std::vector<int64_t>{p.M};
+      std::vector<int64_t> shape =
+          out.shape == Shape::full ? std::vector<int64_t>{p.M, p.N} : std::vector<int64_t>{p.M};
       t[kInputs + o] = ts::Buffer::from_vector(data.outputs[o], shape, out.dtype, device);
     }
     c.outputs.push_back(t[kInputs + o]);
   }
-  if (p.rows.kind == BoundKind::device) t[kRowBound] = ts::Buffer::scalar(static_cast<double>(p.rows.end), DType::i64, device);
-  if (p.cols.kind == BoundKind::device) t[kColBound] = ts::Buffer::scalar(static_cast<double>(p.cols.end), DType::i64, device);
+  if (p.rows.kind == BoundKind::device)
+    t[kRowBound] = ts::Buffer::scalar(static_cast<double>(p.rows.end), DType::i64, device);
+  if (p.cols.kind == BoundKind::device)
+    t[kColBound] = ts::Buffer::scalar(static_cast<double>(p.cols.end), DType::i64, device);
   for (const ts::Buffer& b : t) c.args.emplace_back(b);
   c.args.emplace_back(p.rows.end);
   c.args.emplace_back(p.cols.end);

@@ -6,10 +6,9 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tessel/tessel.hpp>
 #include <utility>
 #include <vector>
-
-#include <tessel/tessel.hpp>
 
 #include "fuzz/naive.hpp"
 #include "fuzz/program.hpp"
@@ -20,7 +19,8 @@ namespace fuzz {
 /// the columns' device bounds (one-element i64 tensors), then two ts::Value scalars (the
 /// symbolic bounds of rows and columns). Unused tensors are a one-element dummy.
 inline constexpr int kInputs = kMaxInputs, kOutputs = kMaxOutputs;
-inline constexpr int kRowBound = kInputs + kOutputs, kColBound = kRowBound + 1, kTensors = kColBound + 1;
+inline constexpr int kRowBound = kInputs + kOutputs, kColBound = kRowBound + 1,
+                     kTensors = kColBound + 1;
 
 /// A traced value whose dtype or rank is not the one the description says (a frontend
 /// bug or a generator bug: the message says which node).

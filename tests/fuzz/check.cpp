@@ -10,11 +10,16 @@ namespace fuzz {
 
 const char* kind_name(Outcome::Kind k) {
   switch (k) {
-    case Outcome::ok: return "ok";
-    case Outcome::naive_mismatch: return "interpreter vs naive mismatch";
-    case Outcome::gpu_mismatch: return "GPU vs interpreter mismatch";
-    case Outcome::compile_error: return "NVRTC compile error";
-    default: return "error";
+    case Outcome::ok:
+      return "ok";
+    case Outcome::naive_mismatch:
+      return "interpreter vs naive mismatch";
+    case Outcome::gpu_mismatch:
+      return "GPU vs interpreter mismatch";
+    case Outcome::compile_error:
+      return "NVRTC compile error";
+    default:
+      return "error";
   }
 }
 

@@ -1,8 +1,8 @@
 #include "fuzz/compare.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace fuzz {
 
@@ -10,19 +10,27 @@ namespace {
 
 double tolerance(DType t, bool gpu) {
   switch (t) {
-    case DType::f64: return gpu ? 1e-5 : 1e-9;
-    case DType::f32: return 2e-4;
-    case DType::f16: return 4e-3;
-    default: return 3e-2;  // bf16
+    case DType::f64:
+      return gpu ? 1e-5 : 1e-9;
+    case DType::f32:
+      return 2e-4;
+    case DType::f16:
+      return 4e-3;
+    default:
+      return 3e-2;  // bf16
   }
 }
 
 double largest(DType t) {
   switch (t) {
-    case DType::f64: return 1.79e308;
-    case DType::f32: return 3.4e38;
-    case DType::f16: return 65504;
-    default: return 3.38e38;  // bf16
+    case DType::f64:
+      return 1.79e308;
+    case DType::f32:
+      return 3.4e38;
+    case DType::f16:
+      return 65504;
+    default:
+      return 3.38e38;  // bf16
   }
 }
 
@@ -31,7 +39,8 @@ bool close(double e, double a, DType t, bool fuzzy, double tol, double scale) {
   if (e == a) return true;
   if (!fuzzy || !floating(t)) return false;
   const double big = 0.5 * largest(t);
-  if (std::fabs(e) >= big || std::fabs(a) >= big) return std::fabs(e) >= big && std::fabs(a) >= big && (e > 0) == (a > 0);
+  if (std::fabs(e) >= big || std::fabs(a) >= big)
+    return std::fabs(e) >= big && std::fabs(a) >= big && (e > 0) == (a > 0);
   return std::fabs(a - e) <= tol * std::fmax(std::fabs(e), scale);
 }
 
@@ -54,7 +63,8 @@ double output_tolerance(const Program& p, int o, bool gpu) {
     todo.insert(todo.end(), {n.a, n.b, n.c});
     if (n.op == Op::reload)
       for (size_t j = 0; j < p.nodes.size(); ++j)
-        if (p.nodes[j].op == Op::store && p.nodes[j].input == n.input) todo.push_back(static_cast<int>(j));
+        if (p.nodes[j].op == Op::store && p.nodes[j].input == n.input)
+          todo.push_back(static_cast<int>(j));
   }
   return tol;
 }
@@ -69,7 +79,8 @@ std::string compare_outputs(const Program& p, const std::vector<std::vector<doub
     const bool fuzzy = output_fuzzy(p, static_cast<int>(o));
     const std::vector<double>& e = expected.at(o);
     const std::vector<double>& a = actual.at(o);
-    if (e.size() != a.size()) return fmt::format("out{}: {} elements, expected {}", o, a.size(), e.size());
+    if (e.size() != a.size())
+      return fmt::format("out{}: {} elements, expected {}", o, a.size(), e.size());
     double sq = 0;
     size_t finite = 0;
     for (double x : e)
@@ -85,8 +96,9 @@ std::string compare_outputs(const Program& p, const std::vector<std::vector<doub
       if (close(e[k], a[k], t, fuzzy, tol, scale)) continue;
       ++bad;
       if (shown++ < 4)
-        msg += fmt::format("out{}[{}, {}] ({}{}): got {}, expected {}\n", o, static_cast<int64_t>(k) / cols,
-                           static_cast<int64_t>(k) % cols, ts::dtype_name(t), fuzzy ? " fuzzy" : "", a[k], e[k]);
+        msg += fmt::format("out{}[{}, {}] ({}{}): got {}, expected {}\n", o,
+                           static_cast<int64_t>(k) / cols, static_cast<int64_t>(k) % cols,
+                           ts::dtype_name(t), fuzzy ? " fuzzy" : "", a[k], e[k]);
     }
     if (bad) msg += fmt::format("out{}: {} of {} elements differ\n", o, bad, e.size());
   }

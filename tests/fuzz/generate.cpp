@@ -23,9 +23,23 @@ namespace {
 
 bool produces_fuzz(Op op) {
   switch (op) {
-    case Op::exp: case Op::exp2: case Op::log: case Op::log2: case Op::rsqrt: case Op::sin:
-    case Op::cos: case Op::tanh: case Op::sigmoid: case Op::erf: case Op::pow: case Op::mul:
-    case Op::div: case Op::mod: case Op::sum: case Op::mean: case Op::prod:
+    case Op::exp:
+    case Op::exp2:
+    case Op::log:
+    case Op::log2:
+    case Op::rsqrt:
+    case Op::sin:
+    case Op::cos:
+    case Op::tanh:
+    case Op::sigmoid:
+    case Op::erf:
+    case Op::pow:
+    case Op::mul:
+    case Op::div:
+    case Op::mod:
+    case Op::sum:
+    case Op::mean:
+    case Op::prod:
       return true;
     default:
       return false;
@@ -33,9 +47,9 @@ bool produces_fuzz(Op op) {
 }
 
 bool discontinuous(Op op) {
-  return op == Op::floor || op == Op::ceil || is_compare(op) || op == Op::logical_not || op == Op::logical_and ||
-         op == Op::logical_or || op == Op::mod || op == Op::floordiv || op == Op::argmax || op == Op::argmin ||
-         op == Op::any || op == Op::all;
+  return op == Op::floor || op == Op::ceil || is_compare(op) || op == Op::logical_not ||
+         op == Op::logical_and || op == Op::logical_or || op == Op::mod || op == Op::floordiv ||
+         op == Op::argmax || op == Op::argmin || op == Op::any || op == Op::all;
 }
 
 // The index space a node's value lives in, from its operands (literals are neutral).
@@ -68,8 +82,11 @@ Place combine(const Program& p, std::initializer_list<int> operands) {
     if (o >= 0 && p.nodes[o].op != Op::literal) has_tile |= p.nodes[o].shape == Shape::tile;
   // A tile value with columns only would be one row of columns per tile: no shape class.
   if (has_tile && has_col && !has_row && !has_full) return Place{false};
-  r.shape = (has_full || (has_row && has_col)) ? Shape::full : has_col ? Shape::col
-            : has_row ? Shape::row : has_tile ? Shape::tile : Shape::row;
+  r.shape = (has_full || (has_row && has_col)) ? Shape::full
+            : has_col                          ? Shape::col
+            : has_row                          ? Shape::row
+            : has_tile                         ? Shape::tile
+                                               : Shape::row;
   if (nested(p.form)) {
     if (r.shape == Shape::full || r.shape == Shape::col) phase = 1;
     if (phase == 1 && phase2) return Place{false};
@@ -128,17 +145,21 @@ bool infer(Program& p, int i) {
       return true;
     case Op::literal:
       n.weak = true;
-      n.dtype = n.lit == static_cast<double>(static_cast<int64_t>(n.lit)) && n.dtype != DType::f32 ? DType::i64
-                                                                                                    : DType::f32;
+      n.dtype = n.lit == static_cast<double>(static_cast<int64_t>(n.lit)) && n.dtype != DType::f32
+                    ? DType::i64
+                    : DType::f32;
       n.shape = Shape::row;
       n.phase = 0;
       n.fuzzy = false;
       return true;
     case Op::store: {
-      if (n.a < 0 || literal(p, n.a) || n.input < 0 || n.input >= static_cast<int>(p.outputs.size())) return false;
+      if (n.a < 0 || literal(p, n.a) || n.input < 0 ||
+          n.input >= static_cast<int>(p.outputs.size()))
+        return false;
       if (nd(n.a).shape != p.outputs[n.input].shape) return false;
       // Converting a fuzzy float to an integer is discontinuous.
-      if (nd(n.a).fuzzy && floating(nd(n.a).dtype) && !floating(p.outputs[n.input].dtype)) return false;
+      if (nd(n.a).fuzzy && floating(nd(n.a).dtype) && !floating(p.outputs[n.input].dtype))
+        return false;
       const Output& out = p.outputs[n.input];
       if (out.inplace >= 0) {  // into an input read only before, by its own program
         const Input& in = p.inputs[out.inplace];
@@ -179,10 +200,13 @@ bool infer(Program& p, int i) {
       return true;
     }
     case Op::gather: {
-      if (n.a < 0 || literal(p, n.a) || n.input < 0 || n.input >= static_cast<int>(p.inputs.size())) return false;
+      if (n.a < 0 || literal(p, n.a) || n.input < 0 || n.input >= static_cast<int>(p.inputs.size()))
+        return false;
       const Input& in = p.inputs[n.input];
       const Node& idx = nd(n.a);
-      if (in.shape != Shape::full || idx.shape != Shape::row || !integral(idx.dtype) || idx.phase == 2) return false;
+      if (in.shape != Shape::full || idx.shape != Shape::row || !integral(idx.dtype) ||
+          idx.phase == 2)
+        return false;
       n.dtype = in.dtype;
       n.shape = Shape::row;
       n.phase = 0;
@@ -192,8 +216,10 @@ bool infer(Program& p, int i) {
     default:
       break;
   }
-  if (n.a < 0 || (is_binary(n.op) && n.b < 0) || (n.op == Op::where && (n.b < 0 || n.c < 0))) return false;
-  if (literal(p, n.a) && !(is_binary(n.op) && !literal(p, n.b))) return false;  // a literal needs a value
+  if (n.a < 0 || (is_binary(n.op) && n.b < 0) || (n.op == Op::where && (n.b < 0 || n.c < 0)))
+    return false;
+  if (literal(p, n.a) && !(is_binary(n.op) && !literal(p, n.b)))
+    return false;  // a literal needs a value
   // A negative constant does not fit u64 (tessel refuses it: convert the value first).
   for (int o : {n.a, n.b, n.c})
     if (literal(p, o) && nd(o).lit < 0)
@@ -213,16 +239,23 @@ bool infer(Program& p, int i) {
   const DType ta = nd(n.a).dtype;
   if (is_unary(n.op)) {
     switch (n.op) {
-      case Op::neg: case Op::abs: case Op::floor: case Op::ceil:
+      case Op::neg:
+      case Op::abs:
+      case Op::floor:
+      case Op::ceil:
         if (ta == DType::boolean) return false;
         n.dtype = ta;
         break;
-      case Op::logical_not: n.dtype = DType::boolean; break;
+      case Op::logical_not:
+        n.dtype = DType::boolean;
+        break;
       case Op::bit_not:
         if (floating(ta)) return false;
         n.dtype = ta;
         break;
-      default: n.dtype = floating(ta) ? ta : DType::f32; break;
+      default:
+        n.dtype = floating(ta) ? ta : DType::f32;
+        break;
     }
     n.fuzzy = n.fuzzy || (produces_fuzz(n.op) && floating(n.dtype));
     return true;
@@ -231,16 +264,23 @@ bool infer(Program& p, int i) {
     if (n.b < 0 || (literal(p, n.a) && literal(p, n.b))) return false;
     DType t = promote_operands(nd(n.a), nd(n.b));
     switch (n.op) {
-      case Op::div: n.dtype = floating(t) ? t : DType::f32; break;
+      case Op::div:
+        n.dtype = floating(t) ? t : DType::f32;
+        break;
       case Op::pow:
         if (!literal(p, n.b) || t == DType::boolean) return false;
         n.dtype = t;
         break;
-      case Op::bit_and: case Op::bit_or: case Op::bit_xor:
+      case Op::bit_and:
+      case Op::bit_or:
+      case Op::bit_xor:
         if (floating(nd(n.a).dtype) || floating(nd(n.b).dtype)) return false;
         n.dtype = t;
         break;
-      case Op::logical_and: case Op::logical_or: n.dtype = DType::boolean; break;
+      case Op::logical_and:
+      case Op::logical_or:
+        n.dtype = DType::boolean;
+        break;
       default:
         if (is_compare(n.op)) {
           n.dtype = DType::boolean;
@@ -267,26 +307,35 @@ bool infer(Program& p, int i) {
     if (over_tile ? !(f == Form::tile_all || f == Form::tile_nested) || nd(n.a).phase == 1
                   : nd(n.a).shape != Shape::full || f == Form::tile_2d || f == Form::grid_2d)
       return false;
-    if (!over_tile && nested(f) && (n.op == Op::mean || n.op == Op::argmax || n.op == Op::argmin)) return false;
+    if (!over_tile && nested(f) && (n.op == Op::mean || n.op == Op::argmax || n.op == Op::argmin))
+      return false;
     // An accumulator over tiles starts at ts::full(identity): none for u64 extremes here.
-    if (!over_tile && nested(f) && (n.op == Op::max || n.op == Op::min) && ta == DType::u64) return false;
+    if (!over_tile && nested(f) && (n.op == Op::max || n.op == Op::min) && ta == DType::u64)
+      return false;
     n.shape = over_tile ? Shape::tile : Shape::row;
     n.phase = over_tile ? nd(n.a).phase : nested(f) ? 2 : 0;
     switch (n.op) {
-      case Op::sum: case Op::prod: n.dtype = floating(ta) ? ta : DType::i64; break;
+      case Op::sum:
+      case Op::prod:
+        n.dtype = floating(ta) ? ta : DType::i64;
+        break;
       case Op::mean:
         if (!floating(ta)) return false;
         n.dtype = ta;
         break;
-      case Op::max: case Op::min:
+      case Op::max:
+      case Op::min:
         if (ta == DType::boolean) return false;
         n.dtype = ta;
         break;
-      case Op::argmax: case Op::argmin:
+      case Op::argmax:
+      case Op::argmin:
         if (ta == DType::boolean) return false;
         n.dtype = DType::i64;
         break;
-      default: n.dtype = DType::boolean; break;
+      default:
+        n.dtype = DType::boolean;
+        break;
     }
     n.fuzzy = n.fuzzy || (produces_fuzz(n.op) && floating(n.dtype));
     return true;
@@ -298,7 +347,9 @@ struct Gen {
   Program& p;
   std::mt19937_64& rng;
 
-  int64_t uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+  int64_t uniform(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  }
   bool chance(double q) { return std::uniform_real_distribution<double>(0, 1)(rng) < q; }
   template <class T>
   T pick(const std::vector<T>& v) {
@@ -306,23 +357,27 @@ struct Gen {
   }
 
   DType dtype() {
-    static const std::vector<DType> all = {DType::f32, DType::f32, DType::f32, DType::f16, DType::bf16,
-                                           DType::f64, DType::i32, DType::i32, DType::i64, DType::u64,
-                                           DType::boolean};
+    static const std::vector<DType> all = {DType::f32,  DType::f32, DType::f32,    DType::f16,
+                                           DType::bf16, DType::f64, DType::i32,    DType::i32,
+                                           DType::i64,  DType::u64, DType::boolean};
     return pick(all);
   }
 
   int64_t size() {
-    static const std::vector<int64_t> sizes = {0, 1, 1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 31, 32, 33, 64,
-                                               65, 100, 127, 128, 129, 200, 256, 300, 513, 1000};
+    static const std::vector<int64_t> sizes = {0,   1,   1,   2,   3,   4,   5,   7,   8,
+                                               13,  16,  17,  31,  32,  33,  64,  65,  100,
+                                               127, 128, 129, 200, 256, 300, 513, 1000};
     return pick(sizes);
   }
 
   LoopBound bound(int64_t extent) {
     LoopBound b;
     int64_t r = uniform(0, 9);
-    b.kind = r < 4 ? BoundKind::size : r < 5 ? BoundKind::literal : r < 6 ? BoundKind::symbolic
-             : r < 8 ? BoundKind::device : BoundKind::range;
+    b.kind = r < 4   ? BoundKind::size
+             : r < 5 ? BoundKind::literal
+             : r < 6 ? BoundKind::symbolic
+             : r < 8 ? BoundKind::device
+                     : BoundKind::range;
     b.end = extent;
     if (b.kind == BoundKind::device) b.end = extent + pick(std::vector<int64_t>{0, 0, 1, 3, 17});
     if (b.kind == BoundKind::range) b.begin = uniform(0, extent);
@@ -354,25 +409,29 @@ struct Gen {
   int operand(F want) {
     std::vector<int> c;
     for (int i = 0; i < static_cast<int>(p.nodes.size()); ++i)
-      if (p.nodes[i].op != Op::literal && p.nodes[i].op != Op::store && want(p.nodes[i])) c.push_back(i);
+      if (p.nodes[i].op != Op::literal && p.nodes[i].op != Op::store && want(p.nodes[i]))
+        c.push_back(i);
     if (c.empty()) return -1;
-    if (chance(0.5)) return c[static_cast<size_t>(uniform(std::max<int64_t>(0, static_cast<int64_t>(c.size()) - 3),
-                                                          static_cast<int64_t>(c.size()) - 1))];
+    if (chance(0.5))
+      return c[static_cast<size_t>(uniform(std::max<int64_t>(0, static_cast<int64_t>(c.size()) - 3),
+                                           static_cast<int64_t>(c.size()) - 1))];
     return pick(c);
   }
   int operand() {
     return operand([](const Node&) { return true; });
   }
 
-  static constexpr Op kUnary[] = {Op::neg, Op::abs, Op::exp, Op::exp2, Op::log, Op::log2, Op::sqrt, Op::rsqrt,
-                                  Op::sin, Op::cos, Op::tanh, Op::sigmoid, Op::erf, Op::floor, Op::ceil,
+  static constexpr Op kUnary[] = {Op::neg,         Op::abs,     Op::exp,   Op::exp2,  Op::log,
+                                  Op::log2,        Op::sqrt,    Op::rsqrt, Op::sin,   Op::cos,
+                                  Op::tanh,        Op::sigmoid, Op::erf,   Op::floor, Op::ceil,
                                   Op::logical_not, Op::bit_not};
-  static constexpr Op kBinary[] = {Op::add, Op::add, Op::sub, Op::mul, Op::div, Op::mod, Op::floordiv,
-                                   Op::maximum, Op::minimum, Op::pow, Op::lt, Op::le, Op::gt, Op::ge,
-                                   Op::eq, Op::ne, Op::logical_and, Op::logical_or, Op::bit_and,
-                                   Op::bit_or, Op::bit_xor};
-  static constexpr Op kReduce[] = {Op::sum, Op::sum, Op::mean, Op::max, Op::max, Op::min, Op::prod,
-                                   Op::argmax, Op::argmax, Op::argmin, Op::any, Op::all};
+  static constexpr Op kBinary[] = {
+      Op::add,      Op::add,     Op::sub,     Op::mul, Op::div,         Op::mod,
+      Op::floordiv, Op::maximum, Op::minimum, Op::pow, Op::lt,          Op::le,
+      Op::gt,       Op::ge,      Op::eq,      Op::ne,  Op::logical_and, Op::logical_or,
+      Op::bit_and,  Op::bit_or,  Op::bit_xor};
+  static constexpr Op kReduce[] = {Op::sum,  Op::sum,    Op::mean,   Op::max,    Op::max, Op::min,
+                                   Op::prod, Op::argmax, Op::argmax, Op::argmin, Op::any, Op::all};
 
   void step() {
     int64_t r = uniform(0, 99);
@@ -401,7 +460,9 @@ struct Gen {
       n.dtype = dtype();
     } else if (r < 90) {
       n.op = kReduce[uniform(0, std::size(kReduce) - 1)];
-      n.a = operand([&](const Node& x) { return x.shape == Shape::full || (x.shape == Shape::row && chance(0.3)); });
+      n.a = operand([&](const Node& x) {
+        return x.shape == Shape::full || (x.shape == Shape::row && chance(0.3));
+      });
     } else if (r < 95) {
       std::vector<int> full;
       for (int i = 0; i < static_cast<int>(p.inputs.size()); ++i)
@@ -434,7 +495,9 @@ struct Gen {
       int64_t s = uniform(0, 9);
       in.shape = s < 6 ? Shape::full : s < 8 ? Shape::row : Shape::col;
       int64_t v = uniform(0, 9);
-      in.view = v < 6 ? View::contiguous : (v < 8 && in.shape == Shape::full) ? View::transposed : View::strided;
+      in.view = v < 6                                ? View::contiguous
+                : (v < 8 && in.shape == Shape::full) ? View::transposed
+                                                     : View::strided;
       int64_t fl = uniform(0, 9);
       in.fill = fl < 5 ? Fill::normal : fl < 7 ? Fill::ties : Fill::special;
       if (integral(in.dtype) && in.shape == Shape::row && chance(0.5)) in.fill = Fill::index;
@@ -470,7 +533,8 @@ struct Gen {
       s.op = Op::store;
       s.a = v;
       s.input = static_cast<int>(p.outputs.size()) - 1;
-      s.lit = chance(0.25) ? static_cast<double>(uniform(1, 3)) : 0;  // out op= v where it types, else out = v
+      s.lit = chance(0.25) ? static_cast<double>(uniform(1, 3))
+                           : 0;  // out op= v where it types, else out = v
       bool stored = s.lit != 0 && add(s) >= 0;
       s.lit = 0;
       if (!stored && add(s) < 0) {
@@ -543,7 +607,8 @@ bool retype(Program& p) {
   if (p.relaunch_src >= 0) {
     const Output &src = p.outputs.at(p.relaunch_src), &dst = p.outputs.at(p.relaunch_dst);
     if (src.shape != dst.shape || src.shape == Shape::tile || dst.inplace >= 0) return false;
-    if (output_fuzzy(p, p.relaunch_src) && floating(src.dtype) && !floating(dst.dtype)) return false;
+    if (output_fuzzy(p, p.relaunch_src) && floating(src.dtype) && !floating(dst.dtype))
+      return false;
   }
   return !p.outputs.empty() && p.outputs.size() <= kMaxOutputs && p.inputs.size() <= kMaxInputs;
 }

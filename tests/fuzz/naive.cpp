@@ -50,10 +50,12 @@ int64_t float_to_int(DType t, double v) {
   if (v != v) return 0;
   const double x = v < 0 ? std::ceil(v) : std::floor(v);
   switch (t) {
-    case DType::i32: return x < -2147483648.0 ? INT32_MIN : x > 2147483647.0 ? INT32_MAX : static_cast<int64_t>(x);
+    case DType::i32:
+      return x < -2147483648.0 ? INT32_MIN : x > 2147483647.0 ? INT32_MAX : static_cast<int64_t>(x);
     case DType::u64:
       if (x < 1) return 0;
-      return x < 18446744073709551616.0 ? static_cast<int64_t>(static_cast<uint64_t>(x)) : -1;  // all ones
+      return x < 18446744073709551616.0 ? static_cast<int64_t>(static_cast<uint64_t>(x))
+                                        : -1;  // all ones
     default:
       if (x < -9223372036854775808.0) return INT64_MIN;
       return x < 9223372036854775808.0 ? static_cast<int64_t>(x) : INT64_MAX;
@@ -70,7 +72,8 @@ bool truth(DType t, E e) { return floating(t) ? e.f != 0 : e.i != 0; }
 
 E make(DType t, double v) {
   if (floating(t)) return E{v, 0};
-  if (t == DType::u64 && v >= 9223372036854775808.0) return E{0, static_cast<int64_t>(static_cast<uint64_t>(v))};
+  if (t == DType::u64 && v >= 9223372036854775808.0)
+    return E{0, static_cast<int64_t>(static_cast<uint64_t>(v))};
   return E{0, static_cast<int64_t>(v)};
 }
 
@@ -102,8 +105,12 @@ int64_t mod_int(int64_t x, int64_t y) {
   return r;
 }
 
-double fmaximum(double x, double y) { return std::isnan(x) ? x : std::isnan(y) ? y : (x > y ? x : y); }
-double fminimum(double x, double y) { return std::isnan(x) ? x : std::isnan(y) ? y : (x < y ? x : y); }
+double fmaximum(double x, double y) {
+  return std::isnan(x) ? x : std::isnan(y) ? y : (x > y ? x : y);
+}
+double fminimum(double x, double y) {
+  return std::isnan(x) ? x : std::isnan(y) ? y : (x < y ? x : y);
+}
 
 E unary(Op op, DType ta, E a, DType rt) {
   if (floating(rt)) {
@@ -111,32 +118,67 @@ E unary(Op op, DType ta, E a, DType rt) {
     if (!floating(ta)) x = round_to(DType::f32, x);
     double r = 0;
     switch (op) {
-      case Op::neg: r = -x; break;
-      case Op::abs: r = std::fabs(x); break;
-      case Op::exp: r = std::exp(x); break;
-      case Op::exp2: r = std::exp2(x); break;
-      case Op::log: r = std::log(x); break;
-      case Op::log2: r = std::log2(x); break;
-      case Op::sqrt: r = std::sqrt(x); break;
-      case Op::rsqrt: r = 1.0 / std::sqrt(x); break;
-      case Op::sin: r = std::sin(x); break;
-      case Op::cos: r = std::cos(x); break;
-      case Op::tanh: r = std::tanh(x); break;
-      case Op::sigmoid: r = 1.0 / (1.0 + std::exp(-x)); break;
-      case Op::erf: r = std::erf(x); break;
-      case Op::floor: r = std::floor(x); break;
-      case Op::ceil: r = std::ceil(x); break;
-      default: break;
+      case Op::neg:
+        r = -x;
+        break;
+      case Op::abs:
+        r = std::fabs(x);
+        break;
+      case Op::exp:
+        r = std::exp(x);
+        break;
+      case Op::exp2:
+        r = std::exp2(x);
+        break;
+      case Op::log:
+        r = std::log(x);
+        break;
+      case Op::log2:
+        r = std::log2(x);
+        break;
+      case Op::sqrt:
+        r = std::sqrt(x);
+        break;
+      case Op::rsqrt:
+        r = 1.0 / std::sqrt(x);
+        break;
+      case Op::sin:
+        r = std::sin(x);
+        break;
+      case Op::cos:
+        r = std::cos(x);
+        break;
+      case Op::tanh:
+        r = std::tanh(x);
+        break;
+      case Op::sigmoid:
+        r = 1.0 / (1.0 + std::exp(-x));
+        break;
+      case Op::erf:
+        r = std::erf(x);
+        break;
+      case Op::floor:
+        r = std::floor(x);
+        break;
+      case Op::ceil:
+        r = std::ceil(x);
+        break;
+      default:
+        break;
     }
     return E{round_to(rt, r), 0};
   }
   if (op == Op::logical_not) return E{0, !truth(ta, a)};
   uint64_t x = static_cast<uint64_t>(a.i);
   switch (op) {
-    case Op::neg: return E{0, wrap(rt, static_cast<int64_t>(0 - x))};
-    case Op::abs: return E{0, wrap(rt, a.i < 0 && rt != DType::u64 ? static_cast<int64_t>(0 - x) : a.i)};
-    case Op::bit_not: return E{0, rt == DType::boolean ? !a.i : wrap(rt, ~a.i)};
-    default: return a;  // floor, ceil of integers
+    case Op::neg:
+      return E{0, wrap(rt, static_cast<int64_t>(0 - x))};
+    case Op::abs:
+      return E{0, wrap(rt, a.i < 0 && rt != DType::u64 ? static_cast<int64_t>(0 - x) : a.i)};
+    case Op::bit_not:
+      return E{0, rt == DType::boolean ? !a.i : wrap(rt, ~a.i)};
+    default:
+      return a;  // floor, ceil of integers
   }
 }
 
@@ -155,12 +197,24 @@ E binary(Op op, DType ct, E a, E b, DType rt) {
     }
     bool r = false;
     switch (op) {
-      case Op::lt: r = c == -1; break;
-      case Op::le: r = c == -1 || c == 0; break;
-      case Op::gt: r = c == 1; break;
-      case Op::ge: r = c == 1 || c == 0; break;
-      case Op::eq: r = c == 0; break;
-      default: r = c != 0; break;  // ne: NaN != x is true
+      case Op::lt:
+        r = c == -1;
+        break;
+      case Op::le:
+        r = c == -1 || c == 0;
+        break;
+      case Op::gt:
+        r = c == 1;
+        break;
+      case Op::ge:
+        r = c == 1 || c == 0;
+        break;
+      case Op::eq:
+        r = c == 0;
+        break;
+      default:
+        r = c != 0;
+        break;  // ne: NaN != x is true
     }
     return E{0, r};
   }
@@ -172,16 +226,35 @@ E binary(Op op, DType ct, E a, E b, DType rt) {
   if (floating(ct)) {
     double x = a.f, y = b.f, r = 0;
     switch (op) {
-      case Op::add: r = x + y; break;
-      case Op::sub: r = x - y; break;
-      case Op::mul: r = x * y; break;
-      case Op::div: r = x / y; break;
-      case Op::floordiv: r = std::floor(x / y); break;
-      case Op::mod: r = x - std::floor(x / y) * y; break;
-      case Op::pow: r = std::pow(x, y); break;
-      case Op::maximum: r = fmaximum(x, y); break;
-      case Op::minimum: r = fminimum(x, y); break;
-      default: break;
+      case Op::add:
+        r = x + y;
+        break;
+      case Op::sub:
+        r = x - y;
+        break;
+      case Op::mul:
+        r = x * y;
+        break;
+      case Op::div:
+        r = x / y;
+        break;
+      case Op::floordiv:
+        r = std::floor(x / y);
+        break;
+      case Op::mod:
+        r = x - std::floor(x / y) * y;
+        break;
+      case Op::pow:
+        r = std::pow(x, y);
+        break;
+      case Op::maximum:
+        r = fmaximum(x, y);
+        break;
+      case Op::minimum:
+        r = fminimum(x, y);
+        break;
+      default:
+        break;
     }
     return E{round_to(rt, r), 0};
   }
@@ -189,18 +262,41 @@ E binary(Op op, DType ct, E a, E b, DType rt) {
   const uint64_t x = a.i, y = b.i;
   int64_t r = 0;
   switch (op) {
-    case Op::add: r = static_cast<int64_t>(x + y); break;
-    case Op::sub: r = static_cast<int64_t>(x - y); break;
-    case Op::mul: r = static_cast<int64_t>(x * y); break;
-    case Op::floordiv: r = u ? (y == 0 ? 0 : static_cast<int64_t>(x / y)) : floordiv_int(a.i, b.i); break;
-    case Op::mod: r = u ? (y == 0 ? 0 : static_cast<int64_t>(x % y)) : mod_int(a.i, b.i); break;
-    case Op::pow: r = ipow(a.i, b.i); break;
-    case Op::maximum: r = (u ? x > y : a.i > b.i) ? a.i : b.i; break;
-    case Op::minimum: r = (u ? x < y : a.i < b.i) ? a.i : b.i; break;
-    case Op::bit_and: r = a.i & b.i; break;
-    case Op::bit_or: r = a.i | b.i; break;
-    case Op::bit_xor: r = a.i ^ b.i; break;
-    default: break;
+    case Op::add:
+      r = static_cast<int64_t>(x + y);
+      break;
+    case Op::sub:
+      r = static_cast<int64_t>(x - y);
+      break;
+    case Op::mul:
+      r = static_cast<int64_t>(x * y);
+      break;
+    case Op::floordiv:
+      r = u ? (y == 0 ? 0 : static_cast<int64_t>(x / y)) : floordiv_int(a.i, b.i);
+      break;
+    case Op::mod:
+      r = u ? (y == 0 ? 0 : static_cast<int64_t>(x % y)) : mod_int(a.i, b.i);
+      break;
+    case Op::pow:
+      r = ipow(a.i, b.i);
+      break;
+    case Op::maximum:
+      r = (u ? x > y : a.i > b.i) ? a.i : b.i;
+      break;
+    case Op::minimum:
+      r = (u ? x < y : a.i < b.i) ? a.i : b.i;
+      break;
+    case Op::bit_and:
+      r = a.i & b.i;
+      break;
+    case Op::bit_or:
+      r = a.i | b.i;
+      break;
+    case Op::bit_xor:
+      r = a.i ^ b.i;
+      break;
+    default:
+      break;
   }
   return E{0, wrap(rt, r)};
 }
@@ -220,7 +316,8 @@ E reduce(Op op, DType t, const std::vector<E>& v, DType rt) {
         return E{s, 0};
       }
       uint64_t s = op == Op::prod ? 1 : 0;
-      for (const E& e : v) s = op == Op::prod ? s * static_cast<uint64_t>(e.i) : s + static_cast<uint64_t>(e.i);
+      for (const E& e : v)
+        s = op == Op::prod ? s * static_cast<uint64_t>(e.i) : s + static_cast<uint64_t>(e.i);
       return E{0, static_cast<int64_t>(s)};
     }
     case Op::max:
@@ -248,9 +345,12 @@ E reduce(Op op, DType t, const std::vector<E>& v, DType rt) {
         return is_max ? x > y : x < y;
       };
       int64_t bv = 0;
-      if (u) bv = is_max ? 0 : -1;
-      else if (t == DType::i32) bv = is_max ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
-      else bv = is_max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+      if (u)
+        bv = is_max ? 0 : -1;
+      else if (t == DType::i32)
+        bv = is_max ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+      else
+        bv = is_max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
       for (size_t c = 0; c < v.size(); ++c)
         if (c == 0 || better(v[c].i, bv)) {
           best = static_cast<int64_t>(c);
@@ -281,13 +381,18 @@ DType reduce_input(Op op, DType t) {
 // The initial accumulator of a reduction accumulated over tiles, and its combine step.
 E identity(Op op, DType t) {
   switch (op) {
-    case Op::sum: return make(t, 0);
-    case Op::prod: return make(t, 1);
-    case Op::any: return E{0, 0};
-    case Op::all: return E{0, 1};
+    case Op::sum:
+      return make(t, 0);
+    case Op::prod:
+      return make(t, 1);
+    case Op::any:
+      return E{0, 0};
+    case Op::all:
+      return E{0, 1};
     case Op::max:
       if (floating(t)) return E{-kInf, 0};
-      return E{0, t == DType::i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min()};
+      return E{0, t == DType::i32 ? std::numeric_limits<int32_t>::min()
+                                  : std::numeric_limits<int64_t>::min()};
     default:  // min
       if (floating(t)) return E{kInf, 0};
       return E{0, t == DType::i32 ? std::numeric_limits<int32_t>::max() : kI64Below2To63};
@@ -296,12 +401,18 @@ E identity(Op op, DType t) {
 
 Op combine_op(Op op) {
   switch (op) {
-    case Op::sum: return Op::add;
-    case Op::prod: return Op::mul;
-    case Op::max: return Op::maximum;
-    case Op::min: return Op::minimum;
-    case Op::any: return Op::logical_or;
-    default: return Op::logical_and;
+    case Op::sum:
+      return Op::add;
+    case Op::prod:
+      return Op::mul;
+    case Op::max:
+      return Op::maximum;
+    case Op::min:
+      return Op::minimum;
+    case Op::any:
+      return Op::logical_or;
+    default:
+      return Op::logical_and;
   }
 }
 
@@ -317,7 +428,9 @@ struct Eval {
     return s == Shape::row ? r : s == Shape::col ? c : r * CE + c;
   }
   size_t count(Shape s) const {
-    return static_cast<size_t>(s == Shape::row || s == Shape::tile ? RE : s == Shape::col ? CE : RE * CE);
+    return static_cast<size_t>(s == Shape::row || s == Shape::tile ? RE
+                               : s == Shape::col                   ? CE
+                                                                   : RE * CE);
   }
 
   // Element (r, c) of a tensor of logical shape s (M rows, N columns): 0 past its extent.
@@ -341,14 +454,17 @@ struct Eval {
         const Input& in = p.inputs[n.input];
         return read(data.inputs[n.input], in.dtype, in.shape, r, c);
       }
-      case Op::row_index: return E{0, wrap(n.dtype, r)};
-      case Op::extent: return E{0, n.lit == 0 ? p.M : p.N};
+      case Op::row_index:
+        return E{0, wrap(n.dtype, r)};
+      case Op::extent:
+        return E{0, n.lit == 0 ? p.M : p.N};
       case Op::tile_attr: {
         const int64_t B = row_block(p), begin = RB + (r - RB) / B * B;
         const int64_t v[] = {begin, std::min(begin + B, RE), (r - RB) / B, B};
         return E{0, wrap(n.dtype, v[static_cast<int>(n.lit)])};
       }
-      case Op::col_index: return E{0, wrap(n.dtype, c)};
+      case Op::col_index:
+        return E{0, wrap(n.dtype, c)};
       case Op::gather: {
         const Node& ix = p.nodes[n.a];
         E k = vals[n.a][static_cast<size_t>(idx(ix.shape, r, c))];
@@ -360,15 +476,18 @@ struct Eval {
         int64_t k = out_index(p.outputs[n.input], r, c);
         return k < 0 ? E{} : outs[n.input][static_cast<size_t>(k)];
       }
-      case Op::cast: return operand(n.a, n.dtype, r, c);
+      case Op::cast:
+        return operand(n.a, n.dtype, r, c);
       case Op::where: {
         const Node& cn = p.nodes[n.a];
         bool cond = truth(cn.dtype, vals[n.a][static_cast<size_t>(idx(cn.shape, r, c))]);
         return operand(cond ? n.b : n.c, n.dtype, r, c);
       }
-      default: break;
+      default:
+        break;
     }
-    if (is_unary(n.op)) return unary(n.op, p.nodes[n.a].dtype, operand(n.a, p.nodes[n.a].dtype, r, c), n.dtype);
+    if (is_unary(n.op))
+      return unary(n.op, p.nodes[n.a].dtype, operand(n.a, p.nodes[n.a].dtype, r, c), n.dtype);
     DType ct = promote_operands(p.nodes[n.a], p.nodes[n.b]);
     // True division of integers converts each operand to f32 from its own dtype (torch's
     // promote_integer_inputs_to_float), not through the promoted integer dtype.
@@ -418,7 +537,8 @@ struct Eval {
     if (n.lit != 0) {  // out op= a: computed in the promoted dtype, stored converted
       const DType ct = promote_types(o.dtype, p.nodes[n.a].dtype);
       const Op op = n.lit == 1 ? Op::add : n.lit == 2 ? Op::sub : Op::mul;
-      dst = convert(ct, o.dtype, binary(op, ct, convert(o.dtype, ct, dst), operand(n.a, ct, r, c), ct));
+      dst = convert(ct, o.dtype,
+                    binary(op, ct, convert(o.dtype, ct, dst), operand(n.a, ct, r, c), ct));
     } else {
       dst = operand(n.a, o.dtype, r, c);
     }
@@ -463,25 +583,34 @@ struct Eval {
 
 double round_to(DType t, double x) {
   switch (t) {
-    case DType::f64: return x;
-    case DType::f32: return static_cast<float>(x);
-    case DType::f16: return static_cast<double>(static_cast<_Float16>(static_cast<float>(x)));
-    case DType::bf16: return bf16_round(static_cast<float>(x));
-    default: return static_cast<double>(wrap(t, static_cast<int64_t>(x)));
+    case DType::f64:
+      return x;
+    case DType::f32:
+      return static_cast<float>(x);
+    case DType::f16:
+      return static_cast<double>(static_cast<_Float16>(static_cast<float>(x)));
+    case DType::bf16:
+      return bf16_round(static_cast<float>(x));
+    default:
+      return static_cast<double>(wrap(t, static_cast<int64_t>(x)));
   }
 }
 
 HostData make_data(const Program& p) {
   std::mt19937_64 rng(p.seed ^ 0xD1B54A32D192ED03ull);
   std::normal_distribution<double> normal(0, 1);
-  auto uni = [&](int64_t lo, int64_t hi) { return static_cast<double>(std::uniform_int_distribution<int64_t>(lo, hi)(rng)); };
+  auto uni = [&](int64_t lo, int64_t hi) {
+    return static_cast<double>(std::uniform_int_distribution<int64_t>(lo, hi)(rng));
+  };
   HostData d;
   for (const Input& in : p.inputs) {
     if (in.alias >= 0) {
       d.inputs.push_back(d.inputs[in.alias]);
       continue;
     }
-    size_t n = static_cast<size_t>(in.shape == Shape::full ? p.M * p.N : in.shape == Shape::row ? p.M : p.N);
+    size_t n = static_cast<size_t>(in.shape == Shape::full  ? p.M * p.N
+                                   : in.shape == Shape::row ? p.M
+                                                            : p.N);
     std::vector<double> v(n);
     for (double& x : v) {
       if (in.dtype == DType::boolean) {
@@ -493,10 +622,14 @@ HostData make_data(const Program& p) {
           x = round_to(in.dtype, 2 * normal(rng));
           if (in.fill == Fill::special) {
             int64_t s = static_cast<int64_t>(uni(0, 19));
-            if (s < 2) x = std::numeric_limits<double>::quiet_NaN();
-            else if (s == 2) x = kInf;
-            else if (s == 3) x = -kInf;
-            else if (s < 6) x = 0;
+            if (s < 2)
+              x = std::numeric_limits<double>::quiet_NaN();
+            else if (s == 2)
+              x = kInf;
+            else if (s == 3)
+              x = -kInf;
+            else if (s < 6)
+              x = 0;
           }
         }
       } else if (in.fill == Fill::special && uni(0, 4) == 0) {

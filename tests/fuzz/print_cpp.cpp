@@ -1,8 +1,8 @@
 #include "fuzz/print_cpp.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "fuzz/build.hpp"
 #include "fuzz/naive.hpp"
@@ -36,7 +36,9 @@ struct TextSink {
   std::string out;
   int depth = 4;
 
-  void line(const std::string& s) { out += std::string(static_cast<size_t>(2 * depth), ' ') + s + "\n"; }
+  void line(const std::string& s) {
+    out += std::string(static_cast<size_t>(2 * depth), ' ') + s + "\n";
+  }
 
   std::string extent(bool rows) const {
     if (rows) return "out0.size(0)";
@@ -51,11 +53,16 @@ struct TextSink {
 
   std::string bound(const LoopBound& b, bool rows) const {
     switch (b.kind) {
-      case BoundKind::size: return extent(rows);
-      case BoundKind::literal: return fmt::format("{}", b.end);
-      case BoundKind::symbolic: return rows ? "m" : "n";
-      case BoundKind::device: return rows ? "rows_end" : "cols_end";
-      case BoundKind::range: return fmt::format("ts::Bound{{{}, {}}}", b.begin, extent(rows));
+      case BoundKind::size:
+        return extent(rows);
+      case BoundKind::literal:
+        return fmt::format("{}", b.end);
+      case BoundKind::symbolic:
+        return rows ? "m" : "n";
+      case BoundKind::device:
+        return rows ? "rows_end" : "cols_end";
+      case BoundKind::range:
+        return fmt::format("ts::Bound{{{}, {}}}", b.begin, extent(rows));
     }
     return "";
   }
@@ -74,12 +81,16 @@ struct TextSink {
     std::string rb = bound(p.rows, true);
     switch (p.form) {
       case Form::tile_all:
-      case Form::tile_nested: return open(fmt::format("for (auto tm : ts::tile({}))", rb), body);
+      case Form::tile_nested:
+        return open(fmt::format("for (auto tm : ts::tile({}))", rb), body);
       case Form::tile_2d:
-        return open(fmt::format("for (auto [tm, tn] : ts::tile({}, {}))", rb, bound(p.cols, false)), body);
+        return open(fmt::format("for (auto [tm, tn] : ts::tile({}, {}))", rb, bound(p.cols, false)),
+                    body);
       case Form::grid_2d:
-        return open(fmt::format("for (auto [i, j] : ts::grid({}, {}))", rb, bound(p.cols, false)), body);
-      default: return open(fmt::format("for (auto i : ts::grid({}))", rb), body);
+        return open(fmt::format("for (auto [i, j] : ts::grid({}, {}))", rb, bound(p.cols, false)),
+                    body);
+      default:
+        return open(fmt::format("for (auto i : ts::grid({}))", rb), body);
     }
   }
 
@@ -89,7 +100,9 @@ struct TextSink {
   }
 
   std::string rix() const { return tiled_rows(p.form) ? "tm" : "i"; }
-  std::string cix() const { return tiled_cols(p.form) ? "tn" : p.form == Form::grid_2d ? "j" : "ts::all"; }
+  std::string cix() const {
+    return tiled_cols(p.form) ? "tn" : p.form == Form::grid_2d ? "j" : "ts::all";
+  }
 
   std::string at(const std::string& t, Shape s) const {
     if (s == Shape::full) return fmt::format("{}({}, {})", t, rix(), cix());
@@ -100,7 +113,8 @@ struct TextSink {
   std::string operand(int o, Shape result) const {
     const Node& x = p.nodes[o];
     if (x.op == Op::literal) {
-      if (x.dtype == DType::f32) return x.lit == std::floor(x.lit) ? fmt::format("{:.1f}", x.lit) : number(x.lit);
+      if (x.dtype == DType::f32)
+        return x.lit == std::floor(x.lit) ? fmt::format("{:.1f}", x.lit) : number(x.lit);
       return fmt::format("int64_t{{{}}}", static_cast<int64_t>(x.lit));
     }
     if (tiled_rows(p.form) && x.shape == Shape::row && result != Shape::row)
@@ -110,27 +124,48 @@ struct TextSink {
 
   static std::string call(Op op, const std::string& a, const std::string& b = "") {
     switch (op) {
-      case Op::neg: return "-" + a;
-      case Op::logical_not: return "!" + a;
-      case Op::bit_not: return "~" + a;
-      case Op::add: return fmt::format("({} + {})", a, b);
-      case Op::sub: return fmt::format("({} - {})", a, b);
-      case Op::mul: return fmt::format("({} * {})", a, b);
-      case Op::div: return fmt::format("({} / {})", a, b);
-      case Op::mod: return fmt::format("({} % {})", a, b);
-      case Op::lt: return fmt::format("({} < {})", a, b);
-      case Op::le: return fmt::format("({} <= {})", a, b);
-      case Op::gt: return fmt::format("({} > {})", a, b);
-      case Op::ge: return fmt::format("({} >= {})", a, b);
-      case Op::eq: return fmt::format("({} == {})", a, b);
-      case Op::ne: return fmt::format("({} != {})", a, b);
-      case Op::logical_and: return fmt::format("({} && {})", a, b);
-      case Op::logical_or: return fmt::format("({} || {})", a, b);
-      case Op::bit_and: return fmt::format("({} & {})", a, b);
-      case Op::bit_or: return fmt::format("({} | {})", a, b);
-      case Op::bit_xor: return fmt::format("({} ^ {})", a, b);
-      case Op::all: return fmt::format("ts::all_of({}, -1)", a);
-      default: break;
+      case Op::neg:
+        return "-" + a;
+      case Op::logical_not:
+        return "!" + a;
+      case Op::bit_not:
+        return "~" + a;
+      case Op::add:
+        return fmt::format("({} + {})", a, b);
+      case Op::sub:
+        return fmt::format("({} - {})", a, b);
+      case Op::mul:
+        return fmt::format("({} * {})", a, b);
+      case Op::div:
+        return fmt::format("({} / {})", a, b);
+      case Op::mod:
+        return fmt::format("({} % {})", a, b);
+      case Op::lt:
+        return fmt::format("({} < {})", a, b);
+      case Op::le:
+        return fmt::format("({} <= {})", a, b);
+      case Op::gt:
+        return fmt::format("({} > {})", a, b);
+      case Op::ge:
+        return fmt::format("({} >= {})", a, b);
+      case Op::eq:
+        return fmt::format("({} == {})", a, b);
+      case Op::ne:
+        return fmt::format("({} != {})", a, b);
+      case Op::logical_and:
+        return fmt::format("({} && {})", a, b);
+      case Op::logical_or:
+        return fmt::format("({} || {})", a, b);
+      case Op::bit_and:
+        return fmt::format("({} & {})", a, b);
+      case Op::bit_or:
+        return fmt::format("({} | {})", a, b);
+      case Op::bit_xor:
+        return fmt::format("({} ^ {})", a, b);
+      case Op::all:
+        return fmt::format("ts::all_of({}, -1)", a);
+      default:
+        break;
     }
     if (is_reduce(op)) return fmt::format("ts::{}({}, -1)", op_name(op), a);
     if (b.empty()) return fmt::format("ts::{}({})", op_name(op), a);
@@ -143,25 +178,39 @@ struct TextSink {
     const Node& x = p.nodes[i];
     const Shape s = x.shape;
     switch (x.op) {
-      case Op::load: return value(i, at(fmt::format("in{}", x.input), s));
-      case Op::reload: return value(i, at(fmt::format("out{}", x.input), s));
-      case Op::row_index: return value(i, tiled_rows(p.form) ? "tm.index()" : "i");
-      case Op::extent: return value(i, fmt::format("ts::cast({}, ts::i64)", extent(x.lit == 0)));
+      case Op::load:
+        return value(i, at(fmt::format("in{}", x.input), s));
+      case Op::reload:
+        return value(i, at(fmt::format("out{}", x.input), s));
+      case Op::row_index:
+        return value(i, tiled_rows(p.form) ? "tm.index()" : "i");
+      case Op::extent:
+        return value(i, fmt::format("ts::cast({}, ts::i64)", extent(x.lit == 0)));
       case Op::tile_attr: {
         static const char* attrs[] = {"tm.begin()", "tm.end()", "tm.id()", "tm.block_size()"};
         return value(i, attrs[static_cast<int>(x.lit)]);
       }
       case Op::col_index:
-        return value(i, tiled_cols(p.form) ? "tn.index()" : p.form == Form::grid_2d ? "j" : fmt::format("ts::arange({}, {})", extent(false), dtype_cpp(x.dtype)));
-      case Op::gather: return value(i, fmt::format("in{}({}, v{})", x.input, rix(), x.a));
+        return value(i, tiled_cols(p.form) ? "tn.index()"
+                        : p.form == Form::grid_2d
+                            ? "j"
+                            : fmt::format("ts::arange({}, {})", extent(false), dtype_cpp(x.dtype)));
+      case Op::gather:
+        return value(i, fmt::format("in{}({}, v{})", x.input, rix(), x.a));
       case Op::store:
         return line(fmt::format("{} {}= {};", at(fmt::format("out{}", x.input), s),
-                                x.lit == 1 ? "+" : x.lit == 2 ? "-" : x.lit == 3 ? "*" : "",
+                                x.lit == 1   ? "+"
+                                : x.lit == 2 ? "-"
+                                : x.lit == 3 ? "*"
+                                             : "",
                                 operand(x.a, s)));
-      case Op::cast: return value(i, fmt::format("ts::cast({}, {})", operand(x.a, s), dtype_cpp(x.dtype)));
+      case Op::cast:
+        return value(i, fmt::format("ts::cast({}, {})", operand(x.a, s), dtype_cpp(x.dtype)));
       case Op::where:
-        return value(i, fmt::format("ts::where({}, {}, {})", operand(x.a, s), operand(x.b, s), operand(x.c, s)));
-      default: break;
+        return value(i, fmt::format("ts::where({}, {}, {})", operand(x.a, s), operand(x.b, s),
+                                    operand(x.c, s)));
+      default:
+        break;
     }
     if (is_unary(x.op)) return value(i, call(x.op, operand(x.a, s)));
     if (is_binary(x.op)) return value(i, call(x.op, operand(x.a, s), operand(x.b, s)));
@@ -175,17 +224,22 @@ struct TextSink {
     if (tiled_rows(p.form))
       line(fmt::format("ts::Value acc{} = ts::full({{tm}}, {}, {});", i, init, dtype_cpp(x.dtype)));
     else if (floating(x.dtype))
-      line(fmt::format("ts::Value acc{} = ts::cast(ts::Value({}), {});", i, init, dtype_cpp(x.dtype)));
-    else
-      line(fmt::format("ts::Value acc{} = ts::cast(ts::Value(int64_t{{{}}}), {});", i, static_cast<int64_t>(v),
+      line(fmt::format("ts::Value acc{} = ts::cast(ts::Value({}), {});", i, init,
                        dtype_cpp(x.dtype)));
+    else
+      line(fmt::format("ts::Value acc{} = ts::cast(ts::Value(int64_t{{{}}}), {});", i,
+                       static_cast<int64_t>(v), dtype_cpp(x.dtype)));
   }
 
   void acc_step(int i) {
     const Node& x = p.nodes[i];
     std::string part = call(x.op, operand(x.a, Shape::full)), acc = fmt::format("acc{}", i);
-    Op c = x.op == Op::sum ? Op::add : x.op == Op::prod ? Op::mul : x.op == Op::max ? Op::maximum
-           : x.op == Op::min ? Op::minimum : x.op == Op::any ? Op::logical_or : Op::logical_and;
+    Op c = x.op == Op::sum    ? Op::add
+           : x.op == Op::prod ? Op::mul
+           : x.op == Op::max  ? Op::maximum
+           : x.op == Op::min  ? Op::minimum
+           : x.op == Op::any  ? Op::logical_or
+                              : Op::logical_and;
     line(fmt::format("{} = {};", acc, call(c, acc, part)));
   }
 
@@ -217,8 +271,8 @@ std::string print_cpp(const Program& p) {
       shape.back() /= 2;
       view = fmt::format(".view_as_strided({}, {}, 0)", dims(shape), dims(b.strides));
     }
-    buffers += fmt::format("  ts::Buffer in{} = ts::Buffer::from_vector({}, {}, {}){};\n", i, list(b.values),
-                           dims(b.shape), dtype_cpp(in.dtype), view);
+    buffers += fmt::format("  ts::Buffer in{} = ts::Buffer::from_vector({}, {}, {}){};\n", i,
+                           list(b.values), dims(b.shape), dtype_cpp(in.dtype), view);
   }
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     param("ts::Tensor", fmt::format("out{}", o));
@@ -227,8 +281,10 @@ std::string print_cpp(const Program& p) {
       buffers += fmt::format("  ts::Buffer out{} = in{};  // written in place\n", o, out.inplace);
       continue;
     }
-    std::vector<int64_t> shape = out.shape == Shape::full ? std::vector<int64_t>{p.M, p.N} : std::vector<int64_t>{p.M};
-    buffers += fmt::format("  ts::Buffer out{} = ts::Buffer::zeros({}, {});\n", o, dims(shape), dtype_cpp(out.dtype));
+    std::vector<int64_t> shape =
+        out.shape == Shape::full ? std::vector<int64_t>{p.M, p.N} : std::vector<int64_t>{p.M};
+    buffers += fmt::format("  ts::Buffer out{} = ts::Buffer::zeros({}, {});\n", o, dims(shape),
+                           dtype_cpp(out.dtype));
   }
   auto scalar = [&](const LoopBound& b, const std::string& tname, const std::string& vname) {
     if (b.kind == BoundKind::device) {
@@ -247,8 +303,9 @@ std::string print_cpp(const Program& p) {
   walk(p, sink);
   if (p.relaunch_src >= 0) {
     const bool full = p.outputs[p.relaunch_src].shape == Shape::full;
-    sink.line(fmt::format("for (auto t : ts::tile(out{}.size(0))) out{}(t{}) = out{}(t{});", p.relaunch_dst,
-                          p.relaunch_dst, full ? ", ts::all" : "", p.relaunch_src, full ? ", ts::all" : ""));
+    sink.line(fmt::format("for (auto t : ts::tile(out{}.size(0))) out{}(t{}) = out{}(t{});",
+                          p.relaunch_dst, p.relaunch_dst, full ? ", ts::all" : "", p.relaunch_src,
+                          full ? ", ts::all" : ""));
   }
   std::string settings = "ts::Settings{";
   if (p.index_dtype) settings += fmt::format(".index_dtype = {}, ", dtype_cpp(*p.index_dtype));
@@ -293,8 +350,9 @@ TEST(FuzzRegression, Seed{seed}) {{
 {buffers}  k({args});
 {checks}}}
 )",
-                     fmt::arg("seed", p.seed), fmt::arg("M", p.M), fmt::arg("N", p.N), fmt::arg("params", params),
-                     fmt::arg("body", sink.out), fmt::arg("settings", settings), fmt::arg("buffers", buffers),
+                     fmt::arg("seed", p.seed), fmt::arg("M", p.M), fmt::arg("N", p.N),
+                     fmt::arg("params", params), fmt::arg("body", sink.out),
+                     fmt::arg("settings", settings), fmt::arg("buffers", buffers),
                      fmt::arg("args", args), fmt::arg("checks", checks));
 }
 

@@ -21,9 +21,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
-
 #include <tessel/tessel.hpp>
+#include <vector>
 
 namespace fuzz {
 
@@ -72,17 +71,58 @@ enum class Op : uint8_t {
   tile_attr,  // tm.begin(), tm.end(), tm.id(), tm.block_size() (lit = 0, 1, 2, 3): a tile value
   extent,     // M or N (lit = 0, 1) as a tensor's size(d): a host scalar in device code
   // unary
-  neg, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf, floor, ceil,
-  logical_not, bit_not,
+  neg,
+  abs,
+  exp,
+  exp2,
+  log,
+  log2,
+  sqrt,
+  rsqrt,
+  sin,
+  cos,
+  tanh,
+  sigmoid,
+  erf,
+  floor,
+  ceil,
+  logical_not,
+  bit_not,
   // binary
-  add, sub, mul, div, mod, floordiv, maximum, minimum, pow, lt, le, gt, ge, eq, ne,
-  logical_and, logical_or, bit_and, bit_or, bit_xor,
+  add,
+  sub,
+  mul,
+  div,
+  mod,
+  floordiv,
+  maximum,
+  minimum,
+  pow,
+  lt,
+  le,
+  gt,
+  ge,
+  eq,
+  ne,
+  logical_and,
+  logical_or,
+  bit_and,
+  bit_or,
+  bit_xor,
   // others
   where,  // a ? b : c
   cast,   // a.to(dtype)
   // reductions over the columns of a full value (row result), or over the row tile of a
   // row value (tile result)
-  sum, mean, max, min, prod, argmax, argmin, any, all,
+  sum,
+  mean,
+  max,
+  min,
+  prod,
+  argmax,
+  argmin,
+  any,
+  all,
   gather,  // input(row, a): a row value of integer indices into the columns of a full input
   store,   // outputs[output](...) = a (converted to the output's dtype); lit = 1, 2, 3: +=, -=, *=
   reload,  // outputs[output](...) read back after its store
@@ -96,8 +136,8 @@ struct Node {
   bool weak = false;   // a literal (PyTorch's wrapped number)
   bool fuzzy = false;  // may differ in the last bits between evaluators (see generate.cpp)
   int a = -1, b = -1, c = -1;
-  int input = -1;   // load, gather: the input; store, reload: the output
-  double lit = 0;   // literal value (integers exact)
+  int input = -1;  // load, gather: the input; store, reload: the output
+  double lit = 0;  // literal value (integers exact)
 };
 
 struct Output {
@@ -139,7 +179,7 @@ bool is_unary(Op op);
 bool is_binary(Op op);
 bool is_reduce(Op op);
 bool is_compare(Op op);
-const char* op_name(Op op);  // "add", "sum", ...
+const char* op_name(Op op);      // "add", "sum", ...
 const char* dtype_cpp(DType t);  // "ts::f32", ...
 
 /// The value the nested forms' accumulator of reduction `op` (result dtype t) starts at,
@@ -149,8 +189,8 @@ double accumulator_init(Op op, DType t);
 
 /// The shapes a form has (tile_2d: row, col, full; all forms alike).
 bool nested(Form f);
-bool tiled_rows(Form f);  // rows are a tile (tm), not a grid index
-bool tiled_cols(Form f);  // columns are a tile (tn)
+bool tiled_rows(Form f);   // rows are a tile (tm), not a grid index
+bool tiled_cols(Form f);   // columns are a tile (tn)
 bool looped_cols(Form f);  // columns are a loop (tn or j), not ts::all
 /// The block size of the loop over rows (tile forms) and of the inner loop over columns
 /// (nested forms), from p.config; 1 where the config has none.

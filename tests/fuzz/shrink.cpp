@@ -118,7 +118,8 @@ Program shrink(Program p, const std::function<bool(const Program&)>& fails) {
         }
       }
     }
-    for (auto [extent, bound] : {std::pair{&Program::M, &Program::rows}, std::pair{&Program::N, &Program::cols}}) {
+    for (auto [extent, bound] :
+         {std::pair{&Program::M, &Program::rows}, std::pair{&Program::N, &Program::cols}}) {
       const int64_t old = p.*extent;
       for (int64_t e : {int64_t{1}, old / 2, old - 1}) {
         if (e < 0 || e >= old) continue;

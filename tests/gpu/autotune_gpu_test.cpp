@@ -103,8 +103,8 @@ TEST_F(AutotuneGpu, KernelAutotuneReturnsTheConfigItUses) {
 std::string cubin_for(const std::string& name, const std::string& body) {
   ts::rt::CompileOptions opts;
   opts.arch = ts::rt::compute_capability(0);
-  return ts::rt::compile_cuda("extern \"C\" __global__ void " + name + "() { " + body + " }\n", name + ".cu",
-                              opts);
+  return ts::rt::compile_cuda("extern \"C\" __global__ void " + name + "() { " + body + " }\n",
+                              name + ".cu", opts);
 }
 
 TEST_F(AutotuneGpu, FaultingHangingAndUnloadableCandidatesAreSkipped) {
@@ -122,11 +122,12 @@ TEST_F(AutotuneGpu, FaultingHangingAndUnloadableCandidatesAreSkipped) {
     g.tamper = [](at::BuiltCandidate& c) {
       const std::string& name = c.kernels.at(0).second.name;
       int w = *c.config.num_warps;
-      if (w == 1) c.cubins[0] = cubin_for(name, "*(volatile int*)16 = 1;");             // illegal address
+      if (w == 1) c.cubins[0] = cubin_for(name, "*(volatile int*)16 = 1;");    // illegal address
       if (w == 2) c.cubins[0] = cubin_for(name, "while (clock64() >= 0) {}");  // hangs
-      if (w == 16) c.cubins[0] = "this is not a cubin";                                 // cannot load
+      if (w == 16) c.cubins[0] = "this is not a cubin";                        // cannot load
     };
-    return std::make_unique<at::GpuBackend>(*call.graph, call.args, call.settings, reference, call.kernel, g);
+    return std::make_unique<at::GpuBackend>(*call.graph, call.args, call.settings, reference,
+                                            call.kernel, g);
   };
   at::TuneResult r = ts::rt::tune_kernel(add.impl(), {x, x}, o);
   ::unsetenv("TESSEL_AUTOTUNE_TIMEOUT");
@@ -137,11 +138,14 @@ TEST_F(AutotuneGpu, FaultingHangingAndUnloadableCandidatesAreSkipped) {
     throw std::runtime_error("no trial");
   };
   EXPECT_EQ(trial(1).result.status, at::Measurement::failed);
-  EXPECT_NE(trial(1).result.reason.find("ILLEGAL_ADDRESS"), std::string::npos) << trial(1).result.reason;
+  EXPECT_NE(trial(1).result.reason.find("ILLEGAL_ADDRESS"), std::string::npos)
+      << trial(1).result.reason;
   EXPECT_EQ(trial(2).result.status, at::Measurement::failed);
-  EXPECT_NE(trial(2).result.reason.find("timed out after 3 s"), std::string::npos) << trial(2).result.reason;
+  EXPECT_NE(trial(2).result.reason.find("timed out after 3 s"), std::string::npos)
+      << trial(2).result.reason;
   EXPECT_EQ(trial(16).result.status, at::Measurement::failed);
-  EXPECT_NE(trial(16).result.reason.find("cuModuleLoadData"), std::string::npos) << trial(16).result.reason;
+  EXPECT_NE(trial(16).result.reason.find("cuModuleLoadData"), std::string::npos)
+      << trial(16).result.reason;
   // Candidates after each failure ran in a new worker.
   EXPECT_EQ(trial(4).result.status, at::Measurement::ok);
   EXPECT_EQ(trial(8).result.status, at::Measurement::ok);

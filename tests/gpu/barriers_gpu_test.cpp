@@ -6,9 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <vector>
-
 #include <tessel/testing.hpp>
+#include <vector>
 
 #include "gpu_test_util.hpp"
 #include "tests/barrier_kernels.hpp"
@@ -50,7 +49,8 @@ TEST(BarriersGpu, ARowStoredAndReloadedMirroredInTheSameBody) {
   ts::Buffer x = ts::Buffer::randn({64, 3000}, ts::f32, ts::cuda(0), 2);
   for (int w : kWarps)
     for (int64_t b : {32, 128, 512, 2048})
-      expect_matches_interpreter(barrier_test::make_mirror_in_tile(config({b}, w)), x, 0, "mirror_in_tile");
+      expect_matches_interpreter(barrier_test::make_mirror_in_tile(config({b}, w)), x, 0,
+                                 "mirror_in_tile");
 }
 
 TEST(BarriersGpu, ARowStoredByOneLoopAndReadMirroredByTheNext) {
@@ -58,7 +58,8 @@ TEST(BarriersGpu, ARowStoredByOneLoopAndReadMirroredByTheNext) {
   ts::Buffer x = ts::Buffer::randn({64, 3000}, ts::f32, ts::cuda(0), 6);
   for (int w : kWarps)
     for (int64_t b : {32, 256, 1024})
-      expect_matches_interpreter(barrier_test::make_mirror_after_loop(config({b, b}, w)), x, 0, "mirror_after_loop");
+      expect_matches_interpreter(barrier_test::make_mirror_after_loop(config({b, b}, w)), x, 0,
+                                 "mirror_after_loop");
 }
 
 TEST(BarriersGpu, AStashedScalarReloadedByEveryThread) {
@@ -73,7 +74,8 @@ TEST(BarriersGpu, AnAccumulatorRowInMemory) {
   ts::Buffer x = ts::Buffer::randn({64, 1000}, ts::f32, ts::cuda(0), 4);
   for (int w : kWarps)
     for (std::vector<int64_t> b : {std::vector<int64_t>{4, 64}, {1, 256}, {16, 32}, {128, 4}})
-      expect_matches_interpreter(barrier_test::make_accumulate_rows(config(b, w)), x, 1e-4, "accumulate_rows");
+      expect_matches_interpreter(barrier_test::make_accumulate_rows(config(b, w)), x, 1e-4,
+                                 "accumulate_rows");
 }
 
 TEST(BarriersGpu, OneTensorPassedTwiceWritesThenRereads) {
@@ -85,7 +87,8 @@ TEST(BarriersGpu, OneTensorPassedTwiceWritesThenRereads) {
       ts::Buffer x_cpu = on_cpu(x);
       ts::Buffer got = k(x, x);  // in place: x becomes x + 1, then its rows are summed
       ts::Buffer want = k(x_cpu, x_cpu);
-      EXPECT_EQ(ts::count_mismatches(on_cpu(got), want, 1e-3, 1e-4), 0) << "warps " << w << " block " << b;
+      EXPECT_EQ(ts::count_mismatches(on_cpu(got), want, 1e-3, 1e-4), 0)
+          << "warps " << w << " block " << b;
       EXPECT_EQ(ts::count_mismatches(on_cpu(x), x_cpu, 0, 0), 0);
     }
 }

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <string>
-
 #include <tessel/tessel.hpp>
 
 #include "gpu_test_util.hpp"
@@ -44,12 +43,16 @@ TEST(CheckBoundsGpu, TheGpuReportsWhatTheInterpreterReports) {
   expect_same_report(make_shifted_column(kChecked), x, int64_t{3});
   expect_same_report(make_shifted_column(kChecked), x, int64_t{-3});
   ts::Buffer v = ts::Buffer::from_vector({10, 20, 30, 40}, {4}, ts::f32);
-  ts::Settings gather_checked{.config = ts::Config{.block_sizes = std::vector<int64_t>{8}}, .check_bounds = true};
-  expect_same_report(make_gather(gather_checked), v, ts::Buffer::from_vector({4, 3, 9, 1, 1}, {5}, ts::i32));
+  ts::Settings gather_checked{.config = ts::Config{.block_sizes = std::vector<int64_t>{8}},
+                              .check_bounds = true};
+  expect_same_report(make_gather(gather_checked), v,
+                     ts::Buffer::from_vector({4, 3, 9, 1, 1}, {5}, ts::i32));
   expect_same_report(make_pick(kChecked), x, ts::Buffer::from_vector({3, -1, 2}, {3}, ts::i64));
-  expect_same_report(make_grid(kChecked), ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32), int64_t{4});
+  expect_same_report(make_grid(kChecked), ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32),
+                     int64_t{4});
   expect_same_report(make_scatter(kChecked), ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32),
-                     ts::Buffer::from_vector({2, 0, 3}, {3}, ts::i64), ts::Buffer::zeros({3}, ts::f32));
+                     ts::Buffer::from_vector({2, 0, 3}, {3}, ts::i64),
+                     ts::Buffer::zeros({3}, ts::f32));
 }
 
 // In range (and ragged lanes indexing -1, masked): values as on the interpreter, and a
@@ -58,8 +61,10 @@ TEST(CheckBoundsGpu, CallsInRangeRunAndTheRecordIsPerCall) {
   TESSEL_REQUIRE_GPU();
   ts::Buffer v = ts::Buffer::from_vector({10, 20, 30, 40}, {4}, ts::f32);
   ts::Buffer idx = ts::Buffer::from_vector({4, 3, 2, 1, 1}, {5}, ts::i32);
-  auto k = make_gather({.config = ts::Config{.block_sizes = std::vector<int64_t>{8}}, .check_bounds = true});
-  EXPECT_EQ(k(gpu(v), gpu(idx)).to(ts::cpu()).to_vector(), (std::vector<double>{40, 30, 20, 10, 10}));
+  auto k = make_gather(
+      {.config = ts::Config{.block_sizes = std::vector<int64_t>{8}}, .check_bounds = true});
+  EXPECT_EQ(k(gpu(v), gpu(idx)).to(ts::cpu()).to_vector(),
+            (std::vector<double>{40, 30, 20, 10, 10}));
   auto column = make_column(kChecked);
   ts::Buffer x = gpu(grid_3x4());
   EXPECT_NE(user_error([&] { column(x, 4); }), "<no error>");

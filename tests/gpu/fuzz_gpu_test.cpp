@@ -15,7 +15,9 @@ TEST(FuzzGpu, TwoHundredProgramsMatchTheInterpreter) {
     fuzz::Program p = fuzz::generate(seed);
     fuzz::Outcome o = fuzz::prepare(p);
     if (!o.failed()) o = fuzz::check_gpu(p);
-    if (o.failed()) failed += "seed " + std::to_string(seed) + ": " + fuzz::kind_name(o.kind) + "\n" + o.detail + "\n";
+    if (o.failed())
+      failed +=
+          "seed " + std::to_string(seed) + ": " + fuzz::kind_name(o.kind) + "\n" + o.detail + "\n";
   }
   EXPECT_TRUE(failed.empty()) << failed;
 }

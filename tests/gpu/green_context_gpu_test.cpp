@@ -15,9 +15,9 @@ namespace ts = tessel;
 namespace rt = tessel::rt;
 
 /// Skips the current test without a GPU, or where the driver lacks green contexts.
-#define TESSEL_REQUIRE_GREEN_CONTEXTS()                                                   \
-  TESSEL_REQUIRE_GPU();                                                                   \
-  if (!ts::SmPartition::supported())                                                      \
+#define TESSEL_REQUIRE_GREEN_CONTEXTS() \
+  TESSEL_REQUIRE_GPU();                 \
+  if (!ts::SmPartition::supported())    \
   GTEST_SKIP() << "no green contexts: " << ts::SmPartition::unsupported_reason()
 
 namespace {
@@ -51,7 +51,8 @@ TEST(GreenContextGpu, PartitionHoldsAtLeastTheRequestedSms) {
   EXPECT_LE(p.sm_count(), total);
   EXPECT_EQ(p.device(), 0);
   EXPECT_NE(p.stream().handle, nullptr);
-  std::printf("partition of %d SMs asked: %d held (device %d SMs)\n", kPartitionSms, p.sm_count(), total);
+  std::printf("partition of %d SMs asked: %d held (device %d SMs)\n", kPartitionSms, p.sm_count(),
+              total);
   EXPECT_EQ(ts::SmPartition::create(total).sm_count(), total);
 }
 
@@ -63,7 +64,9 @@ TEST(GreenContextGpu, MoreSmsThanTheDeviceIsAUserErrorNamingTheRange) {
     FAIL() << "expected a UserError";
   } catch (const ts::UserError& e) {
     std::string msg = e.what();
-    EXPECT_NE(msg.find("num_sms = " + std::to_string(total + 1) + " is out of range"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("num_sms = " + std::to_string(total + 1) + " is out of range"),
+              std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("1 to " + std::to_string(total)), std::string::npos) << msg;
   }
 }
@@ -138,7 +141,6 @@ TEST(GreenContextGpu, ProgramsRunOnAtMostThePartitionsSms) {
   s.destroy();
 }
 
-
 size_t programs_used(ts::Stream stream, ts::Settings settings) {
   ts::Buffer n = ts::Buffer::scalar(32 * 4096, ts::i32, ts::cuda(0));
   ts::Buffer out = ts::Buffer::full({32 * 4096}, -1, ts::i32, ts::cuda(0));
@@ -154,10 +156,13 @@ TEST(GreenContextGpu, PersistentGridIsSizedByThePartition) {
   TESSEL_REQUIRE_GREEN_CONTEXTS();
   ts::SmPartition p = ts::SmPartition::create(kPartitionSms);
   ts::Config one_per_sm{.pid_type = ts::PidType::persistent_interleaved, .num_sm_multiplier = 1};
-  EXPECT_EQ(programs_used(p.stream(), ts::Settings{.config = one_per_sm}), static_cast<size_t>(p.sm_count()));
+  EXPECT_EQ(programs_used(p.stream(), ts::Settings{.config = one_per_sm}),
+            static_cast<size_t>(p.sm_count()));
   EXPECT_EQ(programs_used(p.stream(), ts::Settings{.max_sms = 8}), 8u);
-  EXPECT_EQ(programs_used(p.stream(), ts::Settings{.reserved_sms = 8}), static_cast<size_t>(p.sm_count() - 8));
-  EXPECT_THROW(programs_used(p.stream(), ts::Settings{.reserved_sms = p.sm_count()}), ts::UserError);
+  EXPECT_EQ(programs_used(p.stream(), ts::Settings{.reserved_sms = 8}),
+            static_cast<size_t>(p.sm_count() - 8));
+  EXPECT_THROW(programs_used(p.stream(), ts::Settings{.reserved_sms = p.sm_count()}),
+               ts::UserError);
 }
 
 TEST(GreenContextGpu, WholeGpuAndPartitionBackToBack) {

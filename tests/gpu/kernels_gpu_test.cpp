@@ -3,14 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <tessel/testing.hpp>
 
 #include "examples/kernels/basic.hpp"
+#include "examples/kernels/norms.hpp"
 #include "examples/kernels/seed002.hpp"
 #include "gpu_test_util.hpp"
-#include "examples/kernels/norms.hpp"
 #include "tests/cast_kernels.hpp"
 #include "tests/emit_registers_kernels.hpp"
 #include "tests/eviction_kernels.hpp"
@@ -41,7 +41,8 @@ TEST(KernelsGpu, FloatToIntegerCastsMatchTheInterpreter) {
   EXPECT_EQ(ts::count_mismatches(on_cpu(a), wa, 0, 0), 0);
   EXPECT_EQ(ts::count_mismatches(on_cpu(b), wb, 0, 0), 0);
   EXPECT_EQ(ts::count_mismatches(on_cpu(c), wc, 0, 0), 0);
-  EXPECT_EQ(std::memcmp(on_cpu(b).data_ptr(), wb.data_ptr(), 80), 0);  // every bit of the i64 results
+  EXPECT_EQ(std::memcmp(on_cpu(b).data_ptr(), wb.data_ptr(), 80),
+            0);  // every bit of the i64 results
   EXPECT_EQ(std::memcmp(on_cpu(c).data_ptr(), wc.data_ptr(), 80), 0);
 }
 
@@ -64,7 +65,8 @@ TEST(KernelsGpu, AddBf16AndF16Promotion) {
 
 TEST(KernelsGpu, Add2dSmallBlocksRaggedEdges) {
   TESSEL_REQUIRE_GPU();
-  auto k = examples::make_add_2d(ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{16, 32}}});
+  auto k = examples::make_add_2d(
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{16, 32}}});
   expect_matches_interpreter(k, 0, 0, ts::Buffer::randn({77, 131}, ts::f32, ts::cuda(0), 1),
                              ts::Buffer::randn({77, 131}, ts::f32, ts::cuda(0), 2));
 }
@@ -107,7 +109,8 @@ TEST(KernelsGpu, MathAndReductionsMatchInterpreter) {
       ts::Value m = ts::max(row, 1, true);
       ts::Value e = ts::exp(row - m);
       ts::Value s = ts::sum(e, 1, true);
-      out(tm, ts::all) = e / s + ts::sigmoid(row) * ts::tanh(row) - ts::sqrt(ts::abs(row)) + ts::cos(row);
+      out(tm, ts::all) =
+          e / s + ts::sigmoid(row) * ts::tanh(row) - ts::sqrt(ts::abs(row)) + ts::cos(row);
     }
     return out;
   });
@@ -145,8 +148,10 @@ TEST(KernelsGpu, CastsRoundedByStores) {
   // program over 8 warps, where each row's value is the same in every register.
   TESSEL_REQUIRE_GPU();
   ts::Buffer x = ts::Buffer::randn({100, 300}, ts::f32, ts::cuda(0), 6);
-  for (ts::Settings s : {ts::Settings{}, ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1, 512},
-                                                                            .num_warps = 8}}}) {
+  for (ts::Settings s :
+       {ts::Settings{},
+        ts::Settings{
+            .config = ts::Config{.block_sizes = std::vector<int64_t>{1, 512}, .num_warps = 8}}}) {
     auto k = emit_registers::make_cast_stored_and_used(s);
     auto [y, z] = k(x);
     auto [y_ref, z_ref] = k(x.to(ts::cpu()));
@@ -171,7 +176,9 @@ TEST(KernelsGpu, WideIndexValuesAreMaskedBeforeNarrowing) {
   ts::Buffer logits = ts::Buffer::randn({2, 3}, ts::f32, ts::cuda(0), 7);
   ts::Buffer target = ts::Buffer::from_vector({1, 4294967297.0}, {2}, ts::i64, ts::cuda(0));
   auto ce = examples::make_cross_entropy();
-  EXPECT_EQ(ts::count_mismatches(ce(logits, target).to(ts::cpu()), ce(logits.to(ts::cpu()), target.to(ts::cpu())), 1e-5, 1e-5), 0);
+  EXPECT_EQ(ts::count_mismatches(ce(logits, target).to(ts::cpu()),
+                                 ce(logits.to(ts::cpu()), target.to(ts::cpu())), 1e-5, 1e-5),
+            0);
 }
 
 TEST(KernelsGpu, TileReductionsOverBothDims) {
@@ -196,7 +203,8 @@ TEST(KernelsGpu, LoopCarriedAccumulatorInNestedTileLoop) {
     }
     return out;
   });
-  expect_matches_interpreter(k, 1e-4, 1e-5, ts::Buffer::randn({100, 3001}, ts::f32, ts::cuda(0), 4));
+  expect_matches_interpreter(k, 1e-4, 1e-5,
+                             ts::Buffer::randn({100, 3001}, ts::f32, ts::cuda(0), 4));
 }
 
 // A loop bound computed on the host beyond 32 bits, with 32-bit index arithmetic (every
@@ -254,21 +262,24 @@ TEST(GpuRuntime, HostComputedLoopBoundBeyond32Bits) {
     forced(x, int64_t{3000000});
     FAIL() << "expected a UserError";
   } catch (const ts::UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("beyond 32-bit index arithmetic"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("beyond 32-bit index arithmetic"), std::string::npos)
+        << e.what();
   }
 }
 
 // pid_type xyz puts dim 1 of the loop on grid axis y, whose limit is 65535 programs.
 TEST(KernelsGpu, XyzGridBeyondTheAxisLimitIsAnError) {
   TESSEL_REQUIRE_GPU();
-  auto k = examples::make_add_2d(ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1, 16},
-                                                                  .pid_type = ts::PidType::xyz}});
+  auto k = examples::make_add_2d(
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1, 16},
+                                        .pid_type = ts::PidType::xyz}});
   ts::Buffer x = ts::Buffer::zeros({1, 16 * 70000}, ts::f32, ts::cuda(0));
   try {
     k(x, x);
     FAIL() << "expected a UserError";
   } catch (const ts::UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("pid_type xyz needs 70000 programs along grid axis y"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("pid_type xyz needs 70000 programs along grid axis y"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -278,7 +289,8 @@ TEST(KernelsGpu, XyzGridBeyondTheAxisLimitIsAnError) {
 TEST(KernelsGpu, InterpretFlagStagesGpuBuffers) {
   TESSEL_REQUIRE_GPU();
   auto k = examples::make_add();
-  ts::Buffer x = ts::Buffer::randn({1000}, ts::f32, ts::cuda(0), 1), y = ts::Buffer::randn({1000}, ts::f32, ts::cuda(0), 2);
+  ts::Buffer x = ts::Buffer::randn({1000}, ts::f32, ts::cuda(0), 1),
+             y = ts::Buffer::randn({1000}, ts::f32, ts::cuda(0), 2);
   ts::Buffer on_gpu = k(x, y);
   setenv("TESSEL_INTERPRET", "1", 1);
   ts::Buffer interpreted = k(x, y);

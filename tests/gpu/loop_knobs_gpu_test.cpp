@@ -29,7 +29,8 @@ ts::Buffer small_ints(std::vector<int64_t> shape, int seed) {
 
 ts::Buffer on_gpu(const ts::Buffer& b) { return b.to(ts::cuda(0)); }
 
-ts::Config config(std::vector<int64_t> blocks, ts::PidType pid, Orders orders, std::vector<bool> flatten, int l2) {
+ts::Config config(std::vector<int64_t> blocks, ts::PidType pid, Orders orders,
+                  std::vector<bool> flatten, int l2) {
   return ts::Config{.block_sizes = std::move(blocks),
                     .pid_type = pid,
                     .loop_orders = std::move(orders),
@@ -48,7 +49,8 @@ void expect_same_as_interpreter(const Make& make, const ts::Config& c, const A&.
   EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0, 0), 0) << c.to_json();
 }
 
-const ts::PidType kFlat = ts::PidType::flat, kXyz = ts::PidType::xyz, kBlocked = ts::PidType::persistent_blocked,
+const ts::PidType kFlat = ts::PidType::flat, kXyz = ts::PidType::xyz,
+                  kBlocked = ts::PidType::persistent_blocked,
                   kInterleaved = ts::PidType::persistent_interleaved;
 const std::vector<int> kIdentity2{0, 1}, kSwapped2{1, 0};
 
@@ -57,11 +59,13 @@ const std::vector<int> kIdentity2{0, 1}, kSwapped2{1, 0};
 TEST(LoopKnobsGpu, Add2dEveryPidTypeLoopOrderGroupingAndFlattening) {
   TESSEL_REQUIRE_GPU();
   auto make = [](ts::Settings s) { return examples::make_add_2d(s); };
-  for (auto [shape, blocks] : {std::pair{std::vector<int64_t>{77, 131}, std::vector<int64_t>{16, 32}},
-                               std::pair{std::vector<int64_t>{300, 70}, std::vector<int64_t>{8, 16}}}) {
+  for (auto [shape, blocks] :
+       {std::pair{std::vector<int64_t>{77, 131}, std::vector<int64_t>{16, 32}},
+        std::pair{std::vector<int64_t>{300, 70}, std::vector<int64_t>{8, 16}}}) {
     ts::Buffer x = small_ints(shape, 1), y = small_ints(shape, 2);
     // The interpreter's reference against the host: x + y.
-    std::vector<double> xv = x.to_vector(), yv = y.to_vector(), ov = examples::make_add_2d()(x, y).to_vector();
+    std::vector<double> xv = x.to_vector(), yv = y.to_vector(),
+                        ov = examples::make_add_2d()(x, y).to_vector();
     for (size_t i = 0; i < xv.size(); ++i) ASSERT_EQ(ov[i], xv[i] + yv[i]);
     for (ts::PidType pid : {kFlat, kXyz, kBlocked, kInterleaved})
       for (const std::vector<int>& order : {kIdentity2, kSwapped2}) {
@@ -85,7 +89,8 @@ TEST(LoopKnobsGpu, Add3dEveryLoopOrderWithGroupingAndFlattening) {
   for (int64_t rank = 0; rank < 6; ++rank) {
     std::vector<int> order = ts::passes::permutation_of_rank(3, rank);
     for (ts::PidType pid : {kFlat, kInterleaved})
-      for (int l2 : {1, 4}) expect_same_as_interpreter(make, config(blocks, pid, {order}, {false}, l2), x);
+      for (int l2 : {1, 4})
+        expect_same_as_interpreter(make, config(blocks, pid, {order}, {false}, l2), x);
     expect_same_as_interpreter(make, config(blocks, kFlat, {order}, {true}, 1), x);
   }
 }
@@ -99,11 +104,13 @@ TEST(LoopKnobsGpu, DeviceBoundsPersistentLoopWithGroupingAndFlattening) {
   ts::Buffer mb = ts::Buffer::scalar(61, ts::i32), nb = ts::Buffer::scalar(77, ts::i32);
   std::vector<double> xv = x.to_vector(), ov = make_add1_device_bounds()(x, mb, nb).to_vector();
   for (int64_t i = 0; i < 100; ++i)
-    for (int64_t j = 0; j < 90; ++j) ASSERT_EQ(ov[i * 90 + j], i < 61 && j < 77 ? xv[i * 90 + j] + 1 : 0.0);
+    for (int64_t j = 0; j < 90; ++j)
+      ASSERT_EQ(ov[i * 90 + j], i < 61 && j < 77 ? xv[i * 90 + j] + 1 : 0.0);
   std::vector<int64_t> blocks{8, 16};
   for (ts::PidType pid : {kBlocked, kInterleaved})
     for (const std::vector<int>& order : {kIdentity2, kSwapped2}) {
-      for (int l2 : {1, 2, 4}) expect_same_as_interpreter(make, config(blocks, pid, {order}, {false}, l2), x, mb, nb);
+      for (int l2 : {1, 2, 4})
+        expect_same_as_interpreter(make, config(blocks, pid, {order}, {false}, l2), x, mb, nb);
       expect_same_as_interpreter(make, config(blocks, pid, {order}, {true}, 1), x, mb, nb);
     }
 }
@@ -124,7 +131,8 @@ TEST(LoopKnobsGpu, NestedElementwiseLoopOrdersAndFlattening) {
           for (bool flat_inner : {false, true})
             for (int l2 : {1, 2}) {
               if (flat_outer && l2 > 1) continue;  // rejected (one flattened dim to order)
-              expect_same_as_interpreter(make, config(blocks, pid, {outer, inner}, {flat_outer, flat_inner}, l2), x);
+              expect_same_as_interpreter(
+                  make, config(blocks, pid, {outer, inner}, {flat_outer, flat_inner}, l2), x);
             }
 }
 
@@ -147,7 +155,8 @@ TEST(LoopKnobsGpu, NestedReductionLoopOrdersGroupingAndOuterFlattening) {
         expect_same_as_interpreter(make, config(blocks, pid, {outer, inner}, {true, false}, 1), x);
         for (int l2 : {1, 4}) {
           if (pid == kXyz && l2 > 1) continue;
-          expect_same_as_interpreter(make, config(blocks, pid, {outer, inner}, {false, false}, l2), x);
+          expect_same_as_interpreter(make, config(blocks, pid, {outer, inner}, {false, false}, l2),
+                                     x);
         }
       }
 }

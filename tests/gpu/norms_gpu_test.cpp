@@ -16,11 +16,11 @@
 // sqrt(N) for the summation order. cross_entropy's loss is f32 but uses the logits'
 // dtype's tolerance.
 #include <gtest/gtest.h>
-#include <tessel/testing.hpp>
 
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tessel/testing.hpp>
 #include <type_traits>
 #include <vector>
 
@@ -34,10 +34,7 @@ namespace {
 ts::Buffer on_cpu(const ts::Buffer& b) { return b.to(ts::cpu()); }
 /// Scalar arguments (eps, a row bound) pass unchanged.
 template <class T>
-  requires std::is_arithmetic_v<T>
-T on_cpu(T v) {
-  return v;
-}
+requires std::is_arithmetic_v<T> T on_cpu(T v) { return v; }
 
 /// Runs `k` on GPU Buffers and on their CPU copies (the interpreter); expects equal
 /// outputs within tolerance.
@@ -70,36 +67,42 @@ std::string label(const char* kernel, ts::DType dt, Shape s, const std::string& 
 std::vector<std::pair<std::string, ts::Settings>> configs_for(Shape s) {
   std::vector<std::pair<std::string, ts::Settings>> out;
   if (s.n < 16384) out.emplace_back("default", ts::Settings{});
-  out.emplace_back("1 row, 16 warps",
-                   ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}});
+  out.emplace_back(
+      "1 row, 16 warps",
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}});
   if (s.n <= 1024)
-    out.emplace_back("4 rows, 8 warps",
-                     ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{4}, .num_warps = 8}});
-  out.emplace_back("1 row, 16 warps, static shapes",
-                   ts::Settings{.static_shapes = true,
-                                .config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}});
+    out.emplace_back(
+        "4 rows, 8 warps",
+        ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{4}, .num_warps = 8}});
+  out.emplace_back(
+      "1 row, 16 warps, static shapes",
+      ts::Settings{.static_shapes = true,
+                   .config = ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 16}});
   out.emplace_back("looped 1024, 2 rows, 8 warps, 2 stages",
-                   ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
-                                                     .num_warps = 8,
-                                                     .num_stages = 2,
-                                                     .reduction_loops = std::vector<std::optional<int64_t>>{1024}}});
+                   ts::Settings{.config = ts::Config{
+                                    .block_sizes = std::vector<int64_t>{2},
+                                    .num_warps = 8,
+                                    .num_stages = 2,
+                                    .reduction_loops = std::vector<std::optional<int64_t>>{1024}}});
   // Persistent programs with the next row's loads issued early (num_stages 2), one with a
   // register cap.
-  out.emplace_back("1 row, 8 warps, persistent interleaved, 2 stages, maxnreg 128",
-                   ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1},
-                                                     .num_warps = 8,
-                                                     .num_stages = 2,
-                                                     .maxnreg = 128,
-                                                     .pid_type = ts::PidType::persistent_interleaved}});
+  out.emplace_back(
+      "1 row, 8 warps, persistent interleaved, 2 stages, maxnreg 128",
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1},
+                                        .num_warps = 8,
+                                        .num_stages = 2,
+                                        .maxnreg = 128,
+                                        .pid_type = ts::PidType::persistent_interleaved}});
   out.emplace_back("2 rows, 16 warps, persistent blocked, 2 stages",
                    ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
                                                      .num_warps = 16,
                                                      .num_stages = 2,
                                                      .pid_type = ts::PidType::persistent_blocked}});
   out.emplace_back("looped 1024, 2 rows, 8 warps",
-                   ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2},
-                                                     .num_warps = 8,
-                                                     .reduction_loops = std::vector<std::optional<int64_t>>{1024}}});
+                   ts::Settings{.config = ts::Config{
+                                    .block_sizes = std::vector<int64_t>{2},
+                                    .num_warps = 8,
+                                    .reduction_loops = std::vector<std::optional<int64_t>>{1024}}});
   return out;
 }
 
@@ -139,11 +142,14 @@ struct ChunkCfg {
 /// An online softmax made by `make` (Settings -> kernel) against the interpreter, over the
 /// shapes, dtypes and `configs`.
 template <class Make>
-void expect_chunked_softmax_matches(const char* kernel, const Make& make, std::initializer_list<ChunkCfg> configs) {
+void expect_chunked_softmax_matches(const char* kernel, const Make& make,
+                                    std::initializer_list<ChunkCfg> configs) {
   for (Shape s : kShapes)
     for (ChunkCfg c : configs) {
-      auto k = make(ts::Settings{.config = ts::Config{
-          .block_sizes = std::vector<int64_t>{c.bm, c.bn}, .num_warps = c.warps, .num_stages = c.stages}});
+      auto k =
+          make(ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{c.bm, c.bn},
+                                                 .num_warps = c.warps,
+                                                 .num_stages = c.stages}});
       std::string name = "{" + std::to_string(c.bm) + ", " + std::to_string(c.bn) + "} warps " +
                          std::to_string(c.warps) + " stages " + std::to_string(c.stages);
       for (ts::DType dt : kDtypes)
@@ -159,8 +165,13 @@ TEST(NormGpu, SoftmaxTwoPassMatchesInterpreter) {
   // (num_stages = 2); three and four: two and three iterations early (rows of 1000 and
   // 4096 have fewer chunks than that at {1, 1024}).
   expect_chunked_softmax_matches("softmax_two_pass", examples::make_softmax_two_pass,
-                                 {{1, 1024, 4}, {4, 256, 4}, {1, 4096, 16}, {4, 256, 4, 2}, {1, 2048, 8, 2},
-                                  {4, 256, 4, 3}, {1, 1024, 4, 4}});
+                                 {{1, 1024, 4},
+                                  {4, 256, 4},
+                                  {1, 4096, 16},
+                                  {4, 256, 4, 2},
+                                  {1, 2048, 8, 2},
+                                  {4, 256, 4, 3},
+                                  {1, 1024, 4, 4}});
 }
 
 TEST(NormGpu, SoftmaxOnlineMatchesInterpreter) {
@@ -176,8 +187,9 @@ TEST(NormGpu, LayerNormMatchesInterpreter) {
     for (const auto& [name, settings] : configs_for(s)) {
       auto k = examples::make_layer_norm(settings);
       for (ts::DType dt : kDtypes)
-        expect_matches_interpreter(k, tol(dt), tol(dt), label("layer_norm", dt, s, name), gpu_randn({s.m, s.n}, dt, 3),
-                                   gpu_randn({s.n}, dt, 4), gpu_randn({s.n}, dt, 5), 1e-5);
+        expect_matches_interpreter(k, tol(dt), tol(dt), label("layer_norm", dt, s, name),
+                                   gpu_randn({s.m, s.n}, dt, 3), gpu_randn({s.n}, dt, 4),
+                                   gpu_randn({s.n}, dt, 5), 1e-5);
     }
 }
 
@@ -187,8 +199,8 @@ TEST(NormGpu, RmsNormMatchesInterpreter) {
     for (const auto& [name, settings] : configs_for(s)) {
       auto k = examples::make_rms_norm(settings);
       for (ts::DType dt : kDtypes)
-        expect_matches_interpreter(k, tol(dt), tol(dt), label("rms_norm", dt, s, name), gpu_randn({s.m, s.n}, dt, 6),
-                                   gpu_randn({s.n}, dt, 7), 1e-6);
+        expect_matches_interpreter(k, tol(dt), tol(dt), label("rms_norm", dt, s, name),
+                                   gpu_randn({s.m, s.n}, dt, 6), gpu_randn({s.n}, dt, 7), 1e-6);
     }
 }
 
@@ -207,10 +219,14 @@ TEST(NormGpu, CrossEntropyOnlineMatchesInterpreter) {
   TESSEL_REQUIRE_GPU();
   // {rows, chunk}/warps/stages: chunks that divide the row and one that does not (1000).
   for (Shape s : kShapes)
-    for (ChunkCfg c : {ChunkCfg{1, 1024, 4}, ChunkCfg{4, 256, 4}, ChunkCfg{1, 2048, 8, 2}, ChunkCfg{1, 4096, 16, 3}}) {
-      auto k = examples::make_cross_entropy_online(ts::Settings{.config = ts::Config{
-          .block_sizes = std::vector<int64_t>{c.bm, c.bn}, .num_warps = c.warps, .num_stages = c.stages}});
-      std::string name = "{" + std::to_string(c.bm) + ", " + std::to_string(c.bn) + "} stages " + std::to_string(c.stages);
+    for (ChunkCfg c : {ChunkCfg{1, 1024, 4}, ChunkCfg{4, 256, 4}, ChunkCfg{1, 2048, 8, 2},
+                       ChunkCfg{1, 4096, 16, 3}}) {
+      auto k = examples::make_cross_entropy_online(
+          ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{c.bm, c.bn},
+                                            .num_warps = c.warps,
+                                            .num_stages = c.stages}});
+      std::string name = "{" + std::to_string(c.bm) + ", " + std::to_string(c.bn) + "} stages " +
+                         std::to_string(c.stages);
       for (ts::DType dt : {ts::f32, ts::bf16})
         expect_matches_interpreter(k, tol(dt), tol(dt), label("cross_entropy_online", dt, s, name),
                                    gpu_randn({s.m, s.n}, dt, 8), gpu_targets(s.m, s.n));
@@ -224,7 +240,8 @@ TEST(NormGpu, RowSumMatchesInterpreter) {
       auto k = examples::make_row_sum(settings);
       for (ts::DType dt : kDtypes) {
         double atol = tol(dt) * std::sqrt(static_cast<double>(s.n));
-        expect_matches_interpreter(k, atol, tol(dt), label("row_sum", dt, s, name), gpu_randn({s.m, s.n}, dt, 9));
+        expect_matches_interpreter(k, atol, tol(dt), label("row_sum", dt, s, name),
+                                   gpu_randn({s.m, s.n}, dt, 9));
       }
     }
 }
@@ -235,14 +252,16 @@ TEST(NormGpu, PaddedSumHostBoundMatchesInterpreter) {
   auto k = examples::make_padded_sum_host();
   ts::Buffer x = gpu_randn({s.m, s.n}, ts::f32, 10);
   for (int64_t n : {0, 1, 2049, 4096})
-    expect_matches_interpreter(k, 1e-5 * std::sqrt(1000.0), 1e-5, label("padded_sum_host", ts::f32, s, "n=" + std::to_string(n)),
-                               x, n);
+    expect_matches_interpreter(k, 1e-5 * std::sqrt(1000.0), 1e-5,
+                               label("padded_sum_host", ts::f32, s, "n=" + std::to_string(n)), x,
+                               n);
 }
 
 TEST(NormGpu, PaddedSumHostBoundSeedValues) {
   TESSEL_REQUIRE_GPU();
   // Seed 002: x = ones(100, 100), n = 80: out[:80] == 100, out[80:] == 0.
-  ts::Buffer out = examples::make_padded_sum_host()(ts::Buffer::ones({100, 100}, ts::f32, ts::cuda(0)), 80);
+  ts::Buffer out =
+      examples::make_padded_sum_host()(ts::Buffer::ones({100, 100}, ts::f32, ts::cuda(0)), 80);
   std::vector<double> want(100, 0.0);
   for (int i = 0; i < 80; ++i) want[i] = 100;
   EXPECT_EQ(out.to_vector(), want);
@@ -255,6 +274,6 @@ TEST(NormGpu, SoftmaxAndLayerNormOnAnUnalignedColumnView) {
   ts::Buffer wide = gpu_randn({257, 1003}, ts::f32, 11);
   ts::Buffer x = wide.narrow(1, 3, 997);
   expect_matches_interpreter(examples::make_softmax(), 1e-7, 1e-5, "softmax view", x);
-  expect_matches_interpreter(examples::make_layer_norm(), 1e-5, 1e-5, "layer_norm view", x, gpu_randn({997}, ts::f32, 12),
-                             gpu_randn({997}, ts::f32, 13), 1e-5);
+  expect_matches_interpreter(examples::make_layer_norm(), 1e-5, 1e-5, "layer_norm view", x,
+                             gpu_randn({997}, ts::f32, 12), gpu_randn({997}, ts::f32, 13), 1e-5);
 }

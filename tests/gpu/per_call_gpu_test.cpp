@@ -5,9 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <vector>
-
 #include <tessel/tessel.hpp>
+#include <vector>
 
 #include "gpu_test_util.hpp"
 #include "tests/per_call_kernels.hpp"

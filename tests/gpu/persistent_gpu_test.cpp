@@ -73,7 +73,8 @@ TEST(PersistentGpu, UncappedGridIsSmsTimesMultiplier) {
   int sms = ts::rt::sm_count(0);
   for (int m : {1, 2}) {
     for (ts::PidType p : {ts::PidType::persistent_interleaved, ts::PidType::persistent_blocked}) {
-      std::set<int64_t> used = programs_used(ts::Settings{.config = ts::Config{.pid_type = p, .num_sm_multiplier = m}});
+      std::set<int64_t> used =
+          programs_used(ts::Settings{.config = ts::Config{.pid_type = p, .num_sm_multiplier = m}});
       // 4096 tiles: interleaved, every program gets some; blocked, ceil(4096 / programs)
       // consecutive tiles each, which may leave the last programs without work.
       int grid = sms * m, tiles = 4096, per = (tiles + grid - 1) / grid;
@@ -99,7 +100,8 @@ void expect_matches_interpreter(const K& k, double tol, const A&... gpu_args) {
 TEST(PersistentGpu, MoeRoutedMatchesInterpreter) {
   TESSEL_REQUIRE_GPU();
   ts::Buffer x = ts::Buffer::randn({8, 300, 2 * 160}, ts::bf16, ts::cuda(0), 31);
-  ts::Buffer counts = ts::Buffer::from_vector({0, 1, 300, 150, 17, 299, 64, 65}, {8}, ts::i32, ts::cuda(0));
+  ts::Buffer counts =
+      ts::Buffer::from_vector({0, 1, 300, 150, 17, 299, 64, 65}, {8}, ts::i32, ts::cuda(0));
   expect_matches_interpreter(examples::make_silu_and_mul_routed(), 1e-2, x, counts);
 }
 
@@ -140,7 +142,8 @@ namespace {
 TEST(PersistentGpu, BoundNearInt32MaxIsClampedToTheTensor) {
   TESSEL_REQUIRE_GPU();
   ts::Buffer x = ts::Buffer::randn({100, 100}, ts::f32, ts::cuda(0), 41);
-  ts::Buffer out = examples::make_padded_sum()(x, ts::Buffer::scalar(2147483647.0, ts::i32, ts::cuda(0)));
+  ts::Buffer out =
+      examples::make_padded_sum()(x, ts::Buffer::scalar(2147483647.0, ts::i32, ts::cuda(0)));
   ts::Buffer want = ts::Buffer::from_vector(row_sums(x, 100, 0), {100}, ts::f32);
   EXPECT_EQ(ts::count_mismatches(out.to(ts::cpu()), want, 1e-4, 1e-5), 0);
 }

@@ -2,9 +2,8 @@
 // (persistent_gpu_test.cpp, green_context_gpu_test.cpp).
 #pragma once
 
-#include <vector>
-
 #include <tessel/tessel.hpp>
+#include <vector>
 
 namespace persistent_test {
 namespace ts = tessel;

@@ -7,12 +7,12 @@
 #include <cmath>
 #include <limits>
 
-#include "tests/buffer_cases.hpp"
 #include "gpu_test_util.hpp"
 #include "runtime/cuda_api.hpp"
 #include "tessel/buffer.hpp"
 #include "tessel/error.hpp"
 #include "tessel/testing.hpp"
+#include "tests/buffer_cases.hpp"
 
 namespace ts = tessel;
 namespace rt = tessel::rt;

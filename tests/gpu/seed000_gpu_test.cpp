@@ -2,6 +2,7 @@
 // tensor), bounds B/2 and D/2 as one-element i32 tensors in device memory, index_dtype
 // i64. Checked on the device (a mismatch counter): out[:B/2, :D/2] == x + 1 exactly.
 #include <gtest/gtest.h>
+
 #include <tessel/testing.hpp>
 
 #include "examples/kernels/seed000.hpp"
@@ -33,7 +34,9 @@ class Seed000Full : public ::testing::Test {
     ts::Buffer bb = ts::Buffer::scalar(kB / 2, ts::i32, ts::cuda(0));
     ts::Buffer db = ts::Buffer::scalar(kD / 2, ts::i32, ts::cuda(0));
     ts::Buffer out = kernel(*x_, bb, db);
-    EXPECT_EQ(ts::count_mismatches(region(out, kB / 2, kD / 2), region(*x_, kB / 2, kD / 2), 0, 0, 1.0), 0);
+    EXPECT_EQ(
+        ts::count_mismatches(region(out, kB / 2, kD / 2), region(*x_, kB / 2, kD / 2), 0, 0, 1.0),
+        0);
     // New bound values in device memory: no recompilation, and the new region is computed.
     int64_t compiles = ts::rt::compile_count();
     bb.fill(kB / 4);
@@ -41,7 +44,9 @@ class Seed000Full : public ::testing::Test {
     out = ts::Buffer();  // free before the next 32 GiB output
     out = kernel(*x_, bb, db);
     EXPECT_EQ(ts::rt::compile_count(), compiles);
-    EXPECT_EQ(ts::count_mismatches(region(out, kB / 4, kD / 8), region(*x_, kB / 4, kD / 8), 0, 0, 1.0), 0);
+    EXPECT_EQ(
+        ts::count_mismatches(region(out, kB / 4, kD / 8), region(*x_, kB / 4, kD / 8), 0, 0, 1.0),
+        0);
   }
   static ts::Buffer* x_;
 };

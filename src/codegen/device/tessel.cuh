@@ -7,8 +7,8 @@
 // below, with 16-byte vector accesses where the addresses allow.
 #pragma once
 
-#include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 namespace ts {
 
@@ -65,7 +65,9 @@ template <>
 struct Mem<__nv_bfloat16> {
   typedef float reg;
   static __device__ __forceinline__ float to_reg(__nv_bfloat16 v) { return __bfloat162float(v); }
-  static __device__ __forceinline__ __nv_bfloat16 from_reg(float v) { return __float2bfloat16_rn(v); }
+  static __device__ __forceinline__ __nv_bfloat16 from_reg(float v) {
+    return __float2bfloat16_rn(v);
+  }
 };
 template <>
 struct Mem<double> {
@@ -167,7 +169,8 @@ __device__ __forceinline__ W ld_global(const W* p) {
     if constexpr (sizeof(W) == 16) {
       uint4 v;
       asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol));
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "l"(p), "l"(pol));
       w = *reinterpret_cast<const W*>(&v);
     } else if constexpr (sizeof(W) == 8) {
       unsigned long long v;
@@ -262,7 +265,9 @@ template <class M, int V, bool Whole = false, bool Aligned = false>
 __device__ __forceinline__ void st_vec(M* p, int n, const typename Mem<M>::reg* in) {
   constexpr int bytes = V * (int)sizeof(M);
   if constexpr (bytes == 16 || bytes == 8 || bytes == 4) {
-    if ((Whole && Aligned) ? n > 0 : (n >= V && (Aligned || (reinterpret_cast<unsigned long long>(p) % bytes) == 0))) {
+    if ((Whole && Aligned)
+            ? n > 0
+            : (n >= V && (Aligned || (reinterpret_cast<unsigned long long>(p) % bytes) == 0))) {
       typedef typename VecWord<bytes>::type W;
       W w;
       if constexpr (Pair<M>::packed && V % 2 == 0) {
@@ -285,7 +290,9 @@ __device__ __forceinline__ void st_vec(M* p, int n, const typename Mem<M>::reg* 
 
 /// A 64-bit limit as a 32-bit one (limits past INT_MAX become INT_MAX, which no 32-bit
 /// index reaches), so that masks compare 32-bit values.
-__device__ __forceinline__ int clamp_int(long long lim) { return lim > 2147483647LL ? 2147483647 : (int)lim; }
+__device__ __forceinline__ int clamp_int(long long lim) {
+  return lim > 2147483647LL ? 2147483647 : (int)lim;
+}
 
 /// Number of valid elements of a vector starting at index `i` below limit `lim`, in [0, V].
 template <int V, class I>
@@ -314,11 +321,17 @@ __device__ __forceinline__ T mod(T a, T b) {
 __device__ __forceinline__ float mod(float a, float b) { return a - floorf(a / b) * b; }
 __device__ __forceinline__ double mod(double a, double b) { return a - floor(a / b) * b; }
 template <class T>
-__device__ __forceinline__ T div(T a, T b) { return a / b; }
+__device__ __forceinline__ T div(T a, T b) {
+  return a / b;
+}
 template <class T>
-__device__ __forceinline__ T maximum(T a, T b) { return a > b ? a : b; }
+__device__ __forceinline__ T maximum(T a, T b) {
+  return a > b ? a : b;
+}
 template <class T>
-__device__ __forceinline__ T minimum(T a, T b) { return a < b ? a : b; }
+__device__ __forceinline__ T minimum(T a, T b) {
+  return a < b ? a : b;
+}
 // torch.maximum / minimum propagate NaN.
 // On sm_80 and later one instruction does it (PTX ISA: max.NaN / min.NaN, "if either
 // input is NaN, the result is canonical NaN").
@@ -340,8 +353,12 @@ __device__ __forceinline__ float minimum(float a, float b) {
   return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b);
 #endif
 }
-__device__ __forceinline__ double maximum(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : fmax(a, b); }
-__device__ __forceinline__ double minimum(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : fmin(a, b); }
+__device__ __forceinline__ double maximum(double a, double b) {
+  return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : fmax(a, b);
+}
+__device__ __forceinline__ double minimum(double a, double b) {
+  return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : fmin(a, b);
+}
 template <class T>
 __device__ __forceinline__ T ipow(T a, T b) {
   T r = 1;
@@ -365,7 +382,9 @@ __device__ __forceinline__ double exp_(double x) { return exp(x); }
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + exp_(-x)); }
 __device__ __forceinline__ double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 template <class T>
-__device__ __forceinline__ T abs_(T x) { return x < 0 ? -x : x; }
+__device__ __forceinline__ T abs_(T x) {
+  return x < 0 ? -x : x;
+}
 
 // ---- reductions ----
 /// The bits of r outside `mask`, packed toward bit 0 (a register's dense number among
@@ -378,27 +397,39 @@ __device__ __forceinline__ constexpr int squeeze_bits(int r, unsigned mask) {
 }
 struct SumOp {
   template <class T>
-  static __device__ __forceinline__ T combine(T a, T b) { return a + b; }
+  static __device__ __forceinline__ T combine(T a, T b) {
+    return a + b;
+  }
 };
 struct ProdOp {
   template <class T>
-  static __device__ __forceinline__ T combine(T a, T b) { return a * b; }
+  static __device__ __forceinline__ T combine(T a, T b) {
+    return a * b;
+  }
 };
 struct MaxOp {
   template <class T>
-  static __device__ __forceinline__ T combine(T a, T b) { return maximum(a, b); }
+  static __device__ __forceinline__ T combine(T a, T b) {
+    return maximum(a, b);
+  }
 };
 struct MinOp {
   template <class T>
-  static __device__ __forceinline__ T combine(T a, T b) { return minimum(a, b); }
+  static __device__ __forceinline__ T combine(T a, T b) {
+    return minimum(a, b);
+  }
 };
 struct AnyOp {
   template <class T>
-  static __device__ __forceinline__ T combine(T a, T b) { return a || b; }
+  static __device__ __forceinline__ T combine(T a, T b) {
+    return a || b;
+  }
 };
 struct AllOp {
   template <class T>
-  static __device__ __forceinline__ T combine(T a, T b) { return a && b; }
+  static __device__ __forceinline__ T combine(T a, T b) {
+    return a && b;
+  }
 };
 
 /// Combines the values of the lanes whose lane ids differ in the bits of `mask`
@@ -444,9 +475,10 @@ __device__ __forceinline__ void warp_arg_allreduce(T& v, long long& i, unsigned 
 /// (rt::BoundsRecord, runtime/bounds_report.hpp: access = Load/Store node id + 1, tensor
 /// dim, index, size) unless a violation is recorded already: the first one to claim word
 /// 0 wins. The host reads the record after the call.
-static __device__ __noinline__ void report_oob(long long* rec, long long access, long long dim, long long index,
-                                               long long size) {
-  if (atomicCAS(reinterpret_cast<unsigned long long*>(rec), 0ull, static_cast<unsigned long long>(access)) == 0ull) {
+static __device__ __noinline__ void report_oob(long long* rec, long long access, long long dim,
+                                               long long index, long long size) {
+  if (atomicCAS(reinterpret_cast<unsigned long long*>(rec), 0ull,
+                static_cast<unsigned long long>(access)) == 0ull) {
     rec[1] = dim;
     rec[2] = index;
     rec[3] = size;
