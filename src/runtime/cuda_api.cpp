@@ -38,6 +38,7 @@ constexpr int kDriverAbi = 12000;
   X(cuDeviceGetAttribute) \
   X(cuDevicePrimaryCtxRetain) \
   X(cuCtxSetCurrent) \
+  X(cuCtxGetCurrent) \
   X(cuCtxSynchronize) \
   X(cuMemAllocAsync) \
   X(cuMemFreeAsync) \

@@ -12,6 +12,9 @@
 // (% of floats is fuzzy itself: the GPU computes x - floor(x / y) * y in f32.) Integer
 // extremes (Fill::special) stay out of float arithmetic: a float sum of 2^31-sized values
 // that cancels to a small one is fuzzy beyond any relative tolerance of the result.
+// A float product reads only values of magnitude at most 1 (sigmoid, tanh, sin, cos, erf):
+// over larger values a partial product overflows in one accumulation order and not in
+// another (inf * 0 gives NaN where a 0 taken first gives 0).
 #include "fuzz/generate.hpp"
 
 #include <algorithm>
@@ -44,6 +47,10 @@ bool produces_fuzz(Op op) {
     default:
       return false;
   }
+}
+
+bool bounded_by_one(Op op) {
+  return op == Op::sigmoid || op == Op::tanh || op == Op::sin || op == Op::cos || op == Op::erf;
 }
 
 bool discontinuous(Op op) {
@@ -312,6 +319,7 @@ bool infer(Program& p, int i) {
     // An accumulator over tiles starts at ts::full(identity): none for u64 extremes here.
     if (!over_tile && nested(f) && (n.op == Op::max || n.op == Op::min) && ta == DType::u64)
       return false;
+    if (n.op == Op::prod && floating(ta) && !bounded_by_one(nd(n.a).op)) return false;
     n.shape = over_tile ? Shape::tile : Shape::row;
     n.phase = over_tile ? nd(n.a).phase : nested(f) ? 2 : 0;
     switch (n.op) {
@@ -461,6 +469,7 @@ struct Gen {
     } else if (r < 90) {
       n.op = kReduce[uniform(0, std::size(kReduce) - 1)];
       n.a = operand([&](const Node& x) {
+        if (n.op == Op::prod && floating(x.dtype) && !bounded_by_one(x.op)) return false;
         return x.shape == Shape::full || (x.shape == Shape::row && chance(0.3));
       });
     } else if (r < 95) {
