@@ -105,9 +105,9 @@ TEST(BlockDim, TwoDimensionsInOneRegisterSlotAreRefusedByTheCudaBackend) {
                           [&line](ts::Tensor y) {
                             ts::Tensor out = ts::empty_like(y);
                             for (auto tm : ts::tile(y.size(0))) {
-                              line = __LINE__;
-                              out(tm) = ts::max(
-                                  y(tm)(ts::newaxis, ts::all) - y(tm)(ts::all, ts::newaxis), 1);
+                              ts::Value row = y(tm)(ts::newaxis, ts::all);
+                              line = __LINE__ + 1;
+                              out(tm) = ts::max(row - y(tm)(ts::all, ts::newaxis), 1);
                             }
                             return out;
                           },
@@ -123,7 +123,7 @@ TEST(BlockDim, TwoDimensionsInOneRegisterSlotAreRefusedByTheCudaBackend) {
     ts::Tensor out = x.new_empty({x.size(0)});
     ts::BlockSize bs = ts::register_block_size();
     for (auto tm : ts::tile(x.size(0), {.block_size = bs})) {
-      line = __LINE__;
+      line = __LINE__ + 1;
       ts::Value acc = ts::zeros({tm, bs}, ts::f32);
       for (auto tn : ts::tile(x.size(1), {.block_size = bs})) acc = acc + x(tm, tn);
       out(tm) = ts::sum(acc, 1);
@@ -146,7 +146,7 @@ TEST(BlockDim, MisuseIsAUserErrorNamingTheLine) {
     for (auto tm : ts::tile(x.size(0))) {
       ts::Value acc = ts::zeros({tm, bn}, ts::f32);
       for (auto tn : ts::tile(x.size(1))) {
-        line = __LINE__;
+        line = __LINE__ + 1;
         acc = acc + x(tm, tn);
       }
       out(tm) = ts::sum(acc, 1);
@@ -163,7 +163,7 @@ TEST(BlockDim, MisuseIsAUserErrorNamingTheLine) {
     ts::BlockSize bn = ts::register_block_size();
     for (auto tm : ts::tile(x.size(0))) {
       ts::Value acc = ts::zeros({tm, bn}, ts::f32);
-      line = __LINE__;
+      line = __LINE__ + 1;
       out(tm) = ts::mean(acc, 1);
     }
     return out;
@@ -175,7 +175,7 @@ TEST(BlockDim, MisuseIsAUserErrorNamingTheLine) {
   auto foreign = ts::kernel("foreign_block", [&line](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
     for (auto tm : ts::tile(x.size(0))) {
-      line = __LINE__;
+      line = __LINE__ + 1;
       ts::Value acc = ts::zeros({tm, ts::BlockSize{3}}, ts::f32);
       out(tm, 0) = ts::sum(acc, 1);
     }

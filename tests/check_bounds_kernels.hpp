@@ -20,7 +20,7 @@ inline auto make_column(tessel::Settings s = {}) {
         tessel::Tensor out = x.new_empty({x.size(0)});
         for (auto t : tessel::tile(x.size(0))) {
           out(t) = x(t, c);
-          column_line = __LINE__;
+          column_line = __LINE__ - 1;
         }
         return out;
       },
@@ -35,7 +35,7 @@ inline auto make_shifted_column(tessel::Settings s = {}) {
         tessel::Tensor out = x.new_empty({x.size(0)});
         for (auto t : tessel::tile(x.size(0))) {
           out(t) = x(t, i + 1);
-          shift_line = __LINE__;
+          shift_line = __LINE__ - 1;
         }
         return out;
       },
@@ -51,7 +51,7 @@ inline auto make_gather(tessel::Settings s = {}) {
         tessel::Tensor out = tessel::empty({idx.size(0)}, x.dtype());
         for (auto t : tessel::tile(idx.size(0))) {
           out(t) = x(idx(t) - 1);
-          gather_line = __LINE__;
+          gather_line = __LINE__ - 1;
         }
         return out;
       },
@@ -66,7 +66,7 @@ inline auto make_grid(tessel::Settings s = {}) {
         tessel::Tensor out = x.new_zeros({n});
         for (auto g : tessel::grid(n)) {
           out(g) = x(g) + 1;
-          grid_line = __LINE__;
+          grid_line = __LINE__ - 1;
         }
         return out;
       },
@@ -80,7 +80,7 @@ inline auto make_scatter(tessel::Settings s = {}) {
       [](tessel::Tensor x, tessel::Tensor idx, tessel::Tensor out) {
         for (auto t : tessel::tile(x.size(0))) {
           out(idx(t)) = x(t);
-          scatter_line = __LINE__;
+          scatter_line = __LINE__ - 1;
         }
         return out;
       },
@@ -96,7 +96,7 @@ inline auto make_pick(tessel::Settings s = {}) {
         tessel::Tensor out = x.new_empty({x.size(0)});
         for (auto tm : tessel::tile(x.size(0))) {
           out(tm) = x(tm, labels(tm));
-          pick_line = __LINE__;
+          pick_line = __LINE__ - 1;
         }
         return out;
       },

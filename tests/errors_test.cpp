@@ -37,7 +37,7 @@ TEST(Errors, BitwiseOpOnFloats) {
   auto k = ts::kernel("bits_on_floats", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
     for (auto t : ts::tile(x.size(0))) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       out(t) = x(t) & x(t);
     }
     return out;
@@ -52,7 +52,7 @@ TEST(Errors, TooManyIndicesForTheRank) {
   auto k = ts::kernel("rank_mismatch", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
     for (auto [i, j] : ts::grid(x.size(0), x.size(1))) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       out(i, j) = x(i, j, 0);
     }
     return out;
@@ -66,7 +66,7 @@ TEST(Errors, StoreOfATileIntoASmallerIndexedShape) {
   auto k = ts::kernel("store_shape", [](ts::Tensor x) {
     ts::Tensor out = ts::empty({x.size(0)}, ts::f32);
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       out(tm) = x(tm, tn) * 2;
     }
     return out;
@@ -79,7 +79,7 @@ TEST(Errors, StoreOfATileIntoASmallerIndexedShape) {
 TEST(Errors, SizeOfADimensionPastTheRank) {
   auto k = ts::kernel("size_rank", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
-    g_line = __LINE__;
+    g_line = __LINE__ + 1;
     ts::Value n = x.size(5);
     for (auto t : ts::tile(n)) out(t) = x(t);
     return out;
@@ -92,7 +92,7 @@ TEST(Errors, HostTensorUsedAsAValueInsideALoop) {
   auto k = ts::kernel("host_tensor_value", [](ts::Tensor x, ts::Tensor bound) {
     ts::Tensor out = ts::empty_like(x);
     for (auto t : ts::tile(x.size(0))) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       out(t) = x(t) + bound;
     }
     return out;
@@ -106,7 +106,7 @@ TEST(Errors, HostTensorUsedAsAValueInsideALoop) {
 TEST(Errors, LoopBoundFromTrueDivision) {
   auto k = ts::kernel("float_bound", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
-    g_line = __LINE__;
+    g_line = __LINE__ + 1;
     for (auto t : ts::tile(x.size(0) / 2)) out(t) = x(t);
     return out;
   });
@@ -128,7 +128,7 @@ TEST(Errors, CpuBufferPassedWithAGpuBuffer) {
 TEST(Errors, BreakOutOfALoopBody) {
   auto k = ts::kernel("early_break", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
-    g_line = __LINE__;
+    g_line = __LINE__ + 1;
     for (auto t : ts::tile(x.size(0))) {
       out(t) = x(t);
       break;
@@ -144,7 +144,7 @@ TEST(Errors, ReturnOutOfALoopBody) {
   auto k = ts::kernel("early_return", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
     for (auto i : ts::grid(x.size(0))) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       for (auto t : ts::tile(x.size(1))) {
         out(i, t) = x(i, t);
         return out;
@@ -163,7 +163,7 @@ TEST(Errors, ValueComputedInsideALoopUsedAfterIt) {
     for (auto i : ts::grid(x.size(0))) {
       std::vector<ts::Value> saved;
       for (auto t : ts::tile(x.size(1))) {
-        g_line = __LINE__;
+        g_line = __LINE__ + 1;
         saved.push_back(x(i, t) * 2);
       }
       out(i, 0) = saved[0];
@@ -181,7 +181,7 @@ TEST(Errors, HostVariableAssignedInsideTheTopLevelLoop) {
     ts::Tensor out = ts::empty_like(x);
     ts::Value acc = 0.0;
     for (auto t : ts::tile(x.size(0))) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       acc = acc + ts::sum(x(t), 0);
     }
     return out;
@@ -196,7 +196,7 @@ TEST(Errors, DeviceScalarIndexOutOfRange) {
   // Raised by the interpreter when the launch reads the element.
   auto k = ts::kernel("dev_scalar_oob", [](ts::Tensor x, ts::Tensor sizes) {
     ts::Tensor out = ts::zeros_like(x);
-    g_line = __LINE__;
+    g_line = __LINE__ + 1;
     ts::Value n = sizes(5);
     for (auto t : ts::tile(n)) out(t) = x(t);
     return out;
@@ -212,7 +212,7 @@ TEST(Errors, TileUsedOutsideItsLoop) {
     for (auto i : ts::grid(x.size(0))) {
       std::vector<ts::Tile> tiles;
       for (auto t : ts::tile(x.size(1))) tiles.push_back(t);
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       out(i, tiles[0]) = 1;
     }
     return out;
@@ -230,7 +230,7 @@ TEST(Errors, CompoundAssignmentNamesTheUsersLine) {
     for (auto tm : ts::tile(x.size(0))) {
       ts::Value acc = ts::zeros({tm}, ts::i32);
       for (auto tn : ts::tile(x.size(1))) {
-        g_line = __LINE__;
+        g_line = __LINE__ + 1;
         acc += ts::sum(x(tm, tn), 1);
       }
       out(tm) = acc;
@@ -247,7 +247,7 @@ TEST(Errors, ValueFromOneTopLevelLoopUsedInAnother) {
     ts::Tensor out = ts::empty_like(x);
     ts::Value v;
     for (auto t : ts::tile(x.size(0), {.block_size = 4})) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       v = ts::sum(x(t), 0);
     }
     for (auto t : ts::tile(x.size(0), {.block_size = 4})) out(t) = v;
@@ -292,7 +292,7 @@ TEST(Errors, TensorSmallerThanTheTileLoopIndexingIt) {
         [](ts::Tensor x, ts::Tensor y) {
           ts::Tensor out = ts::empty_like(x);
           for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-            g_line = __LINE__;
+            g_line = __LINE__ + 1;
             out(tm, tn) = x(tm, tn) + y(tm, tn);
           }
           return out;
@@ -319,7 +319,7 @@ TEST(Errors, InvalidConfigValuesAndSettings) {
         "configured",
         [](ts::Tensor x) {
           ts::Tensor out = ts::empty_like(x);
-          g_line = __LINE__;
+          g_line = __LINE__ + 1;
           for (auto t : ts::tile(x.size(0))) out(t) = x(t) + 1;
           return out;
         },
@@ -389,7 +389,7 @@ TEST(Errors, ConfigEntryCountsNameTheFirstLoop) {
 
 // ts::full with a value its integer dtype cannot hold (torch.full raises too): it wrapped.
 TEST(Errors, FullValueOutsideItsIntegerDtype) {
-  const int line = __LINE__ + 4;
+  const int line = __LINE__ + 3;
   auto k = ts::kernel("full_range", [](ts::Tensor x) {
     ts::Tensor out = x.new_empty({x.size(0)}, ts::i64);
     for (auto t : ts::tile(x.size(0))) out(t) = ts::full({t}, 9223372036854775808.0, ts::i64);
@@ -408,7 +408,7 @@ TEST(Errors, FullValueOutsideItsIntegerDtype) {
 
 // A tile constructor with a negative constant extent.
 TEST(Errors, NegativeExtentOfATileConstructor) {
-  const int line = __LINE__ + 4;
+  const int line = __LINE__ + 3;
   auto k = ts::kernel("negative", [](ts::Tensor x) {
     ts::Tensor out = x.new_empty({x.size(0)});
     for (auto t : ts::tile(x.size(0))) out(t) = ts::sum(ts::zeros({t, -4}, ts::f32), 1);

@@ -123,7 +123,7 @@ auto make_tall_copy(ts::Settings s = {}) {
       "tall_copy",
       [](ts::Tensor x, ts::Value n) {
         ts::Tensor out = ts::empty({x.size(0) * n, x.size(1)}, x.dtype());
-        tall_copy_alloc_line = __LINE__;
+        tall_copy_alloc_line = __LINE__ - 1;
         for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn);
         return out;
       },

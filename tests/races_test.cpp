@@ -63,7 +63,7 @@ auto make_scatter() {
       [](ts::Tensor x, ts::Tensor idx) {
         ts::Tensor out = x.new_zeros({x.size(0)});
         for (auto t : ts::tile(x.size(0))) {
-          g_line = __LINE__;
+          g_line = __LINE__ + 1;
           out(idx(t)) = x(t);
         }
         return out;
@@ -86,7 +86,7 @@ TEST(Races, ARowSumStoredFromEveryColumnTileIsAnError) {
   auto k = ts::kernel("row_sum_per_tile", [](ts::Tensor x) {
     ts::Tensor out = x.new_zeros({x.size(0)});
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       out(tm) = ts::sum(x(tm, tn), 1);
     }
     return out;
@@ -95,7 +95,7 @@ TEST(Races, ARowSumStoredFromEveryColumnTileIsAnError) {
   expect_message(
       msg, "row_sum_per_tile",
       "several programs of the launch write the same elements of the tensor allocated at line " +
-          std::to_string(g_line - 2) +
+          std::to_string(g_line - 3) +
           ": the store's indices do not depend on dimension 1 of the top-level loop",
       kStaticHint);
   expect_message(msg, "row_sum_per_tile",
@@ -109,7 +109,7 @@ TEST(Races, AnAccumulationIntoOneElementFromEveryProgramIsAnError) {
   auto k = ts::kernel("count_tiles", [](ts::Tensor x) {
     ts::Tensor out = x.new_zeros({x.size(0)});
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       out(tm) += 1;
     }
     return out;
@@ -118,7 +118,7 @@ TEST(Races, AnAccumulationIntoOneElementFromEveryProgramIsAnError) {
   expect_message(msg, "count_tiles", "do not depend on dimension 1", "");
   expect_message(msg, "count_tiles",
                  "and the stored value reads the tensor allocated at line " +
-                     std::to_string(g_line - 2) +
+                     std::to_string(g_line - 3) +
                      ": a read-modify-write from every program, whose updates are lost",
                  kStaticHint);
 }
@@ -127,7 +127,7 @@ TEST(Races, AGridIndexMissingFromTheStoreIsAnError) {
   auto k = ts::kernel("grid_rows", [](ts::Tensor x) {
     ts::Tensor out = x.new_zeros({x.size(1)});
     for (auto [i, j] : ts::grid(x.size(0), x.size(1))) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       out(j) = x(i, j);
     }
     return out;
@@ -143,7 +143,7 @@ TEST(Races, AStoreMissingEveryDimNamesThemAll) {
   auto k = ts::kernel("pid_everywhere", [](ts::Tensor x) {
     ts::Tensor out = x.new_zeros({1}, ts::i64);
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       out(0) = ts::program_id();
     }
     return out;
@@ -160,7 +160,7 @@ TEST(Races, AValueCarriedOverALoopWhoseTripsDependOnTheTileIsAnError) {
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
       ts::Value c = 0.0;
       for (auto i : ts::tile(tn.end())) c = c + 1;  // as many trips as tn's end
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       out(tm) = c;
     }
     return out;
@@ -265,7 +265,7 @@ TEST(Races, TheConflictNamesTheElementsIndexTuple) {
       [](ts::Tensor x) {
         ts::Tensor out = x.new_zeros({x.size(0), 2});
         for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
-          g_line = __LINE__;
+          g_line = __LINE__ + 1;
           out(tm, tn.index() % 2) = x(tm, tn);  // depends on tn, yet shared
         }
         return out;
@@ -284,7 +284,7 @@ TEST(Races, OneStoreWritingAnElementTwiceWithDifferentValuesIsAnError) {
   });
   expect_message(msg, "scatter",
                  "this store writes element (1) of the tensor allocated at line " +
-                     std::to_string(g_line - 2) +
+                     std::to_string(g_line - 3) +
                      " twice in program 0, with different values (20 and 30)",
                  "make the indices of a scatter distinct");
 }
@@ -377,7 +377,7 @@ TEST(Races, BuffersOverOneMemoryAreOneMemoryToTheCheck) {
       [](ts::Tensor x, ts::Tensor a, ts::Tensor b) {
         for (auto t : ts::tile(x.size(0))) {
           a(t) = x(t);
-          g_line = __LINE__;
+          g_line = __LINE__ + 1;
           b(t) = x(t) + 100;
         }
       },
@@ -401,7 +401,7 @@ TEST(Races, TensorsOfTwoDtypesOverOneMemoryAreOneMemoryToTheCheck) {
       "two_dtypes",
       [](ts::Tensor x, ts::Tensor a, ts::Tensor b) {
         for (auto t : ts::tile(x.size(0))) {
-          g_line = __LINE__;
+          g_line = __LINE__ + 1;
           a(t) = x(t);
           b(t) = x(t).to(ts::f64);
         }
