@@ -23,10 +23,11 @@
 namespace {
 namespace ts = tessel;
 
-// One kernel for the process: traced once per specialization, compiled once per GPU.
+// One kernel for the process: traced once per specialization, compiled once per GPU. Never
+// destroyed, so no module is unloaded after the CUDA driver shuts down at exit.
 const auto& rms_norm_kernel() {
-  static const auto k = examples::make_rms_norm_out();
-  return k;
+  static const auto* k = new auto(examples::make_rms_norm_out());
+  return *k;
 }
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
