@@ -7,8 +7,9 @@
 #
 # Usage: bash scripts/torch_check.sh [--build DIR] [--python PY] [--cuda] [--no-bench]
 #                                    [--skip-without-torch]
-#   --build DIR   tessel's build tree (default $BUILD, else build); configured (Release)
-#                 when it has no CMakeCache.txt; its library target is brought up to date.
+#   --build DIR   tessel's build tree (default $BUILD, else build); configured (Release,
+#                 the library alone) when it has no CMakeCache.txt; its library target is
+#                 brought up to date.
 #                 The extension is built in DIR/torch_extension.
 #   --python PY   the Python whose torch to build and test with (default $TESSEL_PYTHON,
 #                 else python3).
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
     --cuda) need_cuda=1; shift ;;
     --no-bench) bench=0; shift ;;
     --skip-without-torch) skip_without_torch=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "torch_check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -55,7 +56,8 @@ generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 if [ ! -f "$build/CMakeCache.txt" ]; then
   say "configuring tessel in $build (log: $ext/tessel-configure.log)"
-  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release >"$ext/tessel-configure.log" 2>&1 ||
+  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
+    -DTESSEL_BUILD_BENCH=OFF -DTESSEL_BUILD_EXAMPLES=OFF >"$ext/tessel-configure.log" 2>&1 ||
     { tail -30 "$ext/tessel-configure.log"; fail "configuring tessel"; }
 fi
 say "building tessel's library in $build"
