@@ -2,11 +2,11 @@
 """torch.ops.tessel_examples.rms_norm (rms_norm_op.cpp) against torch, from Python.
 
 CPU (the tessel interpreter): several shapes (ragged, 3-D, one column), float32, bfloat16
-and float16, strided inputs, eps as a runtime value, and the operator's errors. Where torch
-sees a GPU: the same on CUDA, a call on a side stream, and capture plus replay in
-torch.cuda.graph after changing the input in place. The reference is
-x * rsqrt(mean(x^2) + eps) * w computed in float32 and rounded to x's dtype (tessel's
-formula), and torch.nn.functional.rms_norm where torch has it.
+and float16, strided inputs, eps as a runtime value, and the operator's errors; meta
+tensors (shapes only). Where torch sees a GPU: the same on CUDA, a call on a side stream,
+and capture plus replay in torch.cuda.graph after changing the input in place. The
+reference is x * rsqrt(mean(x^2) + eps) * w computed in float32 and rounded to x's dtype
+(tessel's formula), and torch.nn.functional.rms_norm where torch has it.
 
 Usage: python3 test_rms_norm.py LIBRARY [unittest arguments]
 LIBRARY is libtessel_torch_examples.so (else the TESSEL_TORCH_EXAMPLES_LIB environment
@@ -116,6 +116,23 @@ class Checks:
 
 class CpuRmsNorm(Checks, unittest.TestCase):
     device = "cpu"
+
+
+class MetaRmsNorm(unittest.TestCase):
+    """Shapes without data: meta tensors and torch.compile's tracing."""
+
+    def test_meta_tensors_give_the_output_shape_and_dtype(self):
+        x = torch.empty(2, 5, 129, dtype=torch.bfloat16, device="meta")
+        y = op(x, torch.empty(129, device="meta"))
+        self.assertEqual((y.shape, y.dtype, y.device.type), (x.shape, torch.bfloat16, "meta"))
+        with self.assertRaisesRegex(RuntimeError, r"weight must have shape \[129\]"):
+            op(x, torch.empty(128, device="meta"))
+
+    def test_torch_compile_traces_it_with_fake_tensors(self):
+        # aot_eager traces with fake tensors (the Meta kernel) and runs the CPU kernel.
+        f = torch.compile(lambda x, w: op(x, w) * 2, backend="aot_eager", fullgraph=True)
+        x, w = inputs((4, 64), torch.float32, "cpu")
+        torch.testing.assert_close(f(x, w), 2 * reference(x, w), **TOL[torch.float32])
 
 
 def cuda_skip_reason():
