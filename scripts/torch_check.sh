@@ -72,8 +72,13 @@ args=(-S "$root/examples/torch_extension" -B "$ext" -DCMAKE_BUILD_TYPE=Release -
 [ -n "$cxx" ] && args+=(-DCMAKE_CXX_COMPILER="$cxx")
 command -v ccache >/dev/null && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 say "building examples/torch_extension in $ext"
-cmake "${args[@]}" >"$ext/configure.log" 2>&1 ||
-  { tail -40 "$ext/configure.log"; fail "configuring examples/torch_extension (log: $ext/configure.log)"; }
+# Configured once per Python (finding torch takes seconds); the build re-runs CMake when the
+# project's files change.
+if ! grep -qxF "TESSEL_PYTHON:STRING=$python" "$ext/CMakeCache.txt" 2>/dev/null ||
+   { [ ! -f "$ext/build.ninja" ] && [ ! -f "$ext/Makefile" ]; }; then
+  cmake "${args[@]}" >"$ext/configure.log" 2>&1 ||
+    { tail -40 "$ext/configure.log"; fail "configuring examples/torch_extension (log: $ext/configure.log)"; }
+fi
 cmake --build "$ext" >"$ext/build.log" 2>&1 ||
   { tail -40 "$ext/build.log"; fail "building examples/torch_extension (log: $ext/build.log)"; }
 
