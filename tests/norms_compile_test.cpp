@@ -106,6 +106,17 @@ TEST(NormCompile, RmsNorm) {
                              "rms_norm"));
 }
 
+TEST(NormCompile, RmsNormOutOnTheTorchExtensionsShapes) {
+  REQUIRE_NVRTC();
+  // The default config, as examples/torch_extension calls it, on the widest rows its
+  // Python test passes on a GPU.
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{4096, 4096}, {1000, 8192}, {3, 65536}})
+    for (ts::DType dt : {ts::f32, ts::bf16, ts::f16})
+      EXPECT_TRUE(has_kernel(compile(examples::make_rms_norm_out(), host_zeros(shape, dt),
+                                     host_zeros({shape[1]}, dt), 1e-5, host_zeros(shape, dt)),
+                             "rms_norm_out"));
+}
+
 TEST(NormCompile, CrossEntropy) {
   REQUIRE_NVRTC();
   for (const Case& c : cases())

@@ -461,6 +461,20 @@ TEST(NormRmsNorm, LoopedReductionChunksOf64) {
   check_rms_norm(k, {37, 300}, ts::bf16);
 }
 
+TEST(NormRmsNorm, OutVariantWritesTheCallersTensor) {
+  // Into a transposed f32 view of a [N, M] tensor, from bf16 inputs: the caller's strides
+  // and dtype decide the store.
+  auto k = examples::make_rms_norm_out();
+  Shape s{37, 300};
+  ts::Buffer x = input({s.m, s.n}, ts::bf16, 4);
+  ts::Buffer w = input({s.n}, ts::bf16, 5, 0.5, 1);
+  ts::Buffer storage = ts::Buffer::full({s.n, s.m}, -7, ts::f32);
+  ts::Buffer out = storage.transpose(0, 1);
+  k(x, w, 1e-5, out);
+  expect_close(out, ref_rms_norm(x.to_vector(), w.to_vector(), 1e-5, s.m, s.n), tol_for(ts::f32),
+               "rms_norm_out bf16 -> f32");
+}
+
 // ---------------------------------------------------------------- cross_entropy
 
 TEST(NormCrossEntropy, F32RaggedShapesMatchReference) {

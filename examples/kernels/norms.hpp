@@ -172,6 +172,18 @@ inline auto make_layer_norm(ts::Settings settings = {}) {
       settings);
 }
 
+/// The body of rms_norm: for each row tile,
+///   out[m, n] = x[m, n] * rsqrt(sum(x[m, :]^2) / N + eps) * weight[n],
+/// computed in f32 and stored in out's dtype. x, out: [M, N]; weight: [N].
+inline void rms_norm_rows(ts::Tensor x, ts::Tensor weight, ts::Value eps, ts::Tensor out) {
+  ts::register_reduction_dim(x.size(1));
+  for (auto tm : ts::tile(x.size(0))) {
+    ts::Value row = x(tm, ts::all).to(ts::f32);
+    ts::Value inv_rms = ts::rsqrt(ts::mean(row * row, 1, /*keepdim=*/true) + eps);
+    out(tm, ts::all) = row * inv_rms * weight(ts::all).to(ts::f32);
+  }
+}
+
 /// RMS norm forward over each row, with a weight:
 ///   out[m, n] = x[m, n] * rsqrt(sum(x[m, :]^2) / N + eps) * weight[n].
 /// x: [M, N] f32/f16/bf16; weight: [N] (any float dtype); eps: a symbolic scalar.
@@ -183,13 +195,22 @@ inline auto make_rms_norm(ts::Settings settings = {}) {
       "rms_norm",
       [](ts::Tensor x, ts::Tensor weight, ts::Value eps) {
         ts::Tensor out = ts::empty_like(x);
-        ts::register_reduction_dim(x.size(1));
-        for (auto tm : ts::tile(x.size(0))) {
-          ts::Value row = x(tm, ts::all).to(ts::f32);
-          ts::Value inv_rms = ts::rsqrt(ts::mean(row * row, 1, /*keepdim=*/true) + eps);
-          out(tm, ts::all) = row * inv_rms * weight(ts::all).to(ts::f32);
-        }
+        rms_norm_rows(x, weight, eps, out);
         return out;
+      },
+      settings);
+}
+
+/// rms_norm into `out`, a tensor the caller allocates: out: [M, N] (any strides), any float
+/// dtype (the f32 result is rounded to it); x, weight and eps as in make_rms_norm. Returns
+/// nothing, so a call allocates no memory: what a torch op needs (its output comes from
+/// torch's allocator, and a call captured in a CUDA graph writes the same tensor on every
+/// replay). examples/torch_extension registers it as torch.ops.tessel_examples.rms_norm.
+inline auto make_rms_norm_out(ts::Settings settings = {}) {
+  return ts::kernel(
+      "rms_norm_out",
+      [](ts::Tensor x, ts::Tensor weight, ts::Value eps, ts::Tensor out) {
+        rms_norm_rows(x, weight, eps, out);
       },
       settings);
 }
