@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <regex>
 #include <string>
 
 #include "runtime/cuda_api.hpp"
@@ -27,6 +29,13 @@ inline int count(const std::string& s, const std::string& what) {
   int n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
   return n;
+}
+
+/// Matches of regular expression `re` (ECMAScript) in `s`.
+inline int count_matches(const std::string& s, const std::string& re) {
+  std::regex r(re);
+  return static_cast<int>(
+      std::distance(std::sregex_iterator(s.begin(), s.end(), r), std::sregex_iterator()));
 }
 
 }  // namespace nvrtc_test

@@ -27,11 +27,12 @@ using nvrtc_test::count;
 
 /// The byte offsets of the reductions' shared memory (ts_smem + offset), in order.
 std::vector<int> smem_offsets(const std::string& src) {
-  static const std::regex re(R"(\(ts_smem \+ (\d+)\))");
+  // (ts_smem + 32), or (ts_smem) at offset 0.
+  static const std::regex re(R"(\(ts_smem(?: \+ (\d+))?\))");
   std::vector<int> out;
   for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator();
        ++it)
-    out.push_back(std::stoi((*it)[1]));
+    out.push_back((*it)[1].matched ? std::stoi((*it)[1]) : 0);
   return out;
 }
 

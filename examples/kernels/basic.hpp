@@ -9,9 +9,9 @@ namespace ts = tessel;
 /// out = x + y over a 1-D tensor (any dtype; promotion as in PyTorch).
 inline auto make_add(ts::Settings settings = {}) {
   return ts::kernel(
-      "add",
+      "add", {"x", "y"},
       [](ts::Tensor x, ts::Tensor y) {
-        ts::Tensor out = ts::empty_like(x);
+        ts::Tensor out = ts::empty_like(x).named("out");
         for (auto t : ts::tile(x.size(0))) out(t) = x(t) + y(t);
         return out;
       },

@@ -32,13 +32,13 @@ namespace ts = tessel;
 /// x[tile_m, :], held in registers; max, exp, sum, divide).
 inline auto make_softmax(ts::Settings settings = {}) {
   return ts::kernel(
-      "softmax",
+      "softmax", {"x"},
       [](ts::Tensor x) {
-        ts::Tensor out = ts::empty_like(x);
+        ts::Tensor out = ts::empty_like(x).named("out");
         ts::register_reduction_dim(x.size(1));
         for (auto tm : ts::tile(x.size(0))) {
-          ts::Value row = x(tm, ts::all).to(ts::f32);
-          ts::Value e = ts::exp(row - ts::max(row, 1, /*keepdim=*/true));
+          ts::Value row = x(tm, ts::all).to(ts::f32).named("row");
+          ts::Value e = ts::exp(row - ts::max(row, 1, /*keepdim=*/true)).named("e");
           out(tm, ts::all) = e * (1.0 / ts::sum(e, 1, /*keepdim=*/true));
         }
         return out;
@@ -156,15 +156,15 @@ inline auto make_softmax_online(ts::Settings settings = {}) {
 /// Source: torch.nn.functional.layer_norm; Helion examples/layer_norm.py `layer_norm_fwd`.
 inline auto make_layer_norm(ts::Settings settings = {}) {
   return ts::kernel(
-      "layer_norm",
+      "layer_norm", {"x", "weight", "bias", "eps"},
       [](ts::Tensor x, ts::Tensor weight, ts::Tensor bias, ts::Value eps) {
-        ts::Tensor out = ts::empty_like(x);
+        ts::Tensor out = ts::empty_like(x).named("out");
         ts::register_reduction_dim(x.size(1));
         for (auto tm : ts::tile(x.size(0))) {
-          ts::Value row = x(tm, ts::all).to(ts::f32);
-          ts::Value centered = row - ts::mean(row, 1, /*keepdim=*/true);
-          ts::Value var = ts::mean(centered * centered, 1, /*keepdim=*/true);
-          ts::Value normalized = centered * ts::rsqrt(var + eps);
+          ts::Value row = x(tm, ts::all).to(ts::f32).named("row");
+          ts::Value centered = (row - ts::mean(row, 1, /*keepdim=*/true)).named("centered");
+          ts::Value var = ts::mean(centered * centered, 1, /*keepdim=*/true).named("var");
+          ts::Value normalized = (centered * ts::rsqrt(var + eps)).named("normalized");
           out(tm, ts::all) = normalized * weight(ts::all).to(ts::f32) + bias(ts::all).to(ts::f32);
         }
         return out;
@@ -178,8 +178,8 @@ inline auto make_layer_norm(ts::Settings settings = {}) {
 inline void rms_norm_rows(ts::Tensor x, ts::Tensor weight, ts::Value eps, ts::Tensor out) {
   ts::register_reduction_dim(x.size(1));
   for (auto tm : ts::tile(x.size(0))) {
-    ts::Value row = x(tm, ts::all).to(ts::f32);
-    ts::Value inv_rms = ts::rsqrt(ts::mean(row * row, 1, /*keepdim=*/true) + eps);
+    ts::Value row = x(tm, ts::all).to(ts::f32).named("row");
+    ts::Value inv_rms = ts::rsqrt(ts::mean(row * row, 1, /*keepdim=*/true) + eps).named("inv_rms");
     out(tm, ts::all) = row * inv_rms * weight(ts::all).to(ts::f32);
   }
 }
@@ -192,9 +192,9 @@ inline void rms_norm_rows(ts::Tensor x, ts::Tensor weight, ts::Value eps, ts::Te
 /// examples/rms_norm.py `rms_norm_fwd`.
 inline auto make_rms_norm(ts::Settings settings = {}) {
   return ts::kernel(
-      "rms_norm",
+      "rms_norm", {"x", "weight", "eps"},  // names in generated code (x, x_size0, ...)
       [](ts::Tensor x, ts::Tensor weight, ts::Value eps) {
-        ts::Tensor out = ts::empty_like(x);
+        ts::Tensor out = ts::empty_like(x).named("out");
         rms_norm_rows(x, weight, eps, out);
         return out;
       },
@@ -208,7 +208,7 @@ inline auto make_rms_norm(ts::Settings settings = {}) {
 /// replay). examples/torch_extension registers it as torch.ops.tessel_examples.rms_norm.
 inline auto make_rms_norm_out(ts::Settings settings = {}) {
   return ts::kernel(
-      "rms_norm_out",
+      "rms_norm_out", {"x", "weight", "eps", "out"},
       [](ts::Tensor x, ts::Tensor weight, ts::Value eps, ts::Tensor out) {
         rms_norm_rows(x, weight, eps, out);
       },

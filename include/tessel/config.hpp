@@ -170,8 +170,10 @@ struct Settings {
   /// Use this config; skips tuning (and the tuned-config cache).
   std::optional<Config> config;
   /// Print generated CUDA to stderr when it is compiled for a GPU call (also
-  /// TESSEL_PRINT_CODE=1). Calls on the interpreter generate no CUDA and print nothing;
+  /// TESSEL_PRINT_CODE=1). On the interpreter, the first call of each specialization
+  /// prints the CUDA a GPU would compile for its config (or why there is none);
   /// Kernel::cuda(compile, args...) returns the code for any arguments, GPU or not.
+  /// TESSEL_DUMP_DIR=<dir> writes the IR, CUDA, PTX and cubin (README).
   std::optional<bool> print_output_code;
   /// Bounds-checking mode (also TESSEL_CHECK_BOUNDS=1): a scalar index (a constant, a
   /// host-computed integer, a grid index, a loaded scalar) or a gathered index value

@@ -45,8 +45,9 @@ struct IntRange {
 
 class KernelImpl;
 /// `has_captures`: the lambda captures variables (traced on every call unless
-/// Settings::static_captures: see ts::kernel).
-std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params,
+/// Settings::static_captures: see ts::kernel). `param_names`: empty, or one per parameter.
+std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<std::string> param_names,
+                                        std::vector<ParamKind> params,
                                         std::vector<IntRange> int_ranges, TraceFn fn,
                                         Settings settings, SourceLoc defined_at, bool has_captures);
 /// `called_at`: the caller's line, where errors of the call (wrong arguments) point.
@@ -241,8 +242,17 @@ struct KernelOf<R, std::tuple<P...>> {
 /// capture refers to, so this is the only way a by-reference capture stays current.
 /// Tracing costs microseconds per call; when the captures never change (values captured
 /// by copy, references to constants) set Settings::static_captures to trace once.
+///
+/// Parameter names (optional): `ts::kernel("rms_norm", {"x", "weight", "eps"}, lambda)`
+/// names the parameters, in order, in generated CUDA, dumps and errors (`x`, `x_size0`,
+/// `x_stride0` instead of `arg0`, ...); "" leaves one unnamed. C++ cannot see a lambda's
+/// parameter names, so they are given here; name host allocations and values with
+/// Tensor::named and Value::named. Names are made valid, unique C identifiers and change
+/// no result and no cache key. Errors: UserError (at `defined_at`) when the count of names
+/// differs from the lambda's parameter count.
 template <class F>
-auto kernel(std::string name, F fn, Settings settings = {}, Loc defined_at = Loc::current()) {
+auto kernel(std::string name, std::vector<std::string> param_names, F fn, Settings settings = {},
+            Loc defined_at = Loc::current()) {
   using Traits = detail::LambdaTraits<decltype(&F::operator())>;
   using Params = typename Traits::params;
   using Out = typename detail::OutputType<std::remove_cvref_t<typename Traits::result>>::type;
@@ -274,9 +284,16 @@ auto kernel(std::string name, F fn, Settings settings = {}, Loc defined_at = Loc
     return outs;
   };
   using K = typename detail::KernelOf<Out, Params>::type;
-  return K(detail::make_kernel(std::move(name), std::move(kinds), std::move(ranges),
-                               std::move(trace), std::move(settings), SourceLoc::from(defined_at),
-                               !std::is_empty_v<F>));
+  return K(detail::make_kernel(std::move(name), std::move(param_names), std::move(kinds),
+                               std::move(ranges), std::move(trace), std::move(settings),
+                               SourceLoc::from(defined_at), !std::is_empty_v<F>));
+}
+
+/// The same kernel without parameter names (generated code calls them arg0, arg1, ...).
+template <class F>
+auto kernel(std::string name, F fn, Settings settings = {}, Loc defined_at = Loc::current()) {
+  return kernel(std::move(name), std::vector<std::string>{}, std::move(fn), std::move(settings),
+                defined_at);
 }
 
 }  // namespace tessel

@@ -119,6 +119,12 @@ class Value {
   Value operator()(const Index& a, const Index& b, const Index& c, const Index& d) const;
 
   bool defined() const { return node_ != nullptr; }
+  /// Names the current binding in generated code and dumps: `ts::Value row =
+  /// x(tm, ts::all).to(ts::f32).named("row");` makes the CUDA array `row` instead of
+  /// `v12` (a value carried through a loop takes its initial value's name). The name is
+  /// made a valid, unique C identifier (README, "Reading generated code"); it changes no
+  /// result and no cache key. Returns *this.
+  Value& named(const std::string& name);
   /// The IR node of the current binding (inside loops: the loop-carried form).
   ir::Node* node() const { return node_at({}); }
   /// node(), used at `loc` (where an error about this variable points).
@@ -263,6 +269,12 @@ class Tensor {
   Tensor new_full(std::vector<Extent> shape, double value, Loc loc = Loc::current()) const;
   Tensor new_full(std::vector<Extent> shape, double value, DType dtype,
                   Loc loc = Loc::current()) const;
+  /// Names this tensor in generated code and dumps (its pointer, sizes and strides:
+  /// `out`, `out_size0`, `out_stride0` instead of `buf5`, ...):
+  /// `ts::Tensor out = ts::empty_like(x).named("out");`. Kernel parameters are named by
+  /// ts::kernel's parameter names (kernel.hpp). Made a valid, unique C identifier; it
+  /// changes no result and no cache key. Returns this tensor.
+  Tensor named(const std::string& name) const;
   ir::Node* node() const { return node_at({}); }
   /// node(), used at `loc`. Errors: UserError (at `loc`) for a Tensor kept from another
   /// trace (an earlier call, or another kernel).

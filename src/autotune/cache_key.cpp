@@ -47,7 +47,7 @@ std::string codegen_version() {
 
 std::string kernel_content_hash(const ir::Graph& g) {
   std::string text;
-  field(text, ir::print(g));
+  field(text, ir::print(g, /*names=*/false));  // names change no config's speed
   std::string extra;
   ir::walk(g.host, [&](const ir::Node* n) {
     if (n->op != ir::Op::Loop) return;

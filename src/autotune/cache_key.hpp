@@ -26,7 +26,8 @@ struct ConfigKeyParts {
 /// a hash of the embedded device headers.
 std::string codegen_version();
 
-/// XXH3-128 (32 hex digits) of the kernel's content: the printed IR (ir::print), what the
+/// XXH3-128 (32 hex digits) of the kernel's content: the printed IR (ir::print, without the
+/// user's names of tensors and values, which change no generated instruction), what the
 /// printer leaves out (fixed block sizes, block size ranges, reduction dims, tunables,
 /// index dtype, contiguous arguments) and codegen_version(). Equal for two Kernel objects
 /// traced from the same code and arguments.

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "codegen/emitter_state.hpp"
+#include "codegen/fold.hpp"
 #include "ir/host_eval.hpp"
 #include "passes/default_config.hpp"
 #include "passes/loop_knobs.hpp"
@@ -84,13 +85,13 @@ void Emitter::line(const std::string& s, const Node* at) {
   body_ << "\n";
 }
 void Emitter::open(const std::string& s, const Node* at) {
-  line(s + " {", at);
+  line(s.empty() ? "{" : s + " {", at);
   ++indent_;
   ++region_;
   unrolled_.push_back(false);
 }
 void Emitter::open_unrolled(const std::string& s) {
-  line(s + " {");
+  line(s.empty() ? "{" : s + " {");
   ++indent_;
   unrolled_.push_back(true);
 }
@@ -113,7 +114,7 @@ void Emitter::unsupported(const Node* n, const std::string& what) const {
 
 std::string Emitter::slot_coord(const ir::Sym* s, const std::string& r) const {
   int k = L_.slot_of.at(s);
-  return fmt::format("((TS_FLAT({}) >> {}) & {})", r, L_.slot_shift[k], L_.slot_block[k] - 1);
+  return fold::bits(fmt::format("TS_FLAT({})", r), L_.slot_shift[k], L_.slot_block[k] - 1);
 }
 
 bool Emitter::flattened(const ir::Sym* s) const {
@@ -148,20 +149,24 @@ std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
   if (s->kind == ir::Sym::block_k) return "true";  // every lane of a BlockSize's block is valid
   // Whole vectors are valid or not together: test each vector's first element, so the
   // test is shared by its registers (fewer live predicates).
-  std::string r = valid_by_vector(s) ? fmt::format("(({}) & ~(TS_V - 1))", r_in) : r_in;
+  std::string r = valid_by_vector(s) ? fmt::format("({} & ~(TS_V - 1))", fold::paren(r_in)) : r_in;
   std::string c = coord(s, r);
   std::string v;
   if (s->kind == ir::Sym::tile) {
     const DimVars& dv = dims.at({s->loop, s->loop_dim});
-    v = fmt::format("({} + {} < {})", dv.tb, c, dv.te);
+    v = fold::cmp(fold::add(dv.tb, c), "<", dv.te);
   } else {
     // A 32-bit compare when indices are 32-bit (extents are 64-bit host integers).
-    std::string lim = scalar(s->extent);
-    v = idx_t_ == "int" ? fmt::format("({} < ts::clamp_int({}))", c, lim)
-                        : fmt::format("({} < {})", c, lim);
+    // A tensor's size is its size parameter, already in the index dtype.
+    const Node* x = s->extent;
+    bool size = x->op == Op::Size && x->args[0]->is_tensor() && !known_int(x);
+    std::string lim = size ? size_param(x->args[0], static_cast<int>(x->ival)) : scalar(x);
+    if (idx_t_ == "int" && !size) lim = "ts::clamp_int(" + lim + ")";
+    v = fold::cmp(c, "<", lim);
   }
   int64_t sb = passes::sym_block(s, config_);
-  if (sb < L_.slot_block[slot(s)]) v += fmt::format(" && ({} < {})", slot_coord(s, r), sb);
+  if (sb < L_.slot_block[slot(s)])
+    v = fold::land({v, fold::cmp(slot_coord(s, r), "<", std::to_string(sb))});
   return v;
 }
 
@@ -176,7 +181,7 @@ static std::string dedupe(std::map<std::string, std::string>& m, const std::stri
 }
 
 std::string Emitter::tensor_param(const Node* t) {
-  std::string nm = t->op == Op::Arg ? fmt::format("arg{}", t->ival) : fmt::format("buf{}", t->id);
+  std::string nm = ids_.tensor(t);
   bool fresh;
   std::string r = dedupe(param_names_, "T" + std::to_string(t->id), nm, fresh);
   if (fresh) out_.params.push_back({Param::tensor_ptr, t, t->dtype});
@@ -243,14 +248,18 @@ std::string Emitter::size_param(const Node* t, int dim) {
   // Static shapes: the exact size is a constant of the generated code.
   if (const ir::ArgFacts* f = facts(g_, t); f && static_cast<size_t>(dim) < f->known_sizes.size() &&
                                             f->known_sizes[static_cast<size_t>(dim)] >= 0) {
-    return fmt::format("(({}){})", idx_t_, f->known_sizes[static_cast<size_t>(dim)]);
-  } else if (t->op == Op::Alloc && t->args.at(static_cast<size_t>(dim))->op == Op::Const) {
-    return fmt::format("(({}){})", idx_t_, scalar(t->args[static_cast<size_t>(dim)]));
+    return literal(g_.index_dtype, 0, f->known_sizes[static_cast<size_t>(dim)]);
+  } else if (t->op == Op::Alloc) {
+    // An allocation's size is a constant or another tensor's size (empty_like(x)): its
+    // parameter then (one parameter per value).
+    const Node* d = t->args.at(static_cast<size_t>(dim));
+    if (d->op == Op::Const) return literal(g_.index_dtype, 0, d->ival);
+    if (d->op == Op::Size && d->args[0]->is_tensor())
+      return size_param(d->args[0], static_cast<int>(d->ival));
   }
-  std::string base = t->op == Op::Arg ? fmt::format("arg{}", t->ival) : fmt::format("buf{}", t->id);
   bool fresh;
   std::string r = dedupe(param_names_, fmt::format("S{}_{}", t->id, dim),
-                         fmt::format("{}_size{}", base, dim), fresh);
+                         ids_.of_tensor(t, fmt::format("size{}", dim)), fresh);
   if (fresh) {
     Param p{Param::tensor_size, t, g_.index_dtype};
     p.dim = dim;
@@ -261,10 +270,9 @@ std::string Emitter::size_param(const Node* t, int dim) {
 
 std::string Emitter::stride_param(const Node* t, int dim) {
   if (dim == t->rank - 1 && contiguous_last(g_, t)) return "1";
-  std::string base = t->op == Op::Arg ? fmt::format("arg{}", t->ival) : fmt::format("buf{}", t->id);
   bool fresh;
   std::string r = dedupe(param_names_, fmt::format("D{}_{}", t->id, dim),
-                         fmt::format("{}_stride{}", base, dim), fresh);
+                         ids_.of_tensor(t, fmt::format("stride{}", dim)), fresh);
   if (fresh) {
     Param p{Param::tensor_stride, t, g_.index_dtype};
     p.dim = dim;
@@ -275,8 +283,7 @@ std::string Emitter::stride_param(const Node* t, int dim) {
 
 std::string Emitter::host_param(const Node* n) {
   bool fresh;
-  std::string r =
-      dedupe(param_names_, "H" + std::to_string(n->id), fmt::format("s{}", n->id), fresh);
+  std::string r = dedupe(param_names_, "H" + std::to_string(n->id), ids_.value(n, "s"), fresh);
   if (fresh) {
     if (is_float(n->dtype))
       out_.params.push_back(
@@ -289,6 +296,15 @@ std::string Emitter::host_param(const Node* n) {
 
 std::string Emitter::scalar(const Node* n) {
   if (n->op == Op::Const) return literal(n->dtype, n->fval, n->ival);
+  // A size the key fixes is a constant; another one is the tensor's size parameter (one
+  // parameter per size, in the index dtype: widened where the IR's i64 is wider).
+  if (n->op == Op::Size && n->dtype == DType::i64) {
+    if (std::optional<int64_t> v = known_int(n)) return literal(DType::i64, 0, *v);
+    if (n->args[0]->is_tensor()) {
+      std::string p = size_param(n->args[0], static_cast<int>(n->ival));
+      return idx_t_ == "long long" ? p : "(long long)" + p;
+    }
+  }
   if (ir::host_computable(n)) {
     std::string p = host_param(n);
     if (is_float(n->dtype) && n->dtype != DType::f32 && n->dtype != DType::f64)
@@ -300,10 +316,9 @@ std::string Emitter::scalar(const Node* n) {
     auto it = names_.find(n);
     if (it != names_.end()) return it->second;
     bool fresh;
-    std::string p =
-        dedupe(param_names_, "P" + std::to_string(n->id), fmt::format("ptr{}", n->id), fresh);
+    std::string p = dedupe(param_names_, "P" + std::to_string(n->id), ids_.value(n, "ptr"), fresh);
     if (fresh) out_.params.push_back({Param::device_ptr, n, n->dtype});
-    std::string nm = fmt::format("ds{}", n->id);
+    std::string nm = ids_.value(n, "ds");
     prologue_ << fmt::format("  const {} {} = ts::Mem<{}>::to_reg(*{});  {}\n", reg_type(n->dtype),
                              nm, dtype_cuda_storage(n->dtype), p, loc_comment(n));
     names_[n] = nm;
@@ -318,7 +333,7 @@ std::string Emitter::at(const Node* n, const std::string& r) {
 }
 
 std::string Emitter::declare(const Node* n, const std::string& suffix) {
-  std::string nm = fmt::format("v{}{}", n->id, suffix);
+  std::string nm = ids_.value(n) + suffix;
   names_[n] = nm;
   if (is_array(n)) return fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm);
   return fmt::format("{} {}", reg_type(n->dtype), nm);
@@ -575,7 +590,7 @@ void Emitter::emit_loop(const Node* n) {
   for (size_t i = 0; i < n->carried.size(); ++i) {
     const Node* c = n->carried[i];
     if (!live_.count(c)) continue;
-    std::string nm = fmt::format("c{}", c->id);
+    std::string nm = ids_.carried(c, n->inits[i]);
     names_[c] = nm;
     if (is_array(c)) {
       line(fmt::format("{} {}[TS_N];", reg_type(c->dtype), nm), n);
@@ -636,19 +651,23 @@ void Emitter::emit_loop(const Node* n) {
     for (size_t i = 0; i < n->carried.size(); ++i) {
       const Node* c = n->carried[i];
       if (!live_.count(c)) continue;
+      std::string next = ids_.carried(c, n->inits[i], /*next=*/true);
       if (is_array(c)) {
-        line(fmt::format("{} y{}[TS_N];", reg_type(c->dtype), c->id));
-        line(fmt::format("TS_FOR(r) y{}[r] = {};", c->id, at(y->args[i], "r")));
+        line(fmt::format("{} {}[TS_N];", reg_type(c->dtype), next));
+        line(fmt::format("TS_FOR(r) {}[r] = {};", next, at(y->args[i], "r")));
       } else {
-        line(fmt::format("const {} y{} = {};", reg_type(c->dtype), c->id, scalar(y->args[i])));
+        line(fmt::format("const {} {} = {};", reg_type(c->dtype), next, scalar(y->args[i])));
       }
     }
-    for (const Node* c : n->carried) {
+    for (size_t i = 0; i < n->carried.size(); ++i) {
+      const Node* c = n->carried[i];
       if (!live_.count(c)) continue;
+      std::string var = ids_.carried(c, n->inits[i]),
+                  next = ids_.carried(c, n->inits[i], /*next=*/true);
       if (is_array(c))
-        line(fmt::format("TS_FOR(r) c{}[r] = y{}[r];", c->id, c->id));
+        line(fmt::format("TS_FOR(r) {}[r] = {}[r];", var, next));
       else
-        line(fmt::format("c{} = y{};", c->id, c->id));
+        line(fmt::format("{} = {};", var, next));
     }
   }
   for (int i = 0; i < opened; ++i) close();
@@ -755,6 +774,12 @@ static void roots(const ir::Block& b, std::set<const Node*>& live) {
 
 // ---- the kernel ----
 
+// The begin of loop dim `ld` in expressions: 0 when it is the constant 0 (so index
+// arithmetic folds), else its variable `var`.
+static std::string begin_expr(const ir::LoopDim& ld, const std::string& var) {
+  return ld.begin->op == Op::Const && ld.begin->ival == 0 ? "0" : var;
+}
+
 // Tile indices i<d> of the running program's tile (pid, or blockIdx with xyz), and the
 // dims' DimVars. knobs.order[0] varies fastest across program ids (Helion's loop_orders);
 // with knobs.l2_grouping G > 1, consecutive program ids walk G tiles along order[0] before
@@ -800,15 +825,17 @@ void Emitter::emit_program_tiles(const passes::LoopKnobs& knobs,
   for (size_t d = 0; d < n->dims.size(); ++d) {
     DimVars dv = dim_vars(n, static_cast<int>(d));
     std::string le = fmt::format("le{}_{}", n->id, d);
-    line(fmt::format("const {} {} = ({})({} + i{} * {});", idx_t_, dv.tb, idx_t_, dv.lb, d,
-                     dv.block));
-    line(fmt::format("const {} {} = ({})min({} + i{} * {} + {}, {});", idx_t_, dv.te, idx_t_, dv.lb,
-                     d, dv.block, dv.block, le));
+    std::string first = fold::add(begin_expr(n->dims[d], dv.lb),
+                                  fold::mul(fmt::format("i{}", d), std::to_string(dv.block)));
+    line(fmt::format("const {} {} = ({}){};", idx_t_, dv.tb, idx_t_, fold::paren(first)));
+    line(fmt::format("const {} {} = ({})min({}, {});", idx_t_, dv.te, idx_t_,
+                     fold::add(first, std::to_string(dv.block)), le));
     dims[{n, static_cast<int>(d)}] = dv;
   }
 }
 
 void Emitter::run() {
+  ids_.name_carried_first(top_->body);
   roots(top_->body, live_);
   for (const Node* n : live_)
     if (n->op == Op::Store) written_.insert(n->args[0]);
@@ -826,9 +853,13 @@ void Emitter::run() {
          n);
     if (knobs.flatten) continue;
     int64_t block = passes::block_size(ld, config_);
-    std::string nt = fmt::format("nt{}", d);
-    line(fmt::format("const long long {} = {} > {} ? ({} - {} + {}) / {} : 0;  // tiles of dim {}",
-                     nt, le, lb, le, lb, block - 1, block, d));
+    std::string nt = fmt::format("nt{}", d), b = begin_expr(ld, lb);
+    std::string extent = fold::sub(le, b);
+    std::string tiles =
+        block == 1 ? extent
+                   : fmt::format("({}) / {}", fold::add(extent, std::to_string(block - 1)), block);
+    line(fmt::format("const long long {} = {} > {} ? {} : 0;  // tiles of dim {}", nt, le, b, tiles,
+                     d));
     counts.push_back(nt);
   }
   int64_t flat_elems = 1;  // flattened: elements per tile
@@ -839,7 +870,7 @@ void Emitter::run() {
                      flat_elems - 1, flat_elems));
   } else {
     std::string total = "1";
-    for (const std::string& c : counts) total += " * " + c;
+    for (const std::string& c : counts) total = fold::mul(total, c);
     line(fmt::format("const long long total = {};", total));
   }
   PidType pid = config_.pid_type.value_or(PidType::flat);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "codegen/emitter_state.hpp"
+#include "codegen/fold.hpp"
 #include "passes/default_config.hpp"
 
 namespace tessel::codegen {
@@ -18,11 +19,22 @@ struct DimAccess {
   ir::IndexKind kind;
   const ir::Sym* sym = nullptr;
   std::string idx;                  // index along the dimension (index dtype)
-  std::string valid;                // bool
   std::string lim;                  // tile/all: exclusive upper limit of idx (hoisted variable)
+  std::string extra;                // tile/all: a test of the slot's bits past the Sym's block
   std::string raw, size, in_range;  // scalar/gather: the index value, the size, their test
   std::string mask;                 // gather: validity of the index operand's tile coordinates
   const Node* operand = nullptr;    // tile: the loop
+  /// Whether the element's index is valid (bool expression of idx).
+  std::string valid() const {
+    switch (kind) {
+      case ir::IndexKind::tile:
+        return fold::land({fold::cmp(idx, ">=", "0"), fold::cmp(idx, "<", lim), extra});
+      case ir::IndexKind::all:
+        return fold::land({fold::cmp(idx, "<", lim), extra});
+      default:
+        return fold::land({in_range, mask});
+    }
+  }
 };
 
 struct AccessPlan {
@@ -58,38 +70,39 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
         a.raw = e.scalar(operand);
         a.size = size;
         a.idx = fmt::format("(({}){})", e.idx_t(), a.raw);
-        a.valid = a.in_range = fmt::format("(({}) >= 0 && ({}) < {})", a.raw, a.raw, size);
+        a.in_range = fold::land(
+            {fold::cmp(fold::paren(a.raw), ">=", "0"), fold::cmp(fold::paren(a.raw), "<", size)});
         break;
       }
       case ir::IndexKind::tile: {
         const Emitter::DimVars& dv = e.dims.at({operand, info.sym->loop_dim});
         a.lim = fmt::format("lim{}_{}", n->id, d);
         e.line(fmt::format("const {} {} = min({}, {});", e.idx_t(), a.lim, dv.te, size));
-        a.idx = fmt::format("({} + {})", dv.tb, e.coord(info.sym, r));
-        a.valid = fmt::format("({} >= 0 && {} < {})", a.idx, a.idx, a.lim);
+        a.idx = fold::add(dv.tb, e.coord(info.sym, r));
         int64_t sb = passes::sym_block(info.sym, e.config_);
         if (sb < e.L_.slot_block[e.slot(info.sym)])
-          a.valid += fmt::format(" && ({} < {})", e.slot_coord(info.sym, r), sb);
+          a.extra = fold::cmp(e.slot_coord(info.sym, r), "<", std::to_string(sb));
         break;
       }
       case ir::IndexKind::all: {
         a.lim = size;
         a.idx = e.coord(info.sym, r);
-        a.valid = fmt::format("({} < {})", a.idx, size);
         int64_t sb = passes::sym_block(info.sym, e.config_);
         if (sb < e.L_.slot_block[e.slot(info.sym)])
-          a.valid += fmt::format(" && ({} < {})", a.idx, sb);
+          a.extra = fold::cmp(a.idx, "<", std::to_string(sb));
         break;
       }
       case ir::IndexKind::gather: {
         a.raw = e.at(operand, r);  // tested in its own dtype, as a scalar index
         a.size = size;
         a.idx = fmt::format("(({}){})", e.idx_t(), a.raw);
-        a.valid = a.in_range = fmt::format("(({}) >= 0 && ({}) < {})", a.raw, a.raw, size);
+        a.in_range = fold::land(
+            {fold::cmp(fold::paren(a.raw), ">=", "0"), fold::cmp(fold::paren(a.raw), "<", size)});
         // An index computed from tiles is masked where those tiles are (Helion's rule).
+        std::vector<std::string> masks;
         for (const ir::Sym* s : operand->shape)
-          if (s) a.mask += " && " + e.sym_valid(s, r);
-        a.valid += a.mask;
+          if (s) masks.push_back(e.sym_valid(s, r));
+        a.mask = masks.empty() ? "" : fold::land(masks);
         break;
       }
       case ir::IndexKind::newaxis:
@@ -146,21 +159,24 @@ static void emit_bounds_checks(Emitter& e, const Node* n, const AccessPlan& p,
     return fmt::format("ts::report_oob({}, {}, {}, (long long)({}), (long long)({}))",
                        e.check_record_param(), n->id + 1, d, a.raw, a.size);
   };
-  std::string others = e.active(r), checks;
+  std::vector<std::string> others = {e.active(r)};
+  std::string checks;
   for (size_t d = 0; d < p.dims.size(); ++d) {
     const DimAccess& a = p.dims[d];
     if (a.kind == ir::IndexKind::scalar)
-      e.line(fmt::format("if (!{}) {};", a.in_range, report(d)), n);
+      e.line(fmt::format("if (!({})) {};", a.in_range, report(d)), n);
     if (a.kind == ir::IndexKind::gather) {
-      others += a.mask;
+      others.push_back(a.mask);
       checks +=
-          fmt::format("{}if (!{}) {};", checks.empty() ? "" : " else ", a.in_range, report(d));
+          fmt::format("{}if (!({})) {};", checks.empty() ? "" : " else ", a.in_range, report(d));
     } else {
-      others += " && " + a.valid;
+      others.push_back(a.valid());
     }
   }
   if (checks.empty()) return;
-  e.line(fmt::format("{}if ({}) {{ {} }}", r == "r" ? "TS_FOR(r) " : "", others, checks), n);
+  e.line(
+      fmt::format("{}if ({}) {{ {} }}", r == "r" ? "TS_FOR(r) " : "", fold::land(others), checks),
+      n);
 }
 
 // The template arguments of ld_vec / st_vec for plan p.
@@ -170,23 +186,55 @@ static std::string vec_args(const std::string& mem, const AccessPlan& p) {
 }
 
 static std::string offset_expr(Emitter& e, const Node* t, const AccessPlan& p) {
-  std::string off;
-  for (size_t d = 0; d < p.dims.size(); ++d) {
-    std::string s = e.stride_param(t, static_cast<int>(d));
-    std::string term = s == "1" ? p.dims[d].idx : fmt::format("{} * {}", p.dims[d].idx, s);
-    off += (off.empty() ? "" : " + ") + term;
-  }
-  return off.empty() ? "0" : off;
+  std::string off = "0";
+  for (size_t d = 0; d < p.dims.size(); ++d)
+    off = fold::add(off, fold::mul(p.dims[d].idx, e.stride_param(t, static_cast<int>(d))));
+  return off;
 }
 
 static std::string valid_expr(Emitter& e, const AccessPlan& p, const std::string& r,
                               bool skip_last) {
-  std::string v = e.active(r);
+  std::vector<std::string> terms = {e.active(r)};
   for (size_t d = 0; d < p.dims.size(); ++d) {
     if (skip_last && d + 1 == p.dims.size()) continue;
-    v += " && " + p.dims[d].valid;
+    terms.push_back(p.dims[d].valid());
   }
-  return v;
+  return fold::land(terms);
+}
+
+// Inside the scope of one element or vector (a TS_FOR body, a vector's loop), one index
+// expression per line: declares idx<d> for each tile/all index that is not a name, and the
+// element's offset `off` (index dtype) when it is an expression; rewrites p to use them.
+// Returns the offset.
+static std::string emit_index_locals(Emitter& e, const Node* t, AccessPlan& p) {
+  for (size_t d = 0; d < p.dims.size(); ++d) {
+    DimAccess& a = p.dims[d];
+    if ((a.kind != ir::IndexKind::tile && a.kind != ir::IndexKind::all) || fold::is_name(a.idx))
+      continue;
+    std::string local = fmt::format("idx{}", d);
+    e.line(fmt::format("const {} {} = {};", e.idx_t(), local, fold::unparen(a.idx)));
+    a.idx = local;
+  }
+  std::string off = offset_expr(e, t, p);
+  if (fold::atomic(off)) return off;
+  e.line(fmt::format("const {} off = {};", e.idx_t(), off));
+  return "off";
+}
+
+// The number of valid elements of the vector at the innermost index `last`: a count of
+// TS_V when `valid` holds (declared as the local `ok` when it is a test), else 0.
+static std::string vector_count(Emitter& e, const std::string& valid, const DimAccess& last) {
+  auto as_int = [&](const std::string& x) {
+    return e.idx_t() == "int" ? x : "(int)" + fold::paren(x);
+  };
+  std::string count = fmt::format("ts::nvalid<TS_V>({}, {})", as_int(last.idx), as_int(last.lim));
+  if (fold::is_true(valid)) return count;
+  std::string ok = valid;
+  if (!fold::is_name(valid)) {
+    e.line(fmt::format("const bool ok = {};", valid));
+    ok = "ok";
+  }
+  return fmt::format("{} ? {} : 0", ok, count);
 }
 
 // Load n's L2 eviction priority (Config::load_eviction_policies) as a ts::Evict, or ""
@@ -211,17 +259,15 @@ static std::string ld_call(const Emitter& e, const Node* n) {
 }
 
 // The vector loads of plan p (p.vector) into raw.
-static void emit_ld_vec(Emitter& e, const Node* n, const AccessPlan& p, const std::string& raw) {
+static void emit_ld_vec(Emitter& e, const Node* n, AccessPlan p, const std::string& raw) {
   const Node* t = n->args[0];
   e.open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
   e.line("const int r = g * TS_V;");
-  const DimAccess& last = p.dims.back();
+  std::string off = emit_index_locals(e, t, p);
   std::string policy = evict_arg(e, n);
-  e.line(
-      fmt::format("ts::ld_vec<{}{}>({} + {}, ({}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, &{}[r]);",
-                  vec_args(dtype_cuda_storage(t->dtype), p), policy.empty() ? "" : ", " + policy,
-                  p.base, offset_expr(e, t, p), valid_expr(e, p, "r", true), e.idx_t(), last.idx,
-                  e.idx_t(), last.lim, raw));
+  std::string count = vector_count(e, valid_expr(e, p, "r", true), p.dims.back());
+  e.line(fmt::format("ts::ld_vec<{}{}>({}, {}, &{}[r]);", vec_args(dtype_cuda_storage(t->dtype), p),
+                     policy.empty() ? "" : ", " + policy, fold::add(p.base, off), count, raw));
   e.close();
 }
 
@@ -243,16 +289,15 @@ void Emitter::emit_load(const Node* n) {
   if (prefetched_.count(n)) return;  // loaded one iteration early (emit_pipeline.cpp)
   const Node* t = n->args[0];
   std::string mem = dtype_cuda_storage(t->dtype);
-  std::string nm = fmt::format("v{}", n->id);
+  std::string nm = ids_.value(n);
   names_[n] = nm;
   if (!is_array(n)) {
     AccessPlan p = plan_access(*this, n, 1, "0");
     emit_bounds_checks(*this, n, p, "0");
-    std::string valid;
-    for (const DimAccess& a : p.dims) valid += (valid.empty() ? "" : " && ") + a.valid;
-    if (valid.empty()) valid = "true";
-    line(fmt::format("const {} {} = {}({} + {}, {});", reg_type(n->dtype), nm, ld_call(*this, n),
-                     p.base, offset_expr(*this, t, p), valid),
+    std::vector<std::string> valid;
+    for (const DimAccess& a : p.dims) valid.push_back(a.valid());
+    line(fmt::format("const {} {} = {}({}, {});", reg_type(n->dtype), nm, ld_call(*this, n),
+                     fold::add(p.base, offset_expr(*this, t, p)), fold::land(valid)),
          n);
     return;
   }
@@ -263,8 +308,9 @@ void Emitter::emit_load(const Node* n) {
     // its own mask test).
     AccessPlan p = plan_access(*this, n, 1, "0");
     emit_bounds_checks(*this, n, p, "0");
-    line(fmt::format("const {} {}_0 = {}({} + {}, {});", reg_type(n->dtype), nm, ld_call(*this, n),
-                     p.base, offset_expr(*this, t, p), valid_expr(*this, p, "0", false)));
+    line(fmt::format("const {} {}_0 = {}({}, {});", reg_type(n->dtype), nm, ld_call(*this, n),
+                     fold::add(p.base, offset_expr(*this, t, p)),
+                     valid_expr(*this, p, "0", false)));
     line(fmt::format("TS_FOR(r) {}[r] = {}_0;", nm, nm));
     return;
   }
@@ -278,8 +324,11 @@ void Emitter::emit_load(const Node* n) {
     emit_ld_vec(*this, n, p, raw);
     line(fmt::format("ts::to_regs<{}, TS_N>({}, {});", mem, raw, nm));
   } else {
-    line(fmt::format("TS_FOR(r) {}[r] = {}({} + {}, {});", nm, ld_call(*this, n), p.base,
-                     offset_expr(*this, t, p), valid_expr(*this, p, "r", false)));
+    open_unrolled("TS_FOR(r)");
+    std::string off = emit_index_locals(*this, t, p);
+    line(fmt::format("{}[r] = {}({}, {});", nm, ld_call(*this, n), fold::add(p.base, off),
+                     valid_expr(*this, p, "r", false)));
+    close();
   }
 }
 
@@ -301,11 +350,15 @@ void Emitter::emit_store(const Node* n) {
       for (const ir::Sym* s : operand->shape)
         if (s) covered.insert(slot(s));
   }
-  std::string dedupe;
+  std::vector<std::string> dedupe;
   for (size_t k = 0; k < L_.slot_block.size(); ++k)
     if (!covered.count(static_cast<int>(k)) && L_.slot_block[k] > 1)
-      dedupe +=
-          fmt::format(" && ((TS_FLAT(r) >> {}) & {}) == 0", L_.slot_shift[k], L_.slot_block[k] - 1);
+      dedupe.push_back(fold::bits("TS_FLAT(r)", L_.slot_shift[k], L_.slot_block[k] - 1) + " == 0");
+  auto with_dedupe = [&](const std::string& valid) {
+    std::vector<std::string> terms = {valid};
+    terms.insert(terms.end(), dedupe.begin(), dedupe.end());
+    return fold::land(terms);
+  };
   bool array_target = false, uniform = (!is_array(v) || same_in_every_register(v)) &&
                                        gathers_same_in_every_register(n, 2);
   for (const DimAccess& a : p.dims) {
@@ -314,10 +367,10 @@ void Emitter::emit_store(const Node* n) {
   }
   if (!array_target) {
     // One element: written once, by register 0 of thread 0.
-    std::string valid = "tid == 0";
-    for (const DimAccess& a : p.dims) valid += " && " + a.valid;
-    line(fmt::format("ts::st({} + {}, {}, {});", p.base, offset_expr(*this, t, p), valid,
-                     at(v, "0")),
+    std::vector<std::string> valid = {"tid == 0"};
+    for (const DimAccess& a : p.dims) valid.push_back(a.valid());
+    line(fmt::format("ts::st({}, {}, {});", fold::add(p.base, offset_expr(*this, t, p)),
+                     fold::land(valid), at(v, "0")),
          n);
     return;
   }
@@ -333,23 +386,22 @@ void Emitter::emit_store(const Node* n) {
           fmt::format("_Pragma(\"unroll\") for (int i = 0; i < TS_V; ++i) bc[i] = {};", scalar(v)));
       src = "bc";
     }
-    const DimAccess& last = p.dims.back();
-    line(fmt::format("ts::st_vec<{}>({} + {}, ({}{}) ? ts::nvalid<TS_V>(({}){}, ({}){}) : 0, {});",
-                     vec_args(mem, p), p.base, offset_expr(*this, t, p),
-                     valid_expr(*this, p, "r", true), dedupe, idx_t_, last.idx, idx_t_, last.lim,
+    std::string off = emit_index_locals(*this, t, p);
+    std::string count =
+        vector_count(*this, with_dedupe(valid_expr(*this, p, "r", true)), p.dims.back());
+    line(fmt::format("ts::st_vec<{}>({}, {}, {});", vec_args(mem, p), fold::add(p.base, off), count,
                      src));
     close();
-  } else if (uniform) {
-    // One value and one element in every register: register 0 stores (of the thread
-    // whose elements' bits outside the stored slots are 0, as the dedupe test says).
-    line(
-        fmt::format("{{ const int r = 0; ts::st({} + {}, {}{}, {}); }}", p.base,
-                    offset_expr(*this, t, p), valid_expr(*this, p, "r", false), dedupe, at(v, "r")),
-        n);
   } else {
-    line(fmt::format("TS_FOR(r) ts::st({} + {}, {}{}, {});", p.base, offset_expr(*this, t, p),
-                     valid_expr(*this, p, "r", false), dedupe, at(v, "r")),
+    // uniform: one value and one element in every register: register 0 stores (of the
+    // thread whose elements' bits outside the stored slots are 0, as the dedupe test says).
+    open_unrolled(uniform ? "" : "TS_FOR(r)");
+    if (uniform) line("const int r = 0;");
+    std::string off = emit_index_locals(*this, t, p);
+    line(fmt::format("ts::st({}, {}, {});", fold::add(p.base, off),
+                     with_dedupe(valid_expr(*this, p, "r", false)), at(v, "r")),
          n);
+    close();
   }
 }
 

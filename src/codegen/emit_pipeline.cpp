@@ -92,7 +92,7 @@ void Emitter::load_into_buffers(const std::vector<const Node*>& loads, int k, in
 
 void Emitter::take_prefetched(const std::vector<const Node*>& loads, int count) {
   for (const Node* n : loads) {
-    std::string nm = fmt::format("v{}", n->id);
+    std::string nm = ids_.value(n);
     names_[n] = nm;
     line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
     line(fmt::format("ts::to_regs<{}, TS_N>({}, {});", dtype_cuda_storage(n->args[0]->dtype),

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "codegen/emitter_state.hpp"
+#include "codegen/fold.hpp"
 #include "passes/default_config.hpp"
 
 namespace tessel::codegen {
@@ -47,8 +48,8 @@ void Emitter::emit_reduce(const Node* n) {
   std::string acc = fmt::format("a{}", n->id), ai = fmt::format("ai{}", n->id);
   if (!s) {  // a size-1 dimension: nothing to combine
     if (arg) {
-      line(fmt::format("const long long v{} = 0;", n->id), n);
-      names_[n] = fmt::format("v{}", n->id);
+      names_[n] = ids_.value(n);
+      line(fmt::format("const long long {} = 0;", names_[n]), n);
       if (is_array(n)) unsupported(n, "argmax over a size-1 dimension of a tile");
     } else {
       names_[n] = is_array(n) ? names_.at(x) : scalar(x);
@@ -76,8 +77,9 @@ void Emitter::emit_reduce(const Node* n) {
 
   line(fmt::format("{} {}[TS_N];  // {} over {}", rt, acc, ir::reduce_name(fn), ir::sym_name(s)),
        n);
-  std::string valid = active("r") + " && " + sym_valid(s, "r");
-  line(fmt::format("TS_FOR(r) {}[r] = ({}) ? {} : {};", acc, valid, at(x, "r"),
+  std::string valid = fold::land({active("r"), sym_valid(s, "r")});
+  line(fmt::format("TS_FOR(r) {}[r] = {} ? {} : {};", acc,
+                   fold::atomic(valid) ? valid : "(" + valid + ")", at(x, "r"),
                    identity(fn, acc_t)));
   if (arg) {
     line(fmt::format("long long {}[TS_N];", ai));
@@ -163,7 +165,8 @@ void Emitter::emit_reduce(const Node* n) {
                             ? fmt::format("(r >> {})", __builtin_popcount(reg_mask))
                             : fmt::format("ts::squeeze_bits(r, {}u)", reg_mask);
     std::string sm = fmt::format("sm{}", n->id), smi = fmt::format("smi{}", n->id);
-    line(fmt::format("{}* {} = reinterpret_cast<{}*>(ts_smem + {});", rt, sm, rt, offset));
+    line(fmt::format("{}* {} = reinterpret_cast<{}*>({});", rt, sm, rt,
+                     fold::add("ts_smem", std::to_string(offset))));
     if (arg)
       line(fmt::format("long long* {} = reinterpret_cast<long long*>(ts_smem + {});", smi,
                        offset + values_bytes));
@@ -182,7 +185,8 @@ void Emitter::emit_reduce(const Node* n) {
     if (per_warp) {
       int count = (warp_mask >> low) + 1;
       open_unrolled(distinct);
-      line(fmt::format("const int src = {} | ((tid & {}) << {});", base, count - 1, low));
+      line(fmt::format("const int src = {};",
+                       fold::bit_or(base, fold::shl(fmt::format("(tid & {})", count - 1), low))));
       line(fmt::format("{} v = {}[{} * {} + src];", rt, sm, dense, nw));
       if (arg) {
         line(fmt::format("long long vi = {}[{} * {} + src];", smi, dense, nw));
@@ -201,7 +205,8 @@ void Emitter::emit_reduce(const Node* n) {
         // The group's warps are base | (j << low), j < 2^bits.
         int count = (warp_mask >> low) + 1;
         open_unrolled(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; ++j)", count));
-        line(fmt::format("const int src = (({} | (j << {})) << 5) | (tid & 31);", base, low));
+        line(fmt::format("const int src = {} | (tid & 31);",
+                         fold::shl(fold::bit_or(base, fold::shl("j", low)), 5)));
       } else {
         open_unrolled(fmt::format("for (int w = 0; w < {}; ++w)", nw));
         line(fmt::format("if ((w & ~{}u) != ((tid >> 5) & ~{}u)) continue;", warp_mask, warp_mask));
@@ -225,7 +230,7 @@ void Emitter::emit_reduce(const Node* n) {
   }
   std::string res = arg ? ai : acc;
   DType res_t = arg ? DType::i64 : acc_t;
-  std::string nm = fmt::format("v{}", n->id);
+  std::string nm = ids_.value(n);
   names_[n] = nm;
   std::string cast = res_t == n->dtype ? "" : "(" + reg_type(n->dtype) + ")";
   if (is_array(n))

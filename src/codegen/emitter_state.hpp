@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/cuda_kernel.hpp"
+#include "codegen/names.hpp"
 #include "passes/layout.hpp"
 #include "passes/loop_knobs.hpp"
 
@@ -185,7 +186,8 @@ class Emitter {
   int indent_ = 1;
   std::string idx_t_;
   std::set<const ir::Node*> live_;
-  std::map<const ir::Node*, std::string> names_;
+  std::map<const ir::Node*, std::string> names_;  // node -> its expression in the code
+  Names ids_;  // identifiers: the user's names where known (codegen/names.hpp)
   std::map<std::string, std::string> param_names_;  // dedupe key -> name
   std::set<const ir::Node*> written_;               // tensors stored to
   std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next

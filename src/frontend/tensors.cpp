@@ -56,6 +56,11 @@ Node* Tensor::node_at(SourceLoc loc) const {
   return node_;
 }
 
+Tensor Tensor::named(const std::string& name) const {
+  if (Node* n = node()) n->name = name;  // read by codegen (codegen/names.hpp) and the printer
+  return *this;
+}
+
 Value Tensor::size(int d, Loc l) const {
   SourceLoc loc = SourceLoc::from(l);
   TraceContext& ctx = TraceContext::current();
@@ -131,7 +136,6 @@ static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double
   a->rank = static_cast<int>(dims.size());
   a->ival = fill;
   a->fval = value;
-  a->name = fmt::format("allocated at line {}", loc.line);
   // Like a tensor argument (or an allocation like one): its stride order, as torch's
   // preserve_format; the layout of this trace's argument is the specialization's.
   if (like) a->like = like->node()->op == Op::Arg ? like->node() : like->node()->like;

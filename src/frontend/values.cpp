@@ -81,6 +81,11 @@ Node* Value::node_at(SourceLoc loc) const {
   return ctx->resolve(this, node_, depth_);
 }
 
+Value& Value::named(const std::string& name) {
+  if (Node* n = node()) n->name = name;  // read by codegen (codegen/names.hpp) and the printer
+  return *this;
+}
+
 Value& Value::assign(Node* n) {
   TraceContext* ctx = TraceContext::current_or_null();
   if (ctx && node_ && trace_ == ctx->id()) ctx->resolve(this, node_, depth_);

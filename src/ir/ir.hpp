@@ -215,7 +215,10 @@ struct Node {
                                // (Config::load_eviction_policies); copies keep it
   int id = 0;
   SourceLoc loc;
-  std::string name;  // user name when known (argument names)
+  /// The user's name when known (ts::kernel parameter names, else "arg<i>" for a tensor
+  /// argument; Tensor::named, Value::named), used by errors, the printer and generated
+  /// code (codegen/names.hpp); ShapeCheck: its description.
+  std::string name;
 
   bool is_scalar() const { return shape.empty() || all_ones(); }
   bool all_ones() const {
@@ -308,8 +311,10 @@ inline SourceLoc first_loop_loc(const Graph& g) {
   return {};
 }
 
-/// Text form of the graph (for debugging, TESSEL_PRINT_IR=1, and IR tests).
-std::string print(const Graph& g);
+/// Text form of the graph (for debugging, TESSEL_PRINT_IR=1, TESSEL_DUMP_DIR, and IR
+/// tests). `names`: the user's names of nodes (Node::name) as `// name` after their
+/// line; content hashes print without them, so a renamed tensor keeps its tuned config.
+std::string print(const Graph& g, bool names = true);
 std::string sym_name(const Sym* s);
 /// How errors name a tensor: "tensor argument 1" (the kernel's parameters, from 0), "the
 /// tensor allocated at line 12", ...

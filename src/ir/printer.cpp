@@ -21,8 +21,14 @@ std::string shape_str(const Shape& s) {
 }
 
 std::string describe_tensor(const Node* t) {
-  if (t->op == Op::Arg) return fmt::format("tensor argument {}", t->ival);
-  if (t->op == Op::Alloc) return "the tensor " + t->name;
+  if (t->op == Op::Arg)
+    return t->name.empty() || t->name == fmt::format("arg{}", t->ival)
+               ? fmt::format("tensor argument {}", t->ival)
+               : fmt::format("tensor argument {} ('{}')", t->ival, t->name);
+  if (t->op == Op::Alloc)
+    return t->name.empty()
+               ? fmt::format("the tensor allocated at line {}", t->loc.line)
+               : fmt::format("the tensor '{}' allocated at line {}", t->name, t->loc.line);
   return t->name.empty() ? "the tensor" : "tensor '" + t->name + "'";
 }
 
@@ -66,7 +72,7 @@ static std::string type_str(const Node* n) {
   return dtype_name(n->dtype) + (n->shape.empty() ? "" : shape_str(n->shape));
 }
 
-static void print_block(const Block& b, int indent, std::string& out) {
+static void print_block(const Block& b, int indent, bool names, std::string& out) {
   std::string pad(indent * 2, ' ');
   for (const Node* n : b) {
     std::string line = pad;
@@ -129,17 +135,20 @@ static void print_block(const Block& b, int indent, std::string& out) {
     }
     std::string t = type_str(n);
     if (!t.empty()) line += " : " + t;
+    if (names && !n->name.empty() && n->op != Op::ShapeCheck &&
+        !(n->op == Op::Arg && n->name == fmt::format("arg{}", n->ival)))
+      line += "  // " + n->name;
     out += line + "\n";
     if (n->op == Op::Loop) {
-      print_block(n->body, indent + 1, out);
+      print_block(n->body, indent + 1, names, out);
       out += pad + "}\n";
     }
   }
 }
 
-std::string print(const Graph& g) {
+std::string print(const Graph& g, bool names) {
   std::string out = "kernel " + g.kernel_name + "\n";
-  print_block(g.host, 1, out);
+  print_block(g.host, 1, names, out);
   return out;
 }
 

@@ -171,10 +171,11 @@ struct CompileOptions {
 
 /// Compiles CUDA C++ `source` to a cubin with NVRTC (options: --gpu-architecture=sm_XX,
 /// -default-device, -std=c++17 unless `extra` has a -std, -I for cuda_include_dirs(),
-/// then `extra`). Needs no GPU. Callable from several threads. On failure throws
+/// then `extra`). Needs no GPU. Callable from several threads. With `ptx`, also returns
+/// the PTX NVRTC generated on the way (nvrtcGetPTX; TESSEL_DUMP_DIR). On failure throws
 /// CompileError holding the NVRTC log; RuntimeError when NVRTC is missing.
 std::string compile_cuda(const std::string& source, const std::string& program_name,
-                         const CompileOptions& options);
+                         const CompileOptions& options, std::string* ptx = nullptr);
 
 /// Loads `cubin` in the current context of `device` (current_context_id: the primary
 /// context, or the green context of an active ContextScope), cached by content hash, so a

@@ -13,8 +13,11 @@
 
 namespace tessel::rt {
 
-GpuProgram::GpuProgram(const ir::Graph& g, const Config& config, const Settings& settings)
-    : graph_(g), config_(config), settings_(settings) {}
+GpuProgram::GpuProgram(const ir::Graph& g, const Config& config, const Settings& settings,
+                       const std::string& spec_key)
+    : graph_(g), config_(config), settings_(settings), dump_(g.kernel_name, spec_key, config) {
+  dump_.ir(g);
+}
 
 const codegen::CudaKernel& GpuProgram::kernel(const ir::Node* loop) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -22,6 +25,7 @@ const codegen::CudaKernel& GpuProgram::kernel(const ir::Node* loop) {
   if (!slot) {
     slot = std::make_unique<Compiled>();
     slot->kernel = codegen::generate_cuda(graph_, loop, config_, graph_.index_dtype);
+    dump_.cuda(slot->kernel);
   }
   return slot->kernel;
 }
@@ -85,8 +89,14 @@ std::pair<GpuProgram::Compiled*, Function> GpuProgram::compiled(const ir::Node* 
     opts.arch = arch;
     opts.headers = embedded_headers();
     try {
-      // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
-      c.cubin = autotune::compile_cached(c.kernel.source, c.kernel.name + ".cu", opts);
+      if (dump_dir().empty()) {
+        // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
+        c.cubin = autotune::compile_cached(c.kernel.source, c.kernel.name + ".cu", opts);
+      } else {  // TESSEL_DUMP_DIR: compiled here, for the PTX on the way
+        std::string ptx;
+        c.cubin = compile_cuda(c.kernel.source, c.kernel.name + ".cu", opts, &ptx);
+        dump_.binary(c.kernel, arch, ptx, c.cubin);
+      }
     } catch (const CompileError& e) {
       report_compile_error(graph_.kernel_name, e, c.kernel.source);
     }

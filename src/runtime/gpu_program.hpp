@@ -9,6 +9,7 @@
 
 #include "codegen/cuda_kernel.hpp"
 #include "ir/ir.hpp"
+#include "runtime/code_dump.hpp"
 #include "runtime/cuda_api.hpp"
 #include "runtime/host_env.hpp"
 #include "tessel/config.hpp"
@@ -46,12 +47,14 @@ std::string compile_error_message(const std::string& kernel, const CompileError&
                                   const std::string& source);
 
 /// Settings::print_output_code or TESSEL_PRINT_CODE=1 (not "0"): generated CUDA is
-/// printed to stderr when it is compiled.
+/// printed to stderr when it is compiled (on the interpreter: show_interpreted_code).
 bool print_code_requested(const Settings& s);
 
 class GpuProgram {
  public:
-  GpuProgram(const ir::Graph& g, const Config& config, const Settings& settings);
+  /// `spec_key`: the specialization's key, naming TESSEL_DUMP_DIR's files (code_dump.hpp).
+  GpuProgram(const ir::Graph& g, const Config& config, const Settings& settings,
+             const std::string& spec_key = "");
   /// Launches top-level loop `loop` for the call in `env` (asynchronous, on env.stream).
   /// Compiles on the first launch. Errors: UserError with the generated line when NVRTC
   /// rejects the code; RuntimeError when the driver fails.
@@ -87,6 +90,7 @@ class GpuProgram {
   const ir::Graph& graph_;
   Config config_;
   Settings settings_;
+  CodeDump dump_;
   std::mutex mu_;
   std::map<const ir::Node*, std::unique_ptr<Compiled>> loops_;
 };

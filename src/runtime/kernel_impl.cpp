@@ -25,6 +25,7 @@
 #include "passes/race_check.hpp"
 #include "passes/roll_reductions.hpp"
 #include "runtime/alias_groups.hpp"
+#include "runtime/code_dump.hpp"
 #include "runtime/cuda_api.hpp"
 #include "runtime/gpu_program.hpp"
 #include "runtime/host_program.hpp"
@@ -89,8 +90,14 @@ struct Specialization {
   std::string guard_values;
   const ir::Graph& program() const { return lowered ? *lowered : graph; }
   std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call
+  bool code_shown = false;              // interpreter: show_interpreted_code has run
   std::vector<int> written_args;        // positions of the tensor arguments the kernel stores to
 };
+
+/// The key of specialization `s` found under argument key `k`: k, and its guard values.
+static std::string full_key(const Specialization& s, const std::string& k) {
+  return k + (s.guards.empty() ? "" : "#" + s.guard_values);
+}
 
 /// Positions of the tensor arguments stored to anywhere in `b` (nested loops included).
 static void collect_written_args(const ir::Block& b, std::vector<int>& out) {
@@ -104,9 +111,11 @@ static void collect_written_args(const ir::Block& b, std::vector<int>& out) {
 
 class KernelImpl {
  public:
-  KernelImpl(std::string name, std::vector<ParamKind> params, std::vector<IntRange> int_ranges,
-             TraceFn fn, Settings settings, SourceLoc defined_at, bool has_captures)
+  KernelImpl(std::string name, std::vector<std::string> param_names, std::vector<ParamKind> params,
+             std::vector<IntRange> int_ranges, TraceFn fn, Settings settings, SourceLoc defined_at,
+             bool has_captures)
       : name_(std::move(name)),
+        param_names_(std::move(param_names)),
         params_(std::move(params)),
         int_ranges_(std::move(int_ranges)),
         trace_fn_(std::move(fn)),
@@ -116,6 +125,10 @@ class KernelImpl {
     if (name_.empty())
       fail("a kernel needs a name",
            "pass a name as ts::kernel's first argument; errors and generated code use it");
+    if (!param_names_.empty() && param_names_.size() != params_.size())
+      fail(fmt::format("{} parameter names are given for a lambda of {} parameters",
+                       param_names_.size(), params_.size()),
+           "give one name per parameter, in order (\"\" leaves one unnamed), or no list");
     if (settings_.index_dtype && *settings_.index_dtype != DType::i32 &&
         *settings_.index_dtype != DType::i64)
       fail(fmt::format("Settings::index_dtype = {} is not an index dtype",
@@ -184,6 +197,7 @@ class KernelImpl {
   }
 
   std::string name_;
+  std::vector<std::string> param_names_;  // empty, or one per parameter ("": unnamed)
   std::vector<ParamKind> params_;
   std::vector<IntRange> int_ranges_;  // per parameter: a C++ integer parameter's values
   TraceFn trace_fn_;
@@ -530,7 +544,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args,
       n->arg_kind = ir::ArgKind::tensor;
       n->dtype = b->dtype();
       n->rank = b->dim();
-      n->name = fmt::format("arg{}", i);
+      n->name = fmt::format("arg{}", i);  // unless the user named it (below)
       graph.arg_facts.resize(args.size());
       graph.arg_facts[i] = arg_facts(*b, settings.static_shapes.value_or(false));
       if (!groups.empty()) graph.arg_facts[i].alias_group = groups[i];
@@ -543,6 +557,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args,
       targs[i].fvalue = std::get<double>(args[i]);
       n->dtype = DType::f32;
     }
+    if (i < param_names_.size() && !param_names_[i].empty()) n->name = param_names_[i];
     targs[i].specialized =
         params_[i] == ParamKind::specialized || params_[i] == ParamKind::specialized_int;
     graph.host.push_back(n);
@@ -571,7 +586,7 @@ autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vecto
                                              const autotune::TuneOptions& options, bool apply) {
   rt::TunableSpecialization t{name_,
                               settings_,
-                              key + (s.guards.empty() ? "" : "#" + s.guard_values),
+                              full_key(s, key),
                               &s.graph,
                               s.config.tunables.value_or(std::map<std::string, int64_t>{}),
                               [&](ir::Graph& g, const Settings& st) {
@@ -602,7 +617,8 @@ autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args,
   std::lock_guard<std::mutex> lock(spec->mu);
   autotune::TuneResult r = tune_locked(*spec, args, k, options, apply);
   if (apply && on_gpu)
-    spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_);
+    spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_,
+                                                 full_key(*spec, k));
   return r;
 }
 
@@ -693,7 +709,13 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
         options.effort = *settings_.autotune_effort;
         tune_locked(*spec, args, k, options, /*apply=*/true);
       }
-      spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_);
+      spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_,
+                                                   full_key(*spec, k));
+    }
+    if (!on_gpu && !spec->code_shown) {  // TESSEL_PRINT_CODE, TESSEL_DUMP_DIR: once
+      spec->code_shown = true;
+      rt::show_interpreted_code(spec->program(), spec->config, settings_, full_key(*spec, k),
+                                wants_tuning());
     }
   }
   rt::HostEnv env;
@@ -732,12 +754,14 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
   return rt::run_host_program(spec->program(), spec->config, env, spec->gpu.get());
 }
 
-std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<ParamKind> params,
+std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<std::string> param_names,
+                                        std::vector<ParamKind> params,
                                         std::vector<IntRange> int_ranges, TraceFn fn,
                                         Settings settings, SourceLoc defined_at,
                                         bool has_captures) {
-  return std::make_shared<KernelImpl>(std::move(name), std::move(params), std::move(int_ranges),
-                                      std::move(fn), std::move(settings), defined_at, has_captures);
+  return std::make_shared<KernelImpl>(std::move(name), std::move(param_names), std::move(params),
+                                      std::move(int_ranges), std::move(fn), std::move(settings),
+                                      defined_at, has_captures);
 }
 
 std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream,

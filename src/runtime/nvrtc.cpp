@@ -26,7 +26,9 @@ namespace fs = std::filesystem;
   X(nvrtcGetProgramLogSize) \
   X(nvrtcGetProgramLog) \
   X(nvrtcGetCUBINSize) \
-  X(nvrtcGetCUBIN)
+  X(nvrtcGetCUBIN) \
+  X(nvrtcGetPTXSize) \
+  X(nvrtcGetPTX)
 // clang-format on
 
 struct Nvrtc {
@@ -135,7 +137,7 @@ std::vector<std::string> cuda_include_dirs() {
 }
 
 std::string compile_cuda(const std::string& source, const std::string& program_name,
-                         const CompileOptions& options) {
+                         const CompileOptions& options, std::string* ptx) {
   Nvrtc& n = nvrtc_ready();
   std::vector<std::string> opts = {"--gpu-architecture=sm_" + std::to_string(options.arch),
                                    "-default-device"};
@@ -186,6 +188,18 @@ std::string compile_cuda(const std::string& source, const std::string& program_n
   if (r != NVRTC_SUCCESS)
     throw RuntimeError("nvrtcGetCUBIN failed for '" + program_name +
                        "': " + n.p_nvrtcGetErrorString(r));
+  if (ptx) {
+    size_t ptx_size = 0;
+    r = n.p_nvrtcGetPTXSize(prog, &ptx_size);
+    if (r == NVRTC_SUCCESS) {
+      ptx->assign(ptx_size, '\0');
+      r = n.p_nvrtcGetPTX(prog, ptx->data());
+    }
+    if (r != NVRTC_SUCCESS)
+      throw RuntimeError("nvrtcGetPTX failed for '" + program_name +
+                         "': " + n.p_nvrtcGetErrorString(r));
+    while (!ptx->empty() && ptx->back() == '\0') ptx->pop_back();
+  }
   return cubin;
 }
 

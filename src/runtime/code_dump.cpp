@@ -1,0 +1,130 @@
+#include "runtime/code_dump.hpp"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "codegen/embedded.hpp"
+#include "runtime/cuda_api.hpp"
+#include "runtime/gpu_program.hpp"
+
+namespace tessel::rt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string hex8(const std::string& s) {
+  return fmt::format("{:016x}", XXH3_64bits(s.data(), s.size())).substr(0, 8);
+}
+
+// Writes `text` to `path` through a temporary file and a rename (a reader never sees half
+// a file). Errors: RuntimeError naming the path.
+void write_file(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out) throw RuntimeError("TESSEL_DUMP_DIR: cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path, ec);
+  if (ec)
+    throw RuntimeError("TESSEL_DUMP_DIR: cannot write " + path.string() + ": " + ec.message());
+}
+
+}  // namespace
+
+std::string dump_dir() {
+  const char* v = std::getenv("TESSEL_DUMP_DIR");
+  return v && *v ? v : "";
+}
+
+CodeDump::CodeDump(const std::string& kernel, const std::string& spec_key, const Config& config)
+    : dir_(dump_dir()),
+      kernel_(kernel),
+      spec_key_(spec_key),
+      config_json_(config.to_json()),
+      tag_("-spec_" + hex8(spec_key) + "-config_" + hex8(config_json_)) {}
+
+void CodeDump::ir(const ir::Graph& g) const {
+  if (dir_.empty()) return;
+  // The file name keeps the kernel's name readable: other characters become '_'.
+  std::string stem;
+  for (char c : kernel_) stem += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  write_file(fs::path(dir_) / (stem + tag_ + ".ir"),
+             fmt::format("// kernel '{}'\n// specialization key: {}\n// config: {}\n{}", kernel_,
+                         spec_key_, config_json_, ir::print(g)));
+}
+
+void CodeDump::cuda(const codegen::CudaKernel& k) const {
+  if (dir_.empty()) return;
+  write_file(fs::path(dir_) / (k.name + tag_ + ".cu"), k.source);
+}
+
+void CodeDump::binary(const codegen::CudaKernel& k, int arch, const std::string& ptx,
+                      const std::string& cubin) const {
+  if (dir_.empty()) return;
+  std::string stem = fmt::format("{}{}.sm_{}", k.name, tag_, arch);
+  if (!ptx.empty()) write_file(fs::path(dir_) / (stem + ".ptx"), ptx);
+  if (!cubin.empty()) write_file(fs::path(dir_) / (stem + ".cubin"), cubin);
+}
+
+void show_interpreted_code(const ir::Graph& g, const Config& config, const Settings& settings,
+                           const std::string& spec_key, bool tunes) {
+  bool print = print_code_requested(settings);
+  if (!print && dump_dir().empty()) return;
+  CodeDump dump(g.kernel_name, spec_key, config);
+  dump.ir(g);
+  bool compile = !dump_dir().empty() && nvrtc_available();
+  if (!dump_dir().empty() && !compile)
+    std::cerr << "// TESSEL_DUMP_DIR: NVRTC was not found (CUDA_HOME, /usr/local/cuda): the IR "
+                 "and CUDA are written, no PTX or cubin\n";
+  std::ostringstream out;
+  out << fmt::format(
+      "// TESSEL_PRINT_CODE: kernel '{}' runs on the interpreter; a GPU would compile the CUDA "
+      "below (config {}){}.\n",
+      g.kernel_name, config.to_json(),
+      tunes ? ", after autotuning (Settings::autotune_effort), which may choose another config"
+            : "");
+  int loops = 0;
+  for (const ir::Node* n : g.host) {
+    if (n->op != ir::Op::Loop) continue;
+    ++loops;
+    codegen::CudaKernel k;
+    try {
+      k = codegen::generate_cuda(g, n, config, g.index_dtype);
+    } catch (const UserError& e) {
+      out << fmt::format("// no CUDA for the loop at {}: {}\n", n->loc.str(), e.what());
+      continue;
+    }
+    out << k.source;
+    dump.cuda(k);
+    if (!compile) continue;
+    CompileOptions opts;
+    opts.arch = 90;
+    opts.headers = embedded_headers();
+    std::string ptx, cubin;
+    try {
+      cubin = compile_cuda(k.source, k.name + ".cu", opts, &ptx);
+    } catch (const CompileError& e) {
+      out << fmt::format("// NVRTC could not compile {} for sm_90:\n{}\n", k.name, e.log);
+      continue;
+    }
+    dump.binary(k, 90, ptx, cubin);
+  }
+  if (loops == 0)
+    out << fmt::format("// kernel '{}' has no top-level loop: a GPU would compile nothing.\n",
+                       g.kernel_name);
+  if (print) std::cerr << out.str() << std::flush;
+}
+
+}  // namespace tessel::rt

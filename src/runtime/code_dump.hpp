@@ -1,0 +1,55 @@
+// What tessel shows of the code it generates: TESSEL_PRINT_CODE (Settings::print_output_code)
+// prints the CUDA to stderr; TESSEL_DUMP_DIR=<dir> writes, per specialization and config,
+// the IR and, per top-level loop, the CUDA, PTX and cubin (Triton's TRITON_CACHE_DIR and
+// MLIR_ENABLE_DUMP, in one place). On the interpreter both show the CUDA a GPU would
+// compile for the specialization's config (compiled for sm_90 where NVRTC is present), or
+// say why there is none.
+//
+// Files (<stem> = <kernel>-spec_<8 hex of the specialization key>-config_<8 hex of the
+// config's JSON>):
+//   <stem>.ir                      the program the backend lowers (ir::print), headed by
+//                                  the specialization key and the config
+//   <kernel>_loop<i>-<...>.cu      the CUDA of top-level loop i, as compiled
+//   <kernel>_loop<i>-<...>.sm_XX.ptx / .sm_XX.cubin   what NVRTC made of it
+#pragma once
+
+#include <string>
+
+#include "codegen/cuda_kernel.hpp"
+#include "ir/ir.hpp"
+#include "tessel/config.hpp"
+
+namespace tessel::rt {
+
+/// TESSEL_DUMP_DIR, or "" when unset or empty.
+std::string dump_dir();
+
+/// Names and writes the files of one specialization and config (see above).
+class CodeDump {
+ public:
+  /// `spec_key`: the specialization's key (KernelImpl::key).
+  CodeDump(const std::string& kernel, const std::string& spec_key, const Config& config);
+  /// Writes the IR of `g` (no-op without TESSEL_DUMP_DIR).
+  void ir(const ir::Graph& g) const;
+  /// Writes the CUDA of `k`, and with a non-empty `cubin` its PTX and cubin for sm_`arch`
+  /// (no-op without TESSEL_DUMP_DIR).
+  void cuda(const codegen::CudaKernel& k) const;
+  void binary(const codegen::CudaKernel& k, int arch, const std::string& ptx,
+              const std::string& cubin) const;
+  /// The suffix of every file name: "-spec_<hex>-config_<hex>".
+  const std::string& tag() const { return tag_; }
+
+ private:
+  std::string dir_, kernel_, spec_key_, config_json_, tag_;
+};
+
+/// TESSEL_PRINT_CODE / TESSEL_DUMP_DIR on the interpreter (once per specialization): the
+/// CUDA of each top-level loop of `g` under `config`, printed to stderr with a line saying
+/// that a GPU would compile it (and that with `tunes` it would autotune first and may pick
+/// another config), and dumped with its IR, PTX and cubin (sm_90, where NVRTC is present).
+/// A loop the backend cannot lower is reported with the reason, not raised: the
+/// interpreter runs it.
+void show_interpreted_code(const ir::Graph& g, const Config& config, const Settings& settings,
+                           const std::string& spec_key, bool tunes);
+
+}  // namespace tessel::rt

@@ -1,0 +1,161 @@
+// TESSEL_PRINT_CODE and TESSEL_DUMP_DIR on the interpreter (no GPU): the CUDA a GPU would
+// compile for the specialization's config is printed, or the reason there is none; the
+// dump directory receives the IR, the CUDA, and (NVRTC present) the PTX and cubin for sm_90.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <tessel/tessel.hpp>
+
+#include "examples/kernels/basic.hpp"
+#include "examples/kernels/norms.hpp"
+#include "tests/nvrtc_test_util.hpp"
+
+namespace ts = tessel;
+namespace fs = std::filesystem;
+
+namespace {
+
+ts::Buffer f32(std::vector<int64_t> shape) { return ts::Buffer::ones(shape, ts::f32); }
+
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A fresh directory per test; the environment variables are unset after it.
+class CodeDump : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tessel_dump_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    ::unsetenv("TESSEL_PRINT_CODE");
+    ::unsetenv("TESSEL_DUMP_DIR");
+  }
+  void TearDown() override {
+    ::unsetenv("TESSEL_PRINT_CODE");
+    ::unsetenv("TESSEL_DUMP_DIR");
+    fs::remove_all(dir_);
+  }
+  /// The files of the dump directory whose names end with `suffix`.
+  std::vector<fs::path> files(const std::string& suffix) const {
+    std::vector<fs::path> out;
+    if (!fs::exists(dir_)) return out;
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      std::string name = e.path().filename().string();
+      if (name.size() >= suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        out.push_back(e.path());
+    }
+    return out;
+  }
+  fs::path dir_;
+};
+
+TEST_F(CodeDump, PrintCodeOnTheInterpreterPrintsWhatAGpuWouldCompileOnce) {
+  ::setenv("TESSEL_PRINT_CODE", "1", 1);
+  auto k = examples::make_rms_norm();
+  ts::Buffer x = f32({37, 1000}), w = f32({1000});
+  testing::internal::CaptureStderr();
+  ts::Buffer out = k(x, w, 1e-5);
+  std::string first = testing::internal::GetCapturedStderr();
+  testing::internal::CaptureStderr();
+  k(x, w, 1e-5);
+  std::string second = testing::internal::GetCapturedStderr();
+  EXPECT_NEAR(out.to_vector()[0], 1.0, 1e-5);  // the interpreter ran it
+  EXPECT_TRUE(has(first, "kernel 'rms_norm' runs on the interpreter; a GPU would compile"))
+      << first;
+  EXPECT_TRUE(has(first, "extern \"C\" __global__ void __launch_bounds__(256) rms_norm_loop0("))
+      << first;
+  EXPECT_TRUE(has(first, "const float* __restrict__ x,")) << first;
+  // The printed code is the code kernel.cuda() gives for these arguments.
+  EXPECT_TRUE(has(first, k.cuda(false, x, w, 1e-5).at(0))) << first;
+  EXPECT_EQ(second, "");  // once per specialization
+}
+
+TEST_F(CodeDump, PrintCodeOnTheInterpreterSaysWhyThereIsNoCuda) {
+  ::setenv("TESSEL_PRINT_CODE", "1", 1);
+  // An outer product of a tile with itself: the interpreter runs it, the CUDA backend
+  // cannot lower it.
+  auto outer = ts::kernel("tile_outer", [](ts::Tensor y) {
+    ts::Tensor out = ts::empty_like(y);
+    for (auto tm : ts::tile(y.size(0)))
+      out(tm) = ts::max(y(tm)(ts::newaxis, ts::all) - y(tm)(ts::all, ts::newaxis), 1);
+    return out;
+  });
+  auto no_loop = ts::kernel("no_loop", [](ts::Tensor y) { return ts::zeros_like(y); });
+  testing::internal::CaptureStderr();
+  outer(ts::Buffer::from_vector({0, 1, 2, 3}, {4}, ts::f32));
+  no_loop(f32({4}));
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(has(err, "// no CUDA for the loop at code_dump_test.cpp:")) << err;
+  EXPECT_TRUE(has(err, "the CUDA backend cannot lower this yet")) << err;
+  EXPECT_TRUE(has(err, "kernel 'no_loop' has no top-level loop: a GPU would compile nothing"))
+      << err;
+}
+
+TEST_F(CodeDump, DumpDirWritesTheIrCudaPtxAndCubinOfEachSpecialization) {
+  ::setenv("TESSEL_DUMP_DIR", dir_.c_str(), 1);
+  auto k = examples::make_add();
+  k(f32({1000}), f32({1000}));
+  k(f32({1000}), f32({1000}));  // same specialization: nothing new
+  k(f32({3000}), f32({3000}));  // another size bucket: a new specialization
+  std::vector<fs::path> ir = files(".ir"), cu = files(".cu");
+  ASSERT_EQ(ir.size(), 2u);
+  ASSERT_EQ(cu.size(), 2u);
+  for (const fs::path& p : ir) {
+    std::string name = p.filename().string(), text = read(p);
+    EXPECT_EQ(name.rfind("add-spec_", 0), 0u) << name;
+    EXPECT_TRUE(has(name, "-config_")) << name;
+    EXPECT_TRUE(has(text, "// specialization key: c|")) << text;
+    EXPECT_TRUE(has(text, "// config: {\"block_sizes\"")) << text;
+    EXPECT_TRUE(has(text, "kernel add\n")) << text;
+    EXPECT_TRUE(has(text, "= arg 0 : f32 tensor rank 1  // x")) << text;
+    EXPECT_TRUE(has(text, "= loop tile(")) << text;
+  }
+  for (const fs::path& p : cu) {
+    std::string name = p.filename().string(), text = read(p);
+    EXPECT_EQ(name.rfind("add_loop0-spec_", 0), 0u) << name;
+    EXPECT_TRUE(has(text, "__global__ void __launch_bounds__(128) add_loop0(")) << text;
+    EXPECT_TRUE(has(text, "float* out")) << text;
+  }
+  if (!ts::rt::nvrtc_available()) GTEST_SKIP() << "NVRTC not found: no PTX or cubin";
+  std::vector<fs::path> ptx = files(".sm_90.ptx"), cubin = files(".sm_90.cubin");
+  ASSERT_EQ(ptx.size(), 2u);
+  ASSERT_EQ(cubin.size(), 2u);
+  for (const fs::path& p : ptx) {
+    std::string text = read(p);
+    EXPECT_TRUE(has(text, ".target sm_90")) << text;
+    EXPECT_TRUE(has(text, ".entry add_loop0(")) << text;
+    EXPECT_TRUE(has(text, "ld.global")) << text;
+  }
+  for (const fs::path& p : cubin) {
+    std::string bytes = read(p);
+    ASSERT_GT(bytes.size(), 1000u);
+    EXPECT_EQ(bytes.substr(0, 4), std::string("\x7f"
+                                              "ELF"))
+        << p;
+    EXPECT_TRUE(has(bytes, "add_loop0")) << p;  // the symbol table names the kernel
+  }
+}
+
+TEST_F(CodeDump, NothingIsPrintedOrWrittenWithoutTheVariables) {
+  auto k = examples::make_add();
+  testing::internal::CaptureStderr();
+  k(f32({100}), f32({100}));
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
+}  // namespace

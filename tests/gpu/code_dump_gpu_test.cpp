@@ -1,0 +1,60 @@
+// TESSEL_DUMP_DIR on the GPU: a call writes the IR, the CUDA it compiled, and the PTX and
+// cubin NVRTC made for the device's architecture (compiled past the cubin cache, so the PTX
+// exists), and the kernel it launches from that cubin is correct.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <tessel/testing.hpp>
+
+#include "examples/kernels/basic.hpp"
+#include "gpu_test_util.hpp"
+
+namespace ts = tessel;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(GpuCodeDump, ACallWritesIrCudaPtxAndCubinForTheDevice) {
+  TESSEL_REQUIRE_GPU();
+  fs::path dir = fs::temp_directory_path() / ("tessel_gpu_dump_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ::setenv("TESSEL_DUMP_DIR", dir.c_str(), 1);
+  ts::Buffer x = ts::Buffer::randn({5000}, ts::f32, ts::cuda(0));
+  ts::Buffer y = ts::Buffer::randn({5000}, ts::f32, ts::cuda(0));
+  ts::Buffer out = examples::make_add()(x, y);
+  ::unsetenv("TESSEL_DUMP_DIR");
+  ts::Buffer expected = examples::make_add()(x.to(ts::cpu()), y.to(ts::cpu()));
+  EXPECT_EQ(ts::count_mismatches(out.to(ts::cpu()), expected, 0, 0), 0);
+  std::string arch = "sm_" + std::to_string(ts::rt::compute_capability(0));
+  int ir = 0, cu = 0, ptx = 0, cubin = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string(), text = read(e.path());
+    if (name.ends_with(".ir"))
+      ir += name.starts_with("add-spec_") && text.find("// x") != std::string::npos;
+    if (name.ends_with(".cu")) cu += text.find("add_loop0(") != std::string::npos;
+    if (name.ends_with("." + arch + ".ptx"))
+      ptx += text.find(".entry add_loop0(") != std::string::npos;
+    if (name.ends_with("." + arch + ".cubin"))
+      cubin += text.rfind(
+                   "\x7f"
+                   "ELF",
+                   0) == 0;
+  }
+  EXPECT_EQ(ir, 1);
+  EXPECT_EQ(cu, 1);
+  EXPECT_EQ(ptx, 1);
+  EXPECT_EQ(cubin, 1);
+  fs::remove_all(dir);
+}
+
+}  // namespace
