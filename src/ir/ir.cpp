@@ -87,6 +87,51 @@ const char* reduce_name(ReduceFn f) {
   return "?";
 }
 
+const char* atomic_name(AtomicFn f) {
+  switch (f) {
+#define TESSEL_X(name, str) \
+  case AtomicFn::name:      \
+    return str;
+    TESSEL_ATOMIC_FNS(TESSEL_X)
+#undef TESSEL_X
+  }
+  return "?";
+}
+
+}  // namespace tessel::ir
+
+namespace tessel {
+
+const char* sem_name(Sem s) {
+  switch (s) {
+    case Sem::relaxed:
+      return "relaxed";
+    case Sem::acquire:
+      return "acquire";
+    case Sem::release:
+      return "release";
+    case Sem::acq_rel:
+      return "acq_rel";
+  }
+  return "?";
+}
+
+const char* scope_name(Scope s) {
+  switch (s) {
+    case Scope::cta:
+      return "cta";
+    case Scope::gpu:
+      return "gpu";
+    case Scope::sys:
+      return "sys";
+  }
+  return "?";
+}
+
+}  // namespace tessel
+
+namespace tessel::ir {
+
 Node* Graph::new_node(Op op, SourceLoc loc) {
   nodes_.push_back(std::make_unique<Node>());
   Node* n = nodes_.back().get();
