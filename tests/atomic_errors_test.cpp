@@ -28,8 +28,7 @@ TEST(AtomicErrors, AddOnF16NamesTheDtypesAndSuggestsF32) {
     return x;
   });
   std::string msg = user_error([&] { k(vec(8, ts::f16)); });
-  expect_message(msg, "add_f16", "atomic_errors_test.cpp",
-                 g_line + 1,
+  expect_message(msg, "add_f16", "atomic_errors_test.cpp", g_line + 1,
                  "ts::atomic_add on tensor argument 0 of dtype f16: supported dtypes are i32, i64, "
                  "u64, f32 and f64",
                  "accumulate into an f32 tensor");
@@ -44,9 +43,10 @@ TEST(AtomicErrors, MaxOnFloatsIsRefused) {
     return x;
   });
   std::string msg = user_error([&] { k(vec(8, ts::f32)); });
-  expect_message(msg, "max_f32", "atomic_errors_test.cpp",
-                 g_line + 1, "ts::atomic_max on tensor argument 0 of dtype f32: supported dtypes are "
-                 "i32, i64 and u64", "use a tensor of a supported dtype");
+  expect_message(msg, "max_f32", "atomic_errors_test.cpp", g_line + 1,
+                 "ts::atomic_max on tensor argument 0 of dtype f32: supported dtypes are "
+                 "i32, i64 and u64",
+                 "use a tensor of a supported dtype");
 }
 
 TEST(AtomicErrors, XorOnBoolIsRefused) {
@@ -58,9 +58,8 @@ TEST(AtomicErrors, XorOnBoolIsRefused) {
     return x;
   });
   std::string msg = user_error([&] { k(vec(8, ts::boolean)); });
-  expect_message(msg, "xor_bool",
-                 "atomic_errors_test.cpp", g_line + 1, "of dtype bool: supported dtypes are i32",
-                 "an i32 tensor for flags and counters");
+  expect_message(msg, "xor_bool", "atomic_errors_test.cpp", g_line + 1,
+                 "of dtype bool: supported dtypes are i32", "an i32 tensor for flags and counters");
 }
 
 TEST(AtomicErrors, AnAtomicInHostCodeIsRefused) {
@@ -70,8 +69,8 @@ TEST(AtomicErrors, AnAtomicInHostCodeIsRefused) {
     return x;
   });
   std::string msg = user_error([&] { k(vec(8, ts::i32)); });
-  expect_message(msg, "host_atomic", "atomic_errors_test.cpp",
-                 g_line + 1, "ts::atomic_add on tensor argument 0 outside a device loop",
+  expect_message(msg, "host_atomic", "atomic_errors_test.cpp", g_line + 1,
+                 "ts::atomic_add on tensor argument 0 outside a device loop",
                  "inside a ts::tile or ts::grid loop");
 }
 
@@ -84,8 +83,8 @@ TEST(AtomicErrors, AValueOfAnotherShapeIsRefused) {
     return x;
   });
   std::string msg = user_error([&] { k(vec(8, ts::i32), vec(4, ts::i32)); });
-  expect_message(msg, "atomic_shape",
-                 "atomic_errors_test.cpp", g_line + 1, "shape mismatch in ts::atomic_add",
+  expect_message(msg, "atomic_shape", "atomic_errors_test.cpp", g_line + 1,
+                 "shape mismatch in ts::atomic_add",
                  "the value must broadcast to the indexed shape");
 }
 
@@ -98,8 +97,7 @@ TEST(AtomicErrors, ASignalPadOfFloatsIsRefused) {
     return pad;
   });
   std::string msg = user_error([&] { k(vec(4, ts::f32)); });
-  expect_message(msg, "float_pad", "atomic_errors_test.cpp",
-                 g_line + 1,
+  expect_message(msg, "float_pad", "atomic_errors_test.cpp", g_line + 1,
                  "ts::signal on tensor argument 0 of dtype f32: a signal pad is an integer tensor",
                  "allocate the pad as an i32 tensor");
 }
@@ -113,8 +111,8 @@ TEST(AtomicErrors, AWaitOnAFloatPadIsRefused) {
     return pad;
   });
   std::string msg = user_error([&] { k(vec(4, ts::f64)); });
-  expect_message(msg, "float_wait", "atomic_errors_test.cpp",
-                 g_line + 1, "ts::wait on tensor argument 0 of dtype f64", "i32 tensor of zeros");
+  expect_message(msg, "float_wait", "atomic_errors_test.cpp", g_line + 1,
+                 "ts::wait on tensor argument 0 of dtype f64", "i32 tensor of zeros");
 }
 
 TEST(AtomicErrors, TheRaceCheckAcceptsAtomicsFromEveryProgram) {
@@ -148,7 +146,6 @@ TEST(AtomicErrors, StoringAnAtomicsOldValueFromEveryProgramIsARace) {
     return last;
   });
   std::string msg = user_error([&] { k(vec(64, ts::f32)); });
-  expect_message(msg, "store_old", "atomic_errors_test.cpp",
-                 g_line + 1, "several programs of the launch write the same elements",
-                 "use an atomic");
+  expect_message(msg, "store_old", "atomic_errors_test.cpp", g_line + 1,
+                 "several programs of the launch write the same elements", "use an atomic");
 }

@@ -43,7 +43,8 @@ TEST(Atomics, EverySemAndScopeCountsTheSame) {
 
 TEST(Atomics, EachElementOfATileAddsOnceAtTheRaggedEdgeToo) {
   for (int64_t b : {16, 64, 128}) {
-    auto [count, old] = atomic_test::make_tile_counter(blocks({b}))(ts::Buffer::zeros({100}, ts::f32));
+    auto [count, old] =
+        atomic_test::make_tile_counter(blocks({b}))(ts::Buffer::zeros({100}, ts::f32));
     EXPECT_EQ(count.item(), 100) << b;  // masked lanes past 100 add nothing
     EXPECT_EQ(sorted(old.to_vector()), iota(100)) << b;
   }

@@ -952,6 +952,7 @@ void Emitter::run() {
   out_.source = src.str();
   out_.threads = L_.threads;
   out_.shared_bytes = shared_bytes_;
+  if (uses_atomics_) out_.nvrtc_options.push_back("-pch");
 }
 
 void emit_kernel(const ir::Graph& g, const Node* loop, const Config& config,

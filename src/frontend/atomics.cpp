@@ -22,7 +22,8 @@ void check_dtype(AtomicFn fn, const Node* t, const char* what, SourceLoc loc) {
   TraceContext::current().fail(
       loc,
       fmt::format("{} on {} of dtype {}: supported dtypes are {}", what, ir::describe_tensor(t),
-                  dtype_name(d), fn == AtomicFn::add ? "i32, i64, u64, f32 and f64" : "i32, i64 and u64"),
+                  dtype_name(d),
+                  fn == AtomicFn::add ? "i32, i64, u64, f32 and f64" : "i32, i64 and u64"),
       d == DType::f16 || d == DType::bf16
           ? "accumulate into an f32 tensor and convert it afterwards"
           : "use a tensor of a supported dtype (an i32 tensor for flags and counters)");
@@ -45,8 +46,8 @@ void check_pad(const Node* pad, const char* what, SourceLoc loc) {
   if (integer_dtype(pad->dtype)) return;
   TraceContext::current().fail(
       loc,
-      fmt::format("{} on {} of dtype {}: a signal pad is an integer tensor (i32, i64 or u64)",
-                  what, ir::describe_tensor(pad), dtype_name(pad->dtype)),
+      fmt::format("{} on {} of dtype {}: a signal pad is an integer tensor (i32, i64 or u64)", what,
+                  ir::describe_tensor(pad), dtype_name(pad->dtype)),
       "allocate the pad as an i32 tensor of zeros (x.new_zeros({n}, ts::i32))");
 }
 
@@ -93,10 +94,9 @@ Value atomic_xchg(const Tensor& t, std::vector<Index> i, const Operand& v, Sem s
                   Loc l) {
   return atomic(AtomicFn::xchg, "ts::atomic_xchg", t, i, {v.node()}, sem, scope, l);
 }
-Value atomic_cas(const Tensor& t, std::vector<Index> i, const Operand& expected,
-                 const Operand& v, Sem sem, Scope scope, Loc l) {
-  return atomic(AtomicFn::cas, "ts::atomic_cas", t, i, {expected.node(), v.node()}, sem, scope,
-                l);
+Value atomic_cas(const Tensor& t, std::vector<Index> i, const Operand& expected, const Operand& v,
+                 Sem sem, Scope scope, Loc l) {
+  return atomic(AtomicFn::cas, "ts::atomic_cas", t, i, {expected.node(), v.node()}, sem, scope, l);
 }
 
 Value signal(const Tensor& pad, std::vector<Index> index, const Operand& signal,

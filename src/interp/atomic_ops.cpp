@@ -44,7 +44,8 @@ int64_t apply_int(AtomicFn fn, DType t, int64_t old, int64_t v, int64_t expected
   };
   switch (fn) {
     case AtomicFn::add:
-      return wrap_int(t, static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(v)));
+      return wrap_int(t,
+                      static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(v)));
     case AtomicFn::max:
       return less(old, v) ? v : old;
     case AtomicFn::min:

@@ -53,10 +53,10 @@ class ProgramSync {
  private:
   std::mutex m_;
   std::condition_variable cv_;
-  int64_t live_ = 0;       // programs not finished
-  int64_t asleep_ = 0;     // programs asleep since the last write
+  int64_t live_ = 0;         // programs not finished
+  int64_t asleep_ = 0;       // programs asleep since the last write
   uint64_t generation_ = 0;  // writes so far
-  bool stuck_ = false;     // no wait can be satisfied any more
+  bool stuck_ = false;       // no wait can be satisfied any more
 };
 
 }  // namespace tessel::interp

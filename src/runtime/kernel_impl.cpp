@@ -773,6 +773,7 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, b
       rt::CompileOptions opts;
       opts.arch = 90;
       opts.headers = embedded_headers();
+      opts.extra = ck.nvrtc_options;
       try {
         rt::compile_cuda(ck.source, ck.name + ".cu", opts);
       } catch (const rt::CompileError& e) {

@@ -45,13 +45,20 @@ __device__ __forceinline__ M atomic(M* p, bool ok, typename same_type<M>::type v
   if (!ok) return M(0);
   cuda::atomic_ref<M, scope_of<Sc>::value> a(*p);
   constexpr cuda::std::memory_order o = order_of<S>();
-  if constexpr (Op == A_add) return a.fetch_add(v, o);
-  else if constexpr (Op == A_max) return a.fetch_max(v, o);
-  else if constexpr (Op == A_min) return a.fetch_min(v, o);
-  else if constexpr (Op == A_and) return a.fetch_and(v, o);
-  else if constexpr (Op == A_or) return a.fetch_or(v, o);
-  else if constexpr (Op == A_xor) return a.fetch_xor(v, o);
-  else if constexpr (Op == A_xchg) return a.exchange(v, o);
+  if constexpr (Op == A_add)
+    return a.fetch_add(v, o);
+  else if constexpr (Op == A_max)
+    return a.fetch_max(v, o);
+  else if constexpr (Op == A_min)
+    return a.fetch_min(v, o);
+  else if constexpr (Op == A_and)
+    return a.fetch_and(v, o);
+  else if constexpr (Op == A_or)
+    return a.fetch_or(v, o);
+  else if constexpr (Op == A_xor)
+    return a.fetch_xor(v, o);
+  else if constexpr (Op == A_xchg)
+    return a.exchange(v, o);
   else {
     M e = expected;
     a.compare_exchange_strong(e, v, o, failure_order_of<S>());
