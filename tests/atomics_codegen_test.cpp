@@ -56,8 +56,8 @@ TEST(AtomicsCodegen, EveryOpSemAndScopeCompilesForSm90) {
     return f32;
   });
   auto buf = [](ts::DType t) { return ts::Buffer::zeros({64}, t); };
-  std::string src = nvrtc_test::compile(k, buf(ts::i32), buf(ts::i64), buf(ts::u64), buf(ts::f32),
-                                        buf(ts::f64));
+  std::string src =
+      nvrtc_test::compile(k, buf(ts::i32), buf(ts::i64), buf(ts::u64), buf(ts::f32), buf(ts::f64));
   for (const char* op : {"A_add", "A_max", "A_min", "A_and", "A_or", "A_xor", "A_xchg", "A_cas"})
     for (const char* sem : {"relaxed", "acquire", "release", "acq_rel"})
       for (const char* scope : {"cta", "gpu", "sys"})
@@ -100,16 +100,17 @@ TEST(AtomicsCodegen, OnlyTheOwnerOfEachCopiedElementAdds) {
 
 TEST(AtomicsCodegen, UsedOldValuesReachEveryCopyThroughSharedMemory) {
   REQUIRE_NVRTC();
-  std::string src = nvrtc_test::compile(atomic_test::make_row_sum_olds(blocks({4, 16})),
-                                        ts::Buffer::zeros({4, 64}, ts::f32),
-                                        ts::Buffer::zeros({4, 4}, ts::f32));
+  std::string src =
+      nvrtc_test::compile(atomic_test::make_row_sum_olds(blocks({4, 16})),
+                          ts::Buffer::zeros({4, 64}, ts::f32), ts::Buffer::zeros({4, 4}, ts::f32));
   EXPECT_NE(src.find("old values to the copies"), std::string::npos) << src;
   EXPECT_NE(src.find("[TS_FLAT(r) & ~15]"), std::string::npos) << src;
 }
 
 TEST(AtomicsCodegen, OneElementIsUpdatedByThreadZeroAndItsOldValueShared) {
   REQUIRE_NVRTC();
-  std::string src = nvrtc_test::compile(atomic_test::make_counter(), ts::Buffer::zeros({8}, ts::f32));
+  std::string src =
+      nvrtc_test::compile(atomic_test::make_counter(), ts::Buffer::zeros({8}, ts::f32));
   EXPECT_NE(src.find("tid == 0 &&"), std::string::npos) << src;
   EXPECT_NE(src.find("if (tid == 0) sm"), std::string::npos) << src;
 }
