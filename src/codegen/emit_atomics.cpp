@@ -15,27 +15,8 @@ using ir::Op;
 
 namespace {
 
-const char* op_arg(AtomicFn f) {
-  switch (f) {
-    case AtomicFn::add:
-      return "ts::A_add";
-    case AtomicFn::max:
-      return "ts::A_max";
-    case AtomicFn::min:
-      return "ts::A_min";
-    case AtomicFn::bit_and:
-      return "ts::A_and";
-    case AtomicFn::bit_or:
-      return "ts::A_or";
-    case AtomicFn::bit_xor:
-      return "ts::A_xor";
-    case AtomicFn::xchg:
-      return "ts::A_xchg";
-    case AtomicFn::cas:
-      return "ts::A_cas";
-  }
-  return "";
-}
+// The ts::AtomicOp of device/atomics.cuh: ts::A_add, ts::A_and, ...
+std::string op_arg(AtomicFn f) { return fmt::format("ts::A_{}", ir::atomic_name(f)); }
 
 std::string order_args(const Node* n) {
   return fmt::format("ts::{}, ts::{}", sem_name(n->sem), scope_name(n->scope));

@@ -66,34 +66,21 @@ Node* pad_op(Op op, const char* what, const Tensor& pad, const std::vector<Index
 
 }  // namespace
 
-Value atomic_add(const Tensor& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope,
-                 Loc l) {
-  return atomic(AtomicFn::add, "ts::atomic_add", t, i, {v.node()}, sem, scope, l);
-}
-Value atomic_max(const Tensor& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope,
-                 Loc l) {
-  return atomic(AtomicFn::max, "ts::atomic_max", t, i, {v.node()}, sem, scope, l);
-}
-Value atomic_min(const Tensor& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope,
-                 Loc l) {
-  return atomic(AtomicFn::min, "ts::atomic_min", t, i, {v.node()}, sem, scope, l);
-}
-Value atomic_and(const Tensor& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope,
-                 Loc l) {
-  return atomic(AtomicFn::bit_and, "ts::atomic_and", t, i, {v.node()}, sem, scope, l);
-}
-Value atomic_or(const Tensor& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope,
-                Loc l) {
-  return atomic(AtomicFn::bit_or, "ts::atomic_or", t, i, {v.node()}, sem, scope, l);
-}
-Value atomic_xor(const Tensor& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope,
-                 Loc l) {
-  return atomic(AtomicFn::bit_xor, "ts::atomic_xor", t, i, {v.node()}, sem, scope, l);
-}
-Value atomic_xchg(const Tensor& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope,
-                  Loc l) {
-  return atomic(AtomicFn::xchg, "ts::atomic_xchg", t, i, {v.node()}, sem, scope, l);
-}
+// ts::atomic_add ... ts::atomic_xchg: one value operand.
+#define TESSEL_ATOMIC(name, fn)                                                             \
+  Value name(const Tensor& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope, \
+             Loc l) {                                                                       \
+    return atomic(AtomicFn::fn, "ts::" #name, t, i, {v.node()}, sem, scope, l);             \
+  }
+TESSEL_ATOMIC(atomic_add, add)
+TESSEL_ATOMIC(atomic_max, max)
+TESSEL_ATOMIC(atomic_min, min)
+TESSEL_ATOMIC(atomic_and, bit_and)
+TESSEL_ATOMIC(atomic_or, bit_or)
+TESSEL_ATOMIC(atomic_xor, bit_xor)
+TESSEL_ATOMIC(atomic_xchg, xchg)
+#undef TESSEL_ATOMIC
+
 Value atomic_cas(const Tensor& t, std::vector<Index> i, const Operand& expected, const Operand& v,
                  Sem sem, Scope scope, Loc l) {
   return atomic(AtomicFn::cas, "ts::atomic_cas", t, i, {expected.node(), v.node()}, sem, scope, l);

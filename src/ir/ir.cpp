@@ -103,29 +103,13 @@ const char* atomic_name(AtomicFn f) {
 namespace tessel {
 
 const char* sem_name(Sem s) {
-  switch (s) {
-    case Sem::relaxed:
-      return "relaxed";
-    case Sem::acquire:
-      return "acquire";
-    case Sem::release:
-      return "release";
-    case Sem::acq_rel:
-      return "acq_rel";
-  }
-  return "?";
+  static const char* const names[] = {"relaxed", "acquire", "release", "acq_rel"};
+  return names[static_cast<int>(s)];
 }
 
 const char* scope_name(Scope s) {
-  switch (s) {
-    case Scope::cta:
-      return "cta";
-    case Scope::gpu:
-      return "gpu";
-    case Scope::sys:
-      return "sys";
-  }
-  return "?";
+  static const char* const names[] = {"cta", "gpu", "sys"};
+  return names[static_cast<int>(s)];
 }
 
 }  // namespace tessel

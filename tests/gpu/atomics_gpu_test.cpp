@@ -113,7 +113,8 @@ TEST(AtomicsGpu, CompareAndSwapRetriesFindTheMaximum) {
   std::vector<double> v(200);
   for (int i = 0; i < 200; ++i) v[i] = (i * 37) % 211 - 100;
   ts::Buffer vc = ts::Buffer::from_vector(v, {200}, ts::i32);
-  EXPECT_EQ(on_cpu(atomic_test::make_cas_max()(on_gpu(vc))).item(), *std::max_element(v.begin(), v.end()));
+  EXPECT_EQ(on_cpu(atomic_test::make_cas_max()(on_gpu(vc))).item(),
+            *std::max_element(v.begin(), v.end()));
 }
 
 TEST(AtomicsGpu, ExchangesHandOnEveryValueOnce) {
