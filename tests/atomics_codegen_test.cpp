@@ -9,6 +9,9 @@
 #include "atomic_kernels.hpp"
 #include "interp_test_util.hpp"
 #include "nvrtc_test_util.hpp"
+#include "runtime/bounds_report.hpp"
+#include "runtime/kernel_tuning.hpp"
+#include "user_error_util.hpp"
 
 namespace ts = tessel;
 using interp_test::blocks;
@@ -137,4 +140,26 @@ TEST(AtomicsCodegen, KernelsWithoutAtomicsDoNotIncludeLibcuxx) {
   });
   std::string src = nvrtc_test::compile(k, ts::Buffer::zeros({64}, ts::f32));
   EXPECT_EQ(src.find("atomics.cuh"), std::string::npos);
+}
+
+TEST(AtomicsCodegen, UnderCheckBoundsAWaitGivesUpAndTheRecordNamesIt) {
+  REQUIRE_NVRTC();
+  auto k = atomic_test::make_chain(ts::Settings{.check_bounds = true});
+  ts::Buffer pad = ts::Buffer::zeros({8}, ts::i32);
+  std::string src = nvrtc_test::compile(k, pad);
+  EXPECT_NE(src.find("ts::wait_for<false, ts::acquire, ts::gpu>"), std::string::npos) << src;
+  EXPECT_NE(src.find(", 0, ts_check, "), std::string::npos) << src;
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {pad});
+  const ts::ir::Node* wait = nullptr;
+  for (const auto& n : g.nodes())
+    if (n->op == ts::ir::Op::Wait) wait = n.get();
+  ASSERT_NE(wait, nullptr);
+  std::string msg = user_error_test::user_error([&] {
+    ts::rt::raise_bounds_record(g, {wait->id + 1, -1, 3, 0});
+  });
+  user_error_test::expect_message(
+      msg, "chain", "atomic_kernels.hpp", wait->loc.line,
+      "ts::wait on tensor argument 0 at element offset 3 waited for 1 but the element still held "
+      "0 after 4194304 polls",
+      "launch no more programs than run on the GPU at once");
 }

@@ -93,6 +93,13 @@ void Emitter::emit_atomic(const Node* n) {
                                         el.ptr, el.valid, at(n->args[1], r));
       break;
   }
+  const bool waits = n->op == Op::Wait || (n->op == Op::Signal && n->ival == 2);
+  if (g_.check_bounds && waits) {
+    // A wait that gives up after ts::kWaitPolls polls, reported after the call.
+    call.pop_back();
+    if (n->op == Op::Wait && n->ival == 1) call += ", 0";
+    call += fmt::format(", {}, {}, (long long)({}))", check_record_param(), n->id + 1, el.offset);
+  }
   const std::string nm = fmt::format("v{}", n->id);
   names_[n] = nm;
   const std::string rt = reg_type(n->dtype);

@@ -335,7 +335,8 @@ Emitter::Element Emitter::element_at(const Node* n) {
   AccessPlan p = plan_access(*this, n, ir::first_index(n), r);
   emit_bounds_checks(*this, n, p, r);
   Element el;
-  el.ptr = fmt::format("{} + {}", p.base, offset_expr(*this, n->args[0], p));
+  el.offset = offset_expr(*this, n->args[0], p);
+  el.ptr = fmt::format("{} + {}", p.base, el.offset);
   if (one) {
     el.valid = "tid == 0";
     for (const DimAccess& a : p.dims) el.valid += " && " + a.valid;

@@ -151,6 +151,7 @@ class Emitter {
   /// emits the access's limits and Settings::check_bounds reports).
   struct Element {
     std::string ptr, valid;
+    std::string offset;  // elements from the tensor's data pointer
   };
   Element element_at(const ir::Node* n);
   /// Atomic, Signal, Wait (emit_atomics.cpp).

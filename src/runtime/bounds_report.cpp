@@ -49,7 +49,23 @@ void raise_bounds_record(const ir::Graph& g, const BoundsRecord& record) {
   if (id < 0 || id >= static_cast<int64_t>(nodes.size()) || !ir::is_access(nodes[id].get()))
     throw InternalError(fmt::format(
         "bounds record names node {}, not a load or store of kernel '{}'", id, g.kernel_name));
-  throw bounds_error(g, nodes[id].get(), static_cast<int>(record[1]), record[2], record[3]);
+  const ir::Node* n = nodes[id].get();
+  if (record[1] == -1 && (n->op == ir::Op::Wait || n->op == ir::Op::Signal)) {
+    const ir::Node* want = n->args.at(n->op == ir::Op::Wait ? 1 : 2);
+    throw UserError(
+        g.kernel_name, n->loc,
+        fmt::format("{} on {} at element offset {} waited for {} but the element still held {} "
+                    "after {} polls (Settings::check_bounds gave up; without it this wait hangs "
+                    "the GPU)",
+                    n->op == ir::Op::Wait ? "ts::wait" : "ts::signal with wait_for",
+                    frontend::describe_tensor(n->args.at(0)), record[2],
+                    want->op == ir::Op::Const ? std::to_string(want->ival) : "its value", record[3],
+                    kWaitPolls),
+        "signal that element from another program of the same launch, and launch no more "
+        "programs than run on the GPU at once (or use a persistent kernel): a program that "
+        "has not started cannot signal");
+  }
+  throw bounds_error(g, n, static_cast<int>(record[1]), record[2], record[3]);
 }
 
 }  // namespace tessel::rt

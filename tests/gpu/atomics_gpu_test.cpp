@@ -3,11 +3,13 @@
 // cross-program sum exact at several block sizes and warp counts (the layout holds
 // copies of the partial sums: one owner adds), old values reaching every copy, a
 // compare-and-swap maximum, exchanges, max/min/and/or/xor, a chain of programs each
-// waiting for its predecessor's signal, and a ticket lock passed on with wait_for.
+// waiting for its predecessor's signal, a ticket lock passed on with wait_for, and a wait
+// nothing satisfies ending with an error under Settings::check_bounds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <tessel/testing.hpp>
 #include <vector>
 
@@ -155,4 +157,29 @@ TEST(AtomicsGpu, ATicketPassedOnWithWaitForServesProgramsInOrder) {
   EXPECT_EQ(on_cpu(ticket).item(), 100);
   EXPECT_EQ(on_cpu(order).to_vector(), iota(100));
   EXPECT_EQ(on_cpu(served).to_vector()[0], 100);
+}
+
+TEST(AtomicsGpu, UnderCheckBoundsAWaitNothingSatisfiesIsReportedInsteadOfHanging) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel(
+      "never_signalled",
+      [](ts::Tensor pad) {
+        ts::Tensor out = pad.new_zeros({pad.size(0)}, ts::i32);
+        for (auto p : ts::grid(pad.size(0))) {
+          ts::wait(pad, {p}, 1);
+          out(p) = 1;
+        }
+        return out;
+      },
+      ts::Settings{.check_bounds = true});
+  std::string msg;
+  try {
+    k(ts::Buffer::zeros({4}, ts::i32, ts::cuda(0)));  // gives up after ts::kWaitPolls polls
+  } catch (const ts::UserError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("waited for 1 but the element still held 0"), std::string::npos) << msg;
+  // The device is usable afterwards.
+  auto [count, old] = atomic_test::make_counter()(ts::Buffer::zeros({64}, ts::f32, ts::cuda(0)));
+  EXPECT_EQ(on_cpu(count).item(), 64);
 }

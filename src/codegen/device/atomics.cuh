@@ -72,25 +72,38 @@ __device__ __forceinline__ void backoff(unsigned& ns) {
   if (ns < 1024) ns *= 2;
 }
 
+/// Polls of a wait under Settings::check_bounds before it gives up (about 4 s and more).
+constexpr long long kWaitPolls = 1LL << 22;
+
 /// Spins until *p == want (acquire loads); with Update, then swaps `update` in (a
 /// compare-and-swap retried until it succeeds, order S on success). Returns the value
-/// seen (want); 0 and nothing when !ok. A wait nothing satisfies spins for ever.
+/// seen (want); 0 and nothing when !ok. A wait nothing satisfies spins for ever, unless
+/// `rec` (Settings::check_bounds' record) is given: then after kWaitPolls polls it records
+/// the wait (rt::BoundsRecord: access, dim -1, the element's offset `at`, the value held)
+/// and gives up, so that the launch ends and the host reports it.
 template <bool Update, int S, int Sc, class M>
 __device__ __forceinline__ M wait_for(M* p, bool ok, typename same_type<M>::type want,
-                                      typename same_type<M>::type update = M(0)) {
+                                      typename same_type<M>::type update = M(0),
+                                      long long* rec = nullptr, long long access = 0,
+                                      long long at = 0) {
   if (!ok) return M(0);
   cuda::atomic_ref<M, scope_of<Sc>::value> a(*p);
   unsigned ns = 32;
-  if constexpr (Update) {
-    M e = want;
-    while (!a.compare_exchange_strong(e, update, order_of<S>(), cuda::std::memory_order_relaxed)) {
-      e = want;
-      backoff(ns);
+  for (long long polls = 0;; ++polls) {
+    M held = want;
+    if constexpr (Update) {
+      if (a.compare_exchange_strong(held, update, order_of<S>(), cuda::std::memory_order_relaxed))
+        return want;
+    } else {
+      held = a.load(cuda::std::memory_order_acquire);
+      if (held == want) return want;
     }
-  } else {
-    while (a.load(cuda::std::memory_order_acquire) != want) backoff(ns);
+    if (rec && polls == kWaitPolls) {
+      report_oob(rec, access, -1, at, static_cast<long long>(held));
+      return want;
+    }
+    backoff(ns);
   }
-  return want;
 }
 
 }  // namespace ts
