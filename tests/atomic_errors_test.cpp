@@ -149,3 +149,22 @@ TEST(AtomicErrors, StoringAnAtomicsOldValueFromEveryProgramIsARace) {
   expect_message(msg, "store_old", "atomic_errors_test.cpp", g_line + 1,
                  "several programs of the launch write the same elements", "use an atomic");
 }
+
+TEST(AtomicErrors, CheckBoundsReportsAnAtomicsIndexOutOfRange) {
+  auto k = ts::kernel(
+      "atomic_oob",
+      [](ts::Tensor hist, ts::Tensor bins) {
+        for (auto t : ts::tile(bins.size(0))) {
+          g_line = __LINE__;
+          ts::atomic_add(hist, {bins(t)}, 1);
+        }
+        return hist;
+      },
+      ts::Settings{.check_bounds = true});
+  ts::Buffer bins = ts::Buffer::from_vector({0, 5, 1}, {3}, ts::i32);
+  std::string msg = user_error([&] { k(vec(4, ts::i32), bins); });
+  expect_message(
+      msg, "atomic_oob", "atomic_errors_test.cpp", g_line + 1,
+      "an atomic's index 5 is out of range for dimension 0 of tensor argument 0 (size 4)",
+      "index within [0, size)");
+}

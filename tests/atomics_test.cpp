@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "atomic_kernels.hpp"
@@ -171,4 +173,22 @@ TEST(Atomics, TheIrPrintsTheOpSemAndScope) {
   std::string ir = k.ir(ts::Buffer::zeros({4}, ts::f32));
   EXPECT_NE(ir.find("atomic add"), std::string::npos) << ir;
   EXPECT_NE(ir.find("acq_rel sys"), std::string::npos) << ir;
+}
+
+TEST(Atomics, TheInterpretersRaceCheckDoesNotReportAtomics) {
+  // Shuffled programs and the write log (interp/write_log.hpp): atomics from every program
+  // on one element are what they are for.
+  const char* before = std::getenv("TESSEL_CHECK_RACES");
+  std::string saved = before ? before : "";
+  setenv("TESSEL_CHECK_RACES", "7", 1);
+  auto [count, old] = atomic_test::make_counter()(ts::Buffer::zeros({33}, ts::f32));
+  EXPECT_EQ(count.item(), 33);
+  EXPECT_EQ(sorted(old.to_vector()), iota(33));
+  std::vector<double> x(8 * 64, 1.0);
+  EXPECT_EQ(atomic_test::make_row_sum(blocks({4, 16}))(buffer(x, {8, 64})).to_vector(),
+            std::vector<double>(8, 64));
+  if (before)
+    setenv("TESSEL_CHECK_RACES", saved.c_str(), 1);
+  else
+    unsetenv("TESSEL_CHECK_RACES");
 }
