@@ -26,47 +26,47 @@ const std::vector<ts::Scope> kScopes = {ts::Scope::cta, ts::Scope::gpu, ts::Scop
 
 TEST(AtomicsCodegen, EveryOpSemAndScopeCompilesForSm90) {
   REQUIRE_NVRTC();
-  // One kernel holding each combination (one NVRTC compile) on i64, the float adds, and
-  // every op on i32 and u64.
-  auto k = ts::kernel("every_atomic", [](ts::Tensor i32, ts::Tensor i64, ts::Tensor u64,
-                                         ts::Tensor f32, ts::Tensor f64) {
-    for (auto t : ts::tile(i32.size(0))) {
-      auto every_op = [&](ts::Tensor x, ts::Sem sem, ts::Scope scope) {
-        ts::atomic_add(x, {t}, 1, sem, scope);
-        ts::atomic_max(x, {t}, 2, sem, scope);
-        ts::atomic_min(x, {t}, 3, sem, scope);
-        ts::atomic_and(x, {t}, 4, sem, scope);
-        ts::atomic_or(x, {t}, 5, sem, scope);
-        ts::atomic_xor(x, {t}, 6, sem, scope);
-        ts::atomic_xchg(x, {t}, 7, sem, scope);
-        ts::atomic_cas(x, {t}, 8, 9, sem, scope);
-      };
-      for (ts::Sem sem : kSems)
-        for (ts::Scope scope : kScopes) {
-          every_op(i64, sem, scope);
-          ts::atomic_add(f32, {t}, 0.5, sem, scope);
-          ts::atomic_add(f64, {t}, 0.5, sem, scope);
+  // One kernel holding each combination (one NVRTC compile) on i64, the adds of every
+  // float dtype (f16 and bf16 through PTX), and every op on i32 and u64.
+  auto k =
+      ts::kernel("every_atomic", [](ts::Tensor i32, ts::Tensor i64, ts::Tensor u64, ts::Tensor f16,
+                                    ts::Tensor bf16, ts::Tensor f32, ts::Tensor f64) {
+        for (auto t : ts::tile(i32.size(0))) {
+          auto every_op = [&](ts::Tensor x, ts::Sem sem, ts::Scope scope) {
+            ts::atomic_add(x, {t}, 1, sem, scope);
+            ts::atomic_max(x, {t}, 2, sem, scope);
+            ts::atomic_min(x, {t}, 3, sem, scope);
+            ts::atomic_and(x, {t}, 4, sem, scope);
+            ts::atomic_or(x, {t}, 5, sem, scope);
+            ts::atomic_xor(x, {t}, 6, sem, scope);
+            ts::atomic_xchg(x, {t}, 7, sem, scope);
+            ts::atomic_cas(x, {t}, 8, 9, sem, scope);
+          };
+          for (ts::Sem sem : kSems)
+            for (ts::Scope scope : kScopes) {
+              every_op(i64, sem, scope);
+              for (ts::Tensor f : {f16, bf16, f32, f64}) ts::atomic_add(f, {t}, 0.5, sem, scope);
+            }
+          every_op(i32, ts::Sem::acq_rel, ts::Scope::sys);  // the other integer dtypes
+          every_op(u64, ts::Sem::relaxed, ts::Scope::cta);
+          for (ts::Scope scope : kScopes) {
+            ts::signal(i32, {t}, 1, std::nullopt, scope);
+            ts::signal(i64, {t}, 2, 1, scope);
+            ts::wait(u64, {t}, 1, std::nullopt, scope);
+            ts::wait(i32, {t}, 1, 0, scope);
+          }
         }
-      every_op(i32, ts::Sem::acq_rel, ts::Scope::sys);  // the other integer dtypes
-      every_op(u64, ts::Sem::relaxed, ts::Scope::cta);
-      for (ts::Scope scope : kScopes) {
-        ts::signal(i32, {t}, 1, std::nullopt, scope);
-        ts::signal(i64, {t}, 2, 1, scope);
-        ts::wait(u64, {t}, 1, std::nullopt, scope);
-        ts::wait(i32, {t}, 1, 0, scope);
-      }
-    }
-    return f32;
-  });
+        return f32;
+      });
   auto buf = [](ts::DType t) { return ts::Buffer::zeros({64}, t); };
-  std::string src =
-      nvrtc_test::compile(k, buf(ts::i32), buf(ts::i64), buf(ts::u64), buf(ts::f32), buf(ts::f64));
+  std::string src = nvrtc_test::compile(k, buf(ts::i32), buf(ts::i64), buf(ts::u64), buf(ts::f16),
+                                        buf(ts::bf16), buf(ts::f32), buf(ts::f64));
   for (const char* op : {"A_add", "A_max", "A_min", "A_and", "A_or", "A_xor", "A_xchg", "A_cas"})
     for (const char* sem : {"relaxed", "acquire", "release", "acq_rel"})
       for (const char* scope : {"cta", "gpu", "sys"})
         EXPECT_GE(nvrtc_test::count(src, std::string("ts::atomic<ts::") + op + ", ts::" + sem +
                                              ", ts::" + scope + ">"),
-                  1)
+                  op == std::string("A_add") ? 5 : 1)
             << op << " " << sem << " " << scope;
   EXPECT_EQ(nvrtc_test::count(src, "ts::wait_for<false, ts::acquire"), 3) << src;
   EXPECT_EQ(nvrtc_test::count(src, "ts::wait_for<true, ts::acquire"), 3) << src;

@@ -133,8 +133,8 @@ TEST(Atomics, U64MaxAndMinCompareUnsigned) {
   EXPECT_EQ(p[1], 5u);
 }
 
-TEST(Atomics, FloatAddsOfF32AndF64) {
-  for (ts::DType t : {ts::f32, ts::f64}) {
+TEST(Atomics, FloatAddsOfEveryFloatDtype) {
+  for (ts::DType t : {ts::f16, ts::bf16, ts::f32, ts::f64}) {
     auto k = ts::kernel("float_add", [](ts::Tensor x) {
       ts::Tensor s = x.new_zeros({1});
       for (auto tile : ts::tile(x.size(0))) ts::atomic_add(s, {tile.index() * 0}, x(tile));
@@ -142,6 +142,22 @@ TEST(Atomics, FloatAddsOfF32AndF64) {
     });
     EXPECT_EQ(k(buffer(std::vector<double>(64, 0.25), {64}, t)).item(), 16) << ts::dtype_name(t);
   }
+}
+
+TEST(Atomics, F16AddsRoundEachSumToNearestEven) {
+  // Near 2048 the f16 spacing is 2: 2048 + 1 rounds to even, 2048, every time (the old
+  // values are f16 too); 2048 + 3 = 2051 rounds to 2052.
+  auto k = ts::kernel("f16_round", [](ts::Tensor x, ts::Tensor start) {
+    ts::Tensor olds = ts::empty_like(x);
+    for (auto p : ts::grid(x.size(0))) olds(p) = ts::atomic_add(start, {0}, x(p));
+    return olds;
+  });
+  ts::Buffer start = buffer({2048}, {1}, ts::f16);
+  EXPECT_EQ(k(buffer({1, 1, 1}, {3}, ts::f16), start).to_vector(),
+            (std::vector<double>{2048, 2048, 2048}));
+  EXPECT_EQ(start.item(), 2048);
+  EXPECT_EQ(k(buffer({3}, {1}, ts::f16), start).to_vector(), std::vector<double>{2048});
+  EXPECT_EQ(start.item(), 2052);
 }
 
 TEST(Atomics, CompareAndSwapReturnsTheOldValueAndSwapsOnlyOnAMatch) {

@@ -408,9 +408,10 @@ Value load(const Tensor& t, Loc loc = Loc::current());
 // programs may update one element: that is what atomics are for (no race error).
 // `sem` orders the program's other memory accesses around the update (default relaxed,
 // as Helion); `scope` says which threads it is atomic with (default gpu).
-// Dtypes: add on i32, i64, u64, f32, f64; max, min, and, or, xor, xchg, cas on i32, i64,
+// Dtypes: add on i32, i64, u64, f16, bf16 (a GPU of compute capability 9.0 or later),
+// f32, f64 (floats round to nearest even); max, min, and, or, xor, xchg, cas on i32, i64,
 // u64 (max/min of u64 compare unsigned). Errors: UserError at the call's line for another
-// dtype (f16/bf16 and bool included), host code, or indices that a load would refuse.
+// dtype (bool, float max/min, ...), host code, or indices that a load would refuse.
 Value atomic_add(const Tensor& target, std::vector<Index> index, const Operand& value,
                  Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
 Value atomic_max(const Tensor& target, std::vector<Index> index, const Operand& value,

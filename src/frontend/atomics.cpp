@@ -15,18 +15,17 @@ namespace {
 
 bool integer_dtype(DType t) { return t == DType::i32 || t == DType::i64 || t == DType::u64; }
 
-// The dtypes `fn` supports (tessel/language.hpp): integers, and f32/f64 for add.
+// The dtypes `fn` supports (tessel/language.hpp): integers, and the floats for add.
 void check_dtype(AtomicFn fn, const Node* t, const char* what, SourceLoc loc) {
   DType d = t->dtype;
-  if (integer_dtype(d) || (fn == AtomicFn::add && (d == DType::f32 || d == DType::f64))) return;
+  if (integer_dtype(d) || (fn == AtomicFn::add && is_float(d))) return;
   TraceContext::current().fail(
       loc,
-      fmt::format("{} on {} of dtype {}: supported dtypes are {}", what, ir::describe_tensor(t),
-                  dtype_name(d),
-                  fn == AtomicFn::add ? "i32, i64, u64, f32 and f64" : "i32, i64 and u64"),
-      d == DType::f16 || d == DType::bf16
-          ? "accumulate into an f32 tensor and convert it afterwards"
-          : "use a tensor of a supported dtype (an i32 tensor for flags and counters)");
+      fmt::format(
+          "{} on {} of dtype {}: supported dtypes are {}", what, ir::describe_tensor(t),
+          dtype_name(d),
+          fn == AtomicFn::add ? "i32, i64, u64, f16, bf16, f32 and f64" : "i32, i64 and u64"),
+      "use a tensor of a supported dtype (an i32 tensor for flags and counters)");
 }
 
 Value atomic(AtomicFn fn, const char* what, const Tensor& target, const std::vector<Index>& index,

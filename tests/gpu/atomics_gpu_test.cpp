@@ -183,3 +183,15 @@ TEST(AtomicsGpu, UnderCheckBoundsAWaitNothingSatisfiesIsReportedInsteadOfHanging
   auto [count, old] = atomic_test::make_counter()(ts::Buffer::zeros({64}, ts::f32, ts::cuda(0)));
   EXPECT_EQ(on_cpu(count).item(), 64);
 }
+
+TEST(AtomicsGpu, HalfPrecisionAddsAreExactOnSmallIntegers) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel("half_sum", [](ts::Tensor x) {
+    ts::Tensor s = x.new_zeros({1});
+    for (auto t : ts::tile(x.size(0))) ts::atomic_add(s, {t.index() * 0}, x(t), ts::Sem::acq_rel);
+    return s;
+  });
+  // Sums of ones stay exact below 2^11 (f16) and 2^8 (bf16), in any order.
+  EXPECT_EQ(on_cpu(k(ts::Buffer::full({1500}, 1, ts::f16, ts::cuda(0)))).item(), 1500);
+  EXPECT_EQ(on_cpu(k(ts::Buffer::full({250}, 1, ts::bf16, ts::cuda(0)))).item(), 250);
+}

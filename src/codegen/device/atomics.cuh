@@ -37,32 +37,73 @@ struct scope_of {
                                                          : cuda::thread_scope_system;
 };
 
-/// Atomic `Op` on *p with order `S` and scope `Sc`, returning the previous value; nothing
-/// (and 0) when !ok. cas: where *p == expected, *p = v.
+// f16 / bf16 adds: cuda::atomic_ref has no fetch_add for them, PTX has
+// atom{.sem}{.scope}.global.add.noftz.f16 / .bf16 (bf16: sm_90); round to nearest even.
+#define TS_ATOM16(SEM, SCOPE, TY)                                             \
+  asm volatile("atom." SEM "." SCOPE ".global.add.noftz." TY " %0, [%1], %2;" \
+               : "=h"(out)                                                    \
+               : "l"(p), "h"(in)                                              \
+               : "memory")
+#define TS_ATOM16_SCOPE(SEM, TY) \
+  if constexpr (Sc == cta)       \
+    TS_ATOM16(SEM, "cta", TY);   \
+  else if constexpr (Sc == gpu)  \
+    TS_ATOM16(SEM, "gpu", TY);   \
+  else                           \
+    TS_ATOM16(SEM, "sys", TY);
+#define TS_DEFINE_ATOMIC_ADD_16(T, TY)                               \
+  template <int S, int Sc>                                           \
+  __device__ __forceinline__ T atomic_add_16(T* p, T v) {            \
+    unsigned short in = *reinterpret_cast<unsigned short*>(&v), out; \
+    if constexpr (S == relaxed) {                                    \
+      TS_ATOM16_SCOPE("relaxed", TY)                                 \
+    } else if constexpr (S == acquire) {                             \
+      TS_ATOM16_SCOPE("acquire", TY)                                 \
+    } else if constexpr (S == release) {                             \
+      TS_ATOM16_SCOPE("release", TY)                                 \
+    } else {                                                         \
+      TS_ATOM16_SCOPE("acq_rel", TY)                                 \
+    }                                                                \
+    return *reinterpret_cast<T*>(&out);                              \
+  }
+TS_DEFINE_ATOMIC_ADD_16(__half, "f16")
+TS_DEFINE_ATOMIC_ADD_16(__nv_bfloat16, "bf16")
+#undef TS_DEFINE_ATOMIC_ADD_16
+#undef TS_ATOM16_SCOPE
+#undef TS_ATOM16
+
+/// Atomic `Op` on *p with order `S` and scope `Sc`, returning the previous value (as a
+/// register value: f16/bf16 as float); nothing (and 0) when !ok. cas: where *p ==
+/// expected, *p = v.
 template <int Op, int S, int Sc, class M>
-__device__ __forceinline__ M atomic(M* p, bool ok, typename same_type<M>::type v,
-                                    typename same_type<M>::type expected = M(0)) {
-  if (!ok) return M(0);
-  cuda::atomic_ref<M, scope_of<Sc>::value> a(*p);
-  constexpr cuda::std::memory_order o = order_of<S>();
-  if constexpr (Op == A_add)
-    return a.fetch_add(v, o);
-  else if constexpr (Op == A_max)
-    return a.fetch_max(v, o);
-  else if constexpr (Op == A_min)
-    return a.fetch_min(v, o);
-  else if constexpr (Op == A_and)
-    return a.fetch_and(v, o);
-  else if constexpr (Op == A_or)
-    return a.fetch_or(v, o);
-  else if constexpr (Op == A_xor)
-    return a.fetch_xor(v, o);
-  else if constexpr (Op == A_xchg)
-    return a.exchange(v, o);
-  else {
-    M e = expected;
-    a.compare_exchange_strong(e, v, o, failure_order_of<S>());
-    return e;
+__device__ __forceinline__ typename Mem<M>::reg atomic(M* p, bool ok, typename Mem<M>::reg v,
+                                                       typename Mem<M>::reg expected = 0) {
+  if (!ok) return typename Mem<M>::reg(0);
+  if constexpr (sizeof(M) == 2) {
+    static_assert(Op == A_add, "ts::atomic: f16 and bf16 support add only");
+    return Mem<M>::to_reg(atomic_add_16<S, Sc>(p, Mem<M>::from_reg(v)));
+  } else {
+    cuda::atomic_ref<M, scope_of<Sc>::value> a(*p);
+    constexpr cuda::std::memory_order o = order_of<S>();
+    if constexpr (Op == A_add)
+      return a.fetch_add(v, o);
+    else if constexpr (Op == A_max)
+      return a.fetch_max(v, o);
+    else if constexpr (Op == A_min)
+      return a.fetch_min(v, o);
+    else if constexpr (Op == A_and)
+      return a.fetch_and(v, o);
+    else if constexpr (Op == A_or)
+      return a.fetch_or(v, o);
+    else if constexpr (Op == A_xor)
+      return a.fetch_xor(v, o);
+    else if constexpr (Op == A_xchg)
+      return a.exchange(v, o);
+    else {
+      M e = expected;
+      a.compare_exchange_strong(e, v, o, failure_order_of<S>());
+      return e;
+    }
   }
 }
 
