@@ -102,3 +102,13 @@ TEST(SignalWait, AWaitForAProgramThatAlreadyFinishedIsAnError) {
   expect_message(msg, "wrong_value", "signal_wait_test.cpp", g_line + 1,
                  "element (0) waits for the value 2 but it holds 1", "ts::signal");
 }
+
+TEST(SignalWait, AKernelThatWaitsRunsAtMost1024ProgramsOnTheInterpreter) {
+  ts::Buffer pad = ts::Buffer::zeros({1025}, ts::i32);
+  std::string msg = user_error([&] { atomic_test::make_chain()(pad); });
+  EXPECT_NE(msg.find("this kernel waits (ts::wait or ts::signal with wait_for), so its programs "
+                     "must run at the same time, and the launch has more than 1024 programs"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("use larger block sizes or fewer grid indices"), std::string::npos) << msg;
+}
