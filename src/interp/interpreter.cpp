@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <functional>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <random>
