@@ -88,6 +88,7 @@ std::pair<GpuProgram::Compiled*, Function> GpuProgram::compiled(const ir::Node* 
     CompileOptions opts;
     opts.arch = arch;
     opts.headers = embedded_headers();
+    opts.extra = c.kernel.nvrtc_options;
     try {
       if (dump_dir().empty()) {
         // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
