@@ -123,7 +123,7 @@ class Runner {
         if (n->op == Op::ProgramId) ok = false;
         if (n->op == Op::Loop) walk(n->body);
         if (n->op != Op::Store) continue;
-        const Buffer& t = f_.env().tensor(n->args[0]);
+        const Buffer& t = f_.env().tensor(ir::addressed_tensor(n));
         bool indexed = false;
         int td = 0;
         for (const ir::IndexInfo& info : n->access) {
@@ -217,6 +217,8 @@ class Runner {
         return;
       case Op::Store:
         exec_store(f_, n);
+        return;
+      case Op::Multicast:  // addressed by its loads and stores (multicast_addresses)
         return;
       case Op::LoopIndex:
       case Op::TileBegin:

@@ -97,7 +97,7 @@ Node* Graph::new_node(Op op, SourceLoc loc) {
 }
 
 bool may_alias(const Graph& g, const Node* a, const Node* b) {
-  if (a == b) return true;
+  if (a == b || a->op == Op::Multicast || b->op == Op::Multicast) return true;
   if (a->op != Op::Arg || b->op != Op::Arg) return false;
   auto group = [&](const Node* t) {
     size_t i = static_cast<size_t>(t->ival);
