@@ -454,7 +454,7 @@ void multicast_addresses(Frame& f, const Node* n, int first, MulticastAccess& ou
   const Dims& pd = ptrs.dims;
   Dims want = pd;
   want.insert(want.end(), a.dims.begin(), a.dims.end());
-  if (want != f.dims(n))
+  if (n->op == ir::Op::Load && want != f.dims(n))
     throw InternalError(fmt::format("interpreter: multicast access %{} addresses {} dims, its "
                                     "shape has {}",
                                     n->id, want.size(), f.dims(n).size()));

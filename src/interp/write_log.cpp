@@ -134,7 +134,7 @@ std::string WriteLog::element_str(int64_t offset) const {
   std::string e = idx.empty() ? fmt::format("at element offset {}", offset)
                               : fmt::format("({})", fmt::join(idx, ", "));
   if (stack_index_ >= 0)
-    e += fmt::format(" of the buffer at 0x{:x} (element {} of dev_ptrs, row-major)", base_,
+    e += fmt::format(" of the buffer at 0x{:x} (dev_ptrs element {}, row-major)", base_,
                      stack_index_);
   return e;
 }
