@@ -10,9 +10,11 @@
 #include <tessel/tessel.hpp>
 #include <vector>
 
+#include "autotune/cpu_backend.hpp"
 #include "examples/kernels/seed001.hpp"
 #include "interp_test_util.hpp"
 #include "nvrtc_test_util.hpp"
+#include "runtime/kernel_tuning.hpp"
 #include "user_error_util.hpp"
 
 namespace ts = tessel;
@@ -332,6 +334,33 @@ TEST(MulticastErrors, AMulticastTensorUsedOutsideItsLoopIsAUserError) {
   expect_message(user_error([&] { k(sb.dev_ptrs(0), sb.buffer(0)); }), "mc_scope",
                  "a multicast tensor is used outside the loop that made it",
                  "call ts::multicast_like inside the loop");
+}
+
+TEST(MulticastErrors, AutotuningAKernelWithAMulticastTensorIsAUserError) {
+  ts::SymmetricBuffer sb = filled({4, 4}, 2);
+  auto k = examples::make_multicast_load_2d_tensors();
+  tessel::autotune::TuneOptions o;
+  o.effort = ts::AutotuneEffort::quick;
+  bool measured = false;
+  o.backend = [&](const tessel::autotune::CallToTune& call, const ts::Config& reference) {
+    measured = true;
+    return std::make_unique<tessel::autotune::CpuBackend>(*call.graph, call.args, reference,
+                                                          call.kernel,
+                                                          tessel::autotune::CpuBackendOptions{});
+  };
+  std::string msg = user_error([&] {
+    ts::rt::tune_kernel(k.impl(),
+                        {ts::detail::to_call_arg(sb.dev_ptrs(0)),
+                         ts::detail::to_call_arg(sb.buffer(0))},
+                        o);
+  });
+  EXPECT_NE(msg.find("kernel 'multicast_load_2d_tensors', seed001.hpp:18"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("a kernel with a multicast tensor (ts::multicast_like) is not autotuned"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("leave Settings::autotune_effort unset"), std::string::npos) << msg;
+  EXPECT_FALSE(measured);
 }
 
 // ---- symmetric buffers ----

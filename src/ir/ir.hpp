@@ -336,8 +336,9 @@ std::string sym_name(const Sym* s);
 std::string describe_tensor(const Node* t);
 /// Whether tensors `a` and `b` (Arg or Alloc nodes of `g`) may share memory: the same
 /// node, or two arguments in one alias group (ArgFacts::alias_group). Allocations are
-/// fresh memory. A multicast tensor (Op::Multicast) may alias every tensor: its buffers'
-/// addresses are values known only on the device.
+/// fresh memory. A multicast tensor (Op::Multicast) may alias every argument and every
+/// multicast tensor (its buffers' addresses are values known only on the device), never an
+/// allocation (made by the call, after the addresses).
 bool may_alias(const Graph& g, const Node* a, const Node* b);
 std::string shape_str(const Shape& s);
 
