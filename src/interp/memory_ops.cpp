@@ -455,9 +455,10 @@ void multicast_addresses(Frame& f, const Node* n, int first, MulticastAccess& ou
   Dims want = pd;
   want.insert(want.end(), a.dims.begin(), a.dims.end());
   if (n->op == ir::Op::Load && want != f.dims(n))
-    throw InternalError(fmt::format("interpreter: multicast access %{} addresses {} dims, its "
-                                    "shape has {}",
-                                    n->id, want.size(), f.dims(n).size()));
+    throw InternalError(
+        fmt::format("interpreter: multicast access %{} addresses {} dims, its "
+                    "shape has {}",
+                    n->id, want.size(), f.dims(n).size()));
   std::vector<int64_t> valid(pd.size());
   for (size_t j = 0; j < pd.size(); ++j) valid[j] = f.valid(ptrs_node->shape.at(j));
   const int64_t es = dtype_size(like.dtype());
@@ -476,8 +477,7 @@ void multicast_addresses(Frame& f, const Node* n, int first, MulticastAccess& ou
     if (!ok || lo > hi) continue;  // a masked buffer, or no valid element
     const uintptr_t p = static_cast<uintptr_t>(ptrs.i[static_cast<size_t>(s)]);
     if (p % static_cast<uintptr_t>(es) != 0)
-      bad_address(f, n, s, p,
-                  fmt::format("not aligned to its {}-byte elements", es).c_str());
+      bad_address(f, n, s, p, fmt::format("not aligned to its {}-byte elements", es).c_str());
     const uintptr_t first_byte = p + static_cast<uintptr_t>(lo * es);
     const std::pair<uintptr_t, uintptr_t> range =
         rt::live_host_range(first_byte, (hi - lo + 1) * es);

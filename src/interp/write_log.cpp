@@ -94,8 +94,8 @@ void WriteLog::begin_multicast_store(const ir::Node* n, const Buffer& like) {
 void WriteLog::target(uintptr_t base, std::pair<uintptr_t, uintptr_t> range, int64_t stack_index) {
   base_ = base;
   stack_index_ = stack_index;
-  region_ = range.first < range.second ? &region_for(range.first, range.second, elem_bytes_)
-                                       : nullptr;
+  region_ =
+      range.first < range.second ? &region_for(range.first, range.second, elem_bytes_) : nullptr;
 }
 
 void WriteLog::begin_execution(const ir::Node* n, const Buffer& t) {

@@ -90,13 +90,11 @@ SymmetricBuffer SymmetricBuffer::create(std::vector<int64_t> shape, DType dtype,
   return sb;
 }
 
-SymmetricBuffer SymmetricBuffer::on_device(std::vector<int64_t> shape, DType dtype,
-                                           int world_size, Device device,
-                                           int64_t signal_pad_elements) {
-  if (world_size < 1)
-    fail(fmt::format("a world size of {}", world_size), "use 1 rank or more");
-  return create(std::move(shape), dtype, std::vector<Device>(static_cast<size_t>(world_size), device),
-                signal_pad_elements);
+SymmetricBuffer SymmetricBuffer::on_device(std::vector<int64_t> shape, DType dtype, int world_size,
+                                           Device device, int64_t signal_pad_elements) {
+  if (world_size < 1) fail(fmt::format("a world size of {}", world_size), "use 1 rank or more");
+  return create(std::move(shape), dtype,
+                std::vector<Device>(static_cast<size_t>(world_size), device), signal_pad_elements);
 }
 
 int SymmetricBuffer::world_size() const { return static_cast<int>(s_->buffers.size()); }
@@ -110,9 +108,7 @@ static size_t rank_index(const SymmetricBuffer& s, int rank) {
 
 Buffer SymmetricBuffer::buffer(int rank) const { return s_->buffers[rank_index(*this, rank)]; }
 Buffer SymmetricBuffer::dev_ptrs(int rank) const { return s_->ptrs[rank_index(*this, rank)]; }
-Buffer SymmetricBuffer::signal_pad(int rank) const {
-  return s_->pads[rank_index(*this, rank)];
-}
+Buffer SymmetricBuffer::signal_pad(int rank) const { return s_->pads[rank_index(*this, rank)]; }
 Buffer SymmetricBuffer::signal_pad_ptrs(int rank) const {
   return s_->pad_ptrs[rank_index(*this, rank)];
 }
