@@ -110,6 +110,21 @@ TEST(Multicast, TheTraceLoadsThroughOneMulticastNodeOfTheExampleAndDevPtrs) {
   EXPECT_NE(ir.find("load " + id + "[tile "), std::string::npos) << ir;  // bufs(t1, t2)
 }
 
+TEST(Multicast, StoreOfTheFullShapeUnstacksOneRowPerBuffer) {
+  // x [6, 10] into buffers stacked [2, 3] (2-D dev_ptrs): buffer (a, b) gets row 3a + b.
+  auto k = ts::kernel("unstack_rows", [](ts::Tensor x, ts::Tensor dev_ptrs, ts::Tensor like) {
+    for (auto t : ts::tile(like.size(0), {.block_size = 4})) {
+      auto bufs = ts::multicast_like(like, dev_ptrs(ts::all, ts::all));
+      ts::Value rows = x(ts::all, ts::all, t);  // [2, 3, t]: x viewed as [2, 3, 10]
+      bufs(t) = rows;
+    }
+  });
+  ts::SymmetricBuffer sb = ts::SymmetricBuffer::on_device({10}, ts::f32, 6, ts::cpu());
+  ts::Buffer x = buffer(ramp(60), {2, 3, 10});
+  k(x, sb.dev_ptrs(0).view_as_strided({2, 3}, {3, 1}, 0), sb.buffer(0));
+  for (int r = 0; r < 6; ++r) EXPECT_EQ(sb.buffer(r).to_vector(), ramp(10, 10.0 * r)) << r;
+}
+
 // ---- masks and ragged sizes ----
 
 TEST(Multicast, MasksThePointerTileAndTheTensorTileAtRaggedEdges) {
