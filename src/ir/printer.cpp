@@ -29,6 +29,9 @@ std::string describe_tensor(const Node* t) {
     return t->name.empty()
                ? fmt::format("the tensor allocated at line {}", t->loc.line)
                : fmt::format("the tensor '{}' allocated at line {}", t->name, t->loc.line);
+  if (t->op == Op::Multicast)
+    return fmt::format("the multicast tensor of line {} (buffers shaped like {})", t->loc.line,
+                       describe_tensor(t->args.at(0)));
   return t->name.empty() ? "the tensor" : "tensor '" + t->name + "'";
 }
 
