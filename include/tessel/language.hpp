@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <type_traits>
@@ -16,6 +17,7 @@
 
 #include "tessel/dtype.hpp"
 #include "tessel/error.hpp"
+#include "tessel/memory_order.hpp"
 
 namespace tessel {
 
@@ -395,6 +397,64 @@ Tensor full_like(const Tensor& t, double value, Loc loc = Loc::current());
 /// GPU inside the kernel (same as t.item()). Inside loops, index the tensor (`t(i...)`) to
 /// load elements.
 Value load(const Tensor& t, Loc loc = Loc::current());
+
+// ---- atomics, signals and waits (inside loops) ----
+// Helion's hl.atomic_* (helion.language.atomic_ops): `target(index...)` is addressed as a
+// load or store is (tiles, ts::all, scalars, gathers; masked at ragged edges and outside
+// the tensor), each operand broadcasts to the indexed shape and is converted to the
+// target's dtype, and every indexed element is updated atomically exactly once, however
+// the program's threads hold the values (docs/DECISIONS.md). Returns the previous values,
+// a Value of the indexed shape and the target's dtype (0 where masked off). Several
+// programs may update one element: that is what atomics are for (no race error).
+// `sem` orders the program's other memory accesses around the update (default relaxed,
+// as Helion); `scope` says which threads it is atomic with (default gpu).
+// Dtypes: add on i32, i64, u64, f32, f64; max, min, and, or, xor, xchg, cas on i32, i64,
+// u64 (max/min of u64 compare unsigned). Errors: UserError at the call's line for another
+// dtype (f16/bf16 and bool included), host code, or indices that a load would refuse.
+Value atomic_add(const Tensor& target, std::vector<Index> index, const Operand& value,
+                 Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
+Value atomic_max(const Tensor& target, std::vector<Index> index, const Operand& value,
+                 Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
+Value atomic_min(const Tensor& target, std::vector<Index> index, const Operand& value,
+                 Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
+Value atomic_and(const Tensor& target, std::vector<Index> index, const Operand& value,
+                 Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
+Value atomic_or(const Tensor& target, std::vector<Index> index, const Operand& value,
+                Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
+Value atomic_xor(const Tensor& target, std::vector<Index> index, const Operand& value,
+                 Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
+/// Replaces each element by `value`.
+Value atomic_xchg(const Tensor& target, std::vector<Index> index, const Operand& value,
+                  Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
+/// Where an element equals `expected`, replaces it by `value` (one attempt; Helion's
+/// argument order: expected, then value). Returns the previous values: equal to
+/// `expected` where the exchange happened.
+Value atomic_cas(const Tensor& target, std::vector<Index> index, const Operand& expected,
+                 const Operand& value, Sem sem = Sem::relaxed, Scope scope = Scope::gpu,
+                 Loc loc = Loc::current());
+
+/// Sets each indexed element of integer signal pad `pad` (i32, i64 or u64) to `signal` (a
+/// number, or a Value broadcasting to the indexed shape, as wait_for and update may be)
+/// with release order, after every thread of the program finished its earlier memory
+/// accesses (Helion's hl.signal, op "set"). With `wait_for`, each element is first waited
+/// for to equal `wait_for` and then exchanged (a compare-and-swap retried until it
+/// succeeds). Returns the previous values (a Value of the indexed shape).
+/// Errors: UserError for a pad of another dtype, host code, bad indices.
+Value signal(const Tensor& pad, std::vector<Index> index, const Operand& signal = 1,
+             std::optional<Operand> wait_for = std::nullopt, Scope scope = Scope::gpu,
+             Loc loc = Loc::current());
+/// Waits until each indexed element of integer signal pad `pad` (i32, i64, u64) equals
+/// `signal`, with acquire order; with `update`, then replaces it by `update` atomically
+/// (a compare-and-swap retried until it succeeds). Every thread of the program continues
+/// after the whole wait (Helion's hl.wait). On the GPU a wait spins (acquire loads with a
+/// bounded backoff): the programs it waits for must be running at the same time (a grid
+/// no larger than what fits the GPU at once, or a persistent kernel), or it never ends.
+/// The interpreter runs the programs of a kernel that waits concurrently and raises a
+/// UserError naming the kernel, the line and the pad element when no program can satisfy
+/// a wait any more. Errors: UserError for a pad of another dtype, host code, bad indices.
+void wait(const Tensor& pad, std::vector<Index> index, const Operand& signal = 1,
+          std::optional<Operand> update = std::nullopt, Scope scope = Scope::gpu,
+          Loc loc = Loc::current());
 
 // ---- loops ----
 /// A loop bound: an integer, a scalar integer Value (size, device scalar), a

@@ -56,8 +56,10 @@ std::vector<std::future<BuiltCandidate>> build_candidates(const std::vector<Conf
         rt::CompileOptions opts;
         opts.arch = arch;
         opts.headers = embedded_headers();
-        for (const auto& [loop, k] : c.kernels)
+        for (const auto& [loop, k] : c.kernels) {
+          opts.extra = k.nvrtc_options;
           c.cubins.push_back(compile_cached(k.source, k.name + ".cu", opts));
+        }
       } catch (const rt::CompileError& e) {
         c.failure = "NVRTC failed: " + first_lines(e.log);
       } catch (const std::exception& e) {

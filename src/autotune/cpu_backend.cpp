@@ -45,7 +45,7 @@ std::vector<Buffer> CpuBackend::run(const Config& config, const ir::Graph*& grap
   // Then written arguments that are not returned.
   std::vector<const ir::Node*> written;
   ir::walk(g.host, [&](const ir::Node* n) {
-    if (n->op == ir::Op::Store && n->args[0]->op == ir::Op::Arg &&
+    if (ir::writes_memory(n) && n->args[0]->op == ir::Op::Arg &&
         std::find(written.begin(), written.end(), n->args[0]) == written.end() &&
         std::find(g.outputs.begin(), g.outputs.end(), n->args[0]) == g.outputs.end())
       written.push_back(n->args[0]);

@@ -27,7 +27,7 @@ std::vector<const ir::Node*> allocs_of(const ir::Graph& g) {
 std::vector<const ir::Node*> written(const ir::Graph& g) {
   std::vector<const ir::Node*> out;
   ir::walk(g.host, [&](const ir::Node* n) {
-    if (n->op == ir::Op::Store && std::find(out.begin(), out.end(), n->args[0]) == out.end())
+    if (ir::writes_memory(n) && std::find(out.begin(), out.end(), n->args[0]) == out.end())
       out.push_back(n->args[0]);
   });
   return out;

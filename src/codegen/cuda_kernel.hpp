@@ -49,6 +49,9 @@ struct CudaKernel {
   GridSpec grid;
   int threads = 128;  // per program
   int shared_bytes = 0;
+  /// NVRTC options the source needs: "-pch" (automatic precompiled headers, reused by
+  /// later compiles in the process) where it includes <cuda/atomic> (docs/DECISIONS.md).
+  std::vector<std::string> nvrtc_options;
 };
 
 /// Generates CUDA C++ for top-level loop `loop` of `g` under a complete `config`.

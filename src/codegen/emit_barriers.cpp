@@ -39,25 +39,19 @@ namespace tessel::codegen {
 using ir::Node;
 using ir::Op;
 
-namespace {
-
-size_t first_index(const Node* n) { return n->op == Op::Load ? 1 : 2; }
-
-}  // namespace
-
 // Whether accesses a and b (of one tensor) touch each element from the same thread.
 bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
   if (a->args[0] != b->args[0] || a->access.size() != b->access.size()) return false;
   for (size_t i = 0; i < a->access.size(); ++i)
     if (a->access[i].kind != b->access[i].kind || a->access[i].sym != b->access[i].sym)
       return false;
-  const size_t fa = first_index(a), fb = first_index(b);
+  const size_t fa = ir::first_index(a), fb = ir::first_index(b);
   if (a->args.size() - fa != b->args.size() - fb) return false;
   for (size_t i = 0; fa + i < a->args.size(); ++i)
     if (a->args[fa + i] != b->args[fb + i]) return false;
-  // Two stores with the same addressing write each element from the same thread (the one
-  // whose coordinates outside the stored dims are 0, thread 0 for a single element).
-  if (a->op == Op::Store && b->op == Op::Store) return true;
+  // Two writes with the same addressing write each element from the same thread, its
+  // owner (Emitter::owner_test).
+  if (ir::writes_memory(a) && ir::writes_memory(b)) return true;
   // The slots of the accessed elements' coordinates (as emit_store dedupes them).
   std::vector<bool> covered(L_.slot_block.size(), false);
   size_t op = fa;
@@ -84,7 +78,7 @@ bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
 }
 
 bool Emitter::needs_order(const Node* earlier, const Node* later) const {
-  if (earlier->op != Op::Store && later->op != Op::Store) return false;
+  if (!ir::writes_memory(earlier) && !ir::writes_memory(later)) return false;
   if (!ir::may_alias(g_, earlier->args[0], later->args[0])) return false;
   return !same_thread_per_element(earlier, later);
 }
@@ -94,7 +88,7 @@ bool Emitter::waits_for(const ir::Block& b, const std::vector<const Node*>& pend
   for (const Node* n : b) {
     if (!live_.count(n)) continue;
     if (n->op == Op::Loop && waits_for(n->body, pending)) return true;
-    if (n->op != Op::Load && n->op != Op::Store) continue;
+    if (!ir::is_access(n)) continue;
     for (const Node* p : pending)
       if (needs_order(p, n)) return true;
   }
@@ -131,7 +125,7 @@ void Emitter::order_block(const ir::Block& b, std::vector<const Node*>& pending)
       pending = start;  // zero iterations, or any number
       continue;
     }
-    if (n->op != Op::Load && n->op != Op::Store) continue;
+    if (!ir::is_access(n)) continue;
     bool wait = barrier_before_.count(n) > 0;
     for (const Node* p : pending) wait = wait || needs_order(p, n);
     if (wait) {
@@ -148,7 +142,10 @@ void Emitter::find_barriers() {
 }
 
 void Emitter::emit_barrier(const Node* n) {
-  const char* what = n->op == Op::Load ? "load" : n->op == Op::Store ? "store" : "loop";
+  const char* what = n->op == Op::Load    ? "load"
+                     : n->op == Op::Store ? "store"
+                     : n->op == Op::Loop  ? "loop"
+                                          : "atomic";
   line(fmt::format("{};  // the {} below reads or writes memory another thread of the program "
                    "accessed before",
                    L_.threads <= 32 ? "__syncwarp()" : "__syncthreads()", what),

@@ -283,45 +283,87 @@ void Emitter::emit_load(const Node* n) {
   }
 }
 
+// The layout slots that the elements written by access n span (their coordinates tell
+// the elements apart): the slots of its tile and ts::all dims and of its gather indices.
+static std::set<int> covered_slots(const Emitter& e, const Node* n) {
+  std::set<int> covered;
+  size_t op = ir::first_index(n);
+  for (const ir::IndexInfo& info : n->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    const Node* operand = n->args[op++];
+    if (info.sym) covered.insert(e.slot(info.sym));
+    if (info.kind == ir::IndexKind::gather)
+      for (const ir::Sym* s : operand->shape)
+        if (s) covered.insert(e.slot(s));
+  }
+  return covered;
+}
+
+// The slots along which the layout holds copies of the elements access n reaches.
+static std::vector<int> copy_slots(const Emitter& e, const Node* n) {
+  std::set<int> covered = covered_slots(e, n);
+  std::vector<int> out;
+  for (size_t k = 0; k < e.L_.slot_block.size(); ++k)
+    if (!covered.count(static_cast<int>(k)) && e.L_.slot_block[k] > 1)
+      out.push_back(static_cast<int>(k));
+  return out;
+}
+
+int64_t Emitter::copy_bits(const Node* n) const {
+  int64_t bits = 0;
+  for (int k : copy_slots(*this, n)) bits |= (L_.slot_block[k] - 1) << L_.slot_shift[k];
+  return bits;
+}
+
+std::string Emitter::owner_test(const Node* n) const {
+  std::string test;  // copies along a slot: only coordinate 0 writes
+  for (int k : copy_slots(*this, n))
+    test +=
+        fmt::format(" && ((TS_FLAT(r) >> {}) & {}) == 0", L_.slot_shift[k], L_.slot_block[k] - 1);
+  return test;
+}
+
+bool Emitter::writes_one_element(const Node* n) const {
+  for (const ir::IndexInfo& info : n->access)
+    if (info.sym || info.kind == ir::IndexKind::gather) return false;
+  return true;
+}
+
+Emitter::Element Emitter::element_at(const Node* n) {
+  const bool one = writes_one_element(n);
+  const std::string r = one ? "0" : "r";
+  AccessPlan p = plan_access(*this, n, ir::first_index(n), r);
+  emit_bounds_checks(*this, n, p, r);
+  Element el;
+  el.offset = offset_expr(*this, n->args[0], p);
+  el.ptr = fmt::format("{} + {}", p.base, el.offset);
+  if (one) {
+    el.valid = "tid == 0";
+    for (const DimAccess& a : p.dims) el.valid += " && " + a.valid;
+  } else {
+    el.valid = valid_expr(*this, p, r, false) + owner_test(n);
+  }
+  return el;
+}
+
 void Emitter::emit_store(const Node* n) {
   const Node* t = n->args[0];
   const Node* v = n->args[1];
   std::string mem = dtype_cuda_storage(t->dtype);
-  AccessPlan p = plan_access(*this, n, 2, "r");
-  emit_bounds_checks(*this, n, p, "r");
-  // Slots the stored elements do not span hold copies: only coordinate 0 stores.
-  std::set<int> covered;
-  for (const DimAccess& a : p.dims)
-    if (a.sym) covered.insert(slot(a.sym));
-  size_t op = 2;
-  for (const ir::IndexInfo& info : n->access) {
-    if (info.kind == ir::IndexKind::newaxis) continue;
-    const Node* operand = n->args[op++];
-    if (info.kind == ir::IndexKind::gather)
-      for (const ir::Sym* s : operand->shape)
-        if (s) covered.insert(slot(s));
-  }
-  std::string dedupe;
-  for (size_t k = 0; k < L_.slot_block.size(); ++k)
-    if (!covered.count(static_cast<int>(k)) && L_.slot_block[k] > 1)
-      dedupe +=
-          fmt::format(" && ((TS_FLAT(r) >> {}) & {}) == 0", L_.slot_shift[k], L_.slot_block[k] - 1);
-  bool array_target = false, uniform = (!is_array(v) || same_in_every_register(v)) &&
-                                       gathers_same_in_every_register(n, 2);
-  for (const DimAccess& a : p.dims) {
-    array_target |= a.sym != nullptr || a.kind == ir::IndexKind::gather;
-    if (a.sym && spans_registers(a.sym)) uniform = false;
-  }
-  if (!array_target) {
+  if (writes_one_element(n)) {
     // One element: written once, by register 0 of thread 0.
-    std::string valid = "tid == 0";
-    for (const DimAccess& a : p.dims) valid += " && " + a.valid;
-    line(fmt::format("ts::st({} + {}, {}, {});", p.base, offset_expr(*this, t, p), valid,
-                     at(v, "0")),
-         n);
+    Element el = element_at(n);
+    line(fmt::format("ts::st({}, {}, {});", el.ptr, el.valid, at(v, "0")), n);
     return;
   }
-  if (p.vector && covered.count(static_cast<int>(L_.slot_block.size()) - 1)) {
+  AccessPlan p = plan_access(*this, n, 2, "r");
+  emit_bounds_checks(*this, n, p, "r");
+  std::string dedupe = owner_test(n);
+  bool uniform =
+      (!is_array(v) || same_in_every_register(v)) && gathers_same_in_every_register(n, 2);
+  for (const DimAccess& a : p.dims)
+    if (a.sym && spans_registers(a.sym)) uniform = false;
+  if (p.vector && covered_slots(*this, n).count(static_cast<int>(L_.slot_block.size()) - 1)) {
     open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)", n);
     line("const int r = g * TS_V;");
     std::string src;

@@ -58,7 +58,7 @@ std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
   collect(top_->body, in_program);
   std::vector<const Node*> stored;
   for (const Node* n : in_program)
-    if (n->op == Op::Store) stored.push_back(n->args[0]);
+    if (ir::writes_memory(n)) stored.push_back(n->args[0]);
   auto may_be_stored = [&](const Node* t) {
     for (const Node* s : stored)
       if (ir::may_alias(g_, s, t)) return true;

@@ -136,6 +136,31 @@ class Emitter {
                                   const std::vector<std::string>& counts, const std::string& next,
                                   const std::string& end);
   void emit_store(const ir::Node* n);
+  /// Exactly once (docs/DECISIONS.md): every element that a write (Store, Atomic, Signal,
+  /// Wait) reaches is written by one thread and register of the program, its owner: of
+  /// the copies the layout holds of it (along the slots its indexed shape lacks), the one
+  /// whose coordinates along those slots are 0; thread 0's register 0 for one element.
+  /// owner_test: the " && ..." test of TS_FLAT(r) for that ("" when there are no copies);
+  /// copy_bits: the TS_FLAT bits that tell the copies apart.
+  std::string owner_test(const ir::Node* n) const;
+  int64_t copy_bits(const ir::Node* n) const;
+  /// Whether access n reaches one element (only scalar indices).
+  bool writes_one_element(const ir::Node* n) const;
+  /// The address and the owner's test of the element write n reaches at register r ("r"
+  /// inside TS_FOR; "0" for one element), addressed as loads and stores are (plan_access;
+  /// emits the access's limits and Settings::check_bounds reports).
+  struct Element {
+    std::string ptr, valid;
+    std::string offset;  // elements from the tensor's data pointer
+  };
+  Element element_at(const ir::Node* n);
+  /// Atomic, Signal, Wait (emit_atomics.cpp).
+  void emit_atomic(const ir::Node* n);
+  /// Whether a live node uses n's value.
+  bool value_used(const ir::Node* n) const;
+  /// Gives every copy of write n's result (old values, in v<id>) the owner's value,
+  /// through shared memory.
+  void broadcast_from_owners(const ir::Node* n, const std::string& nm);
   /// f16/bf16 values of casts and elementwise ops (held as float, rounded to their dtype
   /// after the op) whose only uses store them into a tensor of that dtype: the store
   /// rounds (Mem::from_reg), so the op does not (one rounding, the same value).
@@ -193,6 +218,7 @@ class Emitter {
   std::set<const ir::Node*> barrier_before_;        // find_barriers
   std::ostringstream prologue_;                     // device scalar reads
   int shared_bytes_ = 0;
+  bool uses_atomics_ = false;  // include tessel/atomics.cuh (<cuda/atomic>)
   int tmp_ = 0;
   /// Control-flow braces opened or closed so far (open/close, not open_unrolled): two
   /// reductions emitted with the same count run back to back in straight-line code.

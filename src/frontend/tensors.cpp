@@ -359,35 +359,65 @@ Node* TensorRef::load(SourceLoc loc) const {
   return n;
 }
 
+// Value `value` of a store, atomic, signal or wait (`what`) broadcast to `shape`, the
+// indexed elements of `tensor`, and converted to its dtype. Errors: UserError at `loc`.
+static Node* broadcast_operand(Node* value, const ir::Shape& shape, Node* tensor, const char* what,
+                               SourceLoc loc) {
+  TraceContext& ctx = TraceContext::current();
+  // The value must broadcast to the indexed shape (right-aligned; size-1 dims stretch).
+  bool ok = value->shape.size() <= shape.size();
+  for (size_t i = 0; ok && i < value->shape.size(); ++i) {
+    ir::Sym* v = ctx.canon(value->shape[value->shape.size() - 1 - i]);
+    ir::Sym* t = ctx.canon(shape[shape.size() - 1 - i]);
+    ok = !v || v == t || frontend::lined_up(v, t) || ctx.unify(v, t, loc);
+  }
+  if (!ok)
+    ctx.fail(
+        loc,
+        fmt::format("shape mismatch in {}: the value has shape {} but the indexed "
+                    "elements of {} have shape {}",
+                    what, ir::shape_str(value->shape), tensor_name(tensor), ir::shape_str(shape)),
+        "the value must broadcast to the indexed shape; index the target with the same "
+        "tiles the value was computed from");
+  if (value->dtype != tensor->dtype) {
+    value = cast(Value::wrap(value), tensor->dtype).node();
+    value->loc = loc;  // the implicit conversion belongs to the user's store
+  }
+  return value;
+}
+
 void TensorRef::store(Node* value, SourceLoc loc) {
   TraceContext& ctx = TraceContext::current();
   if (ctx.depth() == 0)
     ctx.fail(loc, fmt::format("a store to {} outside a device loop", tensor_name(tensor_)),
              "write tensors inside a ts::tile or ts::grid loop");
   Access a = resolve_access(tensor_, idx_, loc);
-  // The value must broadcast to the indexed shape (right-aligned; size-1 dims stretch).
-  bool ok = value->shape.size() <= a.shape.size();
-  for (size_t i = 0; ok && i < value->shape.size(); ++i) {
-    ir::Sym* v = ctx.canon(value->shape[value->shape.size() - 1 - i]);
-    ir::Sym* t = ctx.canon(a.shape[a.shape.size() - 1 - i]);
-    ok = !v || v == t || frontend::lined_up(v, t) || ctx.unify(v, t, loc);
-  }
-  if (!ok)
-    ctx.fail(loc,
-             fmt::format("shape mismatch in a store: the value has shape {} but the indexed "
-                         "elements of {} have shape {}",
-                         ir::shape_str(value->shape), tensor_name(tensor_), ir::shape_str(a.shape)),
-             "the value must broadcast to the indexed shape; index the target with the same "
-             "tiles the value was computed from");
-  if (value->dtype != tensor_->dtype) {
-    value = cast(Value::wrap(value), tensor_->dtype).node();
-    value->loc = loc;  // the implicit conversion belongs to the user's store
-  }
+  value = broadcast_operand(value, a.shape, tensor_, "a store", loc);
   std::vector<Node*> args{tensor_, value};
   args.insert(args.end(), a.operands.begin(), a.operands.end());
   Node* n = ctx.add(Op::Store, tensor_->dtype, {}, args, loc);
   n->access = a.info;
 }
+
+namespace frontend {
+
+Node* trace_memory_op(Op op, Node* tensor, const std::vector<Index>& idx,
+                      std::vector<Node*> operands, const char* what, SourceLoc loc) {
+  TraceContext& ctx = TraceContext::current();
+  if (ctx.depth() == 0)
+    ctx.fail(loc, fmt::format("{} on {} outside a device loop", what, tensor_name(tensor)),
+             "call it inside a ts::tile or ts::grid loop");
+  Access a = resolve_access(tensor, idx, loc);
+  std::vector<Node*> args{tensor};
+  for (Node* o : operands) args.push_back(broadcast_operand(o, a.shape, tensor, what, loc));
+  args.insert(args.end(), a.operands.begin(), a.operands.end());
+  Node* n = ctx.add(op, tensor->dtype, a.shape, args, loc);
+  n->access = a.info;
+  n->ival = static_cast<int64_t>(operands.size());
+  return n;
+}
+
+}  // namespace frontend
 
 Value TensorRef::to(DType dtype, Loc loc) const { return cast(Operand(*this, loc), dtype); }
 

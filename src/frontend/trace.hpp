@@ -177,6 +177,14 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc
 /// using that BlockSize: they broadcast together, position by position, to the block.
 bool lined_up(const ir::Sym* x, const ir::Sym* y);
 
+/// Traces memory op `op` (Atomic, Signal, Wait) on `tensor` indexed by `idx` (inside a
+/// loop): each operand broadcasts to the indexed shape and is converted to the tensor's
+/// dtype; the node has the indexed shape, access info and ival = number of operands.
+/// `what` names the op in errors ("ts::atomic_add"). Errors: UserError at `loc` (host
+/// code, bad indices, operand shapes).
+ir::Node* trace_memory_op(ir::Op op, ir::Node* tensor, const std::vector<Index>& idx,
+                          std::vector<ir::Node*> operands, const char* what, SourceLoc loc);
+
 /// Describes a Sym for an error message ("the tile of the loop at k.cpp:12").
 std::string describe_sym(const ir::Sym* s);
 

@@ -14,6 +14,7 @@
 namespace tessel::interp {
 
 class WriteLog;
+class ProgramSync;
 
 /// Position of one Loop node while its body runs (one entry per loop dimension).
 struct LoopState {
@@ -58,6 +59,10 @@ class Frame {
   /// every element they write to it.
   WriteLog* write_log() const { return write_log_; }
   void set_write_log(WriteLog* log) { write_log_ = log; }
+  /// The launch's programs run concurrently (a kernel that waits): the lock and wake-ups
+  /// every memory access takes part in (interp/program_sync.hpp), else nullptr.
+  ProgramSync* sync() const { return sync_; }
+  void set_sync(ProgramSync* s) { sync_ = s; }
 
   /// Computes a node without side effects and without loop context (Const, Arg, Size,
   /// Stride, DeviceScalar, Unary, Binary, Where, Cast, Full, Arange, View, Reduce) into
@@ -79,6 +84,7 @@ class Frame {
   std::vector<int64_t> extent_value_;  // by sym id; -1 = not evaluated yet
   std::vector<LoopState> loops_;       // by node id (Loop nodes only)
   WriteLog* write_log_ = nullptr;
+  ProgramSync* sync_ = nullptr;
 };
 
 }  // namespace tessel::interp

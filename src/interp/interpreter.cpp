@@ -12,10 +12,13 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 
+#include "interp/atomic_ops.hpp"
 #include "interp/frame.hpp"
 #include "interp/memory_ops.hpp"
+#include "interp/program_sync.hpp"
 #include "interp/write_log.hpp"
 #include "passes/default_config.hpp"
 
@@ -88,6 +91,7 @@ class Runner {
     }
     ls.tile_begin = ls.begin;
     ls.tile_end.assign(nd, 0);
+    if (loop == top_ && f_.sync()) return run_programs_concurrently(loop, ls);
     if (loop == top_ && f_.write_log() && run_programs_shuffled(loop, ls)) return;
     while (true) {
       for (size_t d = 0; d < nd; ++d)
@@ -122,6 +126,9 @@ class Runner {
       for (const Node* n : b) {
         if (n->op == Op::ProgramId) ok = false;
         if (n->op == Op::Loop) walk(n->body);
+        // A tile's atomics, signals and waits run even where masked: its old values are
+        // results, and a wait orders the program.
+        if (ir::writes_memory(n) && n->op != Op::Store) ok = false;
         if (n->op != Op::Store) continue;
         const Buffer& t = f_.env().tensor(n->args[0]);
         bool indexed = false;
@@ -176,6 +183,66 @@ class Runner {
     return true;
   }
 
+  /// A kernel that waits (Frame::sync): every program of the launch (tile of `top`) runs
+  /// on its own thread with its own copy of the frame, so that a wait can be satisfied by
+  /// another program. Errors: the first program's error (a wait that can never be
+  /// satisfied among them: interp/program_sync.hpp); UserError past kMaxConcurrent
+  /// programs.
+  void run_programs_concurrently(const Node* top, LoopState& ls) {
+    constexpr int64_t kMaxConcurrent = 1024;
+    const size_t nd = top->dims.size();
+    std::vector<int64_t> count(nd);
+    int64_t total = 1;
+    for (size_t d = 0; d < nd; ++d) {
+      count[d] = (ls.end[d] - ls.begin[d] + ls.block[d] - 1) / ls.block[d];
+      total *= count[d];
+      if (total > kMaxConcurrent)
+        throw UserError(
+            f_.graph().kernel_name, top->loc,
+            fmt::format("this kernel waits (ts::wait or ts::signal with wait_for), so its "
+                        "programs must run at the same time, and the launch has more than {} "
+                        "programs; the interpreter runs at most {} at once",
+                        kMaxConcurrent, kMaxConcurrent),
+            "use larger block sizes or fewer grid indices (a GPU too runs only as many "
+            "programs at once as fit on it: a wait for a program not yet started never ends)");
+    }
+    ProgramSync& sync = *f_.sync();
+    sync.start(total);
+    std::vector<Frame> frames(static_cast<size_t>(total), f_);
+    std::mutex error_m;
+    std::exception_ptr error;
+    {
+      std::vector<std::jthread> threads;
+      for (int64_t p = 0; p < total; ++p) {
+        Frame& pf = frames[static_cast<size_t>(p)];
+        LoopState& pls = pf.loop(top);
+        int64_t rest = p;
+        for (size_t d = nd; d-- > 0;) {
+          pls.tile_begin[d] = ls.begin[d] + (rest % count[d]) * ls.block[d];
+          pls.tile_end[d] = std::min(pls.tile_begin[d] + ls.block[d], ls.end[d]);
+          rest /= count[d];
+        }
+        threads.emplace_back([&, p, top] {
+          bool failed = false;
+          try {
+            Runner r(pf, config_, seed_);
+            r.top_ = top;
+            r.program_ = p;
+            r.run_body(top);
+          } catch (...) {
+            std::lock_guard<std::mutex> g(error_m);
+            if (!error) error = std::current_exception();
+            failed = true;
+          }
+          sync.finished(failed);
+        });
+      }
+    }  // joins
+    ls.tile_begin.clear();
+    ls.tile_end.clear();
+    if (error) std::rethrow_exception(error);
+  }
+
   void run_body(const Node* loop) {
     for (const Node* n : loop->body) {
       if (n->op == Op::Yield) {
@@ -204,6 +271,12 @@ class Runner {
 
   void scalar(const Node* n, int64_t v) { f_.slot(n).set_scalar_int(n->dtype, v); }
 
+  /// The launch's lock where its programs run concurrently.
+  std::optional<std::unique_lock<std::mutex>> lock() {
+    if (!f_.sync()) return std::nullopt;
+    return f_.sync()->lock();
+  }
+
   const Node* top_ = nullptr;  // the launch's top-level loop
   int64_t program_ = 0;        // flat index of the running program (= tile) of top_
 
@@ -212,11 +285,25 @@ class Runner {
       case Op::Loop:
         run_loop(n);
         return;
-      case Op::Load:
+      case Op::Load: {
+        auto lk = lock();
         exec_load(f_, n, f_.slot(n));
         return;
-      case Op::Store:
+      }
+      case Op::Store: {
+        auto lk = lock();
         exec_store(f_, n);
+        if (f_.sync()) f_.sync()->wrote();
+        return;
+      }
+      case Op::Atomic:
+        exec_atomic(f_, n, f_.slot(n));
+        return;
+      case Op::Signal:
+        exec_signal(f_, n, f_.slot(n));
+        return;
+      case Op::Wait:
+        exec_wait(f_, n);
         return;
       case Op::LoopIndex:
       case Op::TileBegin:
@@ -284,7 +371,16 @@ void run_loop(const ir::Graph& g, const ir::Node* loop, rt::HostEnv& env, const 
   frame.mark_body(loop->body);
   std::optional<uint64_t> seed = race_check_seed();
   std::optional<WriteLog> log;
-  if (seed) {
+  // A kernel that waits runs its programs concurrently, without the race check: the
+  // order of their writes is the waits' to give, not a race.
+  bool waits = false;
+  ir::walk(loop->body, [&](const Node* n) {
+    waits |= n->op == Op::Wait || (n->op == Op::Signal && n->ival == 2);
+  });
+  ProgramSync sync;
+  if (waits) {
+    frame.set_sync(&sync);
+  } else if (seed) {
     log.emplace(g);
     frame.set_write_log(&*log);
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -328,14 +329,6 @@ Addressing& scratch() {
   return a;
 }
 
-const Buffer& host_tensor(Frame& f, const Node* n) {
-  const Buffer& b = f.env().tensor(n->args.at(0));
-  if (b.device().is_cuda())
-    throw InternalError("interpreter: a GPU buffer reached the interpreter (stage it to the host)");
-  if (b.dim() > kMaxRank) throw InternalError("interpreter: tensor rank above 16");
-  return b;
-}
-
 template <class O>
 void load_into(const Addressing& a, const Buffer& t, O* out) {
   const char* base = static_cast<const char*>(t.data_ptr());
@@ -411,6 +404,31 @@ void store_from(const Addressing& a, const Buffer& t, const V* val, int vc, Writ
 }
 
 }  // namespace
+
+const Buffer& host_tensor(Frame& f, const Node* n) {
+  const Buffer& b = f.env().tensor(n->args.at(0));
+  if (b.device().is_cuda())
+    throw InternalError("interpreter: a GPU buffer reached the interpreter (stage it to the host)");
+  if (b.dim() > kMaxRank) throw InternalError("interpreter: tensor rank above 16");
+  return b;
+}
+
+void for_each_element(Frame& f, const Node* n, const Buffer& t,
+                      const std::function<void(int64_t linear, char* element)>& fn) {
+  Addressing& a = scratch();
+  plan(f, n, static_cast<int>(ir::first_index(n)), t, a);
+  check_offsets_fit_32_bits(f, n, t, a);
+  char* base = static_cast<char*>(t.data_ptr());
+  const int64_t es = dtype_size(t.dtype());
+  // The callback may run another access (a wait blocks): copy the addressing first.
+  const Addressing mine = a;
+  for_each_row(mine, [&](const Row& r) {
+    for (int64_t c = 0; c < r.n; ++c) {
+      int64_t off = 0;
+      if (element_offset(mine, r, c, off)) fn(r.linear + c, base + off * es);
+    }
+  });
+}
 
 void exec_load(Frame& f, const Node* n, TileValue& out) {
   const Buffer& t = host_tensor(f, n);

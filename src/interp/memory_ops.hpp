@@ -12,6 +12,8 @@
 // are skipped.
 #pragma once
 
+#include <functional>
+
 #include "interp/frame.hpp"
 
 namespace tessel::interp {
@@ -22,5 +24,14 @@ void exec_load(Frame& f, const ir::Node* n, TileValue& out);
 /// Runs Store `n` (args[0] tensor, args[1] value, args[2..] index operands): the value
 /// broadcasts to the indexed shape and is written at the valid elements.
 void exec_store(Frame& f, const ir::Node* n);
+
+/// The addressing of every access (Load, Store, Atomic, Signal, Wait; index operands from
+/// ir::first_index(n)) of tensor `t`: calls fn(linear, element) for each valid element, in
+/// row-major order of the indexed shape, with its position there and its address.
+void for_each_element(Frame& f, const ir::Node* n, const Buffer& t,
+                      const std::function<void(int64_t linear, char* element)>& fn);
+
+/// The CPU Buffer of access n's tensor (args[0]). Errors: InternalError for a GPU buffer.
+const Buffer& host_tensor(Frame& f, const ir::Node* n);
 
 }  // namespace tessel::interp

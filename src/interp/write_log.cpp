@@ -112,10 +112,14 @@ void WriteLog::write_cells(uintptr_t addr, int64_t offset, const void* value) {
   }
 }
 
-std::string WriteLog::element_str(int64_t offset) const {
-  std::vector<int64_t> idx = index_of(*tensor_, offset);
+std::string element_str(const Buffer& t, int64_t offset) {
+  std::vector<int64_t> idx = index_of(t, offset);
   return idx.empty() ? fmt::format("at element offset {}", offset)
                      : fmt::format("({})", fmt::join(idx, ", "));
+}
+
+std::string WriteLog::element_str(int64_t offset) const {
+  return interp::element_str(*tensor_, offset);
 }
 
 void WriteLog::lost_update(int64_t offset, uint64_t earlier) const {

@@ -25,6 +25,10 @@
 
 namespace tessel::interp {
 
+/// How messages name element `offset` (elements from t's data pointer): its index tuple
+/// "(i, j)", or "at element offset k" when it is none of t's elements.
+std::string element_str(const Buffer& t, int64_t offset);
+
 class WriteLog {
  public:
   explicit WriteLog(const ir::Graph& g) : g_(g) {}

@@ -87,6 +87,35 @@ const char* reduce_name(ReduceFn f) {
   return "?";
 }
 
+const char* atomic_name(AtomicFn f) {
+  switch (f) {
+#define TESSEL_X(name, str) \
+  case AtomicFn::name:      \
+    return str;
+    TESSEL_ATOMIC_FNS(TESSEL_X)
+#undef TESSEL_X
+  }
+  return "?";
+}
+
+}  // namespace tessel::ir
+
+namespace tessel {
+
+const char* sem_name(Sem s) {
+  static const char* const names[] = {"relaxed", "acquire", "release", "acq_rel"};
+  return names[static_cast<int>(s)];
+}
+
+const char* scope_name(Scope s) {
+  static const char* const names[] = {"cta", "gpu", "sys"};
+  return names[static_cast<int>(s)];
+}
+
+}  // namespace tessel
+
+namespace tessel::ir {
+
 Node* Graph::new_node(Op op, SourceLoc loc) {
   nodes_.push_back(std::make_unique<Node>());
   Node* n = nodes_.back().get();

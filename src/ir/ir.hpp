@@ -28,6 +28,7 @@
 
 #include "tessel/dtype.hpp"
 #include "tessel/error.hpp"
+#include "tessel/memory_order.hpp"
 
 namespace tessel::ir {
 
@@ -56,6 +57,12 @@ namespace tessel::ir {
   /* memory */                                                                             \
   X(Load, "load")               /* args[0] tensor, args[1..] = Index values; see Access */ \
   X(Store, "store")             /* args[0] tensor, args[1] value, args[2..] = indices */   \
+  X(Atomic, "atomic")           /* args[0] tensor, args[1..ival] operands (value; cas: expected, \
+                                   value), then indices; fn = AtomicFn, sem, scope: old values */ \
+  X(Signal, "signal")           /* args[0] pad, args[1] signal, [args[2] wait_for] (ival = 1 or 2 \
+                                   operands), then indices; release: old values */       \
+  X(Wait, "wait")               /* args[0] pad, args[1] signal, [args[2] update] (ival operands), \
+                                   then indices: spins until each element == signal; acquire */ \
   /* loops */                                                                              \
   X(Loop, "loop")               /* tile/grid loop nest level, body in `body` */            \
   X(LoopIndex, "loop_index")    /* grid index of args[0]=loop, ival = dim (scalar) */      \
@@ -100,6 +107,10 @@ const char* op_name(Op op);
   X(shl, "shl", 'b') X(shr, "shr", 'b')
 
 /// Reductions. X(name, "printed")
+#define TESSEL_ATOMIC_FNS(X)                                                       \
+  X(add, "add") X(max, "max") X(min, "min") X(bit_and, "and") X(bit_or, "or")      \
+  X(bit_xor, "xor") X(xchg, "xchg") X(cas, "cas")
+
 #define TESSEL_REDUCE_FNS(X)                                                       \
   X(sum, "sum") X(prod, "prod") X(max, "max") X(min, "min")                        \
   X(argmax, "argmax") X(argmin, "argmin") X(any, "any") X(all, "all")
@@ -120,6 +131,12 @@ enum class ReduceFn : uint8_t {
   TESSEL_REDUCE_FNS(TESSEL_X)
 #undef TESSEL_X
 };
+enum class AtomicFn : uint8_t {
+#define TESSEL_X(name, str) name,
+  TESSEL_ATOMIC_FNS(TESSEL_X)
+#undef TESSEL_X
+};
+const char* atomic_name(AtomicFn f);
 const char* unary_name(UnaryFn f);
 const char* binary_name(BinaryFn f);
 const char* reduce_name(ReduceFn f);
@@ -195,14 +212,16 @@ struct Node {
   std::vector<Node*> args;
   int64_t ival = 0;
   double fval = 0.0;
-  uint8_t fn = 0;                      // UnaryFn / BinaryFn / ReduceFn; Alloc: AllocLayout
-  bool keepdim = false;                // Reduce
+  uint8_t fn = 0;            // UnaryFn / BinaryFn / ReduceFn / AtomicFn; Alloc: AllocLayout
+  Sem sem = Sem::relaxed;    // Atomic, Signal (release), Wait (acquire)
+  Scope scope = Scope::gpu;  // Atomic, Signal, Wait
+  bool keepdim = false;      // Reduce
   ArgKind arg_kind = ArgKind::tensor;  // Arg
   /// Alloc of empty_like, zeros_like or full_like of a tensor argument: that argument,
   /// whose stride order the allocation takes on each call (alloc_strides, host_eval.hpp).
   Node* like = nullptr;
   int rank = 0;                   // tensor-valued nodes (Arg tensor, Alloc): rank
-  std::vector<IndexInfo> access;  // Load/Store: one per index (incl. newaxis)
+  std::vector<IndexInfo> access;  // Load/Store/Atomic/Signal/Wait: one per index (incl. newaxis)
   // Loop
   std::vector<LoopDim> dims;
   Block body;
@@ -229,7 +248,24 @@ struct Node {
   UnaryFn ufn() const { return static_cast<UnaryFn>(fn); }
   BinaryFn bfn() const { return static_cast<BinaryFn>(fn); }
   ReduceFn rfn() const { return static_cast<ReduceFn>(fn); }
+  AtomicFn afn() const { return static_cast<AtomicFn>(fn); }
 };
+
+/// Whether `n` writes memory: a Store, Atomic, Signal or Wait (a wait with an update
+/// writes; every wait orders memory). Each element it reaches is written by exactly one
+/// thread of the program (docs/DECISIONS.md, "exactly once").
+inline bool writes_memory(const Node* n) {
+  return n->op == Op::Store || n->op == Op::Atomic || n->op == Op::Signal || n->op == Op::Wait;
+}
+/// Whether `n` is a memory access indexed like a Load (Node::access, index operands).
+inline bool is_access(const Node* n) { return n->op == Op::Load || writes_memory(n); }
+/// Position in n->args of the first index operand of access `n`: after the tensor and
+/// the value operands (Load 1, Store 2, Atomic/Signal/Wait 1 + ival).
+inline size_t first_index(const Node* n) {
+  if (n->op == Op::Load) return 1;
+  if (n->op == Op::Store) return 2;
+  return 1 + static_cast<size_t>(n->ival);
+}
 
 /// Fill kinds of an Alloc.
 enum AllocFill : int64_t { fill_none = 0, fill_value = 1 };

@@ -60,8 +60,8 @@ static std::string indices(const Node* n, size_t first) {
 
 static std::string type_str(const Node* n) {
   if (n->is_tensor()) return fmt::format("{} tensor rank {}", dtype_name(n->dtype), n->rank);
-  if (n->op == Op::Store || n->op == Op::Loop || n->op == Op::Return || n->op == Op::Yield ||
-      n->op == Op::ShapeCheck)
+  if (n->op == Op::Store || n->op == Op::Wait || n->op == Op::Loop || n->op == Op::Return ||
+      n->op == Op::Yield || n->op == Op::ShapeCheck)
     return "";
   return dtype_name(n->dtype) + (n->shape.empty() ? "" : shape_str(n->shape));
 }
@@ -70,7 +70,8 @@ static void print_block(const Block& b, int indent, std::string& out) {
   std::string pad(indent * 2, ' ');
   for (const Node* n : b) {
     std::string line = pad;
-    if (n->op != Op::Store && n->op != Op::Return && n->op != Op::Yield && n->op != Op::ShapeCheck)
+    if (n->op != Op::Store && n->op != Op::Wait && n->op != Op::Return && n->op != Op::Yield &&
+        n->op != Op::ShapeCheck)
       line += ref(n) + " = ";
     line += op_name(n->op);
     switch (n->op) {
@@ -96,6 +97,15 @@ static void print_block(const Block& b, int indent, std::string& out) {
       case Op::Store:
         line += fmt::format(" {}[{}] = {}", ref(n->args[0]), indices(n, 2), ref(n->args[1]));
         break;
+      case Op::Atomic:
+      case Op::Signal:
+      case Op::Wait: {
+        line += n->op == Op::Atomic ? fmt::format(" {}", atomic_name(n->afn())) : "";
+        line += fmt::format(" {}[{}]", ref(n->args[0]), indices(n, first_index(n)));
+        for (size_t i = 1; i < first_index(n); ++i) line += fmt::format(", {}", ref(n->args[i]));
+        line += fmt::format(" {} {}", sem_name(n->sem), scope_name(n->scope));
+        break;
+      }
       case Op::Size:
       case Op::Stride:
         line += fmt::format(" {} dim {}", ref(n->args[0]), n->ival);

@@ -51,7 +51,7 @@ struct Verifier {
         for (const Node* a : n->args)
           if (a->op != Op::Loop || n->op == Op::LoopResult) check_operand(n, a);
       }
-      if (n->op == Op::Load || n->op == Op::Store) {
+      if (is_access(n)) {
         int consumed = 0;
         for (const IndexInfo& i : n->access)
           if (i.kind != IndexKind::newaxis) ++consumed;

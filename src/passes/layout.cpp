@@ -43,8 +43,7 @@ void collect(const ir::Block& b, std::vector<const ir::Sym*>& order,
       for (size_t j = 0; j < s.size(); ++j)
         if (s[j] && j != i) interfere.insert({s[i], s[j]});
     }
-    if (n->op == ir::Op::Load || n->op == ir::Op::Store)
-      min_bytes = std::min(min_bytes, dtype_size(n->args[0]->dtype));
+    if (ir::is_access(n)) min_bytes = std::min(min_bytes, dtype_size(n->args[0]->dtype));
     if (n->op == ir::Op::Loop) collect(n->body, order, info, interfere, min_bytes);
   }
 }

@@ -89,7 +89,12 @@ class LaunchDeps {
       case Op::Loop:
         visit_loop(n);
         return;
+      case Op::Atomic:  // the old values depend on the order the programs run in
+      case Op::Signal:
+        d = all_;
+        break;
       case Op::Store:
+      case Op::Wait:
       case Op::Yield:
         return;
       default:
@@ -202,7 +207,7 @@ void check_store(const ir::Graph& g, const Node* top, const LaunchDeps& deps, co
           top->dims[0].is_tile ? "tile" : "grid index", why),
       "index the store with every tile of the loop (e.g. out(tm, tn) in a loop over tiles tm, tn), "
       "reduce inside one program (make that dimension a device loop nested inside this one), or "
-      "use an atomic (not yet in tessel)");
+      "use an atomic (ts::atomic_add, ...), which several programs may apply to one element");
 }
 
 void check_block(const ir::Graph& g, const Node* top, const LaunchDeps& deps, const ir::Block& b) {

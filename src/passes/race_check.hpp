@@ -27,7 +27,8 @@ namespace tessel::passes {
 /// Checks every store of every top-level loop of traced graph `g` (canonical Syms).
 /// Errors: UserError at the first offending store's line, naming the launch dims its
 /// indices do not cover and what to do (index with every tile, reduce inside one program,
-/// or use an atomic once tessel has them).
+/// or use an atomic). Atomics, signals and waits (ts::atomic_*, ts::signal, ts::wait) are
+/// not checked: several programs updating one element is what they are for.
 void check_races(const ir::Graph& g);
 
 /// Whether store `n`'s value reads the memory it stores to (a load or device scalar of

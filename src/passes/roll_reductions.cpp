@@ -37,6 +37,11 @@ class Roller : public ir::Cloner {
       } else if (n->op == Op::Store && (rolled(n->args[1]) || store_sym(n))) {
         store_loop(n, out);
         stores_.push_back(n);
+      } else if (rolled(n) && ir::writes_memory(n)) {
+        throw UserError(kernel_, n->loc,
+                        "reduction_loops: an atomic, signal or wait spans a chunked reduction "
+                        "dimension (it would run once per use of its old values)",
+                        "use reduction_loops = null (a persistent reduction) for this dimension");
       } else if (rolled(n)) {
         if (n->op == Op::Load) stores_before_[n] = stores_.size();
         continue;  // recomputed where it is consumed

@@ -15,8 +15,14 @@ namespace tessel::rt {
 
 /// The device record, four int64 words: [0] the access (Load/Store node id + 1; 0 = no
 /// violation), [1] the tensor dimension (counting the tensor's dims, from 0), [2] the
-/// index value, [3] the dimension's size. ts::report_oob writes it.
+/// index value, [3] the dimension's size. ts::report_oob writes it. A wait (Wait, or a
+/// Signal with wait_for) that gave up (ts::wait_for, device/atomics.cuh) writes [1] = -1,
+/// [2] the element's offset from the pad's data pointer, [3] the value it held.
 using BoundsRecord = std::array<int64_t, 4>;
+
+/// Polls after which a wait gives up under Settings::check_bounds (ts::kWaitPolls of
+/// device/atomics.cuh: the same number).
+inline constexpr int64_t kWaitPolls = int64_t{1} << 22;
 
 /// The UserError of index `index` outside [0, extent) along dimension `dim` of the
 /// tensor Load/Store `access` of `g` addresses: names the kernel, the access's source
@@ -25,8 +31,10 @@ using BoundsRecord = std::array<int64_t, 4>;
 UserError bounds_error(const ir::Graph& g, const ir::Node* access, int dim, int64_t index,
                        int64_t extent);
 
-/// Throws bounds_error for a record a kernel of `g` wrote; returns when it holds no
-/// violation. InternalError for a record that names no Load/Store of `g`.
+/// Throws bounds_error for a record a kernel of `g` wrote, or the UserError of a wait that
+/// gave up (naming the kernel, the line, the pad, the element's offset, the values waited
+/// for and held); returns when it holds no violation. InternalError for a record that
+/// names no access of `g`.
 void raise_bounds_record(const ir::Graph& g, const BoundsRecord& record);
 
 }  // namespace tessel::rt

@@ -84,6 +84,7 @@ std::pair<GpuProgram::Compiled*, Function> GpuProgram::compiled(const ir::Node* 
     CompileOptions opts;
     opts.arch = arch;
     opts.headers = embedded_headers();
+    opts.extra = c.kernel.nvrtc_options;
     try {
       // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
       c.cubin = autotune::compile_cached(c.kernel.source, c.kernel.name + ".cu", opts);

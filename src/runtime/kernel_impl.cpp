@@ -95,7 +95,7 @@ struct Specialization {
 /// Positions of the tensor arguments stored to anywhere in `b` (nested loops included).
 static void collect_written_args(const ir::Block& b, std::vector<int>& out) {
   for (const ir::Node* n : b) {
-    if (n->op == ir::Op::Store && n->args[0]->op == ir::Op::Arg &&
+    if (ir::writes_memory(n) && n->args[0]->op == ir::Op::Arg &&
         std::find(out.begin(), out.end(), static_cast<int>(n->args[0]->ival)) == out.end())
       out.push_back(static_cast<int>(n->args[0]->ival));
     if (n->op == ir::Op::Loop) collect_written_args(n->body, out);
@@ -773,6 +773,7 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, b
       rt::CompileOptions opts;
       opts.arch = 90;
       opts.headers = embedded_headers();
+      opts.extra = ck.nvrtc_options;
       try {
         rt::compile_cuda(ck.source, ck.name + ".cu", opts);
       } catch (const rt::CompileError& e) {

@@ -1,0 +1,118 @@
+// Atomics, signals and waits (Atomic, Signal, Wait nodes): each element's owner thread
+// (Emitter::owner_test, the rule stores follow) updates it through ts::atomic /
+// ts::wait_for (device/atomics.cuh, libcu++ cuda::atomic_ref), addressed as loads and
+// stores are (Emitter::element_at). The old values reach the element's copies in other
+// threads through shared memory, when something uses them.
+#include <fmt/format.h>
+
+#include "codegen/emitter_state.hpp"
+
+namespace tessel::codegen {
+
+using ir::AtomicFn;
+using ir::Node;
+using ir::Op;
+
+namespace {
+
+// The ts::AtomicOp of device/atomics.cuh: ts::A_add, ts::A_and, ...
+std::string op_arg(AtomicFn f) { return fmt::format("ts::A_{}", ir::atomic_name(f)); }
+
+std::string order_args(const Node* n) {
+  return fmt::format("ts::{}, ts::{}", sem_name(n->sem), scope_name(n->scope));
+}
+
+}  // namespace
+
+bool Emitter::value_used(const Node* n) const {
+  bool used = false;
+  ir::walk(top_->body, [&](const Node* m) {
+    if (!live_.count(m)) return;
+    for (const Node* a : m->args) used |= a == n;
+    for (const Node* a : m->inits) used |= a == n;
+  });
+  return used;
+}
+
+void Emitter::broadcast_from_owners(const Node* n, const std::string& nm) {
+  const bool one = writes_one_element(n);
+  const int64_t bits = copy_bits(n);
+  if (!one && bits == 0) return;  // every register holds its own element
+  const std::string rt = reg_type(n->dtype);
+  const int64_t bytes =
+      (one ? 1 : L_.elems) * static_cast<int64_t>(dtype_size(n->dtype) > 4 ? 8 : 4);
+  if (bytes > 227 * 1024)
+    throw UserError(g_.kernel_name, n->loc,
+                    fmt::format("the old values of this atomic reach {} threads through {} bytes "
+                                "of shared memory, more than a program has",
+                                L_.threads, bytes),
+                    "use smaller block sizes, or index the atomic with every tile of the loop");
+  shared_bytes_ = std::max(shared_bytes_, static_cast<int>((bytes + 15) / 16 * 16));
+  const std::string bar = L_.threads <= 32 ? "__syncwarp();" : "__syncthreads();";
+  const std::string sm = fmt::format("sm{}", n->id);
+  line(fmt::format("{} {}* {} = reinterpret_cast<{}*>(ts_smem);  // old values to the copies", bar,
+                   rt, sm, rt));
+  if (one) {
+    line(fmt::format("if (tid == 0) {}[0] = {};", sm, nm));
+    line(fmt::format("{} {} = {}[0];", bar, nm, sm));
+  } else {
+    line(fmt::format("TS_FOR(r) if ({}{}) {}[TS_FLAT(r)] = {}[r];", active("r"), owner_test(n), sm,
+                     nm));
+    line(fmt::format("{} TS_FOR(r) {}[r] = {}[TS_FLAT(r) & ~{}];", bar, nm, sm, bits));
+  }
+  last_shared_ = {region_, 0, bytes};
+}
+
+void Emitter::emit_atomic(const Node* n) {
+  uses_atomics_ = true;
+  const bool one = writes_one_element(n);
+  const std::string r = one ? "0" : "r";
+  const std::string bar = L_.threads <= 32 ? "__syncwarp();" : "__syncthreads();";
+  if (n->op == Op::Signal)
+    line(bar + "  // the program's earlier memory accesses happen before the signal (release)", n);
+  Element el = element_at(n);
+  std::string call;
+  switch (n->op) {
+    case Op::Atomic:
+      call = n->afn() == AtomicFn::cas
+                 ? fmt::format("ts::atomic<ts::A_cas, {}>({}, {}, {}, {})", order_args(n), el.ptr,
+                               el.valid, at(n->args[2], r), at(n->args[1], r))
+                 : fmt::format("ts::atomic<{}, {}>({}, {}, {})", op_arg(n->afn()), order_args(n),
+                               el.ptr, el.valid, at(n->args[1], r));
+      break;
+    case Op::Signal:  // args: signal, [wait_for]
+      call = n->ival == 2 ? fmt::format("ts::wait_for<true, {}>({}, {}, {}, {})", order_args(n),
+                                        el.ptr, el.valid, at(n->args[2], r), at(n->args[1], r))
+                          : fmt::format("ts::atomic<ts::A_xchg, {}>({}, {}, {})", order_args(n),
+                                        el.ptr, el.valid, at(n->args[1], r));
+      break;
+    default:  // Wait; args: signal, [update]
+      call = n->ival == 2 ? fmt::format("ts::wait_for<true, {}>({}, {}, {}, {})", order_args(n),
+                                        el.ptr, el.valid, at(n->args[1], r), at(n->args[2], r))
+                          : fmt::format("ts::wait_for<false, {}>({}, {}, {})", order_args(n),
+                                        el.ptr, el.valid, at(n->args[1], r));
+      break;
+  }
+  const bool waits = n->op == Op::Wait || (n->op == Op::Signal && n->ival == 2);
+  if (g_.check_bounds && waits) {
+    // A wait that gives up after ts::kWaitPolls polls, reported after the call.
+    call.pop_back();
+    if (n->op == Op::Wait && n->ival == 1) call += ", 0";
+    call += fmt::format(", {}, {}, (long long)({}))", check_record_param(), n->id + 1, el.offset);
+  }
+  const std::string nm = fmt::format("v{}", n->id);
+  names_[n] = nm;
+  const std::string rt = reg_type(n->dtype);
+  if (n->op == Op::Wait) {
+    line(fmt::format("{}{};", one ? "" : "TS_FOR(r) ", call), n);
+    line(bar + "  // every thread of the program continues after the wait (acquire)");
+    return;
+  }
+  if (one)
+    line(fmt::format("{} {} = {};", rt, nm, call), n);
+  else
+    line(fmt::format("{} {}[TS_N]; TS_FOR(r) {}[r] = {};", rt, nm, nm, call), n);
+  if (value_used(n)) broadcast_from_owners(n, nm);
+}
+
+}  // namespace tessel::codegen
