@@ -4,12 +4,20 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <tessel/tessel.hpp>
 #include <vector>
 
 namespace interp_test {
 
 namespace ts = tessel;
+
+/// Every CPU test runs with the interpreter's race check on (programs in a shuffled order,
+/// conflicting writes refused: interp/write_log.hpp), unless the environment already sets
+/// TESSEL_CHECK_RACES (tests/races_test.cpp tests the check itself).
+inline const bool race_check_on = [] {
+  return setenv("TESSEL_CHECK_RACES", "1", /*overwrite=*/0) == 0;
+}();
 
 /// A CPU Buffer of dtype `t` holding `v` (row-major) with shape `shape`.
 inline ts::Buffer buffer(const std::vector<double>& v, std::vector<int64_t> shape,

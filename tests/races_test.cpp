@@ -17,12 +17,6 @@ using interp_test::buffer;
 using interp_test::ramp;
 using user_error_test::user_error;
 
-// Every CPU test runs with the interpreter's race check on (programs in a shuffled order,
-// conflicting writes refused), unless the environment already sets TESSEL_CHECK_RACES.
-static const bool race_check_on = [] {
-  return setenv("TESSEL_CHECK_RACES", "1", /*overwrite=*/0) == 0;
-}();
-
 namespace {
 
 int g_line = 0;  // the line of the offending store, recorded while tracing
@@ -74,7 +68,7 @@ auto make_scatter() {
 }  // namespace
 
 TEST(Races, TheSuiteRunsWithTheInterpretersRaceCheck) {
-  ASSERT_TRUE(race_check_on);
+  ASSERT_TRUE(interp_test::race_check_on);
   const char* v = std::getenv("TESSEL_CHECK_RACES");
   ASSERT_NE(v, nullptr);
   EXPECT_STRNE(v, "0");

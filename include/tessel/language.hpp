@@ -39,6 +39,7 @@ class Tensor;
 class Value;
 class Tile;
 class TensorRef;
+class MulticastTensor;
 
 template <class T>
 concept Arithmetic = std::is_arithmetic_v<T>;
@@ -54,6 +55,8 @@ class Operand {
   Operand(const Value& v, Loc loc = Loc::current());
   Operand(const TensorRef& r, Loc loc = Loc::current());
   Operand(const Tensor& t, Loc loc = Loc::current());
+  /// A multicast tensor used as a value: a UserError (index it to load its elements).
+  Operand(const MulticastTensor& t, Loc loc = Loc::current());
   template <Arithmetic T>
   Operand(T v, Loc loc = Loc::current())
       : Operand(std::is_floating_point_v<T> ? DType::f32
@@ -174,6 +177,8 @@ class Index {
   Index(const Tile& t, Loc loc = Loc::current());
   Index(const Value& v, Loc loc = Loc::current());
   Index(const TensorRef& r, Loc loc = Loc::current());
+  /// A multicast tensor used as an index: a UserError (index it to load its elements).
+  Index(const MulticastTensor& t, Loc loc = Loc::current());
   template <std::integral T>
   Index(T v, Loc loc = Loc::current()) : Index(Value(v, loc), loc) {}
 
@@ -305,6 +310,60 @@ class TensorRef {
   std::vector<Index> idx_;
   SourceLoc loc_;
 };
+
+/// A multicast tensor (Helion: hl.multicast_like): a virtual stack of equally shaped
+/// buffers (symmetric memory: the shape, strides and dtype of `example`), one per device
+/// address in a u64 tile value `dev_ptrs`. It is not NVLink multicast: each buffer is read
+/// and written through its own ordinary pointer. Made inside a device loop by
+/// ts::multicast_like; only memory operations use it (indexing it as `example` would be
+/// indexed). A load `bufs(i...)` has shape dev_ptrs' shape followed by the indexed shape
+/// (2-D dev_ptrs and a 3-D example indexed by three tiles give 5 dims): element [s..., e...]
+/// is element e of the buffer at dev_ptrs[s...], that is, the address dev_ptrs[s...] plus
+/// the example's strides times the indices, in elements of its dtype (Helion's
+/// StackIndexingStrategy). A store `bufs(i...) = v` writes the reverse (v of that full
+/// shape unstacks, one slice per buffer), or broadcasts a v without the leading dims to
+/// every buffer (`bufs(t) = x_tile(ts::newaxis, ts::all)`). Masks apply in both the pointer
+/// dims (dev_ptrs(tile) at a ragged edge: those buffers are not touched) and the tensor
+/// dims, as for an ordinary tensor. Used as a value, an index or a bound it is a
+/// UserError. The addresses must be of memory the launching device can access: on the
+/// GPU, of that GPU or of a peer with peer access enabled (ts::SymmetricBuffer gives
+/// such buffers); on the CPU interpreter, of live host memory of tessel Buffers (else a
+/// UserError at the access; on a GPU a bad address faults, as in Triton).
+class MulticastTensor {
+ public:
+  /// Internal: wraps a Multicast node of the trace being recorded.
+  explicit MulticastTensor(ir::Node* n);
+  /// The example's rank and dtype (of every buffer).
+  int dim() const;
+  DType dtype() const;
+  /// Indexing, as Tensor::operator(): reading loads, assigning stores.
+  TensorRef operator()() const;
+  TensorRef operator()(Index a) const;
+  TensorRef operator()(Index a, Index b) const;
+  TensorRef operator()(Index a, Index b, Index c) const;
+  TensorRef operator()(Index a, Index b, Index c, Index d) const;
+  TensorRef operator()(Index a, Index b, Index c, Index d, Index e) const;
+  TensorRef operator()(Index a, Index b, Index c, Index d, Index e, Index f) const;
+  /// The Multicast node, used at `loc`. Errors: UserError outside the loop that made it.
+  ir::Node* node_at(SourceLoc loc) const;
+
+ private:
+  ir::Node* node_;
+  ir::Node* loop_;      // the innermost loop open where it was made
+  uint64_t trace_ = 0;  // the trace that made it
+};
+
+/// Makes a multicast tensor inside a device loop (Helion: hl.multicast_like(example,
+/// dev_ptrs)). `example`: a tensor argument or allocation giving the buffers' shape,
+/// strides and dtype (usually the local buffer of a ts::SymmetricBuffer); `dev_ptrs`: a u64
+/// tile value of device addresses of any rank, loaded inside the loop (`dev_ptrs(ts::all)`,
+/// `dev_ptrs(ts::all, ts::all)`, `dev_ptrs(tm)`). Errors: UserError (at this line) outside a
+/// device loop, for a dev_ptrs value that is not u64 (addresses are ts::u64, as
+/// torch.uint64 in Helion), or for a tensor passed as dev_ptrs without indexing it.
+MulticastTensor multicast_like(const Tensor& example, const Operand& dev_ptrs,
+                               Loc loc = Loc::current());
+MulticastTensor multicast_like(const Tensor& example, const Tensor& dev_ptrs,
+                               Loc loc = Loc::current());
 
 // ---- elementwise operators (PyTorch semantics: promotion, true division) ----
 Value operator+(const Operand& a, const Operand& b);

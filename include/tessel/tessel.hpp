@@ -12,3 +12,4 @@
 #include "tessel/language.hpp"
 #include "tessel/sm_partition.hpp"
 #include "tessel/stream.hpp"
+#include "tessel/symmetric_buffer.hpp"

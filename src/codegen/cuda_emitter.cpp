@@ -458,8 +458,10 @@ void Emitter::emit_node(const Node* n) {
   // A value (or store target) with two dimensions in one register slot would hold only
   // their diagonal: refused (the interpreter computes it).
   std::vector<const ir::Sym*> syms(n->shape.begin(), n->shape.end());
-  if (n->op == Op::Store)  // (an atomic's shape is its indexed shape)
+  if (n->op == Op::Store) {  // (an atomic's shape is its indexed shape)
+    for (const ir::Sym* s : ir::stack_shape(n)) syms.push_back(s);
     for (const ir::IndexInfo& i : n->access) syms.push_back(i.sym);
+  }
   for (size_t i = 0; i < syms.size(); ++i)
     for (size_t j = i + 1; j < syms.size(); ++j)
       if (syms[i] && syms[j] && slot(syms[i]) == slot(syms[j]))
@@ -476,6 +478,7 @@ void Emitter::emit_node(const Node* n) {
     case Op::DeviceScalar:
     case Op::Carried:
     case Op::LoopResult:
+    case Op::Multicast:  // addressed by its loads and stores (emit_memory.cpp, plan_access)
       return;
     case Op::Loop:
       if (barrier_before_.count(n)) emit_barrier(n);
@@ -816,8 +819,10 @@ void Emitter::emit_program_tiles(const passes::LoopKnobs& knobs,
 
 void Emitter::run() {
   roots(top_->body, live_);
-  for (const Node* n : live_)
+  for (const Node* n : live_) {
     if (ir::writes_memory(n)) written_.insert(n->args[0]);
+    multicast_ |= n->op == Op::Multicast;
+  }
   find_values_rounded_by_stores();
   find_barriers();
 
@@ -911,9 +916,10 @@ void Emitter::run() {
         bool ro = !written_.count(p.node);
         // __restrict__ promises no other pointer reaches this memory (and lets the compiler
         // use non-coherent loads): not so when another argument's bytes overlap these.
-        bool aliased = p.node->op == Op::Arg &&
-                       static_cast<size_t>(p.node->ival) < g_.arg_facts.size() &&
-                       g_.arg_facts[p.node->ival].alias_group >= 0;
+        // A multicast tensor's buffers may be any argument's memory.
+        bool aliased = multicast_ || (p.node->op == Op::Arg &&
+                                      static_cast<size_t>(p.node->ival) < g_.arg_facts.size() &&
+                                      g_.arg_facts[p.node->ival].alias_group >= 0);
         src << fmt::format("{}{}*{} {}", ro ? "const " : "", dtype_cuda_storage(p.node->dtype),
                            ro && !aliased ? " __restrict__" : "",
                            param_names_.at("T" + std::to_string(p.node->id)));

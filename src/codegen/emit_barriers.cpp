@@ -54,6 +54,8 @@ bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
   if (ir::writes_memory(a) && ir::writes_memory(b)) return true;
   // The slots of the accessed elements' coordinates (as emit_store dedupes them).
   std::vector<bool> covered(L_.slot_block.size(), false);
+  for (const ir::Sym* s : ir::stack_shape(a))
+    if (s) covered[slot(s)] = true;
   size_t op = fa;
   for (const ir::IndexInfo& info : a->access) {
     if (info.kind == ir::IndexKind::newaxis) continue;

@@ -27,7 +27,8 @@ struct DimAccess {
 
 struct AccessPlan {
   std::vector<DimAccess> dims;  // one per tensor dimension
-  std::string base;             // tensor pointer
+  std::string base;             // tensor pointer (a multicast tensor: the register's buffer)
+  std::string stack_valid;      // a multicast tensor: " && " validity of its dev_ptrs coords
   bool vector = false;          // innermost dim vectorized
   // Vector accesses: every vector is wholly valid or wholly invalid (index and limit are
   // multiples of the vector width), and every vector address is aligned to its size.
@@ -36,11 +37,25 @@ struct AccessPlan {
 
 }  // namespace
 
+// The addressing of access n (a load or store; any memory op) at register expression r:
+// per tensor dimension its index and validity, the base pointer. A multicast tensor
+// (ts::multicast_like) is addressed here only: the base of register r is its dev_ptrs
+// value at r (the buffer of r's stack coordinates) cast to the example's element type,
+// the offsets are the example's (its strides and sizes), and the dev_ptrs coordinates
+// are masked as a tile or ts::all value's are (Helion's StackIndexingStrategy).
 static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
                               const std::string& r) {
-  const Node* t = n->args[0];
+  const Node* t = ir::addressed_tensor(n);
   AccessPlan p;
-  p.base = e.tensor_param(t);
+  if (n->is_multicast_access()) {
+    const Node* ptrs = n->args[0]->args[1];
+    p.base = fmt::format("reinterpret_cast<{}*>({})", dtype_cuda_storage(t->dtype),
+                         e.is_array(ptrs) ? e.at(ptrs, r) : e.scalar(ptrs));
+    for (const ir::Sym* s : ptrs->shape)
+      if (s) p.stack_valid += " && " + e.sym_valid(s, r);
+  } else {
+    p.base = e.tensor_param(t);
+  }
   size_t op = first_operand;
   int d = 0;
   for (const ir::IndexInfo& info : n->access) {
@@ -101,7 +116,7 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
   // Vector accesses: the innermost dimension is a tile/all on the layout's innermost
   // slot, its stride is 1, and the Sym fills its slot; not a flattened loop's dim (its
   // consecutive elements wrap from one row to the next).
-  if (!p.dims.empty() && e.L_.vec > 1) {
+  if (!p.dims.empty() && e.L_.vec > 1 && !n->is_multicast_access()) {
     const DimAccess& last = p.dims.back();
     bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) &&
               !e.flattened(last.sym) &&
@@ -146,7 +161,7 @@ static void emit_bounds_checks(Emitter& e, const Node* n, const AccessPlan& p,
     return fmt::format("ts::report_oob({}, {}, {}, (long long)({}), (long long)({}))",
                        e.check_record_param(), n->id + 1, d, a.raw, a.size);
   };
-  std::string others = e.active(r), checks;
+  std::string others = e.active(r) + p.stack_valid, checks;
   for (size_t d = 0; d < p.dims.size(); ++d) {
     const DimAccess& a = p.dims[d];
     if (a.kind == ir::IndexKind::scalar)
@@ -181,7 +196,7 @@ static std::string offset_expr(Emitter& e, const Node* t, const AccessPlan& p) {
 
 static std::string valid_expr(Emitter& e, const AccessPlan& p, const std::string& r,
                               bool skip_last) {
-  std::string v = e.active(r);
+  std::string v = e.active(r) + p.stack_valid;
   for (size_t d = 0; d < p.dims.size(); ++d) {
     if (skip_last && d + 1 == p.dims.size()) continue;
     v += " && " + p.dims[d].valid;
@@ -212,7 +227,7 @@ static std::string ld_call(const Emitter& e, const Node* n) {
 
 // The vector loads of plan p (p.vector) into raw.
 static void emit_ld_vec(Emitter& e, const Node* n, const AccessPlan& p, const std::string& raw) {
-  const Node* t = n->args[0];
+  const Node* t = ir::addressed_tensor(n);
   e.open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
   e.line("const int r = g * TS_V;");
   const DimAccess& last = p.dims.back();
@@ -241,16 +256,15 @@ void Emitter::emit_vector_load_into(const Node* n, const std::string& raw) {
 
 void Emitter::emit_load(const Node* n) {
   if (prefetched_.count(n)) return;  // loaded one iteration early (emit_pipeline.cpp)
-  const Node* t = n->args[0];
+  const Node* t = ir::addressed_tensor(n);
   std::string mem = dtype_cuda_storage(t->dtype);
   std::string nm = fmt::format("v{}", n->id);
   names_[n] = nm;
   if (!is_array(n)) {
     AccessPlan p = plan_access(*this, n, 1, "0");
     emit_bounds_checks(*this, n, p, "0");
-    std::string valid;
-    for (const DimAccess& a : p.dims) valid += (valid.empty() ? "" : " && ") + a.valid;
-    if (valid.empty()) valid = "true";
+    std::string valid = "true" + p.stack_valid;
+    for (const DimAccess& a : p.dims) valid += " && " + a.valid;
     line(fmt::format("const {} {} = {}({} + {}, {});", reg_type(n->dtype), nm, ld_call(*this, n),
                      p.base, offset_expr(*this, t, p), valid),
          n);
@@ -296,6 +310,8 @@ static std::set<int> covered_slots(const Emitter& e, const Node* n) {
       for (const ir::Sym* s : operand->shape)
         if (s) covered.insert(e.slot(s));
   }
+  for (const ir::Sym* s : ir::stack_shape(n))  // a multicast tensor's buffers
+    if (s) covered.insert(e.slot(s));
   return covered;
 }
 
@@ -326,6 +342,8 @@ std::string Emitter::owner_test(const Node* n) const {
 bool Emitter::writes_one_element(const Node* n) const {
   for (const ir::IndexInfo& info : n->access)
     if (info.sym || info.kind == ir::IndexKind::gather) return false;
+  for (const ir::Sym* s : ir::stack_shape(n))
+    if (s) return false;
   return true;
 }
 
@@ -335,10 +353,10 @@ Emitter::Element Emitter::element_at(const Node* n) {
   AccessPlan p = plan_access(*this, n, ir::first_index(n), r);
   emit_bounds_checks(*this, n, p, r);
   Element el;
-  el.offset = offset_expr(*this, n->args[0], p);
+  el.offset = offset_expr(*this, ir::addressed_tensor(n), p);
   el.ptr = fmt::format("{} + {}", p.base, el.offset);
   if (one) {
-    el.valid = "tid == 0";
+    el.valid = "tid == 0" + p.stack_valid;
     for (const DimAccess& a : p.dims) el.valid += " && " + a.valid;
   } else {
     el.valid = valid_expr(*this, p, r, false) + owner_test(n);
@@ -347,7 +365,7 @@ Emitter::Element Emitter::element_at(const Node* n) {
 }
 
 void Emitter::emit_store(const Node* n) {
-  const Node* t = n->args[0];
+  const Node* t = ir::addressed_tensor(n);
   const Node* v = n->args[1];
   std::string mem = dtype_cuda_storage(t->dtype);
   if (writes_one_element(n)) {
@@ -363,6 +381,8 @@ void Emitter::emit_store(const Node* n) {
       (!is_array(v) || same_in_every_register(v)) && gathers_same_in_every_register(n, 2);
   for (const DimAccess& a : p.dims)
     if (a.sym && spans_registers(a.sym)) uniform = false;
+  for (const ir::Sym* s : ir::stack_shape(n))
+    if (s && spans_registers(s)) uniform = false;
   if (p.vector && covered_slots(*this, n).count(static_cast<int>(L_.slot_block.size()) - 1)) {
     open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)", n);
     line("const int r = g * TS_V;");

@@ -217,6 +217,7 @@ class Emitter {
   std::set<const ir::Node*> rounded_by_store_;      // find_values_rounded_by_stores
   std::set<const ir::Node*> barrier_before_;        // find_barriers
   std::ostringstream prologue_;                     // device scalar reads
+  bool multicast_ = false;  // the loop nest uses a multicast tensor (ts::multicast_like)
   int shared_bytes_ = 0;
   bool uses_atomics_ = false;  // include tessel/atomics.cuh (<cuda/atomic>)
   int tmp_ = 0;

@@ -212,8 +212,11 @@ struct Access {
   ir::Shape shape;
 };
 
-Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc) {
+/// `tensor` is the tensor indexed, or a multicast tensor: then its example is indexed and
+/// its dev_ptrs value's shape leads the access's shape (ts::multicast_like).
+Access resolve_access(Node* indexed, const std::vector<Index>& idx, SourceLoc loc) {
   TraceContext& ctx = TraceContext::current();
+  Node* tensor = indexed->op == Op::Multicast ? indexed->args.at(0) : indexed;
   int consumed = 0;
   for (const Index& i : idx)
     if (i.kind != Index::newaxis_k) ++consumed;
@@ -310,13 +313,17 @@ Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc
     }
     acc.shape.insert(acc.shape.begin() + gather_pos, extra.begin(), extra.end());
   }
+  if (indexed != tensor) {
+    const ir::Shape& stack = indexed->args.at(1)->shape;
+    acc.shape.insert(acc.shape.begin(), stack.begin(), stack.end());
+  }
   std::set<ir::Sym*> seen;
   for (ir::Sym*& s : acc.shape) {
     s = ctx.canon(s);
     if (s && !seen.insert(s).second)
       ctx.fail(loc,
                fmt::format("the same {} indexes two dimensions of {}", frontend::describe_sym(s),
-                           tensor_name(tensor)),
+                           tensor_name(indexed)),
                "a tile can index one dimension of a load or store; use another loop for the "
                "other dimension");
   }
@@ -328,7 +335,7 @@ Access resolve_access(Node* tensor, const std::vector<Index>& idx, SourceLoc loc
 Node* TensorRef::load(SourceLoc loc) const {
   TraceContext& ctx = TraceContext::current();
   if (!loc.line) loc = loc_;
-  if (ctx.depth() == 0) {
+  if (ctx.depth() == 0 && tensor_->op != Op::Multicast) {
     std::vector<Node*> index;
     for (const Index& i : idx_) {
       if (i.kind != Index::value_k || !i.node->is_scalar())

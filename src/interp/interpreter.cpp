@@ -130,7 +130,7 @@ class Runner {
         // results, and a wait orders the program.
         if (ir::writes_memory(n) && n->op != Op::Store) ok = false;
         if (n->op != Op::Store) continue;
-        const Buffer& t = f_.env().tensor(n->args[0]);
+        const Buffer& t = f_.env().tensor(ir::addressed_tensor(n));
         bool indexed = false;
         int td = 0;
         for (const ir::IndexInfo& info : n->access) {
@@ -304,6 +304,8 @@ class Runner {
         return;
       case Op::Wait:
         exec_wait(f_, n);
+        return;
+      case Op::Multicast:  // addressed by its loads and stores (multicast_addresses)
         return;
       case Op::LoopIndex:
       case Op::TileBegin:

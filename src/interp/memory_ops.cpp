@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <type_traits>
@@ -10,6 +11,7 @@
 #include "frontend/trace.hpp"
 #include "interp/write_log.hpp"
 #include "runtime/bounds_report.hpp"
+#include "runtime/host_memory.hpp"
 
 namespace tessel::interp {
 
@@ -403,6 +405,146 @@ void store_from(const Addressing& a, const Buffer& t, const V* val, int vc, Writ
   });
 }
 
+// The error of a multicast buffer address the interpreter cannot dereference.
+[[noreturn]] void bad_address(Frame& f, const Node* n, int64_t s, uintptr_t p, const char* why) {
+  throw UserError(
+      f.graph().kernel_name, n->loc,
+      fmt::format("element {} of the dev_ptrs of {} is 0x{:x}, {}", s,
+                  frontend::describe_tensor(n->args.at(0)), p, why),
+      "on the CPU interpreter the addresses must be data pointers of live CPU Buffers, shaped like "
+      "the example (ts::SymmetricBuffer on ts::cpu() gives them: dev_ptrs()); GPU addresses "
+      "cannot be read on the CPU");
+}
+
+}  // namespace
+
+void multicast_addresses(Frame& f, const Node* n, int first, MulticastAccess& out) {
+  const Node* mc = n->args.at(0);
+  const Buffer& like = f.env().tensor(mc->args.at(0));
+  if (like.dim() > kMaxRank) throw InternalError("interpreter: tensor rank above 16");
+  Addressing& a = scratch();
+  plan(f, n, first, like, a);
+  check_offsets_fit_32_bits(f, n, like, a);
+  // Element offsets of the indexed elements in one buffer (kInvalid where masked).
+  int64_t per = 1;
+  for (int64_t d : a.dims) per *= d;
+  thread_local std::vector<int64_t> offs;
+  offs.assign(static_cast<size_t>(per), kInvalid);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for_each_row(a, [&](const Row& r) {
+    for (int64_t c = 0; c < r.n; ++c) {
+      int64_t off = 0;
+      if (!element_offset(a, r, c, off)) continue;
+      offs[static_cast<size_t>(r.linear + c)] = off;
+      lo = std::min(lo, off);
+      hi = std::max(hi, off);
+    }
+  });
+  // Stack elements: masked where a dev_ptrs coordinate is past its Sym's valid extent (a
+  // tile's ragged edge, a ts::all extent's padding).
+  const Node* ptrs_node = mc->args.at(1);
+  const TileValue& ptrs = f.value(ptrs_node);
+  const Dims& pd = ptrs.dims;
+  Dims want = pd;
+  want.insert(want.end(), a.dims.begin(), a.dims.end());
+  if (n->op == ir::Op::Load && want != f.dims(n))
+    throw InternalError(
+        fmt::format("interpreter: multicast access %{} addresses {} dims, its "
+                    "shape has {}",
+                    n->id, want.size(), f.dims(n).size()));
+  std::vector<int64_t> valid(pd.size());
+  for (size_t j = 0; j < pd.size(); ++j) valid[j] = f.valid(ptrs_node->shape.at(j));
+  const int64_t es = dtype_size(like.dtype());
+  const int64_t stacks = static_cast<int64_t>(ptrs.i.size());
+  out.dims = want;
+  out.per_buffer = per;
+  out.elements.assign(static_cast<size_t>(stacks * per), MulticastElement{});
+  std::vector<int64_t> coord(pd.size(), 0);
+  for (int64_t s = 0; s < stacks; ++s) {
+    bool ok = true;
+    for (size_t j = 0; j < pd.size(); ++j) ok &= coord[j] < valid[j];
+    for (size_t j = pd.size(); j-- > 0;) {
+      if (++coord[j] < pd[j]) break;
+      coord[j] = 0;
+    }
+    if (!ok || lo > hi) continue;  // a masked buffer, or no valid element
+    const uintptr_t p = static_cast<uintptr_t>(ptrs.i[static_cast<size_t>(s)]);
+    if (p % static_cast<uintptr_t>(es) != 0)
+      bad_address(f, n, s, p, fmt::format("not aligned to its {}-byte elements", es).c_str());
+    const uintptr_t first_byte = p + static_cast<uintptr_t>(lo * es);
+    const std::pair<uintptr_t, uintptr_t> range =
+        rt::live_host_range(first_byte, (hi - lo + 1) * es);
+    if (range.first == range.second)
+      bad_address(f, n, s, p,
+                  fmt::format("where the elements it reaches (bytes [0x{:x}, 0x{:x})) are not "
+                              "in the memory of a live host Buffer",
+                              first_byte, first_byte + static_cast<uintptr_t>((hi - lo + 1) * es))
+                      .c_str());
+    for (int64_t e = 0; e < per; ++e) {
+      const int64_t off = offs[static_cast<size_t>(e)];
+      if (off == kInvalid) continue;
+      MulticastElement& m = out.elements[static_cast<size_t>(s * per + e)];
+      m.ptr = reinterpret_cast<char*>(p + static_cast<uintptr_t>(off * es));
+      m.offset = off;
+      m.base = p;
+      m.range = range;
+    }
+  }
+}
+
+namespace {
+
+void exec_multicast_load(Frame& f, const Node* n, TileValue& out) {
+  thread_local MulticastAccess m;
+  multicast_addresses(f, n, 1, m);
+  const DType dt = n->dtype;
+  out.reset(dt, m.dims);
+  for (size_t k = 0; k < m.elements.size(); ++k) {
+    const char* p = m.elements[k].ptr;
+    if (out.is_float())
+      out.f[k] = p ? read_element(p, dt) : 0.0;
+    else
+      out.i[k] = p ? read_element_int(p, dt) : 0;
+  }
+  round_in_place(out);
+}
+
+void exec_multicast_store(Frame& f, const Node* n) {
+  thread_local MulticastAccess m;
+  multicast_addresses(f, n, 2, m);
+  const TileValue& v = f.value(n->args.at(1));
+  const DType dt = n->dtype;
+  WriteLog* log = f.write_log();
+  if (log) log->begin_multicast_store(n, f.env().tensor(n->args.at(0)->args.at(0)));
+  // The value broadcasts to the full shape (dev_ptrs' dims, then the indexed dims).
+  const std::array<int64_t, kMaxRank> st = broadcast_strides(m.dims, v.dims);
+  const int R = static_cast<int>(m.dims.size());
+  std::array<int64_t, kMaxRank> coord{};
+  int64_t targeted = -1;
+  for (size_t k = 0; k < m.elements.size(); ++k) {
+    int64_t vi = 0;
+    for (int r = 0; r < R; ++r) vi += coord[r] * st[r];
+    for (int r = R; r-- > 0;) {
+      if (++coord[r] < m.dims[r]) break;
+      coord[r] = 0;
+    }
+    const MulticastElement& e = m.elements[k];
+    if (!e.ptr) continue;
+    alignas(8) char bytes[8];
+    if (v.is_float())
+      write_element(bytes, dt, v.f[static_cast<size_t>(vi)]);
+    else
+      write_element_int(bytes, dt, v.i[static_cast<size_t>(vi)]);
+    if (log) {
+      const int64_t buffer = static_cast<int64_t>(k) / m.per_buffer;
+      if (buffer != targeted) log->target(e.base, e.range, buffer);
+      targeted = buffer;
+      log->write(e.offset, bytes);
+    }
+    std::memcpy(e.ptr, bytes, static_cast<size_t>(dtype_size(dt)));
+  }
+}
+
 }  // namespace
 
 const Buffer& host_tensor(Frame& f, const Node* n) {
@@ -431,6 +573,7 @@ void for_each_element(Frame& f, const Node* n, const Buffer& t,
 }
 
 void exec_load(Frame& f, const Node* n, TileValue& out) {
+  if (n->is_multicast_access()) return exec_multicast_load(f, n, out);
   const Buffer& t = host_tensor(f, n);
   Addressing& a = scratch();
   plan(f, n, 1, t, a);
@@ -448,6 +591,7 @@ void exec_load(Frame& f, const Node* n, TileValue& out) {
 }
 
 void exec_store(Frame& f, const Node* n) {
+  if (n->is_multicast_access()) return exec_multicast_store(f, n);
   const Buffer& t = host_tensor(f, n);
   const TileValue& v = f.value(n->args.at(1));
   Addressing& a = scratch();

@@ -12,11 +12,37 @@
 // are skipped.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "interp/frame.hpp"
 
 namespace tessel::interp {
+
+/// One element of a multicast access: its address (nullptr where masked), its offset in
+/// elements from its buffer's address `base`, and the live host memory holding the buffer.
+struct MulticastElement {
+  char* ptr = nullptr;
+  int64_t offset = 0;
+  uintptr_t base = 0;
+  std::pair<uintptr_t, uintptr_t> range{0, 0};
+};
+struct MulticastAccess {
+  std::vector<MulticastElement> elements;  // row-major over dims
+  Dims dims;                               // dev_ptrs' dims, then the indexed dims
+  int64_t per_buffer = 1;                  // elements per buffer (product of the indexed dims)
+};
+
+/// The addressing of a multicast tensor (ts::multicast_like), for any memory op on one
+/// (`n` a Load/Store, its first index operand args[first]): element [s..., e...] of the
+/// access is at dev_ptrs[s...] + offset(e) * element size, where offset(e) is the element
+/// offset of the indexed element e in the example tensor (its strides; masks as for an
+/// ordinary access), masked where a dev_ptrs coordinate is past its Sym's valid extent.
+/// Errors: UserError (at n's line) for a buffer address that is misaligned, or whose
+/// reached elements are not inside one live host Buffer's memory (rt::live_host_range).
+void multicast_addresses(Frame& f, const ir::Node* n, int first, MulticastAccess& out);
 
 /// Runs Load `n` (args[0] tensor, args[1..] one operand per non-newaxis index) into `out`.
 void exec_load(Frame& f, const ir::Node* n, TileValue& out);

@@ -80,10 +80,29 @@ WriteLog::Region& WriteLog::region_for(uintptr_t lo, uintptr_t hi, int64_t granu
 }
 
 void WriteLog::begin_store(const ir::Node* n, const Buffer& t) {
+  begin_execution(n, t);
+  base_ = reinterpret_cast<uintptr_t>(t.data_ptr());
+  auto [lo, hi] = rt::byte_range(t);
+  region_ = lo < hi ? &region_for(lo, hi, elem_bytes_) : nullptr;
+}
+
+void WriteLog::begin_multicast_store(const ir::Node* n, const Buffer& like) {
+  begin_execution(n, like);
+  region_ = nullptr;
+}
+
+void WriteLog::target(uintptr_t base, std::pair<uintptr_t, uintptr_t> range, int64_t stack_index) {
+  base_ = base;
+  stack_index_ = stack_index;
+  region_ =
+      range.first < range.second ? &region_for(range.first, range.second, elem_bytes_) : nullptr;
+}
+
+void WriteLog::begin_execution(const ir::Node* n, const Buffer& t) {
   store_ = n;
   tensor_ = &t;
+  stack_index_ = -1;
   elem_bytes_ = dtype_size(t.dtype());
-  base_ = reinterpret_cast<uintptr_t>(t.data_ptr());
   mine_ = (uint64_t{program_} + 1) << 32 | static_cast<uint32_t>(store_of_execution_.size());
   store_of_execution_.push_back(static_cast<uint32_t>(n->id));
   if (rmw_of_node_.size() <= static_cast<size_t>(n->id))
@@ -91,8 +110,6 @@ void WriteLog::begin_store(const ir::Node* n, const Buffer& t) {
   int8_t& rmw = rmw_of_node_[static_cast<size_t>(n->id)];
   if (rmw < 0) rmw = passes::is_read_modify_write(g_, n) ? 1 : 0;
   rmw_ = rmw == 1;
-  auto [lo, hi] = rt::byte_range(t);
-  region_ = lo < hi ? &region_for(lo, hi, elem_bytes_) : nullptr;
 }
 
 void WriteLog::write_cells(uintptr_t addr, int64_t offset, const void* value) {
@@ -119,7 +136,11 @@ std::string element_str(const Buffer& t, int64_t offset) {
 }
 
 std::string WriteLog::element_str(int64_t offset) const {
-  return interp::element_str(*tensor_, offset);
+  std::string e = interp::element_str(*tensor_, offset);
+  if (stack_index_ >= 0)
+    e += fmt::format(" of the buffer at 0x{:x} (dev_ptrs element {}, row-major)", base_,
+                     stack_index_);
+  return e;
 }
 
 void WriteLog::lost_update(int64_t offset, uint64_t earlier) const {

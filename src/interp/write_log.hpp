@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -37,6 +38,14 @@ class WriteLog {
   void start_program(int64_t program) { program_ = static_cast<uint32_t>(program); }
   /// Starts store `n` (of the running program) to tensor `t`: call before its write()s.
   void begin_store(const ir::Node* n, const Buffer& t);
+  /// Starts multicast store `n` (of the running program), whose buffers are shaped like
+  /// `like`: then, before the write()s to each buffer, target() it. A buffer written twice
+  /// by one execution (dev_ptrs holding one address twice) is one store writing an
+  /// element twice.
+  void begin_multicast_store(const ir::Node* n, const Buffer& like);
+  /// The buffer of the current multicast store at address `base` (inside live host memory
+  /// [range.first, range.second)), element `stack_index` of its dev_ptrs (row-major).
+  void target(uintptr_t base, std::pair<uintptr_t, uintptr_t> range, int64_t stack_index);
   /// Records that the current store writes element `offset` (elements from t's data
   /// pointer) with `value` (its bytes in t's dtype), before it is written.
   /// Errors: UserError when another program of the launch, or this store already, wrote a
@@ -61,6 +70,7 @@ class WriteLog {
     std::vector<uint64_t> cells;  // (program + 1) << 32 | store execution; 0 = unwritten
   };
   Region& region_for(uintptr_t lo, uintptr_t hi, int64_t granule);
+  void begin_execution(const ir::Node* n, const Buffer& t);
   void write_cells(uintptr_t addr, int64_t offset, const void* value);
   [[noreturn]] void conflict(int64_t offset, uint64_t earlier, const void* value) const;
   [[noreturn]] void lost_update(int64_t offset, uint64_t earlier) const;
@@ -72,6 +82,7 @@ class WriteLog {
   uint32_t program_ = 0;
   const ir::Node* store_ = nullptr;  // the current store, its tensor and region
   const Buffer* tensor_ = nullptr;
+  int64_t stack_index_ = -1;  // multicast stores: the buffer written (row-major in dev_ptrs)
   Region* region_ = nullptr;
   uintptr_t base_ = 0;
   int64_t elem_bytes_ = 1;

@@ -127,6 +127,9 @@ Node* Graph::new_node(Op op, SourceLoc loc) {
 
 bool may_alias(const Graph& g, const Node* a, const Node* b) {
   if (a == b) return true;
+  // A multicast tensor's addresses were made before the call: never its allocations'.
+  if (a->op == Op::Multicast || b->op == Op::Multicast)
+    return a->op != Op::Alloc && b->op != Op::Alloc;
   if (a->op != Op::Arg || b->op != Op::Arg) return false;
   auto group = [&](const Node* t) {
     size_t i = static_cast<size_t>(t->ival);

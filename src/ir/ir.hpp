@@ -63,6 +63,8 @@ namespace tessel::ir {
                                    operands), then indices; release: old values */       \
   X(Wait, "wait")               /* args[0] pad, args[1] signal, [args[2] update] (ival operands), \
                                    then indices: spins until each element == signal; acquire */ \
+  X(Multicast, "multicast_like") /* args[0] example tensor, args[1] dev_ptrs (u64 value): a \
+                                   stack of buffers shaped like args[0]; only Load/Store use it */ \
   /* loops */                                                                              \
   X(Loop, "loop")               /* tile/grid loop nest level, body in `body` */            \
   X(LoopIndex, "loop_index")    /* grid index of args[0]=loop, ival = dim (scalar) */      \
@@ -245,6 +247,10 @@ struct Node {
   bool is_tensor() const {
     return (op == Op::Arg && arg_kind == ArgKind::tensor) || op == Op::Alloc;
   }
+  /// Load/Store of a multicast tensor (args[0] is a Multicast node).
+  bool is_multicast_access() const {
+    return (op == Op::Load || op == Op::Store) && args.at(0)->op == Op::Multicast;
+  }
   UnaryFn ufn() const { return static_cast<UnaryFn>(fn); }
   BinaryFn bfn() const { return static_cast<BinaryFn>(fn); }
   ReduceFn rfn() const { return static_cast<ReduceFn>(fn); }
@@ -336,6 +342,20 @@ struct Graph {
   std::deque<std::unique_ptr<Sym>> syms_;
 };
 
+/// The tensor whose shape, strides and dtype address the elements of Load/Store `n`: its
+/// tensor (args[0]), or for a multicast tensor (ts::multicast_like) its example.
+inline const Node* addressed_tensor(const Node* n) {
+  const Node* t = n->args.at(0);
+  return t->op == Op::Multicast ? t->args.at(0) : t;
+}
+/// The stack dims of Load/Store `n`: the shape of a multicast tensor's dev_ptrs value (the
+/// leading dims of the access, one buffer per element), empty for an ordinary tensor.
+inline const Shape& stack_shape(const Node* n) {
+  static const Shape kNone;
+  const Node* t = n->args.at(0);
+  return t->op == Op::Multicast ? t->args.at(1)->shape : kNone;
+}
+
 /// Where config errors point: the source line of the kernel's first top-level loop (the
 /// loop nest a config tiles), or none for a kernel without loops.
 inline SourceLoc first_loop_loc(const Graph& g) {
@@ -352,7 +372,9 @@ std::string sym_name(const Sym* s);
 std::string describe_tensor(const Node* t);
 /// Whether tensors `a` and `b` (Arg or Alloc nodes of `g`) may share memory: the same
 /// node, or two arguments in one alias group (ArgFacts::alias_group). Allocations are
-/// fresh memory.
+/// fresh memory. A multicast tensor (Op::Multicast) may alias every argument and every
+/// multicast tensor (its buffers' addresses are values known only on the device), never an
+/// allocation (made by the call, after the addresses).
 bool may_alias(const Graph& g, const Node* a, const Node* b);
 std::string shape_str(const Shape& s);
 

@@ -23,6 +23,9 @@ std::string shape_str(const Shape& s) {
 std::string describe_tensor(const Node* t) {
   if (t->op == Op::Arg) return fmt::format("tensor argument {}", t->ival);
   if (t->op == Op::Alloc) return "the tensor " + t->name;
+  if (t->op == Op::Multicast)
+    return fmt::format("the multicast tensor of line {} (buffers shaped like {})", t->loc.line,
+                       describe_tensor(t->args.at(0)));
   return t->name.empty() ? "the tensor" : "tensor '" + t->name + "'";
 }
 

@@ -28,9 +28,12 @@ void collect(const ir::Block& b, std::vector<const ir::Sym*>& order,
              std::set<std::pair<const ir::Sym*, const ir::Sym*>>& interfere, int& min_bytes) {
   for (const ir::Node* n : b) {
     ir::Shape target;  // a store's dims are those of the elements it writes
-    if (n->op == ir::Op::Store)
+    if (n->op == ir::Op::Store) {
+      for (ir::Sym* s : ir::stack_shape(n))
+        if (s) target.push_back(s);
       for (const ir::IndexInfo& i : n->access)
         if (i.sym) target.push_back(i.sym);
+    }
     const ir::Shape& s = n->op == ir::Op::Store ? target : n->shape;
     for (size_t i = 0; i < s.size(); ++i) {
       if (!s[i]) continue;
@@ -43,7 +46,8 @@ void collect(const ir::Block& b, std::vector<const ir::Sym*>& order,
       for (size_t j = 0; j < s.size(); ++j)
         if (s[j] && j != i) interfere.insert({s[i], s[j]});
     }
-    if (ir::is_access(n)) min_bytes = std::min(min_bytes, dtype_size(n->args[0]->dtype));
+    if (ir::is_access(n))
+      min_bytes = std::min(min_bytes, dtype_size(ir::addressed_tensor(n)->dtype));
     if (n->op == ir::Op::Loop) collect(n->body, order, info, interfere, min_bytes);
   }
 }

@@ -63,7 +63,7 @@ std::string flatten_blocker(const ir::Node* loop) {
       return;
     }
     if (n->op == ir::Op::Store) {
-      std::vector<const ir::Sym*> target;
+      std::vector<const ir::Sym*> target(ir::stack_shape(n).begin(), ir::stack_shape(n).end());
       for (const ir::IndexInfo& i : n->access)
         if (i.sym) target.push_back(i.sym);
       if (partial(target))

@@ -31,9 +31,12 @@ class LaunchDeps {
     return s->loop == top_ ? 1u << s->loop_dim : bounds(s->loop);
   }
 
-  /// The launch dims the indices of store `n` depend on.
+  /// The launch dims the indices of store `n` depend on. A multicast store's buffers are
+  /// indexed by its dev_ptrs value: programs storing through different addresses write
+  /// different buffers (programs storing one element of one buffer are still a race).
   uint32_t covered(const Node* n) const {
-    uint32_t c = 0;
+    uint32_t c = n->is_multicast_access() ? of(n->args[0]) : 0;
+    for (const ir::Sym* s : ir::stack_shape(n)) c |= of_sym(s);
     size_t op = 2;
     for (const ir::IndexInfo& info : n->access) {
       if (info.kind == ir::IndexKind::newaxis) continue;
@@ -76,8 +79,8 @@ class LaunchDeps {
       case Op::ProgramId:
         d = all_;
         break;
-      case Op::Load:
-        for (size_t i = 1; i < n->args.size(); ++i) d |= of(n->args[i]);
+      case Op::Load:  // args[0]: a tensor (no launch dims) or a multicast tensor (its dev_ptrs)
+        for (const Node* a : n->args) d |= of(a);
         for (const ir::IndexInfo& info : n->access) d |= of_sym(info.sym);
         break;
       case Op::Reduce:  // the reduced dimension's valid elements (a tile's ragged edge)

@@ -13,6 +13,7 @@
 #include "common/element.hpp"
 #include "runtime/cuda_api.hpp"
 #include "runtime/device_utils.hpp"
+#include "runtime/host_memory.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel {
@@ -108,6 +109,7 @@ void sync(Device d) {
 }  // namespace
 
 Storage::~Storage() {
+  if (!owned && !device.is_cuda()) rt::unregister_host_memory(ptr, nbytes);
   if (!owned || !ptr) return;
   if (device.is_cuda()) {
     try {
@@ -116,6 +118,7 @@ Storage::~Storage() {
       // The driver may already be shut down at process exit; nothing to do then.
     }
   } else {
+    rt::unregister_host_memory(ptr, nbytes);
     std::free(ptr);
   }
 }
@@ -156,6 +159,7 @@ Buffer Buffer::empty_on_stream(std::vector<int64_t> shape, DType dtype, Device d
     storage->ptr = std::aligned_alloc(kHostAlignment, bytes);
     if (!storage->ptr)
       throw RuntimeError("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    rt::register_host_memory(storage->ptr, storage->nbytes);
   }
   Buffer b;
   b.storage_ = std::move(storage);
@@ -274,6 +278,7 @@ Buffer Buffer::from_blob(void* ptr, std::vector<int64_t> shape, std::vector<int6
   storage->nbytes = n == 0 ? 0 : (extent + 1) * dtype_size(dtype);
   storage->device = device;
   storage->owned = false;
+  if (!device.is_cuda()) rt::register_host_memory(ptr, storage->nbytes);
   Buffer b;
   b.storage_ = std::move(storage);
   b.shape_ = std::move(shape);

@@ -40,6 +40,8 @@ constexpr int kDriverAbi = 12000;
   X(cuCtxSetCurrent) \
   X(cuCtxGetCurrent) \
   X(cuCtxSynchronize) \
+  X(cuDeviceCanAccessPeer) \
+  X(cuCtxEnablePeerAccess) \
   X(cuMemAllocAsync) \
   X(cuMemFreeAsync) \
   X(cuMemAlloc) \
@@ -486,6 +488,19 @@ float event_elapsed_ms(void* start, void* end) {
 void event_destroy(void* event) {
   Driver& d = driver();
   if (event) d.p_cuEventDestroy(static_cast<CUevent>(event));
+}
+
+bool enable_peer_access(int device, int peer) {
+  Driver& d = ready();
+  DeviceState& a = device_state(device);
+  DeviceState& b = device_state(peer);
+  int can = 0;
+  TESSEL_CU(cuDeviceCanAccessPeer, &can, a.dev, b.dev);
+  if (!can) return false;
+  set_device(device);
+  CUresult r = d.p_cuCtxEnablePeerAccess(b.ctx, 0);
+  if (r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) check(r, "cuCtxEnablePeerAccess");
+  return true;
 }
 
 void device_synchronize(int device) {

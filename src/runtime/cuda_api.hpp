@@ -71,6 +71,10 @@ std::string ipc_handle(void* ptr, int device);
 /// failure. Unmap with ipc_close.
 void* ipc_open(const std::string& handle, int device);
 void ipc_close(void* ptr, int device);
+/// Lets kernels on `device` access memory allocated with cuMemAlloc on `peer` (e.g.
+/// device_alloc_shareable): cuCtxEnablePeerAccess, once per pair (enabling it again is no
+/// error). False when the hardware cannot (cuDeviceCanAccessPeer); RuntimeError otherwise.
+bool enable_peer_access(int device, int peer);
 /// Waits for all work on `device`.
 void device_synchronize(int device);
 /// The driver's CUDA version as 1000*major + 10*minor (e.g. 12040), 0 without a driver.

@@ -569,6 +569,15 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args,
 autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vector<CallArg>& args,
                                              const std::string& key,
                                              const autotune::TuneOptions& options, bool apply) {
+  // Candidates run in a child process, where this process's buffer addresses mean nothing.
+  for (const auto& n : s.graph.nodes())
+    if (n->op == ir::Op::Multicast)
+      throw UserError(name_, n->loc,
+                      "a kernel with a multicast tensor (ts::multicast_like) is not autotuned: "
+                      "tuning runs candidates in a child process, where the addresses in "
+                      "dev_ptrs are not mapped",
+                      "leave Settings::autotune_effort unset, or fix the config with "
+                      "Settings::config");
   rt::TunableSpecialization t{name_,
                               settings_,
                               key + (s.guards.empty() ? "" : "#" + s.guard_values),
