@@ -54,6 +54,7 @@ class SymmetricBuffer {
   Buffer signal_pad_ptrs(int rank) const;
 
  private:
+  SymmetricBuffer() = default;  // made by create / on_device only
   struct State;
   std::shared_ptr<State> s_;
 };

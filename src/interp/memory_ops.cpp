@@ -406,7 +406,8 @@ void store_from(const Addressing& a, const Buffer& t, const V* val, int vc, Writ
 }
 
 // The error of a multicast buffer address the interpreter cannot dereference.
-[[noreturn]] void bad_address(Frame& f, const Node* n, int64_t s, uintptr_t p, const char* why) {
+[[noreturn]] void bad_address(Frame& f, const Node* n, int64_t s, uintptr_t p,
+                              const std::string& why) {
   throw UserError(
       f.graph().kernel_name, n->loc,
       fmt::format("element {} of the dev_ptrs of {} is 0x{:x}, {}", s,
@@ -470,7 +471,7 @@ void multicast_addresses(Frame& f, const Node* n, int first, MulticastAccess& ou
     if (!ok || lo > hi) continue;  // a masked buffer, or no valid element
     const uintptr_t p = static_cast<uintptr_t>(ptrs.i[static_cast<size_t>(s)]);
     if (p % static_cast<uintptr_t>(es) != 0)
-      bad_address(f, n, s, p, fmt::format("not aligned to its {}-byte elements", es).c_str());
+      bad_address(f, n, s, p, fmt::format("not aligned to its {}-byte elements", es));
     const uintptr_t first_byte = p + static_cast<uintptr_t>(lo * es);
     const std::pair<uintptr_t, uintptr_t> range =
         rt::live_host_range(first_byte, (hi - lo + 1) * es);
@@ -478,8 +479,7 @@ void multicast_addresses(Frame& f, const Node* n, int first, MulticastAccess& ou
       bad_address(f, n, s, p,
                   fmt::format("where the elements it reaches (bytes [0x{:x}, 0x{:x})) are not "
                               "in the memory of a live host Buffer",
-                              first_byte, first_byte + static_cast<uintptr_t>((hi - lo + 1) * es))
-                      .c_str());
+                              first_byte, first_byte + static_cast<uintptr_t>((hi - lo + 1) * es)));
     for (int64_t e = 0; e < per; ++e) {
       const int64_t off = offs[static_cast<size_t>(e)];
       if (off == kInvalid) continue;

@@ -1,6 +1,6 @@
 // A multicast tensor is not a ts::Tensor: what takes a tensor (here the example of another
-// multicast tensor) does not take one. Compiled by tests/CMakeLists.txt as is (it must compile) and with
-// TESSEL_EXPECT_COMPILE_ERROR (it must be refused).
+// multicast tensor) does not take one. Compiled by tests/CMakeLists.txt as is (it must compile) and
+// with TESSEL_EXPECT_COMPILE_ERROR (it must be refused).
 #include <tessel/tessel.hpp>
 
 namespace ts = tessel;
