@@ -95,8 +95,7 @@ TEST(Races, ARowSumStoredFromEveryColumnTileIsAnError) {
   expect_message(msg, "row_sum_per_tile",
                  "and the stored value depends on it, so each program writes its own value there",
                  "reduce inside one program (make that dimension a device loop nested inside this "
-                 "one), or use an "
-                 "atomic (not yet in tessel)");
+                 "one), or use an atomic (ts::atomic_add, ...)");
 }
 
 TEST(Races, AnAccumulationIntoOneElementFromEveryProgramIsAnError) {
