@@ -7,35 +7,15 @@
 // iteration enqueues every rank; one synchronization at the end), median of 5 rounds.
 //   all_reduce_bench [--json] [--iters N]
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <vector>
 
+#include "bench/gpu_timer.hpp"
 #include "examples/kernels/all_reduce.hpp"
 #include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
-
-/// Wall time per iteration of `iters` back-to-back `f` followed by `sync`, in ms (median of
-/// 5 rounds, after 3 warm-up iterations).
-static double wall_ms(const std::function<void()>& f, const std::function<void()>& sync,
-                      int iters) {
-  for (int i = 0; i < 3; ++i) f();
-  sync();
-  std::vector<double> r;
-  for (int k = 0; k < 5; ++k) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) f();
-    sync();
-    r.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
-        iters);
-  }
-  std::sort(r.begin(), r.end());
-  return r[2];
-}
 
 int main(int argc, char** argv) {
   CLI::App app{"one-shot all-reduce benchmark (R ranks on one GPU)"};
@@ -65,12 +45,12 @@ int main(int argc, char** argv) {
         ts::Buffer dst = ts::Buffer::zeros({world * n}, t, ts::cuda(0));
         ts::Stream cs = ts::Stream::create();
         ts::rt::device_synchronize(0);
-        const double ar_ms = wall_ms(
+        const double ar_ms = bench::wall_time_ms(
             [&] {
               for (int r = 0; r < world; ++r) ar.enqueue(r);
             },
             [&] { ar.synchronize(); }, iters);
-        const double copy_ms = wall_ms(
+        const double copy_ms = bench::wall_time_ms(
             [&] { ts::rt::memcpy_dtod(dst.data_ptr(), src.data_ptr(), bytes, cs.handle); },
             [&] { cs.synchronize(); }, iters);
         const double ar_gbs = static_cast<double>(bytes) / ar_ms / 1e6;

@@ -2,15 +2,15 @@
 // every rank in one launch (the interpreter's form), R = 2 and 4, f32 and bf16, ragged
 // sizes, exact against a plain sum of the ranks' values; the pads are zero after every
 // call; a rank left out makes the barrier an error, not a hang; NVRTC compile for sm_90.
+#include "examples/kernels/all_reduce.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <tessel/tessel.hpp>
 #include <vector>
 
-#include "examples/kernels/all_reduce.hpp"
 #include "nvrtc_test_util.hpp"
 #include "user_error_util.hpp"
 
@@ -47,11 +47,8 @@ std::vector<double> reference(int64_t n, int world, int rows) {
 
 /// The line of examples/kernels/all_reduce.hpp holding `text` (its first), 0 when none.
 int header_line(const std::string& text) {
-  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/all_reduce.hpp");
-  std::string l;
-  for (int n = 1; std::getline(in, l); ++n)
-    if (l.find(text) != std::string::npos) return n;
-  return 0;
+  return user_error_test::line_in_file(
+      std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/all_reduce.hpp", text);
 }
 
 ts::Buffer all_ranks(int world) {
@@ -71,8 +68,8 @@ TEST(AllReduce, EveryRankGetsThePlainSumOfEveryRanksBuffer) {
         ts::SymmetricBuffer sb = ranks_of(n, world, t, block);
         ts::Buffer out = ts::Buffer::zeros({world, n}, t);
         for (int call = 0; call < 2; ++call) {  // the pads are reusable: zero after a call
-          k(sb.dev_ptrs(0), sb.buffer(0), sb.signal_pad_ptrs(0), sb.signal_pad(0),
-            all_ranks(world), out);
+          k(sb.dev_ptrs(0), sb.buffer(0), sb.signal_pad_ptrs(0), sb.signal_pad(0), all_ranks(world),
+            out);
           EXPECT_EQ(out.to_vector(), reference(n, world, world))
               << world << " ranks, " << dtype_name(t) << ", n = " << n << ", call " << call;
           for (int r = 0; r < world; ++r) {
@@ -86,16 +83,16 @@ TEST(AllReduce, EveryRankGetsThePlainSumOfEveryRanksBuffer) {
 TEST(AllReduce, ARankThatNeverJoinsMakesTheBarrierAnErrorNotAHang) {
   const int64_t block = 16;
   auto k = examples::make_one_shot_all_reduce(block);
-  ts::SymmetricBuffer sb = ranks_of(40, 2, ts::f32, block);
+  // One tile, so the one wait that reports is rank 0's at tile 0.
+  ts::SymmetricBuffer sb = ranks_of(block, 2, ts::f32, block);
   ts::Buffer only0 = ts::Buffer::from_vector({0}, {1}, ts::i64);
-  ts::Buffer out = ts::Buffer::zeros({1, 40}, ts::f32);
+  ts::Buffer out = ts::Buffer::zeros({1, block}, ts::f32);
   std::string msg = user_error_test::user_error([&] {
     k(sb.dev_ptrs(0), sb.buffer(0), sb.signal_pad_ptrs(0), sb.signal_pad(0), only0, out);
   });
-  user_error_test::expect_message(msg, "one_shot_all_reduce", "all_reduce.hpp",
-                                  header_line("ts::wait(mine"),
-                                  "ts::wait on the multicast tensor of line",
-                                  "signal that element from another program");
+  user_error_test::expect_message(
+      msg, "one_shot_all_reduce", "all_reduce.hpp", header_line("ts::wait(mine"),
+      "ts::wait on the multicast tensor of line", "signal that element from another program");
   // Rank 0's first barrier waits for rank 1's signal in slot [tile 0, rank 1].
   user_error_test::expect_message(msg, "one_shot_all_reduce", "all_reduce.hpp", 0,
                                   "element (1) of the buffer at dev_ptrs element 0 (row-major) "

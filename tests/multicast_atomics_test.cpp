@@ -25,16 +25,14 @@ int g_line = 0;  // the line of the offending call, recorded while tracing
 
 /// Every buffer [i] += x[i]; returns the old values [M, N].
 auto make_add_broadcast() {
-  return ts::kernel(
-      "mc_add_broadcast",
-      [](ts::Tensor x, ts::Tensor dev_ptrs, ts::Tensor like) {
-        ts::Tensor olds = ts::empty({dev_ptrs.size(0), like.size(0)}, like.dtype());
-        for (auto t : ts::tile(like.size(0), {.block_size = 4})) {
-          auto bufs = ts::multicast_like(like, dev_ptrs(ts::all));
-          olds(ts::all, t) = ts::atomic_add(bufs, {t}, x(t));
-        }
-        return olds;
-      });
+  return ts::kernel("mc_add_broadcast", [](ts::Tensor x, ts::Tensor dev_ptrs, ts::Tensor like) {
+    ts::Tensor olds = ts::empty({dev_ptrs.size(0), like.size(0)}, like.dtype());
+    for (auto t : ts::tile(like.size(0), {.block_size = 4})) {
+      auto bufs = ts::multicast_like(like, dev_ptrs(ts::all));
+      olds(ts::all, t) = ts::atomic_add(bufs, {t}, x(t));
+    }
+    return olds;
+  });
 }
 
 /// Buffer m [i] = max(buffer m [i], y[m, i]): a value of the full shape unstacks.

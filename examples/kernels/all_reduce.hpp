@@ -89,14 +89,12 @@ class OneGpuAllReduce {
  public:
   OneGpuAllReduce(ts::SymmetricBuffer sb, int sms, int64_t block = 1024, int num_warps = 8)
       : sb_(std::move(sb)),
-        k_(make_one_shot_all_reduce(block,
-                                    all_reduce_settings(sms, sb_.world_size(), num_warps))) {
+        k_(make_one_shot_all_reduce(block, all_reduce_settings(sms, sb_.world_size(), num_warps))) {
     const ts::Device device = sb_.buffer(0).device();
     const int64_t n = sb_.buffer(0).size(0);
     for (int r = 0; r < sb_.world_size(); ++r) {
       streams_.push_back(ts::Stream::create());
-      ranks_.push_back(ts::Buffer::from_vector({static_cast<double>(r)}, {1}, ts::i64)
-                           .to(device));
+      ranks_.push_back(ts::Buffer::from_vector({static_cast<double>(r)}, {1}, ts::i64).to(device));
       outs_.push_back(ts::Buffer::zeros({1, n}, sb_.buffer(0).dtype(), device));
     }
     ts::Stream{}.synchronize();  // the fills above ran on the legacy stream; ours do not wait
