@@ -26,7 +26,8 @@ Twins twins(int64_t n, int ranks, ts::DType t, int64_t pad = 64) {
           ts::SymmetricBuffer::on_device({n}, t, ranks, ts::cuda(0), pad)};
   for (int r = 0; r < ranks; ++r) {
     std::vector<double> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>((i * 5 + r) % 23);
+    for (int64_t i = 0; i < n; ++i)
+      v[static_cast<size_t>(i)] = static_cast<double>((i * 5 + r) % 23);
     w.cpu.buffer(r).copy_from(ts::Buffer::from_vector(v, {n}, t));
     w.gpu.buffer(r).copy_from(w.cpu.buffer(r));
   }
