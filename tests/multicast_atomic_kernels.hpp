@@ -56,17 +56,20 @@ inline auto make_signal_every_pad() {
 
 /// Program 1 signals element 0 of every pad; program 0 waits on every pad's element 0 and
 /// resets them to 0, then records that it ran.
-inline auto make_wait_every_pad() {
-  return ts::kernel("mc_wait", [](ts::Tensor pad_ptrs, ts::Tensor pad) {
-    ts::Tensor out = pad.new_zeros({2}, ts::i32);
-    for (auto p : ts::grid(2)) {
-      auto pads = ts::multicast_like(pad, pad_ptrs(ts::all));
-      ts::signal(pads, {p - 1}, 1);  // program 1: element 0; program 0: masked
-      ts::wait(pads, {p}, 1, 0);     // program 0: element 0; program 1: masked
-      out(p) = 1;
-    }
-    return out;
-  });
+inline auto make_wait_every_pad(ts::Settings s = {}) {
+  return ts::kernel(
+      "mc_wait",
+      [](ts::Tensor pad_ptrs, ts::Tensor pad) {
+        ts::Tensor out = pad.new_zeros({2}, ts::i32);
+        for (auto p : ts::grid(2)) {
+          auto pads = ts::multicast_like(pad, pad_ptrs(ts::all));
+          ts::signal(pads, {p - 1}, 1);  // program 1: element 0; program 0: masked
+          ts::wait(pads, {p}, 1, 0);     // program 0: element 0; program 1: masked
+          out(p) = 1;
+        }
+        return out;
+      },
+      s);
 }
 
 }  // namespace multicast_atomic_test

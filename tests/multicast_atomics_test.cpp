@@ -154,6 +154,8 @@ TEST(MulticastAtomicsCompile, AtomicsSignalsAndWaitsOnMulticastTensorsCompileFor
       nvrtc_test::compile(make_add_pointer_tiles(), sb.dev_ptrs(0), sb.buffer(0)),
       nvrtc_test::compile(make_signal_every_pad(), sb.signal_pad_ptrs(0), sb.signal_pad(0)),
       nvrtc_test::compile(make_wait_every_pad(), sb.signal_pad_ptrs(0), sb.signal_pad(0)),
+      nvrtc_test::compile(make_wait_every_pad({.check_bounds = true}), sb.signal_pad_ptrs(0),
+                          sb.signal_pad(0)),
   };
   for (const std::string& src : srcs) {
     EXPECT_NE(src.find("reinterpret_cast<"), std::string::npos) << src;
@@ -163,4 +165,7 @@ TEST(MulticastAtomicsCompile, AtomicsSignalsAndWaitsOnMulticastTensorsCompileFor
   EXPECT_NE(srcs[1].find("ts::atomic<ts::A_max"), std::string::npos) << srcs[1];
   EXPECT_NE(srcs[3].find("ts::atomic<ts::A_xchg"), std::string::npos) << srcs[3];
   EXPECT_NE(srcs[4].find("ts::wait_for<true"), std::string::npos) << srcs[4];
+  // Under check_bounds the waits give up after ts::kWaitPolls polls and record the element.
+  EXPECT_EQ(srcs[4].find("ts_check"), std::string::npos) << srcs[4];
+  EXPECT_NE(srcs[5].find("ts_check"), std::string::npos) << srcs[5];
 }
