@@ -48,32 +48,47 @@ void expect_sums(const examples::OneGpuAllReduce& ar, const std::vector<double>&
   }
 }
 
-}  // namespace
-
-TEST(AllReduceGpu, RanksOnOneGpuSumEagerAndFromCudaGraphs) {
-  TESSEL_REQUIRE_GPU();
+/// R ranks on cuda:0, bf16 and f32, 4K to 16M elements: eager twice, then two replays of
+/// one CUDA graph per rank.
+void sums_eager_and_from_graphs(int world) {
   const int sms = ts::rt::sm_count(0);
   const int64_t block = 4096;
-  for (int world : {2, 4, 8})
-    for (ts::DType t : {ts::bf16, ts::f32})
-      for (int64_t n : {int64_t{4096}, int64_t{100003}, int64_t{1} << 20, int64_t{1} << 24}) {
-        SCOPED_TRACE(testing::Message() << world << " ranks, " << dtype_name(t) << ", n = " << n);
-        examples::OneGpuAllReduce ar(gpu_ranks(n, world, t, block), sms, block);
-        const std::vector<double> want = reference(n, world);
-        ar.run();  // eager (the first call compiles)
-        expect_sums(ar, want, "eager");
-        ar.run();
-        expect_sums(ar, want, "eager again");
-        // Each rank's launch in its own graph, captured on its own stream.
-        std::vector<ts::CudaGraph> graphs;
-        for (int r = 0; r < world; ++r)
-          graphs.push_back(ts::CudaGraph::capture(ar.stream(r), [&] { ar.enqueue(r); }));
-        for (int replay = 0; replay < 2; ++replay) {
-          for (int r = 0; r < world; ++r) ts::Buffer(ar.out(r)).fill(0);
-          ts::rt::device_synchronize(0);  // fill runs on the legacy stream; ours do not wait
-          for (int r = 0; r < world; ++r) graphs[static_cast<size_t>(r)].replay(ar.stream(r));
-          ar.synchronize();
-          expect_sums(ar, want, replay == 0 ? "graph replay" : "second graph replay");
-        }
+  for (ts::DType t : {ts::bf16, ts::f32})
+    for (int64_t n : {int64_t{4096}, int64_t{100003}, int64_t{1} << 20, int64_t{1} << 24}) {
+      SCOPED_TRACE(testing::Message() << world << " ranks, " << dtype_name(t) << ", n = " << n);
+      examples::OneGpuAllReduce ar(gpu_ranks(n, world, t, block), sms, block);
+      const std::vector<double> want = reference(n, world);
+      ar.run();  // eager (the first call compiles)
+      expect_sums(ar, want, "eager");
+      ar.run();
+      expect_sums(ar, want, "eager again");
+      // Each rank's launch in its own graph, captured on its own stream.
+      std::vector<ts::CudaGraph> graphs;
+      for (int r = 0; r < world; ++r)
+        graphs.push_back(ts::CudaGraph::capture(ar.stream(r), [&] { ar.enqueue(r); }));
+      for (int replay = 0; replay < 2; ++replay) {
+        for (int r = 0; r < world; ++r) ts::Buffer(ar.out(r)).fill(0);
+        ts::rt::device_synchronize(0);  // fill runs on the legacy stream; ours do not wait
+        for (int r = 0; r < world; ++r) graphs[static_cast<size_t>(r)].replay(ar.stream(r));
+        ar.synchronize();
+        expect_sums(ar, want, replay == 0 ? "graph replay" : "second graph replay");
       }
+    }
+}
+
+}  // namespace
+
+TEST(AllReduceGpu, TwoRanksOnOneGpu) {
+  TESSEL_REQUIRE_GPU();
+  sums_eager_and_from_graphs(2);
+}
+
+TEST(AllReduceGpu, FourRanksOnOneGpu) {
+  TESSEL_REQUIRE_GPU();
+  sums_eager_and_from_graphs(4);
+}
+
+TEST(AllReduceGpu, EightRanksOnOneGpu) {
+  TESSEL_REQUIRE_GPU();
+  sums_eager_and_from_graphs(8);
 }
