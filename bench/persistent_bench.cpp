@@ -23,19 +23,9 @@ static double gpu_ms(const std::function<void()>& f, void* stream) {
 
 /// Host wall time per call of `calls` back-to-back calls ending in a sync, in us.
 static double wall_us(const std::function<void()>& f, ts::Stream s, int calls) {
-  for (int i = 0; i < 10; ++i) f();
-  s.synchronize();
-  std::vector<double> r;
-  for (int k = 0; k < 5; ++k) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) f();
-    s.synchronize();
-    r.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-        calls);
-  }
-  std::sort(r.begin(), r.end());
-  return r[2];
+  return bench::wall_time_ms(
+             f, [&] { s.synchronize(); }, calls, 10) *
+         1000;
 }
 
 int main(int argc, char** argv) {

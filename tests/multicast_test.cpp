@@ -37,11 +37,8 @@ void expect_message(const std::string& msg, const std::string& kernel, const std
 
 /// The line of examples/kernels/seed001.hpp holding `text` (its first), 0 when none.
 int seed001_line(const std::string& text) {
-  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/seed001.hpp");
-  std::string l;
-  for (int n = 1; std::getline(in, l); ++n)
-    if (l.find(text) != std::string::npos) return n;
-  return 0;
+  return user_error_test::line_in_file(
+      std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/seed001.hpp", text);
 }
 
 /// `ranks` CPU buffers of `shape`; buffer r holds r * 100 + 0, 1, 2, ... (row-major).

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <tessel/tessel.hpp>
 
@@ -30,6 +31,16 @@ inline void expect_message(const std::string& msg, const std::string& kernel,
         << "expected line " << line << " in: " << msg;
   EXPECT_NE(msg.find(what), std::string::npos) << msg;
   EXPECT_NE(msg.find(hint), std::string::npos) << msg;
+}
+
+/// The line of source file `path` holding `text` (its first), 0 when none: where an
+/// example's error points (tests name its lines rather than hard-coding them).
+inline int line_in_file(const std::string& path, const std::string& text) {
+  std::ifstream in(path);
+  std::string l;
+  for (int n = 1; std::getline(in, l); ++n)
+    if (l.find(text) != std::string::npos) return n;
+  return 0;
 }
 
 }  // namespace user_error_test

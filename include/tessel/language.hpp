@@ -470,6 +470,25 @@ Tensor full_like(const Tensor& t, double value, Loc loc = Loc::current());
 Value load(const Tensor& t, Loc loc = Loc::current());
 
 // ---- atomics, signals and waits (inside loops) ----
+/// What an atomic, signal or wait updates: a ts::Tensor, or a ts::MulticastTensor (every
+/// buffer of the stack: Helion's hl.atomic_* / hl.signal / hl.wait on a multicast tensor).
+/// On a multicast tensor the indexed shape is dev_ptrs' shape followed by the indexed
+/// shape of one buffer (as a multicast load's), the operands broadcast to that full shape
+/// (as a multicast store's value: a value without the leading dims reaches every buffer)
+/// and the returned old values have it; masked buffers (dev_ptrs at a ragged edge) are not
+/// touched.
+class Target {
+ public:
+  Target(const Tensor& t) : tensor_(&t) {}              // NOLINT: implicit by design
+  Target(const MulticastTensor& m) : multicast_(&m) {}  // NOLINT: implicit by design
+  /// The tensor's (or Multicast) node, used at `loc` (the tensor's own errors).
+  ir::Node* node_at(SourceLoc loc) const;
+
+ private:
+  const Tensor* tensor_ = nullptr;
+  const MulticastTensor* multicast_ = nullptr;
+};
+
 // Helion's hl.atomic_* (helion.language.atomic_ops): `target(index...)` is addressed as a
 // load or store is (tiles, ts::all, scalars, gathers; masked at ragged edges and outside
 // the tensor), each operand broadcasts to the indexed shape and is converted to the
@@ -483,25 +502,25 @@ Value load(const Tensor& t, Loc loc = Loc::current());
 // f32, f64 (floats round to nearest even); max, min, and, or, xor, xchg, cas on i32, i64,
 // u64 (max/min of u64 compare unsigned). Errors: UserError at the call's line for another
 // dtype (bool, float max/min, ...), host code, or indices that a load would refuse.
-Value atomic_add(const Tensor& target, std::vector<Index> index, const Operand& value,
+Value atomic_add(const Target& target, std::vector<Index> index, const Operand& value,
                  Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
-Value atomic_max(const Tensor& target, std::vector<Index> index, const Operand& value,
+Value atomic_max(const Target& target, std::vector<Index> index, const Operand& value,
                  Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
-Value atomic_min(const Tensor& target, std::vector<Index> index, const Operand& value,
+Value atomic_min(const Target& target, std::vector<Index> index, const Operand& value,
                  Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
-Value atomic_and(const Tensor& target, std::vector<Index> index, const Operand& value,
+Value atomic_and(const Target& target, std::vector<Index> index, const Operand& value,
                  Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
-Value atomic_or(const Tensor& target, std::vector<Index> index, const Operand& value,
+Value atomic_or(const Target& target, std::vector<Index> index, const Operand& value,
                 Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
-Value atomic_xor(const Tensor& target, std::vector<Index> index, const Operand& value,
+Value atomic_xor(const Target& target, std::vector<Index> index, const Operand& value,
                  Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
 /// Replaces each element by `value`.
-Value atomic_xchg(const Tensor& target, std::vector<Index> index, const Operand& value,
+Value atomic_xchg(const Target& target, std::vector<Index> index, const Operand& value,
                   Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
 /// Where an element equals `expected`, replaces it by `value` (one attempt; Helion's
 /// argument order: expected, then value). Returns the previous values: equal to
 /// `expected` where the exchange happened.
-Value atomic_cas(const Tensor& target, std::vector<Index> index, const Operand& expected,
+Value atomic_cas(const Target& target, std::vector<Index> index, const Operand& expected,
                  const Operand& value, Sem sem = Sem::relaxed, Scope scope = Scope::gpu,
                  Loc loc = Loc::current());
 
@@ -512,7 +531,7 @@ Value atomic_cas(const Tensor& target, std::vector<Index> index, const Operand& 
 /// for to equal `wait_for` and then exchanged (a compare-and-swap retried until it
 /// succeeds). Returns the previous values (a Value of the indexed shape).
 /// Errors: UserError for a pad of another dtype, host code, bad indices.
-Value signal(const Tensor& pad, std::vector<Index> index, const Operand& signal = 1,
+Value signal(const Target& pad, std::vector<Index> index, const Operand& signal = 1,
              std::optional<Operand> wait_for = std::nullopt, Scope scope = Scope::gpu,
              Loc loc = Loc::current());
 /// Waits until each indexed element of integer signal pad `pad` (i32, i64, u64) equals
@@ -524,7 +543,7 @@ Value signal(const Tensor& pad, std::vector<Index> index, const Operand& signal 
 /// The interpreter runs the programs of a kernel that waits concurrently and raises a
 /// UserError naming the kernel, the line and the pad element when no program can satisfy
 /// a wait any more. Errors: UserError for a pad of another dtype, host code, bad indices.
-void wait(const Tensor& pad, std::vector<Index> index, const Operand& signal = 1,
+void wait(const Target& pad, std::vector<Index> index, const Operand& signal = 1,
           std::optional<Operand> update = std::nullopt, Scope scope = Scope::gpu,
           Loc loc = Loc::current());
 

@@ -28,7 +28,7 @@ void check_dtype(AtomicFn fn, const Node* t, const char* what, SourceLoc loc) {
       "use a tensor of a supported dtype (an i32 tensor for flags and counters)");
 }
 
-Value atomic(AtomicFn fn, const char* what, const Tensor& target, const std::vector<Index>& index,
+Value atomic(AtomicFn fn, const char* what, const Target& target, const std::vector<Index>& index,
              std::vector<Node*> operands, Sem sem, Scope scope, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   Node* t = target.node_at(loc);
@@ -50,7 +50,7 @@ void check_pad(const Node* pad, const char* what, SourceLoc loc) {
       "allocate the pad as an i32 tensor of zeros (x.new_zeros({n}, ts::i32))");
 }
 
-Node* pad_op(Op op, const char* what, const Tensor& pad, const std::vector<Index>& index,
+Node* pad_op(Op op, const char* what, const Target& pad, const std::vector<Index>& index,
              const Operand& value, const std::optional<Operand>& second, Scope scope, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   Node* p = pad.node_at(loc);
@@ -65,9 +65,13 @@ Node* pad_op(Op op, const char* what, const Tensor& pad, const std::vector<Index
 
 }  // namespace
 
+Node* Target::node_at(SourceLoc loc) const {
+  return multicast_ ? multicast_->node_at(loc) : tensor_->node_at(loc);
+}
+
 // ts::atomic_add ... ts::atomic_xchg: one value operand.
 #define TESSEL_ATOMIC(name, fn)                                                             \
-  Value name(const Tensor& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope, \
+  Value name(const Target& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope, \
              Loc l) {                                                                       \
     return atomic(AtomicFn::fn, "ts::" #name, t, i, {v.node()}, sem, scope, l);             \
   }
@@ -80,19 +84,19 @@ TESSEL_ATOMIC(atomic_xor, bit_xor)
 TESSEL_ATOMIC(atomic_xchg, xchg)
 #undef TESSEL_ATOMIC
 
-Value atomic_cas(const Tensor& t, std::vector<Index> i, const Operand& expected, const Operand& v,
+Value atomic_cas(const Target& t, std::vector<Index> i, const Operand& expected, const Operand& v,
                  Sem sem, Scope scope, Loc l) {
   return atomic(AtomicFn::cas, "ts::atomic_cas", t, i, {expected.node(), v.node()}, sem, scope, l);
 }
 
-Value signal(const Tensor& pad, std::vector<Index> index, const Operand& signal,
+Value signal(const Target& pad, std::vector<Index> index, const Operand& signal,
              std::optional<Operand> wait_for, Scope scope, Loc l) {
   Node* n = pad_op(Op::Signal, "ts::signal", pad, index, signal, wait_for, scope, l);
   n->fn = static_cast<uint8_t>(wait_for ? AtomicFn::cas : AtomicFn::xchg);
   return Value::wrap(n);
 }
 
-void wait(const Tensor& pad, std::vector<Index> index, const Operand& signal,
+void wait(const Target& pad, std::vector<Index> index, const Operand& signal,
           std::optional<Operand> update, Scope scope, Loc l) {
   pad_op(Op::Wait, "ts::wait", pad, index, signal, update, scope, l);
 }

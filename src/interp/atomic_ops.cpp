@@ -74,24 +74,30 @@ void wrote(Frame& f) {
   if (f.sync()) f.sync()->wrote();
 }
 
-[[noreturn]] void unsatisfiable(Frame& f, const Node* n, const Buffer& t, const char* elem,
-                                int64_t want, int64_t holds) {
-  const int64_t offset = (elem - static_cast<const char*>(t.data_ptr())) / dtype_size(t.dtype());
+[[noreturn]] void unsatisfiable(Frame& f, const Node* n, const Buffer& t, int64_t linear,
+                                int64_t offset, int64_t want, int64_t holds) {
+  std::string elem = element_str(t, offset);
+  if (n->is_multicast_access()) {  // which buffer: the stack coordinates of `linear`
+    const Dims& d = f.dims(n);
+    int64_t per = 1;
+    for (size_t k = ir::stack_shape(n).size(); k < d.size(); ++k) per *= d[k];
+    elem += fmt::format(" of the buffer at dev_ptrs element {} (row-major)", linear / per);
+  }
   throw UserError(
       f.graph().kernel_name, n->loc,
       fmt::format("{} on {} element {} waits for the value {} but it holds {}, and no program "
                   "of the launch can change it any more (every program still running waits "
                   "too): the wait can never be satisfied",
                   n->op == ir::Op::Wait ? "ts::wait" : "ts::signal with wait_for",
-                  frontend::describe_tensor(n->args[0]), element_str(t, offset), want, holds),
+                  frontend::describe_tensor(n->args[0]), elem, want, holds),
       "signal that element from another program of the same launch (ts::signal), and wait for "
       "the value it is set to; on a GPU this wait would hang");
 }
 
 // Spins (sleeping between writes of other programs) until integer element `elem` holds
 // `want`; then, with `update`, writes it. Lock `lk` held (or none: one program runs).
-void wait_element(Frame& f, const Node* n, const Buffer& t, char* elem, int64_t want,
-                  const std::optional<int64_t>& update,
+void wait_element(Frame& f, const Node* n, const Buffer& t, int64_t linear, char* elem,
+                  int64_t offset, int64_t want, const std::optional<int64_t>& update,
                   std::optional<std::unique_lock<std::mutex>>& lk) {
   const DType dt = t.dtype();
   while (true) {
@@ -103,7 +109,8 @@ void wait_element(Frame& f, const Node* n, const Buffer& t, char* elem, int64_t 
       }
       return;
     }
-    if (!lk || !f.sync()->sleep_until_write(*lk)) unsatisfiable(f, n, t, elem, want, holds);
+    if (!lk || !f.sync()->sleep_until_write(*lk))
+      unsatisfiable(f, n, t, linear, offset, want, holds);
   }
 }
 
@@ -120,14 +127,14 @@ void exec_atomic(Frame& f, const Node* n, TileValue& out) {
   auto lk = lock(f);
   if (out.is_float()) {
     std::fill(out.f.begin(), out.f.end(), 0.0);
-    for_each_element(f, n, t, [&](int64_t k, char* e) {
+    for_each_element(f, n, t, [&](int64_t k, char* e, int64_t) {
       double old = read_element(e, dt);  // add: the only float atomic
       write_element(e, dt, old + val.f[k]);
       out.f[k] = old;
     });
   } else {
     std::fill(out.i.begin(), out.i.end(), 0);
-    for_each_element(f, n, t, [&](int64_t k, char* e) {
+    for_each_element(f, n, t, [&](int64_t k, char* e, int64_t) {
       int64_t old = read_element_int(e, dt);
       write_element_int(e, dt, apply_int(fn, dt, old, val.i[k], expected.i[k]));
       out.i[k] = old;
@@ -143,10 +150,10 @@ void exec_signal(Frame& f, const Node* n, TileValue& out) {
   std::fill(out.i.begin(), out.i.end(), 0);
   const DType dt = t.dtype();
   auto lk = lock(f);
-  for_each_element(f, n, t, [&](int64_t k, char* e) {
+  for_each_element(f, n, t, [&](int64_t k, char* e, int64_t off) {
     out.i[k] = read_element_int(e, dt);
     if (n->ival == 2)  // wait for wait_for, then swap the signal in
-      wait_element(f, n, t, e, ops.v[1].i[k], ops.v[0].i[k], lk);
+      wait_element(f, n, t, k, e, off, ops.v[1].i[k], ops.v[0].i[k], lk);
     else
       write_element_int(e, dt, ops.v[0].i[k]);
     if (n->ival == 2) out.i[k] = ops.v[1].i[k];
@@ -158,10 +165,10 @@ void exec_wait(Frame& f, const Node* n) {
   const Buffer& t = host_tensor(f, n);
   Operands ops(f, n);
   auto lk = lock(f);
-  for_each_element(f, n, t, [&](int64_t k, char* e) {
+  for_each_element(f, n, t, [&](int64_t k, char* e, int64_t off) {
     std::optional<int64_t> update;
     if (n->ival == 2) update = ops.v[1].i[k];
-    wait_element(f, n, t, e, ops.v[0].i[k], update, lk);
+    wait_element(f, n, t, k, e, off, ops.v[0].i[k], update, lk);
   });
 }
 

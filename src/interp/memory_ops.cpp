@@ -448,7 +448,7 @@ void multicast_addresses(Frame& f, const Node* n, int first, MulticastAccess& ou
   const Dims& pd = ptrs.dims;
   Dims want = pd;
   want.insert(want.end(), a.dims.begin(), a.dims.end());
-  if (n->op == ir::Op::Load && want != f.dims(n))
+  if (n->op != ir::Op::Store && want != f.dims(n))
     throw InternalError(
         fmt::format("interpreter: multicast access %{} addresses {} dims, its "
                     "shape has {}",
@@ -548,15 +548,24 @@ void exec_multicast_store(Frame& f, const Node* n) {
 }  // namespace
 
 const Buffer& host_tensor(Frame& f, const Node* n) {
-  const Buffer& b = f.env().tensor(n->args.at(0));
+  const Buffer& b = f.env().tensor(ir::addressed_tensor(n));
   if (b.device().is_cuda())
     throw InternalError("interpreter: a GPU buffer reached the interpreter (stage it to the host)");
   if (b.dim() > kMaxRank) throw InternalError("interpreter: tensor rank above 16");
   return b;
 }
 
-void for_each_element(Frame& f, const Node* n, const Buffer& t,
-                      const std::function<void(int64_t linear, char* element)>& fn) {
+void for_each_element(
+    Frame& f, const Node* n, const Buffer& t,
+    const std::function<void(int64_t linear, char* element, int64_t offset)>& fn) {
+  if (n->is_multicast_access()) {
+    // The callback may run another access (a wait blocks): the addresses are this call's.
+    MulticastAccess m;
+    multicast_addresses(f, n, static_cast<int>(ir::first_index(n)), m);
+    for (size_t k = 0; k < m.elements.size(); ++k)
+      if (m.elements[k].ptr) fn(static_cast<int64_t>(k), m.elements[k].ptr, m.elements[k].offset);
+    return;
+  }
   Addressing& a = scratch();
   plan(f, n, static_cast<int>(ir::first_index(n)), t, a);
   check_offsets_fit_32_bits(f, n, t, a);
@@ -567,7 +576,7 @@ void for_each_element(Frame& f, const Node* n, const Buffer& t,
   for_each_row(mine, [&](const Row& r) {
     for (int64_t c = 0; c < r.n; ++c) {
       int64_t off = 0;
-      if (element_offset(mine, r, c, off)) fn(r.linear + c, base + off * es);
+      if (element_offset(mine, r, c, off)) fn(r.linear + c, base + off * es, off);
     }
   });
 }

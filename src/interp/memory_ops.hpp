@@ -52,12 +52,16 @@ void exec_load(Frame& f, const ir::Node* n, TileValue& out);
 void exec_store(Frame& f, const ir::Node* n);
 
 /// The addressing of every access (Load, Store, Atomic, Signal, Wait; index operands from
-/// ir::first_index(n)) of tensor `t`: calls fn(linear, element) for each valid element, in
-/// row-major order of the indexed shape, with its position there and its address.
+/// ir::first_index(n)) of tensor `t` (host_tensor(f, n)): calls fn(linear, element, offset)
+/// for each valid element, in row-major order of the indexed shape, with its position
+/// there, its address and its offset in elements in its buffer. A multicast access
+/// (n->is_multicast_access()) is addressed by multicast_addresses: the indexed shape is
+/// dev_ptrs' shape followed by one buffer's, masked buffers are skipped, and its errors.
 void for_each_element(Frame& f, const ir::Node* n, const Buffer& t,
-                      const std::function<void(int64_t linear, char* element)>& fn);
+                      const std::function<void(int64_t linear, char* element, int64_t offset)>& fn);
 
-/// The CPU Buffer of access n's tensor (args[0]). Errors: InternalError for a GPU buffer.
+/// The CPU Buffer of access n's tensor (args[0]; a multicast tensor's example, which
+/// shapes every buffer). Errors: InternalError for a GPU buffer.
 const Buffer& host_tensor(Frame& f, const ir::Node* n);
 
 }  // namespace tessel::interp

@@ -64,7 +64,7 @@ namespace tessel::ir {
   X(Wait, "wait")               /* args[0] pad, args[1] signal, [args[2] update] (ival operands), \
                                    then indices: spins until each element == signal; acquire */ \
   X(Multicast, "multicast_like") /* args[0] example tensor, args[1] dev_ptrs (u64 value): a \
-                                   stack of buffers shaped like args[0]; only Load/Store use it */ \
+                                   stack of buffers shaped like args[0]; only memory ops use it */ \
   /* loops */                                                                              \
   X(Loop, "loop")               /* tile/grid loop nest level, body in `body` */            \
   X(LoopIndex, "loop_index")    /* grid index of args[0]=loop, ival = dim (scalar) */      \
@@ -250,9 +250,11 @@ struct Node {
   bool is_tensor() const {
     return (op == Op::Arg && arg_kind == ArgKind::tensor) || op == Op::Alloc;
   }
-  /// Load/Store of a multicast tensor (args[0] is a Multicast node).
+  /// Load, Store, Atomic, Signal or Wait of a multicast tensor (args[0] is a Multicast node).
   bool is_multicast_access() const {
-    return (op == Op::Load || op == Op::Store) && args.at(0)->op == Op::Multicast;
+    return (op == Op::Load || op == Op::Store || op == Op::Atomic || op == Op::Signal ||
+            op == Op::Wait) &&
+           args.at(0)->op == Op::Multicast;
   }
   UnaryFn ufn() const { return static_cast<UnaryFn>(fn); }
   BinaryFn bfn() const { return static_cast<BinaryFn>(fn); }
@@ -345,13 +347,13 @@ struct Graph {
   std::deque<std::unique_ptr<Sym>> syms_;
 };
 
-/// The tensor whose shape, strides and dtype address the elements of Load/Store `n`: its
+/// The tensor whose shape, strides and dtype address the elements of access `n`: its
 /// tensor (args[0]), or for a multicast tensor (ts::multicast_like) its example.
 inline const Node* addressed_tensor(const Node* n) {
   const Node* t = n->args.at(0);
   return t->op == Op::Multicast ? t->args.at(0) : t;
 }
-/// The stack dims of Load/Store `n`: the shape of a multicast tensor's dev_ptrs value (the
+/// The stack dims of access `n`: the shape of a multicast tensor's dev_ptrs value (the
 /// leading dims of the access, one buffer per element), empty for an ordinary tensor.
 inline const Shape& stack_shape(const Node* n) {
   static const Shape kNone;
