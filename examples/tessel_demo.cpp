@@ -1,4 +1,4 @@
-// The main job: runs the seed programs and a short demo, on the GPU when one is
+// The main job: runs the seed programs (000, 001, 002) and a short demo, on the GPU when one is
 // present, otherwise on the CPU interpreter. Prints one line per check and exits 1 if
 // any fails.
 //   tessel_demo [--interpret] [--seed-sizes]
@@ -9,6 +9,7 @@
 
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/seed000.hpp"
+#include "examples/kernels/seed001.hpp"
 #include "examples/kernels/seed002.hpp"
 
 namespace ts = tessel;
@@ -80,6 +81,36 @@ int main(int argc, char** argv) {
     std::snprintf(label, sizeof label, "seed 002 padded_sum %s", name);
     report(label, ts::count_mismatches(out, want, 0, 0), ms);
   }
+
+  // Seed 001: a multicast tensor over R = 4 equally shaped buffers (a ts::SymmetricBuffer:
+  // ordinary pointers, several buffers on one device).
+  const int R = 4;
+  ts::SymmetricBuffer sb = ts::SymmetricBuffer::on_device({8, 16}, ts::f32, R, dev);
+  std::vector<double> stacked;
+  for (int r = 0; r < R; ++r) {
+    std::vector<double> v(8 * 16);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = r * 1000.0 + static_cast<double>(i);
+    sb.buffer(r).copy_from(ts::Buffer::from_vector(v, {8, 16}, ts::f32));
+    stacked.insert(stacked.end(), v.begin(), v.end());
+  }
+  ts::Buffer loaded;
+  double ms = timed(
+      [&] { loaded = examples::make_multicast_load_2d_tensors()(sb.dev_ptrs(0), sb.buffer(0)); });
+  report("seed 001 load [R] dev_ptrs x [8, 16] example",
+         ts::count_mismatches(loaded, ts::Buffer::from_vector(stacked, {R, 8, 16}, ts::f32, dev), 0,
+                              0),
+         ms);
+  ts::SymmetricBuffer rows = ts::SymmetricBuffer::on_device({10}, ts::f32, R, dev);
+  ts::Buffer x_row = ts::Buffer::arange(10, ts::f32, dev);
+  examples::make_multicast_store_broadcast()(x_row, rows.dev_ptrs(0), rows.buffer(0));
+  int64_t bad = 0;
+  for (int r = 0; r < R; ++r) bad += ts::count_mismatches(rows.buffer(r), x_row, 0, 0);
+  report("seed 001 store x_tile[newaxis, :] to every buffer", bad, 0);
+  examples::make_multicast_store_arange()(rows.dev_ptrs(0), rows.buffer(0));
+  bad = 0;
+  for (int r = 0; r < R; ++r)
+    bad += ts::count_mismatches(rows.buffer(r), ts::Buffer::full({10}, r, ts::f32, dev), 0, 0);
+  report("seed 001 store arange(R): buffer m holds m", bad, 0);
 
   // Demo: a 2-D broadcast, out = x + bias[newaxis, :].
   int64_t M = gpu ? 4096 : 100, N = gpu ? 4096 : 130;

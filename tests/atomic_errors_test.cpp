@@ -168,3 +168,20 @@ TEST(AtomicErrors, CheckBoundsReportsAnAtomicsIndexOutOfRange) {
       "an atomic's index 5 is out of range for dimension 0 of tensor argument 0 (size 4)",
       "index within [0, size)");
 }
+
+TEST(AtomicErrors, CheckBoundsNamesTheSignalOrWaitWhoseIndexIsOutOfRange) {
+  auto k = ts::kernel(
+      "pad_oob",
+      [](ts::Tensor pad) {
+        for (auto i : ts::grid(pad.size(0))) {
+          ts::signal(pad, {i + 10}, 1);
+          ts::wait(pad, {i + 10}, 1);
+        }
+        return pad;
+      },
+      ts::Settings{.check_bounds = true});
+  std::string msg = user_error([&] { k(vec(4, ts::i32)); });
+  EXPECT_TRUE(msg.find("a ts::signal's index 10 is out of range") != std::string::npos ||
+              msg.find("a ts::wait's index 10 is out of range") != std::string::npos)
+      << msg;
+}

@@ -418,6 +418,20 @@ TEST(Errors, NegativeExtentOfATileConstructor) {
                  "use a size of 0 or more");
 }
 
+// A ts::tile range iterated twice: each range makes one loop.
+TEST(Errors, ATileRangeIteratedTwice) {
+  const int line = __LINE__ + 3;  // the range's line
+  auto k = ts::kernel("twice", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    auto tiles = ts::tile(x.size(0));
+    for (auto t : tiles) out(t) = x(t);
+    for (auto t : tiles) out(t) = out(t) + x(t);
+    return out;
+  });
+  expect_message(user_error([&] { k(vec(8)); }), "twice", line,
+                 "this ts::tile range is iterated a second time", "call ts::tile(...) again");
+}
+
 // An output argument whose elements overlap (stride 0) would race on a GPU.
 TEST(Errors, WrittenTensorWithAZeroStride) {
   auto k = ts::kernel("fill_into", [](ts::Tensor out) {

@@ -241,10 +241,9 @@ static std::string emit_index_locals(Emitter& e, const Node* t, AccessPlan& p) {
 // The number of valid elements of the vector at the innermost index `last`: a count of
 // TS_V when `valid` holds (declared as the local `ok` when it is a test), else 0.
 static std::string vector_count(Emitter& e, const std::string& valid, const DimAccess& last) {
-  auto as_int = [&](const std::string& x) {
-    return e.idx_t() == "int" ? x : "(int)" + fold::paren(x);
-  };
-  std::string count = fmt::format("ts::nvalid<TS_V>({}, {})", as_int(last.idx), as_int(last.lim));
+  // Both in the index dtype: a 64-bit index past 2^31 must not be narrowed to int.
+  std::string count = fmt::format("ts::nvalid<TS_V, {}>({}, {})", e.idx_t(),
+                                  fold::unparen(last.idx), fold::unparen(last.lim));
   if (fold::is_true(valid)) return count;
   std::string ok = valid;
   if (!fold::is_name(valid)) {

@@ -69,6 +69,12 @@ static Node* bound_node(TraceContext& ctx, const Value& v, SourceLoc loc, const 
 Node* LoopRangeBase::open() {
   TraceContext& ctx = TraceContext::current();
   ir::Graph& g = ctx.graph();
+  if (loop_)
+    ctx.fail(loc_,
+             fmt::format("this ts::{} range is iterated a second time: a range makes one loop",
+                         is_tile_ ? "tile" : "grid"),
+             fmt::format("call ts::{}(...) again for a second loop (a range is not a container)",
+                         is_tile_ ? "tile" : "grid"));
   const std::vector<int64_t>& fixed = opts_.block_size.sizes;
   const std::vector<int>& shared = opts_.block_size.shared;
   if (!is_tile_ && (!fixed.empty() || !shared.empty()))

@@ -33,9 +33,11 @@ UserError bounds_error(const ir::Graph& g, const ir::Node* access, int dim, int6
                        int64_t extent) {
   return UserError(g.kernel_name, access->loc,
                    fmt::format("{} index {}{} is out of range for dimension {} of {} (size {})",
-                               access->op == ir::Op::Load    ? "a load's"
-                               : access->op == ir::Op::Store ? "a store's"
-                                                             : "an atomic's",
+                               access->op == ir::Op::Load     ? "a load's"
+                               : access->op == ir::Op::Store  ? "a store's"
+                               : access->op == ir::Op::Signal ? "a ts::signal's"
+                               : access->op == ir::Op::Wait   ? "a ts::wait's"
+                                                              : "an atomic's",
                                index, from_end_note(access, dim), dim,
                                frontend::describe_tensor(access->args.at(0)), extent),
                    "index within [0, size) (Settings::check_bounds reports this; without it an "
