@@ -70,6 +70,9 @@ args=(-S "$root/examples/torch_extension" -B "$ext" -DCMAKE_BUILD_TYPE=Release -
       -DTESSEL_PYTHON="$python")
 [ -f "$ext/CMakeCache.txt" ] || args+=("${generator[@]}")
 [ -n "$cxx" ] && args+=(-DCMAKE_CXX_COMPILER="$cxx")
+# Where tessel found its own dependencies (xxHash, dlpack, ...): its package needs them too.
+prefix=$(sed -n 's/^CMAKE_PREFIX_PATH:[A-Z]*=//p' "$build/CMakeCache.txt")
+[ -n "$prefix" ] && args+=(-DCMAKE_PREFIX_PATH="$prefix")
 command -v ccache >/dev/null && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 say "building examples/torch_extension in $ext"
 # Configured once per Python (finding torch takes seconds); the build re-runs CMake when the
