@@ -6,9 +6,9 @@
 // ranks live in one process. docs/SYMMETRIC_MEMORY.md explains how the same interface maps
 // onto NCCL or NVSHMEM symmetric memory across processes and nodes.
 //
-// It never uses NVLink multicast objects (cuMulticastCreate, multimem instructions): a
-// multicast tensor is a stack of ordinary pointers, each buffer read and written through
-// its own.
+// It never uses NVLink multicast (no driver multicast objects, no multicast memory
+// instructions): a multicast tensor is a stack of ordinary pointers, each buffer read and
+// written through its own.
 #pragma once
 
 #include <cstdint>
