@@ -89,8 +89,8 @@ lib=$ext/libtessel_torch_examples.so
 [ -f "$lib" ] || fail "$lib was not built"
 # A second C++ runtime inside the extension (a compiler that links libstdc++ statically)
 # breaks streams and exceptions shared with torch; CMakeLists.txt links the shared one.
-if nm -D --defined-only "$lib" | grep -q ' _ZNSt6locale7classicEv$'; then
-  fail "$lib defines libstdc++'s own symbols (std::locale::classic): it was linked with a static libstdc++; link the shared one (examples/torch_extension/CMakeLists.txt)"
+if ! readelf -d "$lib" | grep -q 'NEEDED.*\[libstdc++\.so'; then
+  fail "$lib does not load libstdc++.so: it carries a static copy of the C++ runtime, which breaks the strings, streams and exceptions it shares with torch (see examples/torch_extension/CMakeLists.txt)"
 fi
 status=0
 say "running torch_interop_test"
