@@ -1,0 +1,187 @@
+// Kernel parameters: tensor pointers, sizes and strides (folded to constants where the
+// specialization knows them), host scalars, and value declarations.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+
+#include "codegen/cuda_emitter.hpp"
+#include "codegen/emitter_state.hpp"
+#include "codegen/fold.hpp"
+#include "ir/host_eval.hpp"
+#include "passes/default_config.hpp"
+#include "passes/loop_knobs.hpp"
+
+namespace tessel::codegen {
+
+using ir::Node;
+using ir::Op;
+
+static std::string dedupe(std::map<std::string, std::string>& m, const std::string& key,
+                          const std::string& name, bool& fresh) {
+  auto it = m.find(key);
+  fresh = it == m.end();
+  if (fresh) m[key] = name;
+  return m[key];
+}
+
+std::string Emitter::tensor_param(const Node* t) {
+  std::string nm = ids_.tensor(t);
+  bool fresh;
+  std::string r = dedupe(param_names_, "T" + std::to_string(t->id), nm, fresh);
+  if (fresh) out_.params.push_back({Param::tensor_ptr, t, t->dtype});
+  return r;
+}
+
+static const ir::ArgFacts* facts(const ir::Graph& g, const Node* t) {
+  if (t->op != Op::Arg) return nullptr;
+  size_t i = static_cast<size_t>(t->ival);
+  return i < g.arg_facts.size() ? &g.arg_facts[i] : nullptr;
+}
+
+// An allocation is row-major unless it takes a strided argument's layout (empty_like).
+static bool row_major_alloc(const Node* t) {
+  return t->op == Op::Alloc && t->fn == ir::alloc_row_major;
+}
+
+static bool contiguous_last(const ir::Graph& g, const Node* t) {
+  if (t->op == Op::Alloc) return row_major_alloc(t);
+  const ir::ArgFacts* f = facts(g, t);
+  return f && f->contiguous;
+}
+
+bool Emitter::multiple_of_16(const Node* n) const {
+  if (n->op == Op::Const) return n->ival % 16 == 0;
+  if (n->op == Op::Size) return size_multiple_of_16(n->args[0], static_cast<int>(n->ival));
+  return false;
+}
+
+std::optional<int64_t> Emitter::known_int(const Node* n) const {
+  if (n->op == Op::Const && is_integer(n->dtype)) return n->ival;
+  if (n->op != Op::Size) return std::nullopt;
+  const Node* t = n->args[0];
+  int dim = static_cast<int>(n->ival);
+  if (t->op == Op::Alloc) return known_int(t->args.at(static_cast<size_t>(dim)));
+  const ir::ArgFacts* f = facts(g_, t);
+  if (f && static_cast<size_t>(dim) < f->known_sizes.size() &&
+      f->known_sizes[static_cast<size_t>(dim)] >= 0)
+    return f->known_sizes[static_cast<size_t>(dim)];
+  return std::nullopt;
+}
+
+bool Emitter::size_multiple_of_16(const Node* t, int dim) const {
+  if (t->op == Op::Alloc) return multiple_of_16(t->args.at(static_cast<size_t>(dim)));
+  const ir::ArgFacts* f = facts(g_, t);
+  if (!f) return false;
+  if (static_cast<size_t>(dim) < f->known_sizes.size() &&
+      f->known_sizes[static_cast<size_t>(dim)] >= 0)
+    return f->known_sizes[static_cast<size_t>(dim)] % 16 == 0;
+  return static_cast<size_t>(dim) < f->size_div16.size() && f->size_div16[static_cast<size_t>(dim)];
+}
+
+bool Emitter::outer_strides_aligned(const Node* t) const {
+  if (t->op == Op::Alloc)  // row-major: outer strides are multiples of the last size
+    return row_major_alloc(t) && (t->rank <= 1 || size_multiple_of_16(t, t->rank - 1));
+  const ir::ArgFacts* f = facts(g_, t);
+  if (!f || !f->base_aligned) return false;
+  for (int d = 0; d + 1 < t->rank; ++d)
+    if (!f->stride_aligned.at(static_cast<size_t>(d))) return false;
+  return true;
+}
+
+std::string Emitter::size_param(const Node* t, int dim) {
+  // Static shapes: the exact size is a constant of the generated code.
+  if (const ir::ArgFacts* f = facts(g_, t); f && static_cast<size_t>(dim) < f->known_sizes.size() &&
+                                            f->known_sizes[static_cast<size_t>(dim)] >= 0) {
+    return literal(g_.index_dtype, 0, f->known_sizes[static_cast<size_t>(dim)]);
+  } else if (t->op == Op::Alloc) {
+    // An allocation's size is a constant or another tensor's size (empty_like(x)): its
+    // parameter then (one parameter per value).
+    const Node* d = t->args.at(static_cast<size_t>(dim));
+    if (d->op == Op::Const) return literal(g_.index_dtype, 0, d->ival);
+    if (d->op == Op::Size && d->args[0]->is_tensor())
+      return size_param(d->args[0], static_cast<int>(d->ival));
+  }
+  bool fresh;
+  std::string r = dedupe(param_names_, fmt::format("S{}_{}", t->id, dim),
+                         ids_.of_tensor(t, fmt::format("size{}", dim)), fresh);
+  if (fresh) {
+    Param p{Param::tensor_size, t, g_.index_dtype};
+    p.dim = dim;
+    out_.params.push_back(p);
+  }
+  return r;
+}
+
+std::string Emitter::stride_param(const Node* t, int dim) {
+  if (dim == t->rank - 1 && contiguous_last(g_, t)) return "1";
+  bool fresh;
+  std::string r = dedupe(param_names_, fmt::format("D{}_{}", t->id, dim),
+                         ids_.of_tensor(t, fmt::format("stride{}", dim)), fresh);
+  if (fresh) {
+    Param p{Param::tensor_stride, t, g_.index_dtype};
+    p.dim = dim;
+    out_.params.push_back(p);
+  }
+  return r;
+}
+
+std::string Emitter::host_param(const Node* n) {
+  bool fresh;
+  std::string r = dedupe(param_names_, "H" + std::to_string(n->id), ids_.value(n, "s"), fresh);
+  if (fresh) {
+    if (is_float(n->dtype))
+      out_.params.push_back(
+          {Param::host_float, n, n->dtype == DType::f64 ? DType::f64 : DType::f32});
+    else
+      out_.params.push_back({Param::host_int, n, n->dtype == DType::i32 ? DType::i32 : DType::i64});
+  }
+  return r;
+}
+
+std::string Emitter::scalar(const Node* n) {
+  if (n->op == Op::Const) return literal(n->dtype, n->fval, n->ival);
+  // A size the key fixes is a constant; another one is the tensor's size parameter (one
+  // parameter per size, in the index dtype: widened where the IR's i64 is wider).
+  if (n->op == Op::Size && n->dtype == DType::i64) {
+    if (std::optional<int64_t> v = known_int(n)) return literal(DType::i64, 0, *v);
+    if (n->args[0]->is_tensor()) {
+      std::string p = size_param(n->args[0], static_cast<int>(n->ival));
+      return idx_t_ == "long long" ? p : "(long long)" + p;
+    }
+  }
+  if (ir::host_computable(n)) {
+    std::string p = host_param(n);
+    if (is_float(n->dtype) && n->dtype != DType::f32 && n->dtype != DType::f64)
+      return "(" + reg_type(n->dtype) + ")" + p;
+    if (n->dtype == DType::boolean) return "(" + p + " != 0)";
+    return p;
+  }
+  if (n->op == Op::DeviceScalar) {
+    auto it = names_.find(n);
+    if (it != names_.end()) return it->second;
+    bool fresh;
+    std::string p = dedupe(param_names_, "P" + std::to_string(n->id), ids_.value(n, "ptr"), fresh);
+    if (fresh) out_.params.push_back({Param::device_ptr, n, n->dtype});
+    std::string nm = ids_.value(n, "ds");
+    prologue_ << fmt::format("  const {} {} = ts::Mem<{}>::to_reg(*{});  {}\n", reg_type(n->dtype),
+                             nm, dtype_cuda_storage(n->dtype), p, loc_comment(n));
+    names_[n] = nm;
+    return nm;
+  }
+  return names_.at(n);
+}
+
+std::string Emitter::at(const Node* n, const std::string& r) {
+  if (!is_array(n)) return scalar(n);
+  return names_.at(n) + "[" + r + "]";
+}
+
+std::string Emitter::declare(const Node* n, const std::string& suffix) {
+  std::string nm = ids_.value(n) + suffix;
+  names_[n] = nm;
+  if (is_array(n)) return fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm);
+  return fmt::format("{} {}", reg_type(n->dtype), nm);
+}
+
+}  // namespace tessel::codegen
