@@ -117,7 +117,8 @@ TEST(LinearLayout, InverseRoundTripsABijection) {
   EXPECT_EQ(c.compose(inv), LL::identity_1d(4, kRegister, kRegister) *
                                 LL::identity_1d(32, kLane, kLane) *
                                 LL::identity_1d(1, kWarp, kWarp));
-  EXPECT_EQ(inv.compose(c), LL::identity_1d(16, "dim0", "dim0") * LL::identity_1d(8, "dim1", "dim1"));
+  EXPECT_EQ(inv.compose(c),
+            LL::identity_1d(16, "dim0", "dim0") * LL::identity_1d(8, "dim1", "dim1"));
   std::string msg = internal_error([] { LL::zeros_1d(2, kWarp, "dim0").inverse(); });
   EXPECT_NE(msg.find("inverse of a layout that is not a bijection"), std::string::npos) << msg;
 }
@@ -252,8 +253,7 @@ TEST(BroadcastLayout, SizeOneDimHasZeroBases) {
   LL parent = blocked({16, 32}, {1, 4}, {4, 8}, {4, 1}, {1, 0});
   LL b = broadcast(parent, 1);
   EXPECT_EQ(b.out_dims(), (std::vector<LL::OutDim>{{"dim0", 16}, {"dim1", 1}}));
-  EXPECT_EQ(b.in_dims()[1].bases,
-            (std::vector<LL::Basis>{{0, 0}, {0, 0}, {0, 0}, {1, 0}, {2, 0}}));
+  EXPECT_EQ(b.in_dims()[1].bases, (std::vector<LL::Basis>{{0, 0}, {0, 0}, {0, 0}, {1, 0}, {2, 0}}));
   EXPECT_EQ(slice(parent, 1), slice(b, 1));
 }
 

@@ -9,9 +9,7 @@
 namespace tessel::layout {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
-  throw InternalError("linear layout: " + what);
-}
+[[noreturn]] void fail(const std::string& what) { throw InternalError("linear layout: " + what); }
 
 /// Throws unless `order` is a permutation of 0 .. rank-1.
 void check_order(const std::vector<int>& order, size_t rank, const std::string& what) {
@@ -61,8 +59,8 @@ LinearLayout fit_to_shape(const LinearLayout& layout, const std::vector<int32_t>
     for (const auto& basis : d.bases) {
       LinearLayout::Basis kept(basis.size());
       for (size_t k = 0; k < basis.size(); ++k) kept[k] = basis[k] & (shape[k] - 1);
-      bool became_zero = kept != basis && std::all_of(kept.begin(), kept.end(),
-                                                      [](int32_t c) { return c == 0; });
+      bool became_zero =
+          kept != basis && std::all_of(kept.begin(), kept.end(), [](int32_t c) { return c == 0; });
       if (!(became_zero && d.name == kRegister)) ins.back().bases.push_back(std::move(kept));
     }
   }
@@ -72,8 +70,7 @@ LinearLayout fit_to_shape(const LinearLayout& layout, const std::vector<int32_t>
   return LinearLayout(std::move(ins), std::move(outs));
 }
 
-LinearLayout blocked(const std::vector<int32_t>& shape,
-                     const std::vector<int32_t>& size_per_thread,
+LinearLayout blocked(const std::vector<int32_t>& shape, const std::vector<int32_t>& size_per_thread,
                      const std::vector<int32_t>& threads_per_warp,
                      const std::vector<int32_t>& warps_per_cta, const std::vector<int>& order) {
   size_t rank = shape.size();

@@ -33,8 +33,7 @@ LinearLayout fit_to_shape(const LinearLayout& layout, const std::vector<int32_t>
 /// CTA tile in registers (dims in `order`), or truncated as fit_to_shape says. Every
 /// argument has one entry per dim, powers of two; threads_per_warp's product is 32.
 /// Throws InternalError otherwise.
-LinearLayout blocked(const std::vector<int32_t>& shape,
-                     const std::vector<int32_t>& size_per_thread,
+LinearLayout blocked(const std::vector<int32_t>& shape, const std::vector<int32_t>& size_per_thread,
                      const std::vector<int32_t>& threads_per_warp,
                      const std::vector<int32_t>& warps_per_cta, const std::vector<int>& order);
 

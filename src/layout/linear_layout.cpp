@@ -12,9 +12,7 @@
 namespace tessel::layout {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
-  throw InternalError("linear layout: " + what);
-}
+[[noreturn]] void fail(const std::string& what) { throw InternalError("linear layout: " + what); }
 
 /// The bits of each dim of `dims` (log2 of its size).
 template <class Dim>
@@ -130,8 +128,7 @@ std::string coords_str(const std::vector<int32_t>& c) {
 }  // namespace
 
 int log2_exact(int64_t v, const std::string& what) {
-  if (v < 1 || (v & (v - 1)) != 0)
-    fail(what + " is " + std::to_string(v) + ", not a power of two");
+  if (v < 1 || (v & (v - 1)) != 0) fail(what + " is " + std::to_string(v) + ", not a power of two");
   int n = 0;
   while ((int64_t{1} << n) < v) ++n;
   return n;
@@ -219,8 +216,8 @@ Coords LinearLayout::apply(const Coords& inputs) const {
                            [&](const auto& in) { return in.first == d.name; });
     if (it == inputs.end()) fail("apply has no value for input dim '" + d.name + "'");
     if (it->second < 0 || it->second >= (int64_t{1} << d.bases.size()))
-      fail("input " + std::to_string(it->second) + " is outside dim '" + d.name +
-           "' of size " + std::to_string(int64_t{1} << d.bases.size()));
+      fail("input " + std::to_string(it->second) + " is outside dim '" + d.name + "' of size " +
+           std::to_string(int64_t{1} << d.bases.size()));
     for (size_t i = 0; i < d.bases.size(); ++i)
       if (it->second >> i & 1)
         for (size_t k = 0; k < out.size(); ++k) out[k] ^= d.bases[i][k];
@@ -267,8 +264,7 @@ LinearLayout LinearLayout::pseudo_inverse() const {
   XorBasis basis = column_basis(*this);
   bool surjective = basis.rank() == num_out_bits();
   if (!surjective && basis.rank() != num_in_bits())
-    fail("pseudo_inverse of a layout that is neither surjective nor injective:\n" +
-         to_string());
+    fail("pseudo_inverse of a layout that is neither surjective nor injective:\n" + to_string());
   // An injective layout's image is completed to the whole space by unit vectors that map
   // to input 0, which makes every output solvable.
   for (int k = 0; k < num_out_bits(); ++k) basis.insert(uint64_t{1} << k, 0);
@@ -279,12 +275,11 @@ LinearLayout LinearLayout::pseudo_inverse() const {
 
 LinearLayout LinearLayout::invert_and_compose(const LinearLayout& outer) const {
   if (outer.out_dims_.size() != out_dims_.size())
-    fail("invert_and_compose: the layouts have different output dims:\n" + to_string() +
-         "\nand\n" + outer.to_string());
+    fail("invert_and_compose: the layouts have different output dims:\n" + to_string() + "\nand\n" +
+         outer.to_string());
   for (const OutDim& d : out_dims_)
     if (outer.out_dim_size(d.name) < d.size)
-      fail("invert_and_compose: output dim '" + d.name + "' is smaller in\n" +
-           outer.to_string());
+      fail("invert_and_compose: output dim '" + d.name + "' is smaller in\n" + outer.to_string());
   XorBasis basis = column_basis(outer);
   std::vector<uint64_t> cols;
   for (const InDim& d : in_dims_) {
@@ -326,8 +321,8 @@ LinearLayout LinearLayout::transpose_outs(const std::vector<int>& order) const {
   bool permutation = sorted.size() == out_dims_.size();
   for (size_t i = 0; i < sorted.size(); ++i) permutation &= sorted[i] == static_cast<int>(i);
   if (!permutation)
-      fail("transpose_outs: the order is not a permutation of the " +
-           std::to_string(out_dims_.size()) + " output dims");
+    fail("transpose_outs: the order is not a permutation of the " +
+         std::to_string(out_dims_.size()) + " output dims");
   std::vector<OutDim> outs;
   for (size_t i = 0; i < order.size(); ++i)
     outs.push_back({out_dims_[i].name, out_dims_[order[i]].size});

@@ -72,8 +72,7 @@ class LinearLayout {
                                   const std::string& out_dim);
   /// in_dim (of `size`, a power of two) -> 0 in out_dim, of size 1: every input index
   /// holds the same element (a broadcast).
-  static LinearLayout zeros_1d(int32_t size, const std::string& in_dim,
-                               const std::string& out_dim);
+  static LinearLayout zeros_1d(int32_t size, const std::string& in_dim, const std::string& out_dim);
 
   const std::vector<InDim>& in_dims() const { return in_dims_; }
   const std::vector<OutDim>& out_dims() const { return out_dims_; }

@@ -8,9 +8,7 @@
 namespace tessel::layout {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
-  throw InternalError("linear layout: " + what);
-}
+[[noreturn]] void fail(const std::string& what) { throw InternalError("linear layout: " + what); }
 
 using Bases = std::vector<LinearLayout::Basis>;
 
@@ -68,8 +66,7 @@ LinearLayout mma_sync_a(const std::vector<int32_t>& shape,
 LinearLayout mma_sync_b(const std::vector<int32_t>& shape,
                         const std::vector<int32_t>& warps_per_cta) {
   check_tile("mma_sync_b", shape, warps_per_cta, 16, 8);
-  LinearLayout b =
-      fragment({{1, 0}, {8, 0}}, {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}}, 16, 8);
+  LinearLayout b = fragment({{1, 0}, {8, 0}}, {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}}, 16, 8);
   return fit_to_shape(b * mma_sync_warps(warps_per_cta, 0), shape, {0, 1});
 }
 

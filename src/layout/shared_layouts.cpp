@@ -29,8 +29,7 @@ LinearLayout swizzled_shared(const std::vector<int32_t>& shape, int element_byte
   if (inner < atom_cols || (swizzle_bytes && outer < 8))
     fail("a " + std::to_string(outer) + " x " + std::to_string(inner) +
          " tile (contiguous dim last) is smaller than one atom of 8 x " +
-         std::to_string(atom_cols) + " elements of " + std::to_string(element_bytes) +
-         " bytes");
+         std::to_string(atom_cols) + " elements of " + std::to_string(element_bytes) + " bytes");
   int atom_bits = log2_exact(atom_cols, "the atom width");
   int swizzle_b = swizzle_bytes ? log2_exact(swizzle_bytes / 16, "swizzle") : 0;
   std::vector<LinearLayout::Basis> bases;
