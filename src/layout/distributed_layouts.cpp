@@ -4,37 +4,23 @@
 #include <algorithm>
 #include <numeric>
 
-#include "tessel/error.hpp"
-
 namespace tessel::layout {
 namespace {
-
-[[noreturn]] void fail(const std::string& what) { throw InternalError("linear layout: " + what); }
-
-/// Throws unless `order` is a permutation of 0 .. rank-1.
-void check_order(const std::vector<int>& order, size_t rank, const std::string& what) {
-  std::vector<int> sorted(order);
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<int> iota(rank);
-  std::iota(iota.begin(), iota.end(), 0);
-  if (sorted != iota)
-    fail(what + " is not a permutation of the " + std::to_string(rank) + " tensor dims");
-}
 
 /// Throws unless `layout`'s output dims are the tensor dims dim0 .. dim{rank-1}.
 void check_tensor_outs(const LinearLayout& layout, size_t rank) {
   bool ok = layout.out_dims().size() == rank;
   for (size_t i = 0; ok && i < rank; ++i) ok = layout.out_dims()[i].name == tensor_dim(i);
   if (!ok)
-    fail("expected the " + std::to_string(rank) + " tensor dims as output dims:\n" +
-         layout.to_string());
+    layout_error("expected the " + std::to_string(rank) + " tensor dims as output dims:\n" +
+                 layout.to_string());
 }
 
 }  // namespace
 
 LinearLayout identity_nd(const std::string& in_dim, const std::vector<int32_t>& sizes,
                          const std::vector<int>& order) {
-  check_order(order, sizes.size(), "order");
+  check_permutation(order, sizes.size(), "order");
   std::vector<LinearLayout::OutDim> outs;
   for (size_t i = 0; i < sizes.size(); ++i) outs.push_back({tensor_dim(i), 1});
   LinearLayout result(std::vector<LinearLayout::InDim>{{in_dim, {}}}, outs);
@@ -45,7 +31,7 @@ LinearLayout identity_nd(const std::string& in_dim, const std::vector<int32_t>& 
 LinearLayout fit_to_shape(const LinearLayout& layout, const std::vector<int32_t>& shape,
                           const std::vector<int>& rep_order) {
   check_tensor_outs(layout, shape.size());
-  check_order(rep_order, shape.size(), "rep_order");
+  check_permutation(rep_order, shape.size(), "rep_order");
   LinearLayout grown = layout;
   for (int d : rep_order) {
     log2_exact(shape[d], "shape[" + std::to_string(d) + "]");
@@ -76,12 +62,13 @@ LinearLayout blocked(const std::vector<int32_t>& shape, const std::vector<int32_
   size_t rank = shape.size();
   if (rank == 0 || size_per_thread.size() != rank || threads_per_warp.size() != rank ||
       warps_per_cta.size() != rank || order.size() != rank)
-    fail("blocked: shape, size_per_thread, threads_per_warp, warps_per_cta and order need " +
-         std::to_string(rank) + " (> 0) entries each");
+    layout_error(
+        "blocked: shape, size_per_thread, threads_per_warp, warps_per_cta and order need " +
+        std::to_string(rank) + " (> 0) entries each");
   int64_t lanes = 1;
   for (int32_t t : threads_per_warp) lanes *= t;
   if (lanes != 32)
-    fail("blocked: threads_per_warp covers " + std::to_string(lanes) + " lanes, not 32");
+    layout_error("blocked: threads_per_warp covers " + std::to_string(lanes) + " lanes, not 32");
   LinearLayout cta = identity_nd(kRegister, size_per_thread, order) *
                      identity_nd(kLane, threads_per_warp, order) *
                      identity_nd(kWarp, warps_per_cta, order);
@@ -91,8 +78,8 @@ LinearLayout blocked(const std::vector<int32_t>& shape, const std::vector<int32_
 LinearLayout broadcast(const LinearLayout& parent, int dim) {
   int rank = static_cast<int>(parent.out_dims().size());
   if (dim < 0 || dim >= rank)
-    fail("dim " + std::to_string(dim) + " is not one of the " + std::to_string(rank) +
-         " tensor dims of\n" + parent.to_string());
+    layout_error("dim " + std::to_string(dim) + " is not one of the " + std::to_string(rank) +
+                 " tensor dims of\n" + parent.to_string());
   std::vector<int32_t> shape;
   for (const auto& d : parent.out_dims()) shape.push_back(d.size);
   shape[dim] = 1;

@@ -12,8 +12,6 @@
 namespace tessel::layout {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) { throw InternalError("linear layout: " + what); }
-
 /// The bits of each dim of `dims` (log2 of its size).
 template <class Dim>
 int bits_of(const Dim& d) {
@@ -127,8 +125,19 @@ std::string coords_str(const std::vector<int32_t>& c) {
 
 }  // namespace
 
+void layout_error(const std::string& what) { throw InternalError("linear layout: " + what); }
+
+void check_permutation(const std::vector<int>& order, size_t n, const std::string& what) {
+  std::vector<int> sorted(order);
+  std::sort(sorted.begin(), sorted.end());
+  bool permutation = sorted.size() == n;
+  for (size_t i = 0; permutation && i < n; ++i) permutation = sorted[i] == static_cast<int>(i);
+  if (!permutation) layout_error(what + " is not a permutation of 0 .. " + std::to_string(n - 1));
+}
+
 int log2_exact(int64_t v, const std::string& what) {
-  if (v < 1 || (v & (v - 1)) != 0) fail(what + " is " + std::to_string(v) + ", not a power of two");
+  if (v < 1 || (v & (v - 1)) != 0)
+    layout_error(what + " is " + std::to_string(v) + ", not a power of two");
   int n = 0;
   while ((int64_t{1} << n) < v) ++n;
   return n;
@@ -140,25 +149,26 @@ LinearLayout::LinearLayout(std::vector<InDim> in_dims, std::vector<OutDim> out_d
     : in_dims_(std::move(in_dims)), out_dims_(std::move(out_dims)) {
   std::set<std::string> names;
   for (const OutDim& d : out_dims_) {
-    if (!names.insert(d.name).second) fail("output dim '" + d.name + "' appears twice");
-    if (bits_of(d) > 30) fail("output dim '" + d.name + "' is larger than 2^30");
+    if (!names.insert(d.name).second) layout_error("output dim '" + d.name + "' appears twice");
+    if (bits_of(d) > 30) layout_error("output dim '" + d.name + "' is larger than 2^30");
   }
   names.clear();
   for (const InDim& d : in_dims_) {
-    if (!names.insert(d.name).second) fail("input dim '" + d.name + "' appears twice");
-    if (d.bases.size() > 30) fail("input dim '" + d.name + "' is larger than 2^30");
+    if (!names.insert(d.name).second) layout_error("input dim '" + d.name + "' appears twice");
+    if (d.bases.size() > 30) layout_error("input dim '" + d.name + "' is larger than 2^30");
     for (const Basis& b : d.bases) {
       if (b.size() != out_dims_.size())
-        fail("a basis of input dim '" + d.name + "' has " + std::to_string(b.size()) +
-             " coordinates for " + std::to_string(out_dims_.size()) + " output dims");
+        layout_error("a basis of input dim '" + d.name + "' has " + std::to_string(b.size()) +
+                     " coordinates for " + std::to_string(out_dims_.size()) + " output dims");
       for (size_t k = 0; k < b.size(); ++k)
         if (b[k] < 0 || b[k] >= out_dims_[k].size)
-          fail("basis " + coords_str(b) + " of input dim '" + d.name + "' is outside output dim '" +
-               out_dims_[k].name + "' of size " + std::to_string(out_dims_[k].size));
+          layout_error("basis " + coords_str(b) + " of input dim '" + d.name +
+                       "' is outside output dim '" + out_dims_[k].name + "' of size " +
+                       std::to_string(out_dims_[k].size));
     }
   }
   if (total_bits(in_dims_) > 64 || total_bits(out_dims_) > 64)
-    fail("more than 64 input or output bits");
+    layout_error("more than 64 input or output bits");
 }
 
 LinearLayout LinearLayout::identity_1d(int32_t size, const std::string& in_dim,
@@ -179,13 +189,13 @@ LinearLayout LinearLayout::zeros_1d(int32_t size, const std::string& in_dim,
 int32_t LinearLayout::in_dim_size(const std::string& name) const {
   for (const InDim& d : in_dims_)
     if (d.name == name) return int32_t{1} << d.bases.size();
-  fail("no input dim '" + name + "' in\n" + to_string());
+  layout_error("no input dim '" + name + "' in\n" + to_string());
 }
 
 int32_t LinearLayout::out_dim_size(const std::string& name) const {
   for (const OutDim& d : out_dims_)
     if (d.name == name) return d.size;
-  fail("no output dim '" + name + "' in\n" + to_string());
+  layout_error("no output dim '" + name + "' in\n" + to_string());
 }
 
 int LinearLayout::num_in_bits() const { return total_bits(in_dims_); }
@@ -208,16 +218,16 @@ uint64_t LinearLayout::flatten_outs(const Basis& coords) const {
 
 Coords LinearLayout::apply(const Coords& inputs) const {
   if (inputs.size() != in_dims_.size())
-    fail("apply got " + std::to_string(inputs.size()) + " inputs for " +
-         std::to_string(in_dims_.size()) + " input dims of\n" + to_string());
+    layout_error("apply got " + std::to_string(inputs.size()) + " inputs for " +
+                 std::to_string(in_dims_.size()) + " input dims of\n" + to_string());
   Basis out(out_dims_.size(), 0);
   for (const InDim& d : in_dims_) {
     auto it = std::find_if(inputs.begin(), inputs.end(),
                            [&](const auto& in) { return in.first == d.name; });
-    if (it == inputs.end()) fail("apply has no value for input dim '" + d.name + "'");
+    if (it == inputs.end()) layout_error("apply has no value for input dim '" + d.name + "'");
     if (it->second < 0 || it->second >= (int64_t{1} << d.bases.size()))
-      fail("input " + std::to_string(it->second) + " is outside dim '" + d.name + "' of size " +
-           std::to_string(int64_t{1} << d.bases.size()));
+      layout_error("input " + std::to_string(it->second) + " is outside dim '" + d.name +
+                   "' of size " + std::to_string(int64_t{1} << d.bases.size()));
     for (size_t i = 0; i < d.bases.size(); ++i)
       if (it->second >> i & 1)
         for (size_t k = 0; k < out.size(); ++k) out[k] ^= d.bases[i][k];
@@ -229,12 +239,12 @@ Coords LinearLayout::apply(const Coords& inputs) const {
 
 LinearLayout LinearLayout::compose(const LinearLayout& outer) const {
   if (outer.in_dims_.size() != out_dims_.size())
-    fail("compose: the outer layout's input dims are not this layout's output dims:\n" +
-         outer.to_string() + "\nafter\n" + to_string());
+    layout_error("compose: the outer layout's input dims are not this layout's output dims:\n" +
+                 outer.to_string() + "\nafter\n" + to_string());
   for (const OutDim& d : out_dims_)
     if (outer.in_dim_size(d.name) < d.size)
-      fail("compose: output dim '" + d.name + "' (size " + std::to_string(d.size) +
-           ") is larger than the outer layout's input dim");
+      layout_error("compose: output dim '" + d.name + "' (size " + std::to_string(d.size) +
+                   ") is larger than the outer layout's input dim");
   std::vector<InDim> in_dims;
   for (const InDim& d : in_dims_) {
     InDim in{d.name, {}};
@@ -256,7 +266,8 @@ bool LinearLayout::is_injective() const { return column_basis(*this).rank() == n
 
 LinearLayout LinearLayout::inverse() const {
   if (!is_surjective() || !is_injective())
-    fail("inverse of a layout that is not a bijection (use pseudo_inverse):\n" + to_string());
+    layout_error("inverse of a layout that is not a bijection (use pseudo_inverse):\n" +
+                 to_string());
   return pseudo_inverse();
 }
 
@@ -264,7 +275,8 @@ LinearLayout LinearLayout::pseudo_inverse() const {
   XorBasis basis = column_basis(*this);
   bool surjective = basis.rank() == num_out_bits();
   if (!surjective && basis.rank() != num_in_bits())
-    fail("pseudo_inverse of a layout that is neither surjective nor injective:\n" + to_string());
+    layout_error("pseudo_inverse of a layout that is neither surjective nor injective:\n" +
+                 to_string());
   // An injective layout's image is completed to the whole space by unit vectors that map
   // to input 0, which makes every output solvable.
   for (int k = 0; k < num_out_bits(); ++k) basis.insert(uint64_t{1} << k, 0);
@@ -275,11 +287,12 @@ LinearLayout LinearLayout::pseudo_inverse() const {
 
 LinearLayout LinearLayout::invert_and_compose(const LinearLayout& outer) const {
   if (outer.out_dims_.size() != out_dims_.size())
-    fail("invert_and_compose: the layouts have different output dims:\n" + to_string() + "\nand\n" +
-         outer.to_string());
+    layout_error("invert_and_compose: the layouts have different output dims:\n" + to_string() +
+                 "\nand\n" + outer.to_string());
   for (const OutDim& d : out_dims_)
     if (outer.out_dim_size(d.name) < d.size)
-      fail("invert_and_compose: output dim '" + d.name + "' is smaller in\n" + outer.to_string());
+      layout_error("invert_and_compose: output dim '" + d.name + "' is smaller in\n" +
+                   outer.to_string());
   XorBasis basis = column_basis(outer);
   std::vector<uint64_t> cols;
   for (const InDim& d : in_dims_) {
@@ -290,8 +303,8 @@ LinearLayout LinearLayout::invert_and_compose(const LinearLayout& outer) const {
           if (outer.out_dims_[m].name == out_dims_[k].name) in_outer[m] = b[k];
       std::optional<uint64_t> combo = basis.solve(outer.flatten_outs(in_outer));
       if (!combo)
-        fail("invert_and_compose: element " + coords_str(b) + " (of input dim '" + d.name +
-             "') is not held by the destination layout\n" + outer.to_string());
+        layout_error("invert_and_compose: element " + coords_str(b) + " (of input dim '" + d.name +
+                     "') is not held by the destination layout\n" + outer.to_string());
       cols.push_back(*combo);
     }
   }
@@ -300,8 +313,8 @@ LinearLayout LinearLayout::invert_and_compose(const LinearLayout& outer) const {
 
 LinearLayout LinearLayout::reshape_outs(const std::vector<OutDim>& out_dims) const {
   if (total_bits(out_dims) != num_out_bits())
-    fail("reshape_outs to dims of " + std::to_string(total_bits(out_dims)) + " bits from " +
-         std::to_string(num_out_bits()) + " bits:\n" + to_string());
+    layout_error("reshape_outs to dims of " + std::to_string(total_bits(out_dims)) + " bits from " +
+                 std::to_string(num_out_bits()) + " bits:\n" + to_string());
   // Row-major flat index: the last dim's bits lowest, so the dims are joined reversed.
   std::vector<OutDim> old_rev(out_dims_.rbegin(), out_dims_.rend());
   std::vector<OutDim> new_rev(out_dims.rbegin(), out_dims.rend());
@@ -316,13 +329,7 @@ LinearLayout LinearLayout::reshape_outs(const std::vector<OutDim>& out_dims) con
 }
 
 LinearLayout LinearLayout::transpose_outs(const std::vector<int>& order) const {
-  std::vector<int> sorted(order);
-  std::sort(sorted.begin(), sorted.end());
-  bool permutation = sorted.size() == out_dims_.size();
-  for (size_t i = 0; i < sorted.size(); ++i) permutation &= sorted[i] == static_cast<int>(i);
-  if (!permutation)
-    fail("transpose_outs: the order is not a permutation of the " +
-         std::to_string(out_dims_.size()) + " output dims");
+  check_permutation(order, out_dims_.size(), "transpose_outs: order");
   std::vector<OutDim> outs;
   for (size_t i = 0; i < order.size(); ++i)
     outs.push_back({out_dims_[i].name, out_dims_[order[i]].size});

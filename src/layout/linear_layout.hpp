@@ -150,6 +150,13 @@ class LinearLayout {
 /// repeats a). A dim in one keeps its bases; the other's bases are 0 in it.
 LinearLayout operator*(const LinearLayout& a, const LinearLayout& b);
 
+/// Throws InternalError "linear layout: WHAT" (a layout the compiler asked for is
+/// invalid).
+[[noreturn]] void layout_error(const std::string& what);
+
+/// Throws InternalError "WHAT is not a permutation of 0 .. n-1" unless `order` is one.
+void check_permutation(const std::vector<int>& order, size_t n, const std::string& what);
+
 /// log2 of `v`, a power of two >= 1; throws InternalError naming `what` otherwise.
 int log2_exact(int64_t v, const std::string& what);
 

@@ -3,12 +3,9 @@
 #include "layout/mma_layouts.hpp"
 
 #include "layout/distributed_layouts.hpp"
-#include "tessel/error.hpp"
 
 namespace tessel::layout {
 namespace {
-
-[[noreturn]] void fail(const std::string& what) { throw InternalError("linear layout: " + what); }
 
 using Bases = std::vector<LinearLayout::Basis>;
 
@@ -20,15 +17,15 @@ const Bases kLaneRowsCols = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
 void check_tile(const std::string& what, const std::vector<int32_t>& shape,
                 const std::vector<int32_t>& warps, int32_t rows, int32_t cols) {
   if (shape.size() != 2 || warps.size() != 2)
-    fail(what + ": the tile shape and warps_per_cta need 2 entries each");
+    layout_error(what + ": the tile shape and warps_per_cta need 2 entries each");
   for (int d = 0; d < 2; ++d) {
     log2_exact(shape[d], what + " shape[" + std::to_string(d) + "]");
     log2_exact(warps[d], what + " warps_per_cta[" + std::to_string(d) + "]");
   }
   if (shape[0] < rows || shape[1] < cols)
-    fail(what + ": a " + std::to_string(shape[0]) + " x " + std::to_string(shape[1]) +
-         " tile is smaller than one " + std::to_string(rows) + " x " + std::to_string(cols) +
-         " fragment");
+    layout_error(what + ": a " + std::to_string(shape[0]) + " x " + std::to_string(shape[1]) +
+                 " tile is smaller than one " + std::to_string(rows) + " x " +
+                 std::to_string(cols) + " fragment");
 }
 
 /// A fragment of `rows` x `cols` from its register and lane bases.
@@ -73,11 +70,12 @@ LinearLayout mma_sync_b(const std::vector<int32_t>& shape,
 LinearLayout wgmma_accumulator(const std::vector<int32_t>& shape, int32_t n,
                                const std::vector<int32_t>& warps_per_cta) {
   int n_bits = log2_exact(n, "wgmma_accumulator instruction width n");
-  if (n < 8 || n > 256) fail("wgmma_accumulator: n is " + std::to_string(n) + ", not 8 .. 256");
+  if (n < 8 || n > 256)
+    layout_error("wgmma_accumulator: n is " + std::to_string(n) + ", not 8 .. 256");
   check_tile("wgmma_accumulator", shape, warps_per_cta, 64, n);
   if (warps_per_cta[0] < 4)
-    fail("wgmma_accumulator: warps_per_cta[0] is " + std::to_string(warps_per_cta[0]) +
-         ", not a multiple of 4 (a warpgroup of 4 warps spans 64 rows)");
+    layout_error("wgmma_accumulator: warps_per_cta[0] is " + std::to_string(warps_per_cta[0]) +
+                 ", not a multiple of 4 (a warpgroup of 4 warps spans 64 rows)");
   Bases registers = {{0, 1}, {8, 0}};
   for (int b = 3; b < n_bits; ++b) registers.push_back({0, int32_t{1} << b});
   // Each warp of a warpgroup holds 16 rows, consecutive warps the next rows (warp bits

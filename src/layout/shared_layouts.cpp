@@ -1,14 +1,10 @@
 // Swizzled shared-memory layouts (PTX ISA swizzling modes, CUTLASS Swizzle<B, 4, 3>).
 #include "layout/shared_layouts.hpp"
 
-#include "tessel/error.hpp"
-
 namespace tessel::layout {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
-  throw InternalError("linear layout: swizzled_shared: " + what);
-}
+[[noreturn]] void fail(const std::string& what) { layout_error("swizzled_shared: " + what); }
 
 }  // namespace
 
