@@ -93,6 +93,19 @@ TEST(LinearLayout, ProductPlacesTheSecondAboveTheFirst) {
   EXPECT_EQ(q.apply({{kRegister, 3}, {kLane, 1}}), (Coords{{"dim1", 3}, {"dim0", 1}}));
 }
 
+TEST(LinearLayout, ProductWithABlockDimSpreadsATileOverACluster) {
+  // Two programs of a cluster, each holding a 16 x 8 mma tile, stacked along dim0.
+  LL tile = mma_sync_accumulator({16, 8}, {1, 1});
+  LL cluster = tile * LL::identity_1d(2, kBlock, "dim0");
+  EXPECT_EQ(cluster.out_dims(), (std::vector<LL::OutDim>{{"dim0", 32}, {"dim1", 8}}));
+  EXPECT_TRUE(cluster.is_surjective() && cluster.is_injective());
+  for_each_input(cluster, [&](const Coords& in) {
+    Coords one(in.begin(), in.end() - 1);  // register, lane, warp
+    auto [row, col] = rc(tile.apply(one));
+    EXPECT_EQ(rc(cluster.apply(in)), std::make_pair(row + 16 * at(in, kBlock), col));
+  });
+}
+
 TEST(LinearLayout, ComposeFeedsOutputsToTheOuterInputs) {
   LL inner = small_layout();
   // outer: (dim0, dim1) -> flat = dim0 * 4 + dim1 (a row-major address).
