@@ -9,15 +9,21 @@
 
 namespace user_error_test {
 
-/// The message of the tessel::UserError `f` throws ("<no error>" when none).
-template <class F>
-std::string user_error(F&& f) {
+/// The message of the error of type E `f` throws ("<no error>" when none).
+template <class E, class F>
+std::string error_message(F&& f) {
   try {
     f();
-  } catch (const tessel::UserError& e) {
+  } catch (const E& e) {
     return e.what();
   }
   return "<no error>";
+}
+
+/// The message of the tessel::UserError `f` throws ("<no error>" when none).
+template <class F>
+std::string user_error(F&& f) {
+  return error_message<tessel::UserError>(f);
 }
 
 /// `msg` names kernel `kernel`, `file` at `line` (when > 0), and contains `what` and
