@@ -44,10 +44,11 @@ TEST(HostErrors, AllocationWhoseByteCountOverflows) {
     return out;
   });
   std::string msg = user_error([&] { k(vec(4)); });
-  user_error_test::expect_message(msg, "bytes_overflow", kFile, g_line,
-                 "cannot allocate a f32 tensor of shape [2147483648, 2147483648] (more than "
-                 "2^63 - 1 bytes: its byte count overflows 64 bits)",
-                 "allocate less: check the sizes passed to the allocation");
+  user_error_test::expect_message(
+      msg, "bytes_overflow", kFile, g_line,
+      "cannot allocate a f32 tensor of shape [2147483648, 2147483648] (more than "
+      "2^63 - 1 bytes: its byte count overflows 64 bits)",
+      "allocate less: check the sizes passed to the allocation");
   EXPECT_EQ(msg.find('-', msg.find("shape")), msg.find("- 1 bytes")) << msg;  // no negative size
 }
 
@@ -60,10 +61,11 @@ TEST(HostErrors, AllocationWhoseElementCountOverflows) {
     return out;
   });
   std::string msg = user_error([&] { k(vec(4)); });
-  user_error_test::expect_message(msg, "elements_overflow", kFile, g_line,
-                 "cannot allocate a f32 tensor of shape [1099511627776, 1099511627776] (more "
-                 "than 2^63 - 1 bytes: its byte count overflows 64 bits) for 'big'",
-                 "allocate less");
+  user_error_test::expect_message(
+      msg, "elements_overflow", kFile, g_line,
+      "cannot allocate a f32 tensor of shape [1099511627776, 1099511627776] (more "
+      "than 2^63 - 1 bytes: its byte count overflows 64 bits) for 'big'",
+      "allocate less");
 }
 
 // 2^62 bytes fit int64 but no machine's memory: the exact count, and out of memory.
@@ -75,10 +77,11 @@ TEST(HostErrors, AllocationLargerThanMemory) {
     return out;
   });
   std::string msg = user_error([&] { k(vec(4), k2To30); });
-  user_error_test::expect_message(msg, "too_much_memory", kFile, g_line,
-                 "cannot allocate a f32 tensor of shape [1073741824, 1073741824] "
-                 "(4611686018427387904 bytes, 4294967296.0 GiB) on cpu: out of memory",
-                 "allocate less");
+  user_error_test::expect_message(
+      msg, "too_much_memory", kFile, g_line,
+      "cannot allocate a f32 tensor of shape [1073741824, 1073741824] "
+      "(4611686018427387904 bytes, 4294967296.0 GiB) on cpu: out of memory",
+      "allocate less");
 }
 
 TEST(HostErrors, AllocationWithANegativeSize) {
@@ -90,8 +93,8 @@ TEST(HostErrors, AllocationWithANegativeSize) {
   });
   std::string msg = user_error([&] { k(vec(4), 3); });
   user_error_test::expect_message(msg, "negative_alloc", kFile, g_line,
-                 "allocation of shape [4, -5] has a negative size -5",
-                 "check the sizes passed to the allocation");
+                                  "allocation of shape [4, -5] has a negative size -5",
+                                  "check the sizes passed to the allocation");
 }
 
 // Language calls outside a kernel being traced name the user's line.

@@ -72,11 +72,10 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
               n->like ? std::vector<int64_t>{nbytes / dtype_size(n->dtype)} : shape, n->dtype,
               alloc_device, staged ? nullptr : env.stream);
         } catch (const RuntimeError& e) {  // out of memory: the call's sizes are too large
-          // "... on cuda:0: cuMemAllocAsync failed: out of memory": the last part says it.
+          // "cannot allocate N bytes on cuda:0: ... (out of memory)": what matters is said.
           std::string why = e.what();
           if (why.rfind("tessel: ", 0) == 0) why.erase(0, 8);
-          if (why.size() > 13 && why.compare(why.size() - 13, 13, "out of memory") == 0)
-            why = "out of memory";
+          if (why.find("out of memory") != std::string::npos) why = "out of memory";
           throw UserError(
               g.kernel_name, n->loc,
               fmt::format("{} on {}: {}", allocation_what(n, shape), alloc_device.str(), why),
