@@ -187,6 +187,49 @@ TEST(Buffer, BadShapesAreUserErrors) {
   }
 }
 
+// A byte count past 2^63 - 1 is a UserError saying so, never a wrapped or negative size;
+// one that fits but exceeds memory is a RuntimeError stating the exact count.
+TEST(Buffer, ByteCountsPast2To63AreErrors) {
+  auto message = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const ts::Error& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  const int64_t big = int64_t{1} << 31;
+  std::string msg = message([&] { ts::Buffer::empty({big, big}, ts::f32); });
+  EXPECT_EQ(msg,
+            "tessel: cannot allocate a f32 tensor of shape [2147483648, 2147483648] (more than "
+            "2^63 - 1 bytes: its byte count overflows 64 bits). allocate a smaller shape (check "
+            "its sizes for a typo or a computation that overflowed)");
+  EXPECT_THROW(ts::Buffer::zeros({big, big, 2}, ts::f64), ts::UserError);
+  EXPECT_THROW(ts::Buffer::full({big * big / 2}, 1.0, ts::i32), ts::UserError);
+  msg = message([&] { ts::Buffer::empty({big, big, big}, ts::u64); });
+  EXPECT_NE(msg.find("has 2^63 or more elements. use a smaller shape"), std::string::npos) << msg;
+  // 2^62 bytes: a count that fits, memory that does not.
+  msg = message([&] { ts::Buffer::empty({big / 2, big / 2}, ts::f32); });
+  EXPECT_NE(msg.find("cannot allocate a f32 tensor of shape [1073741824, 1073741824] "
+                     "(4611686018427387904 bytes, 4294967296.0 GiB) in host memory"),
+            std::string::npos)
+      << msg;
+  // Views whose furthest element's offset overflows are refused, not wrapped.
+  auto b = ts::Buffer::zeros({4}, ts::f32);
+  float x = 0;
+  msg = message([&] { ts::Buffer::from_blob(&x, {3, 3}, {INT64_MAX / 2, 1}, ts::f32, ts::cpu()); });
+  EXPECT_NE(msg.find("from_blob of shape [3, 3] and strides [4611686018427387903, 1] spans more "
+                     "than 2^63 - 1 bytes"),
+            std::string::npos)
+      << msg;
+  EXPECT_THROW(ts::Buffer::from_blob(&x, {2}, {INT64_MAX / 4 + 1}, ts::f32, ts::cpu()),
+               ts::UserError);
+  msg = message([&] { b.view_as_strided({3, 2}, {INT64_MAX / 2 + 1, 1}, 0); });
+  EXPECT_NE(msg.find("reaches element 2^63 or further of a storage of 4 elements"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(Buffer, ViewsShareStorage) {
   auto b = ts::Buffer::arange(6, ts::f32).view_as_strided({2, 3}, {3, 1}, 0);
   auto t = b.transpose(0, 1);

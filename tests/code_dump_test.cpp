@@ -13,6 +13,7 @@
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/norms.hpp"
 #include "tests/nvrtc_test_util.hpp"
+#include "tests/user_error_util.hpp"
 
 namespace ts = tessel;
 namespace fs = std::filesystem;
@@ -156,6 +157,35 @@ TEST_F(CodeDump, NothingIsPrintedOrWrittenWithoutTheVariables) {
   k(f32({100}), f32({100}));
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   EXPECT_FALSE(fs::exists(dir_));
+}
+
+// An unwritable TESSEL_DUMP_DIR (a file, or a directory without write permission) is a
+// UserError naming the kernel, the path and the OS error, and saying what to set.
+TEST_F(CodeDump, ADumpDirThatIsAFileNamesTheKernelThePathAndTheOsError) {
+  auto k = examples::make_add();
+  std::ofstream(dir_.string()) << "a file, not a directory";
+  ::setenv("TESSEL_DUMP_DIR", dir_.c_str(), 1);
+  std::string msg = user_error_test::user_error([&] { k(f32({100}), f32({100})); });
+  EXPECT_NE(msg.find("kernel 'add'"), std::string::npos) << msg;
+  EXPECT_TRUE(
+      has(msg, "TESSEL_DUMP_DIR=" + dir_.string() + " cannot be written: Not a directory") ||
+      has(msg, "TESSEL_DUMP_DIR=" + dir_.string() + " cannot be written: File exists"))
+      << msg;
+  EXPECT_NE(msg.find("set TESSEL_DUMP_DIR to a writable directory, or unset it"), std::string::npos)
+      << msg;
+}
+
+TEST_F(CodeDump, ADumpDirWithoutWritePermissionNamesTheKernelAndTheOsError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes into read-only directories";
+  auto k = examples::make_add();
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
+  ::setenv("TESSEL_DUMP_DIR", dir_.c_str(), 1);
+  std::string msg = user_error_test::user_error([&] { k(f32({100}), f32({100})); });
+  fs::permissions(dir_, fs::perms::owner_all);
+  EXPECT_NE(msg.find("kernel 'add'"), std::string::npos) << msg;
+  EXPECT_TRUE(has(msg, "Permission denied")) << msg;
+  EXPECT_TRUE(has(msg, "set TESSEL_DUMP_DIR to a writable directory")) << msg;
 }
 
 }  // namespace

@@ -526,7 +526,8 @@ TEST(Errors, AllocationBeyond2To63Elements) {
     return out;
   });
   expect_message(user_error([&] { k(vec(4), int64_t{1} << 20); }), "huge_alloc", line,
-                 "allocation of shape [1099511627776, 1099511627776] has more than 2^63 elements",
+                 "cannot allocate a f32 tensor of shape [1099511627776, 1099511627776] (more "
+                 "than 2^63 - 1 bytes: its byte count overflows 64 bits)",
                  "check the sizes");
 }
 

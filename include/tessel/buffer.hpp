@@ -39,8 +39,10 @@ struct Storage {
 };
 
 /// A concrete tensor. Shapes and strides are in elements. Copying a Buffer copies a
-/// handle (both see the same memory). Errors: RuntimeError when GPU memory cannot be
-/// allocated or no CUDA driver is present for a cuda Buffer; UserError for bad shapes.
+/// handle (both see the same memory). Errors: RuntimeError when host or GPU memory cannot
+/// be allocated (stating the shape and bytes) or no CUDA driver is present for a cuda
+/// Buffer; UserError for bad shapes: a negative size, an element or byte count past
+/// 2^63 - 1 (said so, never wrapped), a view reaching past its storage or past 2^63 - 1.
 class Buffer {
  public:
   Buffer() = default;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "runtime/cuda_api.hpp"
+#include "runtime/host_program.hpp"
 
 namespace tessel::autotune {
 
@@ -77,17 +78,9 @@ SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallA
                         ir::eval_host_int(n->args[1], arg_values_));
       if (n->op != ir::Op::Alloc) continue;
       std::vector<int64_t> shape;
-      int64_t numel = 1;
-      for (const ir::Node* e : n->args) {
-        shape.push_back(ir::eval_host_int(e, arg_values_));
-        if (shape.back() < 0)
-          throw UserError(g.kernel_name, n->loc,
-                          fmt::format("allocation with a negative size {}", shape.back()),
-                          "check the sizes passed to the allocation");
-        numel *= shape.back();
-      }
+      for (const ir::Node* e : n->args) shape.push_back(ir::eval_host_int(e, arg_values_));
       bool filled = n->ival == ir::fill_value;
-      int e = add_entry(numel * dtype_size(n->dtype), filled);
+      int e = add_entry(rt::check_alloc_shape(g, n, shape), filled);
       alloc_views_.push_back(Buffer::from_blob(
           entries_[e].ptr, shape, ir::alloc_strides(n, arg_values_), n->dtype, cuda(device)));
       alloc_fill_.emplace_back(filled, n->fval);

@@ -19,7 +19,7 @@ bool integer_dtype(DType t) { return t == DType::i32 || t == DType::i64 || t == 
 void check_dtype(AtomicFn fn, const Node* t, const char* what, SourceLoc loc) {
   DType d = t->dtype;
   if (integer_dtype(d) || (fn == AtomicFn::add && is_float(d))) return;
-  TraceContext::current().fail(
+  TraceContext::current(loc).fail(
       loc,
       fmt::format(
           "{} on {} of dtype {}: supported dtypes are {}", what, ir::describe_tensor(t),
@@ -43,7 +43,7 @@ Value atomic(AtomicFn fn, const char* what, const Target& target, const std::vec
 // A signal pad: an integer tensor (Helion: int32 / uint32; tessel's integer dtypes).
 void check_pad(const Node* pad, const char* what, SourceLoc loc) {
   if (integer_dtype(pad->dtype)) return;
-  TraceContext::current().fail(
+  TraceContext::current(loc).fail(
       loc,
       fmt::format("{} on {} of dtype {}: a signal pad is an integer tensor (i32, i64 or u64)", what,
                   ir::describe_tensor(pad), dtype_name(pad->dtype)),

@@ -20,7 +20,7 @@ using ir::Op;
 Bound::Bound(const Value& end, Loc loc) : end_(end), loc_(SourceLoc::from(loc)) {}
 Bound::Bound(const TensorRef& end, Loc loc) : end_(Value(end, loc)), loc_(SourceLoc::from(loc)) {}
 Bound::Bound(const Tensor& end, Loc loc) : loc_(SourceLoc::from(loc)) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc_);
   Node* t = end.node();
   if (!is_integer(t->dtype))
     ctx.fail(loc_,
@@ -67,7 +67,7 @@ static Node* bound_node(TraceContext& ctx, const Value& v, SourceLoc loc, const 
 }
 
 Node* LoopRangeBase::open() {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc_);
   ir::Graph& g = ctx.graph();
   if (loop_)
     ctx.fail(loc_,
@@ -134,7 +134,7 @@ Node* LoopRangeBase::open() {
 void LoopRangeBase::close() {
   if (closed_) return;
   closed_ = true;
-  TraceContext::current().close_loop(loop_);
+  TraceContext::current(loc_).close_loop(loop_);
 }
 
 LoopRangeBase::~LoopRangeBase() {
@@ -151,7 +151,7 @@ LoopRangeBase::~LoopRangeBase() {
 }
 
 Value grid_index(Node* loop, int dim) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current({});
   Node* n = ctx.add(Op::LoopIndex, ctx.index_dtype(), {}, {loop}, loop->loc);
   n->ival = dim;
   return Value::wrap(n);
@@ -179,7 +179,7 @@ detail::LoopRange<3, false> grid(Bound a, Bound b, Bound c, Loc loc) {
 }
 
 BlockSize register_block_size(int64_t min, int64_t max, Loc l) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(SourceLoc::from(l));
   SourceLoc loc = SourceLoc::from(l);
   if (ctx.depth() > 0)
     ctx.fail(loc, "ts::register_block_size is host code", "call it before the first device loop");
@@ -200,7 +200,7 @@ BlockSize register_block_size(int64_t min, int64_t max, Loc l) {
 }
 
 Value register_reduction_dim(const Value& size, Loc l) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(SourceLoc::from(l));
   SourceLoc loc = SourceLoc::from(l);
   Node* n = size.node();
   if (!n || !is_integer(n->dtype) || !n->is_scalar())
@@ -215,7 +215,7 @@ Value register_reduction_dim(const Value& size, Loc l) {
 // ---- Tile ----
 
 static Value tile_attr(Op op, Node* loop, int dim, Loc l) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(SourceLoc::from(l));
   SourceLoc loc = SourceLoc::from(l);
   bool open = false;
   for (int d = 1; d <= ctx.depth(); ++d) open |= ctx.loop_level(d).loop == loop;
@@ -236,7 +236,7 @@ Value Tile::block_size(Loc l) const { return tile_attr(Op::TileBlock, loop_, dim
 Value Tile::id(Loc l) const { return tile_attr(Op::TileId, loop_, dim_, l); }
 
 Value program_id(Loc l) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(SourceLoc::from(l));
   SourceLoc loc = SourceLoc::from(l);
   if (ctx.depth() == 0)
     ctx.fail(loc, "ts::program_id() is device code", "call it inside a ts::tile or ts::grid loop");
@@ -246,7 +246,7 @@ Value program_id(Loc l) {
 // ---- tile constructors ----
 
 static ir::Shape tile_shape(const std::vector<TileDim>& dims, SourceLoc loc) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   ir::Shape shape;
   for (const TileDim& d : dims) {
     if (d.is_tile()) {
@@ -268,7 +268,7 @@ static ir::Shape tile_shape(const std::vector<TileDim>& dims, SourceLoc loc) {
 }
 
 static void require_device(SourceLoc loc, const char* what) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   if (ctx.depth() == 0)
     ctx.fail(loc,
              fmt::format("{} builds a tile value and can only be used inside a device loop", what),
@@ -278,7 +278,7 @@ static void require_device(SourceLoc loc, const char* what) {
 Value full(std::vector<TileDim> shape, double value, DType dtype, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   require_device(loc, "ts::full/ts::zeros");
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   ctx.check_integer_constant(value, dtype, loc);
   Node* v = is_float(dtype)
                 ? ctx.constant_float(value, dtype, loc)
@@ -294,7 +294,7 @@ Value zeros(std::vector<TileDim> shape, DType dtype, Loc l) {
 Value arange(const Extent& n, DType dtype, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   require_device(loc, "ts::arange");
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   ir::Shape shape = {ctx.extent_sym(n.value().node(), "arange extent", loc)};
   return Value::wrap(ctx.add(Op::Arange, dtype, shape, {}, loc));
 }

@@ -15,7 +15,7 @@ using ir::Op;
 namespace {
 
 [[noreturn]] void misused(SourceLoc loc, const char* as) {
-  TraceContext::current().fail(
+  TraceContext::current(loc).fail(
       loc, fmt::format("a multicast tensor (ts::multicast_like) is used as {}", as),
       "only loads and stores use a multicast tensor: index it (`bufs(t)` loads one slice from "
       "every buffer, `bufs(t) = v` stores), then compute with the loaded value");
@@ -32,13 +32,13 @@ Index::Index(const MulticastTensor&, Loc l) : kind(value_k), loc(SourceLoc::from
 }
 
 MulticastTensor::MulticastTensor(Node* n) : node_(n), loop_(nullptr) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current({});
   trace_ = ctx.id();
   if (ctx.depth() > 0) loop_ = ctx.loop_level(ctx.depth()).loop;
 }
 
 Node* MulticastTensor::node_at(SourceLoc loc) const {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   if (trace_ != ctx.id())
     ctx.fail(loc, "a ts::MulticastTensor from another trace (an earlier call, or another kernel)",
              "make the multicast tensor inside the loop that uses it");
@@ -75,7 +75,7 @@ TensorRef MulticastTensor::operator()(Index a, Index b, Index c, Index d, Index 
 
 MulticastTensor multicast_like(const Tensor& example, const Operand& dev_ptrs, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   Node* like = example.node_at(loc);
   if (ctx.depth() == 0)
     ctx.fail(loc, "ts::multicast_like outside a device loop",
@@ -97,7 +97,7 @@ MulticastTensor multicast_like(const Tensor& example, const Operand& dev_ptrs, L
 MulticastTensor multicast_like(const Tensor&, const Tensor& dev_ptrs, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   dev_ptrs.node_at(loc);
-  TraceContext::current().fail(
+  TraceContext::current(loc).fail(
       loc, "ts::multicast_like takes dev_ptrs as a tile value, not a tensor",
       "load the addresses inside the loop: ts::multicast_like(like, dev_ptrs(ts::all)) (or "
       "dev_ptrs(ts::all, ts::all), or dev_ptrs(t) for a tile of them)");

@@ -30,7 +30,7 @@ Index::Index(const TensorRef& r, Loc loc)
 
 static int norm_dim(const Node* t, int d, SourceLoc loc, const char* what) {
   if (d < -t->rank || d >= t->rank)
-    TraceContext::current().fail(
+    TraceContext::current(loc).fail(
         loc,
         fmt::format("{}({}) is out of range: {} has {} dimensions", what, d, tensor_name(t),
                     t->rank),
@@ -63,7 +63,7 @@ Tensor Tensor::named(const std::string& name) const {
 
 Value Tensor::size(int d, Loc l) const {
   SourceLoc loc = SourceLoc::from(l);
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   Node* self = node_at(loc);
   d = norm_dim(self, d, loc, "size");
   return Value::wrap(ctx.tensor_attr(Op::Size, self, d, loc));  // a constant with static shapes
@@ -73,14 +73,14 @@ Value Tensor::stride(int d, Loc l) const {
   SourceLoc loc = SourceLoc::from(l);
   Node* self = node_at(loc);
   d = norm_dim(self, d, loc, "stride");
-  return Value::wrap(TraceContext::current().tensor_attr(Op::Stride, self, d, loc));
+  return Value::wrap(TraceContext::current(loc).tensor_attr(Op::Stride, self, d, loc));
 }
 
 int Tensor::dim() const { return node()->rank; }
 DType Tensor::dtype() const { return node()->dtype; }
 
 static Node* device_scalar(const Tensor& t, std::vector<Node*> index, SourceLoc loc) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   Node* tn = t.node();
   if (!is_integer(tn->dtype) && tn->dtype != DType::boolean && !is_float(tn->dtype))
     ctx.fail(loc, "unsupported dtype for a device scalar");
@@ -92,7 +92,7 @@ static Node* device_scalar(const Tensor& t, std::vector<Node*> index, SourceLoc 
 
 Value Tensor::item(Loc l) const {
   SourceLoc loc = SourceLoc::from(l);
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   Node* self = node_at(loc);
   if (self->op == Op::Arg) {
     const Buffer& b = ctx.args()[self->ival].buffer;
@@ -110,7 +110,7 @@ Value load(const Tensor& t, Loc loc) { return t.item(loc); }
 
 static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double value,
                     SourceLoc loc, const Tensor* like = nullptr) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   if (ctx.depth() > 0)
     ctx.fail(loc, "tensors can only be allocated in host code, outside device loops",
              "allocate the tensor before the first ts::tile/ts::grid loop; use ts::zeros or "
@@ -219,7 +219,7 @@ struct Access {
 /// `tensor` is the tensor indexed, or a multicast tensor: then its example is indexed and
 /// its dev_ptrs value's shape leads the access's shape (ts::multicast_like).
 Access resolve_access(Node* indexed, const std::vector<Index>& idx, SourceLoc loc) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   Node* tensor = indexed->op == Op::Multicast ? indexed->args.at(0) : indexed;
   int consumed = 0;
   for (const Index& i : idx)
@@ -337,7 +337,7 @@ Access resolve_access(Node* indexed, const std::vector<Index>& idx, SourceLoc lo
 }  // namespace
 
 Node* TensorRef::load(SourceLoc loc) const {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   if (!loc.line) loc = loc_;
   if (ctx.depth() == 0 && tensor_->op != Op::Multicast) {
     std::vector<Node*> index;
@@ -374,7 +374,7 @@ Node* TensorRef::load(SourceLoc loc) const {
 // indexed elements of `tensor`, and converted to its dtype. Errors: UserError at `loc`.
 static Node* broadcast_operand(Node* value, const ir::Shape& shape, Node* tensor, const char* what,
                                SourceLoc loc) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   // The value must broadcast to the indexed shape (right-aligned; size-1 dims stretch).
   bool ok = value->shape.size() <= shape.size();
   for (size_t i = 0; ok && i < value->shape.size(); ++i) {
@@ -398,7 +398,7 @@ static Node* broadcast_operand(Node* value, const ir::Shape& shape, Node* tensor
 }
 
 void TensorRef::store(Node* value, SourceLoc loc) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   if (ctx.depth() == 0)
     ctx.fail(loc, fmt::format("a store to {} outside a device loop", tensor_name(tensor_)),
              "write tensors inside a ts::tile or ts::grid loop");
@@ -414,7 +414,7 @@ namespace frontend {
 
 Node* trace_memory_op(Op op, Node* tensor, const std::vector<Index>& idx,
                       std::vector<Node*> operands, const char* what, SourceLoc loc) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   if (ctx.depth() == 0)
     ctx.fail(loc, fmt::format("{} on {} outside a device loop", what, tensor_name(tensor)),
              "call it inside a ts::tile or ts::grid loop");

@@ -66,11 +66,13 @@ TraceContext::~TraceContext() { g_current = previous_; }
 
 TraceContext* TraceContext::current_or_null() { return g_current; }
 
-TraceContext& TraceContext::current() {
+TraceContext& TraceContext::current(SourceLoc called_at) {
   if (!g_current)
-    throw UserError("", {}, "a tessel language call was made outside a kernel",
-                    "call ts::tile, ts::grid, tensor indexing and tile ops only inside the "
-                    "lambda given to ts::kernel");
+    throw UserError("", called_at,
+                    "a tessel language call (ts::tile, ts::grid, tensor indexing, tile ops such "
+                    "as ts::sum) was made while no kernel is being traced",
+                    "such calls must be inside a ts::kernel body: move it into the lambda "
+                    "given to ts::kernel, which tessel traces when the kernel is called");
   return *g_current;
 }
 
@@ -504,7 +506,7 @@ bool lined_up(const ir::Sym* x, const ir::Sym* y) {
 }
 
 ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   size_t n = std::max(a.size(), b.size());
   ir::Shape out(n, nullptr);
   for (size_t i = 0; i < n; ++i) {

@@ -61,9 +61,11 @@ class TraceContext {
                SourceLoc called_at = {});
   ~TraceContext();
 
-  /// The context of the trace running on this thread; throws InternalError when none
-  /// (DSL calls outside a ts::kernel lambda get a UserError from require()).
-  static TraceContext& current();
+  /// The context of the trace running on this thread, for a language call made at
+  /// `called_at` (the user's line). Errors: UserError at `called_at` when no kernel is
+  /// being traced (ts::tile, ts::grid, tensor indexing or tile ops outside a ts::kernel
+  /// body).
+  static TraceContext& current(SourceLoc called_at);
   static TraceContext* current_or_null();
   /// A number unique to this trace (ts::Value records it, to refuse values of another).
   uint64_t id() const { return id_; }

@@ -18,7 +18,7 @@ namespace tessel {
 using frontend::TraceContext;
 
 Value register_tunable(const std::string& name, std::vector<int64_t> choices, Loc l) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(SourceLoc::from(l));
   SourceLoc loc = SourceLoc::from(l);
   if (name.empty()) ctx.fail(loc, "ts::register_tunable needs a name", "name it, e.g. \"unroll\"");
   if (choices.empty())

@@ -15,8 +15,8 @@ using ir::Op;
 Operand::Operand(const Value& v, Loc loc) : loc_(SourceLoc::from(loc)) {
   node_ = v.node_at(loc_);
   if (!node_)
-    TraceContext::current().fail(loc_, "an undefined ts::Value is used",
-                                 "assign the variable before reading it");
+    TraceContext::current(loc_).fail(loc_, "an undefined ts::Value is used",
+                                     "assign the variable before reading it");
   TraceContext* ctx = TraceContext::current_or_null();
   weak_ = ctx && ctx->weak_float(node_);
 }
@@ -24,7 +24,7 @@ Operand::Operand(const Value& v, Loc loc) : loc_(SourceLoc::from(loc)) {
 Operand::Operand(const TensorRef& r, Loc loc) : loc_(SourceLoc::from(loc)) { node_ = r.load(loc_); }
 
 Operand::Operand(const Tensor& t, Loc loc) : loc_(SourceLoc::from(loc)) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc_);
   std::string name = t.node()->name.empty() ? "a tensor" : "tensor '" + t.node()->name + "'";
   ctx.fail(loc_,
            fmt::format("{} is used as a value{}", name,
@@ -35,7 +35,7 @@ Operand::Operand(const Tensor& t, Loc loc) : loc_(SourceLoc::from(loc)) {
 
 Operand::Operand(DType literal_dtype, double f, int64_t i, Loc loc)
     : weak_(true), loc_(SourceLoc::from(loc)) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc_);
   node_ = is_float(literal_dtype) ? ctx.constant_float(f, literal_dtype, loc_)
                                   : ctx.constant_int(i, literal_dtype, loc_);
 }
@@ -130,7 +130,7 @@ Value Value::operator()(const Index& a, const Index& b, const Index& c, const In
 }
 
 Value Value::view(const std::vector<Index>& idx, SourceLoc loc) const {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   Node* src = node();
   ir::Shape shape;
   size_t used = 0;
@@ -157,7 +157,7 @@ namespace {
 
 Node* cast_node(Node* n, DType t, SourceLoc loc) {
   if (n->dtype == t) return n;
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(loc);
   // A weakly typed float converts from its full (double) value.
   if (ctx.weak_float(n)) {
     n = ctx.exact_float(n);
@@ -192,7 +192,7 @@ DType common_dtype(const Operand& a, const Operand& b) {
 }
 
 Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(a.loc());
   SourceLoc loc = pick_loc(a, b);
   char kind = ir::binary_kind(fn);
   DType common = common_dtype(a, b);
@@ -251,7 +251,7 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
 }
 
 Value unary(ir::UnaryFn fn, const Operand& a) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(a.loc());
   Node* x = a.node();
   DType t = x->dtype;
   if (ir::unary_float_only(fn) && !is_float(t)) t = DType::f32;
@@ -322,7 +322,7 @@ Value cast(const Operand& a, DType dtype) {
 }
 
 Value where(const Operand& cond, const Operand& a, const Operand& b) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(cond.loc());
   SourceLoc loc = cond.loc();
   Node* c = cond.node();
   if (c->dtype != DType::boolean) c = binary(ir::BinaryFn::ne, cond, 0).node();
@@ -339,7 +339,7 @@ Value where(const Operand& cond, const Operand& a, const Operand& b) {
 namespace {
 
 Value reduce(ir::ReduceFn fn, const Operand& a, int dim, bool keepdim, Loc l) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(SourceLoc::from(l));
   SourceLoc loc = SourceLoc::from(l);
   Node* x = a.node();
   int rank = static_cast<int>(x->shape.size());
@@ -412,7 +412,7 @@ Value all_of(const Operand& a, int dim, bool keepdim, Loc l) {
 }
 
 Value mean(const Operand& a, int dim, bool keepdim, Loc l) {
-  TraceContext& ctx = TraceContext::current();
+  TraceContext& ctx = TraceContext::current(SourceLoc::from(l));
   SourceLoc loc = SourceLoc::from(l);
   if (!is_float(a.node()->dtype))
     ctx.fail(loc, fmt::format("mean of a {} value", dtype_name(a.node()->dtype)),

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/byte_size.hpp"
 #include "common/element.hpp"
 #include "runtime/cuda_api.hpp"
 #include "runtime/device_utils.hpp"
@@ -25,22 +26,24 @@ UserError buffer_error(const std::string& what, const std::string& hint = "") {
   return UserError("", SourceLoc{}, what, hint);
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 int64_t checked_numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0)
       throw buffer_error("negative size in shape " + shape_str(shape), "Sizes must be >= 0");
     if (d != 0 && n > INT64_MAX / d)
-      throw buffer_error("shape " + shape_str(shape) + " has more than 2^63 elements");
+      throw buffer_error("shape " + shape_str(shape) + " has 2^63 or more elements",
+                         "use a smaller shape (check its sizes for a typo or a computation "
+                         "that overflowed)");
     n *= d;
   }
   return n;
+}
+
+// acc += a * b (a, b >= 0); false when that overflows int64 (acc is then unspecified).
+bool add_product(int64_t& acc, int64_t a, int64_t b) {
+  int64_t p;
+  return !__builtin_mul_overflow(a, b, &p) && !__builtin_add_overflow(acc, p, &acc);
 }
 
 // A host value for an integer dtype must be one it holds (holds_integer_value, torch's
@@ -143,22 +146,27 @@ Buffer Buffer::empty(std::vector<int64_t> shape, DType dtype, Device device) {
 
 Buffer Buffer::empty_on_stream(std::vector<int64_t> shape, DType dtype, Device device,
                                void* stream) {
-  int64_t n = checked_numel(shape);
-  int64_t size = dtype_size(dtype);
-  if (n > INT64_MAX / size) throw buffer_error("shape " + shape_str(shape) + " is too large");
+  checked_numel(shape);
+  std::optional<int64_t> nbytes = dense_bytes(shape, dtype);
+  if (!nbytes)
+    throw buffer_error("cannot allocate " + describe_dense(shape, dtype),
+                       "allocate a smaller shape (check its sizes for a typo or a computation "
+                       "that overflowed)");
   auto storage = std::make_shared<Storage>();
   storage->device = device;
-  storage->nbytes = n * size;
+  storage->nbytes = *nbytes;
   if (device.is_cuda()) {
     rt::set_device(device.index);  // RuntimeError without a driver or for a bad index
     storage->ptr = rt::device_alloc(storage->nbytes, device.index, stream);
     storage->stream = stream;
   } else {
+    // Rounded up to the alignment: at most 2^63 - 1 + 63 bytes, which size_t holds.
     size_t bytes = static_cast<size_t>(std::max<int64_t>(storage->nbytes, 1));
     bytes = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
     storage->ptr = std::aligned_alloc(kHostAlignment, bytes);
     if (!storage->ptr)
-      throw RuntimeError("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+      throw RuntimeError("cannot allocate " + describe_dense(shape, dtype) +
+                         " in host memory: out of memory");
     rt::register_host_memory(storage->ptr, storage->nbytes);
   }
   Buffer b;
@@ -268,14 +276,21 @@ Buffer Buffer::from_blob(void* ptr, std::vector<int64_t> shape, std::vector<int6
   if (strides.size() != shape.size())
     throw buffer_error("from_blob got " + std::to_string(strides.size()) + " strides for shape " +
                        shape_str(shape));
-  int64_t extent = 0;
+  int64_t extent = 0;  // the last element's offset, then the bytes up to its end
+  bool overflow = false;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (strides[d] < 0) throw buffer_error("from_blob with a negative stride");
-    extent += (shape[d] - 1) * strides[d];
+    overflow |= !add_product(extent, shape[d] - 1, strides[d]);
   }
+  overflow |= __builtin_add_overflow(extent, 1, &extent) ||
+              __builtin_mul_overflow(extent, int64_t{dtype_size(dtype)}, &extent);
+  if (n > 0 && overflow)
+    throw buffer_error("from_blob of shape " + shape_str(shape) + " and strides " +
+                           shape_str(strides) + " spans more than 2^63 - 1 bytes",
+                       "pass the shape and strides (in elements) of memory that exists");
   auto storage = std::make_shared<Storage>();
   storage->ptr = ptr;
-  storage->nbytes = n == 0 ? 0 : (extent + 1) * dtype_size(dtype);
+  storage->nbytes = n == 0 ? 0 : extent;
   storage->device = device;
   storage->owned = false;
   if (!device.is_cuda()) rt::register_host_memory(ptr, storage->nbytes);
@@ -353,14 +368,16 @@ Buffer Buffer::view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> 
                        " strides for shape " + shape_str(shape));
   int64_t n = checked_numel(shape);
   int64_t last = offset;
+  bool overflow = false;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (strides[d] < 0) throw buffer_error("view_as_strided with a negative stride");
-    if (shape[d] > 0) last += (shape[d] - 1) * strides[d];
+    if (shape[d] > 0) overflow |= !add_product(last, shape[d] - 1, strides[d]);
   }
   int64_t capacity = storage_->nbytes / dtype_size(dtype_);
-  if (offset < 0 || (n > 0 && last >= capacity))
+  if (offset < 0 || (n > 0 && (overflow || last >= capacity)))
     throw buffer_error("view_as_strided(" + shape_str(shape) + ", " + shape_str(strides) + ", " +
-                       std::to_string(offset) + ") reaches element " + std::to_string(last) +
+                       std::to_string(offset) + ") reaches element " +
+                       (overflow ? std::string("2^63 or further") : std::to_string(last)) +
                        " of a storage of " + std::to_string(capacity) + " elements");
   Buffer v = *this;
   v.shape_ = std::move(shape);

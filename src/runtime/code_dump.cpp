@@ -4,7 +4,9 @@
 #include <xxhash.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -25,20 +27,30 @@ std::string hex8(const std::string& s) {
 }
 
 // Writes `text` to `path` through a temporary file and a rename (a reader never sees half
-// a file). Errors: RuntimeError naming the path.
-void write_file(const fs::path& path, const std::string& text) {
+// a file). Errors: UserError naming kernel `kernel`, the path and the OS error.
+void write_file(const std::string& kernel, const fs::path& path, const std::string& text) {
+  auto fail = [&](const fs::path& p, const std::string& why) {
+    std::string dir = dump_dir(), where = p.string();
+    bool is_dir = where == dir || where + "/" == dir;
+    throw UserError(kernel, {},
+                    fmt::format("TESSEL_DUMP_DIR={} cannot be written: {}{}", dir,
+                                is_dir ? "" : where + ": ", why),
+                    "set TESSEL_DUMP_DIR to a writable directory, or unset it to dump nothing");
+  };
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
+  if (ec) fail(path.parent_path(), ec.message());
   fs::path tmp = path;
   tmp += ".tmp";
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out) throw RuntimeError("TESSEL_DUMP_DIR: cannot write " + tmp.string());
+    if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (out) out.close();
+    if (!out) fail(tmp, errno ? std::strerror(errno) : "the write failed");
   }
   fs::rename(tmp, path, ec);
-  if (ec)
-    throw RuntimeError("TESSEL_DUMP_DIR: cannot write " + path.string() + ": " + ec.message());
+  if (ec) fail(path, ec.message());
 }
 
 }  // namespace
@@ -60,22 +72,22 @@ void CodeDump::ir(const ir::Graph& g) const {
   // The file name keeps the kernel's name readable: other characters become '_'.
   std::string stem;
   for (char c : kernel_) stem += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  write_file(fs::path(dir_) / (stem + tag_ + ".ir"),
+  write_file(kernel_, fs::path(dir_) / (stem + tag_ + ".ir"),
              fmt::format("// kernel '{}'\n// specialization key: {}\n// config: {}\n{}", kernel_,
                          spec_key_, config_json_, ir::print(g)));
 }
 
 void CodeDump::cuda(const codegen::CudaKernel& k) const {
   if (dir_.empty()) return;
-  write_file(fs::path(dir_) / (k.name + tag_ + ".cu"), k.source);
+  write_file(kernel_, fs::path(dir_) / (k.name + tag_ + ".cu"), k.source);
 }
 
 void CodeDump::binary(const codegen::CudaKernel& k, int arch, const std::string& ptx,
                       const std::string& cubin) const {
   if (dir_.empty()) return;
   std::string stem = fmt::format("{}{}.sm_{}", k.name, tag_, arch);
-  if (!ptx.empty()) write_file(fs::path(dir_) / (stem + ".ptx"), ptx);
-  if (!cubin.empty()) write_file(fs::path(dir_) / (stem + ".cubin"), cubin);
+  if (!ptx.empty()) write_file(kernel_, fs::path(dir_) / (stem + ".ptx"), ptx);
+  if (!cubin.empty()) write_file(kernel_, fs::path(dir_) / (stem + ".cubin"), cubin);
 }
 
 void show_interpreted_code(const ir::Graph& g, const Config& config, const Settings& settings,

@@ -24,7 +24,9 @@ namespace tessel::rt {
 /// TESSEL_DUMP_DIR, or "" when unset or empty.
 std::string dump_dir();
 
-/// Names and writes the files of one specialization and config (see above).
+/// Names and writes the files of one specialization and config (see above). Errors (of
+/// each write): UserError naming the kernel, the path and the OS error when the directory
+/// cannot be created or written (a file, no write permission).
 class CodeDump {
  public:
   /// `spec_key`: the specialization's key (KernelImpl::key).

@@ -5,12 +5,40 @@
 
 #include <algorithm>
 
+#include "common/byte_size.hpp"
 #include "interp/interpreter.hpp"
 #include "runtime/bounds_report.hpp"
 #include "runtime/cuda_api.hpp"
 #include "runtime/gpu_program.hpp"
 
 namespace tessel::rt {
+
+namespace {
+
+const char* const kAllocHint =
+    "allocate less: check the sizes passed to the allocation (a typo, a size of the wrong "
+    "dimension, or a product that overflowed)";
+
+std::string allocation_what(const ir::Node* alloc, const std::vector<int64_t>& shape) {
+  return fmt::format("cannot allocate {}{}", describe_dense(shape, alloc->dtype),
+                     alloc->name.empty() ? "" : fmt::format(" for '{}'", alloc->name));
+}
+
+}  // namespace
+
+int64_t check_alloc_shape(const ir::Graph& g, const ir::Node* alloc,
+                          const std::vector<int64_t>& shape) {
+  for (int64_t s : shape)
+    if (s < 0)
+      throw UserError(
+          g.kernel_name, alloc->loc,
+          fmt::format("allocation of shape {} has a negative size {}", shape_str(shape), s),
+          "check the sizes passed to the allocation");
+  std::optional<int64_t> nbytes = dense_bytes(shape, alloc->dtype);
+  if (!nbytes)
+    throw UserError(g.kernel_name, alloc->loc, allocation_what(alloc, shape), kAllocHint);
+  return *nbytes;
+}
 
 std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, HostEnv& env,
                                      GpuProgram* gpu) {
@@ -36,25 +64,23 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
     switch (n->op) {
       case ir::Op::Alloc: {
         std::vector<int64_t> shape;
-        for (const ir::Node* e : n->args) {
-          int64_t s = env.eval_int(e);
-          if (s < 0)
-            throw UserError(g.kernel_name, n->loc,
-                            fmt::format("allocation with a negative size {}", s),
-                            "check the sizes passed to the allocation");
-          shape.push_back(s);
+        for (const ir::Node* e : n->args) shape.push_back(env.eval_int(e));
+        int64_t nbytes = check_alloc_shape(g, n, shape);
+        Buffer b;
+        try {
+          b = Buffer::empty_on_stream(
+              n->like ? std::vector<int64_t>{nbytes / dtype_size(n->dtype)} : shape, n->dtype,
+              alloc_device, staged ? nullptr : env.stream);
+        } catch (const RuntimeError& e) {  // out of memory: the call's sizes are too large
+          // "cannot allocate N bytes on cuda:0: ... (out of memory)": what matters is said.
+          std::string why = e.what();
+          if (why.rfind("tessel: ", 0) == 0) why.erase(0, 8);
+          if (why.find("out of memory") != std::string::npos) why = "out of memory";
+          throw UserError(
+              g.kernel_name, n->loc,
+              fmt::format("{} on {}: {}", allocation_what(n, shape), alloc_device.str(), why),
+              kAllocHint);
         }
-        int64_t numel = 1;
-        bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
-        for (int64_t s : shape)
-          if (!empty && __builtin_mul_overflow(numel, s, &numel))
-            throw UserError(g.kernel_name, n->loc,
-                            fmt::format("allocation of shape [{}] has more than 2^63 elements",
-                                        fmt::join(shape, ", ")),
-                            "check the sizes passed to the allocation");
-        Buffer b =
-            Buffer::empty_on_stream(n->like ? std::vector<int64_t>{empty ? 0 : numel} : shape,
-                                    n->dtype, alloc_device, staged ? nullptr : env.stream);
         if (n->ival == ir::fill_value) b.fill_on_stream(n->fval, staged ? nullptr : env.stream);
         // Like an argument: dense, in the argument's stride order (torch's empty_like).
         if (n->like) b = b.view_as_strided(shape, ir::alloc_strides(n, env.args), 0);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/byte_size.hpp"
 #include "runtime/cuda_api.hpp"
 #include "tessel/error.hpp"
 
@@ -17,20 +18,23 @@ namespace {
   throw UserError("", SourceLoc{}, "SymmetricBuffer: " + what, hint);
 }
 
-int64_t checked_numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) {
+// The bytes of a dense `shape` of `dtype`. Errors: UserError for a negative size, or a byte
+// count past 2^63 - 1.
+int64_t checked_bytes(const std::vector<int64_t>& shape, DType dtype) {
+  for (int64_t s : shape)
     if (s < 0) fail(fmt::format("a negative size {}", s), "sizes are 0 or more");
-    n *= s;
-  }
-  return n;
+  std::optional<int64_t> bytes = dense_bytes(shape, dtype);
+  if (!bytes)
+    fail("cannot allocate " + describe_dense(shape, dtype),
+         "use a smaller shape (check its sizes for a typo or a computation that overflowed)");
+  return *bytes;
 }
 
 // A zero-filled contiguous tensor; on a GPU in cuMemAlloc memory (peer access covers it,
 // unlike stream-ordered pool memory), freed when the last Buffer over it goes away.
 Buffer allocate(const std::vector<int64_t>& shape, DType dtype, Device device) {
   if (!device.is_cuda()) return Buffer::zeros(shape, dtype, device);
-  const int64_t nbytes = checked_numel(shape) * dtype_size(dtype);
+  const int64_t nbytes = checked_bytes(shape, dtype);
   void* p = rt::device_alloc_shareable(nbytes, device.index);
   const int dev = device.index;
   std::shared_ptr<void> owner(p, [dev](void* q) {
@@ -63,7 +67,7 @@ SymmetricBuffer SymmetricBuffer::create(std::vector<int64_t> shape, DType dtype,
   if (signal_pad_elements < 0)
     fail(fmt::format("a negative signal pad length {}", signal_pad_elements),
          "signal pads hold 0 or more i32 elements");
-  checked_numel(shape);
+  checked_bytes(shape, dtype);
   for (const Device& d : devices)
     if (d.is_cuda() != devices[0].is_cuda())
       fail(fmt::format("ranks on {} and {}", devices[0].str(), d.str()),

@@ -11,6 +11,7 @@
 #include "runtime/cuda_api.hpp"
 #include "tessel/buffer.hpp"
 #include "tessel/error.hpp"
+#include "tessel/tessel.hpp"
 #include "tessel/testing.hpp"
 #include "tests/buffer_cases.hpp"
 
@@ -206,6 +207,40 @@ TEST(GpuRuntime, SixtyFourBitIndexing) {
   EXPECT_EQ(tail.item(), 0.0);
   auto ones = ts::Buffer::ones({n}, ts::boolean, ts::cuda());
   EXPECT_EQ(ts::count_mismatches(b, ones, 0, 0), 40);
+}
+
+// More GPU memory than exists: Buffer::empty states the bytes; an allocation in a kernel's
+// host code is a UserError at its line, saying the GPU is out of memory.
+TEST(GpuRuntime, AllocationsLargerThanGpuMemory) {
+  TESSEL_REQUIRE_GPU();
+  const int64_t n = int64_t{1} << 20;  // [n, n] f32: 4 TiB
+  try {
+    ts::Buffer::empty({n, n}, ts::f32, ts::cuda());
+    ADD_FAILURE() << "no error";
+  } catch (const ts::RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot allocate 4398046511104 bytes on cuda:0"),
+              std::string::npos)
+        << e.what();
+  }
+  static int line = 0;  // set while tracing
+  auto k = ts::kernel("gpu_too_much_memory", [](ts::Tensor x, ts::Value m) {
+    line = __LINE__ + 1;
+    ts::Tensor out = x.new_empty({m, m});
+    for (auto t : ts::tile(x.size(0))) out(t, 0) = x(t);
+    return out;
+  });
+  std::string msg;
+  try {
+    k(ts::Buffer::zeros({4}, ts::f32, ts::cuda()), n);
+  } catch (const ts::UserError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("kernel 'gpu_too_much_memory', runtime_gpu_test.cpp:" + std::to_string(line) +
+                     ": cannot allocate a f32 tensor of shape [1048576, 1048576] (4398046511104 "
+                     "bytes, 4096.0 GiB) on cuda:0: "),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("allocate less: check the sizes"), std::string::npos) << msg;
 }
 
 TEST(GpuRuntime, LaunchesACompiledKernel) {
