@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "interp/interpreter.hpp"
 #include "runtime/bounds_report.hpp"
@@ -32,6 +33,8 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
     env.check_record = record.data_ptr();
   }
   std::vector<Buffer> outputs;
+  std::optional<interp::UnwrittenMemory> unwritten;  // the interpreter's: ts::empty elements set
+  if (!gpu) unwritten.emplace(g);
   for (const ir::Node* n : g.host) {
     switch (n->op) {
       case ir::Op::Alloc: {
@@ -68,7 +71,7 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
         if (gpu)
           gpu->launch(n, env);
         else
-          interp::run_loop(g, n, env, config);
+          interp::run_loop(g, n, env, config, *unwritten);
         break;
       case ir::Op::Return:
         for (const ir::Node* o : n->args) outputs.push_back(env.tensor(o));
