@@ -74,8 +74,7 @@ void UnwrittenMemory::unwritten(const Node* n, const Buffer& t, int64_t offset) 
       fmt::format("this {} reads element {} of {}, which ts::empty allocated and nothing has "
                   "written yet: on a GPU the element holds garbage (the interpreter's "
                   "allocations are zeroed, so the kernel would pass here and fail there)",
-                  access_name(n), element_str(t, offset),
-                  ir::describe_tensor(n->args[0])),
+                  access_name(n), element_str(t, offset), ir::describe_tensor(n->args[0])),
       "initialise the tensor (ts::zeros_like, ts::full_like, x.new_zeros, x.new_full) or write "
       "the element before reading it");
 }

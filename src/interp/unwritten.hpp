@@ -53,8 +53,8 @@ class UnwrittenMemory {
   [[noreturn]] void unwritten(const ir::Node* n, const Buffer& t, int64_t offset) const;
 
   const ir::Graph& g_;
-  std::vector<char> read_;                  // by node id: a fill-less Alloc some access reads
-  std::vector<char> tracked_;               // by node id: its allocation is tracked
+  std::vector<char> read_;                     // by node id: a fill-less Alloc some access reads
+  std::vector<char> tracked_;                  // by node id: its allocation is tracked
   std::vector<std::vector<uint8_t>> written_;  // by node id: per element, written
 };
 
