@@ -360,6 +360,18 @@ TEST(Races, AScatterAddReachingAnElementTwiceInOneProgramIsAnError) {
   EXPECT_EQ(k(buffer({3, 1, 0, 2}, {4}, ts::i64)).to_vector(), (std::vector<double>{1, 1, 1, 1}));
 }
 
+TEST(Races, AScatterAddOfTwoProgramsToOneElementIsARaceWithAnAtomicForAHint) {
+  // Each program's indices are distinct; the second program to run reads out[0] (its
+  // first element), which the first wrote.
+  auto k = make_histogram();
+  std::vector<double> idx = ramp(8);
+  idx.insert(idx.end(), idx.begin(), idx.end());
+  std::string msg = user_error([&] { k(buffer(idx, {16}, ts::i64)); });
+  expect_message(msg, "hist", "of the launch reads element (0) of the tensor allocated at line",
+                 "where programs update shared elements (a scatter-add, a counter), use an atomic "
+                 "(ts::atomic_add, ...)");
+}
+
 // An aliased read-modify-write: b(tm, 1) = a(tm, 1) + 1 with k(x, x) stores from every
 // column program into memory the value reads (the one-argument form is refused alike).
 TEST(Races, AReadModifyWriteThroughAnAliasIsRefusedAtTraceTime) {

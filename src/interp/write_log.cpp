@@ -221,9 +221,8 @@ void WriteLog::lost_update(int64_t offset, uint64_t earlier) const {
           "this read-modify-write of {} reaches element {} {}: each reads the element before the "
           "other's write, so on a GPU one update is lost",
           ir::describe_tensor(store_->args[0]), element_str(offset), who),
-      "make the indices distinct (within a program and across programs), or reduce the values that "
-      "go "
-      "to one element first (atomics are not in tessel yet)");
+      "make the indices distinct (within a program and across programs), reduce the values that "
+      "go to one element first, or update it with an atomic (ts::atomic_add, ...)");
 }
 
 void WriteLog::conflict(int64_t offset, uint64_t earlier, const void* value) const {
@@ -260,7 +259,8 @@ namespace {
 const char* kOverlapHint =
     "write the result to a separate output tensor, whose memory no program of the launch "
     "reads, or split the work into two kernels (or two top-level loops: each is a launch, "
-    "and a launch sees the writes of the launches before it)";
+    "and a launch sees the writes of the launches before it); where programs update shared "
+    "elements (a scatter-add, a counter), use an atomic (ts::atomic_add, ...)";
 
 // "store to X at file:line": the other access, naming its tensor where it differs.
 std::string other_access(const char* what, const ir::Node* other, const ir::Node* mine) {
