@@ -1,6 +1,7 @@
 // Races between the programs of a launch: stores refused at trace time
-// (passes/race_check.hpp) and conflicting writes found by the interpreter's race check
-// (TESSEL_CHECK_RACES, interp/write_log.hpp), which the whole CPU suite runs with.
+// (passes/race_check.hpp), and conflicting writes and reads of elements another program
+// writes found by the interpreter's race check (TESSEL_CHECK_RACES, interp/write_log.hpp),
+// which the whole CPU suite runs with.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -63,6 +64,55 @@ auto make_scatter() {
         return out;
       },
       blocks({4}));
+}
+
+const char* kOverlapHint =
+    "write the result to a separate output tensor, whose memory no program of the launch "
+    "reads, or split the work into two kernels";
+
+/// dst(t) = src(t) * 2 in programs of 4 elements.
+auto make_scale(ts::Settings settings = blocks({4})) {
+  return ts::kernel(
+      "scale",
+      [](ts::Tensor dst, ts::Tensor src) {
+        for (auto t : ts::tile(dst.size(0))) {
+          g_line = __LINE__ + 1;
+          dst(t) = src(t) * 2;
+        }
+      },
+      settings);
+}
+
+/// Runs `k` on dst = base[0, 8) and src = base[1, 9) of one 9-element buffer, under seeds
+/// 1..8 of the race check, and checks each error: program 0 reads base[4] (src element 3),
+/// which program 1 writes (dst element 4); whichever of them runs second reports it.
+/// Both orders occur among the seeds.
+template <class K>
+void expect_shifted_views_race(K&& k) {
+  bool read_second = false, write_second = false;
+  for (int seed = 1; seed <= 8; ++seed) {
+    const std::string value = std::to_string(seed);
+    RaceCheck check(value.c_str());
+    ts::Buffer base = buffer(ramp(9), {9});
+    std::string msg = user_error([&] { k(base.narrow(0, 0, 8), base.narrow(0, 1, 8)); });
+    if (msg.find("reads element") != std::string::npos) {
+      read_second = true;
+      expect_message(msg, "scale",
+                     "program 0 of the launch reads element (3) of tensor argument 1, which "
+                     "program 1 writes (the store to tensor argument 0 at ",
+                     kOverlapHint);
+    } else {
+      write_second = true;
+      expect_message(msg, "scale",
+                     "program 1 of the launch writes element (4) of tensor argument 0, which "
+                     "program 0 reads (the load of tensor argument 1 at ",
+                     kOverlapHint);
+    }
+    EXPECT_NE(msg.find("races_test.cpp:" + std::to_string(g_line) + ")"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("whichever program runs first"), std::string::npos) << msg;
+  }
+  EXPECT_TRUE(read_second);
+  EXPECT_TRUE(write_second);
 }
 
 }  // namespace
@@ -310,6 +360,18 @@ TEST(Races, AScatterAddReachingAnElementTwiceInOneProgramIsAnError) {
   EXPECT_EQ(k(buffer({3, 1, 0, 2}, {4}, ts::i64)).to_vector(), (std::vector<double>{1, 1, 1, 1}));
 }
 
+TEST(Races, AScatterAddOfTwoProgramsToOneElementIsARaceWithAnAtomicForAHint) {
+  // Each program's indices are distinct; the second program to run reads out[0] (its
+  // first element), which the first wrote.
+  auto k = make_histogram();
+  std::vector<double> idx = ramp(8);
+  idx.insert(idx.end(), idx.begin(), idx.end());
+  std::string msg = user_error([&] { k(buffer(idx, {16}, ts::i64)); });
+  expect_message(msg, "hist", "of the launch reads element (0) of the tensor allocated at line",
+                 "where programs update shared elements (a scatter-add, a counter), use an atomic "
+                 "(ts::atomic_add, ...)");
+}
+
 // An aliased read-modify-write: b(tm, 1) = a(tm, 1) + 1 with k(x, x) stores from every
 // column program into memory the value reads (the one-argument form is refused alike).
 TEST(Races, AReadModifyWriteThroughAnAliasIsRefusedAtTraceTime) {
@@ -434,4 +496,142 @@ TEST(Races, ShuffledProgramsKeepTheirProgramIds) {
               (std::vector<double>{0, 0, 1, 1, 2, 2, 3}))
         << seed;
   }
+}
+
+// ---- run time: one program reads what another writes ----
+
+TEST(Races, OverlappingViewsShiftedByOneElementAreARace) {
+  expect_shifted_views_race(make_scale());
+}
+
+TEST(Races, APersistentKernelsTilesAreProgramsToo) {
+  ts::Settings s = blocks({4});
+  s.config->pid_type = ts::PidType::persistent_blocked;
+  expect_shifted_views_race(make_scale(s));
+}
+
+TEST(Races, ReadingTheNextTileOfTheStoredTensorIsARace) {
+  auto k = ts::kernel(
+      "shift_left",
+      [](ts::Tensor x) {
+        for (auto t : ts::tile(x.size(0))) {
+          g_line = __LINE__ + 1;
+          x(t) = x(t.index() + 1);
+        }
+      },
+      blocks({4}));
+  ts::Buffer x = buffer(ramp(8), {8});
+  std::string msg = user_error([&] { k(x); });
+  // Program 0 reads x[4], which program 1 writes.
+  const bool read_second =
+      msg.find("program 0 of the launch reads element (4)") != std::string::npos;
+  expect_message(msg, "shift_left",
+                 read_second ? "which program 1 writes (the store at "
+                             : "program 1 of the launch writes element (4) of tensor argument 0, "
+                               "which program 0 reads (the load at ",
+                 kOverlapHint);
+}
+
+TEST(Races, AFlagReadByEveryProgramAndSetByOneIsARace) {
+  auto k = ts::kernel(
+      "first_sets_flag",
+      [](ts::Tensor x) {
+        ts::Tensor flag = x.new_zeros({1});
+        ts::Tensor out = ts::empty_like(x);
+        for (auto t : ts::tile(x.size(0))) {
+          out(t) = x(t) + flag(0);
+          g_line = __LINE__ + 1;
+          flag(t.id() * 0) = ts::where(t.id() == 0, 1.0, flag(0));
+        }
+        return out;
+      },
+      blocks({2}));
+  // The first program to run sets flag[0]; the next one's first load reads it.
+  std::string msg = user_error([&] { k(buffer(ramp(8), {8})); });
+  expect_message(msg, "first_sets_flag", "element (0) of the tensor allocated at line ",
+                 kOverlapHint);
+}
+
+TEST(Races, AProgramReadsWhatItWroteItself) {
+  auto k = ts::kernel(
+      "in_place",
+      [](ts::Tensor x) {
+        ts::Tensor total = x.new_zeros({x.size(0)});
+        for (auto tm : ts::tile(x.size(0))) {
+          x(tm, ts::all) = x(tm, ts::all) * 2;
+          ts::Value acc = ts::zeros({tm});
+          for (auto tn : ts::tile(x.size(1))) acc = acc + ts::sum(x(tm, tn), 1);  // reads back
+          total(tm) = acc;
+        }
+        return total;
+      },
+      blocks({2, 4}));
+  ts::Buffer x = buffer(ramp(4 * 8), {4, 8});
+  ts::Buffer total = k(x);
+  EXPECT_EQ(total.to_vector(), (std::vector<double>{56, 184, 312, 440}));
+  std::vector<double> want = ramp(32, 0, 2);
+  EXPECT_EQ(x.to_vector(), want);
+}
+
+TEST(Races, DisjointViewsOfOneBufferAreNoRace) {
+  ts::Buffer base = buffer(ramp(16), {16});
+  make_scale()(base.narrow(0, 0, 8), base.narrow(0, 8, 8));
+  std::vector<double> want = ramp(16);
+  for (int i = 0; i < 8; ++i) want[i] = 2 * (8 + i);
+  EXPECT_EQ(base.to_vector(), want);
+}
+
+TEST(Races, ReadingAnotherProgramsInputIsNoRace) {
+  auto k = ts::kernel(
+      "shift_out",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto t : ts::tile(x.size(0))) out(t) = x(t.index() + 1);
+        return out;
+      },
+      blocks({4}));
+  EXPECT_EQ(k(buffer(ramp(8), {8})).to_vector(), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 0}));
+}
+
+TEST(Races, AtomicsAreOrderedByTheAtomic) {
+  auto k = ts::kernel(
+      "pair_sums",
+      [](ts::Tensor x) {
+        ts::Tensor sums = x.new_zeros({2});
+        for (auto t : ts::tile(x.size(0))) ts::atomic_add(sums, {t.index() % 2}, x(t));
+        return sums;
+      },
+      blocks({2}));
+  EXPECT_EQ(k(buffer(ramp(8), {8})).to_vector(), (std::vector<double>{12, 16}));
+}
+
+TEST(Races, ALaunchSeesTheWritesOfTheLaunchesBeforeIt) {
+  auto k = ts::kernel(
+      "two_launches",
+      [](ts::Tensor x) {
+        ts::Tensor tmp = ts::empty_like(x);
+        ts::Tensor out = ts::empty_like(x);
+        for (auto t : ts::tile(x.size(0))) tmp(t) = x(t) * 2;
+        for (auto t : ts::tile(x.size(0))) out(t) = tmp(t.index() + 1);
+        return out;
+      },
+      blocks({4, 4}));
+  EXPECT_EQ(k(buffer(ramp(8), {8})).to_vector(), (std::vector<double>{2, 4, 6, 8, 10, 12, 14, 0}));
+}
+
+TEST(Races, AReadAfterAWaitForTheWriterIsNoRace) {
+  // Program 1 reads data[0], which program 0 writes before signalling pad[0].
+  // data and pad have one element: data(p) and pad(p) are masked in program 1.
+  auto k = ts::kernel("handoff", [](ts::Tensor data, ts::Tensor pad) {
+    ts::Tensor out = data.new_zeros({2});
+    for (auto p : ts::grid(2)) {
+      data(p) = 5.0;
+      ts::signal(pad, {p}, 1);
+      ts::wait(pad, {p * 0}, 1);  // both wait for program 0's signal
+      out(p) = data(p * 0);
+    }
+    return out;
+  });
+  EXPECT_EQ(k(ts::Buffer::zeros({1}, ts::f32), ts::Buffer::zeros({1}, ts::i32)).to_vector(),
+            (std::vector<double>{5, 5}));
 }

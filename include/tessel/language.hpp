@@ -268,7 +268,8 @@ class Tensor {
   /// Element 0 of a one-element integer tensor, read on the GPU inside the kernel (never
   /// copied to the host): usable as a loop bound.
   Value item(Loc loc = Loc::current()) const;
-  /// Host allocations on this tensor's device (PyTorch's Tensor.new_*).
+  /// Host allocations on this tensor's device (PyTorch's Tensor.new_*); new_empty's
+  /// memory is uninitialised, as ts::empty's (below).
   Tensor new_empty(std::vector<Extent> shape, Loc loc = Loc::current()) const;
   Tensor new_empty(std::vector<Extent> shape, DType dtype, Loc loc = Loc::current()) const;
   Tensor new_zeros(std::vector<Extent> shape, Loc loc = Loc::current()) const;
@@ -459,6 +460,9 @@ Value arange(const Extent& n, DType dtype = DType::i32, Loc loc = Loc::current()
 /// tensor argument (or of an allocation like one) take its layout on each call, as
 /// torch's preserve_format: its strides when it is dense and non-overlapping (a transposed
 /// argument gives a transposed result), else dense strides in its order of dims.
+/// empty, empty_like and new_empty leave the memory uninitialised (PyTorch's empty): on a
+/// GPU it holds garbage. The interpreter, whose allocations are zeroed, raises a UserError
+/// at a read (load, atomic, wait, device scalar) of such an element before a write to it.
 Tensor empty(std::vector<Extent> shape, DType dtype, Loc loc = Loc::current());
 Tensor zeros_like(const Tensor& t, Loc loc = Loc::current());
 Tensor empty_like(const Tensor& t, Loc loc = Loc::current());

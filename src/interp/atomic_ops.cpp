@@ -9,6 +9,7 @@
 #include "frontend/trace.hpp"
 #include "interp/memory_ops.hpp"
 #include "interp/program_sync.hpp"
+#include "interp/unwritten.hpp"
 #include "interp/write_log.hpp"
 
 namespace tessel::interp {
@@ -125,16 +126,20 @@ void exec_atomic(Frame& f, const Node* n, TileValue& out) {
   const TileValue& val = ops.v[fn == AtomicFn::cas ? 1 : 0];
   const TileValue& expected = ops.v[0];
   auto lk = lock(f);
+  UnwrittenMemory& u = *f.unwritten();
+  const bool reads = fn != AtomicFn::xchg;  // an exchange's old value is only its result
   if (out.is_float()) {
     std::fill(out.f.begin(), out.f.end(), 0.0);
-    for_each_element(f, n, t, [&](int64_t k, char* e, int64_t) {
+    for_each_element(f, n, t, [&](int64_t k, char* e, int64_t off) {
+      u.access(n, t, off, reads, true);
       double old = read_element(e, dt);  // add: the only float atomic
       write_element(e, dt, old + val.f[k]);
       out.f[k] = old;
     });
   } else {
     std::fill(out.i.begin(), out.i.end(), 0);
-    for_each_element(f, n, t, [&](int64_t k, char* e, int64_t) {
+    for_each_element(f, n, t, [&](int64_t k, char* e, int64_t off) {
+      u.access(n, t, off, reads, true);
       int64_t old = read_element_int(e, dt);
       write_element_int(e, dt, apply_int(fn, dt, old, val.i[k], expected.i[k]));
       out.i[k] = old;
@@ -151,6 +156,7 @@ void exec_signal(Frame& f, const Node* n, TileValue& out) {
   const DType dt = t.dtype();
   auto lk = lock(f);
   for_each_element(f, n, t, [&](int64_t k, char* e, int64_t off) {
+    f.unwritten()->access(n, t, off, n->ival == 2, true);
     out.i[k] = read_element_int(e, dt);
     if (n->ival == 2)  // wait for wait_for, then swap the signal in
       wait_element(f, n, t, k, e, off, ops.v[1].i[k], ops.v[0].i[k], lk);
@@ -168,6 +174,7 @@ void exec_wait(Frame& f, const Node* n) {
   for_each_element(f, n, t, [&](int64_t k, char* e, int64_t off) {
     std::optional<int64_t> update;
     if (n->ival == 2) update = ops.v[1].i[k];
+    f.unwritten()->access(n, t, off, true, n->ival == 2);
     wait_element(f, n, t, k, e, off, ops.v[0].i[k], update, lk);
   });
 }

@@ -6,6 +6,7 @@
 
 #include "common/element.hpp"
 #include "interp/eval_ops.hpp"
+#include "interp/unwritten.hpp"
 #include "passes/default_config.hpp"
 
 namespace tessel::interp {
@@ -119,6 +120,7 @@ void Frame::read_device_scalar(const Node* n, TileValue& out) {
         g_.kernel_name, n->loc,
         fmt::format("a device scalar reads an element of an empty tensor ({})", b.str()),
         "pass a one-element tensor");
+  if (unwritten_) unwritten_->access(n, b, offset, true, false);
   const char* p = static_cast<const char*>(b.data_ptr()) + offset * dtype_size(b.dtype());
   if (is_float(b.dtype()))
     out.set_scalar_float(n->dtype, read_element(p, b.dtype()));

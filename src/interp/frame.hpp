@@ -15,6 +15,7 @@ namespace tessel::interp {
 
 class WriteLog;
 class ProgramSync;
+class UnwrittenMemory;
 
 /// Position of one Loop node while its body runs (one entry per loop dimension).
 struct LoopState {
@@ -59,6 +60,10 @@ class Frame {
   /// every element they write to it.
   WriteLog* write_log() const { return write_log_; }
   void set_write_log(WriteLog* log) { write_log_ = log; }
+  /// The written elements of the call's ts::empty allocations (interp/unwritten.hpp), or
+  /// nullptr: reads of them are checked, stores mark them.
+  UnwrittenMemory* unwritten() const { return unwritten_; }
+  void set_unwritten(UnwrittenMemory* u) { unwritten_ = u; }
   /// The launch's programs run concurrently (a kernel that waits): the lock and wake-ups
   /// every memory access takes part in (interp/program_sync.hpp), else nullptr.
   ProgramSync* sync() const { return sync_; }
@@ -84,6 +89,7 @@ class Frame {
   std::vector<int64_t> extent_value_;  // by sym id; -1 = not evaluated yet
   std::vector<LoopState> loops_;       // by node id (Loop nodes only)
   WriteLog* write_log_ = nullptr;
+  UnwrittenMemory* unwritten_ = nullptr;
   ProgramSync* sync_ = nullptr;
 };
 

@@ -369,9 +369,12 @@ std::optional<uint64_t> race_check_seed() {
 
 }  // namespace
 
-void run_loop(const ir::Graph& g, const ir::Node* loop, rt::HostEnv& env, const Config& config) {
+void run_loop(const ir::Graph& g, const ir::Node* loop, rt::HostEnv& env, const Config& config,
+              UnwrittenMemory& unwritten) {
   if (loop->op != Op::Loop) throw InternalError("interp::run_loop: not a Loop node");
   Frame frame(g, env, config);
+  unwritten.track(env);
+  frame.set_unwritten(&unwritten);
   frame.mark_body(loop->body);
   std::optional<uint64_t> seed = race_check_seed();
   std::optional<WriteLog> log;
@@ -385,7 +388,7 @@ void run_loop(const ir::Graph& g, const ir::Node* loop, rt::HostEnv& env, const 
   if (waits) {
     frame.set_sync(&sync);
   } else if (seed) {
-    log.emplace(g);
+    log.emplace(g, loop, env);
     frame.set_write_log(&*log);
   }
   Runner(frame, config, seed.value_or(0)).run_loop(loop);

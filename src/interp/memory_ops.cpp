@@ -9,6 +9,7 @@
 
 #include "common/element.hpp"
 #include "frontend/trace.hpp"
+#include "interp/unwritten.hpp"
 #include "interp/write_log.hpp"
 #include "runtime/bounds_report.hpp"
 #include "runtime/host_memory.hpp"
@@ -301,6 +302,27 @@ bool element_offset(const Addressing& a, const Row& row, int64_t c, int64_t& off
   return true;
 }
 
+// Calls fn(offset) for every valid element of `a`, in row-major order.
+template <class F>
+void for_each_offset(const Addressing& a, F&& fn) {
+  for_each_row(a, [&](const Row& r) {
+    for (int64_t c = 0; c < r.n; ++c) {
+      int64_t off = 0;
+      if (element_offset(a, r, c, off)) fn(off);
+    }
+  });
+}
+
+// The checks of the elements load `n` of `t` reads: the race check's read log
+// (interp/write_log.hpp) and the unwritten ts::empty elements (interp/unwritten.hpp).
+void check_reads(Frame& f, const Node* n, const Buffer& t, const Addressing& a) {
+  WriteLog* log = f.write_log();
+  if (log && log->begin_load(n, t)) for_each_offset(a, [&](int64_t off) { log->read(off); });
+  UnwrittenMemory* u = f.unwritten();
+  if (const std::vector<uint8_t>* w = u ? u->of(n->args[0]) : nullptr)
+    for_each_offset(a, [&](int64_t off) { u->read(n, *w, t, off); });
+}
+
 // Calls f(T{}) with the C++ type a dtype is stored as, when it has one (not f16/bf16).
 template <class F>
 bool with_native_type(DType t, F&& f) {
@@ -498,6 +520,18 @@ void exec_multicast_load(Frame& f, const Node* n, TileValue& out) {
   thread_local MulticastAccess m;
   multicast_addresses(f, n, 1, m);
   const DType dt = n->dtype;
+  if (WriteLog* log = f.write_log()) {
+    log->begin_multicast_load(n, f.env().tensor(n->args.at(0)->args.at(0)));
+    int64_t targeted = -1;
+    for (size_t k = 0; k < m.elements.size(); ++k) {
+      const MulticastElement& e = m.elements[k];
+      if (!e.ptr) continue;
+      const int64_t buffer = static_cast<int64_t>(k) / m.per_buffer;
+      if (buffer != targeted) log->target(e.base, e.range, buffer);
+      targeted = buffer;
+      log->read(e.offset);
+    }
+  }
   out.reset(dt, m.dims);
   for (size_t k = 0; k < m.elements.size(); ++k) {
     const char* p = m.elements[k].ptr;
@@ -591,6 +625,7 @@ void exec_load(Frame& f, const Node* n, TileValue& out) {
   if (a.dims != want)
     throw InternalError(fmt::format("interpreter: load %{} addresses {} dims, its shape has {}",
                                     n->id, a.dims.size(), want.size()));
+  check_reads(f, n, t, a);
   out.reset(n->dtype, want);
   if (out.is_float())
     load_into(a, t, out.f.data());
@@ -615,6 +650,9 @@ void exec_store(Frame& f, const Node* n) {
     store_from(a, t, v.f.data(), vc, log);
   else
     store_from(a, t, v.i.data(), vc, log);
+  UnwrittenMemory* u = f.unwritten();
+  if (std::vector<uint8_t>* w = u ? u->of(n->args[0]) : nullptr)
+    for_each_offset(a, [&](int64_t off) { (*w)[static_cast<size_t>(off)] = 1; });
 }
 
 }  // namespace tessel::interp

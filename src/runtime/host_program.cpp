@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "common/byte_size.hpp"
 #include "interp/interpreter.hpp"
@@ -60,6 +61,8 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
     env.check_record = record.data_ptr();
   }
   std::vector<Buffer> outputs;
+  std::optional<interp::UnwrittenMemory> unwritten;  // the interpreter's: ts::empty elements set
+  if (!gpu) unwritten.emplace(g);
   for (const ir::Node* n : g.host) {
     switch (n->op) {
       case ir::Op::Alloc: {
@@ -94,7 +97,7 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
         if (gpu)
           gpu->launch(n, env);
         else
-          interp::run_loop(g, n, env, config);
+          interp::run_loop(g, n, env, config, *unwritten);
         break;
       case ir::Op::Return:
         for (const ir::Node* o : n->args) outputs.push_back(env.tensor(o));

@@ -1,0 +1,82 @@
+#include "interp/unwritten.hpp"
+
+#include <fmt/format.h>
+
+#include "interp/write_log.hpp"
+
+namespace tessel::interp {
+
+using ir::Node;
+using ir::Op;
+
+namespace {
+
+// Whether `n` reads the memory of its tensor args[0] (ordinary accesses: a multicast
+// access addresses other memory).
+bool reads_tensor(const Node* n) {
+  switch (n->op) {
+    case Op::Load:
+    case Op::DeviceScalar:
+    case Op::Wait:
+      return true;
+    case Op::Atomic:
+      return n->afn() != ir::AtomicFn::xchg;  // an exchange's old value is its result only
+    case Op::Signal:
+      return n->ival == 2;  // with wait_for
+    default:
+      return false;
+  }
+}
+
+// How messages name access n.
+const char* access_name(const Node* n) {
+  switch (n->op) {
+    case Op::Load:
+      return "load";
+    case Op::DeviceScalar:
+      return "device scalar (an element read in host code: t(i), t.item(), ts::load(t))";
+    case Op::Atomic:
+      return "atomic";
+    case Op::Wait:
+      return "ts::wait";
+    default:
+      return "ts::signal";
+  }
+}
+
+}  // namespace
+
+UnwrittenMemory::UnwrittenMemory(const ir::Graph& g) : g_(g) {
+  const size_t nodes = g.nodes().size();
+  read_.assign(nodes, 0);
+  tracked_.assign(nodes, 0);
+  written_.resize(nodes);
+  for (const auto& n : g.nodes()) {
+    if (n->args.empty() || !reads_tensor(n.get())) continue;
+    const Node* t = n->args[0];
+    if (t->op == Op::Alloc && t->ival == ir::fill_none) read_[static_cast<size_t>(t->id)] = 1;
+  }
+}
+
+void UnwrittenMemory::track(const rt::HostEnv& env) {
+  for (const auto& [n, b] : env.allocs) {
+    const size_t id = static_cast<size_t>(n->id);
+    if (id >= read_.size() || !read_[id] || tracked_[id]) continue;
+    tracked_[id] = 1;
+    // Dense allocations (row-major, or an argument's stride order): offsets [0, numel).
+    written_[id].assign(static_cast<size_t>(b.numel()), 0);
+  }
+}
+
+void UnwrittenMemory::unwritten(const Node* n, const Buffer& t, int64_t offset) const {
+  throw UserError(
+      g_.kernel_name, n->loc,
+      fmt::format("this {} reads element {} of {}, which ts::empty allocated and nothing has "
+                  "written yet: on a GPU the element holds garbage (the interpreter's "
+                  "allocations are zeroed, so the kernel would pass here and fail there)",
+                  access_name(n), element_str(t, offset), ir::describe_tensor(n->args[0])),
+      "initialise the tensor (ts::zeros_like, ts::full_like, x.new_zeros, x.new_full) or write "
+      "the element before reading it");
+}
+
+}  // namespace tessel::interp
