@@ -3,8 +3,8 @@
 // masks as the generated code. It is the oracle of the GPU tests.
 #pragma once
 
+#include "driver/host_env.hpp"
 #include "ir/ir.hpp"
-#include "runtime/host_env.hpp"
 #include "tessel/config.hpp"
 
 namespace tessel::interp {

@@ -11,9 +11,9 @@
 #include <cstring>
 
 #include "common/element.hpp"
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
+#include "driver/host_memory.hpp"
 #include "runtime/device_utils.hpp"
-#include "runtime/host_memory.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel {

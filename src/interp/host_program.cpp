@@ -1,14 +1,14 @@
-#include "runtime/host_program.hpp"
+#include "interp/host_program.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 
+#include "driver/bounds_report.hpp"
+#include "driver/cuda_api.hpp"
+#include "driver/gpu_program.hpp"
 #include "interp/interpreter.hpp"
-#include "runtime/bounds_report.hpp"
-#include "runtime/cuda_api.hpp"
-#include "runtime/gpu_program.hpp"
 
 namespace tessel::rt {
 

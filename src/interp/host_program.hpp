@@ -4,8 +4,8 @@
 
 #include <vector>
 
+#include "driver/host_env.hpp"
 #include "ir/ir.hpp"
-#include "runtime/host_env.hpp"
 #include "tessel/buffer.hpp"
 #include "tessel/config.hpp"
 
