@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "bench/gpu_timer.hpp"
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/all_reduce.hpp"
-#include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 

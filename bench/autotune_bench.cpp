@@ -27,8 +27,8 @@
 
 #include "autotune/autotuner.hpp"
 #include "autotune/config_space.hpp"
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/basic.hpp"
-#include "runtime/cuda_api.hpp"
 #include "runtime/kernel_tuning.hpp"
 
 namespace ts = tessel;

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "bench/gpu_timer.hpp"
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/basic.hpp"
-#include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 

@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 
 namespace bench {
 

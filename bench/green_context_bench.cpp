@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "bench/gpu_timer.hpp"
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/seed002.hpp"
-#include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 namespace rt = tessel::rt;

@@ -80,11 +80,11 @@
 #include <thread>
 #include <vector>
 
-#include "autotune/cubin_cache.hpp"
 #include "bench/gpu_timer.hpp"
 #include "codegen/embedded.hpp"
+#include "driver/cubin_cache.hpp"
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/norms.hpp"
-#include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 
@@ -385,7 +385,7 @@ int precompile(const std::vector<std::pair<std::string, ts::Config>>& work, cons
     const Job& j = all[next++];
     running.push_back(std::async(std::launch::async, [&j, &opts]() -> std::string {
       try {
-        ts::autotune::compile_cached(j.source, j.name + ".cu", opts);
+        ts::rt::compile_cached(j.source, j.name + ".cu", opts);
         return "";
       } catch (const std::exception& e) {
         return j.what + ": " + e.what();

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "atomic_kernels.hpp"
+#include "driver/bounds_report.hpp"
 #include "interp_test_util.hpp"
 #include "nvrtc_test_util.hpp"
-#include "runtime/bounds_report.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "user_error_util.hpp"
 

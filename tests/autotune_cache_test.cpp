@@ -7,11 +7,11 @@
 
 #include "autotune/cache_key.hpp"
 #include "autotune/config_cache.hpp"
-#include "autotune/cubin_cache.hpp"
-#include "autotune/disk_cache.hpp"
 #include "autotune_test_util.hpp"
+#include "common/disk_cache.hpp"
+#include "driver/cubin_cache.hpp"
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/basic.hpp"
-#include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 namespace at = tessel::autotune;
@@ -87,24 +87,24 @@ TEST(AutotuneCacheKey, EachPartInvalidatesTheKey) {
 TEST_F(AutotuneCache, CacheDirComesFromTheEnvironment) {
   std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
   std::string xdg = std::getenv("XDG_CACHE_HOME") ? std::getenv("XDG_CACHE_HOME") : "";
-  EXPECT_EQ(at::cache_dir(), dir_);
+  EXPECT_EQ(ts::cache_dir(), dir_);
   ::unsetenv("TESSEL_CACHE_DIR");
   ::setenv("XDG_CACHE_HOME", "/tmp/xdg_test", 1);
-  EXPECT_EQ(at::cache_dir(), fs::path("/tmp/xdg_test/tessel"));
+  EXPECT_EQ(ts::cache_dir(), fs::path("/tmp/xdg_test/tessel"));
   ::unsetenv("XDG_CACHE_HOME");
   ::setenv("HOME", "/tmp/home_test", 1);
-  EXPECT_EQ(at::cache_dir(), fs::path("/tmp/home_test/.cache/tessel"));
+  EXPECT_EQ(ts::cache_dir(), fs::path("/tmp/home_test/.cache/tessel"));
   ::setenv("HOME", home.c_str(), 1);
   if (!xdg.empty()) ::setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
 }
 
 TEST_F(AutotuneCache, AtomicWriteCreatesDirectoriesAndLeavesNoTemporary) {
   fs::path f = dir_ / "a" / "b" / "record.json";
-  ASSERT_TRUE(at::write_file_atomic(f, "first"));
-  ASSERT_TRUE(at::write_file_atomic(f, "second"));
-  EXPECT_EQ(at::read_file(f).value_or(""), "second");
+  ASSERT_TRUE(ts::write_file_atomic(f, "first"));
+  ASSERT_TRUE(ts::write_file_atomic(f, "second"));
+  EXPECT_EQ(ts::read_file(f).value_or(""), "second");
   EXPECT_EQ(files_in(dir_), std::vector<fs::path>{f});
-  EXPECT_FALSE(at::read_file(dir_ / "missing").has_value());
+  EXPECT_FALSE(ts::read_file(dir_ / "missing").has_value());
 }
 
 TEST_F(AutotuneCache, TunedConfigRoundTripsAndIgnoresPartialTemporaries) {
@@ -137,7 +137,7 @@ TEST_F(AutotuneCache, ACorruptRecordIsAMiss) {
   at::ConfigKeyParts parts = parts_for(graph_of(add, x, x));
   ASSERT_TRUE(at::store_tuned(parts, {ts::Config{.num_warps = 2}, 1.0, 1, "add"}));
   fs::path path = dir_ / "configs" / (at::config_key(parts) + ".json");
-  std::string text = at::read_file(path).value();
+  std::string text = ts::read_file(path).value();
   std::ofstream(path, std::ios::trunc) << text.substr(0, text.size() / 2);
   EXPECT_FALSE(at::load_tuned(parts).has_value());
 }
@@ -148,11 +148,11 @@ TEST_F(AutotuneCache, SkipCacheReadsAndWritesNothing) {
   at::ConfigKeyParts parts = parts_for(graph_of(add, x, x));
   ASSERT_TRUE(at::store_tuned(parts, {ts::Config{.num_warps = 2}, 1.0, 1, "add"}));
   ::setenv("TESSEL_SKIP_CACHE", "1", 1);
-  EXPECT_TRUE(at::cache_disabled());
+  EXPECT_TRUE(ts::cache_disabled());
   EXPECT_FALSE(at::load_tuned(parts).has_value());
   EXPECT_FALSE(at::store_tuned(parts, {ts::Config{.num_warps = 4}, 1.0, 1, "add"}));
   ::setenv("TESSEL_SKIP_CACHE", "0", 1);
-  EXPECT_FALSE(at::cache_disabled());
+  EXPECT_FALSE(ts::cache_disabled());
   EXPECT_EQ(at::load_tuned(parts)->config.num_warps, 2);
 }
 
@@ -163,41 +163,41 @@ TEST_F(AutotuneCache, CubinCacheHitMakesNoNvrtcCall) {
   ts::rt::CompileOptions opts;
   opts.arch = 90;
   int64_t before = ts::rt::compile_count();
-  std::string a = at::compile_cached(kTiny, "tiny.cu", opts);
+  std::string a = ts::rt::compile_cached(kTiny, "tiny.cu", opts);
   EXPECT_EQ(ts::rt::compile_count(), before + 1);
-  std::string b = at::compile_cached(kTiny, "tiny.cu", opts);
+  std::string b = ts::rt::compile_cached(kTiny, "tiny.cu", opts);
   EXPECT_EQ(ts::rt::compile_count(), before + 1);
   EXPECT_EQ(a, b);
   opts.arch = 80;  // other options: another key
-  at::compile_cached(kTiny, "tiny.cu", opts);
+  ts::rt::compile_cached(kTiny, "tiny.cu", opts);
   EXPECT_EQ(ts::rt::compile_count(), before + 2);
 }
 
 TEST_F(AutotuneCache, ACorruptCubinIsCompiledAgain) {
   if (!ts::rt::nvrtc_available()) GTEST_SKIP() << "NVRTC not installed";
   ts::rt::CompileOptions opts;
-  std::string good = at::compile_cached(kTiny, "tiny.cu", opts);
-  fs::path path = dir_ / "cubins" / (at::cubin_key(kTiny, "tiny.cu", opts) + ".cubin");
+  std::string good = ts::rt::compile_cached(kTiny, "tiny.cu", opts);
+  fs::path path = dir_ / "cubins" / (ts::rt::cubin_key(kTiny, "tiny.cu", opts) + ".cubin");
   ASSERT_TRUE(fs::exists(path));
-  std::string text = at::read_file(path).value();
+  std::string text = ts::read_file(path).value();
   text[text.size() - 10] ^= 0x55;
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
   int64_t before = ts::rt::compile_count();
-  EXPECT_EQ(at::compile_cached(kTiny, "tiny.cu", opts), good);
+  EXPECT_EQ(ts::rt::compile_cached(kTiny, "tiny.cu", opts), good);
   EXPECT_EQ(ts::rt::compile_count(), before + 1);
 }
 
 TEST(AutotuneCacheKey, CubinKeyCoversSourceOptionsAndHeaders) {
   ts::rt::CompileOptions opts;
-  std::string k = at::cubin_key(kTiny, "tiny.cu", opts);
-  EXPECT_NE(at::cubin_key(std::string(kTiny) + " ", "tiny.cu", opts), k);
+  std::string k = ts::rt::cubin_key(kTiny, "tiny.cu", opts);
+  EXPECT_NE(ts::rt::cubin_key(std::string(kTiny) + " ", "tiny.cu", opts), k);
   ts::rt::CompileOptions extra = opts;
   extra.extra = {"-lineinfo"};
-  EXPECT_NE(at::cubin_key(kTiny, "tiny.cu", extra), k);
+  EXPECT_NE(ts::rt::cubin_key(kTiny, "tiny.cu", extra), k);
   ts::rt::CompileOptions header = opts;
   header.headers = {{"h.cuh", "int x;"}};
-  EXPECT_NE(at::cubin_key(kTiny, "tiny.cu", header), k);
-  EXPECT_EQ(at::cubin_key(kTiny, "tiny.cu", opts), k);
+  EXPECT_NE(ts::rt::cubin_key(kTiny, "tiny.cu", header), k);
+  EXPECT_EQ(ts::rt::cubin_key(kTiny, "tiny.cu", opts), k);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 #include "autotune/worker_process.hpp"
 #include "autotune/worker_protocol.hpp"
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 
 namespace at = tessel::autotune;
 namespace fs = std::filesystem;

@@ -1,19 +1,19 @@
 // Memory order inside a program (codegen/emit_barriers.cpp): the generated CUDA has a
 // barrier between a program's store and a later access of the same memory by other
 // threads, and none where each element stays in one thread; memory shared by two
-// arguments is decided by address ranges (runtime/alias_groups.hpp), which also decide
+// arguments is decided by address ranges (driver/alias_groups.hpp), which also decide
 // __restrict__. Compiled with NVRTC for sm_90 (no GPU needed).
 #include <gtest/gtest.h>
 
 #include <tessel/tessel.hpp>
 #include <vector>
 
+#include "driver/alias_groups.hpp"
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/norms.hpp"
 #include "examples/kernels/seed002.hpp"
 #include "interp_test_util.hpp"
 #include "nvrtc_test_util.hpp"
-#include "runtime/alias_groups.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "tests/barrier_kernels.hpp"
 

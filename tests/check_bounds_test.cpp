@@ -12,8 +12,8 @@
 #include <tessel/tessel.hpp>
 
 #include "check_bounds_kernels.hpp"
+#include "driver/bounds_report.hpp"
 #include "nvrtc_test_util.hpp"
-#include "runtime/bounds_report.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "user_error_util.hpp"
 

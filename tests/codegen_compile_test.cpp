@@ -5,12 +5,12 @@
 #include <cstdlib>
 #include <tessel/tessel.hpp>
 
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/norms.hpp"
 #include "examples/kernels/seed000.hpp"
 #include "examples/kernels/seed002.hpp"
 #include "nvrtc_test_util.hpp"
-#include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 

@@ -15,9 +15,9 @@
 #include <tessel/testing.hpp>
 #include <vector>
 
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/norms.hpp"
 #include "nvrtc_test_util.hpp"
-#include "runtime/cuda_api.hpp"
 #include "tests/emit_registers_kernels.hpp"
 
 namespace ts = tessel;

@@ -10,9 +10,9 @@
 #include <tessel/tessel.hpp>
 
 #include "examples/kernels/norms.hpp"
+#include "interp/host_program.hpp"
 #include "ir/clone.hpp"
 #include "nvrtc_test_util.hpp"
-#include "runtime/host_program.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "user_error_util.hpp"
 

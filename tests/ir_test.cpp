@@ -5,8 +5,8 @@
 
 #include <tessel/tessel.hpp>
 
-#include "runtime/cuda_api.hpp"
-#include "runtime/gpu_program.hpp"
+#include "driver/cuda_api.hpp"
+#include "driver/gpu_program.hpp"
 
 namespace ts = tessel;
 

@@ -12,11 +12,11 @@
 
 #include "autotune/config_space.hpp"
 #include "autotune_test_util.hpp"
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/basic.hpp"
 #include "loop_knobs_kernels.hpp"
 #include "nvrtc_test_util.hpp"
 #include "passes/default_config.hpp"
-#include "runtime/cuda_api.hpp"
 #include "user_error_util.hpp"
 
 namespace ts = tessel;

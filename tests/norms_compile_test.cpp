@@ -10,9 +10,9 @@
 #include <tuple>
 #include <vector>
 
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/norms.hpp"
 #include "nvrtc_test_util.hpp"
-#include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 

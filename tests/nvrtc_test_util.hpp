@@ -7,7 +7,7 @@
 #include <regex>
 #include <string>
 
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 
 /// Skips the test where the NVRTC library cannot be loaded.
 #define REQUIRE_NVRTC() \

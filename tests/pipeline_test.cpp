@@ -9,10 +9,10 @@
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/norms.hpp"
 #include "nvrtc_test_util.hpp"
-#include "runtime/cuda_api.hpp"
 
 namespace ts = tessel;
 

@@ -13,9 +13,9 @@
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/norms.hpp"
 #include "nvrtc_test_util.hpp"
-#include "runtime/cuda_api.hpp"
 #include "tests/reduce_kernels.hpp"
 
 namespace ts = tessel;

@@ -6,7 +6,7 @@
 #include <tessel/testing.hpp>
 
 #include "autotune_test_util.hpp"
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 
 namespace ts = tessel;
 

@@ -6,7 +6,7 @@
 #include <source_location>
 #include <string>
 
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 #include "runtime/device_utils.hpp"
 #include "tessel/buffer.hpp"
 #include "tessel/error.hpp"

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 #include "tessel/error.hpp"
 
 namespace ts = tessel;

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "autotune/config_cache.hpp"
-#include "autotune/disk_cache.hpp"
 #include "autotune/gpu_backend.hpp"
 #include "autotune/search.hpp"
+#include "common/disk_cache.hpp"
 
 namespace tessel::autotune {
 

@@ -8,7 +8,7 @@
 //     content hash (printed IR + codegen version), the specialization key, the GPU's
 //     name and compute capability, TESSEL_VERSION, the NVRTC library and the tuning
 //     settings. A hit is used as is: no tuning, and with the cubin cache
-//     (cubin_cache.hpp) no NVRTC call either. TESSEL_CACHE_DIR, else
+//     (driver/cubin_cache.hpp) no NVRTC call either. TESSEL_CACHE_DIR, else
 //     $XDG_CACHE_HOME/tessel, else ~/.cache/tessel; TESSEL_SKIP_CACHE=1 bypasses it.
 //  2. Space: config_space.hpp derives the knobs from the traced IR; forced keys
 //     (Settings::autotune_config_overrides) are fixed.

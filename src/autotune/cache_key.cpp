@@ -5,7 +5,7 @@
 #include <xxhash.h>
 
 #include "codegen/embedded.hpp"
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 
 #ifndef TESSEL_VERSION
 #define TESSEL_VERSION "unknown"

@@ -3,10 +3,10 @@
 #include <memory>
 #include <semaphore>
 
-#include "autotune/cubin_cache.hpp"
 #include "codegen/embedded.hpp"
+#include "driver/cubin_cache.hpp"
+#include "driver/cuda_api.hpp"
 #include "passes/default_config.hpp"
-#include "runtime/cuda_api.hpp"
 
 namespace tessel::autotune {
 

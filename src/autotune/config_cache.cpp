@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "autotune/disk_cache.hpp"
+#include "common/disk_cache.hpp"
 
 namespace tessel::autotune {
 

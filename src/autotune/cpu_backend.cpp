@@ -4,8 +4,8 @@
 #include <chrono>
 
 #include "autotune/accuracy.hpp"
+#include "interp/host_program.hpp"
 #include "passes/default_config.hpp"
-#include "runtime/host_program.hpp"
 
 namespace tessel::autotune {
 

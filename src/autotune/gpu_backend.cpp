@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "autotune/accuracy.hpp"
-#include "runtime/cuda_api.hpp"
-#include "runtime/gpu_program.hpp"
+#include "driver/cuda_api.hpp"
+#include "driver/gpu_program.hpp"
 
 namespace tessel::autotune {
 

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "runtime/cuda_api.hpp"
-#include "runtime/host_program.hpp"
+#include "driver/cuda_api.hpp"
+#include "interp/host_program.hpp"
 
 namespace tessel::autotune {
 

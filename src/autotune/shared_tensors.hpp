@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "driver/host_env.hpp"
 #include "ir/ir.hpp"
-#include "runtime/host_env.hpp"
 #include "tessel/kernel.hpp"
 
 namespace tessel::autotune {

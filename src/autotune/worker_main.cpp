@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "autotune/worker_protocol.hpp"
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 
 namespace rt = tessel::rt;
 using nlohmann::json;

@@ -6,9 +6,9 @@
 
 #include <vector>
 
+#include "driver/host_env.hpp"
 #include "interp/tile_value.hpp"
 #include "ir/ir.hpp"
-#include "runtime/host_env.hpp"
 #include "tessel/config.hpp"
 
 namespace tessel::interp {

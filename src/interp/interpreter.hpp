@@ -3,9 +3,9 @@
 // masks as the generated code. It is the oracle of the GPU tests.
 #pragma once
 
+#include "driver/host_env.hpp"
 #include "interp/unwritten.hpp"
 #include "ir/ir.hpp"
-#include "runtime/host_env.hpp"
 #include "tessel/config.hpp"
 
 namespace tessel::interp {

@@ -8,11 +8,11 @@
 #include <type_traits>
 
 #include "common/element.hpp"
+#include "driver/bounds_report.hpp"
+#include "driver/host_memory.hpp"
 #include "frontend/trace.hpp"
 #include "interp/unwritten.hpp"
 #include "interp/write_log.hpp"
-#include "runtime/bounds_report.hpp"
-#include "runtime/host_memory.hpp"
 
 namespace tessel::interp {
 

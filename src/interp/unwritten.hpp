@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "driver/host_env.hpp"
 #include "ir/ir.hpp"
-#include "runtime/host_env.hpp"
 
 namespace tessel::interp {
 

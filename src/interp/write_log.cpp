@@ -8,8 +8,8 @@
 #include <numeric>
 
 #include "common/element.hpp"
+#include "driver/alias_groups.hpp"
 #include "passes/race_check.hpp"
-#include "runtime/alias_groups.hpp"
 
 namespace tessel::interp {
 

@@ -28,8 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "driver/host_env.hpp"
 #include "ir/ir.hpp"
-#include "runtime/host_env.hpp"
 #include "tessel/buffer.hpp"
 
 namespace tessel::interp {

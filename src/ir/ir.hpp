@@ -301,7 +301,7 @@ struct ArgFacts {
   /// transitively; itself included), or -1 when no other argument's does. Two arguments
   /// may alias when their groups are equal and not -1: then neither is __restrict__ and
   /// a store through one is ordered before a later load through the other
-  /// (runtime/alias_groups.hpp).
+  /// (driver/alias_groups.hpp).
   int alias_group = -1;
   bool operator==(const ArgFacts&) const = default;
 };
@@ -331,7 +331,7 @@ struct Graph {
   DType index_dtype = DType::i32;   // dtype of indices and address arithmetic
   bool index_dtype_forced = false;  // Settings::index_dtype set (not tessel's choice)
   /// Settings::check_bounds (or TESSEL_CHECK_BOUNDS): an out-of-range scalar or gather
-  /// index is reported (src/ir/bounds_report.hpp) instead of masked.
+  /// index is reported (driver/bounds_report.hpp) instead of masked.
   bool check_bounds = false;
   /// Per argument (default facts for scalars): what the specialization key guarantees
   /// about a tensor, which the generated code relies on.

@@ -12,9 +12,9 @@
 
 #include "common/byte_size.hpp"
 #include "common/element.hpp"
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
+#include "driver/host_memory.hpp"
 #include "runtime/device_utils.hpp"
-#include "runtime/host_memory.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel {

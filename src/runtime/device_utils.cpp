@@ -8,9 +8,9 @@
 #include <mutex>
 #include <numbers>
 
-#include "autotune/cubin_cache.hpp"
 #include "common/element.hpp"
-#include "runtime/cuda_api.hpp"
+#include "driver/cubin_cache.hpp"
+#include "driver/cuda_api.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel::rt {
@@ -306,8 +306,7 @@ Function function(int device, const std::string& name) {
     CompileOptions opts;
     opts.arch = ckey.first;
     // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
-    cit = k.cubins.emplace(ckey, autotune::compile_cached(kernel_source(name), name + ".cu", opts))
-              .first;
+    cit = k.cubins.emplace(ckey, compile_cached(kernel_source(name), name + ".cu", opts)).first;
   }
   Function f = load_function(cit->second, name, device);
   k.functions.emplace(key, f);

@@ -9,7 +9,7 @@
 #include <memory>
 #include <mutex>
 
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 
 namespace tessel::rt {
 namespace {

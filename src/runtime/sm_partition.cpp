@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel {

@@ -1,6 +1,6 @@
 #include "tessel/stream.hpp"
 
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/byte_size.hpp"
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel {

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "common/element.hpp"
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 #include "runtime/device_utils.hpp"
 #include "tessel/error.hpp"
 

@@ -9,9 +9,9 @@
 #include <tessel/testing.hpp>
 
 #include "autotune/gpu_backend.hpp"
+#include "driver/cuda_api.hpp"
 #include "examples/kernels/basic.hpp"
 #include "gpu_test_util.hpp"
-#include "runtime/cuda_api.hpp"
 #include "tests/autotune_test_util.hpp"
 
 namespace ts = tessel;

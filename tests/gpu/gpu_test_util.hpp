@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 
 /// Skips the current test (cleanly, with the reason) when no CUDA driver or GPU exists.
 #define TESSEL_REQUIRE_GPU()           \

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "driver/cuda_api.hpp"
 #include "gpu_test_util.hpp"
-#include "runtime/cuda_api.hpp"
 #include "tessel/buffer.hpp"
 #include "tessel/error.hpp"
 #include "tessel/tessel.hpp"

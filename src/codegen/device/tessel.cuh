@@ -472,7 +472,7 @@ __device__ __forceinline__ void warp_arg_allreduce(T& v, long long& i, unsigned 
 }
 
 /// Settings::check_bounds: records an out-of-range index in the call's bounds record
-/// (rt::BoundsRecord, runtime/bounds_report.hpp: access = Load/Store node id + 1, tensor
+/// (rt::BoundsRecord, driver/bounds_report.hpp: access = Load/Store node id + 1, tensor
 /// dim, index, size) unless a violation is recorded already: the first one to claim word
 /// 0 wins. The host reads the record after the call.
 static __device__ __noinline__ void report_oob(long long* rec, long long access, long long dim,

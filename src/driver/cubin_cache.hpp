@@ -10,9 +10,9 @@
 
 #include <string>
 
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 
-namespace tessel::autotune {
+namespace tessel::rt {
 
 /// The cache key of a compilation (32 hex digits). Cheap: no NVRTC call.
 std::string cubin_key(const std::string& source, const std::string& program_name,
@@ -26,4 +26,4 @@ std::string cubin_key(const std::string& source, const std::string& program_name
 std::string compile_cached(const std::string& source, const std::string& program_name,
                            const rt::CompileOptions& options);
 
-}  // namespace tessel::autotune
+}  // namespace tessel::rt

@@ -8,10 +8,10 @@
 #include <string>
 
 #include "codegen/cuda_kernel.hpp"
+#include "driver/code_dump.hpp"
+#include "driver/cuda_api.hpp"
+#include "driver/host_env.hpp"
 #include "ir/ir.hpp"
-#include "runtime/code_dump.hpp"
-#include "runtime/cuda_api.hpp"
-#include "runtime/host_env.hpp"
 #include "tessel/config.hpp"
 
 namespace tessel::rt {

@@ -1,4 +1,4 @@
-#include "autotune/disk_cache.hpp"
+#include "common/disk_cache.hpp"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace tessel::autotune {
+namespace tessel {
 
 namespace fs = std::filesystem;
 
@@ -64,4 +64,4 @@ std::optional<std::string> read_file(const fs::path& path) {
   return s.str();
 }
 
-}  // namespace tessel::autotune
+}  // namespace tessel

@@ -1,11 +1,11 @@
-#include "autotune/cubin_cache.hpp"
+#include "driver/cubin_cache.hpp"
 
 #include <fmt/format.h>
 #include <xxhash.h>
 
-#include "autotune/disk_cache.hpp"
+#include "common/disk_cache.hpp"
 
-namespace tessel::autotune {
+namespace tessel::rt {
 
 namespace {
 
@@ -72,4 +72,4 @@ std::string compile_cached(const std::string& source, const std::string& program
   return cubin;
 }
 
-}  // namespace tessel::autotune
+}  // namespace tessel::rt

@@ -1,4 +1,4 @@
-#include "runtime/host_memory.hpp"
+#include "driver/host_memory.hpp"
 
 #include <map>
 #include <mutex>

@@ -1,4 +1,4 @@
-#include "runtime/host_program.hpp"
+#include "interp/host_program.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,10 +7,10 @@
 #include <optional>
 
 #include "common/byte_size.hpp"
+#include "driver/bounds_report.hpp"
+#include "driver/cuda_api.hpp"
+#include "driver/gpu_program.hpp"
 #include "interp/interpreter.hpp"
-#include "runtime/bounds_report.hpp"
-#include "runtime/cuda_api.hpp"
-#include "runtime/gpu_program.hpp"
 
 namespace tessel::rt {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "driver/host_env.hpp"
 #include "ir/ir.hpp"
-#include "runtime/host_env.hpp"
 #include "tessel/buffer.hpp"
 #include "tessel/config.hpp"
 

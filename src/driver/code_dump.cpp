@@ -1,4 +1,4 @@
-#include "runtime/code_dump.hpp"
+#include "driver/code_dump.hpp"
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "codegen/embedded.hpp"
-#include "runtime/cuda_api.hpp"
-#include "runtime/gpu_program.hpp"
+#include "driver/cuda_api.hpp"
+#include "driver/gpu_program.hpp"
 
 namespace tessel::rt {
 

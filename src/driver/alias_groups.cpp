@@ -1,4 +1,4 @@
-#include "runtime/alias_groups.hpp"
+#include "driver/alias_groups.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // The CUDA driver API through dlopen (NVRTC is in nvrtc.cpp). cuda.h is included for its
 // types only: every driver function is resolved at run time through the versioned
 // cuGetProcAddress, so tessel has no link-time dependency on libcuda.
-#include "runtime/cuda_api.hpp"
+#include "driver/cuda_api.hpp"
 
 #include <cuda.h>
 #include <dlfcn.h>

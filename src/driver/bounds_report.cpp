@@ -1,4 +1,4 @@
-#include "runtime/bounds_report.hpp"
+#include "driver/bounds_report.hpp"
 
 #include <fmt/format.h>
 

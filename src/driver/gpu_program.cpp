@@ -1,4 +1,4 @@
-#include "runtime/gpu_program.hpp"
+#include "driver/gpu_program.hpp"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "autotune/cubin_cache.hpp"
 #include "codegen/embedded.hpp"
+#include "driver/cubin_cache.hpp"
 
 namespace tessel::rt {
 
@@ -92,7 +92,7 @@ std::pair<GpuProgram::Compiled*, Function> GpuProgram::compiled(const ir::Node* 
     try {
       if (dump_dir().empty()) {
         // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
-        c.cubin = autotune::compile_cached(c.kernel.source, c.kernel.name + ".cu", opts);
+        c.cubin = compile_cached(c.kernel.source, c.kernel.name + ".cu", opts);
       } else {  // TESSEL_DUMP_DIR: compiled here, for the PTX on the way
         std::string ptx;
         c.cubin = compile_cuda(c.kernel.source, c.kernel.name + ".cu", opts, &ptx);

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace tessel::autotune {
+namespace tessel {
 
 /// The cache directory: $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else
 /// $HOME/.cache/tessel; empty when none of the variables is set. Read from the
@@ -27,4 +27,4 @@ bool write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 /// The whole content of `path`; nullopt when it does not exist or cannot be read.
 std::optional<std::string> read_file(const std::filesystem::path& path);
 
-}  // namespace tessel::autotune
+}  // namespace tessel
