@@ -233,6 +233,29 @@ TEST(Races, TheSameValueFromEveryProgramIsAllowed) {
   EXPECT_EQ(flag.to_vector(), (std::vector<double>{1}));
 }
 
+TEST(Races, TheSameValueFromEveryProgramCanBeReadBack) {
+  // Each tn program of a row tile stores the same values to out, then reloads them: in any
+  // order, a program's reload sees its own write or the same bits from another program.
+  auto k = ts::kernel(
+      "store_then_reload",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_empty({x.size(0)});
+        ts::Tensor plus = x.new_empty({x.size(0)});
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+          out(tm) = x(tm, 0) * 2;
+          plus(tm) = out(tm) + 1;
+        }
+        return std::make_tuple(out, plus);
+      },
+      blocks({4, 4}));
+  for (int seed = 1; seed <= 4; ++seed) {
+    RaceCheck on(std::to_string(seed).c_str());
+    auto [out, plus] = k(buffer(ramp(6 * 10), {6, 10}));
+    EXPECT_EQ(out.to_vector(), (std::vector<double>{0, 20, 40, 60, 80, 100}));
+    EXPECT_EQ(plus.to_vector(), (std::vector<double>{1, 21, 41, 61, 81, 101}));
+  }
+}
+
 TEST(Races, ADimWithOneProgramNeedsNoCovering) {
   auto k = ts::kernel("single_row", [](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);

@@ -153,6 +153,7 @@ void WriteLog::read_cells(uintptr_t addr, int64_t offset) {
   for (int64_t c = first; c < first + cells; ++c) {
     const uint64_t w = region_->cells[static_cast<size_t>(c)];
     if (w != 0 && w >> 32 != mine_ >> 32) read_of_written(offset, w);
+    if (w != 0) continue;  // this program's own write: what it reads is settled (read())
     uint64_t& r = region_->readers[static_cast<size_t>(c)];
     if (r == 0)
       r = mine_;
@@ -193,6 +194,9 @@ void WriteLog::write_cells(uintptr_t addr, int64_t offset, const void* value) {
     } else if (std::memcmp(reinterpret_cast<const void*>(addr), value,
                            static_cast<size_t>(elem_bytes_)) != 0) {
       conflict(offset, cell, value);
+    } else if (!same_program) {
+      cell = mine_;  // the same bits from another program: the last writer, whose later
+                     // reads of the element see its own value
     }
   }
 }

@@ -16,8 +16,9 @@
 // reach, and refuses a read of an element that another program of the launch writes, in
 // either order (`dst(t) = src(t) * 2` over views shifted by one element, `x(t) =
 // x(t.index() + 1)`): on a GPU the read sees the old value or the new one, whichever
-// program runs first. A program reading what it wrote itself is program order. Atomics,
-// signals and waits are neither logged nor checked (their old values are ordered by the
+// program runs first. A program reading what it wrote itself is program order, also where
+// other programs wrote the same bits there (every program storing one value, then reloading it).
+// Atomics, signals and waits are neither logged nor checked (their old values are ordered by the
 // atomic), and a launch that waits runs without the log (interp/interpreter.cpp).
 // Elements are identified by address, so tensors that share memory (views, two Buffers
 // over one allocation) are one memory here too.
@@ -72,7 +73,10 @@ class WriteLog {
     const uint64_t w = region_->cells[c];
     if (elem_bytes_ == region_->granule && (w == 0 || w >> 32 == mine_ >> 32) &&
         (r == 0 || r >> 32 == mine_ >> 32)) {
-      if (r == 0) r = mine_;  // the common case: unread, or read by this program before
+      // The common case: unread, or read by this program before. A read of what this program
+      // wrote itself is not recorded: it sees that value, or the same bits from another
+      // program (a different value there is a write conflict).
+      if (r == 0 && w == 0) r = mine_;
     } else
       read_cells(addr, offset);
   }
