@@ -30,10 +30,7 @@ namespace {
 
 int g_line = 0;  // the line of the offending call, recorded while tracing
 
-void expect_message(const std::string& msg, const std::string& kernel, const std::string& what,
-                    const std::string& hint) {
-  user_error_test::expect_message(msg, kernel, "multicast_test.cpp", g_line, what, hint);
-}
+const user_error_test::ExpectMessageAt expect_message{"multicast_test.cpp", g_line};
 
 /// The line of examples/kernels/seed001.hpp holding `text` (its first), 0 when none.
 int seed001_line(const std::string& text) {

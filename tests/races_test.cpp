@@ -22,10 +22,7 @@ namespace {
 
 int g_line = 0;  // the line of the offending store, recorded while tracing
 
-void expect_message(const std::string& msg, const std::string& kernel, const std::string& what,
-                    const std::string& hint) {
-  user_error_test::expect_message(msg, kernel, "races_test.cpp", g_line, what, hint);
-}
+const user_error_test::ExpectMessageAt expect_message{"races_test.cpp", g_line};
 
 const char* kStaticHint = "index the store with every tile of the loop (e.g. out(tm, tn)";
 const char* kDynamicHint = "give each program its own elements";

@@ -39,6 +39,17 @@ inline void expect_message(const std::string& msg, const std::string& kernel,
   EXPECT_NE(msg.find(hint), std::string::npos) << msg;
 }
 
+/// expect_message bound to one test file and its recorded line (`g_line`, set while
+/// tracing): `const ExpectMessageAt expect_message{"races_test.cpp", g_line};`.
+struct ExpectMessageAt {
+  const char* file;
+  const int& line;
+  void operator()(const std::string& msg, const std::string& kernel, const std::string& what,
+                  const std::string& hint) const {
+    expect_message(msg, kernel, file, line, what, hint);
+  }
+};
+
 /// The line of source file `path` holding `text` (its first), 0 when none: where an
 /// example's error points (tests name its lines rather than hard-coding them).
 inline int line_in_file(const std::string& path, const std::string& text) {
