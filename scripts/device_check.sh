@@ -29,7 +29,7 @@ if want sanitize; then
 fi
 status=0
 if want suite; then
-  ctest --test-dir "$build" -L gpu --output-on-failure --timeout 300 >"$out/gpu-tests.log" 2>&1 || status=1
+  ctest --test-dir "$build" -L gpu -j8 --output-on-failure --timeout 300 >"$out/gpu-tests.log" 2>&1 || status=1
 fi
 if want fuzz; then
   "$build/tests/fuzz/tessel_fuzz" --gpu --count "$count" --jobs "$(nproc)" --minutes "${FUZZ_MINUTES:-0}" \
