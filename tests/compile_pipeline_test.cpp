@@ -51,10 +51,9 @@ TEST(CompilePipeline, RecordsTheIrAfterEachStageInOrder) {
   for (size_t i = 0; i < kStages.size(); ++i) {
     EXPECT_EQ(s.stage_ir[i].number, static_cast<int>(i) + 1);
     EXPECT_EQ(s.stage_ir[i].stage, kStages[i]);
-    EXPECT_EQ(s.stage_ir[i].ir.rfind(fmt::format("// stage {}: {}\n// config: {{", i + 1,
-                                                 kStages[i]),
-                                     0),
-              0u)
+    EXPECT_EQ(
+        s.stage_ir[i].ir.rfind(fmt::format("// stage {}: {}\n// config: {{", i + 1, kStages[i]), 0),
+        0u)
         << s.stage_ir[i].ir;
   }
   ASSERT_NE(s.lowered, nullptr);
@@ -70,7 +69,8 @@ TEST(CompilePipeline, RecordsTheIrAfterEachStageInOrder) {
   EXPECT_EQ(s.loops[0].loop->op, ts::ir::Op::Loop);
   EXPECT_FALSE(s.loops[0].kernel.source.empty());
   // Without record_ir or emit: the same program and config, no IR, no CUDA.
-  cg::CompiledStages checks = cg::compile_pipeline(g, {}, {.emit = cg::PipelineOptions::Emit::none});
+  cg::CompiledStages checks =
+      cg::compile_pipeline(g, {}, {.emit = cg::PipelineOptions::Emit::none});
   EXPECT_TRUE(checks.stage_ir.empty());
   EXPECT_EQ(checks.config, s.config);
   EXPECT_EQ(ts::ir::print(checks.program()), ts::ir::print(s.program()));
@@ -84,8 +84,8 @@ TEST(CompilePipeline, CompletingACompleteConfigChangesNothing) {
   auto rms = examples::make_rms_norm();
   ts::Buffer long_rows = ts::Buffer::ones({4, 100000}, ts::f32);
   auto softmax = examples::make_softmax_basic();
-  for (const ts::ir::Graph* g : {&autotune_test::graph_of(rms, x, w, 1e-5),
-                                 &autotune_test::graph_of(softmax, long_rows)})
+  for (const ts::ir::Graph* g :
+       {&autotune_test::graph_of(rms, x, w, 1e-5), &autotune_test::graph_of(softmax, long_rows)})
     for (const ts::Config& c : {ts::Config{}, ts::Config{.num_warps = 8}}) {
       cg::CompiledStages first = cg::compile_pipeline(*g, c, {});
       cg::CompiledStages again = cg::compile_pipeline(*g, first.config, {});
@@ -135,8 +135,7 @@ TEST(CompilePipeline, ValidConfigsAreTheConfigsACallCompiles) {
 
 TEST(CompilePipeline, ATileValuePastTheRegisterBudgetIsAUserError) {
   auto k = examples::make_softmax_basic(ts::Settings{.config = one_warp(4)});
-  std::string msg =
-      user_error_test::user_error([&] { k(ts::Buffer::ones({8, 4096}, ts::f32)); });
+  std::string msg = user_error_test::user_error([&] { k(ts::Buffer::ones({8, 4096}, ts::f32)); });
   user_error_test::expect_message(msg, "softmax", "basic.hpp", 0,
                                   "spans 16384 elements, 512 registers per thread (at most 256)",
                                   "use smaller block sizes, more warps (num_warps)");

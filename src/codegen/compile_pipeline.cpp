@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "passes/default_config.hpp"
@@ -53,12 +54,14 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
   for (const ir::Node* n : g.host) {
     if (n->op != ir::Op::Loop) continue;
     passes::Layout L = passes::compute_layout(n, config);
-    if (L.regs() > kMaxRegistersPerTileValue)
+    // Layout::regs() in 64 bits: L.groups wraps for tiles past 2^31 rounds of threads.
+    int64_t regs = std::max<int64_t>(1, L.elems / (int64_t{L.threads} * L.vec)) * L.vec;
+    if (regs > kMaxRegistersPerTileValue)
       throw UserError(
           g.kernel_name, n->loc,
           fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "
                       "per thread (at most {})",
-                      config.to_json(), L.elems, L.regs(), kMaxRegistersPerTileValue),
+                      config.to_json(), L.elems, regs, kMaxRegistersPerTileValue),
           "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
           "reductions");
     out.push_back(LoopStages{n, L, {}, {}});
@@ -83,8 +86,8 @@ void emit(const ir::Graph& g, const Config& config, PipelineOptions::Emit how,
 }  // namespace
 
 const std::vector<std::string>& stage_names() {
-  static const std::vector<std::string> names{"traced", "complete_config", "roll_reductions",
-                                              "index_bounds", "layout", "emit"};
+  static const std::vector<std::string> names{"traced",       "complete_config", "roll_reductions",
+                                              "index_bounds", "layout",          "emit"};
   return names;
 }
 
@@ -95,10 +98,10 @@ CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
   s.config = config;
   auto done = [&](int number) {
     if (options.record_ir)
-      s.stage_ir.push_back({number, stage_names().at(number - 1),
-                            fmt::format("// stage {}: {}\n// config: {}\n{}", number,
-                                        stage_names().at(number - 1), s.config.to_json(),
-                                        ir::print(s.program()))});
+      s.stage_ir.push_back(
+          {number, stage_names().at(number - 1),
+           fmt::format("// stage {}: {}\n// config: {}\n{}", number, stage_names().at(number - 1),
+                       s.config.to_json(), ir::print(s.program()))});
   };
   done(1);
   s.config = passes::complete_config(traced, config, traced.kernel_name);
