@@ -12,10 +12,12 @@
 #include <sstream>
 #include <tessel/tessel.hpp>
 
+#include "autotune/candidate_compiler.hpp"
 #include "autotune/config_space.hpp"
 #include "examples/kernels/basic.hpp"
 #include "examples/kernels/norms.hpp"
 #include "tests/autotune_test_util.hpp"
+#include "tests/nvrtc_test_util.hpp"
 #include "tests/user_error_util.hpp"
 
 namespace ts = tessel;
@@ -139,6 +141,31 @@ TEST(CompilePipeline, ATileValuePastTheRegisterBudgetIsAUserError) {
   user_error_test::expect_message(msg, "softmax", "basic.hpp", 0,
                                   "spans 16384 elements, 512 registers per thread (at most 256)",
                                   "use smaller block sizes, more warps (num_warps)");
+}
+
+// An autotuning candidate compiles what a call with its config compiles: the same
+// lowering (a rolled reduction here), the same complete config and the same CUDA.
+class CompilePipelineCandidate : public autotune_test::CacheDirTest {};
+
+TEST_F(CompilePipelineCandidate, ACandidateCompilesTheCudaACallCompiles) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::ones({8, 100000}, ts::f32);
+  auto softmax = examples::make_softmax_basic();
+  const ts::ir::Graph& g = autotune_test::graph_of(softmax, x);
+  ts::Config c{.num_warps = 8, .reduction_loops = std::vector<std::optional<int64_t>>{2048}};
+  tessel::autotune::GraphFor traced = [&](const ts::Config&) -> const ts::ir::Graph& { return g; };
+  std::vector<std::future<tessel::autotune::BuiltCandidate>> built =
+      tessel::autotune::build_candidates({c}, traced, 90, 1);
+  tessel::autotune::BuiltCandidate b = built.at(0).get();
+  ASSERT_EQ(b.failure, "");
+  ASSERT_NE(b.stages.lowered, nullptr);  // rolled
+  EXPECT_EQ(b.graph, &b.stages.program());
+  auto call = examples::make_softmax_basic(ts::Settings{.config = c});
+  EXPECT_EQ(b.config, ts::rt::specialization_config(call.impl(), {x}));
+  std::vector<std::string> sources = call.cuda(false, x);
+  ASSERT_EQ(b.kernels.size(), sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(b.kernels[i].second.source, sources[i]);
+  EXPECT_EQ(b.cubins.size(), sources.size());
 }
 
 /// TESSEL_DUMP_DIR in a fresh directory, unset after the test.
