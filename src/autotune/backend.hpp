@@ -38,10 +38,10 @@ class Backend {
   /// Called as each config's measurement is known (index into the batch).
   using Done = std::function<void(size_t index, const Measurement&)>;
   virtual ~Backend() = default;
-  /// Measures `configs` (as given; each is completed with passes::complete_config for
-  /// the kernel traced with its tunables) and returns one Measurement per config, in
-  /// order. A candidate's failure is its Measurement, never an exception; throws
-  /// (RuntimeError) only when measuring itself became impossible.
+  /// Measures `configs` (as given; each is compiled by codegen::compile_pipeline from
+  /// the kernel traced with its tunables, as a call would) and returns one Measurement per config,
+  /// in order. A candidate's failure is its Measurement, never an exception; throws (RuntimeError)
+  /// only when measuring itself became impossible.
   virtual std::vector<Measurement> measure(const std::vector<Config>& configs,
                                            const Done& done) = 0;
 };

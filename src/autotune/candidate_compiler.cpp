@@ -6,7 +6,6 @@
 #include "codegen/embedded.hpp"
 #include "driver/cubin_cache.hpp"
 #include "driver/cuda_api.hpp"
-#include "passes/default_config.hpp"
 
 namespace tessel::autotune {
 
@@ -17,16 +16,14 @@ std::string first_lines(const std::string& s, size_t max_chars = 600) {
 }
 
 // Code generation for one config, on the calling thread.
-BuiltCandidate generate(const Config& config, const GraphFor& graph_for,
-                        const std::string& kernel) {
+BuiltCandidate generate(const Config& config, const GraphFor& graph_for) {
   BuiltCandidate c;
   try {
-    const ir::Graph& g = graph_for(config);
-    c.graph = &g;
-    c.config = passes::complete_config(g, config, kernel);
-    for (const ir::Node* n : g.host)
-      if (n->op == ir::Op::Loop)
-        c.kernels.emplace_back(n, codegen::generate_cuda(g, n, c.config, g.index_dtype));
+    c.stages = codegen::compile_pipeline(graph_for(config), config, {});
+    c.graph = &c.stages.program();
+    c.config = c.stages.config;
+    for (codegen::LoopStages& l : c.stages.loops)
+      c.kernels.emplace_back(l.loop, std::move(l.kernel));
   } catch (const Error& e) {
     c = BuiltCandidate{};
     c.failure = std::string("code generation failed: ") + first_lines(e.what());
@@ -37,13 +34,12 @@ BuiltCandidate generate(const Config& config, const GraphFor& graph_for,
 }  // namespace
 
 std::vector<std::future<BuiltCandidate>> build_candidates(const std::vector<Config>& configs,
-                                                          const GraphFor& graph_for,
-                                                          const std::string& kernel, int arch,
+                                                          const GraphFor& graph_for, int arch,
                                                           int threads) {
   auto slots = std::make_shared<std::counting_semaphore<>>(std::max(1, threads));
   std::vector<std::future<BuiltCandidate>> out;
   for (const Config& config : configs) {
-    BuiltCandidate c = generate(config, graph_for, kernel);
+    BuiltCandidate c = generate(config, graph_for);
     if (!c.failure.empty()) {
       std::promise<BuiltCandidate> ready;
       ready.set_value(std::move(c));

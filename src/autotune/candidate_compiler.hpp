@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/compile_pipeline.hpp"
 #include "codegen/cuda_kernel.hpp"
 #include "ir/ir.hpp"
 #include "tessel/config.hpp"
@@ -18,13 +19,15 @@
 namespace tessel::autotune {
 
 /// The kernel traced for a config's tunables (the same Graph for equal tunables; it
-/// must stay alive while the autotuner runs). May throw UserError.
+/// must stay alive while the autotuner runs), which codegen::compile_pipeline compiles
+/// for the config. May throw UserError.
 using GraphFor = std::function<const ir::Graph&(const Config&)>;
 
 /// One candidate, built: a generated kernel and its cubin per top-level loop.
 struct BuiltCandidate {
-  const ir::Graph* graph = nullptr;
-  Config config;  // completed with passes::complete_config
+  codegen::CompiledStages stages;    // codegen::compile_pipeline of graph_for(config)
+  const ir::Graph* graph = nullptr;  // stages.program()
+  Config config;                     // stages.config (complete)
   std::vector<std::pair<const ir::Node*, codegen::CudaKernel>> kernels;
   std::vector<std::string> cubins;
   std::string failure;  // non-empty: why it could not be built (then nothing else is set)
@@ -34,8 +37,7 @@ struct BuiltCandidate {
 /// the compilations finish (in any order). Code generation errors (UserError) and NVRTC
 /// errors (rt::CompileError) become the candidate's failure.
 std::vector<std::future<BuiltCandidate>> build_candidates(const std::vector<Config>& configs,
-                                                          const GraphFor& graph_for,
-                                                          const std::string& kernel, int arch,
+                                                          const GraphFor& graph_for, int arch,
                                                           int threads);
 
 }  // namespace tessel::autotune

@@ -6,11 +6,10 @@
 #include <map>
 #include <set>
 
+#include "codegen/compile_pipeline.hpp"
 #include "common/pow2.hpp"
 #include "passes/default_config.hpp"
-#include "passes/layout.hpp"
 #include "passes/loop_knobs.hpp"
-#include "passes/roll_reductions.hpp"
 
 namespace tessel::autotune {
 
@@ -18,7 +17,6 @@ namespace {
 
 constexpr int64_t kMaxBlock = 8192;            // per tile dimension
 constexpr int64_t kUnknownExtentBlock = 1024;  // extent read on the device
-constexpr int kMaxRegs = 256;                  // per thread, one tile value
 
 std::vector<int64_t> powers(int64_t lo, int64_t hi) {
   std::vector<int64_t> out;
@@ -395,13 +393,10 @@ bool ConfigSpace::valid(const Point& p) const {
   if (c.maxnreg && int64_t{32} * c.num_warps.value_or(4) * *c.maxnreg > 65536)
     return false;  // cannot launch
   try {
-    // Looped reductions change the loop nests: measure the lowered program.
-    std::unique_ptr<ir::Graph> lowered = passes::roll_reductions(graph_, c);
-    const ir::Graph& g = lowered ? *lowered : graph_;
-    for (const ir::Node* n : g.host)
-      if (n->op == ir::Op::Loop && passes::compute_layout(n, c).regs() > kMaxRegs) return false;
+    // What a call with this config runs, up to its CUDA (the register budget included).
+    codegen::compile_pipeline(graph_, c, {.emit = codegen::PipelineOptions::Emit::none});
   } catch (const std::exception&) {
-    return false;  // e.g. a reduction the pass cannot chunk
+    return false;  // e.g. a reduction the pass cannot chunk, too many registers
   }
   return true;
 }

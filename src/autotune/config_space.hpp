@@ -36,10 +36,11 @@
 // Not tuned yet: indexing (left at its default unless forced).
 //
 // Constraint: a point is skipped when its maxnreg times its threads exceeds an SM's 65536
-// registers, or when one tile value of a top-level loop would need more
-// than 256 registers per thread (passes::compute_layout(loop, config).regs() > 256, on the
-// program lowered for the point's reduction_loops), or when its reduction_loops cannot
-// be lowered (passes::roll_reductions throws). The default point is always valid.
+// registers, or when the compile pipeline a call would run refuses its config
+// (codegen::compile_pipeline up to its layout stage throws: e.g. one tile value of a
+// top-level loop would need more than codegen::kMaxRegistersPerTileValue = 256 registers
+// per thread on the program lowered for the point's reduction_loops, or its
+// reduction_loops cannot be lowered). The default point is always valid.
 // Keys set in Settings::autotune_config_overrides are fixed to their value.
 // Canonical form: the SM multiplier of a non-persistent pid_type is 1; l2 groupings are 1
 // with pid_type xyz and on flattened loops (where they would be invalid).

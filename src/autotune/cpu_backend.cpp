@@ -4,8 +4,8 @@
 #include <chrono>
 
 #include "autotune/accuracy.hpp"
+#include "codegen/compile_pipeline.hpp"
 #include "interp/host_program.hpp"
-#include "passes/default_config.hpp"
 
 namespace tessel::autotune {
 
@@ -17,10 +17,12 @@ CpuBackend::CpuBackend(const ir::Graph& g, std::vector<detail::CallArg> args,
       kernel_(std::move(kernel)),
       options_(std::move(options)) {}
 
-std::vector<Buffer> CpuBackend::run(const Config& config, const ir::Graph*& graph) {
-  const ir::Graph& g = options_.graph_for ? options_.graph_for(config) : graph_;
-  graph = &g;
-  Config complete = passes::complete_config(g, config, kernel_);
+std::vector<Buffer> CpuBackend::run(const Config& config) {
+  codegen::CompiledStages stages =
+      codegen::compile_pipeline(options_.graph_for ? options_.graph_for(config) : graph_, config,
+                                {.emit = codegen::PipelineOptions::Emit::none});
+  const ir::Graph& g = stages.program();
+  const Config& complete = stages.config;
   rt::HostEnv env;
   env.graph = &g;
   env.device = cpu();
@@ -56,9 +58,8 @@ std::vector<Buffer> CpuBackend::run(const Config& config, const ir::Graph*& grap
 
 std::vector<Measurement> CpuBackend::measure(const std::vector<Config>& configs, const Done& done) {
   if (!have_reference_) {
-    const ir::Graph* g = nullptr;
     try {
-      reference_ = run(reference_config_, g);
+      reference_ = run(reference_config_);
     } catch (const Error& e) {
       throw RuntimeError(
           std::string("autotune: the default config failed, so candidates cannot be checked: ") +
@@ -72,9 +73,8 @@ std::vector<Measurement> CpuBackend::measure(const std::vector<Config>& configs,
   for (size_t i = 0; i < configs.size(); ++i) {
     Measurement m;
     try {
-      const ir::Graph* g = nullptr;
       auto start = std::chrono::steady_clock::now();
-      std::vector<Buffer> outs = run(configs[i], g);
+      std::vector<Buffer> outs = run(configs[i]);
       double us =
           std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
               .count();

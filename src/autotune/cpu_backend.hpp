@@ -35,8 +35,9 @@ class CpuBackend : public Backend {
   std::vector<Measurement> measure(const std::vector<Config>& configs, const Done& done) override;
 
  private:
-  /// Runs `config`: its outputs to check; throws what the run throws.
-  std::vector<Buffer> run(const Config& config, const ir::Graph*& graph);
+  /// Runs `config` (the program codegen::compile_pipeline makes of graph_for(config)):
+  /// its outputs to check; throws what the pipeline or the run throws.
+  std::vector<Buffer> run(const Config& config);
 
   const ir::Graph& graph_;
   std::vector<detail::CallArg> args_;

@@ -147,7 +147,7 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
 void GpuBackend::ensure_reference() {
   if (have_reference_) return;
   std::vector<std::future<BuiltCandidate>> built =
-      build_candidates({reference_config_}, options_.graph_for, kernel_, arch_, 1);
+      build_candidates({reference_config_}, options_.graph_for, arch_, 1);
   BuiltCandidate c = built[0].get();
   std::string failure = c.failure;
   std::optional<Message> run = failure.empty() ? run_message(c, failure) : std::nullopt;
@@ -201,7 +201,7 @@ std::vector<Measurement> GpuBackend::measure(const std::vector<Config>& configs,
   rt::set_device(device_);
   ensure_reference();
   std::vector<std::future<BuiltCandidate>> built =
-      build_candidates(configs, options_.graph_for, kernel_, arch_, options_.compile_threads);
+      build_candidates(configs, options_.graph_for, arch_, options_.compile_threads);
   std::vector<Measurement> out;
   for (size_t i = 0; i < built.size(); ++i) {
     BuiltCandidate c = built[i].get();  // timing overlaps the later compilations

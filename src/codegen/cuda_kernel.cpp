@@ -6,7 +6,6 @@
 
 #include "codegen/cuda_emitter.hpp"
 #include "passes/default_config.hpp"
-#include "passes/layout.hpp"
 #include "passes/loop_knobs.hpp"
 
 namespace tessel::codegen {
@@ -19,7 +18,7 @@ static std::string identifier(const std::string& s) {
 }
 
 CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config& config,
-                         DType index_dtype) {
+                         const passes::Layout& layout) {
   CudaKernel k;
   int index = 0;
   for (const ir::Node* n : g.host) {
@@ -41,7 +40,6 @@ CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config&
     k.grid.ends.push_back(d.end);
     k.grid.blocks.push_back(passes::block_size(d, config));
   }
-  passes::Layout layout = passes::compute_layout(loop, config);
   emit_kernel(g, loop, config, layout, k);
   return k;
 }

@@ -67,14 +67,27 @@ CodeDump::CodeDump(const std::string& kernel, const std::string& spec_key, const
       config_json_(config.to_json()),
       tag_("-spec_" + hex8(spec_key) + "-config_" + hex8(config_json_)) {}
 
-void CodeDump::ir(const ir::Graph& g) const {
-  if (dir_.empty()) return;
+std::string CodeDump::stem() const {
   // The file name keeps the kernel's name readable: other characters become '_'.
   std::string stem;
   for (char c : kernel_) stem += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  write_file(kernel_, fs::path(dir_) / (stem + tag_ + ".ir"),
+  return stem + tag_;
+}
+
+void CodeDump::ir(const ir::Graph& g) const {
+  if (dir_.empty()) return;
+  write_file(kernel_, fs::path(dir_) / (stem() + ".ir"),
              fmt::format("// kernel '{}'\n// specialization key: {}\n// config: {}\n{}", kernel_,
                          spec_key_, config_json_, ir::print(g)));
+}
+
+void CodeDump::stages(const codegen::CompiledStages& stages) const {
+  if (dir_.empty()) return;
+  for (const codegen::StageIr& s : stages.stage_ir)
+    write_file(
+        kernel_,
+        fs::path(dir_) / (stem() + ".stages") / fmt::format("{:02}-{}.ir", s.number, s.stage),
+        fmt::format("// kernel '{}'\n// specialization key: {}\n{}", kernel_, spec_key_, s.ir));
 }
 
 void CodeDump::cuda(const codegen::CudaKernel& k) const {
@@ -94,8 +107,13 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
                            const std::string& spec_key, bool tunes) {
   bool print = print_code_requested(settings);
   if (!print && dump_dir().empty()) return;
-  CodeDump dump(g.kernel_name, spec_key, config);
-  dump.ir(g);
+  codegen::PipelineOptions options;
+  options.emit = codegen::PipelineOptions::Emit::all_reporting_failures;
+  options.record_ir = !dump_dir().empty();
+  codegen::CompiledStages stages = codegen::compile_pipeline(g, config, options);
+  CodeDump dump(g.kernel_name, spec_key, stages.config);
+  dump.ir(stages.program());
+  dump.stages(stages);
   bool compile = !dump_dir().empty() && nvrtc_available();
   if (!dump_dir().empty() && !compile)
     std::cerr << "// TESSEL_DUMP_DIR: NVRTC was not found (CUDA_HOME, /usr/local/cuda): the IR "
@@ -104,20 +122,15 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
   out << fmt::format(
       "// TESSEL_PRINT_CODE: kernel '{}' runs on the interpreter; a GPU would compile the CUDA "
       "below (config {}){}.\n",
-      g.kernel_name, config.to_json(),
+      g.kernel_name, stages.config.to_json(),
       tunes ? ", after autotuning (Settings::autotune_effort), which may choose another config"
             : "");
-  int loops = 0;
-  for (const ir::Node* n : g.host) {
-    if (n->op != ir::Op::Loop) continue;
-    ++loops;
-    codegen::CudaKernel k;
-    try {
-      k = codegen::generate_cuda(g, n, config, g.index_dtype);
-    } catch (const UserError& e) {
-      out << fmt::format("// no CUDA for the loop at {}: {}\n", n->loc.str(), e.what());
+  for (const codegen::LoopStages& l : stages.loops) {
+    if (!l.failure.empty()) {
+      out << fmt::format("// no CUDA for the loop at {}: {}\n", l.loop->loc.str(), l.failure);
       continue;
     }
+    const codegen::CudaKernel& k = l.kernel;
     out << k.source;
     dump.cuda(k);
     if (!compile) continue;
@@ -133,7 +146,7 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
     }
     dump.binary(k, 90, ptx, cubin);
   }
-  if (loops == 0)
+  if (stages.loops.empty())
     out << fmt::format("// kernel '{}' has no top-level loop: a GPU would compile nothing.\n",
                        g.kernel_name);
   if (print) std::cerr << out.str() << std::flush;

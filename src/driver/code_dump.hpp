@@ -9,12 +9,15 @@
 // config's JSON>):
 //   <stem>.ir                      the program the backend lowers (ir::print), headed by
 //                                  the specialization key and the config
+//   <stem>.stages/<NN>-<stage>.ir  the IR after each stage of codegen::compile_pipeline,
+//                                  numbered in stage order (01-traced ... 06-emit)
 //   <kernel>_loop<i>-<...>.cu      the CUDA of top-level loop i, as compiled
 //   <kernel>_loop<i>-<...>.sm_XX.ptx / .sm_XX.cubin   what NVRTC made of it
 #pragma once
 
 #include <string>
 
+#include "codegen/compile_pipeline.hpp"
 #include "codegen/cuda_kernel.hpp"
 #include "ir/ir.hpp"
 #include "tessel/config.hpp"
@@ -33,6 +36,8 @@ class CodeDump {
   CodeDump(const std::string& kernel, const std::string& spec_key, const Config& config);
   /// Writes the IR of `g` (no-op without TESSEL_DUMP_DIR).
   void ir(const ir::Graph& g) const;
+  /// Writes the IR after each stage that `stages` recorded (PipelineOptions::record_ir).
+  void stages(const codegen::CompiledStages& stages) const;
   /// Writes the CUDA of `k`, and with a non-empty `cubin` its PTX and cubin for sm_`arch`
   /// (no-op without TESSEL_DUMP_DIR).
   void cuda(const codegen::CudaKernel& k) const;
@@ -42,11 +47,13 @@ class CodeDump {
   const std::string& tag() const { return tag_; }
 
  private:
+  std::string stem() const;  // "<kernel>" + tag()
   std::string dir_, kernel_, spec_key_, config_json_, tag_;
 };
 
 /// TESSEL_PRINT_CODE / TESSEL_DUMP_DIR on the interpreter (once per specialization): the
-/// CUDA of each top-level loop of `g` under `config`, printed to stderr with a line saying
+/// CUDA of each top-level loop of traced graph `g` under `config` (compile_pipeline, as a
+/// GPU call would run it), printed to stderr with a line saying
 /// that a GPU would compile it (and that with `tunes` it would autotune first and may pick
 /// another config), and dumped with its IR, PTX and cubin (sm_90, where NVRTC is present).
 /// A loop the backend cannot lower is reported with the reason, not raised: the

@@ -13,18 +13,27 @@
 
 namespace tessel::rt {
 
-GpuProgram::GpuProgram(const ir::Graph& g, const Config& config, const Settings& settings,
+GpuProgram::GpuProgram(const codegen::CompiledStages& stages, const Settings& settings,
                        const std::string& spec_key)
-    : graph_(g), config_(config), settings_(settings), dump_(g.kernel_name, spec_key, config) {
-  dump_.ir(g);
+    : stages_(stages),
+      graph_(stages.program()),
+      config_(stages.config),
+      settings_(settings),
+      dump_(graph_.kernel_name, spec_key, config_) {
+  dump_.ir(graph_);
+  dump_.stages(stages);
 }
 
 const codegen::CudaKernel& GpuProgram::kernel(const ir::Node* loop) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = loops_[loop];
   if (!slot) {
+    auto l = std::find_if(stages_.loops.begin(), stages_.loops.end(),
+                          [&](const codegen::LoopStages& s) { return s.loop == loop; });
+    if (l == stages_.loops.end() || l->kernel.name.empty())
+      throw InternalError("GpuProgram: a loop without generated CUDA");
     slot = std::make_unique<Compiled>();
-    slot->kernel = codegen::generate_cuda(graph_, loop, config_, graph_.index_dtype);
+    slot->kernel = l->kernel;
     dump_.cuda(slot->kernel);
   }
   return slot->kernel;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "codegen/compile_pipeline.hpp"
 #include "codegen/cuda_kernel.hpp"
 #include "driver/code_dump.hpp"
 #include "driver/cuda_api.hpp"
@@ -52,8 +53,10 @@ bool print_code_requested(const Settings& s);
 
 class GpuProgram {
  public:
-  /// `spec_key`: the specialization's key, naming TESSEL_DUMP_DIR's files (code_dump.hpp).
-  GpuProgram(const ir::Graph& g, const Config& config, const Settings& settings,
+  /// `stages`: the specialization's compile_pipeline result with its CUDA emitted
+  /// (PipelineOptions::Emit::all); it must outlive this. `spec_key`: the specialization's
+  /// key, naming TESSEL_DUMP_DIR's files (code_dump.hpp), which are written here.
+  GpuProgram(const codegen::CompiledStages& stages, const Settings& settings,
              const std::string& spec_key = "");
   /// Launches top-level loop `loop` for the call in `env` (asynchronous, on env.stream).
   /// Compiles on the first launch. Errors: UserError with the generated line when NVRTC
@@ -65,7 +68,7 @@ class GpuProgram {
   /// SMs: those of the SM partition active on this thread (rt::ContextScope), else the
   /// device's. Errors: UserError when the caps leave no SM.
   int persistent_programs(int device) const;
-  /// The generated CUDA of a loop (generating it if needed).
+  /// The generated CUDA of a loop of stages.program().
   const codegen::CudaKernel& kernel(const ir::Node* loop);
 
  private:
@@ -87,6 +90,7 @@ class GpuProgram {
   /// first use).
   std::pair<Compiled*, Function> compiled(const ir::Node* loop, int device);
 
+  const codegen::CompiledStages& stages_;
   const ir::Graph& graph_;
   Config config_;
   Settings settings_;

@@ -15,6 +15,7 @@
 
 #include "autotune/autotuner.hpp"
 #include "autotune/cache_key.hpp"
+#include "codegen/compile_pipeline.hpp"
 #include "codegen/embedded.hpp"
 #include "common/pow2.hpp"
 #include "common/preserve_format.hpp"
@@ -25,8 +26,6 @@
 #include "frontend/trace.hpp"
 #include "interp/host_program.hpp"
 #include "ir/host_eval.hpp"
-#include "passes/default_config.hpp"
-#include "passes/layout.hpp"
 #include "passes/race_check.hpp"
 #include "passes/roll_reductions.hpp"
 #include "runtime/kernel_tuning.hpp"
@@ -64,8 +63,9 @@ struct Specialization {
   std::mutex mu;
   bool traced = false;
   ir::Graph graph;
-  Config config;
-  std::unique_ptr<ir::Graph> lowered;  // graph after config-dependent passes (null: graph)
+  /// The compile pipeline's result for `graph` and the specialization's config (its CUDA
+  /// emitted once the specialization runs on a GPU: KernelImpl::make_gpu_program).
+  codegen::CompiledStages stages;
   /// Host values the key does not hold, evaluated on each call (lookup()): a call whose
   /// guard values differ from guard_values (the specialization's own) selects, and
   /// traces on first use, the specialization of key + "#" + its values.
@@ -88,8 +88,9 @@ struct Specialization {
   };
   std::vector<Guard> guards;
   std::string guard_values;
-  const ir::Graph& program() const { return lowered ? *lowered : graph; }
-  std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call
+  const ir::Graph& program() const { return stages.program(); }
+  const Config& config() const { return stages.config; }
+  std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call (refers to stages)
   bool code_shown = false;              // interpreter: show_interpreted_code has run
   std::vector<int> written_args;        // positions of the tensor arguments the kernel stores to
 };
@@ -181,8 +182,11 @@ class KernelImpl {
   /// Traces the lambda into `g` for `args` with `settings` (whose config's tunables give
   /// the values of ts::register_tunable).
   void trace_into(ir::Graph& g, const std::vector<CallArg>& args, const Settings& settings);
-  /// Completes `c` for s.graph, lowers the graph for it (s.lowered) and makes it s.config.
+  /// Runs the compile pipeline on s.graph for `c` up to its checks (s.stages); drops
+  /// s.gpu, which referred to the stages replaced.
   void set_config(Specialization& s, const Config& c);
+  /// Runs the compile pipeline again with its CUDA emitted and makes s.gpu from it.
+  void make_gpu_program(Specialization& s, const std::string& key);
   /// Tunes `s` (traced; its lock held) and, with `apply`, sets its config to the result.
   autotune::TuneResult tune_locked(Specialization& s, const std::vector<CallArg>& args,
                                    const std::string& key, const autotune::TuneOptions& options,
@@ -482,51 +486,18 @@ void KernelImpl::set_guards(Specialization& s, const std::vector<CallArg>& args)
 }
 
 void KernelImpl::set_config(Specialization& s, const Config& c) {
-  s.config = passes::complete_config(s.graph, c, name_);
-  try {
-    s.lowered = passes::roll_reductions(s.graph, s.config);
-  } catch (const UserError&) {
-    if (c.reduction_loops) throw;
-    // The default chunking of a very long reduction does not apply to this kernel.
-    s.config.reduction_loops.reset();
-    s.lowered = nullptr;
-  }
-  // Tile indices are computed in the index dtype (loop control is 64-bit): a constant
-  // loop bound beyond 32 bits (written, or a rolled reduction over ts::arange(n)) would
-  // wrap them. (With the index dtype unset, the index_32 guards trace such a kernel with
-  // 64-bit indices.)
-  if (s.graph.index_dtype == DType::i32 && s.graph.index_dtype_forced) {
-    std::function<void(const ir::Block&)> scan = [&](const ir::Block& b) {
-      for (const ir::Node* n : b) {
-        if (n->op != ir::Op::Loop) continue;
-        for (const ir::LoopDim& d : n->dims)
-          for (const ir::Node* c : {d.begin, d.end})
-            if (c->op == ir::Op::Const && (c->ival > INT32_MAX || c->ival < INT32_MIN))
-              throw UserError(
-                  name_, n->loc,
-                  fmt::format("the loop bound {} goes beyond 32-bit index arithmetic", c->ival),
-                  "set Settings::index_dtype = ts::i64");
-        scan(n->body);
-      }
-    };
-    scan(s.program().host);
-  }
-  // Tile values are held in registers: refuse configs that cannot fit (a clear error
-  // instead of an allocation failure or a compiler that runs for minutes).
-  for (const ir::Node* n : s.program().host) {
-    if (n->op != ir::Op::Loop) continue;
-    passes::Layout L = passes::compute_layout(n, s.config);
-    if (L.elems > int64_t{1024} * L.threads)
-      throw UserError(
-          name_, n->loc,
-          fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "
-                      "per thread",
-                      s.config.to_json(), L.elems, L.elems / L.threads),
-          "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
-          "reductions");
-  }
-  if (s.lowered && env_flag("TESSEL_PRINT_IR"))
-    std::cerr << "after roll_reductions:\n" << ir::print(*s.lowered);
+  s.gpu.reset();
+  s.stages = codegen::compile_pipeline(s.graph, c, {.emit = codegen::PipelineOptions::Emit::none});
+  if (s.stages.lowered && env_flag("TESSEL_PRINT_IR"))
+    std::cerr << "after roll_reductions:\n" << ir::print(*s.stages.lowered);
+}
+
+void KernelImpl::make_gpu_program(Specialization& s, const std::string& key) {
+  s.gpu.reset();
+  s.stages = codegen::compile_pipeline(
+      s.graph, s.config(),
+      {.emit = codegen::PipelineOptions::Emit::all, .record_ir = !rt::dump_dir().empty()});
+  s.gpu = std::make_unique<rt::GpuProgram>(s.stages, settings_, full_key(s, key));
 }
 
 void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args,
@@ -597,7 +568,7 @@ autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vecto
                               settings_,
                               full_key(s, key),
                               &s.graph,
-                              s.config.tunables.value_or(std::map<std::string, int64_t>{}),
+                              s.config().tunables.value_or(std::map<std::string, int64_t>{}),
                               [&](ir::Graph& g, const Settings& st) {
                                 Settings same = st;  // the specialization's index dtype and checks
                                 same.index_dtype = s.graph.index_dtype;
@@ -625,9 +596,7 @@ autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args,
   std::shared_ptr<Specialization> spec = lookup(k, args);
   std::lock_guard<std::mutex> lock(spec->mu);
   autotune::TuneResult r = tune_locked(*spec, args, k, options, apply);
-  if (apply && on_gpu)
-    spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_,
-                                                 full_key(*spec, k));
+  if (apply && on_gpu) make_gpu_program(*spec, k);
   return r;
 }
 
@@ -718,12 +687,11 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
         options.effort = *settings_.autotune_effort;
         tune_locked(*spec, args, k, options, /*apply=*/true);
       }
-      spec->gpu = std::make_unique<rt::GpuProgram>(spec->program(), spec->config, settings_,
-                                                   full_key(*spec, k));
+      make_gpu_program(*spec, k);
     }
     if (!on_gpu && !spec->code_shown) {  // TESSEL_PRINT_CODE, TESSEL_DUMP_DIR: once
       spec->code_shown = true;
-      rt::show_interpreted_code(spec->program(), spec->config, settings_, full_key(*spec, k),
+      rt::show_interpreted_code(spec->graph, spec->config(), settings_, full_key(*spec, k),
                                 wants_tuning());
     }
   }
@@ -749,7 +717,7 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
       env.args[i].ivalue = static_cast<int64_t>(env.args[i].fvalue);
     }
   }
-  if (!on_gpu) return rt::run_host_program(spec->program(), spec->config, env, nullptr);
+  if (!on_gpu) return rt::run_host_program(spec->program(), spec->config(), env, nullptr);
   // On an SM partition's stream, the whole call (allocations, fills, module loads,
   // launches) runs in the partition's green context.
   rt::ContextScope scope(stream);
@@ -760,7 +728,7 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
                     scope.device(), env.device.str()),
         "create the partition on the arguments' device: ts::SmPartition::create(num_sms, device)");
   rt::set_device(env.device.index);
-  return rt::run_host_program(spec->program(), spec->config, env, spec->gpu.get());
+  return rt::run_host_program(spec->program(), spec->config(), env, spec->gpu.get());
 }
 
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<std::string> param_names,
@@ -797,10 +765,10 @@ std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args, SourceLoc called
 std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile,
                                      SourceLoc called_at) {
   Specialization& s = k.specialize(args, true, called_at);
+  codegen::CompiledStages stages = codegen::compile_pipeline(s.graph, s.config(), {});
   std::vector<std::string> out;
-  for (const ir::Node* n : s.program().host) {
-    if (n->op != ir::Op::Loop) continue;
-    codegen::CudaKernel ck = codegen::generate_cuda(s.program(), n, s.config, s.graph.index_dtype);
+  for (const codegen::LoopStages& l : stages.loops) {
+    const codegen::CudaKernel& ck = l.kernel;
     if (compile) {
       if (rt::print_code_requested(k.settings())) std::cerr << ck.source << std::flush;
       rt::CompileOptions opts;
@@ -810,7 +778,7 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, b
       try {
         rt::compile_cuda(ck.source, ck.name + ".cu", opts);
       } catch (const rt::CompileError& e) {
-        throw UserError(s.graph.kernel_name, n->loc,
+        throw UserError(s.graph.kernel_name, l.loop->loc,
                         "NVRTC could not compile the generated CUDA:\n" + e.log + "\n" + ck.source);
       }
     }
@@ -833,7 +801,7 @@ const ir::Graph& traced_graph(detail::KernelImpl& k, std::vector<detail::CallArg
 }
 
 Config specialization_config(detail::KernelImpl& k, std::vector<detail::CallArg> args) {
-  return k.specialize(args, false, {}).config;
+  return k.specialize(args, false, {}).config();
 }
 
 }  // namespace tessel::rt

@@ -1,21 +1,15 @@
 // Tuning one traced specialization: the graphs the search needs (traced again for other
-// tunables, lowered for chunked reductions) around autotune::tune_for_call.
+// tunables) around autotune::tune_for_call.
 #include "runtime/kernel_tuning.hpp"
-
-#include <fmt/format.h>
-
-#include "passes/default_config.hpp"
-#include "passes/roll_reductions.hpp"
 
 namespace tessel::rt {
 
 autotune::TuneResult tune_specialization(TunableSpecialization& s,
                                          const std::vector<detail::CallArg>& args,
                                          const autotune::TuneOptions& options, bool apply) {
-  // Graphs traced for other tunables (by their assignment as JSON), and graphs lowered
-  // for candidates' reduction_loops; they live until tuning ends.
+  // Graphs traced for other tunables (by their assignment as JSON); they live until
+  // tuning ends.
   std::map<std::string, std::unique_ptr<ir::Graph>> variants;
-  std::map<std::string, std::unique_ptr<ir::Graph>> lowered;
   auto tunables_of = [&](const Config& c) {
     Config only;
     only.tunables = s.traced;
@@ -36,18 +30,8 @@ autotune::TuneResult tune_specialization(TunableSpecialization& s,
     }
     return *slot;
   };
-  // The program a candidate runs: traced for its tunables, lowered for its config.
-  autotune::GraphFor graph_for = [&](const Config& c) -> const ir::Graph& {
-    ir::Graph& g = traced_for(c);
-    Config complete = passes::complete_config(g, c, s.kernel);
-    bool chunked = false;
-    for (const auto& r : complete.reduction_loops.value_or(std::vector<std::optional<int64_t>>{}))
-      chunked |= r.has_value();
-    if (!chunked) return g;
-    auto& slot = lowered[fmt::format("{}@{}", static_cast<const void*>(&g), complete.to_json())];
-    if (!slot) slot = passes::roll_reductions(g, complete);
-    return slot ? *slot : g;
-  };
+  // The graph a candidate's config is compiled from (codegen::compile_pipeline).
+  autotune::GraphFor graph_for = [&](const Config& c) -> const ir::Graph& { return traced_for(c); };
   autotune::CallToTune call{s.kernel, s.graph, graph_for, args, s.settings, s.key};
   autotune::TuneResult r = autotune::tune_for_call(call, options);
   if (apply && r.best) {

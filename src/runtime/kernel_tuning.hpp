@@ -25,8 +25,8 @@ struct TunableSpecialization {
 };
 
 /// Tunes `s` for a call with `args` (autotune::tune_for_call: disk cache, then search),
-/// giving the search the kernel traced again for other tunables and lowered for each
-/// candidate's reduction_loops. With `apply` and a result whose tunables differ from
+/// giving the search the kernel traced again for other tunables (each candidate compiles
+/// it through codegen::compile_pipeline). With `apply` and a result whose tunables differ from
 /// `traced`, *s.graph is replaced by the graph traced for them (the caller then sets
 /// the specialization's config to the result). Errors: as tune_for_call.
 autotune::TuneResult tune_specialization(TunableSpecialization& s,

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,6 +55,34 @@ TEST(GpuCodeDump, ACallWritesIrCudaPtxAndCubinForTheDevice) {
   EXPECT_EQ(cu, 1);
   EXPECT_EQ(ptx, 1);
   EXPECT_EQ(cubin, 1);
+  fs::remove_all(dir);
+}
+
+// The GPU path runs the compile pipeline with its IR recorded: one file per stage, in the
+// stage order of codegen::compile_pipeline, beside the specialization's .ir file.
+TEST(GpuCodeDump, ACallWritesTheIrAfterEachStage) {
+  TESSEL_REQUIRE_GPU();
+  fs::path dir = fs::temp_directory_path() / ("tessel_gpu_stages_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ::setenv("TESSEL_DUMP_DIR", dir.c_str(), 1);
+  ts::Buffer x = ts::Buffer::randn({4, 100000}, ts::f32, ts::cuda(0));
+  ts::Buffer out = examples::make_softmax_basic()(x);  // rows long enough to be rolled
+  ::unsetenv("TESSEL_DUMP_DIR");
+  ts::Buffer expected = examples::make_softmax_basic()(x.to(ts::cpu()));
+  EXPECT_EQ(ts::count_mismatches(out.to(ts::cpu()), expected, 1e-5, 1e-6), 0);
+  std::vector<fs::path> stages;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory()) stages.push_back(e.path());
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages[0].filename().string().rfind("softmax-spec_", 0), 0u) << stages[0];
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(stages[0]))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"01-traced.ir", "02-complete_config.ir",
+                                             "03-roll_reductions.ir", "04-index_bounds.ir",
+                                             "05-layout.ir", "06-emit.ir"}));
+  EXPECT_NE(read(stages[0] / "06-emit.ir").find("// stage 6: emit\n"), std::string::npos);
   fs::remove_all(dir);
 }
 

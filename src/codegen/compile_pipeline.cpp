@@ -1,0 +1,120 @@
+#include "codegen/compile_pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "passes/default_config.hpp"
+#include "passes/roll_reductions.hpp"
+
+namespace tessel::codegen {
+
+namespace {
+
+// Stage 3: the program lowered for the config's reduction_loops (null: unchanged).
+std::unique_ptr<ir::Graph> roll(const ir::Graph& g, const Config& requested, Config& config) {
+  try {
+    return passes::roll_reductions(g, config);
+  } catch (const UserError&) {
+    if (requested.reduction_loops) throw;
+    // The default chunking of a very long reduction does not apply to this kernel.
+    config.reduction_loops.reset();
+    return nullptr;
+  }
+}
+
+// Stage 4: tile indices are computed in the index dtype (loop control is 64-bit): a
+// constant loop bound beyond 32 bits (written, or a rolled reduction over ts::arange(n))
+// would wrap them. (With the index dtype unset, the index_32 guards trace such a kernel
+// with 64-bit indices.)
+void check_index_bounds(const ir::Graph& traced, const ir::Graph& g) {
+  if (traced.index_dtype != DType::i32 || !traced.index_dtype_forced) return;
+  std::function<void(const ir::Block&)> scan = [&](const ir::Block& b) {
+    for (const ir::Node* n : b) {
+      if (n->op != ir::Op::Loop) continue;
+      for (const ir::LoopDim& d : n->dims)
+        for (const ir::Node* c : {d.begin, d.end})
+          if (c->op == ir::Op::Const && (c->ival > INT32_MAX || c->ival < INT32_MIN))
+            throw UserError(
+                g.kernel_name, n->loc,
+                fmt::format("the loop bound {} goes beyond 32-bit index arithmetic", c->ival),
+                "set Settings::index_dtype = ts::i64");
+      scan(n->body);
+    }
+  };
+  scan(g.host);
+}
+
+// Stage 5: tile values are held in registers: a config that cannot fit is refused (a
+// clear error instead of spilled code, an allocation failure or a compiler that runs for
+// minutes).
+std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
+  std::vector<LoopStages> out;
+  for (const ir::Node* n : g.host) {
+    if (n->op != ir::Op::Loop) continue;
+    passes::Layout L = passes::compute_layout(n, config);
+    // Layout::regs() in 64 bits: L.groups wraps for tiles past 2^31 rounds of threads.
+    int64_t regs = std::max<int64_t>(1, L.elems / (int64_t{L.threads} * L.vec)) * L.vec;
+    if (regs > kMaxRegistersPerTileValue)
+      throw UserError(
+          g.kernel_name, n->loc,
+          fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "
+                      "per thread (at most {})",
+                      config.to_json(), L.elems, regs, kMaxRegistersPerTileValue),
+          "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
+          "reductions");
+    out.push_back(LoopStages{n, L, {}, {}});
+  }
+  return out;
+}
+
+// Stage 6: the CUDA of each loop.
+void emit(const ir::Graph& g, const Config& config, PipelineOptions::Emit how,
+          std::vector<LoopStages>& loops) {
+  if (how == PipelineOptions::Emit::none) return;
+  for (LoopStages& l : loops) {
+    try {
+      l.kernel = generate_cuda(g, l.loop, config, l.layout);
+    } catch (const UserError& e) {
+      if (how != PipelineOptions::Emit::all_reporting_failures) throw;
+      l.failure = e.what();
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& stage_names() {
+  static const std::vector<std::string> names{"traced",       "complete_config", "roll_reductions",
+                                              "index_bounds", "layout",          "emit"};
+  return names;
+}
+
+CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
+                                const PipelineOptions& options) {
+  CompiledStages s;
+  s.traced = &traced;
+  s.config = config;
+  auto done = [&](int number) {
+    if (options.record_ir)
+      s.stage_ir.push_back(
+          {number, stage_names().at(number - 1),
+           fmt::format("// stage {}: {}\n// config: {}\n{}", number, stage_names().at(number - 1),
+                       s.config.to_json(), ir::print(s.program()))});
+  };
+  done(1);
+  s.config = passes::complete_config(traced, config, traced.kernel_name);
+  done(2);
+  s.lowered = roll(traced, config, s.config);
+  done(3);
+  check_index_bounds(traced, s.program());
+  done(4);
+  s.loops = layouts(s.program(), s.config);
+  done(5);
+  emit(s.program(), s.config, options.emit, s.loops);
+  done(6);
+  return s;
+}
+
+}  // namespace tessel::codegen
