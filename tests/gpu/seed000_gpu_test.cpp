@@ -38,8 +38,7 @@ class Seed000Full : public ::testing::Test {
     ts::Buffer db = ts::Buffer::scalar(kD / 2, ts::i32, ts::cuda(0));
     ts::Buffer out = kernel(x, bb, db);
     EXPECT_EQ(
-        ts::count_mismatches(region(out, kB / 2, kD / 2), region(x, kB / 2, kD / 2), 0, 0, 1.0),
-        0);
+        ts::count_mismatches(region(out, kB / 2, kD / 2), region(x, kB / 2, kD / 2), 0, 0, 1.0), 0);
     // New bound values in device memory: no recompilation, and the new region is computed.
     int64_t compiles = ts::rt::compile_count();
     bb.fill(kB / 4);
@@ -48,8 +47,7 @@ class Seed000Full : public ::testing::Test {
     out = kernel(x, bb, db);
     EXPECT_EQ(ts::rt::compile_count(), compiles);
     EXPECT_EQ(
-        ts::count_mismatches(region(out, kB / 4, kD / 8), region(x, kB / 4, kD / 8), 0, 0, 1.0),
-        0);
+        ts::count_mismatches(region(out, kB / 4, kD / 8), region(x, kB / 4, kD / 8), 0, 0, 1.0), 0);
   }
   static ts::Buffer* x_;
 };
