@@ -42,6 +42,34 @@ inline auto make_add_2d(ts::Settings settings = {}) {
       settings);
 }
 
+/// out[n, m] = x[m, n] (any dtype): `.t()` transposes the [tm, tn] tile. The load is contiguous
+/// along tn, the store along tm: one of them runs in a layout of its own and the tile converts
+/// through shared memory (passes/access_layouts.hpp), so both move 16-byte vectors.
+inline auto make_transpose(ts::Settings settings = {}) {
+  return ts::kernel(
+      "transpose",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_empty({x.size(1), x.size(0)}).named("out");
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tn, tm) = x(tm, tn).t();
+        return out;
+      },
+      settings);
+}
+
+/// out[m, n] = x[m, n] + y[n, m]: x and out are contiguous along tn, y along tm (y's load
+/// converts into the nest's layout).
+inline auto make_add_transposed(ts::Settings settings = {}) {
+  return ts::kernel(
+      "add_transposed",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty_like(x).named("out");
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1)))
+          out(tm, tn) = x(tm, tn) + y(tn, tm).t();
+        return out;
+      },
+      settings);
+}
+
 /// out[m, n] = x[m, n] + bias[n]: bias(ts::newaxis, tn) has shape [1, tn].
 inline auto make_add_bias(ts::Settings settings = {}) {
   return ts::kernel(

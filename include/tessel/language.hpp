@@ -123,6 +123,16 @@ class Value {
   Value operator()(const Index& a, const Index& b, const Index& c) const;
   Value operator()(const Index& a, const Index& b, const Index& c, const Index& d) const;
 
+  /// The value with its dims reordered: dim i of the result is dim dims[i] of this one
+  /// (PyTorch's Tensor.permute; negative dims count from the end). Throws UserError unless
+  /// `dims` is a permutation of this value's dims. In registers it moves nothing (each
+  /// element keeps its tile coordinates); a store of it converts layouts where that makes
+  /// the memory access contiguous (README, "The language", Layouts).
+  Value permute(const std::vector<int>& dims, Loc loc = Loc::current()) const;
+  /// A 2-D value transposed (PyTorch's Tensor.t(), Helion's `.T`): permute({1, 0}).
+  /// `out(tn, tm) = x(tm, tn).t();` writes x transposed. Throws UserError for another rank.
+  Value t(Loc loc = Loc::current()) const;
+
   bool defined() const { return node_ != nullptr; }
   /// Names the current binding in generated code and dumps: `ts::Value row =
   /// x(tm, ts::all).to(ts::f32).named("row");` makes the CUDA array `row` instead of
@@ -308,6 +318,9 @@ class TensorRef {
   TensorRef& operator*=(const Operand& v);
   /// Loads and converts: `x(t).to(ts::f32)`.
   Value to(DType dtype, Loc loc = Loc::current()) const;
+  /// Loads, then reorders dims as Value::permute and Value::t do: `x(tm, tn).t()`.
+  Value permute(const std::vector<int>& dims, Loc loc = Loc::current()) const;
+  Value t(Loc loc = Loc::current()) const;
   /// Loads, then adds size-1 dims as Value::operator() does: `a(tm, tk)(ts::all, ts::all,
   /// ts::newaxis)` is the loaded [tm, tk] tile as [tm, tk, 1] (same as a(tm, tk, ts::newaxis)).
   Value operator()(const Index& a) const;

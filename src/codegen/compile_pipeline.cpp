@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "passes/access_layouts.hpp"
 #include "passes/default_config.hpp"
 #include "passes/roll_reductions.hpp"
 
@@ -64,6 +65,7 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
                       config.to_json(), L.elems, regs, kMaxRegistersPerTileValue),
           "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
           "reductions");
+    passes::assign_access_layouts(g, n, config, L);
     out.push_back(LoopStages{n, L, {}, {}});
   }
   return out;

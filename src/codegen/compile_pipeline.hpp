@@ -17,7 +17,9 @@
 //   4. index_bounds     with a forced 32-bit index dtype, no constant loop bound beyond
 //                       32 bits (tile indices are computed in the index dtype)
 //   5. layout           passes::compute_layout of each top-level loop, refused past
-//                       kMaxRegistersPerTileValue registers per thread
+//                       kMaxRegistersPerTileValue registers per thread; then
+//                       passes::assign_access_layouts: loads and stores contiguous along
+//                       another dimension than the nest's innermost get their own layout
 //   6. emit             per top-level loop: loop knobs, grid and CUDA C++
 //                       (codegen::generate_cuda); only with PipelineOptions::emit
 #pragma once

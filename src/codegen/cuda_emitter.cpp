@@ -55,7 +55,7 @@ std::string literal(DType t, double f, int64_t i) {
 
 Emitter::Emitter(const ir::Graph& g, const Node* loop, const Config& c, const passes::Layout& L,
                  CudaKernel& out)
-    : g_(g), top_(loop), config_(c), L_(L), out_(out) {
+    : g_(g), top_(loop), config_(c), L_(&L), nest_(L), out_(out) {
   idx_t_ = g.index_dtype == DType::i64 ? "long long" : "int";
 }
 
@@ -93,8 +93,8 @@ void Emitter::unsupported(const Node* n, const std::string& what) const {
 }
 
 std::string Emitter::slot_coord(const ir::Sym* s, const std::string& r) const {
-  int k = L_.slot_of.at(s);
-  return fold::bits(fmt::format("TS_FLAT({})", r), L_.slot_shift[k], L_.slot_block[k] - 1);
+  int k = L_->slot_of.at(s);
+  return fold::bits(fmt::format("TS_FLAT({})", r), L_->slot_shift[k], L_->slot_block[k] - 1);
 }
 
 bool Emitter::flattened(const ir::Sym* s) const {
@@ -109,16 +109,16 @@ std::string Emitter::coord(const ir::Sym* s, const std::string& r) const {
 }
 
 std::string Emitter::active(const std::string& r) const {
-  if (L_.all_threads_active()) return "true";
-  return fmt::format("(TS_FLAT({}) < {})", r, L_.elems);
+  if (L_->all_threads_active()) return "true";
+  return fmt::format("(TS_FLAT({}) < {})", r, L_->elems);
 }
 
 bool Emitter::valid_by_vector(const ir::Sym* s) const {
-  if (L_.vec <= 1 || flattened(s)) return false;
+  if (L_->vec <= 1 || flattened(s)) return false;
   int k = slot(s);
-  if (L_.slot_shift[k] != 0 || L_.slot_block[k] % L_.vec != 0)
+  if (L_->slot_shift[k] != 0 || L_->slot_block[k] % L_->vec != 0)
     return false;  // not the vector lanes
-  if (passes::sym_block(s, config_) % L_.vec != 0) return false;
+  if (passes::sym_block(s, config_) % L_->vec != 0) return false;
   if (s->kind != ir::Sym::tile) return multiple_of_16(s->extent);
   const ir::LoopDim& ld = s->loop->dims.at(static_cast<size_t>(s->loop_dim));
   return multiple_of_16(ld.begin) && multiple_of_16(ld.end) &&
@@ -145,7 +145,7 @@ std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
     v = fold::cmp(c, "<", lim);
   }
   int64_t sb = passes::sym_block(s, config_);
-  if (sb < L_.slot_block[slot(s)])
+  if (sb < L_->slot_block[slot(s)])
     v = fold::land({v, fold::cmp(slot_coord(s, r), "<", std::to_string(sb))});
   return v;
 }
@@ -280,7 +280,7 @@ void Emitter::emit_flat_coords(const Node* n, const std::vector<int>& order,
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     int d = *it;
     const ir::Sym* sym = n->dims[d].sym;
-    in_layout &= L_.slot_of.count(sym) > 0;
+    in_layout &= L_->slot_of.count(sym) > 0;
     if (in_layout) {
       std::string c = slot_coord(sym, "r");
       local = (weight == 1 ? c : fmt::format("{} * {}", c, weight)) +
@@ -498,14 +498,14 @@ void Emitter::run() {
   if (uses_atomics_) src << "#include \"tessel/atomics.cuh\"\n";
   src << "\n";
   src << fmt::format(
-      "#define TS_T {}\n#define TS_V {}\n#define TS_G {}\n#define TS_N (TS_G * TS_V)\n", L_.threads,
-      L_.vec, L_.groups);
+      "#define TS_T {}\n#define TS_V {}\n#define TS_G {}\n#define TS_N (TS_G * TS_V)\n",
+      L_->threads, L_->vec, L_->groups);
   src << "#define TS_FLAT(r) (((((r) / TS_V) * TS_T + tid) * TS_V) + (r) % TS_V)\n";
   src << "#define TS_FOR(r) _Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r)\n\n";
   // __launch_bounds__ and __maxnreg__ exclude each other (nvcc/NVRTC); both set the
   // register budget, the first from the thread count, the second from Config::maxnreg.
   std::string bounds = config_.maxnreg ? fmt::format("__maxnreg__({})", *config_.maxnreg)
-                                       : fmt::format("__launch_bounds__({})", L_.threads);
+                                       : fmt::format("__launch_bounds__({})", L_->threads);
   src << fmt::format("extern \"C\" __global__ void {} {}(", bounds, out_.name);
   for (size_t i = 0; i < out_.params.size(); ++i) {
     const Param& p = out_.params[i];
@@ -555,7 +555,7 @@ void Emitter::run() {
   if (shared_bytes_ > 0) src << "  extern __shared__ __align__(16) unsigned char ts_smem[];\n";
   src << prologue_.str() << body_.str() << "}\n";
   out_.source = src.str();
-  out_.threads = L_.threads;
+  out_.threads = L_->threads;
   out_.shared_bytes = shared_bytes_;
   if (uses_atomics_) out_.nvrtc_options.push_back("-pch");
 }

@@ -40,15 +40,15 @@ void Emitter::broadcast_from_owners(const Node* n, const std::string& nm) {
   if (!one && bits == 0) return;  // every register holds its own element
   const std::string rt = reg_type(n->dtype);
   const int64_t bytes =
-      (one ? 1 : L_.elems) * static_cast<int64_t>(dtype_size(n->dtype) > 4 ? 8 : 4);
+      (one ? 1 : L_->elems) * static_cast<int64_t>(dtype_size(n->dtype) > 4 ? 8 : 4);
   if (bytes > 227 * 1024)
     throw UserError(g_.kernel_name, n->loc,
                     fmt::format("the old values of this atomic reach {} threads through {} bytes "
                                 "of shared memory, more than a program has",
-                                L_.threads, bytes),
+                                L_->threads, bytes),
                     "use smaller block sizes, or index the atomic with every tile of the loop");
   shared_bytes_ = std::max(shared_bytes_, static_cast<int>((bytes + 15) / 16 * 16));
-  const std::string bar = L_.threads <= 32 ? "__syncwarp();" : "__syncthreads();";
+  const std::string bar = L_->threads <= 32 ? "__syncwarp();" : "__syncthreads();";
   const std::string sm = fmt::format("sm{}", n->id);
   line(fmt::format("{} {}* {} = reinterpret_cast<{}*>(ts_smem);  // old values to the copies", bar,
                    rt, sm, rt));
@@ -67,7 +67,7 @@ void Emitter::emit_atomic(const Node* n) {
   uses_atomics_ = true;
   const bool one = writes_one_element(n);
   const std::string r = one ? "0" : "r";
-  const std::string bar = L_.threads <= 32 ? "__syncwarp();" : "__syncthreads();";
+  const std::string bar = L_->threads <= 32 ? "__syncwarp();" : "__syncthreads();";
   if (n->op == Op::Signal)
     line(bar + "  // the program's earlier memory accesses happen before the signal (release)", n);
   Element el = element_at(n);

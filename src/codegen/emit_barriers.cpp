@@ -41,6 +41,8 @@ using ir::Op;
 
 // Whether accesses a and b (of one tensor) touch each element from the same thread.
 bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
+  // An access in its own layout holds other elements in each thread than the nest does.
+  if (nest_.own_order.count(a) || nest_.own_order.count(b)) return false;
   if (a->args[0] != b->args[0] || a->access.size() != b->access.size()) return false;
   for (size_t i = 0; i < a->access.size(); ++i)
     if (a->access[i].kind != b->access[i].kind || a->access[i].sym != b->access[i].sym)
@@ -53,7 +55,7 @@ bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
   // owner (Emitter::owner_test).
   if (ir::writes_memory(a) && ir::writes_memory(b)) return true;
   // The slots of the accessed elements' coordinates (as emit_store dedupes them).
-  std::vector<bool> covered(L_.slot_block.size(), false);
+  std::vector<bool> covered(L_->slot_block.size(), false);
   for (const ir::Sym* s : ir::stack_shape(a))
     if (s) covered[slot(s)] = true;
   size_t op = fa;
@@ -68,12 +70,12 @@ bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
   // A load whose value is a scalar is made by every thread; a store of one element by
   // thread 0.
   if (std::find(covered.begin(), covered.end(), true) == covered.end()) return false;
-  const int lv = L_.log2_vec(), lt = L_.log2_threads();
+  const int lv = L_->log2_vec(), lt = L_->log2_threads();
   for (size_t k = 0; k < covered.size(); ++k) {
-    if (covered[k] || L_.slot_block[k] <= 1) continue;
-    const int lo = L_.slot_shift[k];
+    if (covered[k] || L_->slot_block[k] <= 1) continue;
+    const int lo = L_->slot_shift[k];
     int hi = lo;
-    while ((int64_t{1} << (hi - lo)) < L_.slot_block[k]) ++hi;
+    while ((int64_t{1} << (hi - lo)) < L_->slot_block[k]) ++hi;
     if (lo < lv + lt && hi > lv) return false;  // copies of an element in several threads
   }
   return true;
@@ -150,7 +152,7 @@ void Emitter::emit_barrier(const Node* n) {
                                           : "atomic";
   line(fmt::format("{};  // the {} below reads or writes memory another thread of the program "
                    "accessed before",
-                   L_.threads <= 32 ? "__syncwarp()" : "__syncthreads()", what),
+                   L_->threads <= 32 ? "__syncwarp()" : "__syncthreads()", what),
        n);
 }
 

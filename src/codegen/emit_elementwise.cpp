@@ -205,6 +205,7 @@ void Emitter::emit_node(const Node* n) {
       (void)loop;
       return;  // handled by emit_loop
     }
+    case Op::Permute:  // each element keeps its coordinates: the same registers
     case Op::View:
       if (is_array(n) != is_array(n->args[0]))
         unsupported(n, "a view that changes scalar/tile form");

@@ -16,9 +16,9 @@ using ir::Op;
 
 bool Emitter::spans_registers(const ir::Sym* s) const {
   if (flattened(s)) return true;
-  int lv = L_.log2_vec(), lt = L_.log2_threads();
+  int lv = L_->log2_vec(), lt = L_->log2_threads();
   int k = slot(s);
-  for (int b = L_.slot_shift[k]; (int64_t{1} << (b - L_.slot_shift[k])) < L_.slot_block[k]; ++b)
+  for (int b = L_->slot_shift[k]; (int64_t{1} << (b - L_->slot_shift[k])) < L_->slot_block[k]; ++b)
     if (b < lv || b >= lv + lt) return true;  // a register bit
   return false;
 }
@@ -57,7 +57,7 @@ bool Emitter::tile_index_always_in_bounds(const Node* n) const {
   int64_t block = it->second.block;
   // Every tile full, and no register coordinate past the block (its slot holds exactly
   // the block): begin <= index < end for every element.
-  if (block <= 0 || (*end - *begin) % block != 0 || L_.slot_block[slot(idx->shape[0])] != block)
+  if (block <= 0 || (*end - *begin) % block != 0 || L_->slot_block[slot(idx->shape[0])] != block)
     return false;
   return n->bfn() == ir::BinaryFn::lt ? *bound >= *end : *bound <= *begin;
 }

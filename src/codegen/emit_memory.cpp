@@ -95,7 +95,7 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
         e.line(fmt::format("const {} {} = min({}, {});", e.idx_t(), a.lim, dv.te, size));
         a.idx = fold::add(dv.tb, e.coord(info.sym, r));
         int64_t sb = passes::sym_block(info.sym, e.config_);
-        if (sb < e.L_.slot_block[e.slot(info.sym)])
+        if (sb < e.L_->slot_block[e.slot(info.sym)])
           a.extra = fold::cmp(e.slot_coord(info.sym, r), "<", std::to_string(sb));
         break;
       }
@@ -103,7 +103,7 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
         a.lim = size;
         a.idx = e.coord(info.sym, r);
         int64_t sb = passes::sym_block(info.sym, e.config_);
-        if (sb < e.L_.slot_block[e.slot(info.sym)])
+        if (sb < e.L_->slot_block[e.slot(info.sym)])
           a.extra = fold::cmp(a.idx, "<", std::to_string(sb));
         break;
       }
@@ -129,12 +129,12 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
   // Vector accesses: the innermost dimension is a tile/all on the layout's innermost
   // slot, its stride is 1, and the Sym fills its slot; not a flattened loop's dim (its
   // consecutive elements wrap from one row to the next).
-  if (!p.dims.empty() && e.L_.vec > 1 && !n->is_multicast_access()) {
+  if (!p.dims.empty() && e.L_->vec > 1 && !n->is_multicast_access()) {
     const DimAccess& last = p.dims.back();
     bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) &&
               !e.flattened(last.sym) &&
-              e.slot(last.sym) == static_cast<int>(e.L_.slot_block.size()) - 1 &&
-              passes::sym_block(last.sym, e.config_) == e.L_.slot_block.back() &&
+              e.slot(last.sym) == static_cast<int>(e.L_->slot_block.size()) - 1 &&
+              passes::sym_block(last.sym, e.config_) == e.L_->slot_block.back() &&
               e.stride_param(t, t->rank - 1) == "1";
     for (const DimAccess& a : p.dims) ok &= a.kind != ir::IndexKind::gather;
     p.vector = ok;
@@ -288,7 +288,7 @@ static void emit_ld_vec(Emitter& e, const Node* n, AccessPlan p, const std::stri
 }
 
 bool Emitter::emit_vector_load_into_probe(const Node* n) {
-  if (!is_array(n)) return false;
+  if (!is_array(n) || own_layout(n)) return false;  // converted loads are not issued early
   // Plan into a scratch stream: planning emits the access's limits.
   std::ostringstream scratch;
   body_.swap(scratch);
@@ -304,7 +304,6 @@ void Emitter::emit_vector_load_into(const Node* n, const std::string& raw) {
 void Emitter::emit_load(const Node* n) {
   if (prefetched_.count(n)) return;  // loaded one iteration early (emit_pipeline.cpp)
   const Node* t = ir::addressed_tensor(n);
-  std::string mem = dtype_cuda_storage(t->dtype);
   std::string nm = ids_.value(n);
   names_[n] = nm;
   if (!is_array(n)) {
@@ -317,6 +316,19 @@ void Emitter::emit_load(const Node* n) {
          n);
     return;
   }
+  if (const passes::Layout* own = own_layout(n)) {
+    // Loaded in its own layout (vectors along its contiguous dimension), then converted.
+    std::string raw = fmt::format("c{}", n->id);
+    in_layout(*own, [&] { emit_array_load(n, raw); });
+    convert_layout(raw, *own, nm, nest_, n->dtype, n);
+    return;
+  }
+  emit_array_load(n, nm);
+}
+
+void Emitter::emit_array_load(const Node* n, const std::string& nm) {
+  const Node* t = ir::addressed_tensor(n);
+  std::string mem = dtype_cuda_storage(t->dtype);
   line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
   if (same_in_every_register(n) && gathers_same_in_every_register(n, 1)) {
     // One value in every register (never a vector: vectors span register bits): loaded
@@ -370,15 +382,15 @@ static std::set<int> covered_slots(const Emitter& e, const Node* n) {
 static std::vector<int> copy_slots(const Emitter& e, const Node* n) {
   std::set<int> covered = covered_slots(e, n);
   std::vector<int> out;
-  for (size_t k = 0; k < e.L_.slot_block.size(); ++k)
-    if (!covered.count(static_cast<int>(k)) && e.L_.slot_block[k] > 1)
+  for (size_t k = 0; k < e.L_->slot_block.size(); ++k)
+    if (!covered.count(static_cast<int>(k)) && e.L_->slot_block[k] > 1)
       out.push_back(static_cast<int>(k));
   return out;
 }
 
 int64_t Emitter::copy_bits(const Node* n) const {
   int64_t bits = 0;
-  for (int k : copy_slots(*this, n)) bits |= (L_.slot_block[k] - 1) << L_.slot_shift[k];
+  for (int k : copy_slots(*this, n)) bits |= (L_->slot_block[k] - 1) << L_->slot_shift[k];
   return bits;
 }
 
@@ -387,7 +399,8 @@ int64_t Emitter::copy_bits(const Node* n) const {
 static std::vector<std::string> owner_terms(const Emitter& e, const Node* n) {
   std::vector<std::string> terms;
   for (int k : copy_slots(e, n))
-    terms.push_back(fold::bits("TS_FLAT(r)", e.L_.slot_shift[k], e.L_.slot_block[k] - 1) + " == 0");
+    terms.push_back(fold::bits("TS_FLAT(r)", e.L_->slot_shift[k], e.L_->slot_block[k] - 1) +
+                    " == 0");
   return terms;
 }
 
@@ -427,15 +440,37 @@ Emitter::Element Emitter::element_at(const Node* n) {
 }
 
 void Emitter::emit_store(const Node* n) {
-  const Node* t = ir::addressed_tensor(n);
   const Node* v = n->args[1];
-  std::string mem = dtype_cuda_storage(t->dtype);
   if (writes_one_element(n)) {
     // One element: written once, by register 0 of thread 0.
     Element el = element_at(n);
     line(fmt::format("ts::st({}, {}, {});", el.ptr, el.valid, at(v, "0")), n);
     return;
   }
+  const passes::Layout* own = is_array(v) ? own_layout(n) : nullptr;
+  if (!own) return emit_array_store(n, "");
+  // Converted to the store's own layout (vectors along its contiguous dimension) first.
+  std::string converted = fmt::format("c{}", n->id);
+  convert_layout(names_.at(v), nest_, converted, *own, v->dtype, n);
+  in_layout(*own, [&] { emit_array_store(n, converted); });
+}
+
+const passes::Layout* Emitter::own_layout(const Node* n) {
+  auto order = nest_.own_order.find(n);
+  if (order == nest_.own_order.end()) return nullptr;
+  auto it = own_layouts_.find(n);
+  if (it == own_layouts_.end()) it = own_layouts_.emplace(n, nest_.reordered(order->second)).first;
+  return &it->second;
+}
+
+// Store n of a tile value, in layout L_; `value`: the array holding it there ("": the
+// value's own name).
+void Emitter::emit_array_store(const Node* n, const std::string& value) {
+  const Node* t = ir::addressed_tensor(n);
+  const Node* v = n->args[1];
+  std::string mem = dtype_cuda_storage(t->dtype);
+  std::string saved = names_.count(v) ? names_.at(v) : "";
+  if (!value.empty()) names_[v] = value;
   AccessPlan p = plan_access(*this, n, 2, "r");
   emit_bounds_checks(*this, n, p, "r");
   const std::vector<std::string> owner = owner_terms(*this, n);
@@ -450,7 +485,7 @@ void Emitter::emit_store(const Node* n) {
     if (a.sym && spans_registers(a.sym)) uniform = false;
   for (const ir::Sym* s : ir::stack_shape(n))
     if (s && spans_registers(s)) uniform = false;
-  if (p.vector && covered_slots(*this, n).count(static_cast<int>(L_.slot_block.size()) - 1)) {
+  if (p.vector && covered_slots(*this, n).count(static_cast<int>(L_->slot_block.size()) - 1)) {
     open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)", n);
     line("const int r = g * TS_V;");
     std::string src;
@@ -479,6 +514,7 @@ void Emitter::emit_store(const Node* n) {
          n);
     close();
   }
+  if (!value.empty()) names_[v] = saved;
 }
 
 }  // namespace tessel::codegen

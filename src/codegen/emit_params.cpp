@@ -39,17 +39,6 @@ static const ir::ArgFacts* facts(const ir::Graph& g, const Node* t) {
   return i < g.arg_facts.size() ? &g.arg_facts[i] : nullptr;
 }
 
-// An allocation is row-major unless it takes a strided argument's layout (empty_like).
-static bool row_major_alloc(const Node* t) {
-  return t->op == Op::Alloc && t->fn == ir::alloc_row_major;
-}
-
-static bool contiguous_last(const ir::Graph& g, const Node* t) {
-  if (t->op == Op::Alloc) return row_major_alloc(t);
-  const ir::ArgFacts* f = facts(g, t);
-  return f && f->contiguous;
-}
-
 bool Emitter::multiple_of_16(const Node* n) const {
   if (n->op == Op::Const) return n->ival % 16 == 0;
   if (n->op == Op::Size) return size_multiple_of_16(n->args[0], static_cast<int>(n->ival));
@@ -81,7 +70,7 @@ bool Emitter::size_multiple_of_16(const Node* t, int dim) const {
 
 bool Emitter::outer_strides_aligned(const Node* t) const {
   if (t->op == Op::Alloc)  // row-major: outer strides are multiples of the last size
-    return row_major_alloc(t) && (t->rank <= 1 || size_multiple_of_16(t, t->rank - 1));
+    return t->fn == ir::alloc_row_major && (t->rank <= 1 || size_multiple_of_16(t, t->rank - 1));
   const ir::ArgFacts* f = facts(g_, t);
   if (!f || !f->base_aligned) return false;
   for (int d = 0; d + 1 < t->rank; ++d)
@@ -114,7 +103,7 @@ std::string Emitter::size_param(const Node* t, int dim) {
 }
 
 std::string Emitter::stride_param(const Node* t, int dim) {
-  if (dim == t->rank - 1 && contiguous_last(g_, t)) return "1";
+  if (dim == t->rank - 1 && ir::innermost_contiguous(g_, t)) return "1";
   bool fresh;
   std::string r = dedupe(param_names_, fmt::format("D{}_{}", t->id, dim),
                          ids_.of_tensor(t, fmt::format("stride{}", dim)), fresh);

@@ -58,19 +58,19 @@ void Emitter::emit_reduce(const Node* n) {
   }
   if (!is_array(x)) unsupported(n, "a reduction of a scalar");
   int k = slot(s);
-  int lo = L_.slot_shift[k];
+  int lo = L_->slot_shift[k];
   int hi = lo + [&] {
     int b = 0;
-    while ((int64_t{1} << b) < L_.slot_block[k]) ++b;
+    while ((int64_t{1} << b) < L_->slot_block[k]) ++b;
     return b;
   }();
-  int lv = L_.log2_vec(), lt = L_.log2_threads();
+  int lv = L_->log2_vec(), lt = L_->log2_threads();
   // Bits to combine: the slot's, plus (for a scalar result) the thread bits above the
   // layout's elements, where inactive threads hold the identity.
   std::vector<int> bits;
   for (int b = lo; b < hi; ++b) bits.push_back(b);
   int layout_bits = 0;
-  while ((int64_t{1} << layout_bits) < L_.elems) ++layout_bits;
+  while ((int64_t{1} << layout_bits) < L_->elems) ++layout_bits;
   if (!is_array(n))
     for (int b = layout_bits; b < lv + lt; ++b)
       if (b >= lv) bits.push_back(b);
@@ -129,7 +129,7 @@ void Emitter::emit_reduce(const Node* n) {
     // are numbered densely among the distinct ones (those with the reg_mask bits clear).
     int elem =
         static_cast<int>(rt == "double" || rt == "long long" || rt == "unsigned long long" ? 8 : 4);
-    int nw = L_.threads / 32;
+    int nw = L_->threads / 32;
     int low = __builtin_ctz(warp_mask);
     bool contiguous = ((warp_mask >> low) & ((warp_mask >> low) + 1)) == 0;
     // Whole warps hold one value (every lane bit combined): one value per warp goes to
@@ -138,7 +138,7 @@ void Emitter::emit_reduce(const Node* n) {
     // thread combines its group's warps in order.
     bool per_warp = lane_mask == 31u && contiguous;
     int64_t distinct_regs = regs() >> __builtin_popcount(reg_mask);
-    int64_t slots = per_warp ? nw : L_.threads;
+    int64_t slots = per_warp ? nw : L_->threads;
     int64_t values_bytes = slots * distinct_regs * elem;
     int64_t bytes = (values_bytes + (arg ? slots * distinct_regs * 8 : 0) + 15) / 16 * 16;
     if (bytes > 227 * 1024)

@@ -37,7 +37,7 @@ class Emitter {
   void open_unrolled(const std::string& s);
   void close();
   std::string idx_t() const { return idx_t_; }
-  int regs() const { return L_.regs(); }
+  int regs() const { return L_->regs(); }
   bool is_array(const ir::Node* n) const { return !n->is_scalar(); }
   /// Whether the layout slot of `s` spans register bits (elements of one thread), or `s`
   /// is a flattened loop's dim (per-register coordinates).
@@ -59,7 +59,7 @@ class Emitter {
   std::string slot_coord(const ir::Sym* s, const std::string& r) const;
   /// Whether `s` is a dim of a flattened loop (its elements are not contiguous in memory).
   bool flattened(const ir::Sym* s) const;
-  int slot(const ir::Sym* s) const { return L_.slot_of.at(s); }
+  int slot(const ir::Sym* s) const { return L_->slot_of.at(s); }
   /// "true" when every thread holds elements, else the test for register r.
   std::string active(const std::string& r) const;
   /// Validity of coordinate of `s` at r: inside the tile / extent and the Sym's own block.
@@ -137,6 +137,24 @@ class Emitter {
                                   const std::vector<std::string>& counts, const std::string& next,
                                   const std::string& end);
   void emit_store(const ir::Node* n);
+  /// The layout of access n where it has its own (Layout::own_order), else null.
+  const passes::Layout* own_layout(const ir::Node* n);
+  /// Emits `make` with L_ = `own` (element coordinates, vectors and masks of that layout).
+  template <class F>
+  void in_layout(const passes::Layout& own, F&& make) {
+    const passes::Layout* saved = L_;
+    L_ = &own;
+    make();
+    L_ = saved;
+  }
+  /// Array `dst` (declared here, reg_type(dtype)) := array `src`, converted from layout
+  /// `from` to layout `to` (slots of the same Syms in another order) through shared
+  /// memory: each thread writes its elements at their position in `from`'s tile (one pad
+  /// element per row of its innermost slot), a barrier, each reads its elements in `to`.
+  void convert_layout(const std::string& src, const passes::Layout& from, const std::string& dst,
+                      const passes::Layout& to, DType dtype, const ir::Node* at);
+  void emit_array_load(const ir::Node* n, const std::string& nm);
+  void emit_array_store(const ir::Node* n, const std::string& value);
   /// Exactly once (docs/DECISIONS.md): every element that a write (Store, Atomic, Signal,
   /// Wait) reaches is written by one thread and register of the program, its owner: of
   /// the copies the layout holds of it (along the slots its indexed shape lacks), the one
@@ -205,7 +223,10 @@ class Emitter {
   const ir::Graph& g_;
   const ir::Node* top_;
   const Config& config_;
-  const passes::Layout& L_;
+  /// The layout the code being emitted addresses elements in: the nest's (nest_), or
+  /// inside a LayoutScope an access's own (Layout::own_order; emit_convert.cpp).
+  const passes::Layout* L_;
+  const passes::Layout& nest_;
   CudaKernel& out_;
   std::ostringstream body_;
   int indent_ = 1;
@@ -213,12 +234,13 @@ class Emitter {
   std::set<const ir::Node*> live_;
   std::map<const ir::Node*, std::string> names_;  // node -> its expression in the code
   Names ids_;  // identifiers: the user's names where known (codegen/names.hpp)
-  std::map<std::string, std::string> param_names_;  // dedupe key -> name
-  std::set<const ir::Node*> written_;               // tensors stored to
-  std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next
-  std::set<const ir::Node*> rounded_by_store_;      // find_values_rounded_by_stores
-  std::set<const ir::Node*> barrier_before_;        // find_barriers
-  std::ostringstream prologue_;                     // device scalar reads
+  std::map<std::string, std::string> param_names_;         // dedupe key -> name
+  std::set<const ir::Node*> written_;                      // tensors stored to
+  std::set<const ir::Node*> prefetched_;                   // loads emitted by emit_prefetch_next
+  std::set<const ir::Node*> rounded_by_store_;             // find_values_rounded_by_stores
+  std::set<const ir::Node*> barrier_before_;               // find_barriers
+  std::map<const ir::Node*, passes::Layout> own_layouts_;  // own_layout, made once
+  std::ostringstream prologue_;                            // device scalar reads
   bool multicast_ = false;  // the loop nest uses a multicast tensor (ts::multicast_like)
   int shared_bytes_ = 0;
   bool uses_atomics_ = false;  // include tessel/atomics.cuh (<cuda/atomic>)

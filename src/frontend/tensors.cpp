@@ -431,6 +431,10 @@ Node* trace_memory_op(Op op, Node* tensor, const std::vector<Index>& idx,
 }  // namespace frontend
 
 Value TensorRef::to(DType dtype, Loc loc) const { return cast(Operand(*this, loc), dtype); }
+Value TensorRef::permute(const std::vector<int>& dims, Loc loc) const {
+  return Value::wrap(load(SourceLoc::from(loc))).permute(dims, loc);
+}
+Value TensorRef::t(Loc loc) const { return Value::wrap(load(SourceLoc::from(loc))).t(loc); }
 
 Value TensorRef::operator()(const Index& a) const { return Value::wrap(load(loc_))(a); }
 Value TensorRef::operator()(const Index& a, const Index& b) const {

@@ -1,5 +1,6 @@
 // Value, Operand and the elementwise, math and reduction ops of the language.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/element.hpp"
 #include "frontend/trace.hpp"
@@ -149,6 +150,44 @@ Value Value::view(const std::vector<Index>& idx, SourceLoc loc) const {
   }
   while (used < src->shape.size()) shape.push_back(src->shape[used++]);
   return Value::wrap(ctx.add(Op::View, src->dtype, shape, {src}, loc));
+}
+
+Value Value::permute(const std::vector<int>& dims, Loc where) const {
+  const SourceLoc loc = SourceLoc::from(where);
+  TraceContext& ctx = TraceContext::current(loc);
+  Node* src = node_at(loc);
+  const int rank = static_cast<int>(src->shape.size());
+  std::vector<int> perm;
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int d : dims) {
+    int k = d < 0 ? d + rank : d;
+    if (k < 0 || k >= rank || seen[static_cast<size_t>(k)])
+      ctx.fail(loc,
+               fmt::format("permute({}) of a value of {} dimensions: not a permutation of its dims",
+                           fmt::join(dims, ", "), rank),
+               "give each dim 0..rank-1 once (negative dims count from the end)");
+    seen[static_cast<size_t>(k)] = true;
+    perm.push_back(k);
+  }
+  if (static_cast<int>(perm.size()) != rank || rank > 15)
+    ctx.fail(loc,
+             fmt::format("permute({}) of a value of {} dimensions: not a permutation of its dims",
+                         fmt::join(dims, ", "), rank),
+             "give each dim 0..rank-1 once (negative dims count from the end)");
+  ir::Shape shape;
+  for (int k : perm) shape.push_back(src->shape[static_cast<size_t>(k)]);
+  Node* n = ctx.add(Op::Permute, src->dtype, shape, {src}, loc);
+  n->ival = ir::encode_permutation(perm);
+  return Value::wrap(n);
+}
+
+Value Value::t(Loc where) const {
+  const SourceLoc loc = SourceLoc::from(where);
+  if (dim() != 2)
+    TraceContext::current(loc).fail(
+        loc, fmt::format("t() of a value of {} dimensions: it transposes 2-D values", dim()),
+        "use permute(dims) for other ranks");
+  return permute({1, 0}, where);
 }
 
 // ---- elementwise ops ----

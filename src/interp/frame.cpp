@@ -195,6 +195,32 @@ void Frame::compute(const Node* n, TileValue& out) {
       out.i = a.i;
       return;
     }
+    case Op::Permute: {
+      const TileValue& a = value(n->args[0]);
+      out.reset(n->dtype, dims(n));
+      const std::vector<int> perm = ir::permutation(n);
+      const auto& od = out.dims;
+      // Row-major strides of the source, taken in the result's dim order.
+      std::vector<int64_t> src_stride(perm.size(), 1), stride(perm.size());
+      for (int i = static_cast<int>(perm.size()) - 2; i >= 0; --i)
+        src_stride[static_cast<size_t>(i)] =
+            src_stride[static_cast<size_t>(i) + 1] * a.dims[static_cast<size_t>(i) + 1];
+      for (size_t i = 0; i < perm.size(); ++i) stride[i] = src_stride[static_cast<size_t>(perm[i])];
+      std::vector<int64_t> idx(perm.size(), 0);
+      for (int64_t k = 0; k < out.size(); ++k) {
+        int64_t from = 0;
+        for (size_t i = 0; i < idx.size(); ++i) from += idx[i] * stride[i];
+        if (out.is_float())
+          out.f[k] = a.f[from];
+        else
+          out.i[k] = a.i[from];
+        for (int i = static_cast<int>(idx.size()) - 1; i >= 0; --i) {
+          if (++idx[static_cast<size_t>(i)] < od[static_cast<size_t>(i)]) break;
+          idx[static_cast<size_t>(i)] = 0;
+        }
+      }
+      return;
+    }
     case Op::Reduce: {
       const Node* src = n->args[0];
       const TileValue& a = value(src);

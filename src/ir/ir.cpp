@@ -138,6 +138,25 @@ bool may_alias(const Graph& g, const Node* a, const Node* b) {
   return group(a) >= 0 && group(a) == group(b);
 }
 
+std::vector<int> permutation(const Node* n) {
+  std::vector<int> perm(n->shape.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int>((n->ival >> (4 * i)) & 15);
+  return perm;
+}
+
+int64_t encode_permutation(const std::vector<int>& perm) {
+  int64_t v = 0;
+  for (size_t i = 0; i < perm.size(); ++i) v |= int64_t{perm[i]} << (4 * i);
+  return v;
+}
+
+bool innermost_contiguous(const Graph& g, const Node* t) {
+  if (t->op == Op::Alloc) return t->fn == alloc_row_major;
+  if (t->op != Op::Arg) return false;
+  size_t i = static_cast<size_t>(t->ival);
+  return i < g.arg_facts.size() && g.arg_facts[i].contiguous;
+}
+
 Sym* Graph::new_sym(Sym::Kind kind) {
   syms_.push_back(std::make_unique<Sym>());
   Sym* s = syms_.back().get();

@@ -53,6 +53,7 @@ namespace tessel::ir {
   X(Full, "full")               /* tile of shape filled with args[0] (a scalar) */         \
   X(Arange, "arange")           /* 0..n-1 along sym shape[0] (a ts::all extent or tile) */ \
   X(View, "view")               /* args[0] with size-1 dims inserted/removed (newaxis) */  \
+  X(Permute, "permute")         /* args[0] with its dims reordered: ir::permutation(n) */  \
   X(Reduce, "reduce")           /* args[0] reduced over axis ival; fn = ReduceFn */        \
   /* memory */                                                                             \
   X(Load, "load")               /* args[0] tensor, args[1..] = Index values; see Access */ \
@@ -383,6 +384,14 @@ std::string describe_tensor(const Node* t);
 /// multicast tensor (its buffers' addresses are values known only on the device), never an
 /// allocation (made by the call, after the addresses).
 bool may_alias(const Graph& g, const Node* a, const Node* b);
+/// A Permute node's permutation: dim i of the result is dim perm[i] of args[0] (PyTorch's
+/// Tensor.permute). Stored in ival, 4 bits per dim (at most 15 dims).
+std::vector<int> permutation(const Node* n);
+int64_t encode_permutation(const std::vector<int>& perm);
+/// Whether the innermost stride of tensor `t` (an Arg or Alloc node of `g`) is 1 for every
+/// call of this specialization: an argument whose key says so (ArgFacts::contiguous), or a
+/// row-major allocation (not empty_like of a strided argument).
+bool innermost_contiguous(const Graph& g, const Node* t);
 std::string shape_str(const Shape& s);
 
 /// Checks structural invariants (operands defined before use and in scope, shapes of

@@ -1,5 +1,6 @@
 // Text form of the IR, one node per line, loop bodies indented.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ir/ir.hpp"
 
@@ -118,6 +119,9 @@ static void print_block(const Block& b, int indent, bool names, std::string& out
       case Op::Size:
       case Op::Stride:
         line += fmt::format(" {} dim {}", ref(n->args[0]), n->ival);
+        break;
+      case Op::Permute:
+        line += fmt::format(" {} dims [{}]", ref(n->args[0]), fmt::join(permutation(n), ", "));
         break;
       case Op::LoopIndex:
       case Op::TileIndex:

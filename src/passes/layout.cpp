@@ -16,11 +16,29 @@ static int log2i(int64_t v) {
 int Layout::log2_vec() const { return log2i(vec); }
 int Layout::log2_threads() const { return log2i(threads); }
 
+Layout Layout::reordered(const std::vector<int>& order) const {
+  Layout R = *this;
+  R.own_order.clear();
+  std::vector<int> rank(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    rank[static_cast<size_t>(order[i])] = static_cast<int>(i);
+    R.slot_block[i] = slot_block[static_cast<size_t>(order[i])];
+  }
+  for (auto& [s, k] : R.slot_of) k = rank[static_cast<size_t>(k)];
+  int shift = 0;
+  for (int i = static_cast<int>(order.size()) - 1; i >= 0; --i) {
+    R.slot_shift[static_cast<size_t>(i)] = shift;
+    shift += log2i(R.slot_block[static_cast<size_t>(i)]);
+  }
+  return R;
+}
+
 namespace {
 
 struct SymInfo {
   int first = 0;              // order of first appearance
   int inner_score = 1 << 20;  // smallest distance from the end of a shape it appears at
+  int accesses_last = 0;      // loads and stores whose innermost index it is
 };
 
 void collect(const ir::Block& b, std::vector<const ir::Sym*>& order,
@@ -46,8 +64,13 @@ void collect(const ir::Block& b, std::vector<const ir::Sym*>& order,
       for (size_t j = 0; j < s.size(); ++j)
         if (s[j] && j != i) interfere.insert({s[i], s[j]});
     }
-    if (ir::is_access(n))
+    if (ir::is_access(n)) {
       min_bytes = std::min(min_bytes, dtype_size(ir::addressed_tensor(n)->dtype));
+      const ir::Sym* last = nullptr;
+      for (const ir::IndexInfo& i : n->access)
+        if (i.kind != ir::IndexKind::newaxis) last = i.sym;
+      if (last) ++info[last].accesses_last;
+    }
     if (n->op == ir::Op::Loop) collect(n->body, order, info, interfere, min_bytes);
   }
 }
@@ -99,18 +122,26 @@ Layout compute_layout(const ir::Node* loop, const Config& config) {
   // Order slots outer to inner: larger distance-from-the-end first.
   std::vector<int> perm(slots.size());
   for (size_t k = 0; k < perm.size(); ++k) perm[k] = static_cast<int>(k);
+  // Ties (a transpose: both dims last in some shape) go to the slot that more loads and
+  // stores index last: the nest's layout is the one most of its accesses want, the others
+  // convert (passes/access_layouts.hpp).
+  struct Score {
+    int inner, votes, first;
+  };
   auto score = [&](int k) {
-    int best = 1 << 20, first = 0;
+    Score sc{1 << 20, 0, 0};
     for (const ir::Sym* s : slots[k]) {
-      best = std::min(best, info[s].inner_score);
-      first = std::max(first, info[s].first);
+      sc.inner = std::min(sc.inner, info[s].inner_score);
+      sc.votes += info[s].accesses_last;
+      sc.first = std::max(sc.first, info[s].first);
     }
-    return std::make_pair(best, first);
+    return sc;
   };
   std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) {
-    auto sa = score(a), sb = score(b);
-    if (sa.first != sb.first) return sa.first > sb.first;
-    return sa.second < sb.second;
+    Score sa = score(a), sb = score(b);
+    if (sa.inner != sb.inner) return sa.inner > sb.inner;
+    if (sa.inner == 0 && sa.votes != sb.votes) return sa.votes < sb.votes;
+    return sa.first < sb.first;
   });
   std::vector<int> rank(slots.size());
   for (size_t i = 0; i < perm.size(); ++i) rank[perm[i]] = static_cast<int>(i);

@@ -31,10 +31,17 @@ struct Layout {
   std::vector<int> slot_shift;      // log2 of the product of inner slots' blocks
   std::map<const ir::Sym*, int> slot_of;
   int threads = 128;
-  int vec = 1;                               // V
-  int groups = 1;                            // G
-  int64_t elems = 1;                         // E
+  int vec = 1;        // V
+  int groups = 1;     // G
+  int64_t elems = 1;  // E
+  /// Accesses held in a layout of their own (passes::assign_access_layouts): per load or
+  /// store, the nest's slots in its order, outer to inner. Its value converts through
+  /// shared memory between that layout and this one (codegen emit_convert.cpp).
+  std::map<const ir::Node*, std::vector<int>> own_order;
   int regs() const { return groups * vec; }  // registers per thread per tile value
+  /// This layout with its slots in `order` (old slot numbers, outer to inner): the same
+  /// threads, vector width and groups, each Sym's bits moved with its slot.
+  Layout reordered(const std::vector<int>& order) const;
   bool all_threads_active() const { return elems >= static_cast<int64_t>(threads) * vec; }
   int log2_vec() const;
   int log2_threads() const;

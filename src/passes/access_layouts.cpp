@@ -1,0 +1,73 @@
+#include "passes/access_layouts.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "passes/default_config.hpp"
+#include "passes/loop_knobs.hpp"
+
+namespace tessel::passes {
+
+namespace {
+
+// Shared memory a program may have on sm_90 (docs/DECISIONS.md; emit_reduce.cpp's limit).
+constexpr int64_t kSharedLimit = 227 * 1024;
+
+bool any_flattened(const ir::Graph& g, const ir::Node* loop, const Config& config) {
+  bool flat = loop_knobs(g, loop, config).flatten;
+  ir::walk(loop->body, [&](const ir::Node* n) {
+    if (n->op == ir::Op::Loop) flat |= loop_knobs(g, n, config).flatten;
+  });
+  return flat;
+}
+
+// The slot order of access n's own layout, or empty when n keeps the nest's layout.
+std::vector<int> own_order(const ir::Graph& g, const ir::Node* n, const Config& config,
+                           const Layout& L) {
+  if (n->op != ir::Op::Load && n->op != ir::Op::Store) return {};
+  const ir::Node* value = n->op == ir::Op::Load ? n : n->args[1];
+  if (value->is_scalar() || n->is_multicast_access() || L.vec <= 1) return {};
+  const ir::Node* t = ir::addressed_tensor(n);
+  if (!ir::innermost_contiguous(g, t)) return {};
+  const int inner = static_cast<int>(L.slot_block.size()) - 1;
+  std::set<int> covered;
+  const ir::Sym* last = nullptr;
+  for (const ir::IndexInfo& info : n->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    if (info.kind == ir::IndexKind::gather) return {};
+    last = info.kind == ir::IndexKind::scalar ? nullptr : info.sym;
+    if (info.sym) covered.insert(L.slot_of.at(info.sym));
+  }
+  if (!last || !covered.count(inner)) return {};
+  int k = L.slot_of.at(last);
+  if (k == inner || sym_block(last, config) != L.slot_block[static_cast<size_t>(k)] ||
+      L.slot_block[static_cast<size_t>(k)] % L.vec != 0)
+    return {};
+  if (conversion_bytes(L, value->dtype) > kSharedLimit) return {};
+  std::vector<int> order;
+  for (int i = 0; i <= inner; ++i)
+    if (i != k) order.push_back(i);
+  order.push_back(k);
+  return order;
+}
+
+}  // namespace
+
+int64_t conversion_bytes(const Layout& L, DType t) {
+  // Registers hold 16-bit floats as float (codegen::reg_type).
+  int64_t elem = t == DType::f16 || t == DType::bf16 ? 4 : dtype_size(t);
+  int64_t inner = L.slot_block.empty() ? 1 : L.slot_block.back();
+  return (L.elems + L.elems / inner) * elem;
+}
+
+void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Config& config,
+                           Layout& L) {
+  L.own_order.clear();
+  if (L.slot_block.size() < 2 || any_flattened(g, loop, config)) return;
+  ir::walk(loop->body, [&](const ir::Node* n) {
+    std::vector<int> order = own_order(g, n, config, L);
+    if (!order.empty()) L.own_order[n] = std::move(order);
+  });
+}
+
+}  // namespace tessel::passes

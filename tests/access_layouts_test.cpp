@@ -1,0 +1,145 @@
+// Loads and stores in a layout of their own (src/passes/access_layouts.hpp), converted
+// through shared memory: which accesses get one, the CUDA they make (16-byte vectors on
+// both sides of a transpose), and NVRTC compiling it. Values: the interpreter here, the
+// GPU in tests/gpu/access_layouts_gpu_test.cpp.
+#include "passes/access_layouts.hpp"
+
+#include <gtest/gtest.h>
+
+#include <tessel/tessel.hpp>
+
+#include "examples/kernels/basic.hpp"
+#include "nvrtc_test_util.hpp"
+#include "user_error_util.hpp"
+#include "passes/default_config.hpp"
+#include "passes/layout.hpp"
+#include "runtime/kernel_tuning.hpp"
+
+namespace ts = tessel;
+
+namespace {
+
+// The accesses with a layout of their own, printed as "load" / "store" in program order,
+// of kernel k's first loop nest under its default config for `args`.
+template <class K, class... A>
+std::vector<std::string> own_layout_accesses(const K& k, const ts::Config& c, const A&... args) {
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {args...});
+  ts::Config cfg = ts::passes::complete_config(g, c, "test");
+  std::vector<std::string> out;
+  for (const ts::ir::Node* n : g.host) {
+    if (n->op != ts::ir::Op::Loop) continue;
+    ts::passes::Layout L = ts::passes::compute_layout(n, cfg);
+    ts::passes::assign_access_layouts(g, n, cfg, L);
+    ts::ir::walk(n->body, [&](const ts::ir::Node* m) {
+      if (L.own_order.count(m)) out.push_back(m->op == ts::ir::Op::Load ? "load" : "store");
+    });
+  }
+  return out;
+}
+
+ts::Buffer iota(int64_t m, int64_t n, ts::DType t) {
+  return ts::Buffer::arange(m * n, t).view_as_strided({m, n}, {n, 1}, 0);
+}
+
+const ts::Config kBlocks32{.block_sizes = std::vector<int64_t>{32, 32}};
+
+}  // namespace
+
+TEST(AccessLayouts, ATransposeConvertsOneSideAndBothMoveVectors) {
+  auto k = examples::make_transpose(ts::Settings{.config = kBlocks32});
+  ts::Buffer x = iota(64, 96, ts::f32);
+  EXPECT_EQ(own_layout_accesses(k, kBlocks32, x).size(), 1u);
+  ts::Buffer out = k(x);
+  ASSERT_EQ(out.shape(), (std::vector<int64_t>{96, 64}));
+  std::vector<double> xv = x.to_vector(), ov = out.to_vector();
+  for (int64_t i = 0; i < 64; ++i)
+    for (int64_t j = 0; j < 96; ++j) ASSERT_EQ(ov[j * 64 + i], xv[i * 96 + j]) << i << "," << j;
+  REQUIRE_NVRTC();
+  std::string cuda = nvrtc_test::compile(k, x);
+  EXPECT_EQ(nvrtc_test::count(cuda, "layout conversion"), 1) << cuda;
+  EXPECT_EQ(nvrtc_test::count(cuda, "ts::ld_vec<"), 1) << cuda;
+  EXPECT_EQ(nvrtc_test::count(cuda, "ts::st_vec<"), 1) << cuda;
+  EXPECT_EQ(nvrtc_test::count(cuda, "__syncthreads()"), 2) << cuda;
+}
+
+TEST(AccessLayouts, ALoadContiguousAlongTheOtherDimConvertsIntoTheNest) {
+  auto k = examples::make_add_transposed(ts::Settings{.config = kBlocks32});
+  ts::Buffer x = iota(40, 72, ts::f32), y = iota(72, 40, ts::f32);
+  EXPECT_EQ(own_layout_accesses(k, kBlocks32, x, y), (std::vector<std::string>{"load"}));
+  std::vector<double> xv = x.to_vector(), yv = y.to_vector(), ov = k(x, y).to_vector();
+  for (int64_t i = 0; i < 40; ++i)
+    for (int64_t j = 0; j < 72; ++j) ASSERT_EQ(ov[i * 72 + j], xv[i * 72 + j] + yv[j * 40 + i]);
+  REQUIRE_NVRTC();
+  std::string cuda = nvrtc_test::compile(k, x, y);
+  EXPECT_EQ(nvrtc_test::count(cuda, "ts::ld_vec<"), 2) << cuda;
+  EXPECT_EQ(nvrtc_test::count(cuda, "ts::st_vec<"), 1) << cuda;
+}
+
+TEST(AccessLayouts, AccessesAlongTheNestsInnermostDimKeepItsLayout) {
+  ts::Buffer x = iota(64, 96, ts::f32), y = iota(64, 96, ts::f32);
+  EXPECT_TRUE(own_layout_accesses(examples::make_add_2d(), kBlocks32, x, y).empty());
+  // A row value stored along tm covers no element of the inner dim: no conversion.
+  auto row_sums = ts::kernel("row_sums", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)});
+    for (auto tm : ts::tile(x.size(0))) out(tm) = ts::sum(x(tm, ts::all), 1);
+    return out;
+  });
+  EXPECT_TRUE(own_layout_accesses(row_sums, ts::Config{}, x).empty());
+}
+
+TEST(AccessLayouts, AStridedInputsLoadKeepsTheNestsLayout) {
+  // x.t() of a contiguous [96, 64]: its innermost stride is 96, so moving tn's slot
+  // innermost would not make its loads contiguous: only the store may convert.
+  ts::Buffer base = iota(96, 64, ts::f32);
+  ts::Buffer xt = base.view_as_strided({64, 96}, {1, 64}, 0);
+  auto k = examples::make_transpose(ts::Settings{.config = kBlocks32});
+  for (const std::string& a : own_layout_accesses(k, kBlocks32, xt)) EXPECT_EQ(a, "store");
+  EXPECT_EQ(k(xt).to_vector(), base.to_vector());
+}
+
+TEST(AccessLayouts, PermuteReordersDimsOnTheInterpreter) {
+  // out[k, m, n] = x[m, n, k]: a 3-D permute stored along its own contiguous dim.
+  auto k = ts::kernel("permute_3d", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(2), x.size(0), x.size(1)});
+    for (auto [tm, tn, tk] : ts::tile(x.size(0), x.size(1), x.size(2)))
+      out(tk, tm, tn) = x(tm, tn, tk).permute({2, 0, 1});
+    return out;
+  });
+  const int64_t M = 5, N = 6, K = 7;
+  ts::Buffer x = ts::Buffer::arange(M * N * K, ts::f32).view_as_strided({M, N, K}, {N * K, K, 1}, 0);
+  std::vector<double> xv = x.to_vector(), ov = k(x).to_vector();
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < K; ++c)
+        ASSERT_EQ(ov[(c * M + m) * N + n], xv[(m * N + n) * K + c]) << m << n << c;
+  REQUIRE_NVRTC();
+  nvrtc_test::compile(k, x);
+}
+
+TEST(AccessLayouts, PermuteOfNotAPermutationIsAnErrorAtItsLine) {
+  ts::Buffer x = iota(4, 4, ts::f32);
+  int line = 0;
+  auto twice = ts::kernel("twice", [&](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+      line = __LINE__ + 1;
+      out(tm, tn) = x(tm, tn).permute({0, 0});
+    }
+    return out;
+  });
+  user_error_test::expect_message(user_error_test::user_error([&] { twice(x); }), "twice",
+                                  "access_layouts_test.cpp", line,
+                                  "permute(0, 0) of a value of 2 dimensions",
+                                  "give each dim 0..rank-1 once");
+  auto three = ts::kernel("t_of_1d", [&](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)});
+    for (auto tm : ts::tile(x.size(0))) {
+      line = __LINE__ + 1;
+      out(tm) = x(tm, 0).t();
+    }
+    return out;
+  });
+  user_error_test::expect_message(user_error_test::user_error([&] { three(x); }), "t_of_1d",
+                                  "access_layouts_test.cpp", line,
+                                  "t() of a value of 1 dimensions", "use permute(dims)");
+}
