@@ -23,9 +23,37 @@ bool reads_tensor(const Node* n) {
       return n->afn() != ir::AtomicFn::xchg;  // an exchange's old value is its result only
     case Op::Signal:
       return n->ival == 2;  // with wait_for
-    default:
-      return false;
+    case Op::Arg:
+    case Op::Size:
+    case Op::Stride:
+    case Op::Alloc:
+    case Op::ShapeCheck:
+    case Op::Return:
+    case Op::Const:
+    case Op::Unary:
+    case Op::Binary:
+    case Op::Where:
+    case Op::Cast:
+    case Op::Full:
+    case Op::Arange:
+    case Op::View:
+    case Op::Reduce:
+    case Op::Store:
+    case Op::Multicast:
+    case Op::Loop:
+    case Op::LoopIndex:
+    case Op::TileIndex:
+    case Op::TileBegin:
+    case Op::TileEnd:
+    case Op::TileBlock:
+    case Op::TileId:
+    case Op::ProgramId:
+    case Op::Carried:
+    case Op::Yield:
+    case Op::LoopResult:
+      break;
   }
+  return false;
 }
 
 // How messages name access n.
@@ -39,9 +67,40 @@ const char* access_name(const Node* n) {
       return "atomic";
     case Op::Wait:
       return "ts::wait";
-    default:
+    case Op::Signal:
       return "ts::signal";
+    // Not reads: reads_tensor is false for them.
+    case Op::Arg:
+    case Op::Size:
+    case Op::Stride:
+    case Op::Alloc:
+    case Op::ShapeCheck:
+    case Op::Return:
+    case Op::Const:
+    case Op::Unary:
+    case Op::Binary:
+    case Op::Where:
+    case Op::Cast:
+    case Op::Full:
+    case Op::Arange:
+    case Op::View:
+    case Op::Reduce:
+    case Op::Store:
+    case Op::Multicast:
+    case Op::Loop:
+    case Op::LoopIndex:
+    case Op::TileIndex:
+    case Op::TileBegin:
+    case Op::TileEnd:
+    case Op::TileBlock:
+    case Op::TileId:
+    case Op::ProgramId:
+    case Op::Carried:
+    case Op::Yield:
+    case Op::LoopResult:
+      break;
   }
+  throw InternalError(fmt::format("access_name: not a read: {}", ir::op_name(n->op)));
 }
 
 }  // namespace
