@@ -144,6 +144,7 @@ static std::string elem_expr(Emitter& e, const Node* n, const std::string& r) {
     }
     case Op::Full:
       return e.scalar(n->args[0]);
+    // Not elementwise values: emit_node lowers them, or the CUDA backend cannot.
     case Op::Arg:
     case Op::Size:
     case Op::Stride:
@@ -270,6 +271,7 @@ void Emitter::emit_node(const Node* n) {
       line(fmt::format("TS_FOR(r) {}[r] = ({}){};", names_.at(n), reg_type(n->dtype),
                        coord(n->shape[0], "r")));
       return;
+    // Host ops (never in a loop body) and elementwise values (elem_expr, below).
     case Op::Alloc:
     case Op::ShapeCheck:
     case Op::Return:

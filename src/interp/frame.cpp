@@ -204,6 +204,7 @@ void Frame::compute(const Node* n, TileValue& out) {
       eval_reduce(n->rfn(), a, axis, nvalid, out);
       return;
     }
+    // Not values: the host program and the loop runner (interpreter.cpp) run them.
     case Op::Alloc:
     case Op::ShapeCheck:
     case Op::Return:

@@ -102,6 +102,7 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
       case ir::Op::Return:
         for (const ir::Node* o : n->args) outputs.push_back(env.tensor(o));
         break;
+      // Scalars, and device ops (never in the host block).
       case ir::Op::Arg:
       case ir::Op::Size:
       case ir::Op::Stride:

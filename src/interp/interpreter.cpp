@@ -346,6 +346,7 @@ class Runner {
         f_.slot(n) = f_.value(loop->carried.at(n->ival));
         return;
       }
+      // Values: computed by the frame.
       case Op::Arg:
       case Op::Size:
       case Op::Stride:

@@ -23,6 +23,7 @@ bool reads_tensor(const Node* n) {
       return n->afn() != ir::AtomicFn::xchg;  // an exchange's old value is its result only
     case Op::Signal:
       return n->ival == 2;  // with wait_for
+    // No tensor read.
     case Op::Arg:
     case Op::Size:
     case Op::Stride:

@@ -28,6 +28,7 @@ bool host_computable(const Node* n) {
       for (const Node* a : n->args)
         if (!host_computable(a)) return false;
       return true;
+    // Tensors, statements and device values.
     case Op::Alloc:
     case Op::DeviceScalar:
     case Op::ShapeCheck:
@@ -259,6 +260,7 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
       return (c.is_float ? c.f != 0 : c.i != 0) ? eval_host(n->args[1], args)
                                                 : eval_host(n->args[2], args);
     }
+    // Not host scalars.
     case Op::Alloc:
     case Op::DeviceScalar:
     case Op::ShapeCheck:

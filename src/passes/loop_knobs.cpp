@@ -51,6 +51,7 @@ std::string flatten_blocker(const ir::Node* loop) {
           why = fmt::format("the tile attribute ({}){} has no single value in a flattened tile",
                             ir::op_name(n->op), where(n));
         return;
+      // Not tile attributes: the shape test below.
       case ir::Op::Arg:
       case ir::Op::Size:
       case ir::Op::Stride:

@@ -100,6 +100,7 @@ class LaunchDeps {
       case Op::Wait:
       case Op::Yield:
         return;
+      // Values: depend on their operands.
       case Op::Arg:
       case Op::Size:
       case Op::Stride:
