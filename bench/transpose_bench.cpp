@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   }
   std::printf("device: %s, %d SMs, [%lld, %lld]\n", ts::rt::device_name(0).c_str(),
               ts::rt::sm_count(0), static_cast<long long>(n), static_cast<long long>(n));
-  const std::vector<std::vector<int64_t>> blocks{{32, 32}, {64, 64}, {32, 64}, {64, 32},
+  const std::vector<std::vector<int64_t>> blocks{{32, 32},  {64, 64},  {32, 64}, {64, 32},
                                                  {32, 128}, {128, 32}, {16, 128}};
   std::printf("%-14s %-5s %-24s %9s %9s %9s\n", "kernel", "dtype", "config", "ms", "GB/s",
               "/memcpy");
@@ -54,8 +54,7 @@ int main(int argc, char** argv) {
     const int64_t bytes = n * n * ts::dtype_size(dt);
     ts::Buffer x = ts::Buffer::randn({n, n}, dt, ts::cuda(0), 2);
     ts::Buffer copy = ts::Buffer::empty({n, n}, dt, ts::cuda(0));
-    double memcpy_ms =
-        time_ms([&] { ts::rt::memcpy_dtod(copy.data_ptr(), x.data_ptr(), bytes); });
+    double memcpy_ms = time_ms([&] { ts::rt::memcpy_dtod(copy.data_ptr(), x.data_ptr(), bytes); });
     double memcpy_gbs = 2.0 * bytes / memcpy_ms / 1e6;
     std::printf("%-14s %-5s %-24s %9.3f %9.1f\n", "cuMemcpyDtoD", ts::dtype_name(dt).c_str(), "",
                 memcpy_ms, memcpy_gbs);

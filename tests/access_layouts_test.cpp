@@ -10,10 +10,10 @@
 
 #include "examples/kernels/basic.hpp"
 #include "nvrtc_test_util.hpp"
-#include "user_error_util.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
 #include "runtime/kernel_tuning.hpp"
+#include "user_error_util.hpp"
 
 namespace ts = tessel;
 
@@ -106,7 +106,8 @@ TEST(AccessLayouts, PermuteReordersDimsOnTheInterpreter) {
     return out;
   });
   const int64_t M = 5, N = 6, K = 7;
-  ts::Buffer x = ts::Buffer::arange(M * N * K, ts::f32).view_as_strided({M, N, K}, {N * K, K, 1}, 0);
+  ts::Buffer x =
+      ts::Buffer::arange(M * N * K, ts::f32).view_as_strided({M, N, K}, {N * K, K, 1}, 0);
   std::vector<double> xv = x.to_vector(), ov = k(x).to_vector();
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n)
@@ -127,10 +128,9 @@ TEST(AccessLayouts, PermuteOfNotAPermutationIsAnErrorAtItsLine) {
     }
     return out;
   });
-  user_error_test::expect_message(user_error_test::user_error([&] { twice(x); }), "twice",
-                                  "access_layouts_test.cpp", line,
-                                  "permute(0, 0) of a value of 2 dimensions",
-                                  "give each dim 0..rank-1 once");
+  user_error_test::expect_message(
+      user_error_test::user_error([&] { twice(x); }), "twice", "access_layouts_test.cpp", line,
+      "permute(0, 0) of a value of 2 dimensions", "give each dim 0..rank-1 once");
   auto three = ts::kernel("t_of_1d", [&](ts::Tensor x) {
     ts::Tensor out = x.new_empty({x.size(0)});
     for (auto tm : ts::tile(x.size(0))) {
@@ -139,7 +139,7 @@ TEST(AccessLayouts, PermuteOfNotAPermutationIsAnErrorAtItsLine) {
     }
     return out;
   });
-  user_error_test::expect_message(user_error_test::user_error([&] { three(x); }), "t_of_1d",
-                                  "access_layouts_test.cpp", line,
+  msg = user_error_test::user_error([&] { three(x); });
+  user_error_test::expect_message(msg, "t_of_1d", "access_layouts_test.cpp", line,
                                   "t() of a value of 1 dimensions", "use permute(dims)");
 }

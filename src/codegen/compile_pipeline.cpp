@@ -99,11 +99,13 @@ CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
   s.traced = &traced;
   s.config = config;
   auto done = [&](int number) {
-    if (options.record_ir)
-      s.stage_ir.push_back(
-          {number, stage_names().at(number - 1),
-           fmt::format("// stage {}: {}\n// config: {}\n{}", number, stage_names().at(number - 1),
-                       s.config.to_json(), ir::print(s.program()))});
+    if (!options.record_ir) return;
+    std::string layouts;  // from the layout stage on
+    for (const LoopStages& l : s.loops) layouts += passes::describe(l.layout, l.loop);
+    s.stage_ir.push_back(
+        {number, stage_names().at(number - 1),
+         fmt::format("// stage {}: {}\n// config: {}\n{}{}", number, stage_names().at(number - 1),
+                     s.config.to_json(), layouts, ir::print(s.program()))});
   };
   done(1);
   s.config = passes::complete_config(traced, config, traced.kernel_name);

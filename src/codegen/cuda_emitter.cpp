@@ -42,7 +42,9 @@ std::string literal(DType t, double f, int64_t i) {
       return fmt::format("{:.17g}", f).find_first_of(".e") == std::string::npos
                  ? fmt::format("{:.17g}.0", f)
                  : fmt::format("{:.17g}", f);
-    default: {
+    case DType::f16:
+    case DType::bf16:
+    case DType::f32: {
       float x = static_cast<float>(f);
       if (std::isinf(x)) return x > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
       if (std::isnan(x)) return "__int_as_float(0x7fc00000)";
@@ -51,6 +53,7 @@ std::string literal(DType t, double f, int64_t i) {
       return s + "f";
     }
   }
+  throw InternalError("literal: not a dtype");
 }
 
 Emitter::Emitter(const ir::Graph& g, const Node* loop, const Config& c, const passes::Layout& L,

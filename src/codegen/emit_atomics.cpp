@@ -86,12 +86,45 @@ void Emitter::emit_atomic(const Node* n) {
                           : fmt::format("ts::atomic<ts::A_xchg, {}>({}, {}, {})", order_args(n),
                                         el.ptr, el.valid, at(n->args[1], r));
       break;
-    default:  // Wait; args: signal, [update]
+    case Op::Wait:  // args: signal, [update]
       call = n->ival == 2 ? fmt::format("ts::wait_for<true, {}>({}, {}, {}, {})", order_args(n),
                                         el.ptr, el.valid, at(n->args[1], r), at(n->args[2], r))
                           : fmt::format("ts::wait_for<false, {}>({}, {}, {})", order_args(n),
                                         el.ptr, el.valid, at(n->args[1], r));
       break;
+    // Not atomics: emit_node calls emit_atomic for the three ops above only.
+    case Op::Arg:
+    case Op::Size:
+    case Op::Stride:
+    case Op::Alloc:
+    case Op::DeviceScalar:
+    case Op::ShapeCheck:
+    case Op::Return:
+    case Op::Const:
+    case Op::Unary:
+    case Op::Binary:
+    case Op::Where:
+    case Op::Cast:
+    case Op::Full:
+    case Op::Arange:
+    case Op::Permute:
+    case Op::View:
+    case Op::Reduce:
+    case Op::Load:
+    case Op::Store:
+    case Op::Multicast:
+    case Op::Loop:
+    case Op::LoopIndex:
+    case Op::TileIndex:
+    case Op::TileBegin:
+    case Op::TileEnd:
+    case Op::TileBlock:
+    case Op::TileId:
+    case Op::ProgramId:
+    case Op::Carried:
+    case Op::Yield:
+    case Op::LoopResult:
+      throw InternalError(std::string("emit_atomic: not an atomic: ") + ir::op_name(n->op));
   }
   const bool waits = n->op == Op::Wait || (n->op == Op::Signal && n->ival == 2);
   if (g_.check_bounds && waits) {

@@ -35,7 +35,8 @@ void Emitter::convert_layout(const std::string& src, const passes::Layout& from,
     std::string c = fold::bits("TS_FLAT(r)", to.slot_shift[j], to.slot_block[j] - 1);
     place = fold::bit_or(place, fold::shl(c, from.slot_shift[static_cast<size_t>(from_slot[j])]));
   }
-  std::string active = nest_.all_threads_active() ? "" : fmt::format("if (TS_FLAT(r) < {}) ", nest_.elems);
+  std::string active =
+      nest_.all_threads_active() ? "" : fmt::format("if (TS_FLAT(r) < {}) ", nest_.elems);
   line(fmt::format("{} {}[TS_N] = {{}};  // layout conversion: {}", rt, dst,
                    &from == &nest_ ? "the loop nest's layout to the access's"
                                    : "the access's layout to the loop nest's"),

@@ -144,7 +144,36 @@ static std::string elem_expr(Emitter& e, const Node* n, const std::string& r) {
     }
     case Op::Full:
       return e.scalar(n->args[0]);
-    default:
+    // Not elementwise values: emit_node lowers them, or the CUDA backend cannot.
+    case Op::Arg:
+    case Op::Size:
+    case Op::Stride:
+    case Op::Alloc:
+    case Op::DeviceScalar:
+    case Op::ShapeCheck:
+    case Op::Return:
+    case Op::Const:
+    case Op::Arange:
+    case Op::Permute:
+    case Op::View:
+    case Op::Reduce:
+    case Op::Load:
+    case Op::Store:
+    case Op::Atomic:
+    case Op::Signal:
+    case Op::Wait:
+    case Op::Multicast:
+    case Op::Loop:
+    case Op::LoopIndex:
+    case Op::TileIndex:
+    case Op::TileBegin:
+    case Op::TileEnd:
+    case Op::TileBlock:
+    case Op::TileId:
+    case Op::ProgramId:
+    case Op::Carried:
+    case Op::Yield:
+    case Op::LoopResult:
       break;
   }
   e.unsupported(n, std::string("op ") + ir::op_name(n->op));
@@ -244,7 +273,15 @@ void Emitter::emit_node(const Node* n) {
       line(fmt::format("TS_FOR(r) {}[r] = ({}){};", names_.at(n), reg_type(n->dtype),
                        coord(n->shape[0], "r")));
       return;
-    default:
+    // Host ops (never in a loop body) and elementwise values (elem_expr, below).
+    case Op::Alloc:
+    case Op::ShapeCheck:
+    case Op::Return:
+    case Op::Unary:
+    case Op::Binary:
+    case Op::Where:
+    case Op::Cast:
+    case Op::Full:
       break;
   }
   if (ir::host_computable(n)) return;  // a kernel parameter

@@ -31,9 +31,12 @@ struct DimAccess {
         return fold::land({fold::cmp(idx, ">=", "0"), fold::cmp(idx, "<", lim), extra});
       case ir::IndexKind::all:
         return fold::land({fold::cmp(idx, "<", lim), extra});
-      default:
-        return fold::land({in_range, mask});
+      case ir::IndexKind::scalar:
+      case ir::IndexKind::gather:
+      case ir::IndexKind::newaxis:
+        break;
     }
+    return fold::land({in_range, mask});
   }
 };
 
@@ -263,9 +266,10 @@ static std::string evict_arg(const Emitter& e, const Node* n) {
       return "ts::Evict::first";
     case EvictionPolicy::last:
       return "ts::Evict::last";
-    default:
-      return "";
+    case EvictionPolicy::none:
+      break;
   }
+  return "";
 }
 
 // ts::ld or ts::ld<policy> for load n.

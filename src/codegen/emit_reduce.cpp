@@ -27,9 +27,11 @@ static const char* op_struct(ir::ReduceFn fn) {
       return "ts::AnyOp";
     case ir::ReduceFn::all:
       return "ts::AllOp";
-    default:
-      return "";
+    case ir::ReduceFn::argmax:
+    case ir::ReduceFn::argmin:
+      break;
   }
+  return "";
 }
 
 static std::string identity(ir::ReduceFn fn, DType t) {

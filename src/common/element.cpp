@@ -151,9 +151,13 @@ int64_t read_element_int(const void* p, DType t) {
       return static_cast<int64_t>(load<uint64_t>(p));
     case DType::boolean:
       return load<uint8_t>(p) ? 1 : 0;
-    default:
-      return to_int(read_element(p, t));
+    case DType::f16:
+    case DType::bf16:
+    case DType::f32:
+    case DType::f64:
+      break;
   }
+  return to_int(read_element(p, t));
 }
 
 void write_element_int(void* p, DType t, int64_t v) {
@@ -170,7 +174,10 @@ void write_element_int(void* p, DType t, int64_t v) {
     case DType::boolean:
       store<uint8_t>(p, v != 0 ? 1 : 0);
       break;
-    default:
+    case DType::f16:
+    case DType::bf16:
+    case DType::f32:
+    case DType::f64:
       write_element(p, t, static_cast<double>(v));
   }
 }

@@ -407,7 +407,8 @@ Value reduce(ir::ReduceFn fn, const Operand& a, int dim, bool keepdim, Loc l) {
       if (x->dtype != DType::boolean) x = binary(ir::BinaryFn::ne, a, 0).node();
       t = DType::boolean;
       break;
-    default:
+    case ir::ReduceFn::max:
+    case ir::ReduceFn::min:
       break;
   }
   x = cast_node(x, (fn == ir::ReduceFn::argmax || fn == ir::ReduceFn::argmin) ? x->dtype : t, loc);

@@ -122,7 +122,22 @@ void binary_float(BinaryFn fn, const TileValue& a, const TileValue& b, TileValue
         return cmp([](double x, double y) -> int64_t { return x == y; });
       case BinaryFn::ne:
         return cmp([](double x, double y) -> int64_t { return x != y; });
-      default:
+      case BinaryFn::add:
+      case BinaryFn::sub:
+      case BinaryFn::mul:
+      case BinaryFn::div:
+      case BinaryFn::floordiv:
+      case BinaryFn::mod:
+      case BinaryFn::pow:
+      case BinaryFn::maximum:
+      case BinaryFn::minimum:
+      case BinaryFn::logical_and:
+      case BinaryFn::logical_or:
+      case BinaryFn::bit_and:
+      case BinaryFn::bit_or:
+      case BinaryFn::bit_xor:
+      case BinaryFn::shl:
+      case BinaryFn::shr:
         break;
     }
   }
@@ -156,7 +171,19 @@ void binary_float(BinaryFn fn, const TileValue& a, const TileValue& b, TileValue
     case BinaryFn::minimum:
       ar(fminimum);
       break;
-    default:
+    case BinaryFn::lt:
+    case BinaryFn::le:
+    case BinaryFn::gt:
+    case BinaryFn::ge:
+    case BinaryFn::eq:
+    case BinaryFn::ne:
+    case BinaryFn::logical_and:
+    case BinaryFn::logical_or:
+    case BinaryFn::bit_and:
+    case BinaryFn::bit_or:
+    case BinaryFn::bit_xor:
+    case BinaryFn::shl:
+    case BinaryFn::shr:
       bad("binary", ir::binary_name(fn), a.dtype);
   }
   round_in_place(out);
@@ -283,7 +310,8 @@ double unary_float(UnaryFn fn, double x) {
       return std::ceil(x);
     case UnaryFn::erf:
       return std::erf(x);
-    default:
+    case UnaryFn::logical_not:
+    case UnaryFn::bit_not:
       break;
   }
   bad("unary", ir::unary_name(fn), DType::f32);
@@ -325,7 +353,17 @@ void eval_unary(UnaryFn fn, const TileValue& a, TileValue& out) {
     case UnaryFn::ceil:
       op([](int64_t x) { return x; });
       break;
-    default:
+    case UnaryFn::exp:
+    case UnaryFn::log:
+    case UnaryFn::sqrt:
+    case UnaryFn::rsqrt:
+    case UnaryFn::sin:
+    case UnaryFn::cos:
+    case UnaryFn::tanh:
+    case UnaryFn::sigmoid:
+    case UnaryFn::exp2:
+    case UnaryFn::log2:
+    case UnaryFn::erf:
       bad("unary", ir::unary_name(fn), a.dtype);
   }
   round_in_place(out);
@@ -441,7 +479,8 @@ double reduce_float(ReduceFn fn, const std::vector<double>& v, Lane l) {
       }
       return static_cast<double>(best);
     }
-    default:
+    case ReduceFn::any:
+    case ReduceFn::all:
       break;
   }
   return kNaN;

@@ -230,7 +230,27 @@ void Frame::compute(const Node* n, TileValue& out) {
       eval_reduce(n->rfn(), a, axis, nvalid, out);
       return;
     }
-    default:
+    // Not values: the host program and the loop runner (interpreter.cpp) run them.
+    case Op::Alloc:
+    case Op::ShapeCheck:
+    case Op::Return:
+    case Op::Load:
+    case Op::Store:
+    case Op::Atomic:
+    case Op::Signal:
+    case Op::Wait:
+    case Op::Multicast:
+    case Op::Loop:
+    case Op::LoopIndex:
+    case Op::TileIndex:
+    case Op::TileBegin:
+    case Op::TileEnd:
+    case Op::TileBlock:
+    case Op::TileId:
+    case Op::ProgramId:
+    case Op::Carried:
+    case Op::Yield:
+    case Op::LoopResult:
       throw InternalError(
           fmt::format("interpreter: cannot compute %{} ({}) here", n->id, ir::op_name(n->op)));
   }

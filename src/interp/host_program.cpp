@@ -102,7 +102,37 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
       case ir::Op::Return:
         for (const ir::Node* o : n->args) outputs.push_back(env.tensor(o));
         break;
-      default:
+      // Scalars, and device ops (never in the host block).
+      case ir::Op::Arg:
+      case ir::Op::Size:
+      case ir::Op::Stride:
+      case ir::Op::DeviceScalar:
+      case ir::Op::Const:
+      case ir::Op::Unary:
+      case ir::Op::Binary:
+      case ir::Op::Where:
+      case ir::Op::Cast:
+      case ir::Op::Full:
+      case ir::Op::Arange:
+      case ir::Op::Permute:
+      case ir::Op::View:
+      case ir::Op::Reduce:
+      case ir::Op::Load:
+      case ir::Op::Store:
+      case ir::Op::Atomic:
+      case ir::Op::Signal:
+      case ir::Op::Wait:
+      case ir::Op::Multicast:
+      case ir::Op::LoopIndex:
+      case ir::Op::TileIndex:
+      case ir::Op::TileBegin:
+      case ir::Op::TileEnd:
+      case ir::Op::TileBlock:
+      case ir::Op::TileId:
+      case ir::Op::ProgramId:
+      case ir::Op::Carried:
+      case ir::Op::Yield:
+      case ir::Op::LoopResult:
         break;  // scalars are evaluated where they are used
     }
   }

@@ -346,7 +346,26 @@ class Runner {
         f_.slot(n) = f_.value(loop->carried.at(n->ival));
         return;
       }
-      default:
+      // Values: computed by the frame.
+      case Op::Arg:
+      case Op::Size:
+      case Op::Stride:
+      case Op::Alloc:
+      case Op::DeviceScalar:
+      case Op::ShapeCheck:
+      case Op::Return:
+      case Op::Const:
+      case Op::Unary:
+      case Op::Binary:
+      case Op::Where:
+      case Op::Cast:
+      case Op::Full:
+      case Op::Arange:
+      case Op::Permute:
+      case Op::View:
+      case Op::Reduce:
+      case Op::Carried:
+      case Op::Yield:
         f_.compute(n, f_.slot(n));
         return;
     }

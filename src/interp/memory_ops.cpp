@@ -343,9 +343,11 @@ bool with_native_type(DType t, F&& f) {
     case DType::boolean:
       f(uint8_t{});
       return true;
-    default:
-      return false;
+    case DType::f16:
+    case DType::bf16:
+      break;
   }
+  return false;
 }
 
 Addressing& scratch() {

@@ -11,38 +11,61 @@ using ir::Op;
 
 namespace {
 
-// Whether `n` reads the memory of its tensor args[0] (ordinary accesses: a multicast
-// access addresses other memory).
-bool reads_tensor(const Node* n) {
+// How messages name access `n`, and whether it reads the memory of its tensor args[0]
+// (ordinary accesses: a multicast access addresses other memory).
+struct AccessRead {
+  const char* name = nullptr;
+  bool reads = false;
+};
+AccessRead access_read(const Node* n) {
   switch (n->op) {
     case Op::Load:
+      return {"load", true};
     case Op::DeviceScalar:
+      return {"device scalar (an element read in host code: t(i), t.item(), ts::load(t))", true};
     case Op::Wait:
-      return true;
-    case Op::Atomic:
-      return n->afn() != ir::AtomicFn::xchg;  // an exchange's old value is its result only
+      return {"ts::wait", true};
+    case Op::Atomic:  // an exchange's old value is its result only
+      return {"atomic", n->afn() != ir::AtomicFn::xchg};
     case Op::Signal:
-      return n->ival == 2;  // with wait_for
-    default:
-      return false;
+      return {"ts::signal", n->ival == 2};  // with wait_for
+    // No tensor read.
+    case Op::Arg:
+    case Op::Size:
+    case Op::Stride:
+    case Op::Alloc:
+    case Op::ShapeCheck:
+    case Op::Return:
+    case Op::Const:
+    case Op::Unary:
+    case Op::Binary:
+    case Op::Where:
+    case Op::Cast:
+    case Op::Full:
+    case Op::Arange:
+    case Op::Permute:
+    case Op::View:
+    case Op::Reduce:
+    case Op::Store:
+    case Op::Multicast:
+    case Op::Loop:
+    case Op::LoopIndex:
+    case Op::TileIndex:
+    case Op::TileBegin:
+    case Op::TileEnd:
+    case Op::TileBlock:
+    case Op::TileId:
+    case Op::ProgramId:
+    case Op::Carried:
+    case Op::Yield:
+    case Op::LoopResult:
+      break;
   }
+  return {};
 }
 
-// How messages name access n.
-const char* access_name(const Node* n) {
-  switch (n->op) {
-    case Op::Load:
-      return "load";
-    case Op::DeviceScalar:
-      return "device scalar (an element read in host code: t(i), t.item(), ts::load(t))";
-    case Op::Atomic:
-      return "atomic";
-    case Op::Wait:
-      return "ts::wait";
-    default:
-      return "ts::signal";
-  }
-}
+bool reads_tensor(const Node* n) { return access_read(n).reads; }
+const char* access_name(const Node* n) { return access_read(n).name; }
 
 }  // namespace
 

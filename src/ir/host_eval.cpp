@@ -28,9 +28,36 @@ bool host_computable(const Node* n) {
       for (const Node* a : n->args)
         if (!host_computable(a)) return false;
       return true;
-    default:
-      return false;
+    // Tensors, statements and device values.
+    case Op::Alloc:
+    case Op::DeviceScalar:
+    case Op::ShapeCheck:
+    case Op::Return:
+    case Op::Full:
+    case Op::Arange:
+    case Op::Permute:
+    case Op::View:
+    case Op::Reduce:
+    case Op::Load:
+    case Op::Store:
+    case Op::Atomic:
+    case Op::Signal:
+    case Op::Wait:
+    case Op::Multicast:
+    case Op::Loop:
+    case Op::LoopIndex:
+    case Op::TileIndex:
+    case Op::TileBegin:
+    case Op::TileEnd:
+    case Op::TileBlock:
+    case Op::TileId:
+    case Op::ProgramId:
+    case Op::Carried:
+    case Op::Yield:
+    case Op::LoopResult:
+      break;
   }
+  return false;
 }
 
 static const Node* tensor_root(const Node* t) { return t; }
@@ -82,7 +109,21 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
           return v.is_float ? make_float(-v.f) : make_int(-v.i);
         case UnaryFn::abs:
           return v.is_float ? make_float(std::fabs(v.f)) : make_int(v.i < 0 ? -v.i : v.i);
-        default:
+        case UnaryFn::logical_not:
+        case UnaryFn::bit_not:
+        case UnaryFn::exp:
+        case UnaryFn::log:
+        case UnaryFn::sqrt:
+        case UnaryFn::rsqrt:
+        case UnaryFn::sin:
+        case UnaryFn::cos:
+        case UnaryFn::tanh:
+        case UnaryFn::sigmoid:
+        case UnaryFn::exp2:
+        case UnaryFn::log2:
+        case UnaryFn::floor:
+        case UnaryFn::ceil:
+        case UnaryFn::erf:
           break;
       }
       break;
@@ -109,8 +150,26 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
           case BinaryFn::eq:
             r = x == y;
             break;
-          default:
+          case BinaryFn::ne:
             r = x != y;
+            break;
+          // Not comparisons (binary_kind 'c' above).
+          case BinaryFn::add:
+          case BinaryFn::sub:
+          case BinaryFn::mul:
+          case BinaryFn::div:
+          case BinaryFn::floordiv:
+          case BinaryFn::mod:
+          case BinaryFn::pow:
+          case BinaryFn::maximum:
+          case BinaryFn::minimum:
+          case BinaryFn::logical_and:
+          case BinaryFn::logical_or:
+          case BinaryFn::bit_and:
+          case BinaryFn::bit_or:
+          case BinaryFn::bit_xor:
+          case BinaryFn::shl:
+          case BinaryFn::shr:
             break;
         }
         return make_int(r);
@@ -136,7 +195,19 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
             return make_float(std::fmin(x, y));
           case BinaryFn::pow:
             return make_float(std::pow(x, y));
-          default:
+          case BinaryFn::lt:
+          case BinaryFn::le:
+          case BinaryFn::gt:
+          case BinaryFn::ge:
+          case BinaryFn::eq:
+          case BinaryFn::ne:
+          case BinaryFn::logical_and:
+          case BinaryFn::logical_or:
+          case BinaryFn::bit_and:
+          case BinaryFn::bit_or:
+          case BinaryFn::bit_xor:
+          case BinaryFn::shl:
+          case BinaryFn::shr:
             break;
         }
       } else {
@@ -173,7 +244,13 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
             for (int64_t k = 0; k < y; ++k) r *= x;
             return make_int(r);
           }
-          default:
+          case BinaryFn::div:
+          case BinaryFn::lt:
+          case BinaryFn::le:
+          case BinaryFn::gt:
+          case BinaryFn::ge:
+          case BinaryFn::eq:
+          case BinaryFn::ne:
             break;
         }
       }
@@ -184,7 +261,33 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
       return (c.is_float ? c.f != 0 : c.i != 0) ? eval_host(n->args[1], args)
                                                 : eval_host(n->args[2], args);
     }
-    default:
+    // Not host scalars.
+    case Op::Alloc:
+    case Op::DeviceScalar:
+    case Op::ShapeCheck:
+    case Op::Return:
+    case Op::Full:
+    case Op::Arange:
+    case Op::Permute:
+    case Op::View:
+    case Op::Reduce:
+    case Op::Load:
+    case Op::Store:
+    case Op::Atomic:
+    case Op::Signal:
+    case Op::Wait:
+    case Op::Multicast:
+    case Op::Loop:
+    case Op::LoopIndex:
+    case Op::TileIndex:
+    case Op::TileBegin:
+    case Op::TileEnd:
+    case Op::TileBlock:
+    case Op::TileId:
+    case Op::ProgramId:
+    case Op::Carried:
+    case Op::Yield:
+    case Op::LoopResult:
       break;
   }
   throw InternalError(std::string("eval_host: not a host scalar: ") + op_name(n->op));

@@ -60,11 +60,21 @@ char binary_kind(BinaryFn f) {
 }
 
 ConstValue reduce_identity(ReduceFn f, DType t) {
-  bool mx = f == ReduceFn::max || f == ReduceFn::argmax;
-  bool mn = f == ReduceFn::min || f == ReduceFn::argmin;
-  if (!mx && !mn) {
-    int64_t v = f == ReduceFn::sum || f == ReduceFn::any ? 0 : 1;
-    return {v, static_cast<double>(v)};
+  bool mx = false;
+  switch (f) {
+    case ReduceFn::sum:
+    case ReduceFn::any:
+      return {0, 0.0};
+    case ReduceFn::prod:
+    case ReduceFn::all:
+      return {1, 1.0};
+    case ReduceFn::max:
+    case ReduceFn::argmax:
+      mx = true;
+      break;
+    case ReduceFn::min:
+    case ReduceFn::argmin:
+      break;
   }
   if (is_float(t)) return {0, mx ? -INFINITY : INFINITY};
   int64_t lo = 0, hi = 1;  // boolean

@@ -1,5 +1,7 @@
 #include "passes/layout.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 
@@ -33,15 +35,38 @@ Layout Layout::reordered(const std::vector<int>& order) const {
   return R;
 }
 
+std::string describe(const Layout& L, const ir::Node* loop) {
+  auto slots = [&](const std::vector<int>& order) {
+    std::string out;
+    for (int k : order) {
+      std::string syms;
+      for (const auto& [s, j] : L.slot_of)
+        if (j == k) syms += (syms.empty() ? "" : " ") + ir::sym_name(s);
+      out += fmt::format(" [{}: {}]", syms, L.slot_block[static_cast<size_t>(k)]);
+    }
+    return out;
+  };
+  std::vector<int> nest(L.slot_block.size());
+  for (size_t k = 0; k < nest.size(); ++k) nest[k] = static_cast<int>(k);
+  std::string out = fmt::format(
+      "// layout of loop %{}: {} threads, vectors of {}, {} groups, {} registers per value; "
+      "slots outer to inner:{}\n",
+      loop->id, L.threads, L.vec, L.groups, L.regs(), slots(nest));
+  for (const auto& [n, order] : L.own_order)
+    out += fmt::format("//   %{} ({}) in its own layout:{}\n", n->id, ir::op_name(n->op),
+                       slots(order));
+  return out;
+}
+
 namespace {
 
 struct SymInfo {
   int first = 0;              // order of first appearance
   int inner_score = 1 << 20;  // smallest distance from the end of a shape it appears at
-  int accesses_last = 0;      // loads and stores whose innermost index it is
+  int64_t accessed_last = 0;  // elements of the loads and stores whose innermost index it is
 };
 
-void collect(const ir::Block& b, std::vector<const ir::Sym*>& order,
+void collect(const ir::Block& b, const Config& config, std::vector<const ir::Sym*>& order,
              std::map<const ir::Sym*, SymInfo>& info,
              std::set<std::pair<const ir::Sym*, const ir::Sym*>>& interfere, int& min_bytes) {
   for (const ir::Node* n : b) {
@@ -67,11 +92,14 @@ void collect(const ir::Block& b, std::vector<const ir::Sym*>& order,
     if (ir::is_access(n)) {
       min_bytes = std::min(min_bytes, dtype_size(ir::addressed_tensor(n)->dtype));
       const ir::Sym* last = nullptr;
-      for (const ir::IndexInfo& i : n->access)
+      int64_t elems = 1;
+      for (const ir::IndexInfo& i : n->access) {
         if (i.kind != ir::IndexKind::newaxis) last = i.sym;
-      if (last) ++info[last].accesses_last;
+        if (i.sym) elems *= sym_block(i.sym, config);
+      }
+      if (last) info[last].accessed_last += elems;
     }
-    if (n->op == ir::Op::Loop) collect(n->body, order, info, interfere, min_bytes);
+    if (n->op == ir::Op::Loop) collect(n->body, config, order, info, interfere, min_bytes);
   }
 }
 
@@ -82,7 +110,7 @@ Layout compute_layout(const ir::Node* loop, const Config& config) {
   std::map<const ir::Sym*, SymInfo> info;
   std::set<std::pair<const ir::Sym*, const ir::Sym*>> interfere;
   int min_bytes = 16;
-  collect(loop->body, order, info, interfere, min_bytes);
+  collect(loop->body, config, order, info, interfere, min_bytes);
 
   // Greedy slot assignment, largest blocks first (ties: first appearance), so that dims
   // that never meet share a slot with dims of their own size: `c(ts::all)` [1024] beside
@@ -122,17 +150,19 @@ Layout compute_layout(const ir::Node* loop, const Config& config) {
   // Order slots outer to inner: larger distance-from-the-end first.
   std::vector<int> perm(slots.size());
   for (size_t k = 0; k < perm.size(); ++k) perm[k] = static_cast<int>(k);
-  // Ties (a transpose: both dims last in some shape) go to the slot that more loads and
-  // stores index last: the nest's layout is the one most of its accesses want, the others
-  // convert (passes/access_layouts.hpp).
+  // Ties (a transpose: both dims last in some shape) go to the slot whose dims the loads
+  // and stores moving the most elements index last: the nest's layout is the one most of
+  // its memory traffic wants, the other accesses convert (passes/access_layouts.hpp).
   struct Score {
-    int inner, votes, first;
+    int inner;
+    int64_t votes;
+    int first;
   };
   auto score = [&](int k) {
     Score sc{1 << 20, 0, 0};
     for (const ir::Sym* s : slots[k]) {
       sc.inner = std::min(sc.inner, info[s].inner_score);
-      sc.votes += info[s].accesses_last;
+      sc.votes += info[s].accessed_last;
       sc.first = std::max(sc.first, info[s].first);
     }
     return sc;

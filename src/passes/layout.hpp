@@ -19,6 +19,7 @@
 #pragma once
 
 #include <map>
+#include <string>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -46,6 +47,11 @@ struct Layout {
   int log2_vec() const;
   int log2_threads() const;
 };
+
+/// The layout as comment lines for stage dumps (TESSEL_DUMP_DIR's 05-layout.ir): threads,
+/// vector width and groups, the slots outer to inner with their Syms and blocks, and the
+/// accesses in a layout of their own with their slot order.
+std::string describe(const Layout& L, const ir::Node* loop);
 
 /// Computes the layout of top-level loop `loop` under a complete config.
 /// `min_elem_bytes` is the smallest element size among the nest's memory accesses

@@ -51,7 +51,37 @@ std::string flatten_blocker(const ir::Node* loop) {
           why = fmt::format("the tile attribute ({}){} has no single value in a flattened tile",
                             ir::op_name(n->op), where(n));
         return;
-      default:
+      // Not tile attributes: the shape test below.
+      case ir::Op::Arg:
+      case ir::Op::Size:
+      case ir::Op::Stride:
+      case ir::Op::Alloc:
+      case ir::Op::DeviceScalar:
+      case ir::Op::ShapeCheck:
+      case ir::Op::Return:
+      case ir::Op::Const:
+      case ir::Op::Unary:
+      case ir::Op::Binary:
+      case ir::Op::Where:
+      case ir::Op::Cast:
+      case ir::Op::Full:
+      case ir::Op::Arange:
+      case ir::Op::Permute:
+      case ir::Op::View:
+      case ir::Op::Reduce:
+      case ir::Op::Load:
+      case ir::Op::Store:
+      case ir::Op::Atomic:
+      case ir::Op::Signal:
+      case ir::Op::Wait:
+      case ir::Op::Multicast:
+      case ir::Op::Loop:
+      case ir::Op::LoopIndex:
+      case ir::Op::TileIndex:
+      case ir::Op::ProgramId:
+      case ir::Op::Carried:
+      case ir::Op::Yield:
+      case ir::Op::LoopResult:
         break;
     }
     std::vector<const ir::Sym*> shape(n->shape.begin(), n->shape.end());

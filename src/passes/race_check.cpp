@@ -100,7 +100,25 @@ class LaunchDeps {
       case Op::Wait:
       case Op::Yield:
         return;
-      default:
+      // Values: depend on their operands.
+      case Op::Arg:
+      case Op::Size:
+      case Op::Stride:
+      case Op::Alloc:
+      case Op::DeviceScalar:
+      case Op::ShapeCheck:
+      case Op::Return:
+      case Op::Const:
+      case Op::Unary:
+      case Op::Binary:
+      case Op::Where:
+      case Op::Cast:
+      case Op::Full:
+      case Op::Arange:
+      case Op::Permute:
+      case Op::View:
+      case Op::Multicast:
+      case Op::Carried:
         for (const Node* a : n->args) d |= of(a);
         break;
     }

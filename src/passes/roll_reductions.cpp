@@ -25,6 +25,28 @@ using ir::Op;
 
 namespace {
 
+// The binary op that combines an accumulator with a chunk's partial result of reduction f.
+ir::BinaryFn combine_fn(ir::ReduceFn f) {
+  switch (f) {
+    case ir::ReduceFn::sum:
+      return ir::BinaryFn::add;
+    case ir::ReduceFn::prod:
+      return ir::BinaryFn::mul;
+    case ir::ReduceFn::max:
+      return ir::BinaryFn::maximum;
+    case ir::ReduceFn::min:
+      return ir::BinaryFn::minimum;
+    case ir::ReduceFn::any:
+      return ir::BinaryFn::logical_or;
+    case ir::ReduceFn::all:
+      return ir::BinaryFn::logical_and;
+    case ir::ReduceFn::argmax:  // combined by a compare and two wheres (reduce_loop)
+    case ir::ReduceFn::argmin:
+      break;
+  }
+  throw InternalError(std::string("roll_reductions: no binary op combines ") + ir::reduce_name(f));
+}
+
 class Roller : public ir::Cloner {
  public:
   Roller(ir::Graph& dst, std::map<const ir::Sym*, int64_t> chunks, const ir::Graph& src)
@@ -239,13 +261,7 @@ class Roller : public ir::Cloner {
     } else {
       if (xc->dtype != acc_t) xc = make(Op::Cast, acc_t, mapped(x->shape), {xc}, loc, body);
       Node* part = reduce(fn, acc_t, xc);
-      ir::BinaryFn comb = fn == ir::ReduceFn::sum    ? ir::BinaryFn::add
-                          : fn == ir::ReduceFn::prod ? ir::BinaryFn::mul
-                          : fn == ir::ReduceFn::max  ? ir::BinaryFn::maximum
-                          : fn == ir::ReduceFn::min  ? ir::BinaryFn::minimum
-                          : fn == ir::ReduceFn::any  ? ir::BinaryFn::logical_or
-                                                     : ir::BinaryFn::logical_and;
-      next.push_back(binary(comb, acc_t, loop->carried[0], part));
+      next.push_back(binary(combine_fn(fn), acc_t, loop->carried[0], part));
     }
     make(Op::Yield, DType::boolean, {}, next, loc, body);
     close_chunks(r, loop, out);

@@ -118,7 +118,9 @@ Buffer Buffer::from_dlpack(DLManagedTensor* t) {
   });
   const DLTensor& dl = t->dl_tensor;
   Device device;
-  switch (dl.device.device_type) {
+  // As an int: DLDeviceType grows with DLPack's versions (no list of it is complete), and
+  // tessel's switches over enums list every enumerator (-Werror=switch-enum).
+  switch (static_cast<int>(dl.device.device_type)) {
     case kDLCPU:
     case kDLCUDAHost:
       device = cpu();

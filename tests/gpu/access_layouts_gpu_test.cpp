@@ -4,10 +4,9 @@
 // sizes and warp counts, beside a reduction sharing the shared memory, and persistent.
 #include <gtest/gtest.h>
 
-#include <tuple>
-
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
+#include <tuple>
 
 #include "examples/kernels/basic.hpp"
 #include "gpu_test_util.hpp"
@@ -21,7 +20,8 @@ ts::Buffer values(std::vector<int64_t> shape, ts::DType t, uint64_t seed) {
   for (int64_t s : shape) n *= s;
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
-    v[static_cast<size_t>(i)] = static_cast<double>((i * 7 + static_cast<int64_t>(seed) * 5 + i / 13) % 101 - 50);
+    v[static_cast<size_t>(i)] =
+        static_cast<double>((i * 7 + static_cast<int64_t>(seed) * 5 + i / 13) % 101 - 50);
   return ts::Buffer::from_vector(v, std::move(shape), t);
 }
 
@@ -63,12 +63,11 @@ TEST(AccessLayoutsGpu, ATransposedLoadMatchesTheInterpreter) {
     for (const auto& [blocks, warps] : kConfigs)
       for (ts::PidType pid : {ts::PidType::flat, ts::PidType::persistent_interleaved})
         for (int stages : {1, 2})
-          expect_same_as_interpreter(make,
-                                     ts::Config{.block_sizes = blocks,
-                                                .num_warps = warps,
-                                                .num_stages = stages,
-                                                .pid_type = pid},
-                                     values({200, 77}, t, 2), values({77, 200}, t, 3));
+          expect_same_as_interpreter(
+              make,
+              ts::Config{
+                  .block_sizes = blocks, .num_warps = warps, .num_stages = stages, .pid_type = pid},
+              values({200, 77}, t, 2), values({77, 200}, t, 3));
 }
 
 TEST(AccessLayoutsGpu, AConvertedStoreBesideARowReduction) {
@@ -111,5 +110,6 @@ TEST(AccessLayoutsGpu, PermuteOfThreeDims) {
         s);
   };
   for (std::vector<int64_t> blocks : {std::vector<int64_t>{4, 8, 32}, {2, 16, 16}, {8, 8, 8}})
-    expect_same_as_interpreter(make, ts::Config{.block_sizes = blocks}, values({9, 20, 70}, ts::f32, 5));
+    expect_same_as_interpreter(make, ts::Config{.block_sizes = blocks},
+                               values({9, 20, 70}, ts::f32, 5));
 }
