@@ -128,10 +128,11 @@ TEST(AccessLayouts, PermuteOfNotAPermutationIsAnErrorAtItsLine) {
     }
     return out;
   });
-  user_error_test::expect_message(
-      user_error_test::user_error([&] { twice(x); }), "twice", "access_layouts_test.cpp", line,
-      "permute(0, 0) of a value of 2 dimensions", "give each dim 0..rank-1 once");
-  auto three = ts::kernel("t_of_1d", [&](ts::Tensor x) {
+  std::string msg = user_error_test::user_error([&] { twice(x); });  // traces: sets line
+  user_error_test::expect_message(msg, "twice", "access_layouts_test.cpp", line,
+                                  "permute(0, 0) of a value of 2 dimensions",
+                                  "give each dim 0..rank-1 once");
+  auto t_of_1d = ts::kernel("t_of_1d", [&](ts::Tensor x) {
     ts::Tensor out = x.new_empty({x.size(0)});
     for (auto tm : ts::tile(x.size(0))) {
       line = __LINE__ + 1;
@@ -139,7 +140,7 @@ TEST(AccessLayouts, PermuteOfNotAPermutationIsAnErrorAtItsLine) {
     }
     return out;
   });
-  msg = user_error_test::user_error([&] { three(x); });
+  msg = user_error_test::user_error([&] { t_of_1d(x); });
   user_error_test::expect_message(msg, "t_of_1d", "access_layouts_test.cpp", line,
                                   "t() of a value of 1 dimensions", "use permute(dims)");
 }
