@@ -4,12 +4,15 @@
 
 #include <tessel/tessel.hpp>
 
+#include "driver/host_env.hpp"
+#include "interp/host_program.hpp"
 #include "ir/parser.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
 #include "passes/loop_knobs.hpp"
 #include "passes/race_check.hpp"
 #include "passes/roll_reductions.hpp"
+#include "tests/interp_test_util.hpp"
 #include "tests/ir_check_util.hpp"
 #include "tests/user_error_util.hpp"
 
@@ -63,6 +66,40 @@ TEST(IrPassText, RollReductionsLoopsOverChunksOfAParsedReduction) {
     CHECK-NOT: all %2 as
     CHECK: return %3
   )");
+}
+
+/// Runs program `g` on the interpreter under `config` (completed) for tensor arguments `args`.
+std::vector<ts::Buffer> run(const ir::Graph& g, const ts::Config& config,
+                            const std::vector<ts::Buffer>& args) {
+  ts::rt::HostEnv env;
+  env.graph = &g;
+  env.device = ts::cpu();
+  env.arg_buffers = args;
+  for (const ts::Buffer& b : env.arg_buffers) env.args.push_back({&b.shape(), &b.strides()});
+  ts::Config complete = ts::passes::complete_config(g, config, g.kernel_name);
+  return ts::rt::run_host_program(g, complete, env, nullptr);
+}
+
+TEST(IrPassText, AParsedProgramAndItsRolledFormRunOnTheInterpreter) {
+  std::vector<double> v = interp_test::ramp(3 * 1000, -7, 0.01);
+  v[1234] = 99;  // row 1's maximum, inside its third chunk of 256
+  ts::Buffer x = interp_test::buffer(v, {3, 1000});
+  std::unique_ptr<ir::Graph> g = ir::parse(kRowMax);
+  ts::Config c{.reduction_loops = std::vector<std::optional<int64_t>>{256}};
+  std::unique_ptr<ir::Graph> rolled = ts::passes::roll_reductions(*g, c);
+  ASSERT_NE(rolled, nullptr);
+  for (const ir::Graph* p : {g.get(), rolled.get()}) {
+    std::vector<ts::Buffer> out = run(*p, c, {x});
+    ASSERT_EQ(out.size(), 1u);
+    std::vector<double> got = out[0].to_vector();
+    ASSERT_EQ(got.size(), 3u);
+    for (size_t r = 0; r < 3; ++r) {
+      double want = -INFINITY;
+      for (size_t k = 0; k < 1000; ++k) want = std::max(want, interp_test::f32(v[r * 1000 + k]));
+      EXPECT_EQ(got[r], want) << "row " << r;
+    }
+    EXPECT_EQ(got[1], 99);
+  }
 }
 
 TEST(IrPassText, RollReductionsLeavesAnUnchunkedReductionAlone) {

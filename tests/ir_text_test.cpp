@@ -50,6 +50,21 @@ auto make_every_attr() {
   });
 }
 
+/// A [begin, end) tile range, a ts::register_block_size dim with a range (a block Sym in
+/// a carried accumulator) and a user tunable.
+auto make_blocked_ranges() {
+  return ts::kernel("blocked_ranges", [](ts::Tensor x) {
+    ts::Tensor out = x.new_zeros({x.size(0)});
+    ts::BlockSize bn = ts::register_block_size(16, 64);
+    for (auto tm : ts::tile({2, x.size(0)})) {
+      ts::Value acc = ts::zeros({tm, bn}, ts::f32);
+      for (auto tn : ts::tile(x.size(1), {.block_size = bn})) acc = acc + x(tm, tn);
+      out(tm) = ts::sum(acc, 1) * ts::register_tunable("scale", {1, 2});
+    }
+    return out;
+  });
+}
+
 /// The graphs of the round-trip cases, by name.
 std::vector<std::pair<std::string, std::function<const ir::Graph&()>>> cases() {
   static auto add = examples::make_add();
@@ -85,6 +100,7 @@ std::vector<std::pair<std::string, std::function<const ir::Graph&()>>> cases() {
   static auto padded_sum_host_into = examples::make_padded_sum_host_into();
   static auto all_reduce = examples::make_one_shot_all_reduce(64);
   static auto every_attr = make_every_attr();
+  static auto blocked_ranges = make_blocked_ranges();
   static auto cas_max = atomic_test::make_cas_max();
   static auto reduce_ops = atomic_test::make_reduce_ops();
   static auto chain = atomic_test::make_chain();
@@ -162,6 +178,7 @@ std::vector<std::pair<std::string, std::function<const ir::Graph&()>>> cases() {
                          ts::Buffer::zeros({1}, ts::i64), f32({1, 128}));
        }},
       {"every_attr", [=]() -> const ir::Graph& { return graph_of(every_attr, x, i32({16})); }},
+      {"blocked_ranges", [=]() -> const ir::Graph& { return graph_of(blocked_ranges, x); }},
       {"cas_max", [=]() -> const ir::Graph& { return graph_of(cas_max, i32({16})); }},
       {"reduce_ops",
        [=]() -> const ir::Graph& {
@@ -182,6 +199,26 @@ TEST(IrText, EveryTracedCaseRoundTrips) {
     SCOPED_TRACE(name);
     expect_round_trip(graph());
   }
+}
+
+TEST(IrText, TheCasesHoldEveryKindOfSymAndHeaderFact) {
+  std::set<ir::Sym::Kind> kinds;
+  bool range = false, tunable = false, reduction = false, fixed = false, begin = false;
+  for (const auto& [name, graph] : cases()) {
+    const ir::Graph& g = graph();
+    for (const auto& s : g.syms()) kinds.insert(s->kind);
+    for (const auto& r : g.block_size_range) range |= r.first > 0;
+    tunable |= !g.tunables.empty();
+    reduction |= !g.reduction_syms.empty();
+    ir::walk(g.host, [&](const ir::Node* n) {
+      for (const ir::LoopDim& d : n->dims) {
+        fixed |= d.fixed_block > 0;
+        begin |= d.begin->op == ir::Op::Const && d.begin->ival != 0;
+      }
+    });
+  }
+  EXPECT_EQ(kinds.size(), 3u);  // tile, extent and block Syms
+  EXPECT_TRUE(range && tunable && reduction && fixed && begin);
 }
 
 TEST(IrText, EveryOpKindHasARoundTripCase) {
