@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 #include <tessel/tessel.hpp>
 
@@ -199,8 +200,80 @@ TEST(IrParseErrors, ASymOfALoopDimThatDoesNotExist) {
   expect_failure(with_line(4, "  sym t0 loop %4 dim 2 block 0"), 4, 7, "t0: %4 has no loop dim 2");
 }
 
+TEST(IrParseErrors, OperandsAPassWouldIndexWithoutChecking) {
+  expect_failure(with_line(10, "    %5 = load %3[] #0 : f32"), 10, 17,
+                 "%3 is not a tensor (an arg, alloc or multicast_like)");
+  expect_failure(with_line(10, "    %5 = load %0[] #0 : f32"), 10, 17,
+                 "load of %0 (rank 1) has 0 indices");
+  expect_failure(with_line(6, "  %1 = size %0 dim 1 : i64"), 6, 8,
+                 "dim 1 is out of range (0 to 0)");
+  expect_failure(with_line(11, "    %6 = reduce sum %5 dim 1 : f32"), 11, 10,
+                 "reduction axis 1 is out of range (0 to 0)");
+  expect_failure(with_line(11, "    %6 = where %5, %5 : f32[t0]"), 11, 10,
+                 "'where' takes 3 operands, found 2");
+  expect_failure(with_line(11, "    %6 = atomic cas %2[tile %4 as t0], %5 relaxed gpu : f32[t0]"),
+                 11, 10, "atomic cas takes 2 operand(s) after the indices");
+  expect_failure(with_line(10, "    %5 = load %0[tile %4] #0 : f32[t0]"), 10, 25,
+                 "expected 'as' and the index's sym, found ']'");
+  expect_failure(with_line(9, "  %4 = loop tile(%3..%1) {"), 9, 26,
+                 "expected 'as' and the tile's sym, found '{'");
+}
+
 TEST(IrParseErrors, AnUnterminatedString) {
   expect_failure("kernel \"k\n", 1, 10, "expected '\"' closing the string");
+}
+
+// A row sum through a nested loop's carried accumulator.
+const char* const kCarried =
+    "kernel acc\n"
+    "  index_dtype i32\n"
+    "  block_size 0 hint 8\n"
+    "  block_size 1 hint 64\n"
+    "  file f0 \"acc.cpp\"\n"
+    "  sym t0 loop %5 dim 0 block 0\n"
+    "  sym t1 loop %9 dim 0 block 1\n"
+    "  sym r2 extent %2 pow2 64 trace 64  // x.size(1)\n"
+    "  %0 = arg 0 : f32 tensor rank 2  // x\n"
+    "  %1 = size %0 dim 0 : i64\n"
+    "  %2 = size %0 dim 1 : i64\n"
+    "  %3 = alloc %1 : f32 tensor rank 1  @f0:3:4\n"
+    "  %4 = const 0 : i64\n"
+    "  %5 = loop tile(%4..%1) as t0 block 0 {\n"
+    "    %6 = const 0 : f32\n"
+    "    %7 = full %6 : f32[t0]\n"
+    "    %9 = loop tile(%4..%2) as t1 block 1 carry %8 = %7 {\n"
+    "      %8 = carried %9 : f32[t0]  // acc\n"
+    "      %10 = load %0[tile %5 as t0, tile %9 as t1] #0 : f32[t0, t1]\n"
+    "      %11 = reduce sum %10 dim 1 : f32[t0]\n"
+    "      %12 = binary add %8, %11 : f32[t0]\n"
+    "      yield %12\n"
+    "    }\n"
+    "    %13 = loop_result %9 carry 0 : f32[t0]\n"
+    "    %14 = atomic add %3[tile %5 as t0], %13 relaxed gpu : f32[t0]\n"
+    "  }\n"
+    "  return %3\n";
+
+TEST(IrParseErrors, MangledTextIsAParseErrorNeverACrash) {
+  for (const char* text : {kCopy, kCarried}) {
+    EXPECT_EQ(ir::print(*ir::parse(text)), text);
+    std::string t = text;
+    int errors = 0;
+    for (size_t i = 0; i < t.size(); ++i)
+      for (int how = 0; how < 3; ++how) {
+        std::string m = t;
+        if (how == 0) m.erase(i, 1);                    // a character left out
+        if (how == 1) m.erase(i, m.find('\n', i) - i);  // the rest of a line
+        if (how == 2 && std::isdigit(static_cast<unsigned char>(m[i]))) m[i] = '7';  // an id
+        try {
+          ir::print(*ir::parse(m));
+        } catch (const ir::ParseError&) {
+          ++errors;
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << "not a ParseError: " << e.what() << "\nfor:\n" << m;
+        }
+      }
+    EXPECT_GT(errors, static_cast<int>(t.size()));  // most mangled texts are not programs
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "ir/ir_text.hpp"
+#include "ir/text_cursor.hpp"
 
 namespace tessel::ir {
 
@@ -37,23 +38,9 @@ bool has_result(Op op) {
          op != Op::ShapeCheck;
 }
 
-bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-struct Pos {
-  int line = 0, column = 0;
-};
-
-class Parser {
+class Parser : TextCursor {
  public:
-  explicit Parser(const std::string& text) : g_(std::make_unique<Graph>()) {
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      lines_.push_back(text.substr(start, end - start));
-      if (!lines_.back().empty() && lines_.back().back() == '\r') lines_.back().pop_back();
-      start = end + 1;
-    }
+  explicit Parser(const std::string& text) : TextCursor(text), g_(std::make_unique<Graph>()) {
     // Every printed id gets its node now (ids are positions in Graph::nodes()); the
     // nodes without a result are made after them.
     int max_id = -1;
@@ -102,126 +89,6 @@ class Parser {
     Block* body;
     std::set<const Node*> visible;
   };
-
-  // ---- the cursor ----
-  const std::string& text() const { return lines_[li_]; }
-  char peek() const { return col_ < text().size() ? text()[col_] : '\0'; }
-  void skip_ws() {
-    while (col_ < text().size() && (text()[col_] == ' ' || text()[col_] == '\t')) ++col_;
-  }
-  bool at_end() {
-    skip_ws();
-    return col_ >= text().size() || text().compare(col_, 2, "//") == 0;
-  }
-  Pos pos() const { return {static_cast<int>(li_) + 1, static_cast<int>(col_) + 1}; }
-  /// The position of the next token.
-  Pos here() {
-    skip_ws();
-    return pos();
-  }
-
-  [[noreturn]] void fail_at(Pos p, const std::string& what) const {
-    size_t l = static_cast<size_t>(p.line > 0 ? p.line - 1 : 0);
-    throw ParseError(p.line, p.column, what, l < lines_.size() ? lines_[l] : "");
-  }
-  [[noreturn]] void fail(const std::string& what) { fail_at(pos(), what); }
-  [[noreturn]] void expected(const std::string& what) {
-    skip_ws();
-    std::string found = "end of line";
-    if (!at_end()) {
-      size_t e = col_;
-      while (e < text().size() && text()[e] != ' ') ++e;
-      found = "'" + text().substr(col_, e - col_) + "'";
-    }
-    fail(fmt::format("expected {}, found {}", what, found));
-  }
-
-  /// Consumes `tok` when it comes next (a word must end there).
-  bool accept(std::string_view tok) {
-    skip_ws();
-    if (text().compare(col_, tok.size(), tok) != 0) return false;
-    size_t e = col_ + tok.size();
-    if (word_char(tok.back()) && e < text().size() && word_char(text()[e])) return false;
-    col_ = e;
-    return true;
-  }
-  void expect(std::string_view tok) {
-    if (!accept(tok)) expected(fmt::format("'{}'", tok));
-  }
-  std::string word(const std::string& what) {
-    skip_ws();
-    size_t e = col_;
-    while (e < text().size() && word_char(text()[e])) ++e;
-    if (e == col_) expected(what);
-    std::string w = text().substr(col_, e - col_);
-    col_ = e;
-    return w;
-  }
-  int64_t integer(const std::string& what) {
-    skip_ws();
-    int64_t v = 0;
-    const char* b = text().data() + col_;
-    auto [p, ec] = std::from_chars(b, text().data() + text().size(), v);
-    if (ec != std::errc() || p == b) expected(what);
-    col_ += static_cast<size_t>(p - b);
-    return v;
-  }
-  /// A number as fmt prints a double ("0.5", "1e+30", "-inf", "nan").
-  double number(const std::string& what) {
-    skip_ws();
-    const char* b = text().c_str() + col_;
-    char* e = nullptr;
-    double v = std::strtod(b, &e);
-    if (e == b || (*e && *e != ' ' && *e != ',' && *e != ']')) expected(what);
-    col_ += static_cast<size_t>(e - b);
-    return v;
-  }
-  /// The raw text of the next space-free token (a constant, read once its dtype is known).
-  std::string token(const std::string& what) {
-    skip_ws();
-    size_t e = col_;
-    while (e < text().size() && text()[e] != ' ') ++e;
-    if (e == col_) expected(what);
-    std::string t = text().substr(col_, e - col_);
-    col_ = e;
-    return t;
-  }
-  std::string string_lit(const std::string& what) {
-    skip_ws();
-    if (peek() != '"') expected(what);
-    std::string out;
-    for (++col_; col_ < text().size(); ++col_) {
-      char c = text()[col_];
-      if (c == '"') {
-        ++col_;
-        return out;
-      }
-      if (c == '\\' && col_ + 1 < text().size()) {
-        c = text()[++col_];
-        out += c == 'n' ? '\n' : c;
-      } else {
-        out += c;
-      }
-    }
-    fail("expected '\"' closing the string");
-  }
-  template <class E>
-  E named(std::optional<E> (*lookup)(const std::string&), const std::string& what) {
-    Pos p = here();
-    std::string w = word(what);
-    std::optional<E> e = lookup(w);
-    if (!e) fail_at(p, fmt::format("expected {}, found '{}'", what, w));
-    return *e;
-  }
-  DType dtype() {
-    Pos p = here();
-    std::string w = word("a dtype (bool, i32, i64, u64, f16, bf16, f32, f64)");
-    for (DType t : {DType::boolean, DType::i32, DType::i64, DType::u64, DType::f16, DType::bf16,
-                    DType::f32, DType::f64})
-      if (dtype_name(t) == w) return t;
-    fail_at(p, fmt::format(
-                   "expected a dtype (bool, i32, i64, u64, f16, bf16, f32, f64), found '{}'", w));
-  }
 
   // ---- values and syms ----
   /// The node `%N` names; a use of it outside the blocks that see its definition fails
@@ -454,15 +321,19 @@ class Parser {
   /// `[INDEX, ...]` of access `n`: fills n->access and returns the index operands.
   std::vector<Node*> index_list(Node* n) {
     Pos open = here();
+    const Node* t = n->args.at(0);
+    if (!t->is_tensor() && t->op != Op::Multicast)
+      fail_at(open, fmt::format("%{} is not a tensor (an arg, alloc or multicast_like)", t->id));
     expect("[");
     std::vector<Node*> operands;
-    if (accept("]")) return operands;
-    do {
+    bool empty = accept("]");
+    while (!empty) {
       IndexInfo info;
       if (accept("newaxis")) {
         info.kind = IndexKind::newaxis;
         n->access.push_back(info);
-        continue;
+        if (accept(",")) continue;
+        break;
       }
       if (accept("tile"))
         info.kind = IndexKind::tile;
@@ -472,10 +343,12 @@ class Parser {
         info.kind = IndexKind::gather;
       operands.push_back(info.kind == IndexKind::tile ? loop_value() : value());
       if (accept("as")) info.sym = sym(false);
+      if (!info.sym && (info.kind == IndexKind::tile || info.kind == IndexKind::all))
+        expected("'as' and the index's sym");
       n->access.push_back(info);
-    } while (accept(","));
-    expect("]");
-    const Node* t = n->args.at(0);
+      if (!accept(",")) break;
+    }
+    if (!empty) expect("]");
     if (static_cast<int>(operands.size()) != t->rank)
       fail_at(open, fmt::format("{} of %{} (rank {}) has {} indices", op_name(n->op), t->id,
                                 t->rank, operands.size()));
@@ -513,6 +386,7 @@ class Parser {
       d.end = value();
       expect(")");
       if (accept("as")) d.sym = sym(false);
+      if (d.is_tile && !d.sym) expected("'as' and the tile's sym");
       if (accept("block")) d.block_id = static_cast<int>(integer("a block id"));
       if (accept("fixed")) d.fixed_block = integer("a fixed block size");
       n->dims.push_back(d);
@@ -716,9 +590,89 @@ class Parser {
                     : is_float(n->dtype) ? ArgKind::float_scalar
                                          : ArgKind::int_scalar;
     if (op == Op::Alloc && !tensor) fail_at(op_pos, "an alloc's type is 'DTYPE tensor rank N'");
+    check_operands(n, op_pos);
     end_line(n);
     if (op == Op::Arg && tensor && n->name.empty()) n->name = fmt::format("arg{}", n->ival);
     place(n, start);
+  }
+
+  /// What a pass would index without checking: operand counts, tensors, dims, axes.
+  void check_operands(const Node* n, Pos p) const {
+    auto count = [&](size_t want) {
+      if (n->args.size() != want)
+        fail_at(p, fmt::format("'{}' takes {} operands, found {}", op_name(n->op), want,
+                               n->args.size()));
+    };
+    auto tensor = [&](const Node* t) {
+      if (!t->is_tensor() && t->op != Op::Multicast)
+        fail_at(p, fmt::format("%{} is not a tensor (an arg, alloc or multicast_like)", t->id));
+    };
+    auto below = [&](int64_t v, size_t n_max, const char* what) {
+      if (v < 0 || v >= static_cast<int64_t>(n_max))
+        fail_at(p, fmt::format("{} {} is out of range (0 to {})", what, v,
+                               static_cast<int64_t>(n_max) - 1));
+    };
+    switch (n->op) {
+      case Op::Arg:
+        below(n->ival, 1 << 16, "argument position");
+        break;
+      case Op::Size:
+      case Op::Stride:
+        tensor(n->args[0]);
+        below(n->ival, static_cast<size_t>(n->args[0]->rank), "dim");
+        break;
+      case Op::DeviceScalar:
+        if (n->args.empty()) count(1);
+        tensor(n->args[0]);
+        count(static_cast<size_t>(n->args[0]->rank) + 1);
+        break;
+      case Op::Alloc:
+        if (n->like) tensor(n->like);
+        break;
+      case Op::Reduce:
+        below(n->ival, n->args[0]->shape.size(), "reduction axis");
+        break;
+      case Op::Atomic:
+        if (n->ival != (n->afn() == AtomicFn::cas ? 2 : 1))
+          fail_at(p, fmt::format("atomic {} takes {} operand(s) after the indices",
+                                 atomic_name(n->afn()), n->afn() == AtomicFn::cas ? 2 : 1));
+        break;
+      case Op::Signal:
+      case Op::Wait:
+        if (n->ival > 2) fail_at(p, fmt::format("'{}' takes 1 or 2 operands", op_name(n->op)));
+        break;
+      case Op::Where:
+        count(3);
+        break;
+      case Op::Cast:
+      case Op::Full:
+      case Op::View:
+        count(1);
+        break;
+      case Op::Arange:
+      case Op::ProgramId:
+        count(0);
+        break;
+      case Op::Load:
+      case Op::Store:  // index_list checked the tensor and its indices
+      case Op::Const:
+      case Op::ShapeCheck:
+      case Op::Return:
+      case Op::Unary:
+      case Op::Binary:
+      case Op::Multicast:
+      case Op::Loop:
+      case Op::LoopIndex:
+      case Op::TileIndex:
+      case Op::TileBegin:
+      case Op::TileEnd:
+      case Op::TileBlock:
+      case Op::TileId:
+      case Op::Carried:
+      case Op::Yield:
+      case Op::LoopResult:
+        break;
+    }
   }
 
   void constant(Node* n, const std::string& t, Pos p) {
@@ -835,8 +789,6 @@ class Parser {
     }
   }
 
-  std::vector<std::string> lines_;
-  size_t li_ = 0, col_ = 0;
   std::unique_ptr<Graph> g_;
   std::vector<bool> defined_;
   std::vector<Pos> first_use_;
