@@ -26,9 +26,9 @@ const char* const kCopy =
     "  %3 = const 0 : i64\n"                          // 8
     "  %4 = loop tile(%3..%1) as t0 block 0 {\n"      // 9
     "    %5 = load %0[tile %4 as t0] #0 : f32[t0]\n"  // 10
-    "    store %2[tile %4 as t0] = %5\n"              // 11
+    "    %6: store %2[tile %4 as t0] = %5\n"          // 11
     "  }\n"                                           // 12
-    "  return %2\n";                                  // 13
+    "  %7: return %2\n";                              // 13
 
 /// kCopy with line `line` (1-based) replaced by `text` ("" removes it).
 std::string with_line(int line, const std::string& text) {
@@ -87,12 +87,12 @@ TEST(IrParseErrors, AMissingBracketIsReportedWhereItBelongs) {
 }
 
 TEST(IrParseErrors, AValueUsedBeforeItsDefinition) {
-  expect_failure(with_line(11, "    store %2[tile %4 as t0] = %6"), 11, 31,
+  expect_failure(with_line(11, "    %8: store %2[tile %4 as t0] = %6"), 11, 35,
                  "%6 is used before its definition");
 }
 
 TEST(IrParseErrors, AValueOfALoopBodyUsedAfterTheLoop) {
-  expect_failure(with_line(13, "  return %5"), 13, 10,
+  expect_failure(with_line(13, "  %7: return %5"), 13, 14,
                  "%5 is used outside the block that defines it");
 }
 
@@ -153,7 +153,7 @@ TEST(IrParseErrors, TextWithoutAKernelLine) {
 
 TEST(IrParseErrors, AStoreWithAResult) {
   expect_failure(with_line(11, "    %9 = store %2[tile %4 as t0] = %5"), 11, 5,
-                 "'store' has no result");
+                 "'store' has no result (write `%N: store`)");
 }
 
 TEST(IrParseErrors, AnOpWithAResultWrittenWithoutOne) {
@@ -161,7 +161,7 @@ TEST(IrParseErrors, AnOpWithAResultWrittenWithoutOne) {
 }
 
 TEST(IrParseErrors, TextAfterTheEndOfAStatement) {
-  expect_failure(with_line(11, "    store %2[tile %4 as t0] = %5 extra"), 11, 34,
+  expect_failure(with_line(11, "    %6: store %2[tile %4 as t0] = %5 extra"), 11, 38,
                  "expected the end of the line, found 'extra'");
 }
 
@@ -171,8 +171,8 @@ TEST(IrParseErrors, ACarriedValueMissingFromItsLoopLine) {
 }
 
 TEST(IrParseErrors, ALoopWithCarriedValuesWithoutAYield) {
-  std::string text = with_line(9, "  %4 = loop tile(%3..%1) as t0 block 0 carry %6 = %3 {");
-  text = text.substr(0, text.find("    %5")) + "    %6 = carried %4 : i64\n" +
+  std::string text = with_line(9, "  %4 = loop tile(%3..%1) as t0 block 0 carry %8 = %3 {");
+  text = text.substr(0, text.find("    %5")) + "    %8 = carried %4 : i64\n" +
          text.substr(text.find("    %5"));
   expect_failure(text, 9, 3,
                  "a loop with 1 carried values ends its body with a yield of as many values");
@@ -246,12 +246,12 @@ const char* const kCarried =
     "      %10 = load %0[tile %5 as t0, tile %9 as t1] #0 : f32[t0, t1]\n"
     "      %11 = reduce sum %10 dim 1 : f32[t0]\n"
     "      %12 = binary add %8, %11 : f32[t0]\n"
-    "      yield %12\n"
+    "      %15: yield %12\n"
     "    }\n"
     "    %13 = loop_result %9 carry 0 : f32[t0]\n"
     "    %14 = atomic add %3[tile %5 as t0], %13 relaxed gpu : f32[t0]\n"
     "  }\n"
-    "  return %3\n";
+    "  %16: return %3\n";
 
 TEST(IrParseErrors, MangledTextIsAParseErrorNeverACrash) {
   for (const char* text : {kCopy, kCarried}) {

@@ -234,6 +234,34 @@ TEST(IrText, EveryOpKindHasARoundTripCase) {
 #undef TESSEL_X
 }
 
+// The CUDA and complete config that the compile pipeline makes of `g` under the default
+// config, or the error it refuses `g` with.
+std::string compiled(const ir::Graph& g, int& kernels) {
+  try {
+    ts::codegen::CompiledStages s = ts::codegen::compile_pipeline(
+        g, {}, {.emit = ts::codegen::PipelineOptions::Emit::all_reporting_failures});
+    std::string out = s.config.to_json();
+    for (const ts::codegen::LoopStages& l : s.loops) {
+      out += l.kernel.source + l.failure;
+      kernels += !l.kernel.source.empty();
+    }
+    return out;
+  } catch (const ts::UserError& e) {
+    return e.what();
+  }
+}
+
+TEST(IrText, AParsedGraphCompilesToTheSameCudaAsTheTracedOne) {
+  int kernels = 0, parsed_kernels = 0;
+  for (const auto& [name, graph] : cases()) {
+    SCOPED_TRACE(name);
+    std::unique_ptr<ir::Graph> back = ir::parse(ir::print(graph()));
+    EXPECT_EQ(compiled(*back, parsed_kernels), compiled(graph(), kernels));
+  }
+  EXPECT_GT(kernels, 30);  // most cases lower to CUDA
+  EXPECT_EQ(parsed_kernels, kernels);
+}
+
 TEST(IrText, TheIrAfterEachPipelineStageRoundTrips) {
   ts::Buffer x = f32({8, 100000});
   auto softmax = examples::make_softmax_basic();
@@ -264,7 +292,7 @@ TEST(IrText, TheIrAfterEachPipelineStageRoundTrips) {
 }
 
 // A loop over a tile of x (f32) and c (i32) whose body is `lines`, as ir::print prints it.
-std::string program(const std::string& lines) {
+std::string program(const std::string& lines, int return_id = 8) {
   return "kernel every_fn\n"
          "  index_dtype i64 forced\n"
          "  loads 2\n"
@@ -277,9 +305,7 @@ std::string program(const std::string& lines) {
          "  %4 = loop tile(%3..%2) as t0 block 0 {\n"
          "    %5 = load %0[tile %4 as t0] #0 : f32[t0]\n"
          "    %6 = load %1[tile %4 as t0] #1 : i32[t0]\n" +
-         lines +
-         "  }\n"
-         "  return\n";
+         lines + "  }\n" + fmt::format("  %{}: return\n", return_id);
 }
 
 TEST(IrText, EveryFunctionDtypeMemoryOrderAndScopeRoundTrips) {
@@ -309,8 +335,9 @@ TEST(IrText, EveryFunctionDtypeMemoryOrderAndScopeRoundTrips) {
                         "0.1 : f16", "-0 : bf16", "1e+30 : f32", "inf : f32", "-inf : f64",
                         "nan : f32", "2.5 ival 7 : f64", "3 fval 3.5 : i32"})
     line(fmt::format("const {}", c));
-  lines += "    store %0[tile %4 as t0] = %5\n";
-  std::string text = program(lines);
+  const int after_consts = id;
+  lines += fmt::format("    %{}: store %0[tile %4 as t0] = %5\n", id++);
+  std::string text = program(lines, id);
   std::unique_ptr<ir::Graph> g = ir::parse(text);
   EXPECT_EQ(ir::print(*g), text);
   ir_text_test::expect_round_trip(*g, /*depth=*/true);
@@ -329,24 +356,24 @@ TEST(IrText, EveryFunctionDtypeMemoryOrderAndScopeRoundTrips) {
   ASSERT_NE(cas, nullptr);
   EXPECT_EQ(cas->ival, 2);  // expected and value operands
   EXPECT_EQ(cas->args.size(), 4u);
-  const ir::Node* first_const = at(id - 12);
+  const ir::Node* first_const = at(after_consts - 12);
   ASSERT_NE(first_const, nullptr);
   EXPECT_EQ(first_const->dtype, ts::DType::boolean);
   EXPECT_EQ(first_const->ival, 1);
-  EXPECT_EQ(at(id - 10)->ival, INT64_MIN);
-  EXPECT_EQ(at(id - 9)->ival, -1);
-  EXPECT_EQ(at(id - 5)->fval, INFINITY);
-  EXPECT_EQ(at(id - 5)->ival, 0);  // no i64 holds inf
-  EXPECT_TRUE(std::isnan(at(id - 3)->fval));
-  EXPECT_EQ(at(id - 2)->ival, 7);  // printed where it is not the fval's integer
-  EXPECT_EQ(at(id - 1)->fval, 3.5);
+  EXPECT_EQ(at(after_consts - 10)->ival, INT64_MIN);
+  EXPECT_EQ(at(after_consts - 9)->ival, -1);
+  EXPECT_EQ(at(after_consts - 5)->fval, INFINITY);
+  EXPECT_EQ(at(after_consts - 5)->ival, 0);  // no i64 holds inf
+  EXPECT_TRUE(std::isnan(at(after_consts - 3)->fval));
+  EXPECT_EQ(at(after_consts - 2)->ival, 7);  // printed where it is not the fval's integer
+  EXPECT_EQ(at(after_consts - 1)->fval, 3.5);
   EXPECT_EQ(g->index_dtype, ts::DType::i64);
   EXPECT_TRUE(g->index_dtype_forced);
   EXPECT_EQ(g->block_size_range.at(0), std::make_pair(int64_t{16}, int64_t{64}));
 }
 
 TEST(IrText, ATileSymWithoutASymLineTakesItsLoop) {
-  std::string text = program("    store %0[tile %4 as t0] = %5\n");
+  std::string text = program("    %7: store %0[tile %4 as t0] = %5\n");
   text.erase(text.find("  sym t0"), text.find("  %0") - text.find("  sym t0"));
   std::unique_ptr<ir::Graph> g = ir::parse(text);
   const ir::Sym* t0 = g->syms().at(0).get();
@@ -354,7 +381,7 @@ TEST(IrText, ATileSymWithoutASymLineTakesItsLoop) {
   EXPECT_EQ(t0->loop, g->host.at(4));
   EXPECT_EQ(t0->loop_dim, 0);
   EXPECT_EQ(t0->block_id, 0);
-  EXPECT_EQ(ir::print(*g), program("    store %0[tile %4 as t0] = %5\n"));
+  EXPECT_EQ(ir::print(*g), program("    %7: store %0[tile %4 as t0] = %5\n"));
 }
 
 TEST(IrText, GraphDiffFindsAFieldThePrinterWouldShow) {

@@ -18,8 +18,8 @@ namespace ir_text_test {
 namespace ir = tessel::ir;
 
 /// Compares what a pass, the interpreter or code generation can read of two graphs: every
-/// node reachable from the host block (paired in block order; ids must match for nodes
-/// with a printed result), every Sym, and the graph's facts. `names`: also names and source
+/// node reachable from the host block (paired in block order, ids included), every Sym,
+/// and the graph's facts. `names`: also names and source
 /// locations (printed only with names). `depth`: also Node::depth (set by the tracer, not
 /// by passes). A Loop's dtype is not compared (no consumer reads it). Returns "" when
 /// equal, else the first difference.
@@ -103,9 +103,7 @@ class GraphDiff {
     std::string w = fmt::format("%{} ({}): ", x->id, ir::op_name(x->op));
     eq(x->op, y->op, w + "op");
     if (!diff_.empty()) return;
-    bool printed_id = x->op != ir::Op::Store && x->op != ir::Op::Wait && x->op != ir::Op::Return &&
-                      x->op != ir::Op::Yield && x->op != ir::Op::ShapeCheck;
-    if (printed_id) eq(x->id, y->id, w + "id");
+    eq(x->id, y->id, w + "id");
     if (x->op != ir::Op::Loop) eq(x->dtype, y->dtype, w + "dtype");
     std::vector<int> sa, sb;
     for (const ir::Sym* s : x->shape) sa.push_back(sid(s));

@@ -22,9 +22,10 @@
 //       %14 = loop tile(%13..%12) as t0 block 0 {
 //         %17 = load %0[%10, tile %14 as t0] #0 : f32[t0]
 //         %19 = binary add %17, %18 : f32[t0]
-//         store %5[%10, tile %14 as t0] = %19
+//         %20: store %5[%10, tile %14 as t0] = %19   // `%N:` a node without a value
 //       }
 //     }
+//     %21: return %5
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,11 @@
 
 namespace tessel::ir {
 
+bool has_result(Op op) {
+  return op != Op::Store && op != Op::Wait && op != Op::Return && op != Op::Yield &&
+         op != Op::ShapeCheck;
+}
+
 std::string quote_ir_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {

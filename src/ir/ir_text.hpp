@@ -8,6 +8,10 @@
 
 namespace tessel::ir {
 
+/// Whether a node of kind `op` has a value other nodes may use, printed `%N = op ...`; the
+/// others (store, wait, return, yield, shape_check) print `%N: op ...`.
+bool has_result(Op op);
+
 /// `s` in double quotes, with `"` and `\` escaped by a backslash and a newline as `\n`.
 std::string quote_ir_string(const std::string& s);
 

@@ -33,11 +33,6 @@ const char* intern(const std::string& s) {
   return names.insert(s).first->c_str();
 }
 
-bool has_result(Op op) {
-  return op != Op::Store && op != Op::Wait && op != Op::Return && op != Op::Yield &&
-         op != Op::ShapeCheck;
-}
-
 class Parser : TextCursor {
  public:
   explicit Parser(const std::string& text) : TextCursor(text), g_(std::make_unique<Graph>()) {
@@ -549,19 +544,22 @@ class Parser : TextCursor {
       return;
     }
     Node* n = nullptr;
+    bool result = false;
     if (peek() == '%') {
       n = value(true);
       size_t id = static_cast<size_t>(n->id);
       if (defined_[id]) fail_at(start, fmt::format("%{} is defined twice", id));
       defined_[id] = true;
-      expect("=");
+      result = accept("=");
+      if (!result && !accept(":")) expected("'=' (a value) or ':' (a statement)");
     }
     Pos op_pos = here();
     Op op = named(op_named, "an op name");
-    if (has_result(op) && !n)
+    if (has_result(op) && !result)
       fail_at(op_pos, fmt::format("expected '%N = ' before '{}'", op_name(op)));
-    if (!has_result(op) && n) fail_at(start, fmt::format("'{}' has no result", op_name(op)));
-    if (!n) n = g_->new_node(op, {});
+    if (!has_result(op) && result)
+      fail_at(start, fmt::format("'{}' has no result (write `%N: {}`)", op_name(op), op_name(op)));
+    if (!n) n = g_->new_node(op, {});  // a statement without its id: after every printed one
     int id = n->id;
     *n = Node{};
     n->op = op;

@@ -19,13 +19,15 @@
 //              | 'sym' SYM ['loop' VAL 'dim' INT] ['block' INT] ['extent' VAL]
 //                  ['pow2' INT] ['trace' INT] [NAME]
 //              | 'reduction_dims' SYM,*               Graph::reduction_syms
-//   stmt      := [VAL '='] OP operands [':' TYPE] ['{'] [LOC] [NAME]  |  '}'
+//   stmt      := VAL '=' OP operands [':' TYPE] ['{'] [LOC] [NAME]     a node with a value
+//              | [VAL ':'] OP operands [':' TYPE] [LOC] [NAME]        store, wait, return,
+//              | '}'                                                     yield, shape_check
 //   VAL       := '%' INT                 a node, by id (defined once, used after)
 //   SYM       := ('t' | 'r' | 'b') INT   a Sym by id: tile, extent (ts::all, arange), block
 //   TYPE      := DTYPE ['[' (SYM | '1'),* ']'] | DTYPE 'tensor' 'rank' INT
 //   LOC       := '@f' I ':' LINE ':' COLUMN   (file I of the header)
 //   NAME      := '//' text to the end of the line, `\\` and `\n` escaped: Node::name / Sym::name
-//   INDEX     := 'newaxis' | ['tile' | 'all' | 'gather'] VAL ['as' SYM]   (Node::access)
+//   INDEX     := 'newaxis' | ('tile' | 'all') VAL 'as' SYM | ['gather'] VAL   (Node::access)
 //
 // Operands per op (TESSEL_IR_OPS): `arg I`, `const VALUE [ival I] [fval X]` (VALUE read in
 // the dtype of the type), `size|stride VAL dim I`, `alloc VAL,* [fill X] [like VAL]
@@ -43,8 +45,7 @@
 // type, Graph::args (the first `arg I` of each position) and outputs (the `return`), loop
 // results, a multicast tensor's rank, a store's dtype, a signal's function (cas with a
 // wait_for operand, else xchg), the Sym of a tile dim without a `sym` line (its loop and
-// block). The ids of nodes without a result (store, wait, return, yield, shape_check) are
-// not printed: they get ids after every printed one.
+// block). A statement written without its `%N:` gets an id after every printed one.
 #pragma once
 
 #include <memory>
@@ -69,8 +70,12 @@ class ParseError : public UserError {
 };
 
 /// The graph whose ir::print is `text`. Throws ParseError (line and column, 1-based) for
-/// text that is not a program, or that uses a value or Sym it never defines, uses a value
-/// outside the block that defines it, or indexes a tensor with a wrong number of indices.
+/// text that is not a program of the grammar, or that uses a value or Sym it never defines,
+/// uses a value outside the block that defines it, or gives an op what a pass would index
+/// without checking: a wrong number of operands or indices, a memory op on a value that is
+/// not a tensor, a dim, axis or carried position out of range, a tile index of a value that
+/// is not a loop, a loop with carried values whose body does not end in their yield. Types
+/// are not checked (a pass test may give any dtype and shape).
 std::unique_ptr<Graph> parse(const std::string& text);
 
 }  // namespace tessel::ir

@@ -81,12 +81,6 @@ std::string indices(const Node* n, size_t first) {
   return out;
 }
 
-/// Whether a node prints as `%id = ...` (it has a value other nodes may use).
-bool has_result(Op op) {
-  return op != Op::Store && op != Op::Wait && op != Op::Return && op != Op::Yield &&
-         op != Op::ShapeCheck;
-}
-
 std::string type_str(const Node* n) {
   if (n->is_tensor()) return fmt::format("{} tensor rank {}", dtype_name(n->dtype), n->rank);
   if (n->op == Op::Store || n->op == Op::Loop || n->op == Op::Return || n->op == Op::Yield ||
@@ -285,7 +279,7 @@ class Printer {
 
   void line(const Node* n, const std::string& pad, std::string& out) const {
     std::string text = pad;
-    if (has_result(n->op)) text += ref(n) + " = ";
+    text += ref(n) + (has_result(n->op) ? " = " : ": ");
     text += op_name(n->op) + operands(n);
     std::string t = type_str(n);
     if (!t.empty()) text += " : " + t;
