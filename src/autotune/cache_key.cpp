@@ -1,7 +1,6 @@
 #include "autotune/cache_key.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <xxhash.h>
 
 #include "codegen/embedded.hpp"
@@ -48,23 +47,6 @@ std::string codegen_version() {
 std::string kernel_content_hash(const ir::Graph& g) {
   std::string text;
   field(text, ir::print(g, /*names=*/false));  // names change no config's speed
-  std::string extra;
-  ir::walk(g.host, [&](const ir::Node* n) {
-    if (n->op != ir::Op::Loop) return;
-    for (const ir::LoopDim& d : n->dims) extra += fmt::format("{}/{} ", d.fixed_block, d.block_id);
-    extra += "|";
-  });
-  field(text, extra);
-  field(text, fmt::format("{}", g.block_size_range));
-  std::string reductions;
-  for (const ir::Sym* s : g.reduction_syms) reductions += ir::sym_name(s) + " ";
-  field(text, reductions);
-  for (const auto& [name, choices] : g.tunables) field(text, fmt::format("{}={}", name, choices));
-  field(text, dtype_name(g.index_dtype));
-  field(text, g.check_bounds ? "check_bounds" : "");
-  for (const ir::ArgFacts& f : g.arg_facts)
-    field(text, fmt::format("{}{} {} {} {}", f.contiguous, f.base_aligned, f.stride_aligned,
-                            f.size_div16, f.known_sizes));
   field(text, codegen_version());
   return hash128(text);
 }

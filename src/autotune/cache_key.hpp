@@ -26,11 +26,11 @@ struct ConfigKeyParts {
 /// a hash of the embedded device headers.
 std::string codegen_version();
 
-/// XXH3-128 (32 hex digits) of the kernel's content: the printed IR (ir::print, without the
-/// user's names of tensors and values, which change no generated instruction), what the
-/// printer leaves out (fixed block sizes, block size ranges, reduction dims, tunables,
-/// index dtype, contiguous arguments) and codegen_version(). Equal for two Kernel objects
-/// traced from the same code and arguments.
+/// XXH3-128 (32 hex digits) of the kernel's content: the printed IR (ir::print without
+/// names, which holds every node and the graph's facts: block sizes, tunables, index dtype,
+/// argument facts, reduction dims; the user's names and source lines change no generated
+/// instruction) and codegen_version(). Equal for two Kernel objects traced from the same
+/// code and arguments.
 std::string kernel_content_hash(const ir::Graph& g);
 
 /// The name and compute capability of `device`, as keys hold it ("NVIDIA H200 sm_90").

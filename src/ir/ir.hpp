@@ -6,17 +6,26 @@
 // TESSEL_BINARY_FNS. Shapes are symbolic: a dimension is a Sym (a tile's block, or a
 // `ts::all` extent) or 1 (nullptr). Two different Syms never unify.
 //
-// Example (printed, seed 000 f2):
-//   %0 = arg 0 : f32[?, ?]              // x
-//   %3 = alloc_like %0 : f32[?, ?]
-//   %4 = loop grid(%1) {                 // top-level loop: one launch
-//     %5 = loop_index %4 dim 0 : i64
-//     %6 = loop tile(%2) {
-//       %8 = load %0[%5, tile %6.0] : f32[t0]
-//       %9 = binary add %8, 1 : f32[t0]
-//       store %3[%5, tile %6.0] = %9
+// Example (seed 000 f2, printed by ir::print without names and abridged; ir/parser.hpp
+// gives the grammar and reads it back):
+//   kernel f2
+//     index_dtype i64 forced
+//     block_size 0
+//     sym t0 loop %14 dim 0 block 0
+//     %0 = arg 0 : f32 tensor rank 2
+//     %1 = arg 1 : i32 tensor rank 1
+//     %5 = alloc %3, %4 : f32 tensor rank 2
+//     %7 = device_scalar %1, %6 : i32
+//     %12 = device_scalar %2, %11 : i32
+//     %9 = loop persistent grid(%8..%7) {            // top-level loop: one launch
+//       %10 = loop_index %9 dim 0 : i64
+//       %14 = loop tile(%13..%12) as t0 block 0 {
+//         %17 = load %0[%10, tile %14 as t0] #0 : f32[t0]
+//         %19 = binary add %17, %18 : f32[t0]
+//         %20: store %5[%10, tile %14 as t0] = %19   // `%N:` a node without a value
+//       }
 //     }
-//   }
+//     %21: return %5
 #pragma once
 
 #include <cstdint>
@@ -370,9 +379,12 @@ inline SourceLoc first_loop_loc(const Graph& g) {
   return {};
 }
 
-/// Text form of the graph (for debugging, TESSEL_PRINT_IR=1, TESSEL_DUMP_DIR, and IR
-/// tests). `names`: the user's names of nodes (Node::name) as `// name` after their
-/// line; content hashes print without them, so a renamed tensor keeps its tuned config.
+/// Text form of the graph (for debugging, TESSEL_PRINT_IR=1, TESSEL_DUMP_DIR, IR tests and
+/// kernel content hashes), which ir::parse (ir/parser.hpp) reads back: every node and Sym
+/// and the graph's facts (index dtype, block sizes, tunables, argument facts, reduction
+/// dims). `names`: also the user's names of nodes and Syms (Node::name, Sym::name) as
+/// `// name` after their line, shape checks' descriptions and source locations (`@f0:12:5`);
+/// content hashes print without them, so a renamed tensor keeps its tuned config.
 std::string print(const Graph& g, bool names = true);
 std::string sym_name(const Sym* s);
 /// How errors name a tensor: "tensor argument 1" (the kernel's parameters, from 0), "the

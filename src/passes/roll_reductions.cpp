@@ -3,12 +3,21 @@
 // loop over chunks of C where it is consumed: a reduction over r becomes a loop that
 // carries an accumulator, a store of an r-spanning value becomes a loop of stores.
 //
-// Before (r = x.size(1), C = 256):          After:
-//   %5 = load %0[tile %3, all as r]           %9 = full -inf : f32[t0]
-//   %6 = reduce max %5 dim 1 : f32[t0]        %10 = loop tile(0..%2) block 256 as t1 carry %c = %9
-//                                               %11 = load %0[tile %3, tile %10 as t1]
-//                                               %12 = reduce max %11 dim 1
-//                                               yield maximum(%c, %12)
+// Before (r1 = x.size(1), C = 256; ir::print, tests/ir_pass_text_test.cpp):
+//   %6 = load %0[tile %5 as t0, all %2 as r1] #0 : f32[t0, r1]
+//   %7 = reduce max %6 dim 1 : f32[t0]
+// After:
+//   %6 = const -inf : f32
+//   %7 = full %6 : f32[t0]
+//   %8 = const 0 : i64
+//   %9 = loop tile(%8..%2) as t1 fixed 256 carry %10 = %7 {
+//     %10 = carried %9 : f32[t0]
+//     %11 = load %0[tile %5 as t0, tile %9 as t1] #0 : f32[t0, t1]
+//     %12 = reduce max %11 dim 1 : f32[t0]
+//     %13 = binary maximum %10, %12 : f32[t0]
+//     yield %13
+//   }
+//   %15 = loop_result %9 carry 0 : f32[t0]
 #include "passes/roll_reductions.hpp"
 
 #include <fmt/format.h>
