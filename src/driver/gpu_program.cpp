@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "codegen/embedded.hpp"
-#include "driver/cubin_cache.hpp"
+#include "driver/code_override.hpp"
 
 namespace tessel::rt {
 
@@ -94,25 +94,25 @@ std::pair<GpuProgram::Compiled*, Function> GpuProgram::compiled(const ir::Node* 
   int arch = compute_capability(device);
   if (c.cubin.empty() || c.arch != arch) {
     if (print_code_requested(settings_)) std::cerr << c.kernel.source << std::flush;
-    CompileOptions opts;
-    opts.arch = arch;
-    opts.headers = embedded_headers();
-    opts.extra = c.kernel.nvrtc_options;
+    // TESSEL_DUMP_DIR: compiled past the cubin cache, for the PTX on the way.
+    bool dumping = !dump_dir().empty();
+    KernelImage image;
     try {
-      if (dump_dir().empty()) {
-        // Through the on-disk cubin cache: a warm cache makes no NVRTC call.
-        c.cubin = compile_cached(c.kernel.source, c.kernel.name + ".cu", opts);
-      } else {  // TESSEL_DUMP_DIR: compiled here, for the PTX on the way
-        std::string ptx;
-        c.cubin = compile_cuda(c.kernel.source, c.kernel.name + ".cu", opts, &ptx);
-        dump_.binary(c.kernel, arch, ptx, c.cubin);
-      }
+      image = compile_kernel(graph_.kernel_name, c.kernel, dump_.tag(), arch, dumping);
     } catch (const CompileError& e) {
       report_compile_error(graph_.kernel_name, e, c.kernel.source);
     }
+    if (dumping) dump_.binary(c.kernel, arch, image.ptx, image.ptx_override ? "" : image.image);
+    c.cubin = std::move(image.image);
+    c.ptx_override = image.ptx_override ? image.override : "";
     c.arch = arch;
   }
-  c.fns.push_back(load_function(c.cubin, c.kernel.name, device));
+  try {
+    c.fns.push_back(load_function(c.cubin, c.kernel.name, device));
+  } catch (const RuntimeError& e) {
+    if (c.ptx_override.empty()) throw;
+    fail_ptx_override(graph_.kernel_name, c.ptx_override, e.what());
+  }
   return {&c, c.fns.back()};
 }
 

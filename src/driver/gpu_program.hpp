@@ -80,7 +80,8 @@ class GpuProgram {
   int persistent_programs(const Compiled& c, const Function& fn, int device) const;
   struct Compiled {
     codegen::CudaKernel kernel;
-    std::string cubin;  // compiled for compute capability `arch` (empty: not yet)
+    std::string cubin;         // compiled for compute capability `arch` (empty: not yet), or PTX
+    std::string ptx_override;  // the TESSEL_OVERRIDE_DIR file `cubin` holds ("": none)
     int arch = 0;
     /// The function loaded in each context (rt::current_context_id): the device's primary
     /// context and any SM partition the loop was launched in.
