@@ -13,6 +13,18 @@
 
 namespace tessel::rt {
 
+namespace {
+thread_local LaunchObserver* t_observer = nullptr;
+}  // namespace
+
+LaunchObserver* observe_launches(LaunchObserver* observer) {
+  LaunchObserver* previous = t_observer;
+  t_observer = observer;
+  return previous;
+}
+
+LaunchObserver* launch_observer() { return t_observer; }
+
 GpuProgram::GpuProgram(const codegen::CompiledStages& stages, const Settings& settings,
                        const std::string& spec_key)
     : stages_(stages),
@@ -266,11 +278,22 @@ int GpuProgram::persistent_programs(const Compiled& c, const Function& fn, int d
 }
 
 void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
-  auto [cp, fn] = compiled(loop, env.device.index);
+  LaunchObserver* observer = t_observer;
+  bool dry = observer && observer->dry;
+  Compiled* cp = nullptr;
+  Function fn;
+  if (dry) {
+    kernel(loop);
+    std::lock_guard<std::mutex> lock(mu_);
+    cp = loops_[loop].get();
+  } else {
+    std::tie(cp, fn) = compiled(loop, env.device.index);
+  }
   const Compiled& c = *cp;
-  LaunchPlan plan =
-      plan_launch(graph_, loop, c.kernel, config_, env,
-                  c.kernel.grid.persistent ? persistent_programs(c, fn, env.device.index) : 0);
+  int programs = !c.kernel.grid.persistent ? 0
+                 : dry ? persistent_grid(settings_, config_, 132, graph_.kernel_name)
+                       : persistent_programs(c, fn, env.device.index);
+  LaunchPlan plan = plan_launch(graph_, loop, c.kernel, config_, env, programs);
   if (plan.empty) return;
   void* ptrs[64];
   std::vector<void*> more;
@@ -280,8 +303,18 @@ void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
     params = more.data();
   }
   for (size_t i = 0; i < plan.params.size(); ++i) params[i] = &plan.params[i];
-  rt::launch(fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.threads, plan.shared_bytes,
-             env.stream, params);
+  if (!dry)
+    rt::launch(fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.threads, plan.shared_bytes,
+               env.stream, params);
+  if (observer) {
+    ++observer->launches;
+    if (observer->record)
+      observer->record->push_back(LaunchRecord{fn,
+                                               {plan.grid[0], plan.grid[1], plan.grid[2]},
+                                               plan.threads,
+                                               plan.shared_bytes,
+                                               plan.params});
+  }
 }
 
 }  // namespace tessel::rt

@@ -51,6 +51,31 @@ std::string compile_error_message(const std::string& kernel, const CompileError&
 /// printed to stderr when it is compiled (on the interpreter: show_interpreted_code).
 bool print_code_requested(const Settings& s);
 
+/// One launch as GpuProgram issued it: the function, grid, block and the packed parameter
+/// slots (8 bytes each, k.params order), so a benchmark can issue the same launch bare.
+struct LaunchRecord {
+  Function fn;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned threads = 0;
+  int shared_bytes = 0;
+  std::vector<uint64_t> params;
+};
+
+/// A hook for benchmarks and tests, per thread (observe_launches). `record`: each launch is
+/// appended there. `dry`: GPU calls on this thread run their whole host path (key, lookup,
+/// host program, parameter packing, grid) with no driver call: the kernel is neither
+/// compiled, loaded nor launched, a persistent grid assumes 132 SMs of one program each,
+/// and CPU Buffers stand in for GPU ones (tessel calls with them take the GPU path).
+struct LaunchObserver {
+  bool dry = false;
+  std::vector<LaunchRecord>* record = nullptr;
+  int64_t launches = 0;  // launches seen
+};
+/// Sets this thread's observer (nullptr: none); returns the previous one.
+LaunchObserver* observe_launches(LaunchObserver* observer);
+/// This thread's observer, or nullptr.
+LaunchObserver* launch_observer();
+
 class GpuProgram {
  public:
   /// `stages`: the specialization's compile_pipeline result with its CUDA emitted

@@ -264,6 +264,7 @@ void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu, Sour
     }
   }
   on_gpu = device && device->is_cuda() && !env_flag("TESSEL_INTERPRET");
+  if (rt::LaunchObserver* o = rt::launch_observer(); o && o->dry) on_gpu = true;
 }
 
 // The host evaluator's view of call arguments (shapes, strides, scalars).
@@ -727,7 +728,7 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
         fmt::format("the stream belongs to an SM partition of cuda:{} but the arguments are on {}",
                     scope.device(), env.device.str()),
         "create the partition on the arguments' device: ts::SmPartition::create(num_sms, device)");
-  rt::set_device(env.device.index);
+  if (env.device.is_cuda()) rt::set_device(env.device.index);  // CPU Buffers: a dry run
   return rt::run_host_program(spec->program(), spec->config(), env, spec->gpu.get());
 }
 
