@@ -8,7 +8,7 @@
 //   padded_sum    seed 002: the row count in device memory (a persistent grid)
 //   add (allocs)  1-D x + y returning a new tensor: adds cuMemAllocAsync / cuMemFreeAsync
 // Target (issue 15): at most 1.5 us above the bare launch.
-//   launch_overhead_bench [--calls N] [--rounds R] [--dry]
+//   launch_overhead_bench [--calls N] [--rounds R] [--dry] [--case NAME]
 // --dry needs no GPU: CPU Buffers take the GPU path with no driver call (the kernel is
 // neither compiled nor launched: rt::LaunchObserver::dry), timing tessel's host part alone
 // (argument checks, key, lookup, host program, parameter packing, grid).
@@ -92,7 +92,7 @@ void run(const Case& c, bool dry, LaunchFn launch) {
   }
   ts::rt::LaunchRecord r = rec[0];
   std::vector<void*> params;
-  for (uint64_t& slot : r.params) params.push_back(&slot);
+  for (uint32_t offset : r.offsets) params.push_back(r.block.data() + offset);
   auto fn = static_cast<CUfunction>(r.fn.fn);
   double bare = host_us(
       [&] {
@@ -109,9 +109,11 @@ void run(const Case& c, bool dry, LaunchFn launch) {
 int main(int argc, char** argv) {
   CLI::App app{"host overhead of a cached tessel call against a bare cuLaunchKernel"};
   bool dry = false;
+  std::string only;
   app.add_option("--calls", calls, "calls per timed round");
   app.add_option("--rounds", rounds, "timed rounds (the median is printed)");
   app.add_flag("--dry", dry, "no GPU: time the host part of a call on CPU Buffers");
+  app.add_option("--case", only, "run this case only (a kernel name of the table)");
   CLI11_PARSE(app, argc, argv);
   if (!dry && !ts::rt::cuda_available()) {
     std::printf("no GPU: %s (--dry times the host part alone)\n",
@@ -130,16 +132,16 @@ int main(int argc, char** argv) {
   auto add_into = ts::kernel("add_into", [](ts::Tensor x, ts::Tensor y, ts::Tensor out) {
     for (auto t : ts::tile(x.size(0))) out(t) = x(t) + y(t);
   });
-  auto axpby = ts::kernel(
-      "axpby_bias_2d", [](ts::Tensor x, ts::Tensor y, ts::Tensor bias, ts::Value alpha,
-                          ts::Tensor out) {
-        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1)))
-          out(tm, tn) = x(tm, tn) * alpha + y(tm, tn) + bias(ts::newaxis, tn);
-      });
+  auto axpby = ts::kernel("axpby_bias_2d", [](ts::Tensor x, ts::Tensor y, ts::Tensor bias,
+                                              ts::Value alpha, ts::Tensor out) {
+    for (auto [tm, tn] : ts::tile(x.size(0), x.size(1)))
+      out(tm, tn) = x(tm, tn) * alpha + y(tm, tn) + bias(ts::newaxis, tn);
+  });
   auto padded_sum = examples::make_padded_sum_into();
   auto add = examples::make_add();
 
-  ts::Buffer x = ts::Buffer::zeros({1024}, ts::f32, dev), y = ts::Buffer::zeros({1024}, ts::f32, dev);
+  ts::Buffer x = ts::Buffer::zeros({1024}, ts::f32, dev),
+             y = ts::Buffer::zeros({1024}, ts::f32, dev);
   ts::Buffer out = ts::Buffer::zeros({1024}, ts::f32, dev);
   ts::Buffer x2 = ts::Buffer::zeros({64, 256}, ts::f32, dev);
   ts::Buffer y2 = ts::Buffer::zeros({64, 256}, ts::f32, dev);
@@ -154,8 +156,8 @@ int main(int argc, char** argv) {
       {"padded_sum", [&] { padded_sum(xs, size, os); }},
       {"add (allocs)", [&] { add(x, y); }},
   };
-  if (!dry)
-    std::printf("%-16s %10s %10s %10s\n", "kernel", "tessel us", "bare us", "overhead");
-  for (const Case& c : cases) run(c, dry, launch);
+  if (!dry) std::printf("%-16s %10s %10s %10s\n", "kernel", "tessel us", "bare us", "overhead");
+  for (const Case& c : cases)
+    if (only.empty() || c.name == only) run(c, dry, launch);
   return 0;
 }

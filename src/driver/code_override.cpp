@@ -27,8 +27,8 @@ std::string read_text(const std::string& kernel, const fs::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   if (!in && !in.eof())
-    throw UserError(kernel, {},
-                    fmt::format("TESSEL_OVERRIDE_DIR: {} cannot be read", p.string()), kHint);
+    throw UserError(kernel, {}, fmt::format("TESSEL_OVERRIDE_DIR: {} cannot be read", p.string()),
+                    kHint);
   return s.str();
 }
 
@@ -47,11 +47,11 @@ KernelImage compile_kernel(const std::string& kernel, const codegen::CudaKernel&
   fs::path ptx = fs::path(dir) / fmt::format("{}{}.sm_{}.ptx", k.name, tag, arch);
   std::error_code ec;
   if (!dir.empty() && !dump_dir().empty() && fs::equivalent(dir, dump_dir(), ec))
-    throw UserError(kernel, {},
-                    fmt::format("TESSEL_OVERRIDE_DIR and TESSEL_DUMP_DIR are one directory ({})",
-                                dir),
-                    "copy the dumped files to edit into a directory of their own and set "
-                    "TESSEL_OVERRIDE_DIR to it (a dump would overwrite the edits)");
+    throw UserError(
+        kernel, {},
+        fmt::format("TESSEL_OVERRIDE_DIR and TESSEL_DUMP_DIR are one directory ({})", dir),
+        "copy the dumped files to edit into a directory of their own and set "
+        "TESSEL_OVERRIDE_DIR to it (a dump would overwrite the edits)");
   if (!dir.empty() && fs::is_regular_file(ptx, ec)) {
     out.override = ptx.string();
     out.ptx = read_text(kernel, ptx);
@@ -93,11 +93,9 @@ KernelImage compile_kernel(const std::string& kernel, const codegen::CudaKernel&
   return out;
 }
 
-void fail_ptx_override(const std::string& kernel, const std::string& file,
-                       const std::string& why) {
+void fail_ptx_override(const std::string& kernel, const std::string& file, const std::string& why) {
   throw UserError(kernel, {},
-                  fmt::format("TESSEL_OVERRIDE_DIR: the driver could not load {}: {}",
-                              file, why),
+                  fmt::format("TESSEL_OVERRIDE_DIR: the driver could not load {}: {}", file, why),
                   kHint);
 }
 
