@@ -2,6 +2,8 @@
 // runs the GPU path of a call on CPU Buffers with no driver call, and its recorded
 // parameter block is decoded slot by slot against the generated kernel's parameter list:
 // pointers, sizes, strides and scalars are the call's, at naturally aligned offsets.
+#include "driver/launch_abi.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,7 +11,6 @@
 
 #include "codegen/compile_pipeline.hpp"
 #include "driver/gpu_program.hpp"
-#include "driver/launch_abi.hpp"
 #include "examples/kernels/seed002.hpp"
 #include "runtime/kernel_tuning.hpp"
 
@@ -48,8 +49,8 @@ T slot(const ts::rt::LaunchRecord& r, size_t i) {
 }
 
 auto axpby_bias() {
-  return ts::kernel("axpby_bias", [](ts::Tensor x, ts::Tensor y, ts::Tensor bias,
-                                     ts::Value alpha, ts::Tensor out) {
+  return ts::kernel("axpby_bias", [](ts::Tensor x, ts::Tensor y, ts::Tensor bias, ts::Value alpha,
+                                     ts::Tensor out) {
     for (auto [tm, tn] : ts::tile(x.size(0), x.size(1)))
       out(tm, tn) = x(tm, tn) * alpha + y(tm, tn) + bias(ts::newaxis, tn);
   });
@@ -65,8 +66,8 @@ TEST(LaunchAbi, SlotsAreNaturallyAlignedInSignatureOrder) {
   uint32_t end = 0;
   int i32 = 0, pointers = 0, floats = 0;
   for (const ts::rt::AbiSlot& s : abi.slots) {
-    EXPECT_EQ(s.offset % s.size, 0u);  // natural alignment
-    EXPECT_GE(s.offset, end);          // in order, not overlapping
+    EXPECT_EQ(s.offset % s.size, 0u);   // natural alignment
+    EXPECT_GE(s.offset, end);           // in order, not overlapping
     EXPECT_LT(s.offset - end, s.size);  // no gap beyond the alignment padding
     end = s.offset + s.size;
     i32 += s.type == ts::rt::AbiSlot::i32;
@@ -134,7 +135,8 @@ TEST(LaunchAbi, HostIntegersPlannedOnceEqualTheHostEvaluator) {
   EXPECT_EQ(rec[0].grid[0], (500 + ks[0].grid.blocks[0] - 1) / ks[0].grid.blocks[0]);
   EXPECT_EQ(rec[1].grid[0], (300 + ks[1].grid.blocks[0] - 1) / ks[1].grid.blocks[0]);
   // Every host integer the kernels read, planned, against the generic evaluator.
-  std::vector<ts::detail::CallArg> args = {ts::detail::to_call_arg(x), ts::detail::to_call_arg(300), ts::detail::to_call_arg(out)};
+  std::vector<ts::detail::CallArg> args = {ts::detail::to_call_arg(x), ts::detail::to_call_arg(300),
+                                           ts::detail::to_call_arg(out)};
   ts::rt::HostEnv env;
   env.args.resize(3);
   env.args[0].shape = &x.shape();

@@ -87,9 +87,10 @@ void put_int(const ir::Graph& g, const AbiSlot& s, int64_t v, unsigned char* at)
     return;
   }
   if (v < INT32_MIN || v > INT32_MAX)
-    throw UserError(g.kernel_name, s.node->loc,
-                    fmt::format("the value {} does not fit this kernel's 32-bit index arithmetic", v),
-                    "set Settings::index_dtype = ts::i64");
+    throw UserError(
+        g.kernel_name, s.node->loc,
+        fmt::format("the value {} does not fit this kernel's 32-bit index arithmetic", v),
+        "set Settings::index_dtype = ts::i64");
   int32_t v32 = static_cast<int32_t>(v);
   std::memcpy(at, &v32, 4);
 }

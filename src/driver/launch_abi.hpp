@@ -23,7 +23,7 @@ struct HostInt {
   enum Kind : uint8_t { constant, arg_int, arg_size, arg_stride, evaluated };
   Kind kind = constant;
   int arg = 0, dim = 0;
-  int64_t value = 0;              // constant
+  int64_t value = 0;               // constant
   const ir::Node* node = nullptr;  // evaluated
   static HostInt plan(const ir::Node* n);
   int64_t eval(const HostEnv& env) const {
@@ -54,14 +54,14 @@ struct AbiSlot {
   /// A tensor argument's position (tensor_ptr/size/stride; -1: an allocation), or a float
   /// argument's (host_float; -1: an expression).
   int arg = -1;
-  int dim = 0;   // tensor_size, tensor_stride
+  int dim = 0;    // tensor_size, tensor_stride
   HostInt value;  // host_int
 };
 
 /// The ABI of one kernel (make_launch_abi).
 struct LaunchAbi {
-  std::vector<AbiSlot> slots;  // in the generated signature's order
-  uint32_t bytes = 0;          // of the packed block
+  std::vector<AbiSlot> slots;         // in the generated signature's order
+  uint32_t bytes = 0;                 // of the packed block
   std::vector<HostInt> begins, ends;  // the grid's loop bounds (codegen::GridSpec)
 };
 
