@@ -9,6 +9,7 @@
 #                                 [--benches elementwise_bench,norms_bench,persistent_bench]
 #                                 [--norms-args "--kernels softmax,rms_norm"] [--build-only]
 #   bash scripts/bench_compare.sh --parse-only OLD_OUT_DIR NEW_OUT_DIR
+#   bash scripts/bench_compare.sh [--old COMMIT] --export-old DIR
 #
 # --old COMMIT   the old commit (default b9815a4), checked out with `git worktree add` under
 #                the work directory; --old-src DIR uses a source tree of it instead (made
@@ -19,6 +20,9 @@
 # --rounds N     runs of each benchmark per build (default 2); a row's value is its best.
 # --build-only   configure and build both, run nothing (a first call within a time limit).
 # --parse-only   only compares saved outputs (<bench>.<round>.txt in each directory).
+# --export-old   writes the old commit's sources to DIR (git archive) and exits: for a
+#                machine that gets a copy of this tree without its git directory, export
+#                to an ignored path here (e.g. build-old-src) and pass --old-src there.
 # Dependencies: CMAKE_PREFIX_PATH (and CUDA_HOME) from the environment are passed to both
 # configurations; TESSEL_BENCH_CMAKE_ARGS adds cmake arguments to both.
 set -euo pipefail
@@ -41,15 +45,21 @@ while [[ $# -gt 0 ]]; do
     --benches) benches="$2"; shift 2 ;;
     --norms-args) norms_args="$2"; shift 2 ;;
     --build-only) build_only=1; shift ;;
+    --export-old)
+      mkdir -p "$2"
+      git -C "$root" archive "$old" | tar -x -C "$2"
+      echo "wrote the sources of $old to $2" >&2
+      exit 0 ;;
     --parse-only)
       [[ $# -ge 3 ]] || { echo "--parse-only needs OLD_OUT_DIR NEW_OUT_DIR" >&2; exit 2; }
       exec python3 "$here/bench_compare.py" --old-dir "$2" --new-dir "$3" ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
 mkdir -p "$work"
+[[ -n "$old_src" ]] && old_src="$(cd "$old_src" && pwd)"
 if [[ -z "$old_src" ]]; then
   old_src="$work/src-$old"
   if [[ ! -e "$old_src" ]]; then
