@@ -7,8 +7,7 @@
 //   same timing worker (target: ratio <= 1.05);
 // - a second process's first call with the warm cache, not counting CUDA context
 //   creation (target: < 5 ms and no NVRTC call: compile_count 0);
-// - the host overhead of a cached call: N back-to-back calls of add on 1024 elements
-//   against N cuLaunchKernel calls of an empty kernel (target: < 3 us more per call).
+// (The host overhead of a cached call is bench/launch_overhead_bench.cpp's.)
 //   autotune_bench [--cases softmax,add,add_2d] [--cache-dir DIR] [--no-sweep]
 // The cache directory defaults to a fresh one under /tmp, so the first tuning is cold.
 #include <stdio.h>
@@ -146,22 +145,6 @@ int child_first_call(const std::string& name) {
   return 0;
 }
 
-/// Median over rounds of the host time of `rounds` x `n` back-to-back calls (each round
-/// is synchronized outside the timed region, so the launch queue never fills).
-double host_us_per_call(const std::function<void()>& f, int n = 200, int rounds = 25) {
-  for (int i = 0; i < 50; ++i) f();
-  ts::rt::stream_synchronize();
-  std::vector<double> us;
-  for (int r = 0; r < rounds; ++r) {
-    auto t = Clock::now();
-    for (int i = 0; i < n; ++i) f();
-    us.push_back(seconds_since(t) * 1e6 / n);
-    ts::rt::stream_synchronize();
-  }
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
-}
-
 void run_case(Case& c, bool sweep) {
   std::printf("\n== %s ==\n", c.name.c_str());
   // 1. Quick tuning, as the first call does it (the result is stored in the cache).
@@ -222,25 +205,6 @@ void run_case(Case& c, bool sweep) {
         child["first_call_ms"].get<double>(), child["first_call_with_sync_ms"].get<double>(),
         static_cast<long long>(child["compile_count"].get<int64_t>()),
         static_cast<long long>(child["tune_count"].get<int64_t>()));
-}
-
-void host_overhead() {
-  std::printf("\n== host overhead of a cached call ==\n");
-  auto add = examples::make_add(
-      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{1024}}});
-  ts::Buffer x = from_host({1024}, 3), y = from_host({1024}, 4);
-  double tessel_us = host_us_per_call([&] { add(x, y); });
-  ts::rt::CompileOptions opts;
-  opts.arch = ts::rt::compute_capability(0);
-  ts::rt::Function empty = ts::rt::load_function(
-      ts::rt::compile_cuda("extern \"C\" __global__ void empty() {}\n", "empty.cu", opts), "empty",
-      0);
-  double empty_us =
-      host_us_per_call([&] { ts::rt::launch(empty, 1, 1, 1, 32, 0, nullptr, nullptr); });
-  std::printf(
-      "add on 1024 elements: %.2f us per call; empty cuLaunchKernel: %.2f us; overhead %.2f us "
-      "(target < 3 us)\n",
-      tessel_us, empty_us, tessel_us - empty_us);
 }
 
 }  // namespace
@@ -306,6 +270,5 @@ int main(int argc, char** argv) {
     all.push_back(c);
   }
   for (Case& c : all) run_case(c, !no_sweep);
-  host_overhead();
   return 0;
 }

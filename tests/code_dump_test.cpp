@@ -43,17 +43,20 @@ class CodeDump : public ::testing::Test {
     fs::remove_all(dir_);
     ::unsetenv("TESSEL_PRINT_CODE");
     ::unsetenv("TESSEL_DUMP_DIR");
+    ::unsetenv("TESSEL_OVERRIDE_DIR");
   }
   void TearDown() override {
     ::unsetenv("TESSEL_PRINT_CODE");
     ::unsetenv("TESSEL_DUMP_DIR");
+    ::unsetenv("TESSEL_OVERRIDE_DIR");
     fs::remove_all(dir_);
   }
-  /// The files of the dump directory whose names end with `suffix`.
-  std::vector<fs::path> files(const std::string& suffix) const {
+  /// The files of the dump directory (or of `in`) whose names end with `suffix`.
+  std::vector<fs::path> files(const std::string& suffix, fs::path in = {}) const {
     std::vector<fs::path> out;
-    if (!fs::exists(dir_)) return out;
-    for (const auto& e : fs::directory_iterator(dir_)) {
+    if (in.empty()) in = dir_;
+    if (!fs::exists(in)) return out;
+    for (const auto& e : fs::directory_iterator(in)) {
       std::string name = e.path().filename().string();
       if (name.size() >= suffix.size() &&
           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
@@ -186,6 +189,104 @@ TEST_F(CodeDump, ADumpDirWithoutWritePermissionNamesTheKernelAndTheOsError) {
   EXPECT_NE(msg.find("kernel 'add'"), std::string::npos) << msg;
   EXPECT_TRUE(has(msg, "Permission denied")) << msg;
   EXPECT_TRUE(has(msg, "set TESSEL_DUMP_DIR to a writable directory")) << msg;
+}
+
+// TESSEL_OVERRIDE_DIR: a dumped file, edited and put in a directory of its own, is compiled
+// in place of the generated one (here on the interpreter's dump path, which compiles what a
+// GPU call would: rt::compile_kernel).
+class CodeOverride : public CodeDump {
+ protected:
+  /// Dumps add's files for x = [1000] into dir_/dump; returns the one ending in `suffix`.
+  fs::path dump_add(const std::string& suffix) {
+    ::setenv("TESSEL_DUMP_DIR", (dir_ / "dump").c_str(), 1);
+    examples::make_add()(f32({1000}), f32({1000}));
+    std::vector<fs::path> found = files(suffix, dir_ / "dump");
+    EXPECT_EQ(found.size(), 1u) << suffix;
+    return found.empty() ? fs::path() : found[0];
+  }
+  /// Writes `text` as `file`'s name in dir_/override and points TESSEL_OVERRIDE_DIR there;
+  /// later dumps go to dir_/dump2.
+  fs::path override_with(const fs::path& file, const std::string& text) {
+    fs::create_directories(dir_ / "override");
+    fs::path p = dir_ / "override" / file.filename();
+    std::ofstream(p, std::ios::binary) << text;
+    ::setenv("TESSEL_OVERRIDE_DIR", (dir_ / "override").c_str(), 1);
+    ::setenv("TESSEL_DUMP_DIR", (dir_ / "dump2").c_str(), 1);
+    return p;
+  }
+};
+
+TEST_F(CodeOverride, AnEditedCudaFileIsCompiledInPlaceOfTheGeneratedOne) {
+  REQUIRE_NVRTC();
+  fs::path cu = dump_add(".cu");
+  fs::path used = override_with(cu, read(cu) + "\n__device__ int tessel_edited_marker = 7;\n");
+  testing::internal::CaptureStderr();
+  ts::Buffer out = examples::make_add()(f32({1000}), f32({1000}));
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out.to_vector()[0], 2.0);  // the interpreter still runs the traced program
+  EXPECT_TRUE(has(err, "tessel: kernel 'add': TESSEL_OVERRIDE_DIR: compiling " + used.string() +
+                           " in place of the generated add_loop0"))
+      << err;
+  std::vector<fs::path> ptx = files(".sm_90.ptx", dir_ / "dump2");
+  std::vector<fs::path> cubin = files(".sm_90.cubin", dir_ / "dump2");
+  ASSERT_EQ(ptx.size(), 1u);
+  ASSERT_EQ(cubin.size(), 1u);
+  EXPECT_TRUE(has(read(ptx[0]), "tessel_edited_marker")) << read(ptx[0]);
+  EXPECT_TRUE(has(read(cubin[0]), "tessel_edited_marker"));
+  // The dump's CUDA stays what tessel generated.
+  EXPECT_FALSE(has(read(files(".cu", dir_ / "dump2").at(0)), "tessel_edited_marker"));
+}
+
+TEST_F(CodeOverride, AnEditedPtxFileIsTakenInPlaceOfNvrtcsPtx) {
+  REQUIRE_NVRTC();
+  fs::path ptx = dump_add(".sm_90.ptx");
+  std::string edited = "// edited by hand\n" + read(ptx);
+  fs::path used = override_with(ptx, edited);
+  testing::internal::CaptureStderr();
+  examples::make_add()(f32({1000}), f32({1000}));
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(has(err, "TESSEL_OVERRIDE_DIR: loading " + used.string() +
+                           " in place of the PTX of the generated add_loop0"))
+      << err;
+  std::vector<fs::path> dumped = files(".sm_90.ptx", dir_ / "dump2");
+  ASSERT_EQ(dumped.size(), 1u);
+  EXPECT_EQ(read(dumped[0]), edited);
+  // The driver of a GPU compiles PTX: without one there is no cubin to dump.
+  EXPECT_TRUE(files(".sm_90.cubin", dir_ / "dump2").empty());
+}
+
+TEST_F(CodeOverride, ACudaOverrideThatDoesNotCompileNamesTheFileAndNvrtcsLog) {
+  REQUIRE_NVRTC();
+  fs::path used = override_with(dump_add(".cu"), "this is not CUDA\n");
+  std::string msg =
+      user_error_test::user_error([&] { examples::make_add()(f32({1000}), f32({1000})); });
+  EXPECT_TRUE(has(msg, "kernel 'add'")) << msg;
+  EXPECT_TRUE(has(msg, "TESSEL_OVERRIDE_DIR: NVRTC could not compile " + used.string() +
+                           " (in place of the generated add_loop0)"))
+      << msg;
+  EXPECT_TRUE(has(msg, "error")) << msg;  // NVRTC's log
+  EXPECT_TRUE(has(msg, "fix the file, or remove it (or unset TESSEL_OVERRIDE_DIR)")) << msg;
+}
+
+TEST_F(CodeOverride, TheDumpDirectoryCannotBeTheOverrideDirectory) {
+  fs::path cu = dump_add(".cu");
+  ::setenv("TESSEL_OVERRIDE_DIR", (dir_ / "dump").c_str(), 1);
+  std::string msg =
+      user_error_test::user_error([&] { examples::make_add()(f32({1000}), f32({1000})); });
+  EXPECT_TRUE(has(msg, "TESSEL_OVERRIDE_DIR and TESSEL_DUMP_DIR are one directory")) << msg;
+  EXPECT_TRUE(has(msg, "copy the dumped files to edit into a directory of their own")) << msg;
+}
+
+TEST_F(CodeOverride, FilesOfOtherNamesChangeNothing) {
+  REQUIRE_NVRTC();
+  fs::path cu = dump_add(".cu");
+  fs::path other = cu.parent_path() / ("other_loop0" + cu.filename().string().substr(9));
+  override_with(other, "this is not CUDA\n");
+  testing::internal::CaptureStderr();
+  examples::make_add()(f32({1000}), f32({1000}));
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(has(err, "TESSEL_OVERRIDE_DIR")) << err;
+  EXPECT_EQ(files(".sm_90.cubin", dir_ / "dump2").size(), 1u);
 }
 
 }  // namespace

@@ -112,10 +112,11 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
   for (size_t i = 0; i < c.kernels.size(); ++i) {
     const auto& [loop, k] = c.kernels[i];
     rt::LaunchPlan plan;
+    rt::LaunchAbi abi = rt::make_launch_abi(k);
     try {
       int programs =
           k.grid.persistent ? rt::persistent_grid(settings_, c.config, sms_, kernel_) : 0;
-      plan = rt::plan_launch(*c.graph, loop, k, c.config, *env, programs);
+      rt::plan_launch(*c.graph, loop, k, abi, *env, programs, plan);
     } catch (const Error& e) {
       failure = e.what();
       return std::nullopt;
@@ -126,11 +127,11 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
       bool pointer = k.params[p].kind == codegen::Param::tensor_ptr ||
                      k.params[p].kind == codegen::Param::device_ptr;
       std::optional<std::pair<int, int64_t>> where =
-          pointer ? shared_.locate(plan.params[p]) : std::nullopt;
+          pointer ? shared_.locate(plan.bits(abi.slots[p])) : std::nullopt;
       if (where)
         params.push_back({{"buf", where->first}, {"off", where->second}});
       else
-        params.push_back({{"v", plan.params[p]}});
+        params.push_back({{"v", plan.bits(abi.slots[p])}});
     }
     launches.push_back({{"cubin", m.blobs.size()},
                         {"kernel", k.name},

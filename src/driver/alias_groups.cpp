@@ -5,29 +5,41 @@
 namespace tessel::rt {
 
 std::pair<uintptr_t, uintptr_t> byte_range(const Buffer& b) {
-  if (b.numel() == 0) return {0, 0};
-  const int64_t es = dtype_size(b.dtype());
+  // Runs on every call (alias_groups): the shape and strides are read directly.
+  const std::vector<int64_t>& shape = b.shape();
+  const std::vector<int64_t>& strides = b.strides();
   int64_t lo = 0, hi = 0;  // element offsets of the lowest and highest elements
-  for (int d = 0; d < b.dim(); ++d) {
-    int64_t extent = (b.size(d) - 1) * b.stride(d);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) return {0, 0};
+    int64_t extent = (shape[d] - 1) * strides[d];
     (extent < 0 ? lo : hi) += extent;
   }
+  const int64_t es = dtype_size(b.dtype());
   const uintptr_t base = reinterpret_cast<uintptr_t>(b.data_ptr());
   return {base + static_cast<uintptr_t>(lo * es), base + static_cast<uintptr_t>((hi + 1) * es)};
 }
 
-static bool overlap(const Buffer* a, const Buffer* b) {
-  auto [a0, a1] = byte_range(*a);
-  auto [b0, b1] = byte_range(*b);
-  return a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1;
-}
-
 std::vector<int> alias_groups(const std::vector<const Buffer*>& tensors) {
   const int n = static_cast<int>(tensors.size());
+  // Each tensor's range once (on the stack for the usual few arguments).
+  std::pair<uintptr_t, uintptr_t> stack[16];
+  std::vector<std::pair<uintptr_t, uintptr_t>> heap;
+  std::pair<uintptr_t, uintptr_t>* range = stack;
+  if (n > 16) {
+    heap.resize(n);
+    range = heap.data();
+  }
+  for (int i = 0; i < n; ++i)
+    range[i] = tensors[i] ? byte_range(*tensors[i]) : std::pair<uintptr_t, uintptr_t>{0, 0};
+  auto overlap = [&](int i, int j) {
+    auto [a0, a1] = range[i];
+    auto [b0, b1] = range[j];
+    return a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1;
+  };
   std::vector<int> group;
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < i; ++j) {
-      if (!tensors[i] || !tensors[j] || !overlap(tensors[i], tensors[j])) continue;
+      if (!overlap(i, j)) continue;
       if (group.empty()) {
         group.resize(n);
         for (int k = 0; k < n; ++k) group[k] = k;

@@ -12,7 +12,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "codegen/embedded.hpp"
+#include "driver/code_override.hpp"
 #include "driver/cuda_api.hpp"
 #include "driver/gpu_program.hpp"
 
@@ -134,17 +134,15 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
     out << k.source;
     dump.cuda(k);
     if (!compile) continue;
-    CompileOptions opts;
-    opts.arch = 90;
-    opts.headers = embedded_headers();
-    std::string ptx, cubin;
+    KernelImage image;
     try {
-      cubin = compile_cuda(k.source, k.name + ".cu", opts, &ptx);
+      image = compile_kernel(g.kernel_name, k, dump.tag(), 90, /*want_ptx=*/true);
     } catch (const CompileError& e) {
       out << fmt::format("// NVRTC could not compile {} for sm_90:\n{}\n", k.name, e.log);
       continue;
     }
-    dump.binary(k, 90, ptx, cubin);
+    // A PTX override is compiled by a GPU's driver: there is no cubin here.
+    dump.binary(k, 90, image.ptx, image.ptx_override ? "" : image.image);
   }
   if (stages.loops.empty())
     out << fmt::format("// kernel '{}' has no top-level loop: a GPU would compile nothing.\n",

@@ -13,6 +13,8 @@
 //                                  numbered in stage order (01-traced ... 06-emit)
 //   <kernel>_loop<i>-<...>.cu      the CUDA of top-level loop i, as compiled
 //   <kernel>_loop<i>-<...>.sm_XX.ptx / .sm_XX.cubin   what NVRTC made of it
+// An edited copy of a .cu or .ptx file in TESSEL_OVERRIDE_DIR is used in its place
+// (driver/code_override.hpp).
 #pragma once
 
 #include <string>

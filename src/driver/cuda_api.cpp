@@ -52,7 +52,7 @@ constexpr int kDriverAbi = 12000;
   X(cuMemcpyPeerAsync) \
   X(cuMemsetD8Async) \
   X(cuStreamSynchronize) \
-  X(cuModuleLoadData) \
+  X(cuModuleLoadDataEx) \
   X(cuModuleGetFunction) \
   X(cuFuncSetAttribute) \
   X(cuLaunchKernel) \
@@ -585,7 +585,14 @@ Function load_function(const std::string& cubin, const std::string& kernel_name,
   if (it == c.modules.end()) {
     set_device(device);
     CUmodule m = nullptr;
-    TESSEL_CU(cuModuleLoadData, &m, cubin.data());
+    // The JIT's error log says why a PTX image (TESSEL_OVERRIDE_DIR) does not load.
+    char log[4096] = {};
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {log, reinterpret_cast<void*>(sizeof(log) - 1)};
+    CUresult r = d.p_cuModuleLoadDataEx(&m, cubin.data(), 2, opts, values);
+    if (r != CUDA_SUCCESS)
+      throw RuntimeError("cuModuleLoadDataEx failed: " + error_text(d, r) +
+                         (log[0] ? std::string("\n") + log : std::string()));
     it = c.modules.emplace(key, m).first;
   }
   auto fkey = std::make_pair(it->second, kernel_name);

@@ -12,27 +12,11 @@
 #include "driver/code_dump.hpp"
 #include "driver/cuda_api.hpp"
 #include "driver/host_env.hpp"
+#include "driver/launch_abi.hpp"
 #include "ir/ir.hpp"
 #include "tessel/config.hpp"
 
 namespace tessel::rt {
-
-/// Everything cuLaunchKernel needs for one launch of a generated kernel, computed on the
-/// host for one call.
-struct LaunchPlan {
-  bool empty = false;            // the loop has no tiles: nothing to launch
-  unsigned grid[3] = {1, 1, 1};  // programs per grid dimension
-  unsigned threads = 128;        // per program
-  int shared_bytes = 0;          // dynamic shared memory
-  std::vector<uint64_t> params;  // one 8-byte slot per kernel parameter (k.params order)
-};
-
-/// Evaluates the parameters and grid of kernel `k` (generated for top-level loop `loop`
-/// of `g` under the complete `config`) for the call in `env`; a persistent kernel gets
-/// `persistent_programs` programs (persistent_grid). Errors: UserError for an
-/// out-of-range device scalar index or a grid too large for a flat launch.
-LaunchPlan plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKernel& k,
-                       const Config& config, const HostEnv& env, int persistent_programs);
 
 /// Programs of a persistent launch on a GPU with `sms` SMs: SMs x num_sm_multiplier
 /// (unset: SMs x `programs_per_sm`, the kernel's occupancy), or,
@@ -50,6 +34,32 @@ std::string compile_error_message(const std::string& kernel, const CompileError&
 /// Settings::print_output_code or TESSEL_PRINT_CODE=1 (not "0"): generated CUDA is
 /// printed to stderr when it is compiled (on the interpreter: show_interpreted_code).
 bool print_code_requested(const Settings& s);
+
+/// One launch as GpuProgram issued it: the function, grid, block, the packed parameter
+/// block and each parameter's offset in it, so a benchmark can issue the same launch bare.
+struct LaunchRecord {
+  Function fn;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned threads = 0;
+  int shared_bytes = 0;
+  std::vector<unsigned char> block;
+  std::vector<uint32_t> offsets;
+};
+
+/// A hook for benchmarks and tests, per thread (observe_launches). `record`: each launch is
+/// appended there. `dry`: GPU calls on this thread run their whole host path (key, lookup,
+/// host program, parameter packing, grid) with no driver call: the kernel is neither
+/// compiled, loaded nor launched, a persistent grid assumes 132 SMs of one program each,
+/// and CPU Buffers stand in for GPU ones (tessel calls with them take the GPU path).
+struct LaunchObserver {
+  bool dry = false;
+  std::vector<LaunchRecord>* record = nullptr;
+  int64_t launches = 0;  // launches seen
+};
+/// Sets this thread's observer (nullptr: none); returns the previous one.
+LaunchObserver* observe_launches(LaunchObserver* observer);
+/// This thread's observer, or nullptr.
+LaunchObserver* launch_observer();
 
 class GpuProgram {
  public:
@@ -80,15 +90,23 @@ class GpuProgram {
   int persistent_programs(const Compiled& c, const Function& fn, int device) const;
   struct Compiled {
     codegen::CudaKernel kernel;
-    std::string cubin;  // compiled for compute capability `arch` (empty: not yet)
+    std::string cubin;         // compiled for compute capability `arch` (empty: not yet), or PTX
+    std::string ptx_override;  // the TESSEL_OVERRIDE_DIR file `cubin` holds ("": none)
     int arch = 0;
+    LaunchAbi abi;  // of `kernel`, computed once
     /// The function loaded in each context (rt::current_context_id): the device's primary
     /// context and any SM partition the loop was launched in.
     std::vector<Function> fns;
+    std::vector<int> persistent;  // per entry of fns: programs of a persistent launch there
   };
   /// The loop's function in the current context of `device` (compiling and loading on
-  /// first use).
-  std::pair<Compiled*, Function> compiled(const ir::Node* loop, int device);
+  /// first use), and the programs of a persistent launch of it there.
+  struct Loaded {
+    Compiled* c;
+    Function fn;
+    int persistent;
+  };
+  Loaded compiled(const ir::Node* loop, int device);
 
   const codegen::CompiledStages& stages_;
   const ir::Graph& graph_;

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -145,7 +146,8 @@ class KernelImpl {
            "use 0 or more SMs to leave free, or leave reserved_sms unset");
   }
 
-  /// `at`: the caller's line (errors of the call point there).
+  /// `at`: the caller's line (errors of the call point there). `args` is consumed: its Buffers
+  /// move into the call's host environment.
   std::vector<Buffer> call(std::vector<CallArg>& args, void* stream, SourceLoc at);
   /// Traces (if needed) for these arguments, as a call would, without running.
   Specialization& specialize(std::vector<CallArg>& args, bool on_gpu, SourceLoc at);
@@ -264,6 +266,7 @@ void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu, Sour
     }
   }
   on_gpu = device && device->is_cuda() && !env_flag("TESSEL_INTERPRET");
+  if (rt::LaunchObserver* o = rt::launch_observer(); o && o->dry) on_gpu = true;
 }
 
 // The host evaluator's view of call arguments (shapes, strides, scalars).
@@ -287,6 +290,13 @@ static void append_int(std::string& k, int64_t v) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
   k.append(buf, r.ptr);
+}
+
+// A size's bucket in the key, one character: 'A' + log2 of its next power of two
+// (common/pow2.hpp's next_pow2, saturating at 2^62).
+static char size_bucket(int64_t s) {
+  int log2 = s <= 1 ? 0 : std::bit_width(static_cast<uint64_t>(s - 1));
+  return static_cast<char>('A' + std::min(log2, 62));
 }
 
 // The Buffer of each argument (nullptr for numbers), for rt::alias_groups (a vector
@@ -331,17 +341,25 @@ std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool 
     if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
       k += '|';
       k += static_cast<char>('a' + static_cast<int>(b->dtype()));
-      append_int(k, b->dim());
+      k += static_cast<char>('0' + b->dim());  // one character per field where it fits
       int es = dtype_size(b->dtype());
-      for (int d = 0; d < b->dim(); ++d) {
-        int64_t s = b->size(d);
+      const std::vector<int64_t>& shape = b->shape();
+      const std::vector<int64_t>& strides = b->strides();
+      const size_t rank = shape.size();
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t s = shape[d];
         k += ',';
-        append_int(k, exact ? s : (s == 1 ? -1 : next_pow2(s)));
+        if (exact) {
+          k += '#';
+          append_int(k, s);
+        } else {
+          k += s == 1 ? '-' : size_bucket(s);
+        }
         if (!exact && s % 16 == 0) k += '%';  // Triton's divisibility-by-16 specialization
         if (!exact && ir::size_fixed_by_key(s, false)) k += '!';  // exactly its power of two
-        if (d + 1 < b->dim()) k += (b->stride(d) * es) % 16 == 0 ? 'a' : 'u';
+        if (d + 1 < rank) k += (strides[d] * es) % 16 == 0 ? 'a' : 'u';
       }
-      if (b->dim() > 0) k += b->stride(-1) == 1 ? 'c' : 's';
+      if (rank > 0) k += strides[rank - 1] == 1 ? 'c' : 's';
       k += (reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U';
       if (!groups.empty() && groups[i] >= 0) {  // may share memory with another argument
         k += 'S';
@@ -350,7 +368,7 @@ std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool 
       big |= frontend::needs_64bit_indexing(*b);
       if (on_gpu) {
         k += '@';
-        append_int(k, b->device().index);
+        k += static_cast<char>('0' + b->device().index);
       }
     } else if (params_[i] == ParamKind::specialized || params_[i] == ParamKind::specialized_int) {
       k += "|=";
@@ -704,7 +722,8 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
   bool have_device = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (Buffer* b = std::get_if<Buffer>(&args[i])) {
-      env.arg_buffers[i] = *b;
+      env.arg_buffers[i] = std::move(*b);  // the call's own copy (call_kernel's arguments)
+      b = &env.arg_buffers[i];
       env.args[i].shape = &b->shape();
       env.args[i].strides = &b->strides();
       if (!have_device) env.device = b->device();  // GPU Buffers under TESSEL_INTERPRET are staged
@@ -727,7 +746,7 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
         fmt::format("the stream belongs to an SM partition of cuda:{} but the arguments are on {}",
                     scope.device(), env.device.str()),
         "create the partition on the arguments' device: ts::SmPartition::create(num_sms, device)");
-  rt::set_device(env.device.index);
+  if (env.device.is_cuda()) rt::set_device(env.device.index);  // CPU Buffers: a dry run
   return rt::run_host_program(spec->program(), spec->config(), env, spec->gpu.get());
 }
 

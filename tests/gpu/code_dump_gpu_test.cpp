@@ -86,4 +86,91 @@ TEST(GpuCodeDump, ACallWritesTheIrAfterEachStage) {
   fs::remove_all(dir);
 }
 
+// TESSEL_OVERRIDE_DIR on the GPU: a dumped CUDA or PTX file, edited, is what the call
+// launches (x + y becomes x - y, or x * y), and the call says so on stderr.
+class GpuCodeOverride : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tessel_gpu_override_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    ::unsetenv("TESSEL_DUMP_DIR");
+    ::unsetenv("TESSEL_OVERRIDE_DIR");
+    fs::remove_all(dir_);
+  }
+  /// Runs add on x = 3, y = 1 ([5000] f32) with a new kernel object (one compilation).
+  std::vector<double> run_add() {
+    ts::Buffer x = ts::Buffer::full({5000}, 3.0, ts::f32, ts::cuda(0));
+    ts::Buffer y = ts::Buffer::full({5000}, 1.0, ts::f32, ts::cuda(0));
+    return examples::make_add()(x, y).to(ts::cpu()).to_vector();
+  }
+  /// Dumps add's files; returns the dumped file whose name ends in `suffix`.
+  fs::path dump(const std::string& suffix) {
+    ::setenv("TESSEL_DUMP_DIR", (dir_ / "dump").c_str(), 1);
+    EXPECT_EQ(run_add().at(4999), 4.0);
+    ::unsetenv("TESSEL_DUMP_DIR");
+    for (const auto& e : fs::directory_iterator(dir_ / "dump"))
+      if (e.path().filename().string().ends_with(suffix)) return e.path();
+    ADD_FAILURE() << "no dumped file ends in " << suffix;
+    return {};
+  }
+  /// Writes `file` with every `from` replaced by `to` into the override directory.
+  fs::path edit(const fs::path& file, const std::string& from, const std::string& to) {
+    std::string text = read(file);
+    size_t n = 0;
+    for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size())) {
+      text.replace(p, from.size(), to);
+      ++n;
+    }
+    EXPECT_GT(n, 0u) << from << " is not in " << file;
+    fs::create_directories(dir_ / "override");
+    fs::path out = dir_ / "override" / file.filename();
+    std::ofstream(out, std::ios::binary) << text;
+    ::setenv("TESSEL_OVERRIDE_DIR", (dir_ / "override").c_str(), 1);
+    return out;
+  }
+  fs::path dir_;
+};
+
+TEST_F(GpuCodeOverride, AnEditedCudaFileIsWhatTheCallRuns) {
+  TESSEL_REQUIRE_GPU();
+  fs::path used = edit(dump(".cu"), "[r] + ", "[r] - ");  // v = x[r] + y[r] -> x[r] - y[r]
+  testing::internal::CaptureStderr();
+  std::vector<double> out = run_add();
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out.at(0), 2.0);
+  EXPECT_EQ(out.at(4999), 2.0);
+  EXPECT_NE(err.find("TESSEL_OVERRIDE_DIR: compiling " + used.string()), std::string::npos) << err;
+}
+
+TEST_F(GpuCodeOverride, AnEditedPtxFileIsWhatTheCallRuns) {
+  TESSEL_REQUIRE_GPU();
+  std::string arch = "sm_" + std::to_string(ts::rt::compute_capability(0));
+  fs::path used = edit(dump("." + arch + ".ptx"), "add.f32", "mul.f32");
+  testing::internal::CaptureStderr();
+  std::vector<double> out = run_add();
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out.at(0), 3.0);
+  EXPECT_EQ(out.at(4999), 3.0);
+  EXPECT_NE(err.find("TESSEL_OVERRIDE_DIR: loading " + used.string()), std::string::npos) << err;
+}
+
+TEST_F(GpuCodeOverride, APtxFileTheDriverRefusesNamesTheFile) {
+  TESSEL_REQUIRE_GPU();
+  std::string arch = "sm_" + std::to_string(ts::rt::compute_capability(0));
+  fs::path used = edit(dump("." + arch + ".ptx"), "add.f32", "not_an_instruction.f32");
+  try {
+    run_add();
+    ADD_FAILURE() << "the broken PTX was loaded";
+  } catch (const ts::UserError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("TESSEL_OVERRIDE_DIR: the driver could not load " + used.string()),
+              std::string::npos)
+        << msg;
+  }
+}
+
 }  // namespace

@@ -1,0 +1,102 @@
+#include "driver/code_override.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "codegen/embedded.hpp"
+#include "driver/code_dump.hpp"
+#include "driver/cubin_cache.hpp"
+#include "driver/cuda_api.hpp"
+
+namespace tessel::rt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kHint =
+    "fix the file, or remove it (or unset TESSEL_OVERRIDE_DIR) to use the generated code";
+
+std::string read_text(const std::string& kernel, const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in && !in.eof())
+    throw UserError(kernel, {}, fmt::format("TESSEL_OVERRIDE_DIR: {} cannot be read", p.string()),
+                    kHint);
+  return s.str();
+}
+
+}  // namespace
+
+std::string override_dir() {
+  const char* v = std::getenv("TESSEL_OVERRIDE_DIR");
+  return v && *v ? v : "";
+}
+
+KernelImage compile_kernel(const std::string& kernel, const codegen::CudaKernel& k,
+                           const std::string& tag, int arch, bool want_ptx) {
+  KernelImage out;
+  std::string dir = override_dir();
+  fs::path cu = fs::path(dir) / (k.name + tag + ".cu");
+  fs::path ptx = fs::path(dir) / fmt::format("{}{}.sm_{}.ptx", k.name, tag, arch);
+  std::error_code ec;
+  if (!dir.empty() && !dump_dir().empty() && fs::equivalent(dir, dump_dir(), ec))
+    throw UserError(
+        kernel, {},
+        fmt::format("TESSEL_OVERRIDE_DIR and TESSEL_DUMP_DIR are one directory ({})", dir),
+        "copy the dumped files to edit into a directory of their own and set "
+        "TESSEL_OVERRIDE_DIR to it (a dump would overwrite the edits)");
+  if (!dir.empty() && fs::is_regular_file(ptx, ec)) {
+    out.override = ptx.string();
+    out.ptx = read_text(kernel, ptx);
+    out.image = out.ptx;
+    out.ptx_override = true;
+    std::cerr << fmt::format(
+        "tessel: kernel '{}': TESSEL_OVERRIDE_DIR: loading {} in place of the PTX of the "
+        "generated {}\n",
+        kernel, out.override, k.name);
+    return out;
+  }
+  CompileOptions opts;
+  opts.arch = arch;
+  opts.headers = embedded_headers();
+  opts.extra = k.nvrtc_options;
+  const std::string* source = &k.source;
+  std::string text;
+  if (!dir.empty() && fs::is_regular_file(cu, ec)) {
+    out.override = cu.string();
+    text = read_text(kernel, cu);
+    source = &text;
+    std::cerr << fmt::format(
+        "tessel: kernel '{}': TESSEL_OVERRIDE_DIR: compiling {} in place of the generated {}\n",
+        kernel, out.override, k.name);
+  }
+  try {
+    if (want_ptx)
+      out.image = compile_cuda(*source, k.name + ".cu", opts, &out.ptx);
+    else
+      out.image = compile_cached(*source, k.name + ".cu", opts);
+  } catch (const CompileError& e) {
+    if (out.override.empty()) throw;
+    throw UserError(kernel, {},
+                    fmt::format("TESSEL_OVERRIDE_DIR: NVRTC could not compile {} (in place of "
+                                "the generated {}):\n{}",
+                                out.override, k.name, e.log),
+                    kHint);
+  }
+  return out;
+}
+
+void fail_ptx_override(const std::string& kernel, const std::string& file, const std::string& why) {
+  throw UserError(kernel, {},
+                  fmt::format("TESSEL_OVERRIDE_DIR: the driver could not load {}: {}", file, why),
+                  kHint);
+}
+
+}  // namespace tessel::rt
