@@ -289,4 +289,15 @@ TEST_F(CodeOverride, FilesOfOtherNamesChangeNothing) {
   EXPECT_EQ(files(".sm_90.cubin", dir_ / "dump2").size(), 1u);
 }
 
+TEST_F(CodeOverride, AnOverrideDirectoryThatDoesNotExistIsAnError) {
+  dump_add(".cu");
+  ::setenv("TESSEL_OVERRIDE_DIR", (dir_ / "no_such_dir").c_str(), 1);
+  std::string msg =
+      user_error_test::user_error([&] { examples::make_add()(f32({1000}), f32({1000})); });
+  EXPECT_TRUE(has(msg, "kernel 'add'")) << msg;
+  EXPECT_TRUE(
+      has(msg, "TESSEL_OVERRIDE_DIR: " + (dir_ / "no_such_dir").string() + " is not a directory"))
+      << msg;
+}
+
 }  // namespace

@@ -277,3 +277,19 @@ TEST(IrParseErrors, MangledTextIsAParseErrorNeverACrash) {
 }
 
 }  // namespace
+
+TEST(IrParseErrors, APermuteOfTheWrongNumberOfDims) {
+  // kCopy's load is 1-D: [0] permutes it, [0, 1] names a dim it lacks, [] none.
+  std::string ok =
+      with_line(11, "    %8 = permute %5 dims [0] : f32[t0]\n    %6: store %2[tile %4 as t0] = %8");
+  EXPECT_NO_THROW(ir::parse(ok));
+  for (const char* dims : {"[0, 1]", "[1]"}) {
+    Failure f =
+        parse_failure(with_line(11, std::string("    %8 = permute %5 dims ") + dims +
+                                        " : f32[t0]\n    %6: store %2[tile %4 as t0] = %8"));
+    EXPECT_EQ(f.line, 11) << dims << ": " << f.message;
+    EXPECT_NE(f.message.find("'permute' takes a permutation of its operand's dims"),
+              std::string::npos)
+        << f.message;
+  }
+}

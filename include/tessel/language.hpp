@@ -129,8 +129,9 @@ class Value {
   /// element keeps its tile coordinates); a store of it converts layouts where that makes
   /// the memory access contiguous (README, "The language", Layouts).
   Value permute(const std::vector<int>& dims, Loc loc = Loc::current()) const;
-  /// A 2-D value transposed (PyTorch's Tensor.t(), Helion's `.T`): permute({1, 0}).
-  /// `out(tn, tm) = x(tm, tn).t();` writes x transposed. Throws UserError for another rank.
+  /// A 2-D value transposed (PyTorch's Tensor.t(), Helion's `.T`): permute({1, 0}); a 0-D
+  /// or 1-D value is returned as it is (as PyTorch does). `out(tn, tm) = x(tm, tn).t();`
+  /// writes x transposed. Throws UserError for more than 2 dims.
   Value t(Loc loc = Loc::current()) const;
 
   bool defined() const { return node_ != nullptr; }

@@ -46,6 +46,9 @@ KernelImage compile_kernel(const std::string& kernel, const codegen::CudaKernel&
   fs::path cu = fs::path(dir) / (k.name + tag + ".cu");
   fs::path ptx = fs::path(dir) / fmt::format("{}{}.sm_{}.ptx", k.name, tag, arch);
   std::error_code ec;
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw UserError(kernel, {}, fmt::format("TESSEL_OVERRIDE_DIR: {} is not a directory", dir),
+                    "set it to the directory holding the edited .cu or .ptx files, or unset it");
   if (!dir.empty() && !dump_dir().empty() && fs::equivalent(dir, dump_dir(), ec))
     throw UserError(
         kernel, {},

@@ -169,7 +169,11 @@ Value Value::permute(const std::vector<int>& dims, Loc where) const {
     seen[static_cast<size_t>(k)] = true;
     perm.push_back(k);
   }
-  if (static_cast<int>(perm.size()) != rank || rank > 15)
+  if (rank > 15)
+    ctx.fail(loc,
+             fmt::format("permute of a value of {} dimensions: at most 15 are supported", rank),
+             "reshape to fewer dimensions first");
+  if (static_cast<int>(perm.size()) != rank)
     ctx.fail(loc,
              fmt::format("permute({}) of a value of {} dimensions: not a permutation of its dims",
                          fmt::join(dims, ", "), rank),
@@ -183,7 +187,8 @@ Value Value::permute(const std::vector<int>& dims, Loc where) const {
 
 Value Value::t(Loc where) const {
   const SourceLoc loc = SourceLoc::from(where);
-  if (dim() != 2)
+  if (dim() < 2) return *this;  // PyTorch: 0-D and 1-D tensors are their own transpose
+  if (dim() > 2)
     TraceContext::current(loc).fail(
         loc, fmt::format("t() of a value of {} dimensions: it transposes 2-D values", dim()),
         "use permute(dims) for other ranks");

@@ -150,13 +150,14 @@ bool may_alias(const Graph& g, const Node* a, const Node* b) {
 
 std::vector<int> permutation(const Node* n) {
   std::vector<int> perm(n->shape.size());
-  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int>((n->ival >> (4 * i)) & 15);
+  for (size_t i = 0; i < perm.size(); ++i)
+    perm[i] = static_cast<int>((n->ival >> (4 * i)) & 15) - 1;  // -1: no entry
   return perm;
 }
 
 int64_t encode_permutation(const std::vector<int>& perm) {
   int64_t v = 0;
-  for (size_t i = 0; i < perm.size(); ++i) v |= int64_t{perm[i]} << (4 * i);
+  for (size_t i = 0; i < perm.size(); ++i) v |= int64_t{perm[i] + 1} << (4 * i);
   return v;
 }
 

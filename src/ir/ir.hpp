@@ -397,7 +397,8 @@ std::string describe_tensor(const Node* t);
 /// allocation (made by the call, after the addresses).
 bool may_alias(const Graph& g, const Node* a, const Node* b);
 /// A Permute node's permutation: dim i of the result is dim perm[i] of args[0] (PyTorch's
-/// Tensor.permute). Stored in ival, 4 bits per dim (at most 15 dims).
+/// Tensor.permute). Stored in ival, 4 bits per dim holding perm[i] + 1 (0: no entry; at
+/// most 15 dims).
 std::vector<int> permutation(const Node* n);
 int64_t encode_permutation(const std::vector<int>& perm);
 /// Whether the innermost stride of tensor `t` (an Arg or Alloc node of `g`) is 1 for every

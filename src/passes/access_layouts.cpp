@@ -29,14 +29,21 @@ std::vector<int> own_order(const ir::Graph& g, const ir::Node* n, const Config& 
   if (value->is_scalar() || n->is_multicast_access() || L.vec <= 1) return {};
   const ir::Node* t = ir::addressed_tensor(n);
   if (!ir::innermost_contiguous(g, t)) return {};
-  const int inner = static_cast<int>(L.slot_block.size()) - 1;
+  // The nest's innermost slot that holds more than one element (slots of block 1 hold no
+  // bits: a tile of block size 1 orders nothing).
+  int inner = static_cast<int>(L.slot_block.size()) - 1;
+  while (inner > 0 && L.slot_block[static_cast<size_t>(inner)] <= 1) --inner;
   std::set<int> covered;
   const ir::Sym* last = nullptr;
   for (const ir::IndexInfo& info : n->access) {
     if (info.kind == ir::IndexKind::newaxis) continue;
     if (info.kind == ir::IndexKind::gather) return {};
     last = info.kind == ir::IndexKind::scalar ? nullptr : info.sym;
-    if (info.sym) covered.insert(L.slot_of.at(info.sym));
+    // A slot counts as covered where the index's Sym fills it (a tile of block 1 sharing a
+    // slot of 4 leaves 3 copies of each element along it).
+    if (info.sym &&
+        sym_block(info.sym, config) == L.slot_block[static_cast<size_t>(L.slot_of.at(info.sym))])
+      covered.insert(L.slot_of.at(info.sym));
   }
   if (!last || !covered.count(inner)) return {};
   int k = L.slot_of.at(last);
@@ -45,7 +52,7 @@ std::vector<int> own_order(const ir::Graph& g, const ir::Node* n, const Config& 
     return {};
   if (conversion_bytes(L, value->dtype) > kSharedLimit) return {};
   std::vector<int> order;
-  for (int i = 0; i <= inner; ++i)
+  for (int i = 0; i < static_cast<int>(L.slot_block.size()); ++i)
     if (i != k) order.push_back(i);
   order.push_back(k);
   return order;

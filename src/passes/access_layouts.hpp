@@ -14,8 +14,8 @@
 // specialization (ir::innermost_contiguous), its innermost index is a tile or ts::all
 // whose Sym fills a slot other than the innermost, that slot holds at least a vector, the
 // access also spans the nest's innermost slot (so the conversion is a permutation of its
-// own elements, not a copy of a smaller value), no loop of the nest is flattened, and the
-// value fits in shared memory.
+// own elements, not a copy of a smaller value: the index Sym there fills the slot), no loop
+// of the nest is flattened, and the value fits in shared memory.
 #pragma once
 
 #include "ir/ir.hpp"

@@ -150,9 +150,13 @@ Layout compute_layout(const ir::Node* loop, const Config& config) {
   // Order slots outer to inner: larger distance-from-the-end first.
   std::vector<int> perm(slots.size());
   for (size_t k = 0; k < perm.size(); ++k) perm[k] = static_cast<int>(k);
-  // Ties (a transpose: both dims last in some shape) go to the slot whose dims the loads
-  // and stores moving the most elements index last: the nest's layout is the one most of
-  // its memory traffic wants, the other accesses convert (passes/access_layouts.hpp).
+  // In a nest that permutes a value (a transpose), ties (both dims last in some shape) go
+  // to the slot whose dims the accesses moving the most elements index last: the nest's
+  // layout is the one most of its memory traffic wants, the other accesses convert
+  // (passes/access_layouts.hpp); first appearance would depend on the order C++ evaluates
+  // operands in. Other nests keep the first-appearance order (and their generated code).
+  bool permuted = false;
+  ir::walk(loop->body, [&](const ir::Node* n) { permuted |= n->op == ir::Op::Permute; });
   struct Score {
     int inner;
     int64_t votes;
@@ -170,7 +174,7 @@ Layout compute_layout(const ir::Node* loop, const Config& config) {
   std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) {
     Score sa = score(a), sb = score(b);
     if (sa.inner != sb.inner) return sa.inner > sb.inner;
-    if (sa.inner == 0 && sa.votes != sb.votes) return sa.votes < sb.votes;
+    if (permuted && sa.inner == 0 && sa.votes != sb.votes) return sa.votes < sb.votes;
     return sa.first < sb.first;
   });
   std::vector<int> rank(slots.size());
