@@ -231,9 +231,55 @@ void check_store(const ir::Graph& g, const Node* top, const LaunchDeps& deps, co
       "use an atomic (ts::atomic_add, ...), which several programs may apply to one element");
 }
 
+// The launch dim of tensor dim `dim`'s index of access n when it is a tile of the
+// top-level loop `top`, else -1.
+int launch_dim_of_index(const Node* n, const Node* top, size_t dim) {
+  size_t d = 0;
+  for (const ir::IndexInfo& info : n->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    if (d++ != dim) continue;
+    const ir::Sym* s = info.sym;
+    return info.kind == ir::IndexKind::tile && s && s->kind == ir::Sym::tile && s->loop == top
+               ? s->loop_dim
+               : -1;
+  }
+  return -1;
+}
+
+// A store and a load of one tensor in one launch whose tile indices cross (the load's dim
+// d at the tile of launch dim a, the store's at that of launch dim b != a: an in-place
+// transpose, x(tn, tm) = x(tm, tn).t()): program (i, j) overwrites elements that program
+// (j, i) reads, in whichever order the programs run.
+void check_crossed_read(const Node* top, const Node* store, const ir::Block& b,
+                        const std::string& kernel) {
+  const Node* t = store->args[0];
+  const uint32_t single = single_program_dims(top);
+  for (const Node* n : b) {
+    if (n->op == Op::Loop) check_crossed_read(top, store, n->body, kernel);
+    if (n->op != Op::Load || n->args[0] != t || t->op == Op::Multicast) continue;
+    for (size_t d = 0; d < static_cast<size_t>(t->rank); ++d) {
+      int a = launch_dim_of_index(n, top, d), w = launch_dim_of_index(store, top, d);
+      if (a < 0 || w < 0 || a == w || (single >> a & 1) || (single >> w & 1)) continue;
+      throw UserError(
+          kernel, store->loc,
+          fmt::format("programs of the launch read elements of {} that other programs write: "
+                      "the load at {} indexes its dimension {} with the tile of launch dimension "
+                      "{}, this store with the tile of launch dimension {} (an in-place "
+                      "transpose), so a program may read an element before or after another "
+                      "overwrites it",
+                      ir::describe_tensor(t), n->loc.str(), d, a, w),
+          "write the result into another tensor (x.new_empty(...)), or index the load and the "
+          "store with the same tiles");
+    }
+  }
+}
+
 void check_block(const ir::Graph& g, const Node* top, const LaunchDeps& deps, const ir::Block& b) {
   for (const Node* n : b) {
-    if (n->op == Op::Store) check_store(g, top, deps, n);
+    if (n->op == Op::Store) {
+      check_store(g, top, deps, n);
+      check_crossed_read(top, n, top->body, g.kernel_name);
+    }
     if (n->op == Op::Loop) check_block(g, top, deps, n->body);
   }
 }
