@@ -91,24 +91,22 @@ std::string Emitter::size_param(const Node* t, int dim) {
     if (d->op == Op::Size && d->args[0]->is_tensor())
       return size_param(d->args[0], static_cast<int>(d->ival));
   }
-  bool fresh;
-  std::string r = dedupe(param_names_, fmt::format("S{}_{}", t->id, dim),
-                         ids_.of_tensor(t, fmt::format("size{}", dim)), fresh);
-  if (fresh) {
-    Param p{Param::tensor_size, t, g_.index_dtype};
-    p.dim = dim;
-    out_.params.push_back(p);
-  }
-  return r;
+  return dim_param(Param::tensor_size, t, dim);
 }
 
 std::string Emitter::stride_param(const Node* t, int dim) {
   if (dim == t->rank - 1 && ir::innermost_contiguous(g_, t)) return "1";
+  return dim_param(Param::tensor_stride, t, dim);
+}
+
+std::string Emitter::dim_param(Param::Kind kind, const Node* t, int dim) {
+  const bool size = kind == Param::tensor_size;
   bool fresh;
-  std::string r = dedupe(param_names_, fmt::format("D{}_{}", t->id, dim),
-                         ids_.of_tensor(t, fmt::format("stride{}", dim)), fresh);
+  std::string r =
+      dedupe(param_names_, fmt::format("{}{}_{}", size ? 'S' : 'D', t->id, dim),
+             ids_.of_tensor(t, fmt::format("{}{}", size ? "size" : "stride", dim)), fresh);
   if (fresh) {
-    Param p{Param::tensor_stride, t, g_.index_dtype};
+    Param p{kind, t, g_.index_dtype};
     p.dim = dim;
     out_.params.push_back(p);
   }

@@ -85,6 +85,9 @@ class Emitter {
   std::string tensor_param(const ir::Node* t);
   std::string size_param(const ir::Node* t, int dim);
   std::string stride_param(const ir::Node* t, int dim);
+  /// The parameter holding size or stride `dim` of tensor `t` (kind tensor_size or
+  /// tensor_stride), added to the kernel's parameters on first use.
+  std::string dim_param(Param::Kind kind, const ir::Node* t, int dim);
   std::string host_param(const ir::Node* n);
   /// Settings::check_bounds: the kernel's bounds record parameter (emit_memory.cpp).
   std::string check_record_param();
