@@ -50,21 +50,29 @@ void check_index_bounds(const ir::Graph& traced, const ir::Graph& g) {
 // Stage 5: tile values are held in registers: a config that cannot fit is refused (a
 // clear error instead of spilled code, an allocation failure or a compiler that runs for
 // minutes).
+// Refuses layout L of a value of loop `n` when it holds too many registers per thread.
+void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config,
+                     const passes::Layout& L) {
+  // Layout::regs() in 64 bits: L.groups wraps for tiles past 2^31 rounds of threads.
+  int64_t regs = std::max<int64_t>(1, L.elems / (int64_t{L.threads} * L.vec)) * L.vec;
+  if (regs > kMaxRegistersPerTileValue)
+    throw UserError(
+        g.kernel_name, n->loc,
+        fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "
+                    "per thread (at most {})",
+                    config.to_json(), L.elems, regs, kMaxRegistersPerTileValue),
+        "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
+        "reductions");
+}
+
 std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
   std::vector<LoopStages> out;
   for (const ir::Node* n : g.host) {
     if (n->op != ir::Op::Loop) continue;
     passes::Layout L = passes::compute_layout(n, config);
-    // Layout::regs() in 64 bits: L.groups wraps for tiles past 2^31 rounds of threads.
-    int64_t regs = std::max<int64_t>(1, L.elems / (int64_t{L.threads} * L.vec)) * L.vec;
-    if (regs > kMaxRegistersPerTileValue)
-      throw UserError(
-          g.kernel_name, n->loc,
-          fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "
-                      "per thread (at most {})",
-                      config.to_json(), L.elems, regs, kMaxRegistersPerTileValue),
-          "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
-          "reductions");
+    check_registers(g, n, config, L);
+    for (const passes::Contraction& c : L.contractions)
+      for (const passes::Layout& F : c.factor_layout) check_registers(g, n, config, F);
     passes::assign_access_layouts(g, n, config, L);
     out.push_back(LoopStages{n, L, {}, {}});
   }

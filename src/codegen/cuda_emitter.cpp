@@ -417,6 +417,7 @@ void Emitter::emit_program_tiles(const passes::LoopKnobs& knobs,
 void Emitter::run() {
   ids_.name_carried_first(top_->body);
   roots(top_->body, live_);
+  staged_ = passes::staged_nodes(nest_);
   for (const Node* n : live_) {
     if (ir::writes_memory(n)) written_.insert(n->args[0]);
     multicast_ |= n->op == Op::Multicast;

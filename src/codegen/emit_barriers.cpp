@@ -43,6 +43,7 @@ using ir::Op;
 bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
   // An access in its own layout holds other elements in each thread than the nest does.
   if (nest_.own_order.count(a) || nest_.own_order.count(b)) return false;
+  if (staged_.count(a) || staged_.count(b)) return false;  // a contraction's factor
   if (a->args[0] != b->args[0] || a->access.size() != b->access.size()) return false;
   for (size_t i = 0; i < a->access.size(); ++i)
     if (a->access[i].kind != b->access[i].kind || a->access[i].sym != b->access[i].sym)

@@ -181,6 +181,11 @@ static std::string elem_expr(Emitter& e, const Node* n, const std::string& r) {
 
 void Emitter::emit_node(const Node* n) {
   if (!live_.count(n)) return;
+  if (staged_.count(n) && !in_factor_) return;  // emitted by its contraction's sum
+  if (const passes::Contraction* c = contraction_of(n)) {
+    emit_contraction(*c);
+    return;
+  }
   // A value (or store target) with two dimensions in one register slot would hold only
   // their diagonal: refused (the interpreter computes it).
   std::vector<const ir::Sym*> syms(n->shape.begin(), n->shape.end());

@@ -68,6 +68,7 @@ std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
     dims[{loop, static_cast<int>(d)}] = dim_vars(loop, static_cast<int>(d));
   for (const Node* n : loop->body) {  // the body's own level: not under a nested loop
     if (n->op != Op::Load || !live_.count(n) || !is_array(n) || may_be_stored(n->args[0])) continue;
+    if (staged_.count(n)) continue;  // a contraction's factor, in a layout of its own
     bool early = true;
     for (size_t i = 1; i < n->args.size(); ++i)
       early &= n->args[i] == loop || !inside.count(n->args[i]);

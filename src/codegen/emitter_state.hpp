@@ -143,13 +143,23 @@ class Emitter {
   /// The layout of access n where it has its own (Layout::own_order), else null.
   const passes::Layout* own_layout(const ir::Node* n);
   /// Emits `make` with L_ = `own` (element coordinates, vectors and masks of that layout).
+  /// A layout with another vector width or number of groups than the one in use (a
+  /// contraction's factor) has TS_V and TS_G defined for it while its code is emitted.
   template <class F>
   void in_layout(const passes::Layout& own, F&& make) {
     const passes::Layout* saved = L_;
+    set_layout_macros(*saved, own);
     L_ = &own;
     make();
     L_ = saved;
+    set_layout_macros(own, *saved);
   }
+  /// Redefines TS_V and TS_G where layout `to` differs from `from` in them.
+  void set_layout_macros(const passes::Layout& from, const passes::Layout& to);
+  /// The contraction whose sum is `sum` (passes/contractions.hpp), or null.
+  const passes::Contraction* contraction_of(const ir::Node* sum) const;
+  /// The sum of contraction c, its factors staged in shared memory (emit_contract.cpp).
+  void emit_contraction(const passes::Contraction& c);
   /// Array `dst` (declared here, reg_type(dtype)) := array `src`, converted from layout
   /// `from` to layout `to` (slots of the same Syms in another order) through shared
   /// memory: each thread writes its elements at their position in `from`'s tile (one pad
@@ -243,8 +253,10 @@ class Emitter {
   std::set<const ir::Node*> rounded_by_store_;             // find_values_rounded_by_stores
   std::set<const ir::Node*> barrier_before_;               // find_barriers
   std::map<const ir::Node*, passes::Layout> own_layouts_;  // own_layout, made once
-  std::ostringstream prologue_;                            // device scalar reads
-  bool multicast_ = false;  // the loop nest uses a multicast tensor (ts::multicast_like)
+  std::set<const ir::Node*> staged_;  // contractions' factors and products (emitted by the sum)
+  bool in_factor_ = false;            // emitting a contraction's factor
+  std::ostringstream prologue_;       // device scalar reads
+  bool multicast_ = false;            // the loop nest uses a multicast tensor (ts::multicast_like)
   int shared_bytes_ = 0;
   bool uses_atomics_ = false;  // include tessel/atomics.cuh (<cuda/atomic>)
   int tmp_ = 0;

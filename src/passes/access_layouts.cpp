@@ -10,9 +10,6 @@ namespace tessel::passes {
 
 namespace {
 
-// Shared memory a program may have on sm_90 (docs/DECISIONS.md; emit_reduce.cpp's limit).
-constexpr int64_t kSharedLimit = 227 * 1024;
-
 bool any_flattened(const ir::Graph& g, const ir::Node* loop, const Config& config) {
   bool flat = loop_knobs(g, loop, config).flatten;
   ir::walk(loop->body, [&](const ir::Node* n) {
@@ -50,7 +47,7 @@ std::vector<int> own_order(const ir::Graph& g, const ir::Node* n, const Config& 
   if (k == inner || sym_block(last, config) != L.slot_block[static_cast<size_t>(k)] ||
       L.slot_block[static_cast<size_t>(k)] % L.vec != 0)
     return {};
-  if (conversion_bytes(L, value->dtype) > kSharedLimit) return {};
+  if (conversion_bytes(L, value->dtype) > kSharedBytesLimit) return {};
   std::vector<int> order;
   for (int i = 0; i < static_cast<int>(L.slot_block.size()); ++i)
     if (i != k) order.push_back(i);
@@ -71,7 +68,9 @@ void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Confi
                            Layout& L) {
   L.own_order.clear();
   if (L.slot_block.size() < 2 || any_flattened(g, loop, config)) return;
+  std::set<const ir::Node*> staged = staged_nodes(L);  // loaded in the factors' layouts
   ir::walk(loop->body, [&](const ir::Node* n) {
+    if (staged.count(n)) return;
     std::vector<int> order = own_order(g, n, config, L);
     if (!order.empty()) L.own_order[n] = std::move(order);
   });

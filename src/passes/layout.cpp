@@ -21,6 +21,7 @@ int Layout::log2_threads() const { return log2i(threads); }
 Layout Layout::reordered(const std::vector<int>& order) const {
   Layout R = *this;
   R.own_order.clear();
+  R.contractions.clear();
   std::vector<int> rank(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     rank[static_cast<size_t>(order[i])] = static_cast<int>(i);
@@ -33,6 +34,12 @@ Layout Layout::reordered(const std::vector<int>& order) const {
     shift += log2i(R.slot_block[static_cast<size_t>(i)]);
   }
   return R;
+}
+
+std::set<const ir::Node*> staged_nodes(const Layout& L) {
+  std::vector<ContractionMatch> found;
+  for (const Contraction& c : L.contractions) found.push_back(c.match);
+  return staged_nodes(found);
 }
 
 std::string describe(const Layout& L, const ir::Node* loop) {
@@ -55,6 +62,22 @@ std::string describe(const Layout& L, const ir::Node* loop) {
   for (const auto& [n, order] : L.own_order)
     out += fmt::format("//   %{} ({}) in its own layout:{}\n", n->id, ir::op_name(n->op),
                        slots(order));
+  for (const Contraction& c : L.contractions) {
+    out += fmt::format(
+        "//   %{} contracts %{} over {}, {} bytes of shared memory; factors:", c.match.sum->id,
+        c.match.product->id, ir::sym_name(c.match.k), c.shared_bytes);
+    for (int i = 0; i < 2; ++i) {
+      const Layout& F = c.factor_layout[i];
+      out += fmt::format(" %{} in vectors of {}, {} groups,", c.match.factor[i].value()->id, F.vec,
+                         F.groups);
+      for (size_t k = 0; k < F.slot_block.size(); ++k)
+        for (const auto& [s, j] : F.slot_of)
+          if (j == static_cast<int>(k))
+            out += fmt::format(" [{}: {}]", ir::sym_name(s), F.slot_block[k]);
+      out += c.padded[i] ? " padded;" : ";";
+    }
+    out.back() = '\n';
+  }
   return out;
 }
 
@@ -66,11 +89,12 @@ struct SymInfo {
   int64_t accessed_last = 0;  // elements of the loads and stores whose innermost index it is
 };
 
-void collect(const ir::Block& b, const Config& config, std::vector<const ir::Sym*>& order,
-             std::map<const ir::Sym*, SymInfo>& info,
+void collect(const ir::Block& b, const Config& config, const std::set<const ir::Node*>& staged,
+             std::vector<const ir::Sym*>& order, std::map<const ir::Sym*, SymInfo>& info,
              std::set<std::pair<const ir::Sym*, const ir::Sym*>>& interfere, int& min_bytes) {
   for (const ir::Node* n : b) {
-    ir::Shape target;  // a store's dims are those of the elements it writes
+    if (staged.count(n)) continue;  // a contraction's factor or product
+    ir::Shape target;               // a store's dims are those of the elements it writes
     if (n->op == ir::Op::Store) {
       for (ir::Sym* s : ir::stack_shape(n))
         if (s) target.push_back(s);
@@ -99,18 +123,65 @@ void collect(const ir::Block& b, const Config& config, std::vector<const ir::Sym
       }
       if (last) info[last].accessed_last += elems;
     }
-    if (n->op == ir::Op::Loop) collect(n->body, config, order, info, interfere, min_bytes);
+    if (n->op == ir::Op::Loop) collect(n->body, config, staged, order, info, interfere, min_bytes);
   }
+}
+
+// The layout of contraction factor f: a slot per dim of its shape, in order.
+Layout factor_layout(const ContractionFactor& f, const Config& config, int threads) {
+  Layout F;
+  F.threads = threads;
+  int shift = 0;
+  for (auto it = f.value()->shape.rbegin(); it != f.value()->shape.rend(); ++it) {
+    if (!*it) continue;
+    F.slot_block.insert(F.slot_block.begin(), sym_block(*it, config));
+    F.slot_shift.insert(F.slot_shift.begin(), shift);
+    shift += log2i(F.slot_block.front());
+  }
+  int k = 0;
+  for (const ir::Sym* s : f.value()->shape)
+    if (s) F.slot_of[s] = k++;
+  F.elems = int64_t{1} << shift;
+  int bytes = dtype_size(ir::addressed_tensor(f.load())->dtype);
+  F.vec = static_cast<int>(std::min<int64_t>(F.slot_block.back(), 16 / std::max(1, bytes)));
+  F.groups =
+      static_cast<int>(std::max<int64_t>(1, F.elems / (static_cast<int64_t>(threads) * F.vec)));
+  return F;
+}
+
+// The contraction of match m with its factors' layouts and shared memory, or none
+// (shared_bytes 0) when the factors do not fit in shared memory.
+Contraction plan_contraction(const ContractionMatch& m, const Config& config, int threads) {
+  Contraction c;
+  c.match = m;
+  for (int i = 0; i < 2; ++i) {
+    const Layout& F = c.factor_layout[i] = factor_layout(m.factor[i], config, threads);
+    c.padded[i] = F.slot_of.at(m.k) == static_cast<int>(F.slot_block.size()) - 1;
+    int64_t elems = F.elems + (c.padded[i] ? F.elems / F.slot_block.back() : 0);
+    c.shared_offset[i] = c.shared_bytes;
+    c.shared_bytes += (elems * 4 + 15) / 16 * 16;  // f32 registers
+  }
+  if (c.shared_bytes > kSharedBytesLimit) c.shared_bytes = 0;
+  return c;
 }
 
 }  // namespace
 
 Layout compute_layout(const ir::Node* loop, const Config& config) {
+  const int threads = 32 * config.num_warps.value_or(4);
+  std::vector<Contraction> contractions;
+  std::vector<ContractionMatch> found;
+  for (const ContractionMatch& m : find_contractions(loop)) {
+    Contraction c = plan_contraction(m, config, threads);
+    if (c.shared_bytes == 0) continue;
+    contractions.push_back(c);
+    found.push_back(m);
+  }
   std::vector<const ir::Sym*> order;
   std::map<const ir::Sym*, SymInfo> info;
   std::set<std::pair<const ir::Sym*, const ir::Sym*>> interfere;
   int min_bytes = 16;
-  collect(loop->body, config, order, info, interfere, min_bytes);
+  collect(loop->body, config, staged_nodes(found), order, info, interfere, min_bytes);
 
   // Greedy slot assignment, largest blocks first (ties: first appearance), so that dims
   // that never meet share a slot with dims of their own size: `c(ts::all)` [1024] beside
@@ -181,7 +252,8 @@ Layout compute_layout(const ir::Node* loop, const Config& config) {
   for (size_t i = 0; i < perm.size(); ++i) rank[perm[i]] = static_cast<int>(i);
 
   Layout L;
-  L.threads = 32 * config.num_warps.value_or(4);
+  L.threads = threads;
+  L.contractions = contractions;
   L.slot_block.assign(slots.size(), 1);
   for (size_t k = 0; k < slots.size(); ++k)
     for (const ir::Sym* s : slots[k])

@@ -19,13 +19,21 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "passes/contractions.hpp"
 #include "tessel/config.hpp"
 
 namespace tessel::passes {
+
+struct Contraction;
+
+/// Shared memory one program may use on sm_90 (227 KiB, CUDA C++ Programming Guide,
+/// "Technical Specifications per Compute Capability").
+inline constexpr int64_t kSharedBytesLimit = 227 * 1024;
 
 struct Layout {
   std::vector<int64_t> slot_block;  // per slot, outer to inner
@@ -39,6 +47,9 @@ struct Layout {
   /// store, the nest's slots in its order, outer to inner. Its value converts through
   /// shared memory between that layout and this one (codegen emit_convert.cpp).
   std::map<const ir::Node*, std::vector<int>> own_order;
+  /// The nest's contractions (passes/contractions.hpp): their factors and products are
+  /// not held in this layout.
+  std::vector<Contraction> contractions;
   int regs() const { return groups * vec; }  // registers per thread per tile value
   /// This layout with its slots in `order` (old slot numbers, outer to inner): the same
   /// threads, vector width and groups, each Sym's bits moved with its slot.
@@ -48,9 +59,26 @@ struct Layout {
   int log2_threads() const;
 };
 
+/// A contraction with the layouts its two factors are loaded in: slots for the factor's
+/// dims in its shape's order (outer to inner), the threads of the nest, 16-byte vectors
+/// along the innermost dim. Each factor goes to shared memory at the flat index of that
+/// layout, plus one pad element per row where the row is the contracted dim (the threads
+/// reading one k walk down a column).
+struct Contraction {
+  ContractionMatch match;
+  Layout factor_layout[2];
+  bool padded[2] = {false, false};
+  int64_t shared_offset[2] = {0, 0};  // bytes into the program's shared memory
+  int64_t shared_bytes = 0;           // both factors
+};
+
+/// The nodes of L's contractions that L does not hold (staged_nodes of their matches).
+std::set<const ir::Node*> staged_nodes(const Layout& L);
+
 /// The layout as comment lines for stage dumps (TESSEL_DUMP_DIR's 05-layout.ir): threads,
 /// vector width and groups, the slots outer to inner with their Syms and blocks, and the
-/// accesses in a layout of their own with their slot order.
+/// accesses in a layout of their own with their slot order, the contractions with their
+/// factors' layouts.
 std::string describe(const Layout& L, const ir::Node* loop);
 
 /// Computes the layout of top-level loop `loop` under a complete config.

@@ -1,0 +1,121 @@
+// Contractions (passes/contractions.hpp): a sum over dim k of the product of two factors
+// that each lack a dim of the other, never materialized.
+//
+//   float acc[TS_N];                        // the sum, in the nest's layout
+//   {
+//     __syncthreads();                      // earlier readers of shared memory are done
+//     <factor 0 loaded in its own layout>   // 16-byte vectors along its innermost dim
+//     <its registers to shared memory at their flat index in that layout (+1 pad per row)>
+//     <factor 1 likewise>
+//     __syncthreads();
+//     for (int k = 0; k < BK; ++k)          // every element: one product per k
+//       TS_FOR(r) acc[r] += f0[place0(r, k)] * f1[place1(r, k)];
+//   }
+//
+// A factor's layout may hold another number of registers than the nest's: its code is
+// emitted with TS_V and TS_G defined for it (Emitter::in_layout), then defined back.
+#include <fmt/format.h>
+
+#include "codegen/emitter_state.hpp"
+#include "codegen/fold.hpp"
+#include "passes/default_config.hpp"
+
+namespace tessel::codegen {
+
+using ir::Node;
+
+static int log2_of(int64_t v) {
+  int l = 0;
+  while ((int64_t{1} << l) < v) ++l;
+  return l;
+}
+
+const passes::Contraction* Emitter::contraction_of(const Node* sum) const {
+  for (const passes::Contraction& c : nest_.contractions)
+    if (c.match.sum == sum) return &c;
+  return nullptr;
+}
+
+void Emitter::set_layout_macros(const passes::Layout& from, const passes::Layout& to) {
+  if (from.vec != to.vec) {
+    line("#undef TS_V");
+    line(fmt::format("#define TS_V {}", to.vec));
+  }
+  if (from.groups != to.groups) {
+    line("#undef TS_G");
+    line(fmt::format("#define TS_G {}", to.groups));
+  }
+}
+
+// The place in factor i's shared tile of the element that nest register r multiplies at
+// contracted index k.
+static std::string factor_place(const Emitter& e, const passes::Contraction& c, int i) {
+  const passes::Layout& F = c.factor_layout[i];
+  std::string place = "0";
+  for (const auto& [s, j] : F.slot_of) {
+    std::string coord;
+    if (s == c.match.k) {
+      coord = "k";
+    } else {
+      // The dim's bits in the nest's flat index, within the dim's block: a nest slot
+      // shared with a larger dim holds coordinates past it (registers no store keeps).
+      coord = fold::bits("TS_FLAT(r)", e.nest_.slot_shift[static_cast<size_t>(e.slot(s))],
+                         F.slot_block[static_cast<size_t>(j)] - 1);
+    }
+    place = fold::add(place, fold::shl(coord, F.slot_shift[static_cast<size_t>(j)]));
+  }
+  if (!c.padded[i]) return fold::unparen(place);
+  return fmt::format("({0}) + (({0}) >> {1})", fold::unparen(place),
+                     log2_of(F.slot_block.back()));
+}
+
+void Emitter::emit_contraction(const passes::Contraction& c) {
+  const Node* n = c.match.sum;
+  for (const passes::Layout& F : c.factor_layout)
+    for (const auto& [s, j] : F.slot_of)
+      if (flattened(s))
+        unsupported(n, "a sum of products over a flattened loop's dims (set that loop's "
+                       "flatten_loops entry to false)");
+  std::string nm = ids_.value(n);
+  names_[n] = nm;
+  shared_bytes_ = std::max(shared_bytes_, static_cast<int>(c.shared_bytes));
+  line(fmt::format("float {}[TS_N];  // sum over {} of products, factors in shared memory", nm,
+                   ir::sym_name(c.match.k)),
+       n);
+  open("");
+  std::string tile[2];
+  for (int i = 0; i < 2; ++i) {
+    tile[i] = fmt::format("f{}_{}", n->id, i);
+    line(fmt::format("float* {} = reinterpret_cast<float*>(ts_smem + {});", tile[i],
+                     c.shared_offset[i]));
+  }
+  line("__syncthreads();  // earlier readers of shared memory are done");
+  for (int i = 0; i < 2; ++i) {
+    const passes::Layout& F = c.factor_layout[i];
+    const std::vector<const Node*>& nodes = c.match.factor[i].nodes;
+    line(fmt::format("// factor {} in a layout of its own: {} registers, vectors of {}", i,
+                     F.regs(), F.vec));
+    in_layout(F, [&] {
+      in_factor_ = true;
+      for (const Node* m : nodes) emit_node(m);
+      in_factor_ = false;
+      std::string active =
+          F.all_threads_active() ? "" : fmt::format("if (TS_FLAT(r) < {}) ", F.elems);
+      std::string at = c.padded[i] ? fmt::format("f + (f >> {})", log2_of(F.slot_block.back()))
+                                   : std::string("f");
+      line(fmt::format("TS_FOR(r) {}{{ const int f = TS_FLAT(r); {}[{}] = {}; }}", active, tile[i],
+                       at, this->at(c.match.factor[i].value(), "r")));
+    });
+  }
+  line("__syncthreads();");
+  line(fmt::format("TS_FOR(r) {}[r] = 0.0f;", nm));
+  int64_t bk = passes::sym_block(c.match.k, config_);
+  open(fmt::format("_Pragma(\"unroll 8\") for (int k = 0; k < {}; ++k)", bk));
+  line(fmt::format("TS_FOR(r) {}[r] += {}[{}] * {}[{}];", nm, tile[0], factor_place(*this, c, 0),
+                   tile[1], factor_place(*this, c, 1)));
+  close();
+  close();
+  last_shared_ = SharedUse{};  // the next reduction's leading barrier guards these bytes
+}
+
+}  // namespace tessel::codegen

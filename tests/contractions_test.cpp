@@ -1,0 +1,169 @@
+// Contractions (src/passes/contractions.hpp): which sums of products are lowered without
+// materializing the product, the layouts they get (the nest holds only the output tile,
+// each factor a layout of its own with 16-byte vectors), the CUDA they make, NVRTC
+// compiling it, and the interpreter's values. GPU values: tests/gpu/contractions_gpu_test.cpp.
+#include "passes/contractions.hpp"
+
+#include <gtest/gtest.h>
+
+#include <tessel/tessel.hpp>
+
+#include "examples/kernels/matmul.hpp"
+#include "nvrtc_test_util.hpp"
+#include "passes/default_config.hpp"
+#include "passes/layout.hpp"
+#include "runtime/kernel_tuning.hpp"
+#include "user_error_util.hpp"
+
+namespace ts = tessel;
+
+namespace {
+
+// The layout of kernel k's first loop nest under config c for `args` (it points into k's
+// traced graph: k must outlive it).
+template <class K, class... A>
+ts::passes::Layout first_nest_layout(const K& k, const ts::Config& c, const A&... args) {
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {args...});
+  ts::Config cfg = ts::passes::complete_config(g, c, "test");
+  for (const ts::ir::Node* n : g.host)
+    if (n->op == ts::ir::Op::Loop) return ts::passes::compute_layout(n, cfg);
+  ADD_FAILURE() << "no loop";
+  return {};
+}
+
+ts::Buffer ints(int64_t m, int64_t n, ts::DType t, int seed) {
+  std::vector<double> v(static_cast<size_t>(m * n));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>((static_cast<int64_t>(i) * 7 + seed * 5 + static_cast<int64_t>(i) / 13) % 21 - 10);
+  return ts::Buffer::from_vector(v, {m, n}, t);
+}
+
+ts::Config blocks(int64_t m, int64_t n, int64_t k, int warps) {
+  return ts::Config{.block_sizes = std::vector<int64_t>{m, n, k}, .num_warps = warps};
+}
+
+// Kernels whose sum of products is not a contraction.
+auto make_row_dot() {  // no outer product: both factors are [tm, tk]
+  return ts::kernel("row_dot", [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = x.new_empty({x.size(0)});
+    for (auto tm : ts::tile(x.size(0))) {
+      ts::Value acc = ts::zeros({tm});
+      for (auto tk : ts::tile(x.size(1))) acc = acc + ts::sum(x(tm, tk) * y(tm, tk), 1);
+      out(tm) = acc;
+    }
+    return out;
+  });
+}
+auto make_product_used_twice() {
+  return ts::kernel("product_used_twice", [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = x.new_empty({x.size(0), y.size(1)});
+    for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+      ts::Value acc = ts::zeros({tm, tn});
+      for (auto tk : ts::tile(x.size(1))) {
+        ts::Value p = x(tm, tk, ts::newaxis) * y(ts::newaxis, tk, tn);
+        acc = acc + ts::sum(p, 1) + ts::max(p, 1);
+      }
+      out(tm, tn) = acc;
+    }
+    return out;
+  });
+}
+auto make_contracted_dim_stored() {  // the x tile is also stored: tk is held by the nest
+  return ts::kernel("contracted_dim_stored", [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = x.new_empty({x.size(0), y.size(1)});
+    ts::Tensor copy = ts::empty_like(x);
+    for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+      ts::Value acc = ts::zeros({tm, tn});
+      for (auto tk : ts::tile(x.size(1))) {
+        acc = acc + ts::sum(x(tm, tk, ts::newaxis) * y(ts::newaxis, tk, tn), 1);
+        copy(tm, tk) = x(tm, tk);
+      }
+      out(tm, tn) = acc;
+    }
+    return std::make_tuple(out, copy);
+  });
+}
+
+}  // namespace
+
+TEST(Contractions, AMatmulHoldsOnlyItsOutputTileAndEachFactorInALayoutOfItsOwn) {
+  ts::Buffer x = ints(256, 256, ts::f32, 1), y = ints(256, 256, ts::f32, 2);
+  auto k = examples::make_matmul();  // owns the traced graph the layout points into
+  ts::passes::Layout L = first_nest_layout(k, blocks(64, 64, 32, 4), x, y);
+  ASSERT_EQ(L.contractions.size(), 1u);
+  EXPECT_EQ(L.slot_block, (std::vector<int64_t>{64, 64}));  // tm, tn: no slot for tk
+  EXPECT_EQ(L.regs(), 32);  // 64 x 64 / 128 threads (the product would hold 1024)
+  const ts::passes::Contraction& c = L.contractions[0];
+  EXPECT_EQ(c.factor_layout[0].slot_block, (std::vector<int64_t>{64, 32}));  // x: [tm, tk]
+  EXPECT_EQ(c.factor_layout[1].slot_block, (std::vector<int64_t>{32, 64}));  // y: [tk, tn]
+  for (const ts::passes::Layout& F : c.factor_layout) {
+    EXPECT_EQ(F.vec, 4);  // 16 bytes of f32
+    EXPECT_EQ(F.regs(), 16);
+  }
+  EXPECT_TRUE(c.padded[0]);   // x's rows run along tk: a warp reads down a column
+  EXPECT_FALSE(c.padded[1]);  // y's rows run along tn
+  EXPECT_EQ(c.shared_bytes, (64 * 32 + 64) * 4 + 32 * 64 * 4);
+  std::string d = ts::passes::describe(L, c.match.sum->args[0]);
+  EXPECT_NE(d.find("contracts"), std::string::npos) << d;
+}
+
+TEST(Contractions, BothFactorsLoadInSixteenByteVectorsAndTheCudaCompiles) {
+  REQUIRE_NVRTC();
+  for (ts::DType t : {ts::f32, ts::bf16}) {
+    ts::Buffer x = ints(256, 256, t, 1), y = ints(256, 256, t, 2);
+    auto k = examples::make_matmul(ts::Settings{.config = blocks(64, 64, 32, 4)});
+    std::string cu = nvrtc_test::compile(k, x, y);
+    std::string mem = t == ts::f32 ? "float" : "__nv_bfloat16";
+    // Whole, aligned vectors of 16 bytes in each factor's layout.
+    EXPECT_EQ(nvrtc_test::count(cu, "ts::ld_vec<" + mem + ", TS_V, true, true>"), 2) << cu;
+    // TS_V is 16 bytes' worth of elements wherever the factors' code runs (the nest's own
+    // width, or redefined for a factor).
+    EXPECT_NE(cu.find(t == ts::f32 ? "#define TS_V 4" : "#define TS_V 8"), std::string::npos);
+    EXPECT_EQ(cu.find(t == ts::f32 ? "#define TS_V 8" : "#define TS_V 4"), std::string::npos);
+    EXPECT_EQ(nvrtc_test::count(cu, "sum over"), 1) << cu;
+    EXPECT_EQ(cu.find("[1024]"), std::string::npos);
+  }
+}
+
+TEST(Contractions, SumsOfProductsThatAreNotOuterProductsStayReductions) {
+  ts::Buffer x = ints(64, 64, ts::f32, 1), y = ints(64, 64, ts::f32, 2);
+  EXPECT_TRUE(first_nest_layout(make_row_dot(), ts::Config{}, x, y).contractions.empty());
+  ts::Config c = blocks(16, 16, 8, 4);
+  EXPECT_TRUE(first_nest_layout(make_product_used_twice(), c, x, y).contractions.empty());
+  EXPECT_TRUE(first_nest_layout(make_contracted_dim_stored(), c, x, y).contractions.empty());
+  // And they compute what they did.
+  std::vector<double> xv = x.to_vector(), yv = y.to_vector(), got = make_row_dot()(x, y).to_vector();
+  for (int64_t m = 0; m < 64; ++m) {
+    double want = 0;
+    for (int64_t k = 0; k < 64; ++k) want += xv[m * 64 + k] * yv[m * 64 + k];
+    ASSERT_EQ(got[m], want) << m;
+  }
+}
+
+TEST(Contractions, TheInterpreterComputesTheProductAtRaggedSizes) {
+  const int64_t M = 37, K = 45, N = 29;
+  ts::Buffer x = ints(M, K, ts::f32, 3), y = ints(K, N, ts::f32, 4);
+  std::vector<double> b(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) b[n] = static_cast<double>(n % 7) - 300;
+  ts::Buffer bias = ts::Buffer::from_vector(b, {N}, ts::f32);
+  std::vector<double> xv = x.to_vector(), yv = y.to_vector();
+  std::vector<double> mm = examples::make_matmul()(x, y).to_vector();
+  std::vector<double> fused = examples::make_matmul_bias_relu()(x, y, bias).to_vector();
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double want = 0;
+      for (int64_t k = 0; k < K; ++k) want += xv[m * K + k] * yv[k * N + n];
+      ASSERT_EQ(mm[m * N + n], want) << m << " " << n;
+      ASSERT_EQ(fused[m * N + n], std::max(want + b[n], 0.0)) << m << " " << n;
+    }
+}
+
+TEST(Contractions, AFactorTooLargeForRegistersIsRefusedWithTheConfig) {
+  // One warp: the nest's [64, 64] is 128 registers per thread, each factor 512.
+  ts::Buffer x = ints(64, 256, ts::f32, 1), y = ints(256, 64, ts::f32, 2);
+  auto k = examples::make_matmul(ts::Settings{.config = blocks(64, 64, 256, 1)});
+  std::string msg = user_error_test::user_error([&] { k.cuda(false, x, y); });
+  EXPECT_NE(msg.find("kernel 'matmul'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("512 registers per thread"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("use smaller block sizes"), std::string::npos) << msg;
+}
