@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   {
-    ts::Buffer x = ts::Buffer::zeros({1024, 1024}, ts::f32), y = ts::Buffer::zeros({1024, 1024}, ts::f32);
+    ts::Buffer x = ts::Buffer::zeros({1024, 1024}, ts::f32),
+               y = ts::Buffer::zeros({1024, 1024}, ts::f32);
     auto k = examples::make_matmul(ts::Settings{.config = config(64, 64, 32, 4)});
     auto t0 = std::chrono::steady_clock::now();
     k.cuda(true, x, y);  // generates and compiles with NVRTC for the target
@@ -71,14 +72,19 @@ int main(int argc, char** argv) {
         },
         iters);
     peer = flop / ms / 1e9;
-    std::printf("%-10s %-28s %9.3f ms %8.2f TFLOP/s\n", "cuBLAS", "SGEMM (pedantic FP32)", ms, peer);
+    std::printf("%-10s %-28s %9.3f ms %8.2f TFLOP/s\n", "cuBLAS", "SGEMM (pedantic FP32)", ms,
+                peer);
     cublasDestroy(h);
   }
 #else
   std::printf("cuBLAS not found at build time: no peer ratio\n");
 #endif
-  for (auto [bm, bn, bk, w] : std::vector<std::tuple<int64_t, int64_t, int64_t, int>>{
-           {64, 64, 32, 4}, {128, 64, 32, 8}, {128, 128, 16, 8}, {64, 64, 16, 4}, {128, 128, 32, 16}}) {
+  for (auto [bm, bn, bk, w] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t, int>>{{64, 64, 32, 4},
+                                                               {128, 64, 32, 8},
+                                                               {128, 128, 16, 8},
+                                                               {64, 64, 16, 4},
+                                                               {128, 128, 32, 16}}) {
     ts::Config c = config(bm, bn, bk, w);
     auto k = examples::make_matmul(ts::Settings{.config = c});
     double ms = bench::gpu_time_ms([&] { k(x, y); }, iters);

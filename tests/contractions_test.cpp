@@ -9,6 +9,7 @@
 #include <tessel/tessel.hpp>
 
 #include "examples/kernels/matmul.hpp"
+#include "ir/parser.hpp"
 #include "nvrtc_test_util.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
@@ -34,7 +35,8 @@ ts::passes::Layout first_nest_layout(const K& k, const ts::Config& c, const A&..
 ts::Buffer ints(int64_t m, int64_t n, ts::DType t, int seed) {
   std::vector<double> v(static_cast<size_t>(m * n));
   for (size_t i = 0; i < v.size(); ++i)
-    v[i] = static_cast<double>((static_cast<int64_t>(i) * 7 + seed * 5 + static_cast<int64_t>(i) / 13) % 21 - 10);
+    v[i] = static_cast<double>(
+        (static_cast<int64_t>(i) * 7 + seed * 5 + static_cast<int64_t>(i) / 13) % 21 - 10);
   return ts::Buffer::from_vector(v, {m, n}, t);
 }
 
@@ -132,7 +134,8 @@ TEST(Contractions, SumsOfProductsThatAreNotOuterProductsStayReductions) {
   EXPECT_TRUE(first_nest_layout(make_product_used_twice(), c, x, y).contractions.empty());
   EXPECT_TRUE(first_nest_layout(make_contracted_dim_stored(), c, x, y).contractions.empty());
   // And they compute what they did.
-  std::vector<double> xv = x.to_vector(), yv = y.to_vector(), got = make_row_dot()(x, y).to_vector();
+  std::vector<double> xv = x.to_vector(), yv = y.to_vector(),
+                      got = make_row_dot()(x, y).to_vector();
   for (int64_t m = 0; m < 64; ++m) {
     double want = 0;
     for (int64_t k = 0; k < 64; ++k) want += xv[m * 64 + k] * yv[m * 64 + k];
@@ -166,4 +169,29 @@ TEST(Contractions, AFactorTooLargeForRegistersIsRefusedWithTheConfig) {
   EXPECT_NE(msg.find("kernel 'matmul'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("512 registers per thread"), std::string::npos) << msg;
   EXPECT_NE(msg.find("use smaller block sizes"), std::string::npos) << msg;
+}
+
+TEST(Contractions, TheStageFindsTheContractionInParsedIrText) {
+  // The matmul's IR as text (ir::print), parsed back: the pass needs no tracing.
+  ts::Buffer x = ints(256, 256, ts::f32, 1), y = ints(256, 256, ts::f32, 2);
+  auto k = examples::make_matmul();
+  std::unique_ptr<ts::ir::Graph> g =
+      ts::ir::parse(ts::ir::print(ts::rt::traced_graph(k.impl(), {x, y})));
+  ts::Config cfg = ts::passes::complete_config(*g, blocks(64, 64, 32, 4), "test");
+  for (const ts::ir::Node* n : g->host) {
+    if (n->op != ts::ir::Op::Loop) continue;
+    std::vector<ts::passes::ContractionMatch> found = ts::passes::find_contractions(n);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(ts::ir::sym_name(found[0].k), "t2");
+    EXPECT_EQ(found[0].factor[0].load()->op, ts::ir::Op::Load);
+    ts::passes::Layout L = ts::passes::compute_layout(n, cfg);
+    std::string d = ts::passes::describe(L, n);
+    EXPECT_NE(d.find("32 registers per value; slots outer to inner: [t0: 64] [t1: 64]\n"),
+              std::string::npos)
+        << d;
+    EXPECT_NE(d.find("contracts %17 over t2, 16640 bytes of shared memory; factors: %16 in vectors "
+                     "of 4, 4 groups, [t0: 64] [t2: 32] padded; %15"),
+              std::string::npos)
+        << d;
+  }
 }

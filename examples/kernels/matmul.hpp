@@ -22,9 +22,9 @@ inline auto make_matmul(ts::Settings settings = {}) {
         for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
           ts::Value acc = ts::zeros({tm, tn});
           for (auto tk : ts::tile(x.size(1)))
-            acc = acc + ts::sum(x(tm, tk, ts::newaxis).to(ts::f32) *
-                                    y(ts::newaxis, tk, tn).to(ts::f32),
-                                1);
+            acc =
+                acc +
+                ts::sum(x(tm, tk, ts::newaxis).to(ts::f32) * y(ts::newaxis, tk, tn).to(ts::f32), 1);
           out(tm, tn) = acc;
         }
         return out;
@@ -41,9 +41,9 @@ inline auto make_matmul_bias_relu(ts::Settings settings = {}) {
         for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
           ts::Value acc = ts::zeros({tm, tn});
           for (auto tk : ts::tile(x.size(1)))
-            acc = acc + ts::sum(x(tm, tk, ts::newaxis).to(ts::f32) *
-                                    y(ts::newaxis, tk, tn).to(ts::f32),
-                                1);
+            acc =
+                acc +
+                ts::sum(x(tm, tk, ts::newaxis).to(ts::f32) * y(ts::newaxis, tk, tn).to(ts::f32), 1);
           out(tm, tn) = ts::maximum(acc + bias(ts::newaxis, tn).to(ts::f32), 0.0);
         }
         return out;

@@ -65,8 +65,7 @@ static std::string factor_place(const Emitter& e, const passes::Contraction& c, 
     place = fold::add(place, fold::shl(coord, F.slot_shift[static_cast<size_t>(j)]));
   }
   if (!c.padded[i]) return fold::unparen(place);
-  return fmt::format("({0}) + (({0}) >> {1})", fold::unparen(place),
-                     log2_of(F.slot_block.back()));
+  return fmt::format("({0}) + (({0}) >> {1})", fold::unparen(place), log2_of(F.slot_block.back()));
 }
 
 void Emitter::emit_contraction(const passes::Contraction& c) {
@@ -74,8 +73,9 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
   for (const passes::Layout& F : c.factor_layout)
     for (const auto& [s, j] : F.slot_of)
       if (flattened(s))
-        unsupported(n, "a sum of products over a flattened loop's dims (set that loop's "
-                       "flatten_loops entry to false)");
+        unsupported(n,
+                    "a sum of products over a flattened loop's dims (set that loop's "
+                    "flatten_loops entry to false)");
   std::string nm = ids_.value(n);
   names_[n] = nm;
   shared_bytes_ = std::max(shared_bytes_, static_cast<int>(c.shared_bytes));

@@ -72,8 +72,7 @@ ContractionMatch match(const ir::Block& b, size_t at, const std::map<const Node*
     m.factor[i] = factor_of(p->args[i], uses);
     if (m.factor[i].nodes.empty() || !has_sym(m.factor[i].value(), m.k)) return {};
   }
-  if (!lacks_a_dim_of(m.factor[0].value(), p) || !lacks_a_dim_of(m.factor[1].value(), p))
-    return {};
+  if (!lacks_a_dim_of(m.factor[0].value(), p) || !lacks_a_dim_of(m.factor[1].value(), p)) return {};
   // Every node from the first factor node to the sum is in this block; none of them
   // writes memory or is a loop.
   std::set<const Node*> mine = {p};

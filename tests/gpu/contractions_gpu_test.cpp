@@ -64,10 +64,10 @@ TEST(ContractionsGpu, PipelinedAndPersistentMatmulsMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   auto make = [](ts::Settings s) { return examples::make_matmul(s); };
   for (int stages : {1, 2, 3})
-    for (ts::PidType pid : {ts::PidType::flat, ts::PidType::persistent_interleaved,
-                            ts::PidType::persistent_blocked})
-      expect_same_as_interpreter(make, config(kConfigs[0], stages, pid),
-                                 ints(300, 200, ts::f32, 3), ints(200, 150, ts::f32, 4));
+    for (ts::PidType pid :
+         {ts::PidType::flat, ts::PidType::persistent_interleaved, ts::PidType::persistent_blocked})
+      expect_same_as_interpreter(make, config(kConfigs[0], stages, pid), ints(300, 200, ts::f32, 3),
+                                 ints(200, 150, ts::f32, 4));
 }
 
 TEST(ContractionsGpu, AFusedEpilogueMatchesTheInterpreter) {
