@@ -3,8 +3,9 @@
 //   tessel .t()       out(tn, tm) = x(tm, tn).t(): both accesses move 16-byte vectors, one of
 //                     them in a layout of its own, the tile converting through shared memory
 //                     (passes/access_layouts.hpp)
-//   strided view      a copy kernel over the transposed view x.t() (one layout for the nest:
-//                     the loads walk down columns), how a transpose is written without .t()
+//   strided view      a copy kernel over the transposed view x.t(), how a transpose is
+//                     written without .t(): the view is contiguous along its dim 0, so its
+//                     load runs in a layout of its own (vectors along dim 0) and converts
 //   transpose_bench [--iters N] [--n N]
 #include <CLI/CLI.hpp>
 #include <cstdio>

@@ -9,6 +9,7 @@
 #include <tessel/tessel.hpp>
 
 #include "examples/kernels/basic.hpp"
+#include "ir/parser.hpp"
 #include "nvrtc_test_util.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
@@ -28,7 +29,7 @@ std::vector<std::string> own_layout_accesses(const K& k, const ts::Config& c, co
   std::vector<std::string> out;
   for (const ts::ir::Node* n : g.host) {
     if (n->op != ts::ir::Op::Loop) continue;
-    ts::passes::Layout L = ts::passes::compute_layout(n, cfg);
+    ts::passes::Layout L = ts::passes::compute_layout(n, cfg, &g);
     ts::passes::assign_access_layouts(g, n, cfg, L);
     ts::ir::walk(n->body, [&](const ts::ir::Node* m) {
       if (L.own_order.count(m)) out.push_back(m->op == ts::ir::Op::Load ? "load" : "store");
@@ -87,14 +88,49 @@ TEST(AccessLayouts, AccessesAlongTheNestsInnermostDimKeepItsLayout) {
   EXPECT_TRUE(own_layout_accesses(row_sums, ts::Config{}, x).empty());
 }
 
-TEST(AccessLayouts, AStridedInputsLoadKeepsTheNestsLayout) {
-  // x.t() of a contiguous [96, 64]: its innermost stride is 96, so moving tn's slot
-  // innermost would not make its loads contiguous: only the store may convert.
+TEST(AccessLayouts, TransposingATransposedViewIsACopyWithoutConversions) {
+  // x.t() of a contiguous [96, 64] has stride 1 along dim 0 (tm), and so has the
+  // transpose's row-major out[tn, tm]: the nest's innermost slot is tm, and both sides
+  // move 16-byte vectors with no conversion.
   ts::Buffer base = iota(96, 64, ts::f32);
   ts::Buffer xt = base.view_as_strided({64, 96}, {1, 64}, 0);
   auto k = examples::make_transpose(ts::Settings{.config = kBlocks32});
-  for (const std::string& a : own_layout_accesses(k, kBlocks32, xt)) EXPECT_EQ(a, "store");
+  EXPECT_TRUE(own_layout_accesses(k, kBlocks32, xt).empty());
   EXPECT_EQ(k(xt).to_vector(), base.to_vector());
+  REQUIRE_NVRTC();
+  std::string cu = nvrtc_test::compile(k, xt);
+  EXPECT_EQ(nvrtc_test::count(cu, "ts::ld_vec<float, TS_V, true, true>"), 1) << cu;
+  EXPECT_EQ(nvrtc_test::count(cu, "ts::st_vec<float, TS_V, true, true>"), 1) << cu;
+  EXPECT_EQ(nvrtc_test::count(cu, "layout conversion"), 0) << cu;
+}
+
+TEST(AccessLayouts, ATransposedViewArgumentLoadsInVectorsAlongItsDimZero) {
+  // A copy of x.t(): the nest's innermost slot is tn (the store's), the load is
+  // contiguous along tm (ArgFacts::unit_stride_dim 0): it runs in a layout of its own
+  // with 16-byte vectors along tm and converts into the nest's.
+  ts::Buffer base = iota(96, 64, ts::f32);
+  ts::Buffer xt = base.view_as_strided({64, 96}, {1, 64}, 0);
+  auto k = ts::kernel(
+      "copy_2d",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_empty({x.size(0), x.size(1)});
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn);
+        return out;
+      },
+      ts::Settings{.config = kBlocks32});
+  EXPECT_EQ(own_layout_accesses(k, kBlocks32, xt), std::vector<std::string>{"load"});
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {xt});
+  ASSERT_EQ(g.arg_facts.size(), 1u);
+  EXPECT_EQ(g.arg_facts[0].unit_stride_dim, 0);
+  EXPECT_NE(ts::ir::print(g).find("arg_facts 0 unit_stride_dim 0 "), std::string::npos)
+      << ts::ir::print(g);
+  EXPECT_EQ(ts::ir::print(*ts::ir::parse(ts::ir::print(g))), ts::ir::print(g));
+  EXPECT_EQ(k(xt).to_vector(), xt.contiguous().to_vector());
+  REQUIRE_NVRTC();
+  std::string cu = nvrtc_test::compile(k, xt);
+  EXPECT_EQ(nvrtc_test::count(cu, "ts::ld_vec<float, TS_V, true, true>"), 1) << cu;
+  EXPECT_EQ(nvrtc_test::count(cu, "layout conversion: the access's layout"), 1) << cu;
+  EXPECT_EQ(cu.find("stride0,"), std::string::npos) << cu;  // dim 0's stride is 1
 }
 
 TEST(AccessLayouts, PermuteReordersDimsOnTheInterpreter) {

@@ -11,6 +11,7 @@
 #include "examples/kernels/matmul.hpp"
 #include "ir/parser.hpp"
 #include "nvrtc_test_util.hpp"
+#include "passes/access_layouts.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
 #include "runtime/kernel_tuning.hpp"
@@ -194,4 +195,36 @@ TEST(Contractions, TheStageFindsTheContractionInParsedIrText) {
               std::string::npos)
         << d;
   }
+}
+
+TEST(Contractions, ATransposedViewFactorLoadsInVectorsAlongItsContiguousDim) {
+  // y = w.t() of a row-major w [N, K]: y's stride is 1 along dim 0 (tk), so its factor's
+  // layout has tk innermost (rows along tk: padded), and both factors move 16-byte vectors.
+  ts::Buffer x = ints(128, 64, ts::f32, 1);
+  ts::Buffer w = ints(96, 64, ts::f32, 2);
+  ts::Buffer y = w.view_as_strided({64, 96}, {1, 64}, 0);
+  auto k = examples::make_matmul(ts::Settings{.config = blocks(64, 64, 32, 4)});
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {x, y});
+  ts::Config cfg = ts::passes::complete_config(g, blocks(64, 64, 32, 4), "test");
+  for (const ts::ir::Node* n : g.host) {
+    if (n->op != ts::ir::Op::Loop) continue;
+    ts::passes::Layout L = ts::passes::compute_layout(n, cfg, &g);
+    ts::passes::assign_access_layouts(g, n, cfg, L);
+    ASSERT_EQ(L.contractions.size(), 1u);
+    const ts::passes::Contraction& c = L.contractions[0];
+    const ts::passes::Layout& F = c.factor_layout[1];
+    EXPECT_EQ(F.slot_of.at(c.match.k), 1);  // [tn: 64] [tk: 32]
+    EXPECT_EQ(F.slot_block, (std::vector<int64_t>{64, 32}));
+    EXPECT_TRUE(c.padded[1]);
+  }
+  std::vector<double> xv = x.to_vector(), wv = w.to_vector(), got = k(x, y).to_vector();
+  for (int64_t m = 0; m < 128; ++m)
+    for (int64_t n = 0; n < 96; ++n) {
+      double want = 0;
+      for (int64_t j = 0; j < 64; ++j) want += xv[m * 64 + j] * wv[n * 64 + j];
+      ASSERT_EQ(got[m * 96 + n], want) << m << " " << n;
+    }
+  REQUIRE_NVRTC();
+  std::string cu = nvrtc_test::compile(k, x, y);
+  EXPECT_EQ(nvrtc_test::count(cu, "ts::ld_vec<float, TS_V, true, true>"), 2) << cu;
 }

@@ -69,7 +69,7 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
   std::vector<LoopStages> out;
   for (const ir::Node* n : g.host) {
     if (n->op != ir::Op::Loop) continue;
-    passes::Layout L = passes::compute_layout(n, config);
+    passes::Layout L = passes::compute_layout(n, config, &g);
     check_registers(g, n, config, L);
     for (const passes::Contraction& c : L.contractions)
       for (const passes::Layout& F : c.factor_layout) check_registers(g, n, config, F);

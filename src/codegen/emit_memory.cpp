@@ -44,7 +44,8 @@ struct AccessPlan {
   std::vector<DimAccess> dims;  // one per tensor dimension
   std::string base;             // tensor pointer (a multicast tensor: the register's buffer)
   std::vector<std::string> stack_valid;  // a multicast tensor: validity of its dev_ptrs coords
-  bool vector = false;                   // innermost dim vectorized
+  bool vector = false;                   // dim vdim vectorized
+  size_t vdim = 0;                       // the tensor dim of unit stride vectors run along
   // Vector accesses: every vector is wholly valid or wholly invalid (index and limit are
   // multiples of the vector width), and every vector address is aligned to its size.
   bool whole = false, aligned = false;
@@ -129,30 +130,33 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
     p.dims.push_back(a);
     ++d;
   }
-  // Vector accesses: the innermost dimension is a tile/all on the layout's innermost
-  // slot, its stride is 1, and the Sym fills its slot; not a flattened loop's dim (its
-  // consecutive elements wrap from one row to the next).
-  if (!p.dims.empty() && e.L_->vec > 1 && !n->is_multicast_access()) {
-    const DimAccess& last = p.dims.back();
+  // Vector accesses: the dimension of unit stride (the innermost of a row-major tensor,
+  // another of a transposed view) is a tile/all on the layout's innermost slot and the
+  // Sym fills its slot; not a flattened loop's dim (its consecutive elements wrap from
+  // one row to the next).
+  const int unit = ir::unit_stride_dim(e.g_, t);
+  if (unit >= 0 && static_cast<size_t>(unit) < p.dims.size() && e.L_->vec > 1 &&
+      !n->is_multicast_access()) {
+    p.vdim = static_cast<size_t>(unit);
+    const DimAccess& last = p.dims[p.vdim];
     bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) &&
               !e.flattened(last.sym) &&
               e.slot(last.sym) == static_cast<int>(e.L_->slot_block.size()) - 1 &&
-              passes::sym_block(last.sym, e.config_) == e.L_->slot_block.back() &&
-              e.stride_param(t, t->rank - 1) == "1";
+              passes::sym_block(last.sym, e.config_) == e.L_->slot_block.back();
     for (const DimAccess& a : p.dims) ok &= a.kind != ir::IndexKind::gather;
     p.vector = ok;
     if (ok) {
       // Indices along the innermost dim start at a multiple of the vector width: ts::all
       // from 0, a tile from its loop's begin in steps of its block (both multiples of 16).
       bool idx_ok = last.kind == ir::IndexKind::all;
-      bool lim_ok = e.size_multiple_of_16(t, t->rank - 1);
+      bool lim_ok = e.size_multiple_of_16(t, unit);
       if (last.kind == ir::IndexKind::tile) {
         const ir::LoopDim& ld = last.operand->dims.at(static_cast<size_t>(last.sym->loop_dim));
         idx_ok = e.multiple_of_16(ld.begin) && passes::sym_block(last.sym, e.config_) % 16 == 0;
         lim_ok &= e.multiple_of_16(ld.end);
       }
       p.whole = idx_ok && lim_ok;
-      p.aligned = idx_ok && e.outer_strides_aligned(t);
+      p.aligned = idx_ok && e.outer_strides_aligned(t, unit);
     }
   }
   return p;
@@ -212,11 +216,11 @@ static std::string offset_expr(Emitter& e, const Node* t, const AccessPlan& p) {
 }
 
 static std::string valid_expr(Emitter& e, const AccessPlan& p, const std::string& r,
-                              bool skip_last) {
+                              bool skip_vector_dim) {
   std::vector<std::string> terms = {e.active(r)};
   terms.insert(terms.end(), p.stack_valid.begin(), p.stack_valid.end());
   for (size_t d = 0; d < p.dims.size(); ++d) {
-    if (skip_last && d + 1 == p.dims.size()) continue;
+    if (skip_vector_dim && d == p.vdim) continue;
     terms.push_back(p.dims[d].valid());
   }
   return fold::land(terms);
@@ -285,7 +289,7 @@ static void emit_ld_vec(Emitter& e, const Node* n, AccessPlan p, const std::stri
   e.line("const int r = g * TS_V;");
   std::string off = emit_index_locals(e, t, p);
   std::string policy = evict_arg(e, n);
-  std::string count = vector_count(e, valid_expr(e, p, "r", true), p.dims.back());
+  std::string count = vector_count(e, valid_expr(e, p, "r", true), p.dims[p.vdim]);
   e.line(fmt::format("ts::ld_vec<{}{}>({}, {}, &{}[r]);", vec_args(dtype_cuda_storage(t->dtype), p),
                      policy.empty() ? "" : ", " + policy, fold::add(p.base, off), count, raw));
   e.close();
@@ -503,7 +507,7 @@ void Emitter::emit_array_store(const Node* n, const std::string& value) {
     }
     std::string off = emit_index_locals(*this, t, p);
     std::string count =
-        vector_count(*this, with_dedupe(valid_expr(*this, p, "r", true)), p.dims.back());
+        vector_count(*this, with_dedupe(valid_expr(*this, p, "r", true)), p.dims[p.vdim]);
     line(fmt::format("ts::st_vec<{}>({}, {}, {});", vec_args(mem, p), fold::add(p.base, off), count,
                      src));
     close();

@@ -68,13 +68,14 @@ bool Emitter::size_multiple_of_16(const Node* t, int dim) const {
   return static_cast<size_t>(dim) < f->size_div16.size() && f->size_div16[static_cast<size_t>(dim)];
 }
 
-bool Emitter::outer_strides_aligned(const Node* t) const {
+bool Emitter::outer_strides_aligned(const Node* t, int vdim) const {
   if (t->op == Op::Alloc)  // row-major: outer strides are multiples of the last size
-    return t->fn == ir::alloc_row_major && (t->rank <= 1 || size_multiple_of_16(t, t->rank - 1));
+    return t->fn == ir::alloc_row_major && vdim == t->rank - 1 &&
+           (t->rank <= 1 || size_multiple_of_16(t, t->rank - 1));
   const ir::ArgFacts* f = facts(g_, t);
   if (!f || !f->base_aligned) return false;
-  for (int d = 0; d + 1 < t->rank; ++d)
-    if (!f->stride_aligned.at(static_cast<size_t>(d))) return false;
+  for (int d = 0; d < t->rank; ++d)
+    if (d != vdim && !f->stride_aligned.at(static_cast<size_t>(d))) return false;
   return true;
 }
 
@@ -95,7 +96,7 @@ std::string Emitter::size_param(const Node* t, int dim) {
 }
 
 std::string Emitter::stride_param(const Node* t, int dim) {
-  if (dim == t->rank - 1 && ir::innermost_contiguous(g_, t)) return "1";
+  if (dim == ir::unit_stride_dim(g_, t)) return "1";
   return dim_param(Param::tensor_stride, t, dim);
 }
 

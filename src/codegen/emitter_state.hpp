@@ -69,11 +69,12 @@ class Emitter {
   bool valid_by_vector(const ir::Sym* s) const;
   /// What the specialization key guarantees (ir::ArgFacts): integer node `n` (a constant
   /// or a tensor size) is a multiple of 16; size `dim` of tensor `t` is; the data
-  /// pointer of `t` is 16-byte aligned and every stride but the innermost is a multiple
-  /// of 16 bytes (allocations: row-major, from the innermost size).
+  /// pointer of `t` is 16-byte aligned and every stride but that of dim `vdim` (the one
+  /// vectors run along) is a multiple of 16 bytes (allocations: row-major, from the
+  /// innermost size).
   bool multiple_of_16(const ir::Node* n) const;
   bool size_multiple_of_16(const ir::Node* t, int dim) const;
-  bool outer_strides_aligned(const ir::Node* t) const;
+  bool outer_strides_aligned(const ir::Node* t, int vdim) const;
   /// The value of integer node `n` where the key makes it a constant (a Const, or a size
   /// known under static shapes or of an allocation of constant size).
   std::optional<int64_t> known_int(const ir::Node* n) const;

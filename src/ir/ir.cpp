@@ -168,6 +168,13 @@ bool innermost_contiguous(const Graph& g, const Node* t) {
   return i < g.arg_facts.size() && g.arg_facts[i].contiguous;
 }
 
+int unit_stride_dim(const Graph& g, const Node* t) {
+  if (innermost_contiguous(g, t)) return t->rank - 1;
+  if (t->op != Op::Arg) return -1;
+  size_t i = static_cast<size_t>(t->ival);
+  return i < g.arg_facts.size() ? g.arg_facts[i].unit_stride_dim : -1;
+}
+
 Sym* Graph::new_sym(Sym::Kind kind) {
   syms_.push_back(std::make_unique<Sym>());
   Sym* s = syms_.back().get();

@@ -300,7 +300,10 @@ enum AllocLayout : uint8_t { alloc_row_major = 0, alloc_strided = 1 };
 /// Facts about a tensor argument that are part of the specialization key
 /// (runtime/kernel_impl.cpp, KernelImpl::key), so generated code may rely on them.
 struct ArgFacts {
-  bool contiguous = false;           // the innermost stride is 1 (vectorize along it)
+  bool contiguous = false;  // the innermost stride is 1 (vectorize along it)
+  /// When the innermost stride is not 1: a dim of size above 1 whose stride is 1
+  /// (vectorize along it; a transposed view x.t() of a row-major x has it at 0), else -1.
+  int unit_stride_dim = -1;
   bool base_aligned = false;         // the data pointer is 16-byte aligned
   std::vector<bool> stride_aligned;  // per dim: stride * element size is a multiple of 16
   std::vector<bool> size_div16;      // per dim: the size is a multiple of 16
@@ -405,6 +408,10 @@ int64_t encode_permutation(const std::vector<int>& perm);
 /// call of this specialization: an argument whose key says so (ArgFacts::contiguous), or a
 /// row-major allocation (not empty_like of a strided argument).
 bool innermost_contiguous(const Graph& g, const Node* t);
+/// The dim of tensor `t` whose stride is 1 for every call of this specialization: the
+/// innermost where innermost_contiguous, else an argument's ArgFacts::unit_stride_dim;
+/// -1 when none is known. Vector accesses run along it.
+int unit_stride_dim(const Graph& g, const Node* t);
 std::string shape_str(const Shape& s);
 
 /// Checks structural invariants (operands defined before use and in scope, shapes of

@@ -264,6 +264,8 @@ class Parser : TextCursor {
     for (;;) {
       if (accept("contiguous"))
         f.contiguous = true;
+      else if (accept("unit_stride_dim"))
+        f.unit_stride_dim = static_cast<int>(integer("a dim"));
       else if (accept("base_aligned"))
         f.base_aligned = true;
       else if (accept("stride_aligned"))

@@ -150,6 +150,7 @@ class Printer {
       const ArgFacts& f = g_.arg_facts[i];
       out += fmt::format("  arg_facts {}", i);
       if (f.contiguous) out += " contiguous";
+      if (f.unit_stride_dim >= 0) out += fmt::format(" unit_stride_dim {}", f.unit_stride_dim);
       if (f.base_aligned) out += " base_aligned";
       auto bits = [](const std::vector<bool>& v) {
         std::vector<int> b(v.begin(), v.end());

@@ -24,18 +24,16 @@ std::vector<int> own_order(const ir::Graph& g, const ir::Node* n, const Config& 
   if (n->op != ir::Op::Load && n->op != ir::Op::Store) return {};
   const ir::Node* value = n->op == ir::Op::Load ? n : n->args[1];
   if (value->is_scalar() || n->is_multicast_access() || L.vec <= 1) return {};
-  const ir::Node* t = ir::addressed_tensor(n);
-  if (!ir::innermost_contiguous(g, t)) return {};
+  const ir::Sym* last = unit_stride_sym(g, n);  // vectors run along its tensor dim
+  if (!last) return {};
   // The nest's innermost slot that holds more than one element (slots of block 1 hold no
   // bits: a tile of block size 1 orders nothing).
   int inner = static_cast<int>(L.slot_block.size()) - 1;
   while (inner > 0 && L.slot_block[static_cast<size_t>(inner)] <= 1) --inner;
   std::set<int> covered;
-  const ir::Sym* last = nullptr;
   for (const ir::IndexInfo& info : n->access) {
     if (info.kind == ir::IndexKind::newaxis) continue;
     if (info.kind == ir::IndexKind::gather) return {};
-    last = info.kind == ir::IndexKind::scalar ? nullptr : info.sym;
     // A slot counts as covered where the index's Sym fills it (a tile of block 1 sharing a
     // slot of 4 leaves 3 copies of each element along it).
     if (info.sym &&
@@ -66,6 +64,14 @@ int64_t conversion_bytes(const Layout& L, DType t) {
 
 void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Config& config,
                            Layout& L) {
+  // A contraction's factor loads with vectors along the dim its tensor is contiguous in
+  // (a transposed view's dim 0).
+  for (Contraction& c : L.contractions) {
+    Contraction oriented =
+        plan_contraction(c.match, config, L.threads, unit_stride_sym(g, c.match.factor[0].load()),
+                         unit_stride_sym(g, c.match.factor[1].load()));
+    if (oriented.shared_bytes > 0) c = oriented;
+  }
   L.own_order.clear();
   if (L.slot_block.size() < 2 || any_flattened(g, loop, config)) return;
   std::set<const ir::Node*> staged = staged_nodes(L);  // loaded in the factors' layouts

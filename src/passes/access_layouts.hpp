@@ -10,9 +10,10 @@
 // the same with a blocked layout per load and store and convert_layout between them.
 //
 // An access qualifies when it is a load or store of a tile value (not one element, not a
-// gather, not a multicast tensor), its tensor's innermost stride is 1 for the
-// specialization (ir::innermost_contiguous), its innermost index is a tile or ts::all
-// whose Sym fills a slot other than the innermost, that slot holds at least a vector, the
+// gather, not a multicast tensor), its tensor has a dim of stride 1 for the
+// specialization (ir::unit_stride_dim: the innermost of a row-major tensor, dim 0 of a
+// transposed view x.t()), its index there is a tile or ts::all whose Sym fills a slot
+// other than the nest's innermost, that slot holds at least a vector, the
 // access also spans the nest's innermost slot (so the conversion is a permutation of its
 // own elements, not a copy of a smaller value: the index Sym there fills the slot), no loop
 // of the nest is flattened, and the value fits in shared memory.

@@ -36,6 +36,16 @@ Layout Layout::reordered(const std::vector<int>& order) const {
   return R;
 }
 
+const ir::Sym* unit_stride_sym(const ir::Graph& g, const ir::Node* n) {
+  const int unit = ir::unit_stride_dim(g, ir::addressed_tensor(n));
+  int dim = 0;
+  for (const ir::IndexInfo& info : n->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    if (dim++ == unit) return info.kind == ir::IndexKind::scalar ? nullptr : info.sym;
+  }
+  return nullptr;
+}
+
 std::set<const ir::Node*> staged_nodes(const Layout& L) {
   std::vector<ContractionMatch> found;
   for (const Contraction& c : L.contractions) found.push_back(c.match);
@@ -89,8 +99,9 @@ struct SymInfo {
   int64_t accessed_last = 0;  // elements of the loads and stores whose innermost index it is
 };
 
-void collect(const ir::Block& b, const Config& config, const std::set<const ir::Node*>& staged,
-             std::vector<const ir::Sym*>& order, std::map<const ir::Sym*, SymInfo>& info,
+void collect(const ir::Graph* g, const ir::Block& b, const Config& config,
+             const std::set<const ir::Node*>& staged, std::vector<const ir::Sym*>& order,
+             std::map<const ir::Sym*, SymInfo>& info,
              std::set<std::pair<const ir::Sym*, const ir::Sym*>>& interfere, int& min_bytes) {
   for (const ir::Node* n : b) {
     if (staged.count(n)) continue;  // a contraction's factor or product
@@ -121,26 +132,33 @@ void collect(const ir::Block& b, const Config& config, const std::set<const ir::
         if (i.kind != ir::IndexKind::newaxis) last = i.sym;
         if (i.sym) elems *= sym_block(i.sym, config);
       }
+      // The dim the tensor is contiguous along, where the graph's facts tell.
+      if (const ir::Sym* unit = g ? unit_stride_sym(*g, n) : nullptr) last = unit;
       if (last) info[last].accessed_last += elems;
     }
-    if (n->op == ir::Op::Loop) collect(n->body, config, staged, order, info, interfere, min_bytes);
+    if (n->op == ir::Op::Loop)
+      collect(g, n->body, config, staged, order, info, interfere, min_bytes);
   }
 }
 
-// The layout of contraction factor f: a slot per dim of its shape, in order.
-Layout factor_layout(const ContractionFactor& f, const Config& config, int threads) {
+// The layout of contraction factor f: a slot per dim of its shape, in order, `inner`
+// (when one of them) moved innermost.
+Layout factor_layout(const ContractionFactor& f, const Config& config, int threads,
+                     const ir::Sym* inner) {
+  std::vector<const ir::Sym*> order;
+  for (const ir::Sym* s : f.value()->shape)
+    if (s && s != inner) order.push_back(s);
+  for (const ir::Sym* s : f.value()->shape)
+    if (s && s == inner) order.push_back(s);
   Layout F;
   F.threads = threads;
   int shift = 0;
-  for (auto it = f.value()->shape.rbegin(); it != f.value()->shape.rend(); ++it) {
-    if (!*it) continue;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
     F.slot_block.insert(F.slot_block.begin(), sym_block(*it, config));
     F.slot_shift.insert(F.slot_shift.begin(), shift);
     shift += log2i(F.slot_block.front());
   }
-  int k = 0;
-  for (const ir::Sym* s : f.value()->shape)
-    if (s) F.slot_of[s] = k++;
+  for (size_t k = 0; k < order.size(); ++k) F.slot_of[order[k]] = static_cast<int>(k);
   F.elems = int64_t{1} << shift;
   int bytes = dtype_size(ir::addressed_tensor(f.load())->dtype);
   F.vec = static_cast<int>(std::min<int64_t>(F.slot_block.back(), 16 / std::max(1, bytes)));
@@ -149,13 +167,15 @@ Layout factor_layout(const ContractionFactor& f, const Config& config, int threa
   return F;
 }
 
-// The contraction of match m with its factors' layouts and shared memory, or none
-// (shared_bytes 0) when the factors do not fit in shared memory.
-Contraction plan_contraction(const ContractionMatch& m, const Config& config, int threads) {
+}  // namespace
+
+Contraction plan_contraction(const ContractionMatch& m, const Config& config, int threads,
+                             const ir::Sym* inner0, const ir::Sym* inner1) {
   Contraction c;
   c.match = m;
   for (int i = 0; i < 2; ++i) {
-    const Layout& F = c.factor_layout[i] = factor_layout(m.factor[i], config, threads);
+    const Layout& F = c.factor_layout[i] =
+        factor_layout(m.factor[i], config, threads, i == 0 ? inner0 : inner1);
     c.padded[i] = F.slot_of.at(m.k) == static_cast<int>(F.slot_block.size()) - 1;
     int64_t elems = F.elems + (c.padded[i] ? F.elems / F.slot_block.back() : 0);
     c.shared_offset[i] = c.shared_bytes;
@@ -165,9 +185,7 @@ Contraction plan_contraction(const ContractionMatch& m, const Config& config, in
   return c;
 }
 
-}  // namespace
-
-Layout compute_layout(const ir::Node* loop, const Config& config) {
+Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Graph* g) {
   const int threads = 32 * config.num_warps.value_or(4);
   std::vector<Contraction> contractions;
   std::vector<ContractionMatch> found;
@@ -181,7 +199,7 @@ Layout compute_layout(const ir::Node* loop, const Config& config) {
   std::map<const ir::Sym*, SymInfo> info;
   std::set<std::pair<const ir::Sym*, const ir::Sym*>> interfere;
   int min_bytes = 16;
-  collect(loop->body, config, staged_nodes(found), order, info, interfere, min_bytes);
+  collect(g, loop->body, config, staged_nodes(found), order, info, interfere, min_bytes);
 
   // Greedy slot assignment, largest blocks first (ties: first appearance), so that dims
   // that never meet share a slot with dims of their own size: `c(ts::all)` [1024] beside

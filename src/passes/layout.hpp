@@ -72,6 +72,13 @@ struct Contraction {
   int64_t shared_bytes = 0;           // both factors
 };
 
+/// Contraction match m planned for `threads` threads: each factor's layout has its
+/// shape's dims in order, inner0 / inner1 (when a dim of factor 0 / 1) moved innermost
+/// (the dim its tensor is contiguous along); shared_bytes 0 when the factors do not fit
+/// in shared memory.
+Contraction plan_contraction(const ContractionMatch& m, const Config& config, int threads,
+                             const ir::Sym* inner0 = nullptr, const ir::Sym* inner1 = nullptr);
+
 /// The nodes of L's contractions that L does not hold (staged_nodes of their matches).
 std::set<const ir::Node*> staged_nodes(const Layout& L);
 
@@ -81,9 +88,15 @@ std::set<const ir::Node*> staged_nodes(const Layout& L);
 /// factors' layouts.
 std::string describe(const Layout& L, const ir::Node* loop);
 
-/// Computes the layout of top-level loop `loop` under a complete config.
-/// `min_elem_bytes` is the smallest element size among the nest's memory accesses
-/// (sets the vector width to 16 bytes' worth of elements).
-Layout compute_layout(const ir::Node* loop, const Config& config);
+/// Computes the layout of top-level loop `loop` under a complete config. The vector
+/// width is 16 bytes of the smallest element size among the nest's memory accesses.
+/// With the loop's graph `g`, an access votes for the innermost slot (in a nest that
+/// permutes a value) with the dim its tensor is contiguous along (ir::unit_stride_dim),
+/// else with its last index.
+Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Graph* g = nullptr);
+
+/// The index Sym of access n along its tensor's unit-stride dim (ir::unit_stride_dim; a
+/// tile or ts::all), or null.
+const ir::Sym* unit_stride_sym(const ir::Graph& g, const ir::Node* n);
 
 }  // namespace tessel::passes

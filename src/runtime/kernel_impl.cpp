@@ -308,11 +308,19 @@ static const std::vector<const Buffer*>& tensor_args(const std::vector<CallArg>&
   return out;
 }
 
+// A dim of b whose size is above 1 and whose stride is 1 (the last such), or -1.
+static int unit_stride_dim(const Buffer& b) {
+  for (int d = b.dim() - 1; d >= 0; --d)
+    if (b.stride(d) == 1 && b.size(d) > 1) return d;
+  return -1;
+}
+
 // The facts of a tensor argument that key() records (keep the two in step).
 static ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
   ir::ArgFacts f;
   int es = dtype_size(b.dtype());
   f.contiguous = b.dim() > 0 && b.stride(-1) == 1;
+  if (!f.contiguous) f.unit_stride_dim = unit_stride_dim(b);
   f.base_aligned = reinterpret_cast<uintptr_t>(b.data_ptr()) % 16 == 0;
   for (int d = 0; d < b.dim(); ++d) {
     f.stride_aligned.push_back((b.stride(d) * es) % 16 == 0);
@@ -359,7 +367,11 @@ std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool 
         if (!exact && ir::size_fixed_by_key(s, false)) k += '!';  // exactly its power of two
         if (d + 1 < rank) k += (strides[d] * es) % 16 == 0 ? 'a' : 'u';
       }
-      if (rank > 0) k += strides[rank - 1] == 1 ? 'c' : 's';
+      if (rank > 0) {
+        k += strides[rank - 1] == 1 ? 'c' : 's';
+        if (strides[rank - 1] != 1)
+          if (int u = unit_stride_dim(*b); u >= 0) append_int(k, u);
+      }
       k += (reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U';
       if (!groups.empty() && groups[i] >= 0) {  // may share memory with another argument
         k += 'S';

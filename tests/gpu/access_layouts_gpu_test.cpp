@@ -113,3 +113,38 @@ TEST(AccessLayoutsGpu, PermuteOfThreeDims) {
     expect_same_as_interpreter(make, ts::Config{.block_sizes = blocks},
                                values({9, 20, 70}, ts::f32, 5));
 }
+
+TEST(AccessLayoutsGpu, TransposedViewArgumentsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  // x.t() of a row-major tensor is contiguous along dim 0 (ArgFacts::unit_stride_dim): a
+  // copy loads it in a layout of its own; a transpose of it is a copy without conversions.
+  auto copy = [](ts::Settings s) {
+    return ts::kernel(
+        "copy_2d",
+        [](ts::Tensor x) {
+          ts::Tensor out = x.new_empty({x.size(0), x.size(1)});
+          for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn);
+          return out;
+        },
+        s);
+  };
+  auto transpose = [](ts::Settings s) { return examples::make_transpose(s); };
+  for (ts::DType t : {ts::f32, ts::bf16, ts::i64})
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{64, 96}, {333, 517}, {1, 130}}) {
+      ts::Buffer base = values(shape, t, 5), gpu_base = base.to(ts::cuda(0));
+      auto t_of = [&](const ts::Buffer& b) {  // the transposed view, on b's device
+        return b.view_as_strided({shape[1], shape[0]}, {1, shape[1]}, 0);
+      };
+      for (const auto& [blocks, warps] : kConfigs) {
+        ts::Settings s{.config = ts::Config{.block_sizes = blocks, .num_warps = warps}};
+        auto check = [&](const auto& k, const char* what) {
+          ts::Buffer want = k(t_of(base));
+          ts::Buffer got = k(t_of(gpu_base));
+          EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0, 0), 0)
+              << s.config->to_json() << " " << what;
+        };
+        check(copy(s), "copy");
+        check(transpose(s), "transpose");
+      }
+    }
+}
