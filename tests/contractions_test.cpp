@@ -123,7 +123,7 @@ TEST(Contractions, BothFactorsLoadInSixteenByteVectorsAndTheCudaCompiles) {
     // width, or redefined for a factor).
     EXPECT_NE(cu.find(t == ts::f32 ? "#define TS_V 4" : "#define TS_V 8"), std::string::npos);
     EXPECT_EQ(cu.find(t == ts::f32 ? "#define TS_V 8" : "#define TS_V 4"), std::string::npos);
-    EXPECT_EQ(nvrtc_test::count(cu, "sum over"), 1) << cu;
+    EXPECT_EQ(nvrtc_test::count(cu, "of products, factors in shared memory"), 1) << cu;
     EXPECT_EQ(cu.find("[1024]"), std::string::npos);
   }
 }
@@ -227,4 +227,40 @@ TEST(Contractions, ATransposedViewFactorLoadsInVectorsAlongItsContiguousDim) {
   REQUIRE_NVRTC();
   std::string cu = nvrtc_test::compile(k, x, y);
   EXPECT_EQ(nvrtc_test::count(cu, "ts::ld_vec<float, TS_V, true, true>"), 2) << cu;
+}
+
+TEST(Contractions, TheDefaultConfigGivesTheOutputTileTheBudgetAndTheSummedDim32) {
+  ts::Buffer x = ints(1024, 1024, ts::f32, 1), y = ints(1024, 1024, ts::f32, 2);
+  auto k = examples::make_matmul();
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {x, y});
+  ts::Config c = ts::passes::complete_config(g, ts::Config{}, "test");
+  EXPECT_EQ(*c.block_sizes, (std::vector<int64_t>{64, 64, 32})) << c.to_json();
+  EXPECT_EQ(c.num_warps, 8);
+}
+
+TEST(Contractions, TheGeneratedCudaDoesNotDependOnWhereSymsLiveInMemory) {
+  // Fresh kernels (their Syms at other heap addresses) print the same code.
+  ts::Buffer x = ints(128, 128, ts::f32, 1), y = ints(128, 128, ts::f32, 2);
+  std::set<std::string> seen;
+  std::vector<std::unique_ptr<char[]>> noise;
+  for (int i = 0; i < 6; ++i) {
+    noise.push_back(std::make_unique<char[]>(static_cast<size_t>(100 + 37 * i)));
+    auto k = examples::make_matmul(ts::Settings{.config = blocks(64, 64, 32, 4)});
+    seen.insert(k.cuda(false, x, y).at(0));
+  }
+  EXPECT_EQ(seen.size(), 1u);
+}
+
+TEST(Contractions, FactorsTooLargeForSharedMemoryAreNamedInTheError) {
+  // [64, 512] and [512, 64] f32 factors need 257 KiB: the product stays, and is too large.
+  ts::Buffer x = ints(256, 4096, ts::f32, 1), y = ints(4096, 256, ts::f32, 2);
+  auto k = examples::make_matmul(ts::Settings{.config = blocks(64, 64, 512, 4)});
+  std::string msg = user_error_test::user_error([&] { k.cuda(false, x, y); });
+  EXPECT_NE(msg.find("kernel 'matmul'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the sum of products at matmul.hpp:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("need 257 KiB of shared memory (at most 227 KiB)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("use a smaller block size for the summed dim (the tile of the loop at "
+                     "matmul.hpp:24)"),
+            std::string::npos)
+      << msg;
 }

@@ -8,6 +8,7 @@
 
 #include "codegen/compile_pipeline.hpp"
 #include "common/pow2.hpp"
+#include "passes/contractions.hpp"
 #include "passes/default_config.hpp"
 #include "passes/loop_knobs.hpp"
 
@@ -36,7 +37,7 @@ std::vector<int64_t> carried_extents(const ir::Graph& g) {
   std::vector<int64_t> out(g.num_block_sizes, 1);
   for (const ir::Node* top : g.host) {
     if (top->op != ir::Op::Loop) continue;
-    int64_t e = extent_elems(top->body);
+    int64_t e = extent_elems(top->body, passes::staged_nodes(passes::find_contractions(top)));
     ir::walk({const_cast<ir::Node*>(top)}, [&](const ir::Node* n) {
       if (n->op != ir::Op::Loop) return;
       for (const ir::LoopDim& d : n->dims)

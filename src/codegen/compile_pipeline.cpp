@@ -55,14 +55,30 @@ void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config
                      const passes::Layout& L) {
   // Layout::regs() in 64 bits: L.groups wraps for tiles past 2^31 rounds of threads.
   int64_t regs = std::max<int64_t>(1, L.elems / (int64_t{L.threads} * L.vec)) * L.vec;
-  if (regs > kMaxRegistersPerTileValue)
-    throw UserError(
-        g.kernel_name, n->loc,
-        fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "
-                    "per thread (at most {})",
-                    config.to_json(), L.elems, regs, kMaxRegistersPerTileValue),
-        "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
-        "reductions");
+  if (regs <= kMaxRegistersPerTileValue) return;
+  std::string why, hint;
+  for (const passes::Contraction& c : L.unfit_contractions) {
+    // A sum of products whose factors would have been staged in shared memory.
+    why += fmt::format(
+        "; the sum of products at {} is held as a product: its factors need {} KiB of shared "
+        "memory (at most {} KiB)",
+        c.match.sum->loc.str(), (c.shared_bytes + 1023) / 1024, passes::kSharedBytesLimit / 1024);
+    const ir::Sym* k = c.match.k;
+    hint = k->kind == ir::Sym::tile
+               ? fmt::format(
+                     "use a smaller block size for the summed dim (the tile of the loop at "
+                     "{}) or for the factors' other dims; ",
+                     k->loop->loc.str())
+               : std::string("sum over a ts::tile of that dim instead of all of it; ");
+  }
+  throw UserError(
+      g.kernel_name, n->loc,
+      fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "
+                  "per thread (at most {}){}",
+                  config.to_json(), L.elems, regs, kMaxRegistersPerTileValue, why),
+      hint +
+          "use smaller block sizes, more warps (num_warps), or reduction_loops for long "
+          "reductions");
 }
 
 std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {

@@ -51,8 +51,11 @@ void Emitter::set_layout_macros(const passes::Layout& from, const passes::Layout
 // contracted index k.
 static std::string factor_place(const Emitter& e, const passes::Contraction& c, int i) {
   const passes::Layout& F = c.factor_layout[i];
+  std::vector<const ir::Sym*> slots(F.slot_block.size());  // outer to inner
+  for (const auto& [s, j] : F.slot_of) slots[static_cast<size_t>(j)] = s;
   std::string place = "0";
-  for (const auto& [s, j] : F.slot_of) {
+  for (size_t j = 0; j < slots.size(); ++j) {
+    const ir::Sym* s = slots[j];
     std::string coord;
     if (s == c.match.k) {
       coord = "k";
@@ -60,9 +63,9 @@ static std::string factor_place(const Emitter& e, const passes::Contraction& c, 
       // The dim's bits in the nest's flat index, within the dim's block: a nest slot
       // shared with a larger dim holds coordinates past it (registers no store keeps).
       coord = fold::bits("TS_FLAT(r)", e.nest_.slot_shift[static_cast<size_t>(e.slot(s))],
-                         F.slot_block[static_cast<size_t>(j)] - 1);
+                         F.slot_block[j] - 1);
     }
-    place = fold::add(place, fold::shl(coord, F.slot_shift[static_cast<size_t>(j)]));
+    if (!fold::is_zero(coord)) place = fold::add(place, fold::shl(coord, F.slot_shift[j]));
   }
   if (!c.padded[i]) return fold::unparen(place);
   return fmt::format("({0}) + (({0}) >> {1})", fold::unparen(place), log2_of(F.slot_block.back()));

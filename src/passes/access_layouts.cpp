@@ -70,7 +70,7 @@ void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Confi
     Contraction oriented =
         plan_contraction(c.match, config, L.threads, unit_stride_sym(g, c.match.factor[0].load()),
                          unit_stride_sym(g, c.match.factor[1].load()));
-    if (oriented.shared_bytes > 0) c = oriented;
+    if (oriented.shared_bytes <= kSharedBytesLimit) c = oriented;
   }
   L.own_order.clear();
   if (L.slot_block.size() < 2 || any_flattened(g, loop, config)) return;

@@ -17,7 +17,10 @@
 // has (an outer product: otherwise the product costs no more than its factors, and a
 // reduction across threads serves it better); nothing in the nest but the factors has k
 // in its shape; and between the factors' first node and the sum, the block writes no
-// memory and runs no loop (the loads move to the sum).
+// memory and runs no loop (the loads move to the sum). The factors' loads are not issued
+// ahead (Config::num_stages does not apply to them yet), and a factor read by two sums,
+// or computed (a scaled load), leaves its sums products: f(0) of a masked-out element
+// need not be 0.
 #pragma once
 
 #include <set>

@@ -26,14 +26,15 @@ int64_t sym_block(const ir::Sym* s, const Config& c) {
   return block_size(s->loop->dims.at(s->loop_dim), c);
 }
 
-int64_t extent_elems(const ir::Block& b) {
+int64_t extent_elems(const ir::Block& b, const std::set<const ir::Node*>& skip) {
   int64_t best = 1;
   for (const ir::Node* n : b) {
+    if (skip.count(n)) continue;
     int64_t p = 1;
     for (const ir::Sym* s : n->shape)
       if (s && s->kind == ir::Sym::extent_k) p *= s->extent_pow2;
     best = std::max(best, p);
-    if (n->op == ir::Op::Loop) best = std::max(best, extent_elems(n->body));
+    if (n->op == ir::Op::Loop) best = std::max(best, extent_elems(n->body, skip));
   }
   return best;
 }
@@ -41,7 +42,10 @@ int64_t extent_elems(const ir::Block& b) {
 // Default block sizes, per top-level loop nest: a budget of 4096 elements per tile
 // value (divided by the padded extents the nest's values carry) shared by all tile
 // dimensions of the nest, given out innermost loop first and innermost dimension first,
-// at most 1024 along one dimension.
+// at most 1024 along one dimension. A contraction's summed dim (passes/contractions.hpp)
+// is no dim of the nest's values: it gets 32 (as the k block of a CUDA-core GEMM), outside
+// the budget, its factors' extents do not divide the budget, and the nest's other dims
+// get at most 64 each.
 static void collect_dims(const ir::Node* loop, int depth,
                          std::vector<std::tuple<int, int, const ir::LoopDim*>>& out) {
   for (size_t d = 0; d < loop->dims.size(); ++d)
@@ -60,18 +64,27 @@ static void default_blocks(const ir::Block& b, const ir::Graph& g, std::vector<i
       if (std::get<0>(x) != std::get<0>(y)) return std::get<0>(x) > std::get<0>(y);
       return std::get<1>(x) > std::get<1>(y);
     });
-    int64_t budget = std::max<int64_t>(1, 4096 / extent_elems(n->body));
+    std::vector<ContractionMatch> contractions = find_contractions(n);
+    std::set<int> summed;  // block ids of contracted tile dims
+    for (const ContractionMatch& m : contractions)
+      if (m.k->kind == ir::Sym::tile)
+        summed.insert(m.k->loop->dims.at(static_cast<size_t>(m.k->loop_dim)).block_id);
+    int64_t budget = std::max<int64_t>(1, 4096 / extent_elems(n->body, staged_nodes(contractions)));
     std::set<int> done;  // a shared BlockSize is sized once
     for (const auto& [depth, d, ld] : dims) {
       if (!done.insert(ld->block_id).second) continue;
       int64_t hint = g.block_size_hint.at(ld->block_id);
       auto [lo, hi] = g.block_size_range.at(ld->block_id);
+      const bool k = summed.count(ld->block_id) > 0;
+      // Around a contraction, output tiles of up to 64 along each dim (square, as a
+      // CUDA-core GEMM's), not one long row.
+      const int64_t cap = k ? 32 : summed.empty() ? 1024 : 64;
       int64_t bs = std::max<int64_t>(
-          1, std::min({next_pow2(hint > 0 ? hint : 1024), int64_t{1024}, budget}));
+          1, std::min({next_pow2(hint > 0 ? hint : 1024), cap, k ? cap : budget}));
       if (hi) bs = std::min(bs, prev_pow2(hi));
       bs = std::max(bs, next_pow2(lo));  // register_block_size checks [lo, hi] holds one
       out.at(ld->block_id) = bs;
-      budget = std::max<int64_t>(1, budget / bs);
+      if (!k) budget = std::max<int64_t>(1, budget / bs);
     }
   }
 }

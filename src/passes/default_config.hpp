@@ -2,6 +2,7 @@
 // checks the set ones.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "ir/ir.hpp"
@@ -33,7 +34,8 @@ int64_t block_size(const ir::LoopDim& d, const Config& c);
 int64_t sym_block(const ir::Sym* s, const Config& c);
 
 /// Largest product of padded ts::all / arange extents (next powers of two) in one value of
-/// loop nest `b`, nested loops included: the elements every tile index carries along.
-int64_t extent_elems(const ir::Block& b);
+/// loop nest `b`, nested loops included, but for the nodes in `skip` (a contraction's
+/// factors and product, which no register holds): the elements every tile index carries along.
+int64_t extent_elems(const ir::Block& b, const std::set<const ir::Node*>& skip = {});
 
 }  // namespace tessel::passes

@@ -22,6 +22,7 @@ Layout Layout::reordered(const std::vector<int>& order) const {
   Layout R = *this;
   R.own_order.clear();
   R.contractions.clear();
+  R.unfit_contractions.clear();
   std::vector<int> rank(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     rank[static_cast<size_t>(order[i])] = static_cast<int>(i);
@@ -181,17 +182,19 @@ Contraction plan_contraction(const ContractionMatch& m, const Config& config, in
     c.shared_offset[i] = c.shared_bytes;
     c.shared_bytes += (elems * 4 + 15) / 16 * 16;  // f32 registers
   }
-  if (c.shared_bytes > kSharedBytesLimit) c.shared_bytes = 0;
   return c;
 }
 
 Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Graph* g) {
   const int threads = 32 * config.num_warps.value_or(4);
-  std::vector<Contraction> contractions;
+  std::vector<Contraction> contractions, too_large;
   std::vector<ContractionMatch> found;
   for (const ContractionMatch& m : find_contractions(loop)) {
     Contraction c = plan_contraction(m, config, threads);
-    if (c.shared_bytes == 0) continue;
+    if (c.shared_bytes > kSharedBytesLimit) {  // stays a product and a sum
+      too_large.push_back(c);
+      continue;
+    }
     contractions.push_back(c);
     found.push_back(m);
   }
@@ -272,6 +275,7 @@ Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Grap
   Layout L;
   L.threads = threads;
   L.contractions = contractions;
+  L.unfit_contractions = too_large;
   L.slot_block.assign(slots.size(), 1);
   for (size_t k = 0; k < slots.size(); ++k)
     for (const ir::Sym* s : slots[k])

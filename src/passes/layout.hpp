@@ -50,6 +50,9 @@ struct Layout {
   /// The nest's contractions (passes/contractions.hpp): their factors and products are
   /// not held in this layout.
   std::vector<Contraction> contractions;
+  /// Contractions whose factors do not fit in shared memory (kSharedBytesLimit): their
+  /// products are held in this layout (errors about its size name them).
+  std::vector<Contraction> unfit_contractions;
   int regs() const { return groups * vec; }  // registers per thread per tile value
   /// This layout with its slots in `order` (old slot numbers, outer to inner): the same
   /// threads, vector width and groups, each Sym's bits moved with its slot.
@@ -74,8 +77,7 @@ struct Contraction {
 
 /// Contraction match m planned for `threads` threads: each factor's layout has its
 /// shape's dims in order, inner0 / inner1 (when a dim of factor 0 / 1) moved innermost
-/// (the dim its tensor is contiguous along); shared_bytes 0 when the factors do not fit
-/// in shared memory.
+/// (the dim its tensor is contiguous along); shared_bytes may pass kSharedBytesLimit.
 Contraction plan_contraction(const ContractionMatch& m, const Config& config, int threads,
                              const ir::Sym* inner0 = nullptr, const ir::Sym* inner1 = nullptr);
 
