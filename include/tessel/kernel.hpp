@@ -169,6 +169,16 @@ using ArgOf =
 inline CallArg to_call_arg(const Buffer& b) { return b; }
 inline CallArg to_call_arg(const NumberArg& n) { return n.value; }
 
+/// The call's arguments, each Buffer copied once (a braced list would copy it twice: into
+/// the initializer_list, then into the vector); a call runs this every time.
+template <class... A>
+std::vector<CallArg> call_args(const A&... args) {
+  std::vector<CallArg> v;
+  v.reserve(sizeof...(A));
+  (v.push_back(to_call_arg(args)), ...);
+  return v;
+}
+
 }  // namespace detail
 
 /// A compiled-on-demand kernel. Call it with Buffers and numbers in the lambda's
@@ -186,24 +196,23 @@ class Kernel {
   explicit Kernel(std::shared_ptr<detail::KernelImpl> impl) : impl_(std::move(impl)) {}
   R operator()(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
     return detail::make_result<R>(
-        detail::call_kernel(*impl_, {detail::to_call_arg(args)...}, nullptr, SourceLoc::from(loc)));
+        detail::call_kernel(*impl_, detail::call_args(args...), nullptr, SourceLoc::from(loc)));
   }
   /// The same call, on `stream` (asynchronous: no host synchronization).
   R operator()(Stream stream, detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
-    return detail::make_result<R>(detail::call_kernel(*impl_, {detail::to_call_arg(args)...},
+    return detail::make_result<R>(detail::call_kernel(*impl_, detail::call_args(args...),
                                                       stream.handle, SourceLoc::from(loc)));
   }
   /// The IR traced for these arguments (text), without running the kernel.
   std::string ir(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
-    return detail::kernel_ir(*impl_, {detail::to_call_arg(args)...}, SourceLoc::from(loc));
+    return detail::kernel_ir(*impl_, detail::call_args(args...), SourceLoc::from(loc));
   }
   /// The CUDA C++ generated for these arguments (one source per launch), as on a GPU,
   /// without running. With compile = true each is also compiled with NVRTC for sm_90
   /// (works without a GPU); a failure throws UserError with NVRTC's log.
   std::vector<std::string> cuda(bool compile, detail::ArgOf<P>... args,
                                 Loc loc = Loc::current()) const {
-    return detail::kernel_cuda(*impl_, {detail::to_call_arg(args)...}, compile,
-                               SourceLoc::from(loc));
+    return detail::kernel_cuda(*impl_, detail::call_args(args...), compile, SourceLoc::from(loc));
   }
   /// Tunes the kernel now for these arguments (GPU Buffers), as the first call with
   /// Settings::autotune_effort does (effort quick when the kernel's is unset or none),
@@ -212,7 +221,7 @@ class Kernel {
   /// another thread calls the kernel. Errors: UserError for CPU Buffers, an invalid
   /// call, or when no config works (the message says why).
   Config autotune(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
-    return detail::autotune_kernel(*impl_, {detail::to_call_arg(args)...}, SourceLoc::from(loc));
+    return detail::autotune_kernel(*impl_, detail::call_args(args...), SourceLoc::from(loc));
   }
   detail::KernelImpl& impl() const { return *impl_; }
 
