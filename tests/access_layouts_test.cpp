@@ -223,3 +223,25 @@ TEST(AccessLayouts, AnInPlaceTransposeIsARaceRefusedAtTheStore) {
   scale(x);
   EXPECT_EQ(x.to_vector()[5], 10.0);
 }
+
+TEST(AccessLayouts, ATransposedViewsLastStrideAlignmentIsPartOfTheKey) {
+  // y = a.t() of a row-major a [48, M]: vectors run along dim 0, so whether y's last
+  // stride (M elements) is a multiple of 16 bytes decides the vectors' alignment. M = 20
+  // (80 bytes) and M = 18 (72 bytes) are two specializations.
+  auto k = ts::kernel(
+      "add_views", {"x", "y"},
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn) + y(tm, tn);
+        return out;
+      },
+      ts::Settings{.config = kBlocks32});
+  auto y_of = [](int64_t m) { return iota(48, m, ts::f32).view_as_strided({m, 48}, {1, m}, 0); };
+  std::string aligned = k.cuda(false, iota(20, 48, ts::f32), y_of(20)).at(0);
+  std::string unaligned = k.cuda(false, iota(18, 48, ts::f32), y_of(18)).at(0);
+  EXPECT_NE(aligned.find("ts::ld_vec<float, TS_V, false, true>(y +"), std::string::npos) << aligned;
+  EXPECT_NE(unaligned.find("ts::ld_vec<float, TS_V, false, false>(y +"), std::string::npos)
+      << unaligned;
+  EXPECT_EQ(k(iota(18, 48, ts::f32), y_of(18)).to_vector(),
+            k(iota(18, 48, ts::f32), y_of(18).contiguous()).to_vector());
+}

@@ -365,7 +365,9 @@ std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool 
         }
         if (!exact && s % 16 == 0) k += '%';  // Triton's divisibility-by-16 specialization
         if (!exact && ir::size_fixed_by_key(s, false)) k += '!';  // exactly its power of two
-        if (d + 1 < rank) k += (strides[d] * es) % 16 == 0 ? 'a' : 'u';
+        // Every stride but a unit innermost one: vectors along another dim (a transposed
+        // view) are aligned when all the others are (Emitter::outer_strides_aligned).
+        if (d + 1 < rank || strides[d] != 1) k += (strides[d] * es) % 16 == 0 ? 'a' : 'u';
       }
       if (rank > 0) {
         k += strides[rank - 1] == 1 ? 'c' : 's';

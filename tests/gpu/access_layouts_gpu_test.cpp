@@ -148,3 +148,24 @@ TEST(AccessLayoutsGpu, TransposedViewArgumentsMatchTheInterpreter) {
       }
     }
 }
+
+TEST(AccessLayoutsGpu, OneKernelOnTransposedViewsOfAlignedAndUnalignedStrides) {
+  TESSEL_REQUIRE_GPU();
+  // y = a.t(): its last stride (m elements) is 16-byte aligned for m = 20, not for m = 18;
+  // the second call must not reuse the first's aligned vectors.
+  auto k = ts::kernel(
+      "add_views",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn) + y(tm, tn);
+        return out;
+      },
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{32, 32}}});
+  for (int64_t m : {20, 18, 33, 20}) {
+    ts::Buffer x = values({m, 48}, ts::f32, 1), a = values({48, m}, ts::f32, 2);
+    auto t_of = [&](const ts::Buffer& b) { return b.view_as_strided({m, 48}, {1, m}, 0); };
+    ts::Buffer want = k(x, t_of(a));
+    ts::Buffer got = k(x.to(ts::cuda(0)), t_of(a.to(ts::cuda(0))));
+    EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0, 0), 0) << m;
+  }
+}
