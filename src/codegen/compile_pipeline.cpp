@@ -90,18 +90,17 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
     for (const passes::Contraction& c : L.contractions)
       for (const passes::Layout& F : c.factor_layout) check_registers(g, n, config, F);
     passes::assign_access_layouts(g, n, config, L);
-    out.push_back(LoopStages{n, L, {}, {}});
+    out.push_back(LoopStages{n, passes::plan_kernel(g, n, config), L, {}, {}});
   }
   return out;
 }
 
 // Stage 6: the CUDA of each loop.
-void emit(const ir::Graph& g, const Config& config, PipelineOptions::Emit how,
-          std::vector<LoopStages>& loops) {
+void emit(const ir::Graph& g, PipelineOptions::Emit how, std::vector<LoopStages>& loops) {
   if (how == PipelineOptions::Emit::none) return;
   for (LoopStages& l : loops) {
     try {
-      l.kernel = generate_cuda(g, l.loop, config, l.layout);
+      l.kernel = generate_cuda(g, l.plan, l.layout);
     } catch (const UserError& e) {
       if (how != PipelineOptions::Emit::all_reporting_failures) throw;
       l.failure = e.what();
@@ -125,7 +124,8 @@ CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
   auto done = [&](int number) {
     if (!options.record_ir) return;
     std::string layouts;  // from the layout stage on
-    for (const LoopStages& l : s.loops) layouts += passes::describe(l.layout, l.loop);
+    for (const LoopStages& l : s.loops)
+      layouts += passes::describe(l.layout, l.loop) + passes::describe(l.plan);
     s.stage_ir.push_back(
         {number, stage_names().at(number - 1),
          fmt::format("// stage {}: {}\n// config: {}\n{}{}", number, stage_names().at(number - 1),
@@ -140,7 +140,7 @@ CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
   done(4);
   s.loops = layouts(s.program(), s.config);
   done(5);
-  emit(s.program(), s.config, options.emit, s.loops);
+  emit(s.program(), options.emit, s.loops);
   done(6);
   return s;
 }

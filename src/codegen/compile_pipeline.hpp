@@ -16,11 +16,13 @@
 //                       (the config's reduction_loops is then unset)
 //   4. index_bounds     with a forced 32-bit index dtype, no constant loop bound beyond
 //                       32 bits (tile indices are computed in the index dtype)
-//   5. layout           passes::compute_layout of each top-level loop, refused past
+//   5. layout           passes::plan_kernel of each top-level loop (the config applied
+//                       once: blocks, loop knobs, program map; code generation reads
+//                       nothing else of the config), passes::compute_layout, refused past
 //                       kMaxRegistersPerTileValue registers per thread; then
 //                       passes::assign_access_layouts: loads and stores contiguous along
 //                       another dimension than the nest's innermost get their own layout
-//   6. emit             per top-level loop: loop knobs, grid and CUDA C++
+//   6. emit             per top-level loop: grid and CUDA C++ from its plan and layout
 //                       (codegen::generate_cuda); only with PipelineOptions::emit
 #pragma once
 
@@ -30,6 +32,7 @@
 
 #include "codegen/cuda_kernel.hpp"
 #include "ir/ir.hpp"
+#include "passes/kernel_plan.hpp"
 #include "passes/layout.hpp"
 #include "tessel/config.hpp"
 
@@ -55,6 +58,7 @@ struct PipelineOptions {
 /// What the stages made of one top-level loop.
 struct LoopStages {
   const ir::Node* loop = nullptr;  // in CompiledStages::program()
+  passes::KernelPlan plan;
   passes::Layout layout;
   CudaKernel kernel;    // emit stage (empty name: not emitted)
   std::string failure;  // Emit::all_reporting_failures: why the loop has no kernel

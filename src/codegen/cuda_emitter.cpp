@@ -56,9 +56,9 @@ std::string literal(DType t, double f, int64_t i) {
   throw InternalError("literal: not a dtype");
 }
 
-Emitter::Emitter(const ir::Graph& g, const Node* loop, const Config& c, const passes::Layout& L,
+Emitter::Emitter(const ir::Graph& g, const passes::KernelPlan& plan, const passes::Layout& L,
                  CudaKernel& out)
-    : g_(g), top_(loop), config_(c), L_(&L), nest_(L), out_(out) {
+    : g_(g), top_(plan.loop), plan_(plan), L_(&L), nest_(L), out_(out) {
   idx_t_ = g.index_dtype == DType::i64 ? "long long" : "int";
 }
 
@@ -121,11 +121,10 @@ bool Emitter::valid_by_vector(const ir::Sym* s) const {
   int k = slot(s);
   if (L_->slot_shift[k] != 0 || L_->slot_block[k] % L_->vec != 0)
     return false;  // not the vector lanes
-  if (passes::sym_block(s, config_) % L_->vec != 0) return false;
+  if (plan_.block(s) % L_->vec != 0) return false;
   if (s->kind != ir::Sym::tile) return multiple_of_16(s->extent);
   const ir::LoopDim& ld = s->loop->dims.at(static_cast<size_t>(s->loop_dim));
-  return multiple_of_16(ld.begin) && multiple_of_16(ld.end) &&
-         passes::block_size(ld, config_) % 16 == 0;
+  return multiple_of_16(ld.begin) && multiple_of_16(ld.end) && plan_.block(ld) % 16 == 0;
 }
 
 std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
@@ -147,7 +146,7 @@ std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
     if (idx_t_ == "int" && !size) lim = "ts::clamp_int(" + lim + ")";
     v = fold::cmp(c, "<", lim);
   }
-  int64_t sb = passes::sym_block(s, config_);
+  int64_t sb = plan_.block(s);
   if (sb < L_->slot_block[slot(s)])
     v = fold::land({v, fold::cmp(slot_coord(s, r), "<", std::to_string(sb))});
   return v;
@@ -157,7 +156,7 @@ std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
 
 Emitter::DimVars Emitter::dim_vars(const Node* loop, int d) const {
   DimVars dv;
-  dv.block = passes::block_size(loop->dims.at(d), config_);
+  dv.block = plan_.block(loop->dims.at(d));
   dv.lb = fmt::format("lb{}_{}", loop->id, d);
   dv.tb = fmt::format("tb{}_{}", loop->id, d);
   dv.te = fmt::format("te{}_{}", loop->id, d);
@@ -181,7 +180,7 @@ void Emitter::emit_loop(const Node* n) {
     names_[n->results[i]] = nm;
   }
   int opened = 0;
-  passes::LoopKnobs knobs = passes::loop_knobs(g_, n, config_);
+  const passes::LoopKnobs& knobs = plan_.knobs(n);
   std::vector<const Node*> early = prefetchable_loads(n);  // num_stages >= 2
   if (!early.empty()) {
     line(fmt::format("const long long lb{}_0 = {}, le{}_0 = {};", n->id, scalar(n->dims[0].begin),
@@ -196,8 +195,7 @@ void Emitter::emit_loop(const Node* n) {
                        scalar(n->dims[d].begin), n->id, d, scalar(n->dims[d].end)),
            n);
     std::string numel = emit_flat_extents(n, knobs.order);
-    int64_t elems = 1;
-    for (const ir::LoopDim& ld : n->dims) elems *= passes::block_size(ld, config_);
+    int64_t elems = plan_.tile_elems(n);
     std::string fb = fmt::format("fb{}", n->id);
     open(fmt::format("for (long long {} = 0; {} < {}; {} += {})", fb, fb, numel, fb, elems));
     emit_flat_coords(n, knobs.order, fb);
@@ -289,7 +287,7 @@ void Emitter::emit_flat_coords(const Node* n, const std::vector<int>& order,
       local = (weight == 1 ? c : fmt::format("{} * {}", c, weight)) +
               (local.empty() ? "" : " + " + local);
     }
-    weight *= passes::block_size(n->dims[d], config_);
+    weight *= plan_.block(n->dims[d]);
     stride[d] = s;
     s = s == "1" ? fmt::format("fn{}_{}", n->id, d) : fmt::format("fn{}_{} * {}", n->id, d, s);
     decl = fmt::format("fc{}_{}[TS_N]{}", n->id, d, decl.empty() ? "" : ", " + decl);
@@ -427,7 +425,7 @@ void Emitter::run() {
 
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;
-  passes::LoopKnobs knobs = passes::loop_knobs(g_, n, config_);
+  const passes::LoopKnobs& knobs = plan_.knobs(n);
   std::vector<std::string> counts;
   for (size_t d = 0; d < n->dims.size(); ++d) {
     const ir::LoopDim& ld = n->dims[d];
@@ -435,7 +433,7 @@ void Emitter::run() {
     line(fmt::format("const long long {} = {}, {} = {};", lb, scalar(ld.begin), le, scalar(ld.end)),
          n);
     if (knobs.flatten) continue;
-    int64_t block = passes::block_size(ld, config_);
+    int64_t block = plan_.block(ld);
     std::string nt = fmt::format("nt{}", d), b = begin_expr(ld, lb);
     std::string extent = fold::sub(le, b);
     std::string tiles =
@@ -445,9 +443,8 @@ void Emitter::run() {
                      d));
     counts.push_back(nt);
   }
-  int64_t flat_elems = 1;  // flattened: elements per tile
+  int64_t flat_elems = plan_.tile_elems(n);  // flattened: elements per tile
   if (knobs.flatten) {
-    for (const ir::LoopDim& ld : n->dims) flat_elems *= passes::block_size(ld, config_);
     std::string numel = emit_flat_extents(n, knobs.order);
     line(fmt::format("const long long total = ({} + {}) / {};  // flattened tiles", numel,
                      flat_elems - 1, flat_elems));
@@ -456,7 +453,7 @@ void Emitter::run() {
     for (const std::string& c : counts) total = fold::mul(total, c);
     line(fmt::format("const long long total = {};", total));
   }
-  PidType pid = config_.pid_type.value_or(PidType::flat);
+  PidType pid = plan_.pid_type;
   // A flattened loop has one dimension: pid_type xyz launches it along x alone.
   bool xyz = pid == PidType::xyz && !n->persistent && !knobs.flatten;
   std::vector<const Node*> early = prefetchable_loads(n);  // num_stages >= 2, persistent
@@ -498,7 +495,7 @@ void Emitter::run() {
   for (char& c : shown)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   src << "// Generated by tessel for kernel '" << shown << "', loop at " << n->loc.str() << ".\n";
-  src << "// config: " << config_.to_json() << "\n";
+  src << "// config: " << plan_.config_json << "\n";
   src << "#include \"tessel/tessel.cuh\"\n";
   // <cuda/atomic> (libcu++) costs NVRTC time (docs/DECISIONS.md): only where used.
   if (uses_atomics_) src << "#include \"tessel/atomics.cuh\"\n";
@@ -510,8 +507,8 @@ void Emitter::run() {
   src << "#define TS_FOR(r) _Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r)\n\n";
   // __launch_bounds__ and __maxnreg__ exclude each other (nvcc/NVRTC); both set the
   // register budget, the first from the thread count, the second from Config::maxnreg.
-  std::string bounds = config_.maxnreg ? fmt::format("__maxnreg__({})", *config_.maxnreg)
-                                       : fmt::format("__launch_bounds__({})", L_->threads);
+  std::string bounds = plan_.maxnreg ? fmt::format("__maxnreg__({})", *plan_.maxnreg)
+                                     : fmt::format("__launch_bounds__({})", L_->threads);
   src << fmt::format("extern \"C\" __global__ void {} {}(", bounds, out_.name);
   for (size_t i = 0; i < out_.params.size(); ++i) {
     const Param& p = out_.params[i];
@@ -566,9 +563,9 @@ void Emitter::run() {
   if (uses_atomics_) out_.nvrtc_options.push_back("-pch");
 }
 
-void emit_kernel(const ir::Graph& g, const Node* loop, const Config& config,
-                 const passes::Layout& layout, CudaKernel& out) {
-  Emitter e(g, loop, config, layout, out);
+void emit_kernel(const ir::Graph& g, const passes::KernelPlan& plan, const passes::Layout& layout,
+                 CudaKernel& out) {
+  Emitter e(g, plan, layout, out);
   e.run();
 }
 

@@ -5,8 +5,6 @@
 #include <cctype>
 
 #include "codegen/cuda_emitter.hpp"
-#include "passes/default_config.hpp"
-#include "passes/loop_knobs.hpp"
 
 namespace tessel::codegen {
 
@@ -17,8 +15,9 @@ static std::string identifier(const std::string& s) {
   return out;
 }
 
-CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config& config,
+CudaKernel generate_cuda(const ir::Graph& g, const passes::KernelPlan& plan,
                          const passes::Layout& layout) {
+  const ir::Node* loop = plan.loop;
   CudaKernel k;
   int index = 0;
   for (const ir::Node* n : g.host) {
@@ -26,9 +25,9 @@ CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config&
     if (n->op == ir::Op::Loop) ++index;
   }
   k.name = fmt::format("{}_loop{}", identifier(g.kernel_name), index);
-  PidType pid = config.pid_type.value_or(PidType::flat);
-  k.grid.persistent = pid == PidType::persistent_blocked || pid == PidType::persistent_interleaved;
-  passes::LoopKnobs knobs = passes::loop_knobs(g, loop, config);
+  PidType pid = plan.pid_type;
+  k.grid.persistent = plan.persistent;
+  const passes::LoopKnobs& knobs = plan.knobs(loop);
   k.grid.flattened = knobs.flatten;
   k.grid.order = knobs.order;
   k.grid.xyz = pid == PidType::xyz && !knobs.flatten;
@@ -38,9 +37,9 @@ CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config&
   for (const ir::LoopDim& d : loop->dims) {
     k.grid.begins.push_back(d.begin);
     k.grid.ends.push_back(d.end);
-    k.grid.blocks.push_back(passes::block_size(d, config));
+    k.grid.blocks.push_back(plan.block(d));
   }
-  emit_kernel(g, loop, config, layout, k);
+  emit_kernel(g, plan, layout, k);
   return k;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "passes/kernel_plan.hpp"
 #include "passes/layout.hpp"
 #include "tessel/config.hpp"
 
@@ -55,12 +56,12 @@ struct CudaKernel {
   std::vector<std::string> nvrtc_options;
 };
 
-/// Generates CUDA C++ for top-level loop `loop` of `g` under a complete `config`, in
-/// `layout` (passes::compute_layout(loop, config)): the emit stage of
+/// Generates CUDA C++ for top-level loop `plan.loop` of `g` under its plan (the config
+/// applied: passes::plan_kernel), in `layout` (passes::compute_layout): the emit stage of
 /// codegen::compile_pipeline, which every caller runs. Address arithmetic uses
 /// g.index_dtype. Errors: UserError for IR the backend cannot lower yet (naming the
 /// user's line).
-CudaKernel generate_cuda(const ir::Graph& g, const ir::Node* loop, const Config& config,
+CudaKernel generate_cuda(const ir::Graph& g, const passes::KernelPlan& plan,
                          const passes::Layout& layout);
 
 }  // namespace tessel::codegen

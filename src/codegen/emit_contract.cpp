@@ -112,7 +112,7 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
   }
   line("__syncthreads();");
   line(fmt::format("TS_FOR(r) {}[r] = 0.0f;", nm));
-  int64_t bk = passes::sym_block(c.match.k, config_);
+  int64_t bk = plan_.block(c.match.k);
   open(fmt::format("_Pragma(\"unroll 8\") for (int k = 0; k < {}; ++k)", bk));
   line(fmt::format("TS_FOR(r) {}[r] += {}[{}] * {}[{}];", nm, tile[0], factor_place(*this, c, 0),
                    tile[1], factor_place(*this, c, 1)));

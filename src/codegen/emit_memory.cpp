@@ -98,7 +98,7 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
         a.lim = fmt::format("lim{}_{}", n->id, d);
         e.line(fmt::format("const {} {} = min({}, {});", e.idx_t(), a.lim, dv.te, size));
         a.idx = fold::add(dv.tb, e.coord(info.sym, r));
-        int64_t sb = passes::sym_block(info.sym, e.config_);
+        int64_t sb = e.plan_.block(info.sym);
         if (sb < e.L_->slot_block[e.slot(info.sym)])
           a.extra = fold::cmp(e.slot_coord(info.sym, r), "<", std::to_string(sb));
         break;
@@ -106,7 +106,7 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
       case ir::IndexKind::all: {
         a.lim = size;
         a.idx = e.coord(info.sym, r);
-        int64_t sb = passes::sym_block(info.sym, e.config_);
+        int64_t sb = e.plan_.block(info.sym);
         if (sb < e.L_->slot_block[e.slot(info.sym)])
           a.extra = fold::cmp(a.idx, "<", std::to_string(sb));
         break;
@@ -142,7 +142,7 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
     bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) &&
               !e.flattened(last.sym) &&
               e.slot(last.sym) == static_cast<int>(e.L_->slot_block.size()) - 1 &&
-              passes::sym_block(last.sym, e.config_) == e.L_->slot_block.back();
+              e.plan_.block(last.sym) == e.L_->slot_block.back();
     for (const DimAccess& a : p.dims) ok &= a.kind != ir::IndexKind::gather;
     p.vector = ok;
     if (ok) {
@@ -152,7 +152,7 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
       bool lim_ok = e.size_multiple_of_16(t, unit);
       if (last.kind == ir::IndexKind::tile) {
         const ir::LoopDim& ld = last.operand->dims.at(static_cast<size_t>(last.sym->loop_dim));
-        idx_ok = e.multiple_of_16(ld.begin) && passes::sym_block(last.sym, e.config_) % 16 == 0;
+        idx_ok = e.multiple_of_16(ld.begin) && e.plan_.block(last.sym) % 16 == 0;
         lim_ok &= e.multiple_of_16(ld.end);
       }
       p.whole = idx_ok && lim_ok;
@@ -263,9 +263,9 @@ static std::string vector_count(Emitter& e, const std::string& valid, const DimA
 // Load n's L2 eviction priority (Config::load_eviction_policies) as a ts::Evict, or ""
 // for none.
 static std::string evict_arg(const Emitter& e, const Node* n) {
-  const auto& policies = e.config_.load_eviction_policies;
-  if (!policies || n->load_id < 0) return "";
-  switch (policies->at(static_cast<size_t>(n->load_id))) {
+  const std::vector<EvictionPolicy>& policies = e.plan_.load_eviction;
+  if (policies.empty() || n->load_id < 0) return "";
+  switch (policies.at(static_cast<size_t>(n->load_id))) {
     case EvictionPolicy::first:
       return "ts::Evict::first";
     case EvictionPolicy::last:

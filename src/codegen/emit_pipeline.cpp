@@ -27,14 +27,9 @@ static void collect(const ir::Block& b, std::set<const Node*>& out) {
   }
 }
 
-static bool persistent_pid(const Config& c) {
-  PidType p = c.pid_type.value_or(PidType::flat);
-  return p == PidType::persistent_blocked || p == PidType::persistent_interleaved;
-}
-
 int Emitter::tiles_ahead(const Node* loop) const {
   if (loop == top_) return 1;
-  return std::min(config_.num_stages.value_or(1), 4) - 1;
+  return std::min(plan_.num_stages, 4) - 1;
 }
 
 // Prefetch buffer k of load n: p<id> with one buffer, p<id>_<k> with several.
@@ -45,11 +40,11 @@ static std::string buffer(const Node* n, int k, int count) {
 std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
   std::vector<const Node*> out;
   // Bounds-checking mode checks each access where it runs: no load is issued early.
-  if (config_.num_stages.value_or(1) < 2 || g_.check_bounds) return out;
+  if (plan_.num_stages < 2 || g_.check_bounds) return out;
   // Device loops of one dim, and the top-level loop of a persistent kernel (its
   // programs loop over tiles), of any number of dims.
-  if (loop == top_ ? !persistent_pid(config_) : loop->dims.size() != 1) return out;
-  if (passes::loop_knobs(g_, loop, config_).flatten) return out;
+  if (loop == top_ ? !plan_.persistent : loop->dims.size() != 1) return out;
+  if (plan_.knobs(loop).flatten) return out;
   std::set<const Node*> inside;
   collect(loop->body, inside);
   // Tensors stored anywhere in the program: a load issued early could pass a store to

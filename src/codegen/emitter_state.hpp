@@ -13,8 +13,8 @@
 
 #include "codegen/cuda_kernel.hpp"
 #include "codegen/names.hpp"
+#include "passes/kernel_plan.hpp"
 #include "passes/layout.hpp"
-#include "passes/loop_knobs.hpp"
 
 namespace tessel::codegen {
 
@@ -25,7 +25,7 @@ std::string literal(DType t, double f, int64_t i);
 
 class Emitter {
  public:
-  Emitter(const ir::Graph& g, const ir::Node* loop, const Config& c, const passes::Layout& L,
+  Emitter(const ir::Graph& g, const passes::KernelPlan& plan, const passes::Layout& L,
           CudaKernel& out);
   void run();
 
@@ -236,7 +236,7 @@ class Emitter {
 
   const ir::Graph& g_;
   const ir::Node* top_;
-  const Config& config_;
+  const passes::KernelPlan& plan_;  // the config applied to this nest
   /// The layout the code being emitted addresses elements in: the nest's (nest_), or
   /// inside a LayoutScope an access's own (Layout::own_order; emit_convert.cpp).
   const passes::Layout* L_;

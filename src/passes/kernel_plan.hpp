@@ -1,0 +1,55 @@
+// The config applied to one top-level loop nest (one CUDA kernel), once: what code
+// generation reads instead of the Config. Block sizes per tile dimension, the knobs of
+// every loop of the nest, the program map (pid type), the pipelining depth, the register
+// cap and the loads' L2 eviction priorities.
+//
+// Before (config, read while printing):    block_size(ld, config), loop_knobs(g, loop, config),
+//                                          config.pid_type, config.num_stages, ...
+// After (plan_kernel, in the layout stage): plan.block(ld), plan.knobs(loop), plan.pid_type, ...
+// TESSEL_DUMP_DIR's 05-layout.ir describes each nest's plan (describe).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "passes/loop_knobs.hpp"
+#include "tessel/config.hpp"
+
+namespace tessel::passes {
+
+struct KernelPlan {
+  const ir::Node* loop = nullptr;  // the top-level loop
+  std::string config_json;         // the complete config (the kernel's header comment)
+  PidType pid_type = PidType::flat;
+  bool persistent = false;  // pid_type persistent_blocked or persistent_interleaved
+  int num_stages = 1;       // Config::num_stages: loads issued num_stages - 1 tiles ahead
+  std::optional<int> maxnreg;
+  /// Per load (Node::load_id): its L2 eviction priority; empty: none set.
+  std::vector<EvictionPolicy> load_eviction;
+
+  /// Elements `s` spans in a tile value (null: 1): a tile's block size, a padded extent's
+  /// power of two, a BlockSize's block. Errors: InternalError for a Sym of another kernel.
+  int64_t block(const ir::Sym* s) const;
+  /// Block size of loop dimension `d` (a grid dimension: 1).
+  int64_t block(const ir::LoopDim& d) const { return d.is_tile ? block(d.sym) : 1; }
+  /// Elements of one tile of `loop`: the product of its dims' blocks.
+  int64_t tile_elems(const ir::Node* loop) const;
+  /// The knobs of `loop`, the top-level loop or one nested in it. Errors: InternalError
+  /// for a loop outside the nest.
+  const LoopKnobs& knobs(const ir::Node* loop) const;
+
+  std::vector<int64_t> blocks_by_sym;  // by Sym::id
+  std::vector<std::pair<const ir::Node*, LoopKnobs>> knobs_by_loop;  // pre-order (ir::walk)
+};
+
+/// The plan of top-level loop `loop` of `g` under complete config `c`.
+KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c);
+
+/// The plan as comment lines for stage dumps: pid type, stages, register cap, each loop's
+/// knobs and each tile dimension's block.
+std::string describe(const KernelPlan& p);
+
+}  // namespace tessel::passes
