@@ -90,7 +90,9 @@ std::vector<ts::Config> sweep_configs(const at::ConfigSpace& space) {
 }
 
 std::vector<ts::detail::CallArg> call_args(const std::vector<ts::Buffer>& b) {
-  return std::vector<ts::detail::CallArg>(b.begin(), b.end());
+  std::vector<ts::detail::CallArg> args;
+  for (const ts::Buffer& x : b) args.emplace_back(&x);
+  return args;
 }
 
 /// Runs this executable again for a first call with the warm cache; returns its JSON.

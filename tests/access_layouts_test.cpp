@@ -24,7 +24,7 @@ namespace {
 // of kernel k's first loop nest under its default config for `args`.
 template <class K, class... A>
 std::vector<std::string> own_layout_accesses(const K& k, const ts::Config& c, const A&... args) {
-  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {args...});
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), ts::detail::call_args(args...));
   ts::Config cfg = ts::passes::complete_config(g, c, "test");
   std::vector<std::string> out;
   for (const ts::ir::Node* n : g.host) {
@@ -119,7 +119,7 @@ TEST(AccessLayouts, ATransposedViewArgumentLoadsInVectorsAlongItsDimZero) {
       },
       ts::Settings{.config = kBlocks32});
   EXPECT_EQ(own_layout_accesses(k, kBlocks32, xt), std::vector<std::string>{"load"});
-  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {xt});
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), ts::detail::call_args(xt));
   ASSERT_EQ(g.arg_facts.size(), 1u);
   EXPECT_EQ(g.arg_facts[0].unit_stride_dim, 0);
   EXPECT_NE(ts::ir::print(g).find("arg_facts 0 unit_stride_dim 0 "), std::string::npos)

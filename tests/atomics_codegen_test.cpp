@@ -149,7 +149,7 @@ TEST(AtomicsCodegen, UnderCheckBoundsAWaitGivesUpAndTheRecordNamesIt) {
   std::string src = nvrtc_test::compile(k, pad);
   EXPECT_NE(src.find("ts::wait_for<false, ts::acquire, ts::gpu>"), std::string::npos) << src;
   EXPECT_NE(src.find(", 0, ts_check, "), std::string::npos) << src;
-  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {pad});
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), ts::detail::call_args(pad));
   const ts::ir::Node* wait = nullptr;
   for (const auto& n : g.nodes())
     if (n->op == ts::ir::Op::Wait) wait = n.get();

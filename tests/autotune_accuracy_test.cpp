@@ -42,7 +42,7 @@ double more_warps_faster(const ts::Config& c) { return 100.0 / *c.num_warps; }
 
 template <class K, class... A>
 at::TuneResult tune(const K& k, const at::TuneOptions& o, bool apply, const A&... args) {
-  return ts::rt::tune_kernel(k.impl(), {ts::detail::to_call_arg(args)...}, o, apply);
+  return ts::rt::tune_kernel(k.impl(), ts::detail::call_args(args...), o, apply);
 }
 
 TEST_F(AutotuneTuning, AWrongCandidateIsRejectedAndReported) {
@@ -76,7 +76,7 @@ TEST_F(AutotuneTuning, TheTunedConfigIsAppliedStoredAndFoundByASecondKernelObjec
   ASSERT_TRUE(r.best.has_value());
   EXPECT_FALSE(r.from_cache);
   EXPECT_EQ(*r.best->num_warps, 16);
-  EXPECT_EQ(ts::rt::specialization_config(first.impl(), {x}).num_warps, 16);
+  EXPECT_EQ(ts::rt::specialization_config(first.impl(), ts::detail::call_args(x)).num_warps, 16);
   ts::Buffer out = first(x);  // runs with the tuned config
   EXPECT_EQ(ts::count_mismatches(out, autotune_test::make_softmax()(x), 1e-6, 1e-6), 0);
 
@@ -86,7 +86,7 @@ TEST_F(AutotuneTuning, TheTunedConfigIsAppliedStoredAndFoundByASecondKernelObjec
   EXPECT_TRUE(again.from_cache);
   EXPECT_EQ(backends, 0);  // nothing measured
   EXPECT_EQ(*again.best, *r.best);
-  EXPECT_EQ(ts::rt::specialization_config(second.impl(), {x}).num_warps, 16);
+  EXPECT_EQ(ts::rt::specialization_config(second.impl(), ts::detail::call_args(x)).num_warps, 16);
 }
 
 TEST_F(AutotuneTuning, TunablesAreTunedByTracingAgain) {
@@ -103,7 +103,7 @@ TEST_F(AutotuneTuning, TunablesAreTunedByTracingAgain) {
     if (t.result.status == at::Measurement::ok) tried.insert(t.config.tunables->at("scale"));
   EXPECT_EQ(tried, (std::set<int64_t>{1, 2, 4}));
   // The specialization now holds the graph traced with scale = 4.
-  std::string ir = ts::ir::print(ts::rt::traced_graph(k.impl(), {x}));
+  std::string ir = ts::ir::print(ts::rt::traced_graph(k.impl(), ts::detail::call_args(x)));
   EXPECT_NE(ir.find("const 4"), std::string::npos) << ir;
   EXPECT_EQ(ts::count_mismatches(k(x), x, 1e-6, 1e-6), 0);
 }

@@ -39,7 +39,7 @@ inline auto make_scaled(ts::Settings s = {}) {
 /// The graph `k` traces for a CPU call with `args`.
 template <class K, class... A>
 const tessel::ir::Graph& graph_of(const K& k, const A&... args) {
-  return tessel::rt::traced_graph(k.impl(), {tessel::detail::to_call_arg(args)...});
+  return tessel::rt::traced_graph(k.impl(), tessel::detail::call_args(args...));
 }
 
 /// Points TESSEL_CACHE_DIR at a fresh directory for the test and removes it after.

@@ -247,10 +247,11 @@ TEST(AliasGroups, TheSpecializationKeyHoldsTheGroups) {
   auto k = barrier_test::make_write_then_read_other();
   ts::Buffer x = f32({8, 16});
   ts::Buffer alias = ts::Buffer::from_blob(x.data_ptr(), {8, 16}, {16, 1}, ts::f32, ts::cpu());
-  const ts::ir::Graph& apart = ts::rt::traced_graph(k.impl(), {x, f32({8, 16})});
+  const ts::ir::Graph& apart =
+      ts::rt::traced_graph(k.impl(), ts::detail::call_args(x, f32({8, 16})));
   EXPECT_EQ(apart.arg_facts.at(0).alias_group, -1);
   EXPECT_EQ(apart.arg_facts.at(1).alias_group, -1);
-  const ts::ir::Graph& shared = ts::rt::traced_graph(k.impl(), {x, alias});
+  const ts::ir::Graph& shared = ts::rt::traced_graph(k.impl(), ts::detail::call_args(x, alias));
   EXPECT_NE(&apart, &shared);  // another specialization
   EXPECT_EQ(shared.arg_facts.at(0).alias_group, 0);
   EXPECT_EQ(shared.arg_facts.at(1).alias_group, 0);

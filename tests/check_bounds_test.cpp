@@ -156,7 +156,7 @@ TEST(CheckBounds, TheDeviceRecordDecodesToTheInterpretersMessage) {
   ts::Buffer x = grid_3x4();
   auto k = make_column(kChecked);
   std::string interp = user_error([&] { k(x, 7); });
-  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {x, int64_t{7}});
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), ts::detail::call_args(x, int64_t{7}));
   const ts::ir::Node* load = nullptr;
   for (const auto& n : g.nodes())
     if (n->op == ts::ir::Op::Load) load = n.get();

@@ -161,7 +161,7 @@ TEST_F(CompilePipelineCandidate, ACandidateCompilesTheCudaACallCompiles) {
   ASSERT_NE(b.stages.lowered, nullptr);  // rolled
   EXPECT_EQ(b.graph, &b.stages.program());
   auto call = examples::make_softmax_basic(ts::Settings{.config = c});
-  EXPECT_EQ(b.config, ts::rt::specialization_config(call.impl(), {x}));
+  EXPECT_EQ(b.config, ts::rt::specialization_config(call.impl(), ts::detail::call_args(x)));
   std::vector<std::string> sources = call.cuda(false, x);
   ASSERT_EQ(b.kernels.size(), sources.size());
   for (size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(b.kernels[i].second.source, sources[i]);

@@ -25,7 +25,7 @@ namespace {
 // traced graph: k must outlive it).
 template <class K, class... A>
 ts::passes::Layout first_nest_layout(const K& k, const ts::Config& c, const A&... args) {
-  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {args...});
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), ts::detail::call_args(args...));
   ts::Config cfg = ts::passes::complete_config(g, c, "test");
   for (const ts::ir::Node* n : g.host)
     if (n->op == ts::ir::Op::Loop) return ts::passes::compute_layout(n, cfg);
@@ -177,7 +177,7 @@ TEST(Contractions, TheStageFindsTheContractionInParsedIrText) {
   ts::Buffer x = ints(256, 256, ts::f32, 1), y = ints(256, 256, ts::f32, 2);
   auto k = examples::make_matmul();
   std::unique_ptr<ts::ir::Graph> g =
-      ts::ir::parse(ts::ir::print(ts::rt::traced_graph(k.impl(), {x, y})));
+      ts::ir::parse(ts::ir::print(ts::rt::traced_graph(k.impl(), ts::detail::call_args(x, y))));
   ts::Config cfg = ts::passes::complete_config(*g, blocks(64, 64, 32, 4), "test");
   for (const ts::ir::Node* n : g->host) {
     if (n->op != ts::ir::Op::Loop) continue;
@@ -204,7 +204,7 @@ TEST(Contractions, ATransposedViewFactorLoadsInVectorsAlongItsContiguousDim) {
   ts::Buffer w = ints(96, 64, ts::f32, 2);
   ts::Buffer y = w.view_as_strided({64, 96}, {1, 64}, 0);
   auto k = examples::make_matmul(ts::Settings{.config = blocks(64, 64, 32, 4)});
-  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {x, y});
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), ts::detail::call_args(x, y));
   ts::Config cfg = ts::passes::complete_config(g, blocks(64, 64, 32, 4), "test");
   for (const ts::ir::Node* n : g.host) {
     if (n->op != ts::ir::Op::Loop) continue;
@@ -232,7 +232,7 @@ TEST(Contractions, ATransposedViewFactorLoadsInVectorsAlongItsContiguousDim) {
 TEST(Contractions, TheDefaultConfigGivesTheOutputTileTheBudgetAndTheSummedDim32) {
   ts::Buffer x = ints(1024, 1024, ts::f32, 1), y = ints(1024, 1024, ts::f32, 2);
   auto k = examples::make_matmul();
-  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {x, y});
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), ts::detail::call_args(x, y));
   ts::Config c = ts::passes::complete_config(g, ts::Config{}, "test");
   EXPECT_EQ(*c.block_sizes, (std::vector<int64_t>{64, 64, 32})) << c.to_json();
   EXPECT_EQ(c.num_warps, 8);

@@ -242,8 +242,8 @@ std::vector<ts::Buffer> run_with_32_bit_indices(const K& k, bool forced, const A
   env.args.resize(args.size());
   env.arg_buffers.resize(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    if (const ts::Buffer* b = std::get_if<ts::Buffer>(&args[i])) {
-      env.arg_buffers[i] = *b;
+    if (const ts::Buffer* b = ts::detail::buffer_arg(args[i])) {
+      env.arg_buffers[i] = b;
       env.args[i].shape = &b->shape();
       env.args[i].strides = &b->strides();
     } else {

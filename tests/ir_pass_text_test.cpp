@@ -74,8 +74,10 @@ std::vector<ts::Buffer> run(const ir::Graph& g, const ts::Config& config,
   ts::rt::HostEnv env;
   env.graph = &g;
   env.device = ts::cpu();
-  env.arg_buffers = args;
-  for (const ts::Buffer& b : env.arg_buffers) env.args.push_back({&b.shape(), &b.strides()});
+  for (const ts::Buffer& b : args) {
+    env.arg_buffers.push_back(&b);
+    env.args.push_back({&b.shape(), &b.strides()});
+  }
   ts::Config complete = ts::passes::complete_config(g, config, g.kernel_name);
   return ts::rt::run_host_program(g, complete, env, nullptr);
 }

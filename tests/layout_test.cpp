@@ -24,8 +24,8 @@ TEST(Layout, DimsThatNeverMeetShareASlotOfTheirSize) {
   ts::Buffer c = ts::Buffer::ones({513}, ts::f32),
              x = ts::Buffer::arange(2 * 513, ts::f32).view_as_strided({2, 513}, {513, 1}, 0);
   ts::Buffer out = ts::Buffer::zeros({2, 513}, ts::f32), sum = ts::Buffer::zeros({2}, ts::f32);
-  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), {c, x, out, sum});
-  ts::Config cfg = ts::rt::specialization_config(k.impl(), {c, x, out, sum});
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), ts::detail::call_args(c, x, out, sum));
+  ts::Config cfg = ts::rt::specialization_config(k.impl(), ts::detail::call_args(c, x, out, sum));
   for (const ts::ir::Node* n : g.host)
     if (n->op == ts::ir::Op::Loop)
       EXPECT_EQ(ts::passes::compute_layout(n, cfg).elems, 1024 * cfg.block_sizes->at(0));

@@ -94,8 +94,8 @@ TEST(Multicast, StoreUnstacksArangeOneValuePerBuffer) {
 TEST(Multicast, TheTraceLoadsThroughOneMulticastNodeOfTheExampleAndDevPtrs) {
   ts::SymmetricBuffer sb = filled({4, 4}, 2);
   auto k = examples::make_multicast_load_2d_tensors();
-  std::string ir = ts::ir::print(ts::rt::traced_graph(
-      k.impl(), {ts::detail::to_call_arg(sb.dev_ptrs(0)), ts::detail::to_call_arg(sb.buffer(0))}));
+  std::string ir = ts::ir::print(
+      ts::rt::traced_graph(k.impl(), ts::detail::call_args(sb.dev_ptrs(0), sb.buffer(0))));
   // %1 is the example (argument 1); the node's value is dev_ptrs' load.
   size_t at = ir.find(" = multicast_like %1, %");
   ASSERT_NE(at, std::string::npos) << ir;
@@ -381,9 +381,7 @@ TEST(MulticastErrors, AutotuningAKernelWithAMulticastTensorIsAUserError) {
         *call.graph, call.args, reference, call.kernel, tessel::autotune::CpuBackendOptions{});
   };
   std::string msg = user_error([&] {
-    ts::rt::tune_kernel(
-        k.impl(), {ts::detail::to_call_arg(sb.dev_ptrs(0)), ts::detail::to_call_arg(sb.buffer(0))},
-        o);
+    ts::rt::tune_kernel(k.impl(), ts::detail::call_args(sb.dev_ptrs(0), sb.buffer(0)), o);
   });
   const int line = seed001_line("auto bufs = ts::multicast_like(like, dev_ptrs(ts::all));");
   ASSERT_GT(line, 0);

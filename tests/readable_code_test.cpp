@@ -212,8 +212,8 @@ TEST(ReadableCode, NamesStayOutOfTheConfigKey) {
     return out;
   });
   ts::Buffer x = f32({1000});
-  const ts::ir::Graph& g1 = ts::rt::traced_graph(named.impl(), {x, x});
-  const ts::ir::Graph& g2 = ts::rt::traced_graph(plain.impl(), {x, x});
+  const ts::ir::Graph& g1 = ts::rt::traced_graph(named.impl(), ts::detail::call_args(x, x));
+  const ts::ir::Graph& g2 = ts::rt::traced_graph(plain.impl(), ts::detail::call_args(x, x));
   EXPECT_EQ(ts::autotune::kernel_content_hash(g1), ts::autotune::kernel_content_hash(g2));
   EXPECT_EQ(ts::ir::print(g1, false), ts::ir::print(g2, false));
   EXPECT_TRUE(has(ts::ir::print(g1), "// out")) << ts::ir::print(g1);

@@ -18,8 +18,29 @@ inline constexpr DType bf16 = DType::bf16;
 inline constexpr DType f32 = DType::f32;
 inline constexpr DType f64 = DType::f64;
 
-/// Size of one element in bytes (bool is one byte, as in PyTorch).
-int dtype_size(DType t);
+namespace detail {
+[[noreturn]] void unknown_dtype(DType t);
+}
+
+/// Size of one element in bytes (bool is one byte, as in PyTorch). Inline: a kernel call
+/// asks it of every argument.
+inline int dtype_size(DType t) {
+  switch (t) {
+    case DType::boolean:
+      return 1;
+    case DType::f16:
+    case DType::bf16:
+      return 2;
+    case DType::i32:
+    case DType::f32:
+      return 4;
+    case DType::i64:
+    case DType::u64:
+    case DType::f64:
+      return 8;
+  }
+  detail::unknown_dtype(t);
+}
 /// "f32", "bf16", ... (the spelling used in errors and in printed IR).
 std::string dtype_name(DType t);
 /// The C++ type the generated CUDA stores this dtype as in memory ("float", "__nv_bfloat16", ...).

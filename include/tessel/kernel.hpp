@@ -2,10 +2,12 @@
 // Helion: @helion.kernel.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -22,8 +24,17 @@ namespace tessel {
 
 namespace detail {
 
-/// One call argument: a Buffer, an integer or a floating-point number.
-using CallArg = std::variant<Buffer, int64_t, double>;
+/// One call argument: a Buffer (the caller's, not copied: it lives until the call
+/// returns), an integer or a floating-point number.
+using CallArg = std::variant<const Buffer*, int64_t, double>;
+/// A call's arguments, in the lambda's parameter order.
+using CallArgs = std::span<const CallArg>;
+
+/// The Buffer of argument `a`, or nullptr for a number.
+inline const Buffer* buffer_arg(const CallArg& a) {
+  const Buffer* const* b = std::get_if<const Buffer*>(&a);
+  return b ? *b : nullptr;
+}
 
 /// How the lambda takes each parameter.
 enum class ParamKind : uint8_t {
@@ -35,8 +46,8 @@ enum class ParamKind : uint8_t {
 };
 
 /// Calls the user's lambda with symbolic arguments; returns the returned tensors' nodes.
-using TraceFn = std::function<std::vector<ir::Node*>(const std::vector<ir::Node*>& arg_nodes,
-                                                     const std::vector<CallArg>& args)>;
+using TraceFn =
+    std::function<std::vector<ir::Node*>(const std::vector<ir::Node*>& arg_nodes, CallArgs args)>;
 
 /// The values a C++ integer parameter can hold (bool: [0, 1]); unused for other kinds.
 struct IntRange {
@@ -51,12 +62,11 @@ std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<std::strin
                                         std::vector<IntRange> int_ranges, TraceFn fn,
                                         Settings settings, SourceLoc defined_at, bool has_captures);
 /// `called_at`: the caller's line, where errors of the call (wrong arguments) point.
-std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream,
-                                SourceLoc called_at);
-std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args, SourceLoc called_at);
-std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile,
+std::vector<Buffer> call_kernel(KernelImpl& k, CallArgs args, void* stream, SourceLoc called_at);
+std::string kernel_ir(KernelImpl& k, CallArgs args, SourceLoc called_at);
+std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
                                      SourceLoc called_at);
-Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args, SourceLoc called_at);
+Config autotune_kernel(KernelImpl& k, CallArgs args, SourceLoc called_at);
 
 template <class T>
 ParamKind param_kind() {
@@ -166,17 +176,14 @@ template <class P>
 using ArgOf =
     std::conditional_t<std::is_same_v<std::remove_cvref_t<P>, Tensor>, const Buffer&, NumberArg>;
 
-inline CallArg to_call_arg(const Buffer& b) { return b; }
+inline CallArg to_call_arg(const Buffer& b) { return &b; }
 inline CallArg to_call_arg(const NumberArg& n) { return n.value; }
 
-/// The call's arguments, each Buffer copied once (a braced list would copy it twice: into
-/// the initializer_list, then into the vector); a call runs this every time.
+/// The call's arguments, on the caller's stack (no Buffer is copied: a call runs this
+/// every time).
 template <class... A>
-std::vector<CallArg> call_args(const A&... args) {
-  std::vector<CallArg> v;
-  v.reserve(sizeof...(A));
-  (v.push_back(to_call_arg(args)), ...);
-  return v;
+std::array<CallArg, sizeof...(A)> call_args(const A&... args) {
+  return {to_call_arg(args)...};
 }
 
 }  // namespace detail
@@ -275,8 +282,7 @@ auto kernel(std::string name, std::vector<std::string> param_names, F fn, Settin
         detail::param_int_range<std::tuple_element_t<I, Params>>()...};
   }
   (std::make_index_sequence<N>{});
-  detail::TraceFn trace = [fn](const std::vector<ir::Node*>& nodes,
-                               const std::vector<detail::CallArg>& args) {
+  detail::TraceFn trace = [fn](const std::vector<ir::Node*>& nodes, detail::CallArgs args) {
     std::vector<ir::Node*> outs;
     [&]<size_t... I>(std::index_sequence<I...>) {
       if constexpr (std::is_void_v<typename Traits::result>) {

@@ -110,7 +110,7 @@ TuneResult tune_for_call(const CallToTune& call, const TuneOptions& options) {
   bool cached = options.use_cache && !cache_disabled();
   int device = 0;
   for (const detail::CallArg& a : call.args)
-    if (const Buffer* b = std::get_if<Buffer>(&a)) {
+    if (const Buffer* b = detail::buffer_arg(a)) {
       device = b->device().index;
       break;
     }

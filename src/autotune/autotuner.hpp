@@ -117,9 +117,9 @@ int64_t tune_count();
 /// What KernelImpl needs to tune one specialization for a call on the GPU.
 struct CallToTune {
   std::string kernel;
-  const ir::Graph* graph = nullptr;   // as traced for the call (first tunable choices)
-  GraphFor graph_for;                 // traces again for other tunables
-  std::vector<detail::CallArg> args;  // the call's arguments (GPU Buffers, numbers)
+  const ir::Graph* graph = nullptr;  // as traced for the call (first tunable choices)
+  GraphFor graph_for;                // traces again for other tunables
+  detail::CallArgs args;             // the call's arguments (GPU Buffers, numbers)
   Settings settings;
   std::string spec_key;
 };

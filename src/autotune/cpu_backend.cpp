@@ -9,10 +9,10 @@
 
 namespace tessel::autotune {
 
-CpuBackend::CpuBackend(const ir::Graph& g, std::vector<detail::CallArg> args,
-                       Config reference_config, std::string kernel, CpuBackendOptions options)
+CpuBackend::CpuBackend(const ir::Graph& g, detail::CallArgs args, Config reference_config,
+                       std::string kernel, CpuBackendOptions options)
     : graph_(g),
-      args_(std::move(args)),
+      args_(args.begin(), args.end()),
       reference_config_(std::move(reference_config)),
       kernel_(std::move(kernel)),
       options_(std::move(options)) {}
@@ -28,13 +28,14 @@ std::vector<Buffer> CpuBackend::run(const Config& config) {
   env.device = cpu();
   env.args.resize(args_.size());
   env.arg_buffers.resize(args_.size());
+  std::vector<Buffer> inputs(args_.size());  // fresh inputs every run
   for (size_t i = 0; i < args_.size(); ++i) {
-    if (const Buffer* b = std::get_if<Buffer>(&args_[i])) {
-      Buffer copy = Buffer::empty(b->shape(), b->dtype(), cpu());  // fresh inputs every run
-      copy.copy_from(*b);
-      env.arg_buffers[i] = copy;
-      env.args[i].shape = &env.arg_buffers[i].shape();
-      env.args[i].strides = &env.arg_buffers[i].strides();
+    if (const Buffer* b = detail::buffer_arg(args_[i])) {
+      inputs[i] = Buffer::empty(b->shape(), b->dtype(), cpu());
+      inputs[i].copy_from(*b);
+      env.arg_buffers[i] = &inputs[i];
+      env.args[i].shape = &inputs[i].shape();
+      env.args[i].strides = &inputs[i].strides();
     } else if (const int64_t* v = std::get_if<int64_t>(&args_[i])) {
       env.args[i].ivalue = *v;
       env.args[i].fvalue = static_cast<double>(*v);
@@ -52,7 +53,7 @@ std::vector<Buffer> CpuBackend::run(const Config& config) {
         std::find(g.outputs.begin(), g.outputs.end(), n->args[0]) == g.outputs.end())
       written.push_back(n->args[0]);
   });
-  for (const ir::Node* w : written) outs.push_back(env.arg_buffers.at(w->ival));
+  for (const ir::Node* w : written) outs.push_back(inputs.at(w->ival));
   return outs;
 }
 

@@ -29,8 +29,8 @@ struct CpuBackendOptions {
 class CpuBackend : public Backend {
  public:
   /// `args`: CPU Buffers and numbers of one call of kernel `kernel` traced as `g`.
-  CpuBackend(const ir::Graph& g, std::vector<detail::CallArg> args, Config reference_config,
-             std::string kernel, CpuBackendOptions options);
+  CpuBackend(const ir::Graph& g, detail::CallArgs args, Config reference_config, std::string kernel,
+             CpuBackendOptions options);
   /// See Backend. RuntimeError when the reference config itself fails.
   std::vector<Measurement> measure(const std::vector<Config>& configs, const Done& done) override;
 

@@ -15,9 +15,9 @@ namespace tessel::autotune {
 
 namespace {
 
-int device_of(const std::vector<detail::CallArg>& args) {
+int device_of(detail::CallArgs args) {
   for (const detail::CallArg& a : args)
-    if (const Buffer* b = std::get_if<Buffer>(&a)) return b->device().index;
+    if (const Buffer* b = detail::buffer_arg(a)) return b->device().index;
   return 0;
 }
 
@@ -29,9 +29,8 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-GpuBackend::GpuBackend(const ir::Graph& g, const std::vector<detail::CallArg>& args,
-                       const Settings& settings, Config reference_config, std::string kernel,
-                       GpuBackendOptions options)
+GpuBackend::GpuBackend(const ir::Graph& g, detail::CallArgs args, const Settings& settings,
+                       Config reference_config, std::string kernel, GpuBackendOptions options)
     : graph_(g),
       settings_(settings),
       kernel_(std::move(kernel)),

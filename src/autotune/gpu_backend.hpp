@@ -41,7 +41,7 @@ class GpuBackend : public Backend {
   /// (GPU Buffers on one device). The outputs of `reference_config` (or options.reference) are what
   /// every candidate must reproduce. Errors: UserError when the call itself is invalid (shape
   /// checks); RuntimeError when the GPU memory or IPC handles cannot be had.
-  GpuBackend(const ir::Graph& g, const std::vector<detail::CallArg>& args, const Settings& settings,
+  GpuBackend(const ir::Graph& g, detail::CallArgs args, const Settings& settings,
              Config reference_config, std::string kernel, GpuBackendOptions options);
   ~GpuBackend() override;
 

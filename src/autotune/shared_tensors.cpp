@@ -36,9 +36,8 @@ std::vector<const ir::Node*> written(const ir::Graph& g) {
 
 }  // namespace
 
-SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallArg>& args,
-                             int device)
-    : args_(args), device_(device) {
+SharedTensors::SharedTensors(const ir::Graph& g, detail::CallArgs args, int device)
+    : args_(args.begin(), args.end()), device_(device) {
   std::vector<const ir::Node*> writes = written(g);
   arg_views_.resize(args.size());
   arg_entry_.assign(args.size(), -1);
@@ -54,7 +53,7 @@ SharedTensors::SharedTensors(const ir::Graph& g, const std::vector<detail::CallA
   };
   try {
     for (size_t i = 0; i < args.size(); ++i) {
-      if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
+      if (const Buffer* b = detail::buffer_arg(args[i])) {
         bool is_written = std::find_if(writes.begin(), writes.end(), [&](const ir::Node* n) {
                             return n->op == ir::Op::Arg && n->ival == static_cast<int64_t>(i);
                           }) != writes.end();
@@ -100,7 +99,7 @@ void SharedTensors::reset() {
   rt::set_device(device_);
   for (size_t i = 0; i < args_.size(); ++i) {
     if (arg_entry_[i] < 0) continue;
-    const Buffer& user = std::get<Buffer>(args_[i]);
+    const Buffer& user = *std::get<const Buffer*>(args_[i]);
     const Entry& e = entries_[arg_entry_[i]];
     if (e.bytes > 0) rt::memcpy_dtod(e.ptr, user.data_ptr(), e.bytes);
   }
@@ -118,7 +117,9 @@ std::optional<rt::HostEnv> SharedTensors::env(const ir::Graph& g) const {
   rt::HostEnv env;
   env.graph = &g;
   env.args = arg_values_;
-  env.arg_buffers = arg_views_;
+  env.arg_buffers.resize(arg_views_.size());
+  for (size_t i = 0; i < arg_views_.size(); ++i)
+    env.arg_buffers[i] = arg_views_[i].defined() ? &arg_views_[i] : nullptr;
   env.device = cuda(device_);
   std::vector<const ir::Node*> allocs = allocs_of(g);
   if (allocs.size() != alloc_views_.size()) return std::nullopt;

@@ -31,7 +31,7 @@ class SharedTensors {
   /// of `g` on `device`. Errors: UserError (naming the kernel) when a shape check of the
   /// host program fails for these arguments; RuntimeError when memory or IPC handles
   /// cannot be had.
-  SharedTensors(const ir::Graph& g, const std::vector<detail::CallArg>& args, int device);
+  SharedTensors(const ir::Graph& g, detail::CallArgs args, int device);
   ~SharedTensors();
   SharedTensors(const SharedTensors&) = delete;
   SharedTensors& operator=(const SharedTensors&) = delete;

@@ -7,25 +7,7 @@
 
 namespace tessel {
 
-int dtype_size(DType t) {
-  switch (t) {
-    case DType::boolean:
-      return 1;
-    case DType::i32:
-      return 4;
-    case DType::i64:
-      return 8;
-    case DType::u64:
-      return 8;
-    case DType::f16:
-      return 2;
-    case DType::bf16:
-      return 2;
-    case DType::f32:
-      return 4;
-    case DType::f64:
-      return 8;
-  }
+void detail::unknown_dtype(DType t) {
   throw InternalError("dtype_size: unknown dtype " + std::to_string(static_cast<int>(t)));
 }
 

@@ -14,8 +14,9 @@ namespace tessel::rt {
 
 struct HostEnv {
   const ir::Graph* graph = nullptr;
-  std::vector<ir::ArgValue> args;   // for eval_host
-  std::vector<Buffer> arg_buffers;  // by argument position (undefined for scalars)
+  std::vector<ir::ArgValue> args;  // for eval_host
+  /// By argument position (null for scalars): the caller's Buffers, alive for the call.
+  std::vector<const Buffer*> arg_buffers;
   std::unordered_map<const ir::Node*, Buffer> allocs;
   Device device;                 // where allocations go
   void* stream = nullptr;        // CUstream of the call
@@ -23,7 +24,7 @@ struct HostEnv {
 
   /// The Buffer of a tensor node (Arg or Alloc).
   const Buffer& tensor(const ir::Node* n) const {
-    if (n->op == ir::Op::Arg) return arg_buffers.at(n->ival);
+    if (n->op == ir::Op::Arg) return *arg_buffers.at(n->ival);
     return allocs.at(n);
   }
   int64_t eval_int(const ir::Node* n) const { return ir::eval_host_int(n, args); }

@@ -75,7 +75,7 @@ namespace {
 
 // The Buffer of a slot's tensor: an argument by position, else an allocation.
 const Buffer& slot_tensor(const AbiSlot& s, const HostEnv& env) {
-  return s.arg >= 0 ? env.arg_buffers[s.arg] : env.tensor(s.node);
+  return s.arg >= 0 ? *env.arg_buffers[s.arg] : env.tensor(s.node);
 }
 
 // Writes integer `v` as slot `s`'s type (the key makes index arithmetic 64-bit for tensors

@@ -45,11 +45,16 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
                                      GpuProgram* gpu) {
   // The interpreter reads host memory: GPU arguments are staged through the host.
   bool staged = !gpu && env.device.is_cuda();
-  std::vector<Buffer> originals;
+  std::vector<const Buffer*> originals;
+  std::vector<Buffer> host_copies;  // the staged arguments
   if (staged) {
     originals = env.arg_buffers;
-    for (Buffer& b : env.arg_buffers)
-      if (b.defined()) b = b.to(cpu());
+    host_copies.resize(originals.size());
+    for (size_t i = 0; i < originals.size(); ++i)
+      if (originals[i]) {
+        host_copies[i] = originals[i]->to(cpu());
+        env.arg_buffers[i] = &host_copies[i];
+      }
   }
   Device alloc_device = staged ? cpu() : env.device;
   // Bounds-checking mode on the GPU: the kernels record the first violation here, read
@@ -144,12 +149,12 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
   }
   if (staged) {
     for (size_t i = 0; i < originals.size(); ++i)
-      if (originals[i].defined()) originals[i].copy_from(env.arg_buffers[i]);
+      if (originals[i]) Buffer(*originals[i]).copy_from(host_copies[i]);
     for (Buffer& o : outputs) {
       bool is_arg = false;
       for (size_t i = 0; i < originals.size(); ++i)
-        if (originals[i].defined() && o.storage() == env.arg_buffers[i].storage()) {
-          o = originals[i];
+        if (originals[i] && o.storage() == host_copies[i].storage()) {
+          o = *originals[i];
           is_arg = true;
         }
       if (!is_arg) o = o.to(env.device);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 #include "autotune/autotuner.hpp"
@@ -97,8 +98,8 @@ struct Specialization {
 };
 
 /// The key of specialization `s` found under argument key `k`: k, and its guard values.
-static std::string full_key(const Specialization& s, const std::string& k) {
-  return k + (s.guards.empty() ? "" : "#" + s.guard_values);
+static std::string full_key(const Specialization& s, std::string_view k) {
+  return std::string(k) + (s.guards.empty() ? "" : "#" + s.guard_values);
 }
 
 /// Positions of the tensor arguments stored to anywhere in `b` (nested loops included).
@@ -110,6 +111,42 @@ static void collect_written_args(const ir::Block& b, std::vector<int>& out) {
     if (n->op == ir::Op::Loop) collect_written_args(n->body, out);
   }
 }
+
+/// A specialization key being written (KernelImpl::key): characters stored through an
+/// index into a buffer reused by the thread's calls, which grows when an argument may not
+/// fit (a call builds its key every time).
+class KeyText {
+ public:
+  explicit KeyText(std::string& buf) : buf_(buf) {}
+  /// Room for `m` more characters.
+  void reserve(size_t m) {
+    if (n_ + m > buf_.size()) [[unlikely]]
+      grow(n_ + m);
+  }
+  /// Appends one character (after reserve).
+  void put(char c) { buf_[n_++] = c; }
+  /// Appends the decimal digits of v.
+  void put_int(int64_t v) {
+    reserve(24);
+    n_ = static_cast<size_t>(std::to_chars(&buf_[n_], &buf_[n_] + 24, v).ptr - buf_.data());
+  }
+  void put(std::string_view t) {
+    reserve(t.size());
+    for (char c : t) buf_[n_++] = c;
+  }
+  std::string_view view() const { return {buf_.data(), n_}; }
+
+ private:
+  [[gnu::noinline]] void grow(size_t need) { buf_.resize(std::max(2 * buf_.size(), need + 64)); }
+  std::string& buf_;
+  size_t n_ = 0;
+};
+
+/// std::hash of a key, for lookups by std::string_view.
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
+};
 
 class KernelImpl {
  public:
@@ -146,16 +183,15 @@ class KernelImpl {
            "use 0 or more SMs to leave free, or leave reserved_sms unset");
   }
 
-  /// `at`: the caller's line (errors of the call point there). `args` is consumed: its Buffers
-  /// move into the call's host environment.
-  std::vector<Buffer> call(std::vector<CallArg>& args, void* stream, SourceLoc at);
+  /// `at`: the caller's line (errors of the call point there).
+  std::vector<Buffer> call(CallArgs args, void* stream, SourceLoc at);
   /// Traces (if needed) for these arguments, as a call would, without running.
-  Specialization& specialize(std::vector<CallArg>& args, bool on_gpu, SourceLoc at);
+  Specialization& specialize(CallArgs args, bool on_gpu, SourceLoc at);
   /// Tunes the GPU specialization of `args` with `options`; with `apply`, later calls
   /// use the result (its GPU program is rebuilt). Not to be called while another thread
   /// calls the kernel with arguments of the same specialization.
-  autotune::TuneResult tune(std::vector<CallArg>& args, const autotune::TuneOptions& options,
-                            bool apply, SourceLoc at = {});
+  autotune::TuneResult tune(CallArgs args, const autotune::TuneOptions& options, bool apply,
+                            SourceLoc at = {});
   const std::string& name() const { return name_; }
   const Settings& settings() const { return settings_; }
 
@@ -169,30 +205,30 @@ class KernelImpl {
                             const std::string& hint = "") const {
     throw UserError(name_, at.line ? at : defined_at_, what, hint);
   }
-  void check_args(const std::vector<CallArg>& args, bool& on_gpu, SourceLoc at) const;
+  void check_args(CallArgs args, bool& on_gpu, SourceLoc at) const;
   /// The specialization key of a call: key_of_arguments, and for a lambda traced on every
-  /// call (captures, ts::kernel) a hash of this call's trace.
-  std::string key(const std::vector<CallArg>& args, bool on_gpu);
-  std::string key_of_arguments(const std::vector<CallArg>& args, bool on_gpu) const;
+  /// call (captures, ts::kernel) a hash of this call's trace. It is held by this thread
+  /// until its next key() call: a caller that keeps it past a trace or a tuning run copies it.
+  std::string_view key(CallArgs args, bool on_gpu);
+  void key_of_arguments(CallArgs args, bool on_gpu, KeyText& k) const;
   /// Traces `s` for `args`; `wide`: with 64-bit indices (an index_32 guard failed).
-  void trace(Specialization& s, const std::vector<CallArg>& args, bool wide);
+  void trace(Specialization& s, CallArgs args, bool wide);
   /// Sets s.guards (padded extents; index_32 ones for a 32-bit graph) for s.graph (traced,
   /// or replaced by tuning) and s.guard_values for `args`.
-  void set_guards(Specialization& s, const std::vector<CallArg>& args);
+  void set_guards(Specialization& s, CallArgs args);
   /// The specialization for key `k` (tracing it on first use), refined by its guards.
-  std::shared_ptr<Specialization> lookup(const std::string& k, const std::vector<CallArg>& args);
+  std::shared_ptr<Specialization> lookup(std::string_view k, CallArgs args);
   /// Traces the lambda into `g` for `args` with `settings` (whose config's tunables give
   /// the values of ts::register_tunable).
-  void trace_into(ir::Graph& g, const std::vector<CallArg>& args, const Settings& settings);
+  void trace_into(ir::Graph& g, CallArgs args, const Settings& settings);
   /// Runs the compile pipeline on s.graph for `c` up to its checks (s.stages); drops
   /// s.gpu, which referred to the stages replaced.
   void set_config(Specialization& s, const Config& c);
   /// Runs the compile pipeline again with its CUDA emitted and makes s.gpu from it.
   void make_gpu_program(Specialization& s, const std::string& key);
   /// Tunes `s` (traced; its lock held) and, with `apply`, sets its config to the result.
-  autotune::TuneResult tune_locked(Specialization& s, const std::vector<CallArg>& args,
-                                   const std::string& key, const autotune::TuneOptions& options,
-                                   bool apply);
+  autotune::TuneResult tune_locked(Specialization& s, CallArgs args, const std::string& key,
+                                   const autotune::TuneOptions& options, bool apply);
   bool wants_tuning() const {
     return settings_.autotune_effort.value_or(AutotuneEffort::none) != AutotuneEffort::none &&
            !settings_.config && !check_bounds();
@@ -211,10 +247,11 @@ class KernelImpl {
   SourceLoc defined_at_;   // where ts::kernel(...) was called
   bool trace_every_call_;  // the lambda captures variables (not static_captures)
   std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<Specialization>> specs_;
+  /// Found by std::string_view keys (KeyHash: no copy of the key per call).
+  std::unordered_map<std::string, std::shared_ptr<Specialization>, KeyHash, std::equal_to<>> specs_;
 };
 
-void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu, SourceLoc at) const {
+void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
   auto fail = [&](const std::string& what, const std::string& hint = "") {
     fail_at(at, what, hint);
   };
@@ -230,7 +267,7 @@ void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu, Sour
   std::optional<Device> device;
   int first_tensor = -1;
   for (size_t i = 0; i < args.size(); ++i) {
-    bool is_buffer = std::holds_alternative<Buffer>(args[i]);
+    bool is_buffer = std::holds_alternative<const Buffer*>(args[i]);
     if ((params_[i] == ParamKind::tensor) != is_buffer)
       fail(fmt::format(
           "argument {} is {}, the kernel's parameter {} takes {}", i,
@@ -253,7 +290,7 @@ void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu, Sour
              "pass a value that fits, or declare the parameter as int64_t");
     }
     if (!is_buffer) continue;
-    const Buffer& b = std::get<Buffer>(args[i]);
+    const Buffer& b = *std::get<const Buffer*>(args[i]);
     if (!b.defined()) fail(fmt::format("argument {} is an undefined Buffer", i));
     if (!device) {
       device = b.device();
@@ -270,10 +307,10 @@ void KernelImpl::check_args(const std::vector<CallArg>& args, bool& on_gpu, Sour
 }
 
 // The host evaluator's view of call arguments (shapes, strides, scalars).
-static std::vector<ir::ArgValue> arg_values(const std::vector<CallArg>& args) {
+static std::vector<ir::ArgValue> arg_values(CallArgs args) {
   std::vector<ir::ArgValue> vals(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
+    if (const Buffer* b = buffer_arg(args[i])) {
       vals[i].shape = &b->shape();
       vals[i].strides = &b->strides();
     } else if (std::holds_alternative<int64_t>(args[i])) {
@@ -301,10 +338,10 @@ static char size_bucket(int64_t s) {
 
 // The Buffer of each argument (nullptr for numbers), for rt::alias_groups (a vector
 // reused by the thread's calls: key() runs on every call).
-static const std::vector<const Buffer*>& tensor_args(const std::vector<CallArg>& args) {
+static const std::vector<const Buffer*>& tensor_args(CallArgs args) {
   thread_local std::vector<const Buffer*> out;
   out.resize(args.size());
-  for (size_t i = 0; i < args.size(); ++i) out[i] = std::get_if<Buffer>(&args[i]);
+  for (size_t i = 0; i < args.size(); ++i) out[i] = buffer_arg(args[i]);
   return out;
 }
 
@@ -330,76 +367,83 @@ static ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
   return f;
 }
 
-std::string KernelImpl::key(const std::vector<CallArg>& args, bool on_gpu) {
-  std::string k = key_of_arguments(args, on_gpu);
-  if (!trace_every_call_) return k;
-  ir::Graph g;
-  trace_into(g, args, settings_);
-  return k + "|T" + autotune::kernel_content_hash(g);
+std::string_view KernelImpl::key(CallArgs args, bool on_gpu) {
+  thread_local std::string buf;
+  KeyText k(buf);
+  key_of_arguments(args, on_gpu, k);
+  if (trace_every_call_) {
+    ir::Graph g;
+    trace_into(g, args, settings_);
+    k.put("|T");
+    k.put(autotune::kernel_content_hash(g));
+  }
+  return k.view();
 }
 
-std::string KernelImpl::key_of_arguments(const std::vector<CallArg>& args, bool on_gpu) const {
+void KernelImpl::key_of_arguments(CallArgs args, bool on_gpu, KeyText& k) const {
   bool exact = settings_.static_shapes.value_or(false);
-  std::string k;
-  k.reserve(64);
-  k += on_gpu ? 'g' : 'c';
+  k.reserve(8);
+  k.put(on_gpu ? 'g' : 'c');
   bool big = false;
   const std::vector<int> groups = rt::alias_groups(tensor_args(args));
   for (size_t i = 0; i < args.size(); ++i) {
-    if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
-      k += '|';
-      k += static_cast<char>('a' + static_cast<int>(b->dtype()));
-      k += static_cast<char>('0' + b->dim());  // one character per field where it fits
+    if (const Buffer* b = buffer_arg(args[i])) {
       int es = dtype_size(b->dtype());
       const std::vector<int64_t>& shape = b->shape();
       const std::vector<int64_t>& strides = b->strides();
       const size_t rank = shape.size();
+      k.reserve(16 + 4 * rank);  // all but the digits of exact sizes and indices (put_int)
+      k.put('|');
+      k.put(static_cast<char>('a' + static_cast<int>(b->dtype())));
+      k.put(static_cast<char>('0' + b->dim()));  // one character per field where it fits
       for (size_t d = 0; d < rank; ++d) {
         int64_t s = shape[d];
-        k += ',';
+        k.put(',');
         if (exact) {
-          k += '#';
-          append_int(k, s);
+          k.put('#');
+          k.put_int(s);
+          k.reserve(4 * (rank - d));
         } else {
-          k += s == 1 ? '-' : size_bucket(s);
+          k.put(s == 1 ? '-' : size_bucket(s));
         }
-        if (!exact && s % 16 == 0) k += '%';  // Triton's divisibility-by-16 specialization
-        if (!exact && ir::size_fixed_by_key(s, false)) k += '!';  // exactly its power of two
+        if (!exact && s % 16 == 0) k.put('%');  // Triton's divisibility-by-16 specialization
+        if (!exact && ir::size_fixed_by_key(s, false)) k.put('!');  // exactly its power of two
         // Every stride but a unit innermost one: vectors along another dim (a transposed
         // view) are aligned when all the others are (Emitter::outer_strides_aligned).
-        if (d + 1 < rank || strides[d] != 1) k += (strides[d] * es) % 16 == 0 ? 'a' : 'u';
+        if (d + 1 < rank || strides[d] != 1) k.put((strides[d] * es) % 16 == 0 ? 'a' : 'u');
       }
       if (rank > 0) {
-        k += strides[rank - 1] == 1 ? 'c' : 's';
+        k.put(strides[rank - 1] == 1 ? 'c' : 's');
         if (strides[rank - 1] != 1)
-          if (int u = unit_stride_dim(*b); u >= 0) append_int(k, u);
+          if (int u = unit_stride_dim(*b); u >= 0) k.put_int(u);
       }
-      k += (reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U';
+      k.reserve(4);
+      k.put((reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U');
       if (!groups.empty() && groups[i] >= 0) {  // may share memory with another argument
-        k += 'S';
-        append_int(k, groups[i]);
+        k.put('S');
+        k.put_int(groups[i]);
       }
       big |= frontend::needs_64bit_indexing(*b);
       if (on_gpu) {
-        k += '@';
-        k += static_cast<char>('0' + b->device().index);
+        k.reserve(2);
+        k.put('@');
+        k.put(static_cast<char>('0' + b->device().index));
       }
     } else if (params_[i] == ParamKind::specialized || params_[i] == ParamKind::specialized_int) {
-      k += "|=";
+      k.put("|=");
       if (std::holds_alternative<int64_t>(args[i]))
-        append_int(k, std::get<int64_t>(args[i]));
+        k.put_int(std::get<int64_t>(args[i]));
       else
-        k += fmt::format("{}", std::get<double>(args[i]));
+        k.put(fmt::format("{}", std::get<double>(args[i])));
     } else if (const int64_t* v = std::get_if<int64_t>(&args[i])) {
-      k += "|i";
+      k.put("|i");
       big |= *v < INT32_MIN || *v > INT32_MAX;  // as Triton types such an int i64
     } else {
-      k += "|f";
+      k.put("|f");
     }
   }
-  k += big ? "|L" : "|I";
-  if (check_bounds()) k += "|B";
-  return k;
+  k.put(big ? "|L" : "|I");
+  if (check_bounds()) k.put("|B");
 }
 
 // The index_32 guards of a 32-bit graph `g`: its allocations, and the integers its loops
@@ -485,7 +529,7 @@ static std::string index_guard_failure(const ir::Node* n, const std::vector<ir::
   return fmt::format("a loop bound or extent computed in host code is {}", v);
 }
 
-void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args, bool wide) {
+void KernelImpl::trace(Specialization& s, CallArgs args, bool wide) {
   Settings st = settings_;
   if (wide) st.index_dtype = DType::i64;
   if (check_bounds()) st.check_bounds = true;
@@ -496,7 +540,7 @@ void KernelImpl::trace(Specialization& s, const std::vector<CallArg>& args, bool
   s.traced = true;
 }
 
-void KernelImpl::set_guards(Specialization& s, const std::vector<CallArg>& args) {
+void KernelImpl::set_guards(Specialization& s, CallArgs args) {
   s.guards.clear();
   collect_extent_guards(s.graph, s.guards);
   collect_layout_guards(s.graph, s.guards);
@@ -532,8 +576,7 @@ void KernelImpl::make_gpu_program(Specialization& s, const std::string& key) {
   s.gpu = std::make_unique<rt::GpuProgram>(s.stages, settings_, full_key(s, key));
 }
 
-void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args,
-                            const Settings& settings) {
+void KernelImpl::trace_into(ir::Graph& graph, CallArgs args, const Settings& settings) {
   std::vector<frontend::TraceArg> targs(args.size());
   std::vector<ir::Node*> nodes(args.size());
   graph.kernel_name = name_;
@@ -541,7 +584,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args,
   for (size_t i = 0; i < args.size(); ++i) {
     ir::Node* n = graph.new_node(ir::Op::Arg, {});
     n->ival = static_cast<int64_t>(i);
-    if (const Buffer* b = std::get_if<Buffer>(&args[i])) {
+    if (const Buffer* b = buffer_arg(args[i])) {
       targs[i].kind = ir::ArgKind::tensor;
       targs[i].buffer = *b;
       n->arg_kind = ir::ArgKind::tensor;
@@ -584,7 +627,7 @@ void KernelImpl::trace_into(ir::Graph& graph, const std::vector<CallArg>& args,
   passes::check_races(graph);
 }
 
-autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vector<CallArg>& args,
+autotune::TuneResult KernelImpl::tune_locked(Specialization& s, CallArgs args,
                                              const std::string& key,
                                              const autotune::TuneOptions& options, bool apply) {
   // Candidates run in a child process, where this process's buffer addresses mean nothing.
@@ -615,16 +658,15 @@ autotune::TuneResult KernelImpl::tune_locked(Specialization& s, const std::vecto
   return r;
 }
 
-autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args,
-                                      const autotune::TuneOptions& options, bool apply,
-                                      SourceLoc at) {
+autotune::TuneResult KernelImpl::tune(CallArgs args, const autotune::TuneOptions& options,
+                                      bool apply, SourceLoc at) {
   CallSite site(at);
   bool on_gpu = false;
   check_args(args, on_gpu, at);
   if (!on_gpu && !options.backend)
     fail_at(at, "autotuning needs GPU Buffers (and a GPU)",
             "pass cuda Buffers; unset TESSEL_INTERPRET");
-  std::string k = key(args, on_gpu);
+  std::string k(key(args, on_gpu));
   std::shared_ptr<Specialization> spec = lookup(k, args);
   std::lock_guard<std::mutex> lock(spec->mu);
   autotune::TuneResult r = tune_locked(*spec, args, k, options, apply);
@@ -632,15 +674,15 @@ autotune::TuneResult KernelImpl::tune(std::vector<CallArg>& args,
   return r;
 }
 
-std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k,
-                                                   const std::vector<CallArg>& args) {
-  auto get = [&](const std::string& key, bool wide) {
+std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs args) {
+  auto get = [&](std::string_view key, bool wide) {
     std::shared_ptr<Specialization> spec;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto& slot = specs_[key];
-      if (!slot) slot = std::make_shared<Specialization>();
-      spec = slot;
+      auto it = specs_.find(key);
+      if (it == specs_.end())
+        it = specs_.emplace(std::string(key), std::make_shared<Specialization>()).first;
+      spec = it->second;
     }
     std::lock_guard<std::mutex> lock(spec->mu);
     if (!spec->traced) {
@@ -649,7 +691,7 @@ std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k,
       } catch (...) {
         // A failed trace leaves a partial graph: forget it, so the next call traces anew.
         std::lock_guard<std::mutex> map_lock(mu_);
-        specs_.erase(key);
+        if (auto it = specs_.find(key); it != specs_.end()) specs_.erase(it);
         throw;
       }
     }
@@ -679,27 +721,27 @@ std::shared_ptr<Specialization> KernelImpl::lookup(const std::string& k,
     throw UserError(name_, where->loc,
                     wide + ", beyond 32-bit index arithmetic (Settings::index_dtype i32)",
                     "leave Settings::index_dtype unset or set it to ts::i64");
-  return get(k + "#" + g, !wide.empty());
+  return get(std::string(k) + "#" + g, !wide.empty());
 }
 
-Specialization& KernelImpl::specialize(std::vector<CallArg>& args, bool on_gpu, SourceLoc at) {
+Specialization& KernelImpl::specialize(CallArgs args, bool on_gpu, SourceLoc at) {
   CallSite site(at);
   bool unused = false;
   check_args(args, unused, at);
   return *lookup(key(args, on_gpu), args);
 }
 
-std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, SourceLoc at) {
+std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) {
   CallSite site(at);
   bool on_gpu = false;
   check_args(args, on_gpu, at);
-  std::string k = key(args, on_gpu);
+  std::string_view k = key(args, on_gpu);
   std::shared_ptr<Specialization> spec = lookup(k, args);
   // Several elements of a written tensor at one address would race on a GPU (torch
   // refuses such writes too); the key does not hold zero strides. A tensor without
   // elements overlaps nothing.
   for (int i : spec->written_args) {
-    const Buffer& b = std::get<Buffer>(args[i]);
+    const Buffer& b = *std::get<const Buffer*>(args[i]);
     for (int d = 0; d < b.dim() && b.numel() > 0; ++d)
       if (b.stride(d) == 0 && b.size(d) > 1)
         fail_at(
@@ -714,12 +756,13 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
     std::lock_guard<std::mutex> lock(spec->mu);
     if (on_gpu && !spec->gpu) {
       // First GPU call of this specialization: tune, or find the tuned config on disk.
+      std::string own_key(k);  // tuning may run other calls, which reuse key()'s buffer
       if (wants_tuning()) {
         autotune::TuneOptions options;
         options.effort = *settings_.autotune_effort;
-        tune_locked(*spec, args, k, options, /*apply=*/true);
+        tune_locked(*spec, args, own_key, options, /*apply=*/true);
       }
-      make_gpu_program(*spec, k);
+      make_gpu_program(*spec, own_key);
     }
     if (!on_gpu && !spec->code_shown) {  // TESSEL_PRINT_CODE, TESSEL_DUMP_DIR: once
       spec->code_shown = true;
@@ -735,9 +778,8 @@ std::vector<Buffer> KernelImpl::call(std::vector<CallArg>& args, void* stream, S
   env.device = on_gpu ? cuda(0) : cpu();
   bool have_device = false;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (Buffer* b = std::get_if<Buffer>(&args[i])) {
-      env.arg_buffers[i] = std::move(*b);  // the call's own copy (call_kernel's arguments)
-      b = &env.arg_buffers[i];
+    if (const Buffer* b = buffer_arg(args[i])) {
+      env.arg_buffers[i] = b;
       env.args[i].shape = &b->shape();
       env.args[i].strides = &b->strides();
       if (!have_device) env.device = b->device();  // GPU Buffers under TESSEL_INTERPRET are staged
@@ -774,12 +816,11 @@ std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<std::strin
                                       defined_at, has_captures);
 }
 
-std::vector<Buffer> call_kernel(KernelImpl& k, std::vector<CallArg> args, void* stream,
-                                SourceLoc called_at) {
+std::vector<Buffer> call_kernel(KernelImpl& k, CallArgs args, void* stream, SourceLoc called_at) {
   return k.call(args, stream, called_at);
 }
 
-Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args, SourceLoc called_at) {
+Config autotune_kernel(KernelImpl& k, CallArgs args, SourceLoc called_at) {
   autotune::TuneOptions options;
   options.effort = k.settings().autotune_effort.value_or(AutotuneEffort::quick);
   if (options.effort == AutotuneEffort::none) options.effort = AutotuneEffort::quick;
@@ -791,11 +832,11 @@ Config autotune_kernel(KernelImpl& k, std::vector<CallArg> args, SourceLoc calle
   return *r.best;
 }
 
-std::string kernel_ir(KernelImpl& k, std::vector<CallArg> args, SourceLoc called_at) {
+std::string kernel_ir(KernelImpl& k, CallArgs args, SourceLoc called_at) {
   return ir::print(k.specialize(args, false, called_at).program());
 }
 
-std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, bool compile,
+std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
                                      SourceLoc called_at) {
   Specialization& s = k.specialize(args, true, called_at);
   codegen::CompiledStages stages = codegen::compile_pipeline(s.graph, s.config(), {});
@@ -824,16 +865,16 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, std::vector<CallArg> args, b
 
 namespace tessel::rt {
 
-autotune::TuneResult tune_kernel(detail::KernelImpl& k, std::vector<detail::CallArg> args,
+autotune::TuneResult tune_kernel(detail::KernelImpl& k, detail::CallArgs args,
                                  const autotune::TuneOptions& options, bool apply) {
   return k.tune(args, options, apply);
 }
 
-const ir::Graph& traced_graph(detail::KernelImpl& k, std::vector<detail::CallArg> args) {
+const ir::Graph& traced_graph(detail::KernelImpl& k, detail::CallArgs args) {
   return k.specialize(args, false, {}).graph;
 }
 
-Config specialization_config(detail::KernelImpl& k, std::vector<detail::CallArg> args) {
+Config specialization_config(detail::KernelImpl& k, detail::CallArgs args) {
   return k.specialize(args, false, {}).config();
 }
 

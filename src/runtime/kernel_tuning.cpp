@@ -4,8 +4,7 @@
 
 namespace tessel::rt {
 
-autotune::TuneResult tune_specialization(TunableSpecialization& s,
-                                         const std::vector<detail::CallArg>& args,
+autotune::TuneResult tune_specialization(TunableSpecialization& s, detail::CallArgs args,
                                          const autotune::TuneOptions& options, bool apply) {
   // Graphs traced for other tunables (by their assignment as JSON); they live until
   // tuning ends.

@@ -29,8 +29,7 @@ struct TunableSpecialization {
 /// it through codegen::compile_pipeline). With `apply` and a result whose tunables differ from
 /// `traced`, *s.graph is replaced by the graph traced for them (the caller then sets
 /// the specialization's config to the result). Errors: as tune_for_call.
-autotune::TuneResult tune_specialization(TunableSpecialization& s,
-                                         const std::vector<detail::CallArg>& args,
+autotune::TuneResult tune_specialization(TunableSpecialization& s, detail::CallArgs args,
                                          const autotune::TuneOptions& options, bool apply);
 
 /// Tunes `k` for a call with `args` (GPU Buffers, or anything with options.backend) as
@@ -38,12 +37,12 @@ autotune::TuneResult tune_specialization(TunableSpecialization& s,
 /// cache use, backend), and returns the result. With `apply`, later calls of that
 /// specialization use the result; else they keep their configs. Errors: UserError for
 /// CPU Buffers without options.backend, or an invalid call.
-autotune::TuneResult tune_kernel(detail::KernelImpl& k, std::vector<detail::CallArg> args,
+autotune::TuneResult tune_kernel(detail::KernelImpl& k, detail::CallArgs args,
                                  const autotune::TuneOptions& options, bool apply = false);
 
 /// The graph `k` traced for a call with `args` (for tests and tools), and the config
 /// that call would use.
-const ir::Graph& traced_graph(detail::KernelImpl& k, std::vector<detail::CallArg> args);
-Config specialization_config(detail::KernelImpl& k, std::vector<detail::CallArg> args);
+const ir::Graph& traced_graph(detail::KernelImpl& k, detail::CallArgs args);
+Config specialization_config(detail::KernelImpl& k, detail::CallArgs args);
 
 }  // namespace tessel::rt

@@ -440,7 +440,8 @@ Call make_call(const Program& p, const HostData& data, ts::Device device) {
     t[kRowBound] = ts::Buffer::scalar(static_cast<double>(p.rows.end), DType::i64, device);
   if (p.cols.kind == BoundKind::device)
     t[kColBound] = ts::Buffer::scalar(static_cast<double>(p.cols.end), DType::i64, device);
-  for (const ts::Buffer& b : t) c.args.emplace_back(b);
+  c.tensors = t;
+  for (const ts::Buffer& b : c.tensors) c.args.emplace_back(&b);
   c.args.emplace_back(p.rows.end);
   c.args.emplace_back(p.cols.end);
   return c;

@@ -47,8 +47,12 @@ ts::Settings settings_of(const Program& p);
 /// The arguments of one call on `device` (fresh Buffers: outputs hold data.outputs), and
 /// the Buffers the outputs are read from afterwards.
 struct Call {
-  std::vector<ts::detail::CallArg> args;
+  std::vector<ts::Buffer> tensors;        // the tensor arguments
+  std::vector<ts::detail::CallArg> args;  // pointing into `tensors` (moves keep them)
   std::vector<ts::Buffer> outputs;
+  Call() = default;
+  Call(Call&&) = default;
+  Call(const Call&) = delete;
 };
 Call make_call(const Program& p, const HostData& data, ts::Device device);
 

@@ -129,7 +129,7 @@ TEST_F(AutotuneGpu, FaultingHangingAndUnloadableCandidatesAreSkipped) {
     return std::make_unique<at::GpuBackend>(*call.graph, call.args, call.settings, reference,
                                             call.kernel, g);
   };
-  at::TuneResult r = ts::rt::tune_kernel(add.impl(), {x, x}, o);
+  at::TuneResult r = ts::rt::tune_kernel(add.impl(), ts::detail::call_args(x, x), o);
   ::unsetenv("TESSEL_AUTOTUNE_TIMEOUT");
   ASSERT_EQ(r.trials.size(), 5u);
   auto trial = [&](int w) -> const at::Trial& {
@@ -165,7 +165,7 @@ TEST_F(AutotuneGpu, AWrongTunableChoiceIsRejected) {
   ts::Buffer x = ts::Buffer::randn({1 << 20}, ts::f32, ts::cuda(0), 6);
   at::TuneOptions o;
   o.use_cache = false;
-  at::TuneResult r = ts::rt::tune_kernel(k.impl(), {x}, o);
+  at::TuneResult r = ts::rt::tune_kernel(k.impl(), ts::detail::call_args(x), o);
   ASSERT_TRUE(r.best.has_value());
   EXPECT_EQ(r.best->tunables->at("bias"), 0);
   int rejected = 0;
