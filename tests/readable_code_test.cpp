@@ -232,4 +232,17 @@ TEST(ReadableCode, ErrorsNameNamedTensors) {
   EXPECT_TRUE(has(msg, "the tensor 'total' allocated at line")) << msg;
 }
 
+// A float argument next to an f16 tile value is converted on the host: its parameter is
+// named after the argument and the dtype (scale_f16), not s<id>.
+TEST(ReadableCode, AConvertedScalarParameterKeepsTheArgumentsName) {
+  auto k = ts::kernel("scale_f16", {"x", "scale"}, [](ts::Tensor x, ts::Value scale) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * scale;
+    return out;
+  });
+  std::string src = compile(k, ts::Buffer::zeros({100}, ts::f16), 0.1);
+  EXPECT_TRUE(has(src, "float scale_f16")) << src;
+  EXPECT_FALSE(std::regex_search(src, std::regex(R"(float s[0-9]+\b)"))) << src;
+}
+
 }  // namespace

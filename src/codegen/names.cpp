@@ -118,6 +118,9 @@ std::string Names::value(const ir::Node* n, const std::string& fallback) {
     if (inits_.count(n)) base = join(base, "init");  // the name is its carried variable's
   } else if ((n->op == ir::Op::Load || n->op == ir::Op::DeviceScalar) && user_named(n->args[0])) {
     base = join(tensor(n->args[0]), ptr ? "ptr" : std::to_string(n->id));
+  } else if (fallback == "s" && n->op == ir::Op::Cast && user_named(n->args[0])) {
+    // A host parameter holding a named argument converted (an f16 kernel's scale: scale_f16).
+    base = join(identifier(n->args[0]->name), dtype_name(n->dtype));
   }
   return memo(n, "value:" + fallback, base);
 }

@@ -29,7 +29,8 @@ class Names {
   /// A name derived from tensor t's (`<tensor>_<what>`: x_size0, x_stride1, size_ptr).
   std::string of_tensor(const ir::Node* t, const std::string& what);
   /// The name of value `n` (a tile array or a scalar): its user name, else for a load of a
-  /// named tensor `<tensor>_<id>`, else `<fallback><id>` (v12, s3, ds4). Stable: the same
+  /// named tensor `<tensor>_<id>`, for a host parameter (fallback "s") converting a named
+  /// argument `<name>_<dtype>` (scale_f16), else `<fallback><id>` (v12, s3, ds4). Stable: the same
   /// node and role give the same name.
   std::string value(const ir::Node* n, const std::string& fallback = "v");
   /// The variable of loop-carried value `c` whose initial value is `init`: init's user

@@ -211,14 +211,21 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
             break;
         }
       } else {
-        int64_t x = a.i, y = b.i;
+        int64_t x = a.i, y = b.i, r = 0;
+        auto overflow = [&](const char* op) {
+          throw HostOverflow(
+              n, fmt::format("host integer arithmetic overflows 64 bits: {} {} {}", x, op, y));
+        };
         switch (n->bfn()) {
           case BinaryFn::add:
-            return make_int(x + y);
+            if (__builtin_add_overflow(x, y, &r)) overflow("+");
+            return make_int(r);
           case BinaryFn::sub:
-            return make_int(x - y);
+            if (__builtin_sub_overflow(x, y, &r)) overflow("-");
+            return make_int(r);
           case BinaryFn::mul:
-            return make_int(x * y);
+            if (__builtin_mul_overflow(x, y, &r)) overflow("*");
+            return make_int(r);
           case BinaryFn::floordiv:
             return make_int(floordiv_int(x, y));
           case BinaryFn::mod:

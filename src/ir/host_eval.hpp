@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "tessel/error.hpp"
 
 namespace tessel::ir {
 
@@ -28,7 +29,18 @@ struct HostScalar {
 /// arguments, sizes and strides, and elementwise math on them (no device memory read).
 bool host_computable(const Node* n);
 
-/// Value of a host-computable scalar node. Throws InternalError for other nodes.
+/// Integer arithmetic on the host past 64 bits (sizes and integer arguments are whole
+/// numbers, as Python's ints are in Helion: `x.size(0) * n` that does not fit is an error,
+/// not a wrapped value). The kernel's entry points raise it as a UserError naming the
+/// kernel (runtime/kernel_impl.cpp).
+class HostOverflow : public Error {
+ public:
+  HostOverflow(const Node* node, const std::string& what) : Error(what), node(node) {}
+  const Node* node;  // the Binary node
+};
+
+/// Value of a host-computable scalar node. Throws InternalError for other nodes and
+/// HostOverflow for an integer add, sub or mul whose result does not fit int64.
 HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args);
 inline int64_t eval_host_int(const Node* n, const std::vector<ArgValue>& args) {
   HostScalar v = eval_host(n, args);

@@ -41,7 +41,7 @@ struct KernelPlan {
   /// for a loop outside the nest.
   const LoopKnobs& knobs(const ir::Node* loop) const;
 
-  std::vector<int64_t> blocks_by_sym;  // by Sym::id
+  std::vector<int64_t> blocks_by_sym;                                // by Sym::id
   std::vector<std::pair<const ir::Node*, LoopKnobs>> knobs_by_loop;  // pre-order (ir::walk)
 };
 

@@ -816,15 +816,29 @@ std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<std::strin
                                       defined_at, has_captures);
 }
 
+/// Runs `f` (an entry point of kernel `k`), raising host integer arithmetic past 64 bits
+/// (ir::HostOverflow) as the kernel's UserError at the user's expression.
+template <class F>
+static auto overflow_as_user_error(const KernelImpl& k, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const ir::HostOverflow& e) {
+    throw UserError(k.name(), e.node->loc, e.what(),
+                    "the sizes and integer arguments this expression combines are too large: "
+                    "check them (a size of the wrong dimension, a typo), or split the work");
+  }
+}
+
 std::vector<Buffer> call_kernel(KernelImpl& k, CallArgs args, void* stream, SourceLoc called_at) {
-  return k.call(args, stream, called_at);
+  return overflow_as_user_error(k, [&] { return k.call(args, stream, called_at); });
 }
 
 Config autotune_kernel(KernelImpl& k, CallArgs args, SourceLoc called_at) {
   autotune::TuneOptions options;
   options.effort = k.settings().autotune_effort.value_or(AutotuneEffort::quick);
   if (options.effort == AutotuneEffort::none) options.effort = AutotuneEffort::quick;
-  autotune::TuneResult r = k.tune(args, options, /*apply=*/true, called_at);
+  autotune::TuneResult r =
+      overflow_as_user_error(k, [&] { return k.tune(args, options, /*apply=*/true, called_at); });
   if (!r.best)
     throw UserError(k.name(), {},
                     "autotuning found no working config" + (r.note.empty() ? "" : ": " + r.note),
@@ -833,12 +847,14 @@ Config autotune_kernel(KernelImpl& k, CallArgs args, SourceLoc called_at) {
 }
 
 std::string kernel_ir(KernelImpl& k, CallArgs args, SourceLoc called_at) {
-  return ir::print(k.specialize(args, false, called_at).program());
+  return overflow_as_user_error(
+      k, [&] { return ir::print(k.specialize(args, false, called_at).program()); });
 }
 
 std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
                                      SourceLoc called_at) {
-  Specialization& s = k.specialize(args, true, called_at);
+  Specialization& s = overflow_as_user_error(
+      k, [&]() -> Specialization& { return k.specialize(args, true, called_at); });
   codegen::CompiledStages stages = codegen::compile_pipeline(s.graph, s.config(), {});
   std::vector<std::string> out;
   for (const codegen::LoopStages& l : stages.loops) {
@@ -867,15 +883,16 @@ namespace tessel::rt {
 
 autotune::TuneResult tune_kernel(detail::KernelImpl& k, detail::CallArgs args,
                                  const autotune::TuneOptions& options, bool apply) {
-  return k.tune(args, options, apply);
+  return detail::overflow_as_user_error(k, [&] { return k.tune(args, options, apply); });
 }
 
 const ir::Graph& traced_graph(detail::KernelImpl& k, detail::CallArgs args) {
-  return k.specialize(args, false, {}).graph;
+  return detail::overflow_as_user_error(
+      k, [&]() -> const ir::Graph& { return k.specialize(args, false, {}).graph; });
 }
 
 Config specialization_config(detail::KernelImpl& k, detail::CallArgs args) {
-  return k.specialize(args, false, {}).config();
+  return detail::overflow_as_user_error(k, [&] { return k.specialize(args, false, {}).config(); });
 }
 
 }  // namespace tessel::rt
