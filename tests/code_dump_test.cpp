@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <tessel/tessel.hpp>
@@ -152,6 +153,31 @@ TEST_F(CodeDump, DumpDirWritesTheIrCudaPtxAndCubinOfEachSpecialization) {
         << p;
     EXPECT_TRUE(has(bytes, "add_loop0")) << p;  // the symbol table names the kernel
   }
+}
+
+// A kernel name past file-name limits (255 bytes) is cut to 80 characters and a hash in
+// the generated function's name and the dump's files; two such names differ.
+TEST_F(CodeDump, LongKernelNamesGiveShortDistinctFileNames) {
+  ::setenv("TESSEL_DUMP_DIR", dir_.c_str(), 1);
+  for (char last : {'a', 'b'}) {
+    std::string name = std::string(300, 'n') + last;
+    auto k = ts::kernel(name, [](ts::Tensor x) {
+      ts::Tensor out = ts::empty_like(x);
+      for (auto t : ts::tile(x.size(0))) out(t) = x(t) + 1.0;
+      return out;
+    });
+    EXPECT_EQ(k(f32({10})).to_vector(), std::vector<double>(10, 2.0));
+    std::vector<std::string> src = k.cuda(false, f32({10}));
+    ASSERT_EQ(src.size(), 1u);
+    EXPECT_TRUE(std::regex_search(src[0], std::regex(" n{80}_[0-9a-f]{8}_loop0\\(")))
+        << src[0].substr(0, 600);
+  }
+  std::vector<fs::path> ir = files(".ir"), cu = files(".cu");
+  ASSERT_EQ(ir.size(), 2u);
+  ASSERT_EQ(cu.size(), 2u);
+  EXPECT_NE(ir[0].filename(), ir[1].filename());
+  for (const fs::path& p : ir) EXPECT_LT(p.filename().string().size(), 160u) << p;
+  for (const fs::path& p : cu) EXPECT_LT(p.filename().string().size(), 160u) << p;
 }
 
 TEST_F(CodeDump, NothingIsPrintedOrWrittenWithoutTheVariables) {

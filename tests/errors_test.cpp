@@ -62,6 +62,21 @@ TEST(Errors, TooManyIndicesForTheRank) {
                  "index each dimension once");
 }
 
+// Counts of one read in the singular.
+TEST(Errors, ASingleDimensionIsSaidInTheSingular) {
+  auto k = ts::kernel("rank_one", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto i : ts::grid(x.size(0))) {
+      g_line = __LINE__ + 1;
+      out(i) = x(i, 0);
+    }
+    return out;
+  });
+  std::string msg = user_error([&] { k(vec(8)); });
+  expect_message(msg, "rank_one", g_line, "has 1 dimension but is indexed with 2 indices",
+                 "index each dimension once");
+}
+
 TEST(Errors, StoreOfATileIntoASmallerIndexedShape) {
   auto k = ts::kernel("store_shape", [](ts::Tensor x) {
     ts::Tensor out = ts::empty({x.size(0)}, ts::f32);

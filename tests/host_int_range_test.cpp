@@ -13,11 +13,10 @@ using user_error_test::user_error;
 
 namespace {
 
-constexpr int kGrowLine = __LINE__ + 4;  // the line of the product
+constexpr int kGrowLine = __LINE__ + 3;  // the line of the product
 auto make_grow() {
   return ts::kernel("grow", [](ts::Tensor x, int64_t n) {
-    ts::Tensor out =
-        ts::empty({x.size(0) * n, 2}, x.dtype());
+    ts::Tensor out = ts::empty({x.size(0) * n, 2}, x.dtype());
     for (auto [a, b] : ts::tile(out.size(0), out.size(1))) out(a, b) = 1.0;
     return out;
   });
@@ -31,8 +30,7 @@ TEST(HostIntRange, ASizeProductPast64BitsIsAnErrorAtItsLine) {
   EXPECT_EQ(ok.to_vector(), std::vector<double>(24, 1.0));
   std::string msg = user_error([&] { grow(x, int64_t{1} << 62); });  // 4 * 2^62 wraps to 0
   expect_message(msg, "grow", "host_int_range_test.cpp", kGrowLine,
-                 "host integer arithmetic overflows 64 bits: 4 * 4611686018427387904",
-                 "too large");
+                 "host integer arithmetic overflows 64 bits: 4 * 4611686018427387904", "too large");
 }
 
 }  // namespace

@@ -144,7 +144,7 @@ TEST(IrPassText, CompleteConfigRefusesAWrongNumberOfBlockSizesAtTheParsedLoop) {
                                 g->kernel_name);
   });
   EXPECT_NE(msg.find("kernel 'row_max', row_max.cpp:7"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("2 block sizes given, the kernel has 1 tunable tile dimensions"),
+  EXPECT_NE(msg.find("2 block sizes given, the kernel has 1 tunable tile dimension"),
             std::string::npos)
       << msg;
 }

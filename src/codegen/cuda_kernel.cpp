@@ -1,6 +1,7 @@
 #include "codegen/cuda_kernel.hpp"
 
 #include <fmt/format.h>
+#include <xxhash.h>
 
 #include <cctype>
 
@@ -8,10 +9,14 @@
 
 namespace tessel::codegen {
 
-static std::string identifier(const std::string& s) {
+std::string kernel_identifier(const std::string& s) {
   std::string out;
   for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "k_" + out;
+  constexpr size_t kMax = 96, kKept = 80;
+  if (out.size() > kMax)
+    out = fmt::format("{}_{:016x}", out.substr(0, kKept), XXH3_64bits(s.data(), s.size()))
+              .substr(0, kKept + 9);
   return out;
 }
 
@@ -24,7 +29,7 @@ CudaKernel generate_cuda(const ir::Graph& g, const passes::KernelPlan& plan,
     if (n == loop) break;
     if (n->op == ir::Op::Loop) ++index;
   }
-  k.name = fmt::format("{}_loop{}", identifier(g.kernel_name), index);
+  k.name = fmt::format("{}_loop{}", kernel_identifier(g.kernel_name), index);
   PidType pid = plan.pid_type;
   k.grid.persistent = plan.persistent;
   const passes::LoopKnobs& knobs = plan.knobs(loop);

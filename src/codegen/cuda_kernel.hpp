@@ -56,6 +56,11 @@ struct CudaKernel {
   std::vector<std::string> nvrtc_options;
 };
 
+/// Kernel name `s` as a C identifier: alphanumerics kept, others '_', "k_" before a
+/// leading digit; one past 96 characters is cut to 80 and 8 hex digits of its hash (the
+/// generated function's and the dump files' names stay within file-name limits).
+std::string kernel_identifier(const std::string& s);
+
 /// Generates CUDA C++ for top-level loop `plan.loop` of `g` under its plan (the config
 /// applied: passes::plan_kernel), in `layout` (passes::compute_layout): the emit stage of
 /// codegen::compile_pipeline, which every caller runs. Address arithmetic uses

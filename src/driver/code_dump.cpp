@@ -68,10 +68,8 @@ CodeDump::CodeDump(const std::string& kernel, const std::string& spec_key, const
       tag_("-spec_" + hex8(spec_key) + "-config_" + hex8(config_json_)) {}
 
 std::string CodeDump::stem() const {
-  // The file name keeps the kernel's name readable: other characters become '_'.
-  std::string stem;
-  for (char c : kernel_) stem += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return stem + tag_;
+  // The file name keeps the kernel's name readable (and short: codegen::kernel_identifier).
+  return codegen::kernel_identifier(kernel_) + tag_;
 }
 
 void CodeDump::ir(const ir::Graph& g) const {

@@ -340,8 +340,10 @@ void* device_alloc(int64_t nbytes, int device, void* stream) {
     r = alloc();
   }
   if (r != CUDA_SUCCESS)
-    throw RuntimeError("cannot allocate " + std::to_string(nbytes) + " bytes on cuda:" +
-                       std::to_string(device) + ": cuMemAllocAsync failed: " + error_text(d, r));
+    throw RuntimeError(
+        "cannot allocate " + std::to_string(nbytes) + " bytes on cuda:" + std::to_string(device) +
+        ": cuMemAllocAsync failed: " + error_text(d, r) +
+        (r == CUDA_ERROR_OUT_OF_MEMORY ? " (free other Buffers first, or allocate less)" : ""));
   return reinterpret_cast<void*>(p);
 }
 

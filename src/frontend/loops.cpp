@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "common/count_text.hpp"
 #include "common/element.hpp"
 #include "common/pow2.hpp"
 #include "frontend/trace.hpp"
@@ -80,11 +81,13 @@ Node* LoopRangeBase::open() {
   if (!is_tile_ && (!fixed.empty() || !shared.empty()))
     ctx.fail(loc_, "ts::grid takes no block size");
   if (shared.size() > 1 && shared.size() != bounds_.size())
-    ctx.fail(loc_, fmt::format("{} block sizes given for a loop of {} dimensions", shared.size(),
-                               bounds_.size()));
+    ctx.fail(loc_, fmt::format("{} given for a loop of {}",
+                               count_of(static_cast<int64_t>(shared.size()), "block size"),
+                               count_of(static_cast<int64_t>(bounds_.size()), "dimension")));
   if (fixed.size() > 1 && fixed.size() != bounds_.size())
-    ctx.fail(loc_, fmt::format("{} block sizes given for a loop of {} dimensions", fixed.size(),
-                               bounds_.size()));
+    ctx.fail(loc_, fmt::format("{} given for a loop of {}",
+                               count_of(static_cast<int64_t>(fixed.size()), "block size"),
+                               count_of(static_cast<int64_t>(bounds_.size()), "dimension")));
   bool top = ctx.depth() == 0;
   std::vector<std::pair<Node*, Node*>> limits;
   for (const Bound& b : bounds_)

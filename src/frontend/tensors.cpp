@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "common/count_text.hpp"
 #include "common/preserve_format.hpp"
 #include "frontend/trace.hpp"
 #include "ir/host_eval.hpp"
@@ -32,8 +33,8 @@ static int norm_dim(const Node* t, int d, SourceLoc loc, const char* what) {
   if (d < -t->rank || d >= t->rank)
     TraceContext::current(loc).fail(
         loc,
-        fmt::format("{}({}) is out of range: {} has {} dimensions", what, d, tensor_name(t),
-                    t->rank),
+        fmt::format("{}({}) is out of range: {} has {}", what, d, tensor_name(t),
+                    count_of(t->rank, "dimension")),
         t->rank == 0
             ? std::string(
                   "a 0-dimensional tensor has no dimension to index: pass a tensor of shape [1] "
@@ -225,10 +226,11 @@ Access resolve_access(Node* indexed, const std::vector<Index>& idx, SourceLoc lo
   for (const Index& i : idx)
     if (i.kind != Index::newaxis_k) ++consumed;
   if (consumed > tensor->rank)
-    ctx.fail(loc,
-             fmt::format("{} has {} dimensions but is indexed with {} indices", tensor_name(tensor),
-                         tensor->rank, consumed),
-             "index each dimension once (ts::all for a whole dimension)");
+    ctx.fail(
+        loc,
+        fmt::format("{} has {} but is indexed with {}", tensor_name(tensor),
+                    count_of(tensor->rank, "dimension"), count_of(consumed, "index", "indices")),
+        "index each dimension once (ts::all for a whole dimension)");
   std::vector<Index> full = idx;
   for (int k = consumed; k < tensor->rank; ++k) full.emplace_back(all, Loc::current());
 
@@ -352,8 +354,9 @@ Node* TensorRef::load(SourceLoc loc) const {
     }
     if (static_cast<int>(index.size()) != tensor_->rank)
       ctx.fail(loc,
-               fmt::format("{} has {} dimensions but is indexed with {} integers in host code",
-                           tensor_name(tensor_), tensor_->rank, index.size()),
+               fmt::format("{} has {} but is indexed with {} in host code", tensor_name(tensor_),
+                           count_of(tensor_->rank, "dimension"),
+                           count_of(static_cast<int64_t>(index.size()), "integer")),
                "give one integer index per dimension");
     std::vector<Node*> args{tensor_};
     args.insert(args.end(), index.begin(), index.end());

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/count_text.hpp"
 #include "common/element.hpp"
 #include "frontend/trace.hpp"
 
@@ -140,8 +141,8 @@ Value Value::view(const std::vector<Index>& idx, SourceLoc loc) const {
       shape.push_back(nullptr);
     } else if (i.kind == Index::all_k) {
       if (used >= src->shape.size())
-        ctx.fail(loc,
-                 fmt::format("too many indices for a value of {} dimensions", src->shape.size()));
+        ctx.fail(loc, fmt::format("too many indices for a value of {}",
+                                  count_of(static_cast<int64_t>(src->shape.size()), "dimension")));
       shape.push_back(src->shape[used++]);
     } else {
       ctx.fail(loc, "a tile value can only be indexed with ts::all and ts::newaxis",
@@ -163,8 +164,8 @@ Value Value::permute(const std::vector<int>& dims, Loc where) const {
     int k = d < 0 ? d + rank : d;
     if (k < 0 || k >= rank || seen[static_cast<size_t>(k)])
       ctx.fail(loc,
-               fmt::format("permute({}) of a value of {} dimensions: not a permutation of its dims",
-                           fmt::join(dims, ", "), rank),
+               fmt::format("permute({}) of a value of {}: not a permutation of its dims",
+                           fmt::join(dims, ", "), count_of(rank, "dimension")),
                "give each dim 0..rank-1 once (negative dims count from the end)");
     seen[static_cast<size_t>(k)] = true;
     perm.push_back(k);
@@ -175,8 +176,8 @@ Value Value::permute(const std::vector<int>& dims, Loc where) const {
              "reshape to fewer dimensions first");
   if (static_cast<int>(perm.size()) != rank)
     ctx.fail(loc,
-             fmt::format("permute({}) of a value of {} dimensions: not a permutation of its dims",
-                         fmt::join(dims, ", "), rank),
+             fmt::format("permute({}) of a value of {}: not a permutation of its dims",
+                         fmt::join(dims, ", "), count_of(rank, "dimension")),
              "give each dim 0..rank-1 once (negative dims count from the end)");
   ir::Shape shape;
   for (int k : perm) shape.push_back(src->shape[static_cast<size_t>(k)]);
@@ -190,7 +191,8 @@ Value Value::t(Loc where) const {
   if (dim() < 2) return *this;  // PyTorch: 0-D and 1-D tensors are their own transpose
   if (dim() > 2)
     TraceContext::current(loc).fail(
-        loc, fmt::format("t() of a value of {} dimensions: it transposes 2-D values", dim()),
+        loc,
+        fmt::format("t() of a value of {}: it transposes 2-D values", count_of(dim(), "dimension")),
         "use permute(dims) for other ranks");
   return permute({1, 0}, where);
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/count_text.hpp"
 #include "common/pow2.hpp"
 #include "passes/layout.hpp"
 #include "passes/loop_knobs.hpp"
@@ -122,8 +123,9 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
     c.block_sizes = bs;
   }
   if (static_cast<int>(c.block_sizes->size()) != g.num_block_sizes)
-    fail(fmt::format("{} block sizes given, the kernel has {} tunable tile dimensions",
-                     c.block_sizes->size(), g.num_block_sizes),
+    fail(fmt::format("{} given, the kernel has {}",
+                     count_of(static_cast<int64_t>(c.block_sizes->size()), "block size"),
+                     count_of(g.num_block_sizes, "tunable tile dimension")),
          "give one block size per ts::register_block_size and per ts::tile dimension without a "
          "fixed "
          "block_size, in the order they are traced");

@@ -166,7 +166,8 @@ Buffer Buffer::empty_on_stream(std::vector<int64_t> shape, DType dtype, Device d
     storage->ptr = std::aligned_alloc(kHostAlignment, bytes);
     if (!storage->ptr)
       throw RuntimeError("cannot allocate " + describe_dense(shape, dtype) +
-                         " in host memory: out of memory");
+                         " in host memory: out of memory (free other Buffers first, or allocate "
+                         "less)");
     rt::register_host_memory(storage->ptr, storage->nbytes);
   }
   Buffer b;
@@ -271,7 +272,9 @@ Buffer Buffer::from_blob(void* ptr, std::vector<int64_t> shape, std::vector<int6
                          DType dtype, Device device) {
   int64_t n = checked_numel(shape);
   if (!ptr && n > 0)
-    throw buffer_error("from_blob of a null pointer with " + std::to_string(n) + " elements");
+    throw buffer_error("from_blob of a null pointer with " + std::to_string(n) + " elements",
+                       "pass the address of the memory the Buffer views (a null pointer is "
+                       "allowed only for an empty shape)");
   if (strides.empty()) strides = contiguous_strides(shape);
   if (strides.size() != shape.size())
     throw buffer_error("from_blob got " + std::to_string(strides.size()) + " strides for shape " +
@@ -279,7 +282,10 @@ Buffer Buffer::from_blob(void* ptr, std::vector<int64_t> shape, std::vector<int6
   int64_t extent = 0;  // the last element's offset, then the bytes up to its end
   bool overflow = false;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (strides[d] < 0) throw buffer_error("from_blob with a negative stride");
+    if (strides[d] < 0)
+      throw buffer_error("from_blob with a negative stride",
+                         "give non-negative strides (tessel views never run backwards; flip "
+                         "the data instead)");
     overflow |= !add_product(extent, shape[d] - 1, strides[d]);
   }
   overflow |= __builtin_add_overflow(extent, 1, &extent) ||
@@ -370,7 +376,10 @@ Buffer Buffer::view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> 
   int64_t last = offset;
   bool overflow = false;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (strides[d] < 0) throw buffer_error("view_as_strided with a negative stride");
+    if (strides[d] < 0)
+      throw buffer_error("view_as_strided with a negative stride",
+                         "give non-negative strides (tessel views never run backwards; flip "
+                         "the data instead)");
     if (shape[d] > 0) overflow |= !add_product(last, shape[d] - 1, strides[d]);
   }
   int64_t capacity = storage_->nbytes / dtype_size(dtype_);

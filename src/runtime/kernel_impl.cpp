@@ -19,6 +19,7 @@
 #include "autotune/cache_key.hpp"
 #include "codegen/compile_pipeline.hpp"
 #include "codegen/embedded.hpp"
+#include "common/count_text.hpp"
 #include "common/pow2.hpp"
 #include "common/preserve_format.hpp"
 #include "driver/alias_groups.hpp"
@@ -263,7 +264,9 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
          "once "
          "per specialization)");
   if (args.size() != params_.size())
-    fail(fmt::format("called with {} arguments, the kernel takes {}", args.size(), params_.size()));
+    fail(fmt::format("called with {}, the kernel takes {}",
+                     count_of(static_cast<int64_t>(args.size()), "argument"),
+                     static_cast<int64_t>(params_.size())));
   std::optional<Device> device;
   int first_tensor = -1;
   for (size_t i = 0; i < args.size(); ++i) {
