@@ -15,6 +15,7 @@
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
 #include "runtime/kernel_tuning.hpp"
+#include "tests/matmul_test_util.hpp"
 #include "user_error_util.hpp"
 
 namespace ts = tessel;
@@ -33,13 +34,7 @@ ts::passes::Layout first_nest_layout(const K& k, const ts::Config& c, const A&..
   return {};
 }
 
-ts::Buffer ints(int64_t m, int64_t n, ts::DType t, int seed) {
-  std::vector<double> v(static_cast<size_t>(m * n));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = static_cast<double>(
-        (static_cast<int64_t>(i) * 7 + seed * 5 + static_cast<int64_t>(i) / 13) % 21 - 10);
-  return ts::Buffer::from_vector(v, {m, n}, t);
-}
+using matmul_test::ints;
 
 ts::Config blocks(int64_t m, int64_t n, int64_t k, int warps) {
   return ts::Config{.block_sizes = std::vector<int64_t>{m, n, k}, .num_warps = warps};

@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -31,6 +30,7 @@
 #include "ir/host_eval.hpp"
 #include "passes/race_check.hpp"
 #include "passes/roll_reductions.hpp"
+#include "runtime/call_key.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "tessel/kernel.hpp"
 
@@ -113,42 +113,6 @@ static void collect_written_args(const ir::Block& b, std::vector<int>& out) {
   }
 }
 
-/// A specialization key being written (KernelImpl::key): characters stored through an
-/// index into a buffer reused by the thread's calls, which grows when an argument may not
-/// fit (a call builds its key every time).
-class KeyText {
- public:
-  explicit KeyText(std::string& buf) : buf_(buf) {}
-  /// Room for `m` more characters.
-  void reserve(size_t m) {
-    if (n_ + m > buf_.size()) [[unlikely]]
-      grow(n_ + m);
-  }
-  /// Appends one character (after reserve).
-  void put(char c) { buf_[n_++] = c; }
-  /// Appends the decimal digits of v.
-  void put_int(int64_t v) {
-    reserve(24);
-    n_ = static_cast<size_t>(std::to_chars(&buf_[n_], &buf_[n_] + 24, v).ptr - buf_.data());
-  }
-  void put(std::string_view t) {
-    reserve(t.size());
-    for (char c : t) buf_[n_++] = c;
-  }
-  std::string_view view() const { return {buf_.data(), n_}; }
-
- private:
-  [[gnu::noinline]] void grow(size_t need) { buf_.resize(std::max(2 * buf_.size(), need + 64)); }
-  std::string& buf_;
-  size_t n_ = 0;
-};
-
-/// std::hash of a key, for lookups by std::string_view.
-struct KeyHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
-};
-
 class KernelImpl {
  public:
   KernelImpl(std::string name, std::vector<std::string> param_names, std::vector<ParamKind> params,
@@ -207,11 +171,10 @@ class KernelImpl {
     throw UserError(name_, at.line ? at : defined_at_, what, hint);
   }
   void check_args(CallArgs args, bool& on_gpu, SourceLoc at) const;
-  /// The specialization key of a call: key_of_arguments, and for a lambda traced on every
+  /// The specialization key of a call: write_argument_key, and for a lambda traced on every
   /// call (captures, ts::kernel) a hash of this call's trace. It is held by this thread
   /// until its next key() call: a caller that keeps it past a trace or a tuning run copies it.
   std::string_view key(CallArgs args, bool on_gpu);
-  void key_of_arguments(CallArgs args, bool on_gpu, KeyText& k) const;
   /// Traces `s` for `args`; `wide`: with 64-bit indices (an index_32 guard failed).
   void trace(Specialization& s, CallArgs args, bool wide);
   /// Sets s.guards (padded extents; index_32 ones for a 32-bit graph) for s.graph (traced,
@@ -332,48 +295,11 @@ static void append_int(std::string& k, int64_t v) {
   k.append(buf, r.ptr);
 }
 
-// A size's bucket in the key, one character: 'A' + log2 of its next power of two
-// (common/pow2.hpp's next_pow2, saturating at 2^62).
-static char size_bucket(int64_t s) {
-  int log2 = s <= 1 ? 0 : std::bit_width(static_cast<uint64_t>(s - 1));
-  return static_cast<char>('A' + std::min(log2, 62));
-}
-
-// The Buffer of each argument (nullptr for numbers), for rt::alias_groups (a vector
-// reused by the thread's calls: key() runs on every call).
-static const std::vector<const Buffer*>& tensor_args(CallArgs args) {
-  thread_local std::vector<const Buffer*> out;
-  out.resize(args.size());
-  for (size_t i = 0; i < args.size(); ++i) out[i] = buffer_arg(args[i]);
-  return out;
-}
-
-// A dim of b whose size is above 1 and whose stride is 1 (the last such), or -1.
-static int unit_stride_dim(const Buffer& b) {
-  for (int d = b.dim() - 1; d >= 0; --d)
-    if (b.stride(d) == 1 && b.size(d) > 1) return d;
-  return -1;
-}
-
-// The facts of a tensor argument that key() records (keep the two in step).
-static ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
-  ir::ArgFacts f;
-  int es = dtype_size(b.dtype());
-  f.contiguous = b.dim() > 0 && b.stride(-1) == 1;
-  if (!f.contiguous) f.unit_stride_dim = unit_stride_dim(b);
-  f.base_aligned = reinterpret_cast<uintptr_t>(b.data_ptr()) % 16 == 0;
-  for (int d = 0; d < b.dim(); ++d) {
-    f.stride_aligned.push_back((b.stride(d) * es) % 16 == 0);
-    f.size_div16.push_back(b.size(d) % 16 == 0);
-  }
-  for (int64_t s : b.shape()) f.known_sizes.push_back(ir::size_fixed_by_key(s, exact) ? s : -1);
-  return f;
-}
-
 std::string_view KernelImpl::key(CallArgs args, bool on_gpu) {
   thread_local std::string buf;
   KeyText k(buf);
-  key_of_arguments(args, on_gpu, k);
+  write_argument_key(args, params_, settings_.static_shapes.value_or(false), on_gpu, check_bounds(),
+                     k);
   if (trace_every_call_) {
     ir::Graph g;
     trace_into(g, args, settings_);
@@ -381,72 +307,6 @@ std::string_view KernelImpl::key(CallArgs args, bool on_gpu) {
     k.put(autotune::kernel_content_hash(g));
   }
   return k.view();
-}
-
-void KernelImpl::key_of_arguments(CallArgs args, bool on_gpu, KeyText& k) const {
-  bool exact = settings_.static_shapes.value_or(false);
-  k.reserve(8);
-  k.put(on_gpu ? 'g' : 'c');
-  bool big = false;
-  const std::vector<int> groups = rt::alias_groups(tensor_args(args));
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (const Buffer* b = buffer_arg(args[i])) {
-      int es = dtype_size(b->dtype());
-      const std::vector<int64_t>& shape = b->shape();
-      const std::vector<int64_t>& strides = b->strides();
-      const size_t rank = shape.size();
-      k.reserve(16 + 4 * rank);  // all but the digits of exact sizes and indices (put_int)
-      k.put('|');
-      k.put(static_cast<char>('a' + static_cast<int>(b->dtype())));
-      k.put(static_cast<char>('0' + b->dim()));  // one character per field where it fits
-      for (size_t d = 0; d < rank; ++d) {
-        int64_t s = shape[d];
-        k.put(',');
-        if (exact) {
-          k.put('#');
-          k.put_int(s);
-          k.reserve(4 * (rank - d));
-        } else {
-          k.put(s == 1 ? '-' : size_bucket(s));
-        }
-        if (!exact && s % 16 == 0) k.put('%');  // Triton's divisibility-by-16 specialization
-        if (!exact && ir::size_fixed_by_key(s, false)) k.put('!');  // exactly its power of two
-        // Every stride but a unit innermost one: vectors along another dim (a transposed
-        // view) are aligned when all the others are (Emitter::outer_strides_aligned).
-        if (d + 1 < rank || strides[d] != 1) k.put((strides[d] * es) % 16 == 0 ? 'a' : 'u');
-      }
-      if (rank > 0) {
-        k.put(strides[rank - 1] == 1 ? 'c' : 's');
-        if (strides[rank - 1] != 1)
-          if (int u = unit_stride_dim(*b); u >= 0) k.put_int(u);
-      }
-      k.reserve(4);
-      k.put((reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U');
-      if (!groups.empty() && groups[i] >= 0) {  // may share memory with another argument
-        k.put('S');
-        k.put_int(groups[i]);
-      }
-      big |= frontend::needs_64bit_indexing(*b);
-      if (on_gpu) {
-        k.reserve(2);
-        k.put('@');
-        k.put(static_cast<char>('0' + b->device().index));
-      }
-    } else if (params_[i] == ParamKind::specialized || params_[i] == ParamKind::specialized_int) {
-      k.put("|=");
-      if (std::holds_alternative<int64_t>(args[i]))
-        k.put_int(std::get<int64_t>(args[i]));
-      else
-        k.put(fmt::format("{}", std::get<double>(args[i])));
-    } else if (const int64_t* v = std::get_if<int64_t>(&args[i])) {
-      k.put("|i");
-      big |= *v < INT32_MIN || *v > INT32_MAX;  // as Triton types such an int i64
-    } else {
-      k.put("|f");
-    }
-  }
-  k.put(big ? "|L" : "|I");
-  if (check_bounds()) k.put("|B");
 }
 
 // The index_32 guards of a 32-bit graph `g`: its allocations, and the integers its loops

@@ -10,18 +10,13 @@
 
 #include "examples/kernels/matmul.hpp"
 #include "gpu_test_util.hpp"
+#include "tests/matmul_test_util.hpp"
 
 namespace ts = tessel;
 
 namespace {
 
-ts::Buffer ints(int64_t m, int64_t n, ts::DType t, int seed) {
-  std::vector<double> v(static_cast<size_t>(m * n));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = static_cast<double>(
-        (static_cast<int64_t>(i) * 7 + seed * 5 + static_cast<int64_t>(i) / 13) % 21 - 10);
-  return ts::Buffer::from_vector(v, {m, n}, t);
-}
+using matmul_test::ints;
 
 template <class Make, class... A>
 void expect_same_as_interpreter(const Make& make, const ts::Config& c, const A&... cpu_args) {

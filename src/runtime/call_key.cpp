@@ -1,0 +1,114 @@
+#include "runtime/call_key.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+
+#include "driver/alias_groups.hpp"
+#include "frontend/trace.hpp"
+
+namespace tessel::detail {
+
+// A size's bucket in the key, one character: 'A' + log2 of its next power of two
+// (common/pow2.hpp's next_pow2, saturating at 2^62).
+static char size_bucket(int64_t s) {
+  int log2 = s <= 1 ? 0 : std::bit_width(static_cast<uint64_t>(s - 1));
+  return static_cast<char>('A' + std::min(log2, 62));
+}
+
+const std::vector<const Buffer*>& tensor_args(CallArgs args) {
+  thread_local std::vector<const Buffer*> out;
+  out.resize(args.size());
+  for (size_t i = 0; i < args.size(); ++i) out[i] = buffer_arg(args[i]);
+  return out;
+}
+
+// A dim of b whose size is above 1 and whose stride is 1 (the last such), or -1.
+static int unit_stride_dim(const Buffer& b) {
+  for (int d = b.dim() - 1; d >= 0; --d)
+    if (b.stride(d) == 1 && b.size(d) > 1) return d;
+  return -1;
+}
+
+ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
+  ir::ArgFacts f;
+  int es = dtype_size(b.dtype());
+  f.contiguous = b.dim() > 0 && b.stride(-1) == 1;
+  if (!f.contiguous) f.unit_stride_dim = unit_stride_dim(b);
+  f.base_aligned = reinterpret_cast<uintptr_t>(b.data_ptr()) % 16 == 0;
+  for (int d = 0; d < b.dim(); ++d) {
+    f.stride_aligned.push_back((b.stride(d) * es) % 16 == 0);
+    f.size_div16.push_back(b.size(d) % 16 == 0);
+  }
+  for (int64_t s : b.shape()) f.known_sizes.push_back(ir::size_fixed_by_key(s, exact) ? s : -1);
+  return f;
+}
+
+void write_argument_key(CallArgs args, const std::vector<ParamKind>& params, bool exact,
+                        bool on_gpu, bool check_bounds, KeyText& k) {
+  k.reserve(8);
+  k.put(on_gpu ? 'g' : 'c');
+  bool big = false;
+  const std::vector<int> groups = rt::alias_groups(tensor_args(args));
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (const Buffer* b = buffer_arg(args[i])) {
+      int es = dtype_size(b->dtype());
+      const std::vector<int64_t>& shape = b->shape();
+      const std::vector<int64_t>& strides = b->strides();
+      const size_t rank = shape.size();
+      k.reserve(16 + 4 * rank);  // all but the digits of exact sizes and indices (put_int)
+      k.put('|');
+      k.put(static_cast<char>('a' + static_cast<int>(b->dtype())));
+      k.put(static_cast<char>('0' + b->dim()));  // one character per field where it fits
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t s = shape[d];
+        k.put(',');
+        if (exact) {
+          k.put('#');
+          k.put_int(s);
+          k.reserve(4 * (rank - d));
+        } else {
+          k.put(s == 1 ? '-' : size_bucket(s));
+        }
+        if (!exact && s % 16 == 0) k.put('%');  // Triton's divisibility-by-16 specialization
+        if (!exact && ir::size_fixed_by_key(s, false)) k.put('!');  // exactly its power of two
+        // Every stride but a unit innermost one: vectors along another dim (a transposed
+        // view) are aligned when all the others are (Emitter::outer_strides_aligned).
+        if (d + 1 < rank || strides[d] != 1) k.put((strides[d] * es) % 16 == 0 ? 'a' : 'u');
+      }
+      if (rank > 0) {
+        k.put(strides[rank - 1] == 1 ? 'c' : 's');
+        if (strides[rank - 1] != 1)
+          if (int u = unit_stride_dim(*b); u >= 0) k.put_int(u);
+      }
+      k.reserve(4);
+      k.put((reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U');
+      if (!groups.empty() && groups[i] >= 0) {  // may share memory with another argument
+        k.put('S');
+        k.put_int(groups[i]);
+      }
+      big |= frontend::needs_64bit_indexing(*b);
+      if (on_gpu) {
+        k.reserve(2);
+        k.put('@');
+        k.put(static_cast<char>('0' + b->device().index));
+      }
+    } else if (params[i] == ParamKind::specialized || params[i] == ParamKind::specialized_int) {
+      k.put("|=");
+      if (std::holds_alternative<int64_t>(args[i]))
+        k.put_int(std::get<int64_t>(args[i]));
+      else
+        k.put(fmt::format("{}", std::get<double>(args[i])));
+    } else if (const int64_t* v = std::get_if<int64_t>(&args[i])) {
+      k.put("|i");
+      big |= *v < INT32_MIN || *v > INT32_MAX;  // as Triton types such an int i64
+    } else {
+      k.put("|f");
+    }
+  }
+  k.put(big ? "|L" : "|I");
+  if (check_bounds) k.put("|B");
+}
+
+}  // namespace tessel::detail

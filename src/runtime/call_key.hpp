@@ -1,0 +1,68 @@
+// The specialization key of a kernel call's arguments (the part KernelImpl::key builds
+// from them on every call), and the facts of a tensor argument that the key guarantees
+// to the generated code (ir::ArgFacts): kept in one file so that they stay in step.
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "tessel/kernel.hpp"
+
+namespace tessel::detail {
+
+/// A specialization key being written (KernelImpl::key): characters stored through an
+/// index into a buffer reused by the thread's calls, which grows when an argument may not
+/// fit (a call builds its key every time).
+class KeyText {
+ public:
+  explicit KeyText(std::string& buf) : buf_(buf) {}
+  /// Room for `m` more characters.
+  void reserve(size_t m) {
+    if (n_ + m > buf_.size()) [[unlikely]]
+      grow(n_ + m);
+  }
+  /// Appends one character (after reserve).
+  void put(char c) { buf_[n_++] = c; }
+  /// Appends the decimal digits of v.
+  void put_int(int64_t v) {
+    reserve(24);
+    n_ = static_cast<size_t>(std::to_chars(&buf_[n_], &buf_[n_] + 24, v).ptr - buf_.data());
+  }
+  void put(std::string_view t) {
+    reserve(t.size());
+    for (char c : t) buf_[n_++] = c;
+  }
+  std::string_view view() const { return {buf_.data(), n_}; }
+
+ private:
+  [[gnu::noinline]] void grow(size_t need) { buf_.resize(std::max(2 * buf_.size(), need + 64)); }
+  std::string& buf_;
+  size_t n_ = 0;
+};
+
+/// std::hash of a key, for lookups by std::string_view.
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
+};
+
+/// Appends the key of `args` to `k`: per tensor its dtype, rank, size buckets (exact sizes
+/// under `exact`, Settings::static_shapes), divisibility by 16, stride alignment and
+/// classes, unit-stride dim, base alignment, alias group and device (`on_gpu`); per
+/// number its value (specialized `params`) or its kind and whether it needs 64 bits; then
+/// the index width and `check_bounds`.
+void write_argument_key(CallArgs args, const std::vector<ParamKind>& params, bool exact,
+                        bool on_gpu, bool check_bounds, KeyText& k);
+
+/// The facts of tensor argument `b` that write_argument_key records.
+ir::ArgFacts arg_facts(const Buffer& b, bool exact);
+
+/// The Buffer of each argument (nullptr for numbers), for rt::alias_groups: a vector
+/// reused by the thread's calls (the key is built on every call).
+const std::vector<const Buffer*>& tensor_args(CallArgs args);
+
+}  // namespace tessel::detail
