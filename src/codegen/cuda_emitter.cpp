@@ -96,8 +96,8 @@ void Emitter::unsupported(const Node* n, const std::string& what) const {
 }
 
 std::string Emitter::slot_coord(const ir::Sym* s, const std::string& r) const {
-  int k = L_->slot_of.at(s);
-  return fold::bits(fmt::format("TS_FLAT({})", r), L_->slot_shift[k], L_->slot_block[k] - 1);
+  return fold::gather_bits(fmt::format("TS_FLAT({})", r),
+                           L_->slot_bits[static_cast<size_t>(L_->slot_of.at(s))]);
 }
 
 bool Emitter::flattened(const ir::Sym* s) const {
@@ -119,7 +119,7 @@ std::string Emitter::active(const std::string& r) const {
 bool Emitter::valid_by_vector(const ir::Sym* s) const {
   if (L_->vec <= 1 || flattened(s)) return false;
   int k = slot(s);
-  if (L_->slot_shift[k] != 0 || L_->slot_block[k] % L_->vec != 0)
+  if (k != L_->vector_slot() || L_->slot_block[k] % L_->vec != 0)
     return false;  // not the vector lanes
   if (plan_.block(s) % L_->vec != 0) return false;
   if (s->kind != ir::Sym::tile) return multiple_of_16(s->extent);

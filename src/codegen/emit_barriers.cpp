@@ -73,11 +73,9 @@ bool Emitter::same_thread_per_element(const Node* a, const Node* b) const {
   if (std::find(covered.begin(), covered.end(), true) == covered.end()) return false;
   const int lv = L_->log2_vec(), lt = L_->log2_threads();
   for (size_t k = 0; k < covered.size(); ++k) {
-    if (covered[k] || L_->slot_block[k] <= 1) continue;
-    const int lo = L_->slot_shift[k];
-    int hi = lo;
-    while ((int64_t{1} << (hi - lo)) < L_->slot_block[k]) ++hi;
-    if (lo < lv + lt && hi > lv) return false;  // copies of an element in several threads
+    if (covered[k]) continue;
+    for (int b : L_->slot_bits[k])
+      if (b >= lv && b < lv + lt) return false;  // copies of an element in several threads
   }
   return true;
 }

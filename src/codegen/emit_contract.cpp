@@ -62,10 +62,11 @@ static std::string factor_place(const Emitter& e, const passes::Contraction& c, 
     } else {
       // The dim's bits in the nest's flat index, within the dim's block: a nest slot
       // shared with a larger dim holds coordinates past it (registers no store keeps).
-      coord = fold::bits("TS_FLAT(r)", e.nest_.slot_shift[static_cast<size_t>(e.slot(s))],
-                         F.slot_block[j] - 1);
+      std::vector<int> bits = e.nest_.slot_bits[static_cast<size_t>(e.slot(s))];
+      bits.resize(F.slot_bits[j].size());
+      coord = fold::gather_bits("TS_FLAT(r)", bits);
     }
-    if (!fold::is_zero(coord)) place = fold::add(place, fold::shl(coord, F.slot_shift[j]));
+    if (!fold::is_zero(coord)) place = fold::add(place, fold::scatter_bits(coord, F.slot_bits[j]));
   }
   if (!c.padded[i]) return fold::unparen(place);
   return fmt::format("({0}) + (({0}) >> {1})", fold::unparen(place), log2_of(F.slot_block.back()));

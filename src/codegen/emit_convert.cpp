@@ -25,15 +25,17 @@ void Emitter::convert_layout(const std::string& src, const passes::Layout& from,
   const int row_bits = log2_of(from.slot_block.back());
   const int64_t bytes = (passes::conversion_bytes(from, dtype) + 15) / 16 * 16;
   shared_bytes_ = std::max(shared_bytes_, static_cast<int>(bytes));
-  // Register r of layout `to` holds, along each of to's slots, the bits of TS_FLAT(r) at
-  // that slot's shift; in `from` those coordinates sit at the same Syms' slot's shift.
+  // Register r of layout `to` holds, along each of to's slots, the coordinate in that
+  // slot's bits of TS_FLAT(r); in `from` that coordinate sits in the bits of the same
+  // Syms' slot.
   std::vector<int> from_slot(to.slot_block.size(), -1);
   for (const auto& [sym, j] : to.slot_of) from_slot[static_cast<size_t>(j)] = from.slot_of.at(sym);
   std::string place = "0";
   for (size_t j = 0; j < to.slot_block.size(); ++j) {
     if (to.slot_block[j] <= 1) continue;
-    std::string c = fold::bits("TS_FLAT(r)", to.slot_shift[j], to.slot_block[j] - 1);
-    place = fold::bit_or(place, fold::shl(c, from.slot_shift[static_cast<size_t>(from_slot[j])]));
+    std::string c = fold::gather_bits("TS_FLAT(r)", to.slot_bits[j]);
+    place = fold::bit_or(place,
+                         fold::scatter_bits(c, from.slot_bits[static_cast<size_t>(from_slot[j])]));
   }
   std::string active =
       nest_.all_threads_active() ? "" : fmt::format("if (TS_FLAT(r) < {}) ", nest_.elems);

@@ -17,8 +17,7 @@ using ir::Op;
 bool Emitter::spans_registers(const ir::Sym* s) const {
   if (flattened(s)) return true;
   int lv = L_->log2_vec(), lt = L_->log2_threads();
-  int k = slot(s);
-  for (int b = L_->slot_shift[k]; (int64_t{1} << (b - L_->slot_shift[k])) < L_->slot_block[k]; ++b)
+  for (int b : L_->slot_bits[static_cast<size_t>(slot(s))])
     if (b < lv || b >= lv + lt) return true;  // a register bit
   return false;
 }

@@ -140,9 +140,8 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
     p.vdim = static_cast<size_t>(unit);
     const DimAccess& last = p.dims[p.vdim];
     bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) &&
-              !e.flattened(last.sym) &&
-              e.slot(last.sym) == static_cast<int>(e.L_->slot_block.size()) - 1 &&
-              e.plan_.block(last.sym) == e.L_->slot_block.back();
+              !e.flattened(last.sym) && e.slot(last.sym) == e.L_->vector_slot() &&
+              e.plan_.block(last.sym) == e.L_->slot_block[static_cast<size_t>(e.slot(last.sym))];
     for (const DimAccess& a : p.dims) ok &= a.kind != ir::IndexKind::gather;
     p.vector = ok;
     if (ok) {
@@ -398,7 +397,7 @@ static std::vector<int> copy_slots(const Emitter& e, const Node* n) {
 
 int64_t Emitter::copy_bits(const Node* n) const {
   int64_t bits = 0;
-  for (int k : copy_slots(*this, n)) bits |= (L_->slot_block[k] - 1) << L_->slot_shift[k];
+  for (int k : copy_slots(*this, n)) bits |= L_->slot_mask(k);
   return bits;
 }
 
@@ -407,7 +406,7 @@ int64_t Emitter::copy_bits(const Node* n) const {
 static std::vector<std::string> owner_terms(const Emitter& e, const Node* n) {
   std::vector<std::string> terms;
   for (int k : copy_slots(e, n))
-    terms.push_back(fold::bits("TS_FLAT(r)", e.L_->slot_shift[k], e.L_->slot_block[k] - 1) +
+    terms.push_back(fold::gather_bits("TS_FLAT(r)", e.L_->slot_bits[static_cast<size_t>(k)]) +
                     " == 0");
   return terms;
 }
@@ -493,7 +492,7 @@ void Emitter::emit_array_store(const Node* n, const std::string& value) {
     if (a.sym && spans_registers(a.sym)) uniform = false;
   for (const ir::Sym* s : ir::stack_shape(n))
     if (s && spans_registers(s)) uniform = false;
-  if (p.vector && covered_slots(*this, n).count(static_cast<int>(L_->slot_block.size()) - 1)) {
+  if (p.vector && covered_slots(*this, n).count(L_->vector_slot())) {
     open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)", n);
     line("const int r = g * TS_V;");
     std::string src;

@@ -5,6 +5,8 @@
 // result (an all-reduce), which is the replicated form the layout expects.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "codegen/emitter_state.hpp"
 #include "codegen/fold.hpp"
 #include "passes/default_config.hpp"
@@ -59,18 +61,11 @@ void Emitter::emit_reduce(const Node* n) {
     return;
   }
   if (!is_array(x)) unsupported(n, "a reduction of a scalar");
-  int k = slot(s);
-  int lo = L_->slot_shift[k];
-  int hi = lo + [&] {
-    int b = 0;
-    while ((int64_t{1} << b) < L_->slot_block[k]) ++b;
-    return b;
-  }();
   int lv = L_->log2_vec(), lt = L_->log2_threads();
   // Bits to combine: the slot's, plus (for a scalar result) the thread bits above the
   // layout's elements, where inactive threads hold the identity.
-  std::vector<int> bits;
-  for (int b = lo; b < hi; ++b) bits.push_back(b);
+  std::vector<int> bits = L_->slot_bits[static_cast<size_t>(slot(s))];
+  std::sort(bits.begin(), bits.end());
   int layout_bits = 0;
   while ((int64_t{1} << layout_bits) < L_->elems) ++layout_bits;
   if (!is_array(n))

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <utility>
 
 namespace tessel::codegen::fold {
 
@@ -141,6 +142,44 @@ std::string bits(const std::string& e, int shift, int64_t mask) {
   if (mask == 0) return "0";
   std::string x = shift == 0 ? e : fmt::format("({} >> {})", e, shift);
   return fmt::format("({} & {})", x, mask);
+}
+
+namespace {
+
+// Runs of consecutive positions: (first index j, length).
+std::vector<std::pair<size_t, int>> runs(const std::vector<int>& pos) {
+  std::vector<std::pair<size_t, int>> out;
+  for (size_t j = 0; j < pos.size(); ++j)
+    if (!out.empty() && pos[j] == pos[out.back().first] + out.back().second)
+      ++out.back().second;
+    else
+      out.push_back({j, 1});
+  return out;
+}
+
+// The terms ORed, without parentheses around each other.
+std::string or_all(const std::vector<std::string>& terms) {
+  std::string out;
+  for (const std::string& t : terms) out += (out.empty() ? "" : " | ") + paren(t);
+  return terms.size() == 1 ? terms[0] : out.empty() ? "0" : out;
+}
+
+}  // namespace
+
+std::string gather_bits(const std::string& e, const std::vector<int>& pos) {
+  std::vector<std::string> terms;
+  for (auto [j, len] : runs(pos))
+    terms.push_back(shl(bits(e, pos[j], (int64_t{1} << len) - 1), static_cast<int>(j)));
+  return or_all(terms);
+}
+
+std::string scatter_bits(const std::string& e, const std::vector<int>& pos) {
+  std::vector<std::pair<size_t, int>> r = runs(pos);
+  if (r.size() == 1) return shl(e, pos[0]);
+  std::vector<std::string> terms;
+  for (auto [j, len] : r)
+    terms.push_back(shl(bits(e, static_cast<int>(j), (int64_t{1} << len) - 1), pos[j]));
+  return or_all(terms);
 }
 
 }  // namespace tessel::codegen::fold

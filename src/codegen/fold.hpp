@@ -43,5 +43,14 @@ bool is_name(const std::string& e);
 /// The field of `mask` (2^k - 1) at bit `shift` of e: ((e >> shift) & mask), without
 /// `>> 0`; "0" for mask 0.
 std::string bits(const std::string& e, int shift, int64_t mask);
+/// The number whose bit j is bit `pos[j]` of e (a layout slot's coordinate from the flat
+/// index): each run of consecutive positions one field, ORed; bits(e, pos[0], mask) for a
+/// single run. "0" for no positions.
+///   gather_bits("f", {6, 7})        -> "((f >> 6) & 3)"
+///   gather_bits("f", {2, 6, 7})     -> "((f >> 2) & 1) | (((f >> 6) & 3) << 1)"
+std::string gather_bits(const std::string& e, const std::vector<int>& pos);
+/// The inverse: bit j of e (below 2^pos.size()) at bit `pos[j]`; shl(e, pos[0]) for a
+/// single run.
+std::string scatter_bits(const std::string& e, const std::vector<int>& pos);
 
 }  // namespace tessel::codegen::fold

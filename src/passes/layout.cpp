@@ -18,6 +18,32 @@ static int log2i(int64_t v) {
 int Layout::log2_vec() const { return log2i(vec); }
 int Layout::log2_threads() const { return log2i(threads); }
 
+int64_t Layout::slot_mask(int k) const {
+  int64_t m = 0;
+  for (int b : slot_bits.at(static_cast<size_t>(k))) m |= int64_t{1} << b;
+  return m;
+}
+
+int Layout::contiguous_shift(int k) const {
+  const std::vector<int>& bits = slot_bits.at(static_cast<size_t>(k));
+  for (size_t j = 1; j < bits.size(); ++j)
+    if (bits[j] != bits[0] + static_cast<int>(j)) return -1;
+  return bits.empty() ? 0 : bits[0];
+}
+
+int Layout::vector_slot() const {
+  for (size_t k = 0; k < slot_bits.size(); ++k)
+    if (!slot_bits[k].empty() && slot_bits[k][0] == 0) return static_cast<int>(k);
+  return -1;
+}
+
+void Layout::place_blocked() {
+  slot_bits.assign(slot_block.size(), {});
+  int shift = 0;
+  for (size_t i = slot_block.size(); i-- > 0;)
+    for (int b = 0; (int64_t{1} << b) < slot_block[i]; ++b) slot_bits[i].push_back(shift++);
+}
+
 Layout Layout::reordered(const std::vector<int>& order) const {
   Layout R = *this;
   R.own_order.clear();
@@ -29,11 +55,107 @@ Layout Layout::reordered(const std::vector<int>& order) const {
     R.slot_block[i] = slot_block[static_cast<size_t>(order[i])];
   }
   for (auto& [s, k] : R.slot_of) k = rank[static_cast<size_t>(k)];
-  int shift = 0;
-  for (int i = static_cast<int>(order.size()) - 1; i >= 0; --i) {
-    R.slot_shift[static_cast<size_t>(i)] = shift;
-    shift += log2i(R.slot_block[static_cast<size_t>(i)]);
+  R.place_blocked();
+  return R;
+}
+
+namespace {
+
+// The input bit (register, lane or warp, and its bit) that bit p of the flat index is.
+std::pair<const char*, int> flat_input(const Layout& L, int p) {
+  const int lv = L.log2_vec(), lt = L.log2_threads();
+  if (p < lv) return {layout::kRegister, p};
+  if (p >= lv + lt) return {layout::kRegister, p - lt};
+  return p - lv < 5 ? std::pair{layout::kLane, p - lv} : std::pair{layout::kWarp, p - lv - 5};
+}
+
+// Per slot, the names of its Syms in order, joined by `sep` ("slot<k>" for none).
+std::vector<std::string> slot_names(const Layout& L, const char* sep) {
+  std::vector<std::vector<std::string>> syms(L.slot_block.size());
+  for (const auto& [s, k] : L.slot_of) syms[static_cast<size_t>(k)].push_back(ir::sym_name(s));
+  std::vector<std::string> names(syms.size());
+  for (size_t k = 0; k < syms.size(); ++k) {
+    std::sort(syms[k].begin(), syms[k].end());
+    for (const std::string& nm : syms[k]) names[k] += (names[k].empty() ? "" : sep) + nm;
+    if (names[k].empty()) names[k] = fmt::format("slot{}", k);
   }
+  return names;
+}
+
+}  // namespace
+
+layout::LinearLayout linear_layout(const Layout& L) {
+  const int lt = L.log2_threads();
+  const int reg_bits = log2i(L.regs());
+  std::vector<layout::LinearLayout::OutDim> outs;
+  const std::vector<std::string> names = slot_names(L, "|");
+  for (size_t k = 0; k < L.slot_block.size(); ++k)
+    outs.push_back({names[k], static_cast<int32_t>(L.slot_block[k])});
+  const layout::LinearLayout::Basis zero(outs.size(), 0);
+  std::vector<layout::LinearLayout::InDim> ins{
+      {layout::kRegister, {}}, {layout::kLane, {}}, {layout::kWarp, {}}};
+  ins[0].bases.assign(static_cast<size_t>(reg_bits), zero);
+  ins[1].bases.assign(static_cast<size_t>(std::min(lt, 5)), zero);
+  ins[2].bases.assign(static_cast<size_t>(std::max(lt - 5, 0)), zero);
+  for (size_t k = 0; k < L.slot_bits.size(); ++k)
+    for (size_t j = 0; j < L.slot_bits[k].size(); ++j) {
+      auto [dim, bit] = flat_input(L, L.slot_bits[k][j]);
+      for (auto& in : ins)
+        if (in.name == dim) in.bases.at(static_cast<size_t>(bit))[k] = int32_t{1} << j;
+    }
+  return layout::LinearLayout(std::move(ins), std::move(outs));
+}
+
+Layout with_placement(const Layout& L, const layout::LinearLayout& placement) {
+  const layout::LinearLayout shape = linear_layout(L);
+  auto fail = [](const std::string& why) { layout::layout_error("with_placement: " + why); };
+  if (!L.all_threads_active()) fail("a layout with inactive threads");
+  bool same_outs = placement.out_dims().size() == shape.out_dims().size();
+  for (size_t k = 0; same_outs && k < shape.out_dims().size(); ++k)
+    same_outs = placement.out_dims()[k].size == shape.out_dims()[k].size;
+  if (!same_outs) fail("other output dims than the layout's slots");
+  for (size_t i = 0; i < shape.in_dims().size(); ++i)
+    if (placement.in_dims().size() != shape.in_dims().size() ||
+        placement.in_dims()[i].name != shape.in_dims()[i].name ||
+        placement.in_dims()[i].bases.size() != shape.in_dims()[i].bases.size())
+      fail("other input dims than register, lane and warp of the layout's sizes");
+  if (!placement.is_injective() || !placement.is_surjective()) fail("not a bijection");
+  // Each input bit holds one output bit: (slot, coordinate bit) per input bit.
+  struct Held {
+    int slot = -1, bit = -1;
+  };
+  auto held = [&](const layout::LinearLayout::Basis& b) {
+    Held h;
+    for (size_t k = 0; k < b.size(); ++k) {
+      if (b[k] == 0) continue;
+      if (h.slot >= 0 || (b[k] & (b[k] - 1)) != 0) fail("an input bit holding several bits");
+      h = {static_cast<int>(k), __builtin_ctz(static_cast<unsigned>(b[k]))};
+    }
+    return h;
+  };
+  const std::vector<layout::LinearLayout::Basis>& regs = placement.in_dims()[0].bases;
+  // The vector lanes: the low register bits holding one slot's bits 0, 1, ... in order.
+  int lv = 0;
+  const int vslot = regs.empty() ? -1 : held(regs[0]).slot;
+  while (lv < std::min(L.log2_vec(), static_cast<int>(regs.size())) &&
+         held(regs[static_cast<size_t>(lv)]).slot == vslot &&
+         held(regs[static_cast<size_t>(lv)]).bit == lv)
+    ++lv;
+  Layout R = L;
+  R.vec = 1 << lv;
+  R.groups = L.regs() / R.vec;
+  R.slot_bits.assign(L.slot_block.size(), {});
+  for (size_t k = 0; k < R.slot_bits.size(); ++k)
+    R.slot_bits[k].assign(static_cast<size_t>(log2i(L.slot_block[k])), -1);
+  int p = 0;  // flat bit, input dims in f's order
+  auto put = [&](const layout::LinearLayout::Basis& b) {
+    Held h = held(b);
+    R.slot_bits[static_cast<size_t>(h.slot)][static_cast<size_t>(h.bit)] = p++;
+  };
+  for (int i = 0; i < lv; ++i) put(regs[static_cast<size_t>(i)]);
+  for (const auto& b : placement.in_dims()[1].bases) put(b);
+  for (const auto& b : placement.in_dims()[2].bases) put(b);
+  for (size_t i = static_cast<size_t>(lv); i < regs.size(); ++i) put(regs[i]);
   return R;
 }
 
@@ -54,22 +176,23 @@ std::set<const ir::Node*> staged_nodes(const Layout& L) {
 }
 
 std::string describe(const Layout& L, const ir::Node* loop) {
+  const std::vector<std::string> names = slot_names(L, " ");
   auto slots = [&](const std::vector<int>& order) {
     std::string out;
-    for (int k : order) {
-      std::string syms;
-      for (const auto& [s, j] : L.slot_of)
-        if (j == k) syms += (syms.empty() ? "" : " ") + ir::sym_name(s);
-      out += fmt::format(" [{}: {}]", syms, L.slot_block[static_cast<size_t>(k)]);
-    }
+    for (int k : order)
+      out += fmt::format(" [{}: {}]", names[static_cast<size_t>(k)],
+                         L.slot_block[static_cast<size_t>(k)]);
     return out;
   };
   std::vector<int> nest(L.slot_block.size());
   for (size_t k = 0; k < nest.size(); ++k) nest[k] = static_cast<int>(k);
+  std::string placement = linear_layout(L).to_string();
+  for (size_t p = placement.find('\n'); p != std::string::npos; p = placement.find('\n', p))
+    placement.replace(p, 1, "; ");
   std::string out = fmt::format(
       "// layout of loop %{}: {} threads, vectors of {}, {} groups, {} registers per value; "
-      "slots outer to inner:{}\n",
-      loop->id, L.threads, L.vec, L.groups, L.regs(), slots(nest));
+      "slots outer to inner:{}\n//   as a linear layout: {}\n",
+      loop->id, L.threads, L.vec, L.groups, L.regs(), slots(nest), placement);
   for (const auto& [n, order] : L.own_order)
     out += fmt::format("//   %{} ({}) in its own layout:{}\n", n->id, ir::op_name(n->op),
                        slots(order));
@@ -153,14 +276,12 @@ Layout factor_layout(const ContractionFactor& f, const Config& config, int threa
     if (s && s == inner) order.push_back(s);
   Layout F;
   F.threads = threads;
-  int shift = 0;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    F.slot_block.insert(F.slot_block.begin(), sym_block(*it, config));
-    F.slot_shift.insert(F.slot_shift.begin(), shift);
-    shift += log2i(F.slot_block.front());
-  }
+  for (const ir::Sym* s : order) F.slot_block.push_back(sym_block(s, config));
+  F.place_blocked();
+  int bits = 0;
+  for (const std::vector<int>& b : F.slot_bits) bits += static_cast<int>(b.size());
+  F.elems = int64_t{1} << bits;
   for (size_t k = 0; k < order.size(); ++k) F.slot_of[order[k]] = static_cast<int>(k);
-  F.elems = int64_t{1} << shift;
   int bytes = dtype_size(ir::addressed_tensor(f.load())->dtype);
   F.vec = static_cast<int>(std::min<int64_t>(F.slot_block.back(), 16 / std::max(1, bytes)));
   F.groups =
@@ -281,13 +402,10 @@ Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Grap
     for (const ir::Sym* s : slots[k])
       L.slot_block[rank[k]] = std::max(L.slot_block[rank[k]], sym_block(s, config));
   for (auto& [s, k] : slot_of) L.slot_of[s] = rank[k];
-  L.slot_shift.assign(slots.size(), 0);
-  int shift = 0;
-  for (int i = static_cast<int>(slots.size()) - 1; i >= 0; --i) {
-    L.slot_shift[i] = shift;
-    shift += log2i(L.slot_block[i]);
-  }
-  L.elems = int64_t{1} << shift;
+  L.place_blocked();
+  int bits = 0;
+  for (const std::vector<int>& b : L.slot_bits) bits += static_cast<int>(b.size());
+  L.elems = int64_t{1} << bits;
   int64_t inner = slots.empty() ? 1 : L.slot_block.back();
   L.vec =
       static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(inner, 16 / std::max(1, min_bytes))));

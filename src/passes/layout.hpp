@@ -13,9 +13,12 @@
 // With slot block sizes B0..Bk-1 (powers of two), E = prod(B) elements, T threads and a
 // vector width V (elements of the innermost slot held contiguously by one thread), thread
 // `tid` holds registers r = g*V + v (g < G = max(1, E/(T*V)), v < V) for the element of
-// flat row-major index f = (g*T + tid)*V + v; slot i's coordinate is bits
-// [shift_i, shift_i + log2(B_i)) of f. Threads with tid*V >= E (small tiles) hold nothing.
-// (The same bit-level view as Triton's linear layouts.)
+// flat index f = (g*T + tid)*V + v (TS_FLAT(r) in generated code). Each bit of a slot's
+// coordinate is one bit of f (Layout::slot_bits): a linear layout over GF(2) whose every
+// register, lane and warp bit holds one coordinate bit (src/layout; linear_layout() gives
+// it). compute_layout makes blocked layouts, f row-major over the slots (slot i in bits
+// [shift_i, shift_i + log2(B_i)) of f); with_placement gives a layout any other such
+// placement (an mma fragment's). Threads with tid*V >= E (small tiles) hold nothing.
 #pragma once
 
 #include <map>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "layout/linear_layout.hpp"
 #include "passes/contractions.hpp"
 #include "tessel/config.hpp"
 
@@ -37,7 +41,10 @@ inline constexpr int64_t kSharedBytesLimit = 227 * 1024;
 
 struct Layout {
   std::vector<int64_t> slot_block;  // per slot, outer to inner
-  std::vector<int> slot_shift;      // log2 of the product of inner slots' blocks
+  /// Per slot: the bit of the flat index f holding each bit of the slot's coordinate, low
+  /// bit first (log2 of its block of them). Every bit of f below log2(E) holds exactly one
+  /// coordinate bit; the bits from log2(E) up are thread bits of threads that hold nothing.
+  std::vector<std::vector<int>> slot_bits;
   std::map<const ir::Sym*, int> slot_of;
   int threads = 128;
   int vec = 1;        // V
@@ -60,7 +67,32 @@ struct Layout {
   bool all_threads_active() const { return elems >= static_cast<int64_t>(threads) * vec; }
   int log2_vec() const;
   int log2_threads() const;
+  /// The bits of f that slot k's coordinate is made of.
+  int64_t slot_mask(int k) const;
+  /// The lowest bit of f holding slot k when its bits are consecutive in f (a blocked
+  /// layout's slots), else -1.
+  int contiguous_shift(int k) const;
+  /// The slot holding bit 0 of f, whose coordinate's low log2(V) bits are a thread's
+  /// vector lanes (a blocked layout's innermost), or -1.
+  int vector_slot() const;
+  /// Places the slots as a blocked layout: f row-major over them, the innermost slot
+  /// (the last) in the lowest bits.
+  void place_blocked();
 };
+
+/// Layout L as a linear layout (src/layout): input dims register (L.regs()), lane and warp
+/// (L.threads); output dims the slots in order, named by their Syms ("t0", "t0|t2" for a
+/// shared slot), of their blocks. Input bits of inactive threads have zero bases.
+layout::LinearLayout linear_layout(const Layout& L);
+
+/// Layout L with its elements placed as `placement` says: a linear layout with the input
+/// and output dims linear_layout(L) has (register of L.regs() registers, lane, warp; L's
+/// slots' blocks, in order, of any names), each input bit holding one output bit and each output
+/// bit held once. Its vector width is the number of low register bits that hold the low bits of one
+/// slot in order (registers that vector accesses move together); groups follow. Throws
+/// InternalError for another placement (a swizzle, copies of an element) or when L has inactive
+/// threads.
+Layout with_placement(const Layout& L, const layout::LinearLayout& placement);
 
 /// A contraction with the layouts its two factors are loaded in: slots for the factor's
 /// dims in its shape's order (outer to inner), the threads of the nest, 16-byte vectors
