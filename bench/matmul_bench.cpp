@@ -1,7 +1,8 @@
 // Matmul written as a broadcast multiply and a sum (examples/kernels/matmul.hpp), lowered
 // as a contraction on the CUDA cores (src/passes/contractions.hpp).
 //   compile   NVRTC time of one candidate, block sizes 64x64x32 with 4 warps (no GPU needed)
-//   f32 GEMM  TFLOP/s at M = N = K = --n over a few configs, and the ratio to cuBLAS SGEMM
+//   f32 GEMM  TFLOP/s at M = N = K = --n over a few configs (block sizes, warps, num_stages),
+//             and the ratio to cuBLAS SGEMM
 //             (FP32 math, no TF32) measured in the same run, where cuBLAS was found
 //   matmul_bench [--n N] [--iters N] [--compile-only]
 #include <CLI/CLI.hpp>
@@ -72,26 +73,33 @@ int main(int argc, char** argv) {
         },
         iters);
     peer = flop / ms / 1e9;
-    std::printf("%-10s %-28s %9.3f ms %8.2f TFLOP/s\n", "cuBLAS", "SGEMM (pedantic FP32)", ms,
+    std::printf("%-10s %-34s %9.3f ms %8.2f TFLOP/s\n", "cuBLAS", "SGEMM (pedantic FP32)", ms,
                 peer);
     cublasDestroy(h);
   }
 #else
   std::printf("cuBLAS not found at build time: no peer ratio\n");
 #endif
-  for (auto [bm, bn, bk, w] :
-       std::vector<std::tuple<int64_t, int64_t, int64_t, int>>{{64, 64, 32, 4},
-                                                               {128, 64, 32, 8},
-                                                               {128, 128, 16, 8},
-                                                               {64, 64, 16, 4},
-                                                               {128, 128, 32, 16}}) {
+  // num_stages S >= 2: the factors' next tiles load while this one's products are summed.
+  for (auto [bm, bn, bk, w, stages] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t, int, int>>{{64, 64, 32, 4, 1},
+                                                                    {64, 64, 32, 4, 2},
+                                                                    {64, 64, 32, 4, 3},
+                                                                    {128, 64, 32, 8, 1},
+                                                                    {128, 64, 32, 8, 2},
+                                                                    {128, 128, 16, 8, 1},
+                                                                    {128, 128, 16, 8, 2},
+                                                                    {64, 64, 16, 4, 1},
+                                                                    {128, 128, 32, 16, 1},
+                                                                    {128, 128, 32, 16, 2}}) {
     ts::Config c = config(bm, bn, bk, w);
+    c.num_stages = stages;
     auto k = examples::make_matmul(ts::Settings{.config = c});
     double ms = bench::gpu_time_ms([&] { k(x, y); }, iters);
     double tf = flop / ms / 1e9;
     std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) +
-                      ", " + std::to_string(w) + " warps";
-    std::printf("%-10s %-28s %9.3f ms %8.2f TFLOP/s", "tessel", cfg.c_str(), ms, tf);
+                      ", " + std::to_string(w) + " warps, " + std::to_string(stages) + " st.";
+    std::printf("%-10s %-34s %9.3f ms %8.2f TFLOP/s", "tessel", cfg.c_str(), ms, tf);
     if (peer > 0) std::printf(" = %.3f of cuBLAS", tf / peer);
     std::printf("\n");
   }

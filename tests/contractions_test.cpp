@@ -123,6 +123,26 @@ TEST(Contractions, BothFactorsLoadInSixteenByteVectorsAndTheCudaCompiles) {
   }
 }
 
+// num_stages = S: both factors' loads of the summed loop's tile i + S - 1 are issued while
+// tile i's products are summed, into S - 1 buffers each in the factor's layout (TS_N of
+// that layout: 16 registers of 64 x 32 on 128 threads), and the factor code loads nothing.
+TEST(Contractions, FactorLoadsArePipelinedInTheirLayoutsWithNumStages) {
+  REQUIRE_NVRTC();
+  for (int stages : {2, 3}) {
+    ts::Buffer x = ints(256, 256, ts::f32, 1), y = ints(256, 256, ts::f32, 2);
+    ts::Config c = blocks(64, 64, 32, 4);
+    c.num_stages = stages;
+    auto k = examples::make_matmul(ts::Settings{.config = c});
+    std::string cu = nvrtc_test::compile(k, x, y);
+    const int ahead = stages - 1;
+    std::string early = ahead == 1 ? "loaded one iteration early" : "loaded 2 iterations early";
+    EXPECT_EQ(nvrtc_test::count(cu, early), 2 * ahead) << cu;
+    // The first tiles before the loop (ahead per factor), then one tile per iteration.
+    EXPECT_EQ(nvrtc_test::count(cu, "ts::ld_vec<float, TS_V, true, true>"), 2 * (ahead + 1)) << cu;
+    EXPECT_EQ(nvrtc_test::count(cu, "ts::to_regs<float, TS_N>(p"), 2) << cu;
+  }
+}
+
 TEST(Contractions, SumsOfProductsThatAreNotOuterProductsStayReductions) {
   ts::Buffer x = ints(64, 64, ts::f32, 1), y = ints(64, 64, ts::f32, 2);
   EXPECT_TRUE(first_nest_layout(make_row_dot(), ts::Config{}, x, y).contractions.empty());

@@ -6,7 +6,9 @@
 // loads into the last buffer, and computes; so the next tiles' loads are in flight during
 // this tile's work (reductions, __syncthreads, stores). In a persistent kernel (pid_type
 // persistent_*) the program loop over tiles is pipelined with one buffer: the next
-// program id's tile loads are issued before this tile's work.
+// program id's tile loads are issued before this tile's work. A contraction's factor
+// loads (emit_contract.cpp) are pipelined in their factors' layouts: the next tiles of
+// both factors are in flight while this tile's products are summed.
 // Source of the technique: Triton's num_stages (software pipelining of loads in loops).
 #include <fmt/format.h>
 
@@ -63,31 +65,47 @@ std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
     dims[{loop, static_cast<int>(d)}] = dim_vars(loop, static_cast<int>(d));
   for (const Node* n : loop->body) {  // the body's own level: not under a nested loop
     if (n->op != Op::Load || !live_.count(n) || !is_array(n) || may_be_stored(n->args[0])) continue;
-    if (staged_.count(n)) continue;  // a contraction's factor, in a layout of its own
+    // A contraction's factor nodes are emitted by its sum; its loads are issued early in
+    // the factor's layout.
+    if (staged_.count(n) && !factor_load_layout(n)) continue;
     bool early = true;
     for (size_t i = 1; i < n->args.size(); ++i)
       early &= n->args[i] == loop || !inside.count(n->args[i]);
+    if (!early) continue;
     // The access must be a vector load (probed into a scratch stream).
-    if (early && emit_vector_load_into_probe(n)) out.push_back(n);
+    bool vector = false;
+    std::ostringstream scratch;
+    body_.swap(scratch);
+    each_in_load_layout({n}, [&](const Node* m) { vector = emit_vector_load_into_probe(m); });
+    body_.swap(scratch);
+    if (vector) out.push_back(n);
   }
   return out;
 }
 
+const passes::Layout* Emitter::factor_load_layout(const Node* n) const {
+  for (const passes::Contraction& c : nest_.contractions)
+    for (int i = 0; i < 2; ++i)
+      if (c.match.factor[i].load() == n) return &c.factor_layout[i];
+  return nullptr;
+}
+
 void Emitter::declare_prefetch_buffers(const std::vector<const Node*>& loads, int count,
                                        const std::string& comment) {
-  for (const Node* n : loads)
+  each_in_load_layout(loads, [&](const Node* n) {
     for (int k = 0; k < count; ++k)
       line(fmt::format("__align__(16) {} {}[TS_N];  // {}", dtype_cuda_storage(n->args[0]->dtype),
                        buffer(n, k, count), comment),
            n);
+  });
 }
 
 void Emitter::load_into_buffers(const std::vector<const Node*>& loads, int k, int count) {
-  for (const Node* n : loads) emit_vector_load_into(n, buffer(n, k, count));
+  each_in_load_layout(loads, [&](const Node* n) { emit_vector_load_into(n, buffer(n, k, count)); });
 }
 
 void Emitter::take_prefetched(const std::vector<const Node*>& loads, int count) {
-  for (const Node* n : loads) {
+  each_in_load_layout(loads, [&](const Node* n) {
     std::string nm = ids_.value(n);
     names_[n] = nm;
     line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
@@ -96,7 +114,7 @@ void Emitter::take_prefetched(const std::vector<const Node*>& loads, int count) 
     for (int k = 0; k + 1 < count; ++k)  // the later tiles move down one buffer
       line(fmt::format("TS_FOR(r) {}[r] = {}[r];", buffer(n, k, count), buffer(n, k + 1, count)));
     prefetched_.insert(n);  // the load itself emits nothing where it stands
-  }
+  });
 }
 
 void Emitter::emit_prefetch_first(const Node* loop, const std::vector<const Node*>& loads) {

@@ -155,6 +155,24 @@ class Emitter {
     L_ = saved;
     set_layout_macros(own, *saved);
   }
+  /// The layout of a contraction's factor whose load is `n` (it is loaded in it), or null.
+  const passes::Layout* factor_load_layout(const ir::Node* n) const;
+  /// `each(n)` for each load n of `loads`, emitted in the layout n is loaded in: its
+  /// factor's (factor_load_layout) or the one in use; TS_V and TS_G change only between
+  /// loads of layouts that differ in them.
+  template <class F>
+  void each_in_load_layout(const std::vector<const ir::Node*>& loads, F&& each) {
+    const passes::Layout* saved = L_;
+    for (const ir::Node* n : loads) {
+      const passes::Layout* want = factor_load_layout(n);
+      if (!want) want = saved;
+      if (want != L_) set_layout_macros(*L_, *want);
+      L_ = want;
+      each(n);
+    }
+    if (L_ != saved) set_layout_macros(*L_, *saved);
+    L_ = saved;
+  }
   /// Redefines TS_V and TS_G where layout `to` differs from `from` in them.
   void set_layout_macros(const passes::Layout& from, const passes::Layout& to);
   /// The contraction whose sum is `sum` (passes/contractions.hpp), or null.
