@@ -143,6 +143,24 @@ TEST(Contractions, FactorLoadsArePipelinedInTheirLayoutsWithNumStages) {
   }
 }
 
+// A thread's 32 registers of a 64 x 64 tile on 128 threads are 8 rows and 4 columns: per
+// k it reads 8 values of factor 0 and 4 of factor 1 from shared memory (not 32 each), each
+// row's address computed once (rows * 33 + k: the padded row of 32 plus one).
+TEST(Contractions, EachSharedValueIsReadOncePerSummedIndex) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ints(256, 256, ts::f32, 1), y = ints(256, 256, ts::f32, 2);
+  auto k = examples::make_matmul(ts::Settings{.config = blocks(64, 64, 32, 4)});
+  std::string cu = nvrtc_test::compile(k, x, y);
+  EXPECT_NE(cu.find("float a0[8];  // factor 0 at k: one value per setting of register bits 0x1c"),
+            std::string::npos)
+      << cu;
+  EXPECT_NE(cu.find("float a1[4];  // factor 1 at k: one value per setting of register bits 0x3"),
+            std::string::npos)
+      << cu;
+  EXPECT_NE(cu.find("* 33 + k]"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("+= a0[((r >> 2) & 7)] * a1[(r & 3)];"), std::string::npos) << cu;
+}
+
 TEST(Contractions, SumsOfProductsThatAreNotOuterProductsStayReductions) {
   ts::Buffer x = ints(64, 64, ts::f32, 1), y = ints(64, 64, ts::f32, 2);
   EXPECT_TRUE(first_nest_layout(make_row_dot(), ts::Config{}, x, y).contractions.empty());

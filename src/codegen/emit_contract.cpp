@@ -8,9 +8,15 @@
 //     <its registers to shared memory at their flat index in that layout (+1 pad per row)>
 //     <factor 1 likewise>
 //     __syncthreads();
-//     for (int k = 0; k < BK; ++k)          // every element: one product per k
-//       TS_FOR(r) acc[r] += f0[place0(r, k)] * f1[place1(r, k)];
+//     for (int k = 0; k < BK; ++k) {        // every element: one product per k
+//       float a0[N0];                       // factor 0's distinct values at k: one per
+//       for (j < N0) a0[j] = f0[place0(spread(j), k)];  // setting of the register bits
+//       float a1[N1]; ...                   // its place depends on (mask M0)
+//       TS_FOR(r) acc[r] += a0[pick(r, M0)] * a1[pick(r, M1)];
+//     }
 //   }
+// Each shared value is read once per k (the 8 rows and 4 columns of a thread's 32
+// registers in a 64 x 64 tile on 128 threads: 12 reads for 32 products, not 64).
 //
 // A factor's layout may hold another number of registers than the nest's: its code is
 // emitted with TS_V and TS_G defined for it (Emitter::in_layout), then defined back.
@@ -48,12 +54,16 @@ void Emitter::set_layout_macros(const passes::Layout& from, const passes::Layout
 }
 
 // The place in factor i's shared tile of the element that nest register r multiplies at
-// contracted index k.
+// contracted index k: its flat index f in the factor's (blocked) layout, or for a padded
+// factor f + (f >> b) with b the bits of its innermost slot, written as
+// rows * (2^b + 1) + inner (rows = f >> b, inner = f's low b bits, the contracted k), so
+// that each row's address is computed once and k is a constant offset in the unrolled loop.
 static std::string factor_place(const Emitter& e, const passes::Contraction& c, int i) {
   const passes::Layout& F = c.factor_layout[i];
   std::vector<const ir::Sym*> slots(F.slot_block.size());  // outer to inner
   for (const auto& [s, j] : F.slot_of) slots[static_cast<size_t>(j)] = s;
-  std::string place = "0";
+  const int row_bits = c.padded[i] ? static_cast<int>(F.slot_bits.back().size()) : 0;
+  std::string place = "0", rows = "0", inner = "0";
   for (size_t j = 0; j < slots.size(); ++j) {
     const ir::Sym* s = slots[j];
     std::string coord;
@@ -66,10 +76,52 @@ static std::string factor_place(const Emitter& e, const passes::Contraction& c, 
       bits.resize(F.slot_bits[j].size());
       coord = fold::gather_bits("TS_FLAT(r)", bits);
     }
-    if (!fold::is_zero(coord)) place = fold::add(place, fold::scatter_bits(coord, F.slot_bits[j]));
+    if (fold::is_zero(coord)) continue;
+    if (!c.padded[i])
+      place = fold::add(place, fold::scatter_bits(coord, F.slot_bits[j]));
+    else if (j + 1 == slots.size())
+      inner = coord;
+    else
+      rows = fold::add(rows, fold::shl(coord, F.contiguous_shift(static_cast<int>(j)) - row_bits));
   }
   if (!c.padded[i]) return fold::unparen(place);
-  return fmt::format("({0}) + (({0}) >> {1})", fold::unparen(place), log2_of(F.slot_block.back()));
+  return fold::unparen(
+      fold::add(fold::mul(rows, std::to_string((int64_t{1} << row_bits) + 1)), inner));
+}
+
+// The bits of a nest register number r that factor i's place depends on: the register
+// bits of the flat index among the bits of the factor's dims other than k.
+static unsigned factor_register_bits(const Emitter& e, const passes::Contraction& c, int i) {
+  const passes::Layout& F = c.factor_layout[i];
+  const int lv = e.nest_.log2_vec(), lt = e.nest_.log2_threads();
+  unsigned mask = 0;
+  for (const auto& [s, j] : F.slot_of) {
+    if (s == c.match.k) continue;
+    const std::vector<int>& bits = e.nest_.slot_bits[static_cast<size_t>(e.slot(s))];
+    for (size_t b = 0; b < F.slot_bits[static_cast<size_t>(j)].size(); ++b) {
+      const int p = bits[b];
+      if (p < lv) mask |= 1u << p;
+      if (p >= lv + lt) mask |= 1u << (p - lt);
+    }
+  }
+  return mask;
+}
+
+static bool contiguous(unsigned mask) {
+  const unsigned low = mask >> __builtin_ctz(mask);
+  return (low & (low + 1)) == 0;
+}
+
+// The register whose bits in `mask` are j (others 0), and the bits of r in mask, packed.
+static std::string spread(unsigned mask, const std::string& j) {
+  if (mask == 0) return "0";
+  if (contiguous(mask)) return fold::shl(j, __builtin_ctz(mask));
+  return fmt::format("ts::spread_bits({}, {}u)", j, mask);
+}
+static std::string pick(unsigned mask, const std::string& r) {
+  if (mask == 0) return "0";
+  if (contiguous(mask)) return fold::bits(r, __builtin_ctz(mask), mask >> __builtin_ctz(mask));
+  return fmt::format("ts::squeeze_bits({}, ~{}u)", r, mask);
 }
 
 void Emitter::emit_contraction(const passes::Contraction& c) {
@@ -115,8 +167,21 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
   line(fmt::format("TS_FOR(r) {}[r] = 0.0f;", nm));
   int64_t bk = plan_.block(c.match.k);
   open(fmt::format("_Pragma(\"unroll 8\") for (int k = 0; k < {}; ++k)", bk));
-  line(fmt::format("TS_FOR(r) {}[r] += {}[{}] * {}[{}];", nm, tile[0], factor_place(*this, c, 0),
-                   tile[1], factor_place(*this, c, 1)));
+  std::string operand[2];
+  for (int i = 0; i < 2; ++i) {
+    const unsigned mask = factor_register_bits(*this, c, i);
+    const int count = 1 << __builtin_popcount(mask);
+    operand[i] = fmt::format("a{}", i);
+    line(fmt::format(
+        "float {}[{}];  // factor {} at k: one value per setting of register bits {:#x}",
+        operand[i], count, i, mask));
+    open_unrolled(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; ++j)", count));
+    line(fmt::format("const int r = {};", spread(mask, "j")));
+    line(fmt::format("{}[j] = {}[{}];", operand[i], tile[i], factor_place(*this, c, i)));
+    close();
+    operand[i] += "[" + pick(mask, "r") + "]";
+  }
+  line(fmt::format("TS_FOR(r) {}[r] += {} * {};", nm, operand[0], operand[1]));
   close();
   close();
   last_shared_ = SharedUse{};  // the next reduction's leading barrier guards these bytes

@@ -395,6 +395,14 @@ __device__ __forceinline__ constexpr int squeeze_bits(int r, unsigned mask) {
     if (!((mask >> b) & 1u)) out |= ((r >> b) & 1) << k++;
   return out;
 }
+/// The bits of j placed, low first, at the set bits of `mask` (the register whose bits in
+/// `mask` are j and whose others are 0); squeeze_bits(r, ~mask) is the inverse.
+__device__ __forceinline__ constexpr int spread_bits(int j, unsigned mask) {
+  int out = 0, k = 0;
+  for (int b = 0; b < 31; ++b)
+    if ((mask >> b) & 1u) out |= ((j >> k++) & 1) << b;
+  return out;
+}
 struct SumOp {
   template <class T>
   static __device__ __forceinline__ T combine(T a, T b) {
