@@ -18,6 +18,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "driver/block_cache.hpp"
+
 namespace tessel::rt {
 namespace {
 
@@ -322,10 +324,30 @@ int max_shared_memory_per_block(int device) {
   return v;
 }
 
+BlockCache& block_cache() {
+  static auto* cache = new BlockCache;  // outlives the Buffers freed at exit
+  return *cache;
+}
+
+int64_t cached_block_bytes(int device) { return block_cache().cached_bytes(device); }
+
+void release_cached_blocks(int device) {
+  std::vector<void*> blocks = block_cache().drain(device);
+  if (blocks.empty()) return;
+  Driver& d = ready();
+  ContextScope scope(nullptr);
+  set_device(device);
+  for (void* p : blocks) TESSEL_CU(cuMemFreeAsync, dptr(p), nullptr);
+}
+
 void* device_alloc(int64_t nbytes, int device, void* stream) {
   if (nbytes <= 0) return nullptr;
   DeviceState& s = device_state(device);
   Driver& d = driver();
+  if (int64_t size_class = s.pools ? BlockCache::size_class(nbytes, stream) : 0) {
+    if (void* kept = block_cache().take(device, size_class)) return kept;
+    nbytes = size_class;  // the block may serve any request of its class later
+  }
   ContextScope scope(stream);
   set_device(device);
   CUdeviceptr p = 0;
@@ -335,7 +357,9 @@ void* device_alloc(int64_t nbytes, int device, void* stream) {
   };
   CUresult r = alloc();
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
-    // Frees still pending on other streams return their memory once they complete.
+    // Kept blocks go back to the pool; frees still pending on other streams return their
+    // memory once they complete.
+    release_cached_blocks(device);
     TESSEL_CU(cuCtxSynchronize);
     r = alloc();
   }
@@ -347,10 +371,14 @@ void* device_alloc(int64_t nbytes, int device, void* stream) {
   return reinterpret_cast<void*>(p);
 }
 
-void device_free(void* ptr, int device, void* stream) {
+void device_free(void* ptr, int device, void* stream, int64_t nbytes) {
   if (!ptr) return;
   DeviceState& s = device_state(device);
   Driver& d = driver();
+  // The class of the allocation's own stream (a retired partition stream, below, is not
+  // the legacy one: its block was allocated at its exact size).
+  const int64_t size_class = s.pools && nbytes > 0 ? BlockCache::size_class(nbytes, stream) : 0;
+  if (size_class && block_cache().give(device, size_class, ptr)) return;
   // The partition of `stream` may be gone (its stream synchronized and destroyed first).
   if (stream && partitions().any.load() && retired_stream(stream)) stream = nullptr;
   ContextScope scope(stream);

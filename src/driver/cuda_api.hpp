@@ -29,8 +29,15 @@ int max_shared_memory_per_block(int device);
 
 /// Memory. `stream` is a CUstream (nullptr = the legacy default stream).
 /// Allocation is stream-ordered (cuMemAllocAsync) so it is legal during graph capture.
+/// Blocks of up to 8 MiB on the legacy default stream freed with their size (`nbytes`, as
+/// allocated; -1: unknown) are kept for the next allocation of their size class on that
+/// device (driver/block_cache.hpp), up to 256 MiB per device; an allocation that runs out
+/// of memory frees them and tries again.
 void* device_alloc(int64_t nbytes, int device, void* stream = nullptr);
-void device_free(void* ptr, int device, void* stream = nullptr);
+void device_free(void* ptr, int device, void* stream = nullptr, int64_t nbytes = -1);
+/// Bytes of freed blocks kept for `device`, and freeing them (as torch.cuda.empty_cache).
+int64_t cached_block_bytes(int device);
+void release_cached_blocks(int device);
 void memcpy_htod(void* dst, const void* src, int64_t nbytes, void* stream = nullptr);
 void memcpy_dtoh(void* dst, const void* src, int64_t nbytes, void* stream = nullptr);
 void memcpy_dtod(void* dst, const void* src, int64_t nbytes, void* stream = nullptr);

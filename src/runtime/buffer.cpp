@@ -116,7 +116,7 @@ Storage::~Storage() {
   if (!owned || !ptr) return;
   if (device.is_cuda()) {
     try {
-      rt::device_free(ptr, device.index, stream);
+      rt::device_free(ptr, device.index, stream, nbytes);
     } catch (...) {
       // The driver may already be shut down at process exit; nothing to do then.
     }

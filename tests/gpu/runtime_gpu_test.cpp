@@ -4,6 +4,7 @@
 #include <dlpack/dlpack.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -40,6 +41,34 @@ TEST(GpuRuntime, DeviceProperties) {
   EXPECT_THROW(rt::set_device(rt::device_count()), ts::RuntimeError);
   std::printf("device 0: %s, sm_%d, %d SMs, driver %d\n", rt::device_name(0).c_str(),
               rt::compute_capability(0), rt::sm_count(0), rt::driver_version());
+}
+
+// A Buffer freed on the legacy default stream leaves its block for the next allocation of
+// its size class (driver/block_cache.hpp), which sees its own values, not the old ones;
+// release_cached_blocks returns the blocks to the pool.
+TEST(GpuRuntime, FreedBlocksServeTheNextAllocationOfTheirClass) {
+  TESSEL_REQUIRE_GPU();
+  ts::rt::release_cached_blocks(0);
+  void* first = nullptr;
+  {
+    ts::Buffer a = ts::Buffer::full({1000}, 7.0, ts::f32, ts::cuda(0));
+    first = a.data_ptr();
+  }
+  EXPECT_EQ(ts::rt::cached_block_bytes(0), 4096);  // 4000 bytes in the class of 4096
+  ts::Buffer b = ts::Buffer::full({1024}, 3.0, ts::f32, ts::cuda(0));  // the same class
+  EXPECT_EQ(b.data_ptr(), first);
+  EXPECT_EQ(ts::rt::cached_block_bytes(0), 0);
+  std::vector<double> v = b.to(ts::cpu()).to_vector();
+  EXPECT_EQ(std::count(v.begin(), v.end(), 3.0), 1024);
+  ts::Buffer c = ts::Buffer::zeros({2000}, ts::f32, ts::cuda(0));  // another class
+  EXPECT_NE(c.data_ptr(), first);
+  // Blocks past 8 MiB are not kept; releasing empties the cache.
+  { ts::Buffer big = ts::Buffer::zeros({3 << 20}, ts::f32, ts::cuda(0)); }
+  EXPECT_EQ(ts::rt::cached_block_bytes(0), 0);
+  { ts::Buffer d = ts::Buffer::zeros({100}, ts::f32, ts::cuda(0)); }
+  EXPECT_EQ(ts::rt::cached_block_bytes(0), 512);
+  ts::rt::release_cached_blocks(0);
+  EXPECT_EQ(ts::rt::cached_block_bytes(0), 0);
 }
 
 TEST(GpuRuntime, AllocCopyRoundTrip) {
