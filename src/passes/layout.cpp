@@ -193,9 +193,11 @@ std::string describe(const Layout& L, const ir::Node* loop) {
       "// layout of loop %{}: {} threads, vectors of {}, {} groups, {} registers per value; "
       "slots outer to inner:{}\n//   as a linear layout: {}\n",
       loop->id, L.threads, L.vec, L.groups, L.regs(), slots(nest), placement);
-  for (const auto& [n, order] : L.own_order)
-    out += fmt::format("//   %{} ({}) in its own layout:{}\n", n->id, ir::op_name(n->op),
-                       slots(order));
+  std::map<int, std::pair<const ir::Node*, const std::vector<int>*>> own;  // by node id
+  for (const auto& [n, order] : L.own_order) own[n->id] = {n, &order};
+  for (const auto& [id, own_layout] : own)
+    out += fmt::format("//   %{} ({}) in its own layout:{}\n", id,
+                       ir::op_name(own_layout.first->op), slots(*own_layout.second));
   for (const Contraction& c : L.contractions) {
     out += fmt::format(
         "//   %{} contracts %{} over {}, {} bytes of shared memory; factors:", c.match.sum->id,
