@@ -60,6 +60,24 @@ TEST(AccessLayouts, ATransposeConvertsOneSideAndBothMoveVectors) {
   EXPECT_EQ(nvrtc_test::count(cuda, "layout conversion"), 1) << cuda;
   EXPECT_EQ(nvrtc_test::count(cuda, "ts::ld_vec<"), 1) << cuda;
   EXPECT_EQ(nvrtc_test::count(cuda, "ts::st_vec<"), 1) << cuda;
+  // One barrier, between the conversion's writes and reads: a program converts one tile,
+  // and nothing read shared memory before (codegen/emit_shared.cpp).
+  EXPECT_EQ(nvrtc_test::count(cuda, "__syncthreads()"), 1) << cuda;
+}
+
+// A persistent program converts one tile after another: each conversion follows the
+// previous tile's (the program loop's back edge) on the same bytes, so it starts with a
+// barrier (codegen/emit_shared.cpp).
+TEST(AccessLayouts, APersistentTransposeWaitsForThePreviousTilesConversion) {
+  REQUIRE_NVRTC();
+  ts::Config c = kBlocks32;
+  c.pid_type = ts::PidType::persistent_interleaved;
+  auto k = examples::make_transpose(ts::Settings{.config = c});
+  std::string cuda = nvrtc_test::compile(k, iota(64, 96, ts::f32));
+  EXPECT_EQ(nvrtc_test::count(cuda, "layout conversion"), 1) << cuda;
+  EXPECT_EQ(
+      nvrtc_test::count(cuda, "__syncthreads();  // earlier readers of shared memory are done"), 1)
+      << cuda;
   EXPECT_EQ(nvrtc_test::count(cuda, "__syncthreads()"), 2) << cuda;
 }
 

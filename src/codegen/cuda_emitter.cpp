@@ -70,18 +70,10 @@ void Emitter::line(const std::string& s, const Node* at) {
 void Emitter::open(const std::string& s, const Node* at) {
   line(s.empty() ? "{" : s + " {", at);
   ++indent_;
-  ++region_;
-  unrolled_.push_back(false);
 }
-void Emitter::open_unrolled(const std::string& s) {
-  line(s.empty() ? "{" : s + " {");
-  ++indent_;
-  unrolled_.push_back(true);
-}
+void Emitter::open_unrolled(const std::string& s) { open(s); }
 void Emitter::close() {
   --indent_;
-  if (!unrolled_.back()) ++region_;
-  unrolled_.pop_back();
   line("}");
 }
 
@@ -422,6 +414,7 @@ void Emitter::run() {
   }
   find_values_rounded_by_stores();
   find_barriers();
+  plan_shared();
 
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;

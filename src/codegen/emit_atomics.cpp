@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "codegen/emitter_state.hpp"
+#include "codegen/fold.hpp"
 
 namespace tessel::codegen {
 
@@ -47,11 +48,13 @@ void Emitter::broadcast_from_owners(const Node* n, const std::string& nm) {
                                 "of shared memory, more than a program has",
                                 L_->threads, bytes),
                     "use smaller block sizes, or index the atomic with every tile of the loop");
-  shared_bytes_ = std::max(shared_bytes_, static_cast<int>((bytes + 15) / 16 * 16));
+  const SharedUse& use = shared_use(n);  // the nest's plan (emit_shared.cpp)
+  shared_bytes_ = std::max(shared_bytes_, static_cast<int>(use.offset + (bytes + 15) / 16 * 16));
   const std::string bar = L_->threads <= 32 ? "__syncwarp();" : "__syncthreads();";
   const std::string sm = fmt::format("sm{}", n->id);
-  line(fmt::format("{} {}* {} = reinterpret_cast<{}*>(ts_smem);  // old values to the copies", bar,
-                   rt, sm, rt));
+  line(fmt::format("{}{}* {} = reinterpret_cast<{}*>({});  // old values to the copies",
+                   use.barrier ? bar + " " : "", rt, sm, rt,
+                   fold::add("ts_smem", std::to_string(use.offset))));
   if (one) {
     line(fmt::format("if (tid == 0) {}[0] = {};", sm, nm));
     line(fmt::format("{} {} = {}[0];", bar, nm, sm));
@@ -60,7 +63,6 @@ void Emitter::broadcast_from_owners(const Node* n, const std::string& nm) {
                      nm));
     line(fmt::format("{} TS_FOR(r) {}[r] = {}[TS_FLAT(r) & ~{}];", bar, nm, sm, bits));
   }
-  last_shared_ = {region_, 0, bytes};
 }
 
 void Emitter::emit_atomic(const Node* n) {

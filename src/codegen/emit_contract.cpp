@@ -134,7 +134,8 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
                     "flatten_loops entry to false)");
   std::string nm = ids_.value(n);
   names_[n] = nm;
-  shared_bytes_ = std::max(shared_bytes_, static_cast<int>(c.shared_bytes));
+  const SharedUse& use = shared_use(n);  // the nest's plan (emit_shared.cpp)
+  shared_bytes_ = std::max(shared_bytes_, static_cast<int>(use.offset + c.shared_bytes));
   line(fmt::format("float {}[TS_N];  // sum over {} of products, factors in shared memory", nm,
                    ir::sym_name(c.match.k)),
        n);
@@ -143,9 +144,9 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
   for (int i = 0; i < 2; ++i) {
     tile[i] = fmt::format("f{}_{}", n->id, i);
     line(fmt::format("float* {} = reinterpret_cast<float*>(ts_smem + {});", tile[i],
-                     c.shared_offset[i]));
+                     use.offset + c.shared_offset[i]));
   }
-  line("__syncthreads();  // earlier readers of shared memory are done");
+  if (use.barrier) line("__syncthreads();  // earlier readers of shared memory are done");
   for (int i = 0; i < 2; ++i) {
     const passes::Layout& F = c.factor_layout[i];
     const std::vector<const Node*>& nodes = c.match.factor[i].nodes;
@@ -184,7 +185,6 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
   line(fmt::format("TS_FOR(r) {}[r] += {} * {};", nm, operand[0], operand[1]));
   close();
   close();
-  last_shared_ = SharedUse{};  // the next reduction's leading barrier guards these bytes
 }
 
 }  // namespace tessel::codegen

@@ -24,7 +24,8 @@ void Emitter::convert_layout(const std::string& src, const passes::Layout& from,
   const std::string rt = reg_type(dtype);
   const int row_bits = log2_of(from.slot_block.back());
   const int64_t bytes = (passes::conversion_bytes(from, dtype) + 15) / 16 * 16;
-  shared_bytes_ = std::max(shared_bytes_, static_cast<int>(bytes));
+  const SharedUse& use = shared_use(at);  // the nest's plan (emit_shared.cpp)
+  shared_bytes_ = std::max(shared_bytes_, static_cast<int>(use.offset + bytes));
   // Register r of layout `to` holds, along each of to's slots, the coordinate in that
   // slot's bits of TS_FLAT(r); in `from` that coordinate sits in the bits of the same
   // Syms' slot.
@@ -44,16 +45,15 @@ void Emitter::convert_layout(const std::string& src, const passes::Layout& from,
                                    : "the access's layout to the loop nest's"),
        at);
   open("");
-  line(fmt::format("{}* cv = reinterpret_cast<{}*>(ts_smem);  // [tile elements + one per row]", rt,
-                   rt));
-  line("__syncthreads();  // earlier readers of shared memory are done");
+  line(fmt::format("{}* cv = reinterpret_cast<{}*>({});  // [tile elements + one per row]", rt, rt,
+                   fold::add("ts_smem", std::to_string(use.offset))));
+  if (use.barrier) line("__syncthreads();  // earlier readers of shared memory are done");
   line(fmt::format("TS_FOR(r) {}{{ const int f = TS_FLAT(r); cv[f + (f >> {})] = {}[r]; }}", active,
                    row_bits, src));
   line("__syncthreads();");
   line(fmt::format("TS_FOR(r) {}{{ const int f = {}; {}[r] = cv[f + (f >> {})]; }}", active,
                    fold::unparen(place), dst, row_bits));
   close();
-  last_shared_ = SharedUse{};  // the next reduction's leading barrier guards these bytes
 }
 
 }  // namespace tessel::codegen

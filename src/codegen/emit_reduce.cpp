@@ -41,8 +41,47 @@ static std::string identity(ir::ReduceFn fn, DType t) {
   return literal(t, v.fval, v.ival);
 }
 
+Emitter::ReduceSteps Emitter::reduce_steps(const Node* n) const {
+  ReduceSteps st;
+  const Node* x = n->args[0];
+  const ir::Sym* s = x->shape.at(n->ival);
+  if (!s || !is_array(x)) return st;
+  const ir::ReduceFn fn = n->rfn();
+  const bool arg = fn == ir::ReduceFn::argmax || fn == ir::ReduceFn::argmin;
+  const int lv = L_->log2_vec(), lt = L_->log2_threads();
+  // Bits to combine: the slot's, plus (for a scalar result) the thread bits above the
+  // layout's elements, where inactive threads hold the identity.
+  st.bits = L_->slot_bits[static_cast<size_t>(slot(s))];
+  std::sort(st.bits.begin(), st.bits.end());
+  int layout_bits = 0;
+  while ((int64_t{1} << layout_bits) < L_->elems) ++layout_bits;
+  if (!is_array(n))
+    for (int b = layout_bits; b < lv + lt; ++b)
+      if (b >= lv) st.bits.push_back(b);
+  for (int b : st.bits) {
+    if (b < lv || b >= lv + lt)
+      st.reg_mask |= 1u << (b < lv ? b : b - lt);
+    else if (b - lv < 5)
+      st.lane_mask |= 1u << (b - lv);
+    else
+      st.warp_mask |= 1u << (b - lv - 5);
+  }
+  if (!st.warp_mask) return st;
+  const std::string rt = reg_type(x->dtype);
+  st.elem = rt == "double" || rt == "long long" || rt == "unsigned long long" ? 8 : 4;
+  st.low = __builtin_ctz(st.warp_mask);
+  st.contiguous = ((st.warp_mask >> st.low) & ((st.warp_mask >> st.low) + 1)) == 0;
+  // Whole warps hold one value (every lane bit combined): one value per warp goes to
+  // shared memory; otherwise one value per thread.
+  st.per_warp = st.lane_mask == 31u && st.contiguous;
+  st.distinct_regs = L_->regs() >> __builtin_popcount(st.reg_mask);
+  const int64_t slots = st.per_warp ? L_->threads / 32 : L_->threads;
+  st.values_bytes = slots * st.distinct_regs * st.elem;
+  st.bytes = (st.values_bytes + (arg ? slots * st.distinct_regs * 8 : 0) + 15) / 16 * 16;
+  return st;
+}
+
 void Emitter::emit_reduce(const Node* n) {
-  const int start_region = region_;  // the register steps below open braces of their own
   const Node* x = n->args[0];
   ir::ReduceFn fn = n->rfn();
   bool arg = fn == ir::ReduceFn::argmax || fn == ir::ReduceFn::argmin;
@@ -61,16 +100,8 @@ void Emitter::emit_reduce(const Node* n) {
     return;
   }
   if (!is_array(x)) unsupported(n, "a reduction of a scalar");
-  int lv = L_->log2_vec(), lt = L_->log2_threads();
-  // Bits to combine: the slot's, plus (for a scalar result) the thread bits above the
-  // layout's elements, where inactive threads hold the identity.
-  std::vector<int> bits = L_->slot_bits[static_cast<size_t>(slot(s))];
-  std::sort(bits.begin(), bits.end());
-  int layout_bits = 0;
-  while ((int64_t{1} << layout_bits) < L_->elems) ++layout_bits;
-  if (!is_array(n))
-    for (int b = layout_bits; b < lv + lt; ++b)
-      if (b >= lv) bits.push_back(b);
+  const int lv = L_->log2_vec(), lt = L_->log2_threads();
+  const ReduceSteps st = reduce_steps(n);
 
   line(fmt::format("{} {}[TS_N];  // {} over {}", rt, acc, ir::reduce_name(fn), ir::sym_name(s)),
        n);
@@ -83,11 +114,10 @@ void Emitter::emit_reduce(const Node* n) {
     line(fmt::format("TS_FOR(r) {}[r] = {};", ai, coord(s, "r")));
   }
   const char* is_max = fn == ir::ReduceFn::argmax ? "true" : "false";
-  unsigned lane_mask = 0, warp_mask = 0, reg_mask = 0;
-  for (int b : bits) {
+  const unsigned lane_mask = st.lane_mask, warp_mask = st.warp_mask, reg_mask = st.reg_mask;
+  for (int b : st.bits) {
     if (b < lv || b >= lv + lt) {  // a register bit
       int rb = b < lv ? b : b - lt;
-      reg_mask |= 1u << rb;
       open_unrolled(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r) if (!(r & {}))",
                                 1 << rb));
       if (arg) {
@@ -100,10 +130,6 @@ void Emitter::emit_reduce(const Node* n) {
                          op_struct(fn), acc, acc, 1 << rb));
       }
       close();
-    } else if (b - lv < 5) {
-      lane_mask |= 1u << (b - lv);
-    } else {
-      warp_mask |= 1u << (b - lv - 5);
     }
   }
   // After the register steps, registers that differ only in reg_mask bits hold the same
@@ -124,39 +150,17 @@ void Emitter::emit_reduce(const Node* n) {
     // Shared memory: [distinct register][thread] values (and indices), then each thread
     // combines the warps that differ in the slot's warp bits, in a fixed order. Registers
     // are numbered densely among the distinct ones (those with the reg_mask bits clear).
-    int elem =
-        static_cast<int>(rt == "double" || rt == "long long" || rt == "unsigned long long" ? 8 : 4);
-    int nw = L_->threads / 32;
-    int low = __builtin_ctz(warp_mask);
-    bool contiguous = ((warp_mask >> low) & ((warp_mask >> low) + 1)) == 0;
-    // Whole warps hold one value (every lane bit combined): one value per warp goes to
-    // shared memory and the warps of a group are combined across lanes (lane j reads warp
-    // j of the group, then a shuffle all-reduce); otherwise one value per thread, and each
-    // thread combines its group's warps in order.
-    bool per_warp = lane_mask == 31u && contiguous;
-    int64_t distinct_regs = regs() >> __builtin_popcount(reg_mask);
-    int64_t slots = per_warp ? nw : L_->threads;
-    int64_t values_bytes = slots * distinct_regs * elem;
-    int64_t bytes = (values_bytes + (arg ? slots * distinct_regs * 8 : 0) + 15) / 16 * 16;
-    if (bytes > 227 * 1024)
-      throw UserError(
-          g_.kernel_name, n->loc,
-          fmt::format("this reduction needs {} bytes of shared memory, more than a program has",
-                      bytes),
-          "use smaller block sizes, fewer warps, or reduction_loops");
-    // Right after another cross-warp reduction (same straight-line code), this one uses
-    // bytes disjoint from it and skips the leading __syncthreads: every earlier reader of
-    // these bytes finished before the previous reduction's barrier. Otherwise the leading
-    // barrier protects offset 0. No trailing barrier: the next reduction guards itself.
-    bool follows = last_shared_.region == start_region;
-    int64_t offset = 0;
-    if (follows && bytes > last_shared_.offset)
-      offset = (last_shared_.offset + last_shared_.bytes + 15) / 16 * 16;
-    if (offset + bytes > 227 * 1024) {
-      follows = false;
-      offset = 0;
-    }
-    shared_bytes_ = std::max(shared_bytes_, static_cast<int>(offset + bytes));
+    // Whole warps holding one value (per_warp): one value per warp, and the warps of a
+    // group are combined across lanes (lane j reads warp j of the group, then a shuffle
+    // all-reduce); otherwise one value per thread, and each thread combines its group's
+    // warps in order. Where the bytes are and whether a barrier must come first: the
+    // nest's shared memory plan (emit_shared.cpp).
+    const int nw = L_->threads / 32, low = st.low;
+    const bool per_warp = st.per_warp, contiguous = st.contiguous;
+    const int64_t values_bytes = st.values_bytes;
+    const SharedUse& use = shared_use(n);
+    const int64_t offset = use.offset;
+    shared_bytes_ = std::max(shared_bytes_, static_cast<int>(offset + st.bytes));
     std::string dense = reg_mask == 0 ? "r"
                         : (reg_mask & (reg_mask + 1)) == 0
                             ? fmt::format("(r >> {})", __builtin_popcount(reg_mask))
@@ -167,7 +171,7 @@ void Emitter::emit_reduce(const Node* n) {
     if (arg)
       line(fmt::format("long long* {} = reinterpret_cast<long long*>(ts_smem + {});", smi,
                        offset + values_bytes));
-    if (!follows) line("__syncthreads();");
+    if (use.barrier) line("__syncthreads();");
     std::string stride = per_warp ? std::to_string(nw) : std::string("TS_T");
     std::string me = per_warp ? "(tid >> 5)" : "tid";
     std::string writer = per_warp ? "if ((tid & 31) == 0) " : "";
@@ -219,7 +223,6 @@ void Emitter::emit_reduce(const Node* n) {
       if (arg) line(fmt::format("{}[r] = vi;", ai));
       close();
     }
-    last_shared_ = {region_, offset, bytes};
   }
   if (reg_mask && (lane_mask || warp_mask)) {
     line(fmt::format("TS_FOR(r) {}[r] = {}[r & ~{}];", acc, acc, reg_mask));

@@ -32,8 +32,7 @@ class Emitter {
   // --- shared helpers ---
   void line(const std::string& s, const ir::Node* at = nullptr);
   void open(const std::string& s, const ir::Node* at = nullptr);
-  /// An unrolled loop over registers (or warps) whose every iteration runs: it does not
-  /// end straight-line code for the reductions' barrier elision (region_).
+  /// An unrolled loop over registers (or warps): open, named for the reader.
   void open_unrolled(const std::string& s);
   void close();
   std::string idx_t() const { return idx_t_; }
@@ -232,6 +231,34 @@ class Emitter {
   /// The barrier before access (or loop) n.
   void emit_barrier(const ir::Node* n);
   void emit_reduce(const ir::Node* n);
+  /// How reduction n combines (emit_reduce.cpp): the flat-index bits of its Sym's slot
+  /// (and, for a scalar result, the inactive threads' bits), as register, lane and warp
+  /// masks; with warp bits, its shared memory: per warp or per thread, the distinct
+  /// registers, the bytes of values (and of argmax indices).
+  struct ReduceSteps {
+    std::vector<int> bits;
+    unsigned reg_mask = 0, lane_mask = 0, warp_mask = 0;
+    bool per_warp = false, contiguous = false;
+    int low = 0, elem = 4;
+    int64_t distinct_regs = 0, values_bytes = 0, bytes = 0;
+  };
+  ReduceSteps reduce_steps(const ir::Node* n) const;
+  /// The shared memory of the loop nest (emit_shared.cpp), planned before it is printed:
+  /// every op that stages values there (a cross-warp reduction, a layout conversion, a
+  /// contraction's factors, an atomic's old values for the copies) writes, waits at a
+  /// barrier, then reads; its bytes start at `offset`, and it starts with a barrier
+  /// (`barrier`) only where an op that may run just before it (no barrier between: the
+  /// previous one, across a loop's back edge or around a loop that may not run) uses
+  /// bytes that overlap. Offsets alternate between two regions so that such neighbours do
+  /// not overlap where both fit in shared memory.
+  struct SharedUse {
+    int64_t offset = 0, bytes = 0;
+    bool barrier = false;
+  };
+  void plan_shared();
+  /// The bytes op n stages in shared memory (0: none), rounded to 16.
+  int64_t shared_bytes_of(const ir::Node* n);
+  const SharedUse& shared_use(const ir::Node* n) const;
   /// Top-level loop, not flattened: the tile indices of the running program.
   void emit_program_tiles(const passes::LoopKnobs& knobs, const std::vector<std::string>& counts,
                           bool xyz);
@@ -279,15 +306,7 @@ class Emitter {
   int shared_bytes_ = 0;
   bool uses_atomics_ = false;  // include tessel/atomics.cuh (<cuda/atomic>)
   int tmp_ = 0;
-  /// Control-flow braces opened or closed so far (open/close, not open_unrolled): two
-  /// reductions emitted with the same count run back to back in straight-line code.
-  int region_ = 0;
-  std::vector<bool> unrolled_;  // per open brace: opened by open_unrolled
-  /// The last cross-warp reduction's shared memory: its region_ and byte range.
-  struct SharedUse {
-    int region = -1;
-    int64_t offset = 0, bytes = 0;
-  } last_shared_;
+  std::map<const ir::Node*, SharedUse> shared_;  // plan_shared
 };
 
 }  // namespace tessel::codegen
