@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <source_location>
 #include <string>
 
@@ -36,6 +37,7 @@ TEST(Errors, UserErrorQuotesTheSourceLineWithACaret) {
   std::string msg = e.what();
   std::string head = "tessel: kernel 'my_kernel', runtime_test.cpp:" + std::to_string(l.line) +
                      ": tile sizes differ. Use the same tile\n";
+  ASSERT_GE(msg.size(), head.size()) << msg;
   EXPECT_EQ(msg.substr(0, head.size()), head) << msg;
   std::string rest = msg.substr(head.size());
   auto nl = rest.find('\n');
@@ -48,6 +50,26 @@ TEST(Errors, UserErrorQuotesTheSourceLineWithACaret) {
   EXPECT_EQ(caret.find_first_not_of(' '), caret.size() - 1);
   EXPECT_EQ(e.kernel(), "my_kernel");
   EXPECT_EQ(e.loc().line, l.line);
+}
+
+// A relative source path (what ccache with CCACHE_BASEDIR makes of __FILE__) that the
+// working directory does not resolve is looked up from the program's directory and its
+// parents: the quoted line and caret stay.
+TEST(Errors, ARelativeSourcePathIsFoundFromTheProgramsDirectory) {
+  namespace fs = std::filesystem;
+  const fs::path exe_dir = fs::read_symlink("/proc/self/exe").parent_path();
+  const fs::path here =
+      fs::path(__FILE__).is_absolute() ? fs::path(__FILE__) : exe_dir.parent_path() / __FILE__;
+  ASSERT_TRUE(fs::exists(here)) << here;
+  const std::string rel = fs::relative(here, exe_dir.parent_path()).string();
+  const fs::path cwd = fs::current_path();
+  fs::current_path("/");      // not found from the working directory
+  const int line = __LINE__;  // the line quoted
+  std::string msg = ts::UserError("k", ts::SourceLoc{rel.c_str(), line, 3}, "bad", "").what();
+  fs::current_path(cwd);
+  EXPECT_TRUE(contains(msg, "const int line = __LINE__;  // the line quoted")) << rel << "\n"
+                                                                               << msg;
+  EXPECT_TRUE(contains(msg, "\n      ^")) << msg;
 }
 
 TEST(Errors, UserErrorWithoutLineOrHint) {

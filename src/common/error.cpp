@@ -1,7 +1,10 @@
 // tessel's error types: message formatting, with the user's source line and a caret.
 #include "tessel/error.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace tessel {
@@ -18,11 +21,34 @@ std::string SourceLoc::str() const {
   return s;
 }
 
+// The directory of the running program, or "" (Linux: /proc/self/exe).
+static std::filesystem::path program_dir() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : exe.parent_path();
+}
+
+// Source file `file` opened for reading. A relative path (a compiler cache that rewrites
+// paths relative to the build directory, e.g. ccache with CCACHE_BASEDIR, makes
+// std::source_location's so) is tried from the working directory, then from the running
+// program's directory and each of its parents (a build tree runs its programs from
+// subdirectories of the directory it compiles in).
+static std::ifstream open_source(const char* file) {
+  std::ifstream in(file);
+  if (in || std::filesystem::path(file).is_absolute()) return in;
+  for (std::filesystem::path dir = program_dir(); !dir.empty(); dir = dir.parent_path()) {
+    std::ifstream there(dir / file);
+    if (there) return there;
+    if (dir == dir.parent_path()) break;
+  }
+  return in;
+}
+
 // The source line `loc` points at, indented by 4 spaces, and a caret line under its
 // column; "" when the file cannot be read.
 static std::string source_excerpt(const SourceLoc& loc) {
   if (loc.file == nullptr || *loc.file == '\0' || loc.line <= 0) return "";
-  std::ifstream in(loc.file);
+  std::ifstream in = open_source(loc.file);
   if (!in) return "";
   std::string text;
   for (int i = 0; i < loc.line; ++i)

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/byte_size.hpp"
+#include "common/preserve_format.hpp"
 #include "driver/bounds_report.hpp"
 #include "driver/cuda_api.hpp"
 #include "driver/gpu_program.hpp"
@@ -74,11 +75,19 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
         std::vector<int64_t> shape;
         for (const ir::Node* e : n->args) shape.push_back(env.eval_int(e));
         int64_t nbytes = check_alloc_shape(g, n, shape);
+        // Like an argument: dense, in the argument's stride order (torch's empty_like); a
+        // contiguous argument's order is row-major, the allocation's own.
+        std::vector<int64_t> like_strides;
+        if (n->like) {
+          const ir::ArgValue& a = env.args.at(n->like->ival);
+          like_strides = preserve_format_strides(*a.shape, *a.strides);
+          if (like_strides == contiguous_strides(shape)) like_strides.clear();
+        }
         Buffer b;
         try {
           b = Buffer::empty_on_stream(
-              n->like ? std::vector<int64_t>{nbytes / dtype_size(n->dtype)} : shape, n->dtype,
-              alloc_device, staged ? nullptr : env.stream);
+              like_strides.empty() ? shape : std::vector<int64_t>{nbytes / dtype_size(n->dtype)},
+              n->dtype, alloc_device, staged ? nullptr : env.stream);
         } catch (const RuntimeError& e) {  // out of memory: the call's sizes are too large
           // "cannot allocate N bytes on cuda:0: ... (out of memory)": what matters is said.
           std::string why = e.what();
@@ -90,8 +99,7 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
               kAllocHint);
         }
         if (n->ival == ir::fill_value) b.fill_on_stream(n->fval, staged ? nullptr : env.stream);
-        // Like an argument: dense, in the argument's stride order (torch's empty_like).
-        if (n->like) b = b.view_as_strided(shape, ir::alloc_strides(n, env.args), 0);
+        if (!like_strides.empty()) b = b.view_as_strided(shape, like_strides, 0);
         env.allocs[n] = b;
         break;
       }
