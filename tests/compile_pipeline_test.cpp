@@ -26,8 +26,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kStages{"traced",       "complete_config", "roll_reductions",
-                                       "index_bounds", "layout",          "emit"};
+const std::vector<std::string> kStages{
+    "traced", "complete_config", "roll_reductions", "index_bounds", "layout", "kernel_ir", "emit"};
 
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -90,17 +90,19 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
     for (const passes::Contraction& c : L.contractions)
       for (const passes::Layout& F : c.factor_layout) check_registers(g, n, config, F);
     passes::assign_access_layouts(g, n, config, L);
-    out.push_back(LoopStages{n, passes::plan_kernel(g, n, config), L, {}, {}});
+    out.push_back(LoopStages{n, passes::plan_kernel(g, n, config), L, {}, {}, {}});
   }
   return out;
 }
 
-// Stage 6: the CUDA of each loop.
-void emit(const ir::Graph& g, PipelineOptions::Emit how, std::vector<LoopStages>& loops) {
+// Stages 6 and 7: the kernel IR and then the CUDA of each loop.
+template <class F>
+void per_loop(PipelineOptions::Emit how, std::vector<LoopStages>& loops, F&& make) {
   if (how == PipelineOptions::Emit::none) return;
   for (LoopStages& l : loops) {
+    if (!l.failure.empty()) continue;
     try {
-      l.kernel = generate_cuda(g, l.plan, l.layout);
+      make(l);
     } catch (const UserError& e) {
       if (how != PipelineOptions::Emit::all_reporting_failures) throw;
       l.failure = e.what();
@@ -112,7 +114,8 @@ void emit(const ir::Graph& g, PipelineOptions::Emit how, std::vector<LoopStages>
 
 const std::vector<std::string>& stage_names() {
   static const std::vector<std::string> names{"traced",       "complete_config", "roll_reductions",
-                                              "index_bounds", "layout",          "emit"};
+                                              "index_bounds", "layout",          "kernel_ir",
+                                              "emit"};
   return names;
 }
 
@@ -124,8 +127,10 @@ CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
   auto done = [&](int number) {
     if (!options.record_ir) return;
     std::string layouts;  // from the layout stage on
-    for (const LoopStages& l : s.loops)
+    for (const LoopStages& l : s.loops) {
       layouts += passes::describe(l.layout, l.loop) + passes::describe(l.plan);
+      if (l.nir.loop) layouts += passes::describe(l.nir);
+    }
     s.stage_ir.push_back(
         {number, stage_names().at(number - 1),
          fmt::format("// stage {}: {}\n// config: {}\n{}{}", number, stage_names().at(number - 1),
@@ -140,8 +145,13 @@ CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
   done(4);
   s.loops = layouts(s.program(), s.config);
   done(5);
-  emit(s.program(), options.emit, s.loops);
+  const ir::Graph& g = s.program();
+  per_loop(options.emit, s.loops,
+           [&](LoopStages& l) { l.nir = passes::lower_nest(g, l.plan, l.layout); });
   done(6);
+  per_loop(options.emit, s.loops,
+           [&](LoopStages& l) { l.kernel = generate_cuda(g, l.plan, l.nir); });
+  done(7);
   return s;
 }
 

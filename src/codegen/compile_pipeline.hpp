@@ -22,7 +22,11 @@
 //                       kMaxRegistersPerTileValue registers per thread; then
 //                       passes::assign_access_layouts: loads and stores contiguous along
 //                       another dimension than the nest's innermost get their own layout
-//   6. emit             per top-level loop: grid and CUDA C++ from its plan and layout
+//   6. kernel_ir        per top-level loop: passes::lower_nest, its kernel IR: the live
+//                       nodes, each value's layout and memory space, the shared memory
+//                       stages with their offsets and barriers; only with
+//                       PipelineOptions::emit
+//   7. emit             per top-level loop: grid and CUDA C++ from its plan and kernel IR
 //                       (codegen::generate_cuda); only with PipelineOptions::emit
 #pragma once
 
@@ -32,6 +36,7 @@
 
 #include "codegen/cuda_kernel.hpp"
 #include "ir/ir.hpp"
+#include "passes/kernel_ir.hpp"
 #include "passes/kernel_plan.hpp"
 #include "passes/layout.hpp"
 #include "tessel/config.hpp"
@@ -60,6 +65,7 @@ struct LoopStages {
   const ir::Node* loop = nullptr;  // in CompiledStages::program()
   passes::KernelPlan plan;
   passes::Layout layout;
+  passes::NestIr nir;   // kernel_ir stage (null loop: not made)
   CudaKernel kernel;    // emit stage (empty name: not emitted)
   std::string failure;  // Emit::all_reporting_failures: why the loop has no kernel
 };

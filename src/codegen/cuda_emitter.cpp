@@ -56,10 +56,24 @@ std::string literal(DType t, double f, int64_t i) {
   throw InternalError("literal: not a dtype");
 }
 
-Emitter::Emitter(const ir::Graph& g, const passes::KernelPlan& plan, const passes::Layout& L,
+Emitter::Emitter(const ir::Graph& g, const passes::KernelPlan& plan, const passes::NestIr& nir,
                  CudaKernel& out)
-    : g_(g), top_(plan.loop), plan_(plan), L_(&L), nest_(L), out_(out) {
+    : g_(g),
+      top_(plan.loop),
+      plan_(plan),
+      L_(&nir.nest()),
+      nest_(nir.nest()),
+      out_(out),
+      nir_(nir),
+      live_(nir.live) {
   idx_t_ = g.index_dtype == DType::i64 ? "long long" : "int";
+}
+
+const Emitter::SharedUse& Emitter::shared_use(const Node* n) const {
+  static const SharedUse unplanned{};  // not planned: none
+  const SharedUse* u = nir_.stage(n);
+  TESSEL_CHECK(u, "no shared memory stage planned for %" + std::to_string(n->id));
+  return u ? *u : unplanned;
 }
 
 void Emitter::line(const std::string& s, const Node* at) {
@@ -307,41 +321,6 @@ void Emitter::emit_flat_coords(const Node* n, const std::vector<int>& order,
   close();
 }
 
-// ---- liveness: nodes that reach a store, a yield or a loop bound ----
-
-static void mark(const Node* n, std::set<const Node*>& live) {
-  if (!n || !live.insert(n).second) return;
-  for (const Node* a : n->args) mark(a, live);
-  if (n->op == Op::Loop) {
-    for (const ir::LoopDim& d : n->dims) {
-      mark(d.begin, live);
-      mark(d.end, live);
-    }
-    for (const Node* i : n->inits) mark(i, live);
-  }
-  if (n->op == Op::Carried) {
-    const Node* loop = n->args[0];
-    for (size_t i = 0; i < loop->carried.size(); ++i)
-      if (loop->carried[i] == n) {
-        mark(loop->inits[i], live);
-        mark(loop->body.back()->args[i], live);
-      }
-  }
-  if (n->op == Op::LoopResult) mark(n->args[0]->carried.at(n->ival), live);
-}
-
-static void roots(const ir::Block& b, std::set<const Node*>& live) {
-  for (const Node* n : b) {
-    if (ir::writes_memory(n)) mark(n, live);
-    if (n->op == Op::Loop) {
-      roots(n->body, live);
-      bool any = false;
-      for (const Node* m : n->body) any |= live.count(m) > 0;
-      if (any) mark(n, live);
-    }
-  }
-}
-
 // ---- the kernel ----
 
 // The begin of loop dim `ld` in expressions: 0 when it is the constant 0 (so index
@@ -406,7 +385,6 @@ void Emitter::emit_program_tiles(const passes::LoopKnobs& knobs,
 
 void Emitter::run() {
   ids_.name_carried_first(top_->body);
-  roots(top_->body, live_);
   staged_ = passes::staged_nodes(nest_);
   for (const Node* n : live_) {
     if (ir::writes_memory(n)) written_.insert(n->args[0]);
@@ -414,7 +392,6 @@ void Emitter::run() {
   }
   find_values_rounded_by_stores();
   find_barriers();
-  plan_shared();
 
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;
@@ -548,17 +525,17 @@ void Emitter::run() {
   // Programs launch TS_T threads: with the range known, the compiler folds the masks of
   // register coordinates (TS_FLAT(r) & ...) and addresses registers by constant offsets.
   src << "  __builtin_assume(tid >= 0 && tid < TS_T);\n";
-  if (shared_bytes_ > 0) src << "  extern __shared__ __align__(16) unsigned char ts_smem[];\n";
+  if (nir_.shared_bytes > 0) src << "  extern __shared__ __align__(16) unsigned char ts_smem[];\n";
   src << prologue_.str() << body_.str() << "}\n";
   out_.source = src.str();
   out_.threads = L_->threads;
-  out_.shared_bytes = shared_bytes_;
+  out_.shared_bytes = static_cast<int>(nir_.shared_bytes);
   if (uses_atomics_) out_.nvrtc_options.push_back("-pch");
 }
 
-void emit_kernel(const ir::Graph& g, const passes::KernelPlan& plan, const passes::Layout& layout,
+void emit_kernel(const ir::Graph& g, const passes::KernelPlan& plan, const passes::NestIr& nir,
                  CudaKernel& out) {
-  Emitter e(g, plan, layout, out);
+  Emitter e(g, plan, nir, out);
   e.run();
 }
 

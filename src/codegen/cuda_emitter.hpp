@@ -8,13 +8,13 @@
 #pragma once
 
 #include "codegen/cuda_kernel.hpp"
+#include "passes/kernel_ir.hpp"
 #include "passes/kernel_plan.hpp"
-#include "passes/layout.hpp"
 
 namespace tessel::codegen {
 
 /// Fills `out` (source, params, grid, threads, shared memory) for `loop`.
-void emit_kernel(const ir::Graph& g, const passes::KernelPlan& plan, const passes::Layout& layout,
+void emit_kernel(const ir::Graph& g, const passes::KernelPlan& plan, const passes::NestIr& nir,
                  CudaKernel& out);
 
 }  // namespace tessel::codegen

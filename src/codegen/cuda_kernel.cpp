@@ -22,6 +22,11 @@ std::string kernel_identifier(const std::string& s) {
 
 CudaKernel generate_cuda(const ir::Graph& g, const passes::KernelPlan& plan,
                          const passes::Layout& layout) {
+  return generate_cuda(g, plan, passes::lower_nest(g, plan, layout));
+}
+
+CudaKernel generate_cuda(const ir::Graph& g, const passes::KernelPlan& plan,
+                         const passes::NestIr& nir) {
   const ir::Node* loop = plan.loop;
   CudaKernel k;
   int index = 0;
@@ -44,7 +49,7 @@ CudaKernel generate_cuda(const ir::Graph& g, const passes::KernelPlan& plan,
     k.grid.ends.push_back(d.end);
     k.grid.blocks.push_back(plan.block(d));
   }
-  emit_kernel(g, plan, layout, k);
+  emit_kernel(g, plan, nir, k);
   return k;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "passes/kernel_ir.hpp"
 #include "passes/kernel_plan.hpp"
 #include "passes/layout.hpp"
 #include "tessel/config.hpp"
@@ -62,10 +63,13 @@ struct CudaKernel {
 std::string kernel_identifier(const std::string& s);
 
 /// Generates CUDA C++ for top-level loop `plan.loop` of `g` under its plan (the config
-/// applied: passes::plan_kernel), in `layout` (passes::compute_layout): the emit stage of
+/// applied: passes::plan_kernel) from its kernel IR (passes::lower_nest): the emit stage of
 /// codegen::compile_pipeline, which every caller runs. Address arithmetic uses
 /// g.index_dtype. Errors: UserError for IR the backend cannot lower yet (naming the
 /// user's line).
+CudaKernel generate_cuda(const ir::Graph& g, const passes::KernelPlan& plan,
+                         const passes::NestIr& nir);
+/// The same for the nest in `layout` (passes::compute_layout): its kernel IR, then its CUDA.
 CudaKernel generate_cuda(const ir::Graph& g, const passes::KernelPlan& plan,
                          const passes::Layout& layout);
 

@@ -25,31 +25,12 @@ std::string order_args(const Node* n) {
 
 }  // namespace
 
-bool Emitter::value_used(const Node* n) const {
-  bool used = false;
-  ir::walk(top_->body, [&](const Node* m) {
-    if (!live_.count(m)) return;
-    for (const Node* a : m->args) used |= a == n;
-    for (const Node* a : m->inits) used |= a == n;
-  });
-  return used;
-}
-
 void Emitter::broadcast_from_owners(const Node* n, const std::string& nm) {
   const bool one = writes_one_element(n);
   const int64_t bits = copy_bits(n);
   if (!one && bits == 0) return;  // every register holds its own element
   const std::string rt = reg_type(n->dtype);
-  const int64_t bytes =
-      (one ? 1 : L_->elems) * static_cast<int64_t>(dtype_size(n->dtype) > 4 ? 8 : 4);
-  if (bytes > 227 * 1024)
-    throw UserError(g_.kernel_name, n->loc,
-                    fmt::format("the old values of this atomic reach {} threads through {} bytes "
-                                "of shared memory, more than a program has",
-                                L_->threads, bytes),
-                    "use smaller block sizes, or index the atomic with every tile of the loop");
-  const SharedUse& use = shared_use(n);  // the nest's plan (emit_shared.cpp)
-  shared_bytes_ = std::max(shared_bytes_, static_cast<int>(use.offset + (bytes + 15) / 16 * 16));
+  const SharedUse& use = shared_use(n);  // the kernel IR's stage (passes/shared_plan.hpp)
   const std::string bar = L_->threads <= 32 ? "__syncwarp();" : "__syncthreads();";
   const std::string sm = fmt::format("sm{}", n->id);
   line(fmt::format("{}{}* {} = reinterpret_cast<{}*>({});  // old values to the copies",

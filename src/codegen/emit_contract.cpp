@@ -24,17 +24,12 @@
 
 #include "codegen/emitter_state.hpp"
 #include "codegen/fold.hpp"
+#include "common/pow2.hpp"
 #include "passes/default_config.hpp"
 
 namespace tessel::codegen {
 
 using ir::Node;
-
-static int log2_of(int64_t v) {
-  int l = 0;
-  while ((int64_t{1} << l) < v) ++l;
-  return l;
-}
 
 const passes::Contraction* Emitter::contraction_of(const Node* sum) const {
   for (const passes::Contraction& c : nest_.contractions)
@@ -134,8 +129,7 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
                     "flatten_loops entry to false)");
   std::string nm = ids_.value(n);
   names_[n] = nm;
-  const SharedUse& use = shared_use(n);  // the nest's plan (emit_shared.cpp)
-  shared_bytes_ = std::max(shared_bytes_, static_cast<int>(use.offset + c.shared_bytes));
+  const SharedUse& use = shared_use(n);  // the kernel IR's stage (passes/shared_plan.hpp)
   line(fmt::format("float {}[TS_N];  // sum over {} of products, factors in shared memory", nm,
                    ir::sym_name(c.match.k)),
        n);
@@ -158,7 +152,7 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
       in_factor_ = false;
       std::string active =
           F.all_threads_active() ? "" : fmt::format("if (TS_FLAT(r) < {}) ", F.elems);
-      std::string at = c.padded[i] ? fmt::format("f + (f >> {})", log2_of(F.slot_block.back()))
+      std::string at = c.padded[i] ? fmt::format("f + (f >> {})", ceil_log2(F.slot_block.back()))
                                    : std::string("f");
       line(fmt::format("TS_FOR(r) {}{{ const int f = TS_FLAT(r); {}[{}] = {}; }}", active, tile[i],
                        at, this->at(c.match.factor[i].value(), "r")));

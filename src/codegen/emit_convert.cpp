@@ -8,24 +8,16 @@
 
 #include "codegen/emitter_state.hpp"
 #include "codegen/fold.hpp"
-#include "passes/access_layouts.hpp"
+#include "common/pow2.hpp"
 
 namespace tessel::codegen {
-
-static int log2_of(int64_t v) {
-  int l = 0;
-  while ((int64_t{1} << l) < v) ++l;
-  return l;
-}
 
 void Emitter::convert_layout(const std::string& src, const passes::Layout& from,
                              const std::string& dst, const passes::Layout& to, DType dtype,
                              const ir::Node* at) {
   const std::string rt = reg_type(dtype);
-  const int row_bits = log2_of(from.slot_block.back());
-  const int64_t bytes = (passes::conversion_bytes(from, dtype) + 15) / 16 * 16;
-  const SharedUse& use = shared_use(at);  // the nest's plan (emit_shared.cpp)
-  shared_bytes_ = std::max(shared_bytes_, static_cast<int>(use.offset + bytes));
+  const int row_bits = ceil_log2(from.slot_block.back());
+  const SharedUse& use = shared_use(at);  // the kernel IR's stage (passes/shared_plan.hpp)
   // Register r of layout `to` holds, along each of to's slots, the coordinate in that
   // slot's bits of TS_FLAT(r); in `from` that coordinate sits in the bits of the same
   // Syms' slot.

@@ -369,35 +369,9 @@ void Emitter::emit_array_load(const Node* n, const std::string& nm) {
 
 // The layout slots that the elements written by access n span (their coordinates tell
 // the elements apart): the slots of its tile and ts::all dims and of its gather indices.
-static std::set<int> covered_slots(const Emitter& e, const Node* n) {
-  std::set<int> covered;
-  size_t op = ir::first_index(n);
-  for (const ir::IndexInfo& info : n->access) {
-    if (info.kind == ir::IndexKind::newaxis) continue;
-    const Node* operand = n->args[op++];
-    if (info.sym) covered.insert(e.slot(info.sym));
-    if (info.kind == ir::IndexKind::gather)
-      for (const ir::Sym* s : operand->shape)
-        if (s) covered.insert(e.slot(s));
-  }
-  for (const ir::Sym* s : ir::stack_shape(n))  // a multicast tensor's buffers
-    if (s) covered.insert(e.slot(s));
-  return covered;
-}
-
-// The slots along which the layout holds copies of the elements access n reaches.
-static std::vector<int> copy_slots(const Emitter& e, const Node* n) {
-  std::set<int> covered = covered_slots(e, n);
-  std::vector<int> out;
-  for (size_t k = 0; k < e.L_->slot_block.size(); ++k)
-    if (!covered.count(static_cast<int>(k)) && e.L_->slot_block[k] > 1)
-      out.push_back(static_cast<int>(k));
-  return out;
-}
-
 int64_t Emitter::copy_bits(const Node* n) const {
   int64_t bits = 0;
-  for (int k : copy_slots(*this, n)) bits |= L_->slot_mask(k);
+  for (int k : passes::copy_slots(*L_, n)) bits |= L_->slot_mask(k);
   return bits;
 }
 
@@ -405,7 +379,7 @@ int64_t Emitter::copy_bits(const Node* n) const {
 // every copy slot.
 static std::vector<std::string> owner_terms(const Emitter& e, const Node* n) {
   std::vector<std::string> terms;
-  for (int k : copy_slots(e, n))
+  for (int k : passes::copy_slots(*e.L_, n))
     terms.push_back(fold::gather_bits("TS_FLAT(r)", e.L_->slot_bits[static_cast<size_t>(k)]) +
                     " == 0");
   return terms;
@@ -415,14 +389,6 @@ std::string Emitter::owner_test(const Node* n) const {
   std::string test;
   for (const std::string& t : owner_terms(*this, n)) test += " && " + t;
   return test;
-}
-
-bool Emitter::writes_one_element(const Node* n) const {
-  for (const ir::IndexInfo& info : n->access)
-    if (info.sym || info.kind == ir::IndexKind::gather) return false;
-  for (const ir::Sym* s : ir::stack_shape(n))
-    if (s) return false;
-  return true;
 }
 
 Emitter::Element Emitter::element_at(const Node* n) {
@@ -462,14 +428,6 @@ void Emitter::emit_store(const Node* n) {
   in_layout(*own, [&] { emit_array_store(n, converted); });
 }
 
-const passes::Layout* Emitter::own_layout(const Node* n) {
-  auto order = nest_.own_order.find(n);
-  if (order == nest_.own_order.end()) return nullptr;
-  auto it = own_layouts_.find(n);
-  if (it == own_layouts_.end()) it = own_layouts_.emplace(n, nest_.reordered(order->second)).first;
-  return &it->second;
-}
-
 // Store n of a tile value, in layout L_; `value`: the array holding it there ("": the
 // value's own name).
 void Emitter::emit_array_store(const Node* n, const std::string& value) {
@@ -492,7 +450,7 @@ void Emitter::emit_array_store(const Node* n, const std::string& value) {
     if (a.sym && spans_registers(a.sym)) uniform = false;
   for (const ir::Sym* s : ir::stack_shape(n))
     if (s && spans_registers(s)) uniform = false;
-  if (p.vector && covered_slots(*this, n).count(L_->vector_slot())) {
+  if (p.vector && passes::covered_slots(*L_, n).count(L_->vector_slot())) {
     open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)", n);
     line("const int r = g * TS_V;");
     std::string src;

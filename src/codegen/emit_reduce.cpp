@@ -41,46 +41,6 @@ static std::string identity(ir::ReduceFn fn, DType t) {
   return literal(t, v.fval, v.ival);
 }
 
-Emitter::ReduceSteps Emitter::reduce_steps(const Node* n) const {
-  ReduceSteps st;
-  const Node* x = n->args[0];
-  const ir::Sym* s = x->shape.at(n->ival);
-  if (!s || !is_array(x)) return st;
-  const ir::ReduceFn fn = n->rfn();
-  const bool arg = fn == ir::ReduceFn::argmax || fn == ir::ReduceFn::argmin;
-  const int lv = L_->log2_vec(), lt = L_->log2_threads();
-  // Bits to combine: the slot's, plus (for a scalar result) the thread bits above the
-  // layout's elements, where inactive threads hold the identity.
-  st.bits = L_->slot_bits[static_cast<size_t>(slot(s))];
-  std::sort(st.bits.begin(), st.bits.end());
-  int layout_bits = 0;
-  while ((int64_t{1} << layout_bits) < L_->elems) ++layout_bits;
-  if (!is_array(n))
-    for (int b = layout_bits; b < lv + lt; ++b)
-      if (b >= lv) st.bits.push_back(b);
-  for (int b : st.bits) {
-    if (b < lv || b >= lv + lt)
-      st.reg_mask |= 1u << (b < lv ? b : b - lt);
-    else if (b - lv < 5)
-      st.lane_mask |= 1u << (b - lv);
-    else
-      st.warp_mask |= 1u << (b - lv - 5);
-  }
-  if (!st.warp_mask) return st;
-  const std::string rt = reg_type(x->dtype);
-  st.elem = rt == "double" || rt == "long long" || rt == "unsigned long long" ? 8 : 4;
-  st.low = __builtin_ctz(st.warp_mask);
-  st.contiguous = ((st.warp_mask >> st.low) & ((st.warp_mask >> st.low) + 1)) == 0;
-  // Whole warps hold one value (every lane bit combined): one value per warp goes to
-  // shared memory; otherwise one value per thread.
-  st.per_warp = st.lane_mask == 31u && st.contiguous;
-  st.distinct_regs = L_->regs() >> __builtin_popcount(st.reg_mask);
-  const int64_t slots = st.per_warp ? L_->threads / 32 : L_->threads;
-  st.values_bytes = slots * st.distinct_regs * st.elem;
-  st.bytes = (st.values_bytes + (arg ? slots * st.distinct_regs * 8 : 0) + 15) / 16 * 16;
-  return st;
-}
-
 void Emitter::emit_reduce(const Node* n) {
   const Node* x = n->args[0];
   ir::ReduceFn fn = n->rfn();
@@ -101,7 +61,7 @@ void Emitter::emit_reduce(const Node* n) {
   }
   if (!is_array(x)) unsupported(n, "a reduction of a scalar");
   const int lv = L_->log2_vec(), lt = L_->log2_threads();
-  const ReduceSteps st = reduce_steps(n);
+  const passes::ReduceSteps st = passes::reduce_steps(*L_, n);
 
   line(fmt::format("{} {}[TS_N];  // {} over {}", rt, acc, ir::reduce_name(fn), ir::sym_name(s)),
        n);
@@ -160,7 +120,6 @@ void Emitter::emit_reduce(const Node* n) {
     const int64_t values_bytes = st.values_bytes;
     const SharedUse& use = shared_use(n);
     const int64_t offset = use.offset;
-    shared_bytes_ = std::max(shared_bytes_, static_cast<int>(offset + st.bytes));
     std::string dense = reg_mask == 0 ? "r"
                         : (reg_mask & (reg_mask + 1)) == 0
                             ? fmt::format("(r >> {})", __builtin_popcount(reg_mask))

@@ -13,8 +13,10 @@
 
 #include "codegen/cuda_kernel.hpp"
 #include "codegen/names.hpp"
+#include "passes/kernel_ir.hpp"
 #include "passes/kernel_plan.hpp"
 #include "passes/layout.hpp"
+#include "passes/reduce_steps.hpp"
 
 namespace tessel::codegen {
 
@@ -25,7 +27,7 @@ std::string literal(DType t, double f, int64_t i);
 
 class Emitter {
  public:
-  Emitter(const ir::Graph& g, const passes::KernelPlan& plan, const passes::Layout& L,
+  Emitter(const ir::Graph& g, const passes::KernelPlan& plan, const passes::NestIr& nir,
           CudaKernel& out);
   void run();
 
@@ -140,8 +142,8 @@ class Emitter {
                                   const std::vector<std::string>& counts, const std::string& next,
                                   const std::string& end);
   void emit_store(const ir::Node* n);
-  /// The layout of access n where it has its own (Layout::own_order), else null.
-  const passes::Layout* own_layout(const ir::Node* n);
+  /// The layout of access n where it has its own (the kernel IR's), else null.
+  const passes::Layout* own_layout(const ir::Node* n) const { return nir_.own_layout(n); }
   /// Emits `make` with L_ = `own` (element coordinates, vectors and masks of that layout).
   /// A layout with another vector width or number of groups than the one in use (a
   /// contraction's factor) has TS_V and TS_G defined for it while its code is emitted.
@@ -195,7 +197,7 @@ class Emitter {
   std::string owner_test(const ir::Node* n) const;
   int64_t copy_bits(const ir::Node* n) const;
   /// Whether access n reaches one element (only scalar indices).
-  bool writes_one_element(const ir::Node* n) const;
+  bool writes_one_element(const ir::Node* n) const { return passes::reaches_one_element(n); }
   /// The address and the owner's test of the element write n reaches at register r ("r"
   /// inside TS_FOR; "0" for one element), addressed as loads and stores are (plan_access;
   /// emits the access's limits and Settings::check_bounds reports).
@@ -207,7 +209,7 @@ class Emitter {
   /// Atomic, Signal, Wait (emit_atomics.cpp).
   void emit_atomic(const ir::Node* n);
   /// Whether a live node uses n's value.
-  bool value_used(const ir::Node* n) const;
+  bool value_used(const ir::Node* n) const { return passes::value_used(nir_, n); }
   /// Gives every copy of write n's result (old values, in v<id>) the owner's value,
   /// through shared memory.
   void broadcast_from_owners(const ir::Node* n, const std::string& nm);
@@ -231,33 +233,10 @@ class Emitter {
   /// The barrier before access (or loop) n.
   void emit_barrier(const ir::Node* n);
   void emit_reduce(const ir::Node* n);
-  /// How reduction n combines (emit_reduce.cpp): the flat-index bits of its Sym's slot
-  /// (and, for a scalar result, the inactive threads' bits), as register, lane and warp
-  /// masks; with warp bits, its shared memory: per warp or per thread, the distinct
-  /// registers, the bytes of values (and of argmax indices).
-  struct ReduceSteps {
-    std::vector<int> bits;
-    unsigned reg_mask = 0, lane_mask = 0, warp_mask = 0;
-    bool per_warp = false, contiguous = false;
-    int low = 0, elem = 4;
-    int64_t distinct_regs = 0, values_bytes = 0, bytes = 0;
-  };
-  ReduceSteps reduce_steps(const ir::Node* n) const;
-  /// The shared memory of the loop nest (emit_shared.cpp), planned before it is printed:
-  /// every op that stages values there (a cross-warp reduction, a layout conversion, a
-  /// contraction's factors, an atomic's old values for the copies) writes, waits at a
-  /// barrier, then reads; its bytes start at `offset`, and it starts with a barrier
-  /// (`barrier`) only where an op that may run just before it (no barrier between: the
-  /// previous one, across a loop's back edge or around a loop that may not run) uses
-  /// bytes that overlap. Offsets alternate between two regions so that such neighbours do
-  /// not overlap where both fit in shared memory.
-  struct SharedUse {
-    int64_t offset = 0, bytes = 0;
-    bool barrier = false;
-  };
-  void plan_shared();
-  /// The bytes op n stages in shared memory (0: none), rounded to 16.
-  int64_t shared_bytes_of(const ir::Node* n);
+  /// The shared memory stage of op n in the kernel IR (passes/kernel_ir.hpp): its bytes
+  /// start at `offset`, and it starts with a barrier (`barrier`) only where an op that may
+  /// run just before it uses bytes that overlap (passes/shared_plan.hpp).
+  using SharedUse = passes::SharedStage;
   const SharedUse& shared_use(const ir::Node* n) const;
   /// Top-level loop, not flattened: the tile indices of the running program.
   void emit_program_tiles(const passes::LoopKnobs& knobs, const std::vector<std::string>& counts,
@@ -290,23 +269,21 @@ class Emitter {
   std::ostringstream body_;
   int indent_ = 1;
   std::string idx_t_;
-  std::set<const ir::Node*> live_;
+  const passes::NestIr& nir_;  // the kernel IR of the nest
+  const std::set<const ir::Node*>& live_;
   std::map<const ir::Node*, std::string> names_;  // node -> its expression in the code
   Names ids_;  // identifiers: the user's names where known (codegen/names.hpp)
-  std::map<std::string, std::string> param_names_;         // dedupe key -> name
-  std::set<const ir::Node*> written_;                      // tensors stored to
-  std::set<const ir::Node*> prefetched_;                   // loads emitted by emit_prefetch_next
-  std::set<const ir::Node*> rounded_by_store_;             // find_values_rounded_by_stores
-  std::set<const ir::Node*> barrier_before_;               // find_barriers
-  std::map<const ir::Node*, passes::Layout> own_layouts_;  // own_layout, made once
+  std::map<std::string, std::string> param_names_;  // dedupe key -> name
+  std::set<const ir::Node*> written_;               // tensors stored to
+  std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next
+  std::set<const ir::Node*> rounded_by_store_;      // find_values_rounded_by_stores
+  std::set<const ir::Node*> barrier_before_;        // find_barriers
   std::set<const ir::Node*> staged_;  // contractions' factors and products (emitted by the sum)
   bool in_factor_ = false;            // emitting a contraction's factor
   std::ostringstream prologue_;       // device scalar reads
   bool multicast_ = false;            // the loop nest uses a multicast tensor (ts::multicast_like)
-  int shared_bytes_ = 0;
-  bool uses_atomics_ = false;  // include tessel/atomics.cuh (<cuda/atomic>)
+  bool uses_atomics_ = false;         // include tessel/atomics.cuh (<cuda/atomic>)
   int tmp_ = 0;
-  std::map<const ir::Node*, SharedUse> shared_;  // plan_shared
 };
 
 }  // namespace tessel::codegen

@@ -20,4 +20,11 @@ inline int64_t prev_pow2(int64_t v) {
   return p;
 }
 
+/// The number of bits of a power of two v (log2 v); for another v, that of next_pow2(v).
+inline int ceil_log2(int64_t v) {
+  int l = 0;
+  while (l < 62 && (int64_t{1} << l) < v) ++l;
+  return l;
+}
+
 }  // namespace tessel

@@ -10,7 +10,7 @@
 //   <stem>.ir                      the program the backend lowers (ir::print), headed by
 //                                  the specialization key and the config
 //   <stem>.stages/<NN>-<stage>.ir  the IR after each stage of codegen::compile_pipeline,
-//                                  numbered in stage order (01-traced ... 06-emit)
+//                                  numbered in stage order (01-traced ... 07-emit)
 //   <kernel>_loop<i>-<...>.cu      the CUDA of top-level loop i, as compiled
 //   <kernel>_loop<i>-<...>.sm_XX.ptx / .sm_XX.cubin   what NVRTC made of it
 // An edited copy of a .cu or .ptx file in TESSEL_OVERRIDE_DIR is used in its place

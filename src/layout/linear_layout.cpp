@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "common/pow2.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel::layout {
@@ -138,9 +139,7 @@ void check_permutation(const std::vector<int>& order, size_t n, const std::strin
 int log2_exact(int64_t v, const std::string& what) {
   if (v < 1 || (v & (v - 1)) != 0)
     layout_error(what + " is " + std::to_string(v) + ", not a power of two");
-  int n = 0;
-  while ((int64_t{1} << n) < v) ++n;
-  return n;
+  return ceil_log2(v);
 }
 
 std::string tensor_dim(int i) { return "dim" + std::to_string(i); }

@@ -5,18 +5,13 @@
 #include <algorithm>
 #include <set>
 
+#include "common/pow2.hpp"
 #include "passes/default_config.hpp"
 
 namespace tessel::passes {
 
-static int log2i(int64_t v) {
-  int l = 0;
-  while ((int64_t{1} << l) < v) ++l;
-  return l;
-}
-
-int Layout::log2_vec() const { return log2i(vec); }
-int Layout::log2_threads() const { return log2i(threads); }
+int Layout::log2_vec() const { return ceil_log2(vec); }
+int Layout::log2_threads() const { return ceil_log2(threads); }
 
 int64_t Layout::slot_mask(int k) const {
   int64_t m = 0;
@@ -86,7 +81,7 @@ std::vector<std::string> slot_names(const Layout& L, const char* sep) {
 
 layout::LinearLayout linear_layout(const Layout& L) {
   const int lt = L.log2_threads();
-  const int reg_bits = log2i(L.regs());
+  const int reg_bits = ceil_log2(L.regs());
   std::vector<layout::LinearLayout::OutDim> outs;
   const std::vector<std::string> names = slot_names(L, "|");
   for (size_t k = 0; k < L.slot_block.size(); ++k)
@@ -146,7 +141,7 @@ Layout with_placement(const Layout& L, const layout::LinearLayout& placement) {
   R.groups = L.regs() / R.vec;
   R.slot_bits.assign(L.slot_block.size(), {});
   for (size_t k = 0; k < R.slot_bits.size(); ++k)
-    R.slot_bits[k].assign(static_cast<size_t>(log2i(L.slot_block[k])), -1);
+    R.slot_bits[k].assign(static_cast<size_t>(ceil_log2(L.slot_block[k])), -1);
   int p = 0;  // flat bit, input dims in f's order
   auto put = [&](const layout::LinearLayout::Basis& b) {
     Held h = held(b);

@@ -81,8 +81,8 @@ TEST(GpuCodeDump, ACallWritesTheIrAfterEachStage) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"01-traced.ir", "02-complete_config.ir",
                                              "03-roll_reductions.ir", "04-index_bounds.ir",
-                                             "05-layout.ir", "06-emit.ir"}));
-  EXPECT_NE(read(stages[0] / "06-emit.ir").find("// stage 6: emit\n"), std::string::npos);
+                                             "05-layout.ir", "06-kernel_ir.ir", "07-emit.ir"}));
+  EXPECT_NE(read(stages[0] / "07-emit.ir").find("// stage 7: emit\n"), std::string::npos);
   fs::remove_all(dir);
 }
 

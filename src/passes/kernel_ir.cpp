@@ -1,0 +1,273 @@
+#include "passes/kernel_ir.hpp"
+
+#include <fmt/format.h>
+
+#include "ir/ir_text.hpp"
+#include "passes/access_layouts.hpp"
+#include "passes/reduce_steps.hpp"
+#include "passes/shared_plan.hpp"
+#include "tessel/error.hpp"
+
+namespace tessel::passes {
+
+using ir::Node;
+using ir::Op;
+
+const char* memory_space_name(MemorySpace s) {
+  switch (s) {
+    case MemorySpace::registers:
+      return "registers";
+    case MemorySpace::uniform:
+      return "uniform";
+    case MemorySpace::shared:
+      return "shared";
+    case MemorySpace::global:
+      return "global";
+    case MemorySpace::none:
+      return "none";
+  }
+  return "";
+}
+
+const char* stage_kind_name(SharedStage::Kind k) {
+  switch (k) {
+    case SharedStage::Kind::reduce:
+      return "reduce";
+    case SharedStage::Kind::convert:
+      return "convert";
+    case SharedStage::Kind::contract:
+      return "contract";
+    case SharedStage::Kind::broadcast:
+      return "broadcast";
+  }
+  return "";
+}
+
+const Layout* NestIr::own_layout(const Node* n) const {
+  auto it = own.find(n);
+  return it == own.end() ? nullptr : &layouts.at(static_cast<size_t>(it->second));
+}
+
+const SharedStage* NestIr::stage(const Node* n) const {
+  auto it = shared.find(n);
+  return it == shared.end() ? nullptr : &it->second;
+}
+
+bool reaches_one_element(const Node* n) {
+  for (const ir::IndexInfo& info : n->access)
+    if (info.sym || info.kind == ir::IndexKind::gather) return false;
+  for (const ir::Sym* s : ir::stack_shape(n))
+    if (s) return false;
+  return true;
+}
+
+std::set<int> covered_slots(const Layout& L, const Node* n) {
+  std::set<int> covered;
+  size_t op = ir::first_index(n);
+  for (const ir::IndexInfo& info : n->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    const Node* operand = n->args[op++];
+    if (info.sym) covered.insert(L.slot_of.at(info.sym));
+    if (info.kind == ir::IndexKind::gather)
+      for (const ir::Sym* s : operand->shape)
+        if (s) covered.insert(L.slot_of.at(s));
+  }
+  for (const ir::Sym* s : ir::stack_shape(n))  // a multicast tensor's buffers
+    if (s) covered.insert(L.slot_of.at(s));
+  return covered;
+}
+
+std::vector<int> copy_slots(const Layout& L, const Node* n) {
+  const std::set<int> covered = covered_slots(L, n);
+  std::vector<int> out;
+  for (size_t k = 0; k < L.slot_block.size(); ++k)
+    if (!covered.count(static_cast<int>(k)) && L.slot_block[k] > 1)
+      out.push_back(static_cast<int>(k));
+  return out;
+}
+
+bool value_used(const NestIr& nir, const Node* n) {
+  bool used = false;
+  ir::walk(nir.loop->body, [&](const Node* m) {
+    if (!nir.live.count(m)) return;
+    for (const Node* a : m->args) used |= a == n;
+    for (const Node* a : m->inits) used |= a == n;
+  });
+  return used;
+}
+
+namespace {
+
+// ---- liveness: nodes that reach a store, a yield or a loop bound ----
+
+void mark(const Node* n, std::set<const Node*>& live) {
+  if (!n || !live.insert(n).second) return;
+  for (const Node* a : n->args) mark(a, live);
+  if (n->op == Op::Loop) {
+    for (const ir::LoopDim& d : n->dims) {
+      mark(d.begin, live);
+      mark(d.end, live);
+    }
+    for (const Node* i : n->inits) mark(i, live);
+  }
+  if (n->op == Op::Carried) {
+    const Node* loop = n->args[0];
+    for (size_t i = 0; i < loop->carried.size(); ++i)
+      if (loop->carried[i] == n) {
+        mark(loop->inits[i], live);
+        mark(loop->body.back()->args[i], live);
+      }
+  }
+  if (n->op == Op::LoopResult) mark(n->args[0]->carried.at(n->ival), live);
+}
+
+void roots(const ir::Block& b, std::set<const Node*>& live) {
+  for (const Node* n : b) {
+    if (ir::writes_memory(n)) mark(n, live);
+    if (n->op == Op::Loop) {
+      roots(n->body, live);
+      bool any = false;
+      for (const Node* m : n->body) any |= live.count(m) > 0;
+      if (any) mark(n, live);
+    }
+  }
+}
+
+bool is_tensor(const Node* n) { return n->is_tensor() || n->op == Op::Multicast; }
+
+int64_t round16(int64_t b) { return (b + 15) / 16 * 16; }
+
+// The stage op n adds (bytes 0: none).
+SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, const Node* n) {
+  using K = SharedStage::Kind;
+  const Layout& L = nir.nest();
+  if (staged.count(n)) return {};
+  for (const Contraction& c : L.contractions)
+    if (c.match.sum == n) return {K::contract, 0, round16(c.shared_bytes)};
+  if (n->op == Op::Reduce) return {K::reduce, 0, reduce_steps(L, n).bytes};
+  if (n->op == Op::Load) {
+    auto it = nir.own.find(n);
+    if (n->is_scalar() || it == nir.own.end()) return {};
+    const Layout& own = nir.layouts.at(static_cast<size_t>(it->second));
+    return {K::convert, 0, round16(conversion_bytes(own, n->dtype)), false, it->second, 0};
+  }
+  if (n->op == Op::Store) {
+    const Node* v = n->args[1];
+    auto it = nir.own.find(n);
+    if (reaches_one_element(n) || v->is_scalar() || it == nir.own.end()) return {};
+    return {K::convert, 0, round16(conversion_bytes(L, v->dtype)), false, 0, it->second};
+  }
+  if (n->op == Op::Atomic || n->op == Op::Signal || n->op == Op::Wait) {
+    if (!value_used(nir, n)) return {};
+    const bool one = reaches_one_element(n);
+    if (!one && copy_slots(L, n).empty()) return {};
+    return {K::broadcast, 0, round16((one ? 1 : L.elems) * (dtype_size(n->dtype) > 4 ? 8 : 4))};
+  }
+  return {};  // the other ops stage nothing
+}
+
+std::string shape_text(const Node* n) {
+  std::string s = dtype_name(n->dtype);
+  if (n->shape.empty()) return s;
+  s += "[";
+  for (size_t i = 0; i < n->shape.size(); ++i)
+    s += (i ? ", " : "") + (n->shape[i] ? ir::sym_name(n->shape[i]) : std::string("1"));
+  return s + "]";
+}
+
+}  // namespace
+
+NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
+  NestIr nir;
+  nir.loop = plan.loop;
+  nir.persistent = plan.persistent;
+  roots(plan.loop->body, nir.live);
+  nir.layouts.push_back(L);
+  nir.layout_names.push_back("the nest's");
+  std::map<int, const Node*> own_by_id;
+  for (const auto& [n, order] : L.own_order) own_by_id[n->id] = n;
+  for (const auto& [id, n] : own_by_id) {
+    nir.own[n] = static_cast<int>(nir.layouts.size());
+    nir.layouts.push_back(L.reordered(L.own_order.at(n)));
+    nir.layout_names.push_back(fmt::format("%{}'s own", id));
+  }
+  std::map<const Node*, int> factor_layout;  // a factor's value -> its layout
+  for (const Contraction& c : L.contractions)
+    for (int i = 0; i < 2; ++i) {
+      factor_layout[c.match.factor[i].value()] = static_cast<int>(nir.layouts.size());
+      nir.layouts.push_back(c.factor_layout[i]);
+      nir.layout_names.push_back(fmt::format("factor {} of %{}", i, c.match.sum->id));
+    }
+  const std::set<const Node*> staged = staged_nodes(L);
+
+  ir::walk(plan.loop->body, [&](const Node* n) {
+    if (!nir.live.count(n) || !ir::has_result(n->op) || n->op == Op::Loop) return;
+    TileType t;
+    if (is_tensor(n))
+      t.space = MemorySpace::global;
+    else if (auto f = factor_layout.find(n); f != factor_layout.end())
+      t = {f->second, MemorySpace::shared};
+    else if (staged.count(n))
+      t.space = MemorySpace::none;  // summed from the staged factors
+    else if (n->is_scalar())
+      t.space = MemorySpace::uniform;
+    else
+      t = {0, MemorySpace::registers};
+    nir.types[n] = t;
+  });
+
+  ir::walk(plan.loop->body, [&](const Node* n) {
+    if (!nir.live.count(n) || n->op == Op::Loop) return;
+    SharedStage s = stage_of(nir, staged, n);
+    if (s.bytes == 0) return;
+    if (s.bytes > kSharedBytesLimit)
+      throw UserError(
+          g.kernel_name, n->loc,
+          s.kind == SharedStage::Kind::broadcast
+              ? fmt::format("the old values of this atomic reach {} threads through {} bytes of "
+                            "shared memory, more than a program has ({})",
+                            L.threads, s.bytes, kSharedBytesLimit)
+              : fmt::format("this needs {} bytes of shared memory, more than a program has ({})",
+                            s.bytes, kSharedBytesLimit),
+          s.kind == SharedStage::Kind::broadcast
+              ? "use smaller block sizes, or index the atomic with every tile of the loop"
+              : "use smaller block sizes, fewer warps, or reduction_loops");
+    nir.shared[n] = s;
+  });
+  plan_shared(nir);
+  if (std::string why = shared_plan_error(nir); !why.empty())
+    throw InternalError("the shared memory plan of loop %" + std::to_string(plan.loop->id) + ": " +
+                        why);
+  return nir;
+}
+
+std::string describe(const NestIr& nir) {
+  std::string out = fmt::format("// kernel IR of loop %{}: layouts:", nir.loop->id);
+  for (size_t i = 0; i < nir.layouts.size(); ++i)
+    out += fmt::format("{} L{} {}", i ? ";" : "", i, nir.layout_names[i]);
+  out += "\n";
+  ir::walk(nir.loop->body, [&](const Node* n) {
+    auto t = nir.types.find(n);
+    const SharedStage* s = nir.stage(n);
+    if (t == nir.types.end() && !s) return;
+    out += fmt::format("//   %{} {}", n->id, ir::op_name(n->op));
+    if (t != nir.types.end()) {
+      out += fmt::format(" {}: {}", shape_text(n), memory_space_name(t->second.space));
+      if (t->second.layout >= 0) out += fmt::format(" L{}", t->second.layout);
+    } else {
+      out += ":";
+    }
+    if (s) {
+      out += fmt::format("{} shared stage {}", t != nir.types.end() ? ";" : "",
+                         stage_kind_name(s->kind));
+      if (s->kind == SharedStage::Kind::convert) out += fmt::format(" L{} -> L{}", s->from, s->to);
+      out += fmt::format(" at {}, {} bytes, {}", s->offset, s->bytes,
+                         s->barrier ? "barrier" : "no barrier");
+    }
+    out += "\n";
+  });
+  out += fmt::format("//   shared memory: {} bytes\n", nir.shared_bytes);
+  return out;
+}
+
+}  // namespace tessel::passes

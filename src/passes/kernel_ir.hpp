@@ -1,0 +1,108 @@
+// The kernel IR of one top-level loop nest (one CUDA kernel), made by the kernel_ir stage
+// from the nest's plan and layouts: which nodes are live, each value's tile type (its
+// layout and memory space), and the shared memory stages the layouts add (layout
+// conversions, cross-warp reductions, contractions' factors, atomics' old values), each
+// with its bytes, its offset and whether a barrier precedes it. Code generation prints
+// this and decides none of it.
+//
+// A value of the nest is held in one of its layouts: the nest's (layout 0, passes/layout.hpp),
+// an access's own (passes/access_layouts.hpp: the load's elements before they convert, the
+// store's after), or a contraction factor's (passes/contractions). Its memory space says
+// where: registers (a tile value, per thread as its layout says), uniform (a scalar: one
+// value every thread holds), shared (a contraction's factor, staged there for its sum),
+// global (a tensor), none (a contraction's product, summed from the staged factors without
+// being held). Triton's TTGIR gives every tensor such an encoding; here the nest's layout
+// is the one most values share, and the other layouts are named per value.
+//
+// TESSEL_DUMP_DIR's 06-kernel_ir.ir prints it (describe), e.g. a transpose:
+//
+//   // kernel IR of loop %6: layouts: L0 the nest's; L1 %9's own: [t1: 32] [t0: 32]
+//   //   %7 load f32[t0, t1]: registers L0
+//   //   %8 permute f32[t1, t0]: registers L0
+//   //   %9 store: shared stage convert L0 -> L1 at 0, 4224 bytes, no barrier
+//   //   shared memory: 4224 bytes
+//
+// parse_kernel_ir reads the stage lines back (an edited offset or barrier is what code
+// generation prints), checked by check_shared_plan.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "passes/kernel_plan.hpp"
+#include "passes/layout.hpp"
+
+namespace tessel::passes {
+
+enum class MemorySpace : uint8_t { registers, uniform, shared, global, none };
+const char* memory_space_name(MemorySpace s);
+
+struct TileType {
+  int layout = -1;  // into NestIr::layouts; -1: none (uniform, global, none)
+  MemorySpace space = MemorySpace::none;
+};
+
+/// An op that stages values in shared memory: it writes them, waits at a barrier, reads
+/// them. `barrier`: a barrier before its writes too (an op that may run just before it
+/// reads bytes its writes overlap).
+struct SharedStage {
+  enum class Kind : uint8_t { reduce, convert, contract, broadcast };
+  Kind kind = Kind::reduce;
+  int64_t offset = 0, bytes = 0;  // bytes into the program's shared memory; a multiple of 16
+  bool barrier = false;
+  int from = 0, to = 0;  // convert: layouts (NestIr::layouts)
+};
+const char* stage_kind_name(SharedStage::Kind k);
+
+struct NestIr {
+  const ir::Node* loop = nullptr;
+  bool persistent = false;         // the body runs once per tile of a program loop
+  std::set<const ir::Node*> live;  // nodes with an effect or used by one
+  /// [0]: the nest's; then each access's own layout (in node id order, `own`), then each
+  /// contraction's two factor layouts (in the order of layouts[0].contractions).
+  std::vector<Layout> layouts;
+  std::vector<std::string> layout_names;      // "the nest's", "%9's own", "factor 0 of %15"
+  std::map<const ir::Node*, int> own;         // access -> its own layout
+  std::map<const ir::Node*, TileType> types;  // every live node with a value
+  std::map<const ir::Node*, SharedStage> shared;
+  int64_t shared_bytes = 0;  // the program's: the end of its last stage
+  const Layout& nest() const { return layouts.front(); }
+  /// Access n's own layout, or null.
+  const Layout* own_layout(const ir::Node* n) const;
+  /// The stage of op n, or null.
+  const SharedStage* stage(const ir::Node* n) const;
+};
+
+/// The kernel IR of the nest of `plan` (its loop, a top-level loop of `g`) in layout L
+/// (compute_layout, assign_access_layouts). Errors: UserError (the kernel's line) for an op
+/// whose stage needs more than kSharedBytesLimit bytes.
+NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L);
+
+/// Whether access n (load, store, atomic, signal, wait) reaches one element: only scalar
+/// indices and no stacked buffers.
+bool reaches_one_element(const ir::Node* n);
+/// The slots of L that access n's indices (tiles, gathers' operands) and stacked buffers
+/// cover.
+std::set<int> covered_slots(const Layout& L, const ir::Node* n);
+/// The slots of L along which it holds copies of the elements access n reaches (those its
+/// indices and stacked buffers do not cover, of more than one element).
+std::vector<int> copy_slots(const Layout& L, const ir::Node* n);
+
+/// Whether a live node of nir's nest uses n's value.
+bool value_used(const NestIr& nir, const ir::Node* n);
+
+/// The kernel IR as comment lines for stage dumps (above).
+std::string describe(const NestIr& nir);
+
+/// The shared memory plan of `nir` (offsets, barriers) where `text` (describe's lines,
+/// within a dump) gives stages: for each `%N op: shared stage KIND ... at OFFSET, BYTES
+/// bytes, barrier|no barrier` line of the loop's `kernel IR of loop %L` section, op N's
+/// offset and barrier; the bytes and kind must be the computed ones. Throws ir::ParseError
+/// at the line for another loop, node, kind or size, and check_shared_plan's errors.
+void parse_kernel_ir(const std::string& text, NestIr& nir);
+
+}  // namespace tessel::passes

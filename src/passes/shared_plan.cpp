@@ -1,0 +1,123 @@
+#include "passes/shared_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+namespace tessel::passes {
+
+using ir::Node;
+
+namespace {
+
+int64_t round16(int64_t b) { return (b + 15) / 16 * 16; }
+
+bool overlap(const SharedStage& x, const SharedStage& y) {
+  return x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
+}
+
+// The staging ops of `nir` in program order.
+std::vector<const Node*> in_order(const NestIr& nir) {
+  std::vector<const Node*> out;
+  ir::walk(nir.loop->body, [&](const Node* n) {
+    if (nir.shared.count(n)) out.push_back(n);
+  });
+  return out;
+}
+
+}  // namespace
+
+std::map<const Node*, std::set<const Node*>> shared_neighbours(const NestIr& nir) {
+  std::map<const Node*, std::set<const Node*>> before;
+  // `frontier`: the ops that may be the last one run so far.
+  std::function<void(const ir::Block&, std::set<const Node*>&)> walk;
+  auto loop = [&](const ir::Block& body, std::set<const Node*>& frontier) {
+    const std::set<const Node*> in = frontier;
+    std::set<const Node*> first = in;
+    walk(body, first);  // the first iteration
+    std::set<const Node*> later = in;
+    later.insert(first.begin(), first.end());
+    walk(body, later);  // the others: after the previous iteration's last op
+    frontier = in;      // no iteration, or after the last
+    frontier.insert(later.begin(), later.end());
+  };
+  walk = [&](const ir::Block& b, std::set<const Node*>& frontier) {
+    for (const Node* n : b) {
+      if (!nir.live.count(n)) continue;
+      if (n->op == ir::Op::Loop) {
+        loop(n->body, frontier);
+        continue;
+      }
+      if (!nir.shared.count(n)) continue;
+      before[n].insert(frontier.begin(), frontier.end());
+      frontier = {n};
+    }
+  };
+  std::set<const Node*> frontier;
+  if (nir.persistent || nir.loop->persistent)
+    loop(nir.loop->body, frontier);  // the program loops over tiles
+  else
+    walk(nir.loop->body, frontier);
+  return before;
+}
+
+void plan_shared(NestIr& nir) {
+  const auto before = shared_neighbours(nir);
+  int64_t largest = 0;
+  for (const auto& [n, u] : nir.shared) largest = std::max(largest, u.bytes);
+  const int64_t cap = std::max(largest, kFreeSharedBytes);
+  std::set<const Node*> placed;
+  for (const Node* n : in_order(nir)) {
+    SharedStage& u = nir.shared.at(n);
+    // The lowest offset past every placed neighbour's bytes that keeps within the cap.
+    for (int64_t at = 0;;) {
+      bool clear = true;
+      for (const Node* p : before.at(n))
+        if (p != n && placed.count(p)) {
+          const SharedStage& q = nir.shared.at(p);
+          if (at < q.offset + q.bytes && q.offset < at + u.bytes) {
+            clear = false;
+            at = round16(q.offset + q.bytes);
+          }
+        }
+      if (clear || at + u.bytes > cap) {
+        u.offset = clear && at + u.bytes <= cap ? at : 0;
+        break;
+      }
+    }
+    placed.insert(n);
+  }
+  nir.shared_bytes = 0;
+  for (auto& [n, u] : nir.shared) {
+    bool barrier = false;
+    for (const Node* p : before.at(n)) barrier |= p == n || overlap(nir.shared.at(p), u);
+    u.barrier = barrier;
+    nir.shared_bytes = std::max(nir.shared_bytes, u.offset + u.bytes);
+  }
+}
+
+std::string shared_plan_error(const NestIr& nir) {
+  const auto before = shared_neighbours(nir);
+  int64_t end = 0;
+  for (const auto& [n, u] : nir.shared) {
+    end = std::max(end, u.offset + u.bytes);
+    if (u.offset < 0 || u.offset % 16 != 0)
+      return fmt::format("%{}: offset {} is not a multiple of 16", n->id, u.offset);
+    if (u.offset + u.bytes > kSharedBytesLimit)
+      return fmt::format("%{}: its bytes end at {}, past the {} a program has", n->id,
+                         u.offset + u.bytes, kSharedBytesLimit);
+    if (u.barrier) continue;
+    for (const Node* p : before.at(n))
+      if (p == n || overlap(nir.shared.at(p), u))
+        return fmt::format(
+            "%{} needs a barrier: %{} may run just before it and uses bytes it overwrites", n->id,
+            p->id);
+  }
+  if (end != nir.shared_bytes)
+    return fmt::format("shared memory is {} bytes, its stages end at {}", nir.shared_bytes, end);
+  return "";
+}
+
+}  // namespace tessel::passes
