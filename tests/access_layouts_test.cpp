@@ -61,13 +61,13 @@ TEST(AccessLayouts, ATransposeConvertsOneSideAndBothMoveVectors) {
   EXPECT_EQ(nvrtc_test::count(cuda, "ts::ld_vec<"), 1) << cuda;
   EXPECT_EQ(nvrtc_test::count(cuda, "ts::st_vec<"), 1) << cuda;
   // One barrier, between the conversion's writes and reads: a program converts one tile,
-  // and nothing read shared memory before (codegen/emit_shared.cpp).
+  // and nothing read shared memory before (passes/shared_plan.hpp).
   EXPECT_EQ(nvrtc_test::count(cuda, "__syncthreads()"), 1) << cuda;
 }
 
 // A persistent program converts one tile after another: each conversion follows the
 // previous tile's (the program loop's back edge) on the same bytes, so it starts with a
-// barrier (codegen/emit_shared.cpp).
+// barrier (passes/shared_plan.hpp).
 TEST(AccessLayouts, APersistentTransposeWaitsForThePreviousTilesConversion) {
   REQUIRE_NVRTC();
   ts::Config c = kBlocks32;

@@ -160,7 +160,7 @@ TEST(Contractions, EachSharedValueIsReadOncePerSummedIndex) {
   EXPECT_NE(cu.find("* 33 + k]"), std::string::npos) << cu;
   EXPECT_NE(cu.find("+= a0[((r >> 2) & 7)] * a1[(r & 3)];"), std::string::npos) << cu;
   // Each k tile's staging waits for the previous tile's readers (the loop's back edge, the
-  // same bytes), then its own writes: two barriers per tile (codegen/emit_shared.cpp).
+  // same bytes), then its own writes: two barriers per tile (passes/shared_plan.hpp).
   EXPECT_EQ(nvrtc_test::count(cu, "__syncthreads();  // earlier readers of shared memory are done"),
             1)
       << cu;

@@ -138,9 +138,9 @@ std::string edited(const std::string& text, const ts::ir::Node* n, const std::st
   return out;
 }
 
-std::string parse_error(const std::string& text, ts::passes::NestIr nir) {
+std::string parse_error(const std::string& text, const ts::ir::Graph& g, ts::passes::NestIr nir) {
   try {
-    passes::parse_kernel_ir(text, nir);
+    passes::parse_kernel_ir(text, g, nir);
   } catch (const ts::ir::ParseError& e) {
     return e.what();
   }
@@ -154,7 +154,7 @@ TEST(KernelIr, TheSharedPlanRoundTripsAndAnEditedOffsetIsWhatTheCudaUses) {
   Staged s = staged(softmax, ts::Config{.block_sizes = std::vector<int64_t>{1}, .num_warps = 8}, x);
   const cg::LoopStages& l = s.stages.loops.at(0);
   passes::NestIr nir = l.nir;
-  passes::parse_kernel_ir(s.text, nir);
+  passes::parse_kernel_ir(s.text, s.stages.program(), nir);
   EXPECT_EQ(passes::describe(nir), passes::describe(l.nir));
 
   std::vector<const ts::ir::Node*> ops;
@@ -165,7 +165,7 @@ TEST(KernelIr, TheSharedPlanRoundTripsAndAnEditedOffsetIsWhatTheCudaUses) {
   // The second reduction moved to 1024 with its barrier kept: the CUDA reads it there.
   std::string moved = edited(s.text, ops[1], fmt::format("at {},", second.offset), "at 1024,");
   passes::NestIr m = l.nir;
-  passes::parse_kernel_ir(moved, m);
+  passes::parse_kernel_ir(moved, s.stages.program(), m);
   EXPECT_EQ(m.shared.at(ops[1]).offset, 1024);
   EXPECT_EQ(m.shared_bytes, 1024 + second.bytes);
   const std::string cuda = cg::generate_cuda(s.stages.program(), l.plan, m).source;
@@ -174,24 +174,59 @@ TEST(KernelIr, TheSharedPlanRoundTripsAndAnEditedOffsetIsWhatTheCudaUses) {
 
   // The second reduction on the first's bytes without a barrier would race.
   std::string racing = edited(s.text, ops[1], fmt::format("at {},", second.offset), "at 0,");
-  EXPECT_NE(parse_error(racing, l.nir).find(fmt::format("%{} needs a barrier", ops[1]->id)),
+  EXPECT_NE(parse_error(racing, s.stages.program(), l.nir)
+                .find(fmt::format("%{} needs a barrier", ops[1]->id)),
             std::string::npos);
-  EXPECT_NE(
-      parse_error(edited(s.text, ops[1], fmt::format("{} bytes", second.bytes), "16 bytes"), l.nir)
-          .find(fmt::format("%{} stages {} bytes", ops[1]->id, second.bytes)),
-      std::string::npos);
-  EXPECT_NE(parse_error(edited(s.text, ops[1], "stage reduce", "stage convert"), l.nir)
+  EXPECT_NE(parse_error(edited(s.text, ops[1], fmt::format("{} bytes", second.bytes), "16 bytes"),
+                        s.stages.program(), l.nir)
+                .find(fmt::format("%{} stages {} bytes", ops[1]->id, second.bytes)),
+            std::string::npos);
+  EXPECT_NE(parse_error(edited(s.text, ops[1], "stage reduce", "stage convert"), s.stages.program(),
+                        l.nir)
                 .find("is a reduce stage, not convert"),
             std::string::npos);
-  EXPECT_NE(
-      parse_error(edited(s.text, ops[1], fmt::format("at {},", second.offset), "at 8,"), l.nir)
-          .find("is not a multiple of 16"),
-      std::string::npos);
+  EXPECT_NE(parse_error(edited(s.text, ops[1], fmt::format("at {},", second.offset), "at 8,"),
+                        s.stages.program(), l.nir)
+                .find("is not a multiple of 16"),
+            std::string::npos);
   std::string dropped = s.text;
   const std::string line = line_of(s.text, ops[1]);
   dropped.erase(dropped.find(line), line.size());
-  EXPECT_NE(parse_error(dropped, l.nir).find(fmt::format("no shared stage for %{}", ops[1]->id)),
+  EXPECT_NE(parse_error(dropped, s.stages.program(), l.nir)
+                .find(fmt::format("no shared stage for %{}", ops[1]->id)),
             std::string::npos);
+}
+
+TEST(KernelIr, ALoopThatRewritesAnotherThreadsStoresWaitsAtAMemoryBarrier) {
+  auto k = ts::kernel("clear_then_fill", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto b : ts::grid(x.size(0))) {
+      out(b, ts::all) = 0;  // the whole row, then part of it in tiles by other threads
+      for (auto t : ts::tile(x.size(1) - 3)) out(b, t) = x(b, t);
+    }
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::ones({4, 100}, ts::f32);
+  Staged s = staged(k, ts::Config{.block_sizes = std::vector<int64_t>{64}}, x);
+  const cg::LoopStages& l = s.stages.loops.at(0);
+  const ts::ir::Node* inner = nullptr;
+  ts::ir::walk(l.loop->body, [&](const ts::ir::Node* n) {
+    if (n->op == ts::ir::Op::Loop) inner = n;
+  });
+  ASSERT_TRUE(inner);
+  EXPECT_EQ(l.nir.barrier_before, std::set<const ts::ir::Node*>{inner});  // once, not per tile
+  EXPECT_EQ(line_of(s.text, inner), fmt::format("//   %{} loop: memory barrier", inner->id));
+  passes::NestIr nir = l.nir;
+  passes::parse_kernel_ir(s.text, s.stages.program(), nir);
+  EXPECT_EQ(nir.barrier_before, l.nir.barrier_before);
+  // Without it the tiles' stores could land before the row's zeros.
+  std::string dropped = edited(s.text, inner, ": memory barrier", ":");
+  EXPECT_NE(parse_error(dropped, s.stages.program(), l.nir)
+                .find(fmt::format("%{} needs a memory barrier", inner->id)),
+            std::string::npos);
+  EXPECT_NE(l.kernel.source.find("// the loop below reads or writes memory another thread"),
+            std::string::npos)
+      << l.kernel.source;
 }
 
 TEST(KernelIr, AStagePastTheSharedMemoryOfAProgramIsAUserErrorAtItsLine) {

@@ -68,7 +68,7 @@ TEST(ReduceShared, TileReductionsMatchAPlainReference) {
   }
 }
 
-// The nest's shared memory plan (codegen/emit_shared.cpp): the program's first reduction
+// The nest's shared memory plan (passes/shared_plan.hpp): the program's first reduction
 // starts without a barrier (nothing read shared memory before it), and each later one uses
 // bytes disjoint from its predecessor's, so it needs only its own barrier.
 TEST(ReduceShared, BackToBackReductionsUseDisjointBytesAndOneBarrierEach) {

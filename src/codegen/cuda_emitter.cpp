@@ -391,7 +391,6 @@ void Emitter::run() {
     multicast_ |= n->op == Op::Multicast;
   }
   find_values_rounded_by_stores();
-  find_barriers();
 
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;

@@ -212,21 +212,21 @@ void Emitter::emit_node(const Node* n) {
     case Op::Multicast:  // addressed by its loads and stores (emit_memory.cpp, plan_access)
       return;
     case Op::Loop:
-      if (barrier_before_.count(n)) emit_barrier(n);
+      if (nir_.barrier_before.count(n)) emit_barrier(n);
       emit_loop(n);
       return;
     case Op::Load:
-      if (barrier_before_.count(n)) emit_barrier(n);
+      if (nir_.barrier_before.count(n)) emit_barrier(n);
       emit_load(n);
       return;
     case Op::Store:
-      if (barrier_before_.count(n)) emit_barrier(n);
+      if (nir_.barrier_before.count(n)) emit_barrier(n);
       emit_store(n);
       return;
     case Op::Atomic:
     case Op::Signal:
     case Op::Wait:
-      if (barrier_before_.count(n)) emit_barrier(n);
+      if (nir_.barrier_before.count(n)) emit_barrier(n);
       emit_atomic(n);
       return;
     case Op::Reduce:

@@ -50,7 +50,7 @@ std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
   std::set<const Node*> inside;
   collect(loop->body, inside);
   // Tensors stored anywhere in the program: a load issued early could pass a store to
-  // memory it may share (ir::may_alias), or the barrier that orders them (emit_barriers.cpp).
+  // memory it may share (ir::may_alias), or the barrier that orders them (passes/memory_order.cpp).
   std::set<const Node*> in_program;
   collect(top_->body, in_program);
   std::vector<const Node*> stored;

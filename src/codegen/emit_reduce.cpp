@@ -114,7 +114,7 @@ void Emitter::emit_reduce(const Node* n) {
     // group are combined across lanes (lane j reads warp j of the group, then a shuffle
     // all-reduce); otherwise one value per thread, and each thread combines its group's
     // warps in order. Where the bytes are and whether a barrier must come first: the
-    // nest's shared memory plan (emit_shared.cpp).
+    // nest's shared memory plan (passes/shared_plan.hpp).
     const int nw = L_->threads / 32, low = st.low;
     const bool per_warp = st.per_warp, contiguous = st.contiguous;
     const int64_t values_bytes = st.values_bytes;

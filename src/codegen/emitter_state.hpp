@@ -219,18 +219,8 @@ class Emitter {
   void find_values_rounded_by_stores();
   /// Expression `e` of node n's value rounded to n's dtype, unless a store rounds it.
   std::string rounded(const ir::Node* n, const std::string& e) const;
-  /// Memory order inside the program (emit_barriers.cpp): marks in barrier_before_ the
-  /// loads, stores and device loops that must wait for the program's earlier accesses to memory
-  /// they may share, made by other threads.
-  void find_barriers();
-  void order_block(const ir::Block& b, std::vector<const ir::Node*>& pending);
-  bool waits_for(const ir::Block& b, const std::vector<const ir::Node*>& pending) const;
-  /// Whether `later` must wait for `earlier` (at least one a store, memory that may be
-  /// shared, an element that other threads may touch).
-  bool needs_order(const ir::Node* earlier, const ir::Node* later) const;
-  /// Whether accesses a and b (loads or stores) touch each element from one thread.
-  bool same_thread_per_element(const ir::Node* a, const ir::Node* b) const;
-  /// The barrier before access (or loop) n.
+  /// The barrier before access (or loop) n, where the kernel IR has one
+  /// (NestIr::barrier_before, passes/memory_order.hpp).
   void emit_barrier(const ir::Node* n);
   void emit_reduce(const ir::Node* n);
   /// The shared memory stage of op n in the kernel IR (passes/kernel_ir.hpp): its bytes
@@ -277,7 +267,6 @@ class Emitter {
   std::set<const ir::Node*> written_;               // tensors stored to
   std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next
   std::set<const ir::Node*> rounded_by_store_;      // find_values_rounded_by_stores
-  std::set<const ir::Node*> barrier_before_;        // find_barriers
   std::set<const ir::Node*> staged_;  // contractions' factors and products (emitted by the sum)
   bool in_factor_ = false;            // emitting a contraction's factor
   std::ostringstream prologue_;       // device scalar reads

@@ -4,6 +4,7 @@
 
 #include "ir/ir_text.hpp"
 #include "passes/access_layouts.hpp"
+#include "passes/memory_order.hpp"
 #include "passes/reduce_steps.hpp"
 #include "passes/shared_plan.hpp"
 #include "tessel/error.hpp"
@@ -235,6 +236,7 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
     nir.shared[n] = s;
   });
   plan_shared(nir);
+  nir.barrier_before = memory_order_barriers(g, nir);
   if (std::string why = shared_plan_error(nir); !why.empty())
     throw InternalError("the shared memory plan of loop %" + std::to_string(plan.loop->id) + ": " +
                         why);
@@ -249,7 +251,8 @@ std::string describe(const NestIr& nir) {
   ir::walk(nir.loop->body, [&](const Node* n) {
     auto t = nir.types.find(n);
     const SharedStage* s = nir.stage(n);
-    if (t == nir.types.end() && !s) return;
+    const bool memory_barrier = nir.barrier_before.count(n) > 0;
+    if (t == nir.types.end() && !s && !memory_barrier) return;
     out += fmt::format("//   %{} {}", n->id, ir::op_name(n->op));
     if (t != nir.types.end()) {
       out += fmt::format(" {}: {}", shape_text(n), memory_space_name(t->second.space));
@@ -264,6 +267,7 @@ std::string describe(const NestIr& nir) {
       out += fmt::format(" at {}, {} bytes, {}", s->offset, s->bytes,
                          s->barrier ? "barrier" : "no barrier");
     }
+    if (memory_barrier) out += t != nir.types.end() || s ? "; memory barrier" : " memory barrier";
     out += "\n";
   });
   out += fmt::format("//   shared memory: {} bytes\n", nir.shared_bytes);

@@ -22,8 +22,10 @@
 //   //   %9 store: shared stage convert L0 -> L1 at 0, 4224 bytes, no barrier
 //   //   shared memory: 4224 bytes
 //
+// An access or device loop that must wait for the program's earlier accesses to the same
+// memory by other threads says so: `//   %12 load f32[t0]: registers L0; memory barrier`.
 // parse_kernel_ir reads the stage lines back (an edited offset or barrier is what code
-// generation prints), checked by check_shared_plan.
+// generation prints), checked by shared_plan_error and memory_order_barriers.
 #pragma once
 
 #include <cstdint>
@@ -69,7 +71,10 @@ struct NestIr {
   std::map<const ir::Node*, int> own;         // access -> its own layout
   std::map<const ir::Node*, TileType> types;  // every live node with a value
   std::map<const ir::Node*, SharedStage> shared;
-  int64_t shared_bytes = 0;  // the program's: the end of its last stage
+  int64_t shared_bytes = 0;
+  /// Accesses and device loops that wait at a barrier for the program's earlier accesses
+  /// to memory they may share (passes/memory_order.hpp).
+  std::set<const ir::Node*> barrier_before;  // the program's: the end of its last stage
   const Layout& nest() const { return layouts.front(); }
   /// Access n's own layout, or null.
   const Layout* own_layout(const ir::Node* n) const;
@@ -98,11 +103,13 @@ bool value_used(const NestIr& nir, const ir::Node* n);
 /// The kernel IR as comment lines for stage dumps (above).
 std::string describe(const NestIr& nir);
 
-/// The shared memory plan of `nir` (offsets, barriers) where `text` (describe's lines,
-/// within a dump) gives stages: for each `%N op: shared stage KIND ... at OFFSET, BYTES
-/// bytes, barrier|no barrier` line of the loop's `kernel IR of loop %L` section, op N's
-/// offset and barrier; the bytes and kind must be the computed ones. Throws ir::ParseError
-/// at the line for another loop, node, kind or size, and check_shared_plan's errors.
-void parse_kernel_ir(const std::string& text, NestIr& nir);
+/// The shared memory plan of `nir` (offsets, barriers) and its memory barriers as `text`
+/// (describe's lines, within a dump) gives them: for each `%N op: shared stage KIND ... at
+/// OFFSET, BYTES bytes, barrier|no barrier` line of the loop's `kernel IR of loop %L`
+/// section, op N's offset and barrier (the bytes and kind must be the computed ones); the
+/// lines ending `memory barrier`, the accesses with a barrier before them (every one the
+/// analysis requires among them; `g`: the nest's graph). Throws ir::ParseError at the line for
+/// another loop, node, kind or size, a plan shared_plan_error refuses, or a missing memory barrier.
+void parse_kernel_ir(const std::string& text, const ir::Graph& g, NestIr& nir);
 
 }  // namespace tessel::passes
