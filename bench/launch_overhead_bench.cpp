@@ -1,8 +1,9 @@
 // Host overhead of a cached call: wall time per call of N back-to-back calls (no sync
-// between them; a sync after each round, not timed; median of the rounds) of a tessel
-// kernel, against N bare cuLaunchKernel calls of the same compiled CUfunction with the
-// same packed parameters, grid and block (recorded from one tessel call:
-// rt::observe_launches), for:
+// between them; a sync after each round, not timed) of a tessel kernel, against N bare
+// cuLaunchKernel calls of the same compiled CUfunction with the same packed parameters,
+// grid and block (recorded from one tessel call: rt::observe_launches). Rounds of the two
+// alternate; printed: the medians of each and of the difference within a round's pair.
+// Cases:
 //   add_into      1-D x + y into out (3 tensors)
 //   axpby_bias_2d 2-D out = alpha * x + y + bias[newaxis, :] (4 tensors, a scalar)
 //   padded_sum    seed 002: the row count in device memory (a persistent grid)
@@ -35,21 +36,42 @@ namespace {
 int calls = 256;  // per round: well below the driver's queue of pending launches
 int rounds = 21;
 
-/// Median over the rounds of the host wall time per call of `calls` calls of `f`, in us;
-/// `sync` (not timed) runs after each round.
-double host_us(const std::function<void()>& f, const std::function<void()>& sync) {
-  for (int i = 0; i < 20; ++i) f();
+/// Host wall time per call of one round of `calls` calls of `f`, in us; `sync` (not timed)
+/// runs after it.
+double round_us(const std::function<void()>& f, const std::function<void()>& sync) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) f();
+  auto t1 = std::chrono::steady_clock::now();
   sync();
-  std::vector<double> us;
+  return std::chrono::duration<double, std::micro>(t1 - t0).count() / calls;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Per round, the time per call of `calls` calls of `f` and then (when given) of `g`,
+/// alternating so that both see the same host and GPU conditions (clocks, other load),
+/// after 20 warm-up calls of each: the medians over the rounds of f's time, g's and the
+/// difference f - g of one round's pair.
+struct Timing {
+  double f = 0, g = 0, difference = 0;
+};
+Timing time_rounds(const std::function<void()>& f, const std::function<void()>& g,
+                   const std::function<void()>& sync) {
+  for (int i = 0; i < 20; ++i) f();
+  for (int i = 0; g && i < 20; ++i) g();
+  sync();
+  std::vector<double> tf, tg, diff;
   for (int r = 0; r < rounds; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) f();
-    auto t1 = std::chrono::steady_clock::now();
-    sync();
-    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
+    tf.push_back(round_us(f, sync));
+    if (!g) continue;
+    tg.push_back(round_us(g, sync));
+    diff.push_back(tf.back() - tg.back());
   }
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
+  if (!g) return {median(tf), 0, 0};
+  return {median(tf), median(tg), median(diff)};
 }
 
 using LaunchFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -84,24 +106,26 @@ void run(const Case& c, bool dry, LaunchFn launch) {
   }
   ts::rt::LaunchObserver quiet{.dry = dry};
   before = ts::rt::observe_launches(dry ? &quiet : nullptr);
-  double tessel = host_us(c.call, sync);
-  ts::rt::observe_launches(before);
   if (dry) {
-    std::printf("%-16s %10.3f us per call (host part, no driver call)\n", c.name.c_str(), tessel);
+    const double host = time_rounds(c.call, nullptr, sync).f;
+    ts::rt::observe_launches(before);
+    std::printf("%-16s %10.3f us per call (host part, no driver call)\n", c.name.c_str(), host);
     return;
   }
   ts::rt::LaunchRecord r = rec[0];
   std::vector<void*> params;
   for (uint32_t offset : r.offsets) params.push_back(r.block.data() + offset);
   auto fn = static_cast<CUfunction>(r.fn.fn);
-  double bare = host_us(
+  const Timing t = time_rounds(
+      c.call,
       [&] {
         launch(fn, r.grid[0], r.grid[1], r.grid[2], r.threads, 1, 1,
                static_cast<unsigned>(r.shared_bytes), nullptr, params.data(), nullptr);
       },
       sync);
-  std::printf("%-16s %10.3f %10.3f %10.3f%s\n", c.name.c_str(), tessel, bare, tessel - bare,
-              tessel - bare > 1.5 ? "  (above the 1.5 us target)" : "");
+  ts::rt::observe_launches(before);
+  std::printf("%-16s %10.3f %10.3f %10.3f%s\n", c.name.c_str(), t.f, t.g, t.difference,
+              t.difference > 1.5 ? "  (above the 1.5 us target)" : "");
 }
 
 }  // namespace
@@ -127,7 +151,8 @@ int main(int argc, char** argv) {
   }
   ts::Device dev = dry ? ts::cpu() : ts::cuda(0);
   if (!dry) std::printf("device: %s\n", ts::rt::device_name(0).c_str());
-  std::printf("%d calls per round, median of %d rounds\n", calls, rounds);
+  std::printf("%d calls per round, median of %d rounds (tessel and bare alternating)\n", calls,
+              rounds);
 
   auto add_into = ts::kernel("add_into", [](ts::Tensor x, ts::Tensor y, ts::Tensor out) {
     for (auto t : ts::tile(x.size(0))) out(t) = x(t) + y(t);

@@ -130,7 +130,7 @@ std::optional<rt::HostEnv> SharedTensors::env(const ir::Graph& g) const {
           ir::eval_host_int(allocs[j]->args[d], arg_values_) !=
               alloc_views_[j].size(static_cast<int>(d)))
         return std::nullopt;
-    env.allocs[allocs[j]] = alloc_views_[j];
+    env.set_alloc(allocs[j], alloc_views_[j]);
   }
   return env;
 }

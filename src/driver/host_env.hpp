@@ -2,13 +2,15 @@
 // allocated tensors, and evaluation of host scalar expressions.
 #pragma once
 
-#include <unordered_map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/host_eval.hpp"
 #include "ir/ir.hpp"
 #include "tessel/buffer.hpp"
 #include "tessel/config.hpp"
+#include "tessel/error.hpp"
 
 namespace tessel::rt {
 
@@ -17,15 +19,28 @@ struct HostEnv {
   std::vector<ir::ArgValue> args;  // for eval_host
   /// By argument position (null for scalars): the caller's Buffers, alive for the call.
   std::vector<const Buffer*> arg_buffers;
-  std::unordered_map<const ir::Node*, Buffer> allocs;
+  /// The program's allocations so far (Alloc nodes, a few per program: a list, no hashing).
+  std::vector<std::pair<const ir::Node*, Buffer>> allocs;
   Device device;                 // where allocations go
   void* stream = nullptr;        // CUstream of the call
   void* check_record = nullptr;  // Settings::check_bounds on the GPU: rt::BoundsRecord
 
-  /// The Buffer of a tensor node (Arg or Alloc).
+  /// The Buffer of a tensor node (Arg or Alloc). Errors: InternalError for an Alloc not
+  /// made yet.
   const Buffer& tensor(const ir::Node* n) const {
     if (n->op == ir::Op::Arg) return *arg_buffers.at(n->ival);
-    return allocs.at(n);
+    for (const auto& [a, b] : allocs)
+      if (a == n) return b;
+    throw InternalError("the tensor of %" + std::to_string(n->id) + " is not allocated yet");
+  }
+  /// Allocation n's Buffer is b (replacing an earlier one of n).
+  void set_alloc(const ir::Node* n, Buffer b) {
+    for (auto& [a, old] : allocs)
+      if (a == n) {
+        old = std::move(b);
+        return;
+      }
+    allocs.emplace_back(n, std::move(b));
   }
   int64_t eval_int(const ir::Node* n) const { return ir::eval_host_int(n, args); }
   ir::HostScalar eval(const ir::Node* n) const { return ir::eval_host(n, args); }

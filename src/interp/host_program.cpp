@@ -100,7 +100,7 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
         }
         if (n->ival == ir::fill_value) b.fill_on_stream(n->fval, staged ? nullptr : env.stream);
         if (!like_strides.empty()) b = b.view_as_strided(shape, like_strides, 0);
-        env.allocs[n] = b;
+        env.set_alloc(n, std::move(b));
         break;
       }
       case ir::Op::ShapeCheck:
