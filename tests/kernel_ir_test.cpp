@@ -72,10 +72,10 @@ TEST(KernelIr, ATransposeConvertsItsStoreThroughSharedMemoryWithoutABarrier) {
   EXPECT_EQ(line_of(s.text, load),
             fmt::format("//   %{} load f32[t0, t1]: registers L0", load->id));
   // 32 x 32 f32 elements, one pad element per row of 32: 4224 bytes.
-  EXPECT_EQ(
-      line_of(s.text, store),
-      fmt::format("//   %{} store: shared stage convert L0 -> L1 at 0, 4224 bytes, no barrier",
-                  store->id));
+  EXPECT_EQ(line_of(s.text, store),
+            fmt::format(
+                "//   %{} store: shared stage convert L0 -> L1 at 0, 4224 bytes, no barrier before",
+                store->id));
   EXPECT_EQ(l.nir.shared_bytes, 4224);
   EXPECT_EQ(l.kernel.shared_bytes, 4224);
   EXPECT_EQ(l.nir.own_layout(store), &l.nir.layouts.at(1));

@@ -527,7 +527,12 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc
                fmt::format("shapes {} and {} do not broadcast: dimension {} is {} in one and {} "
                            "in the other",
                            ir::shape_str(a), ir::shape_str(b), i, describe_sym(x), describe_sym(y)),
-               x->kind == ir::Sym::tile && y->kind == ir::Sym::tile && x->loop == y->loop
+               x->kind == ir::Sym::extent_k && y->kind == ir::Sym::extent_k &&
+                       x->extent_at_trace != y->extent_at_trace
+                   ? fmt::format("the two sizes differ on this call ({} and {}): check the "
+                                 "tensors' shapes",
+                                 x->extent_at_trace, y->extent_at_trace)
+               : x->kind == ir::Sym::tile && y->kind == ir::Sym::tile && x->loop == y->loop
                    ? "these are two dimensions of the same loop: check the operands' ranks and "
                      "indices (an extra index, or a missing ts::newaxis)"
                    : "tiles of different loops never broadcast together, even with equal block "

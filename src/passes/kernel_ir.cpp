@@ -265,7 +265,7 @@ std::string describe(const NestIr& nir) {
                          stage_kind_name(s->kind));
       if (s->kind == SharedStage::Kind::convert) out += fmt::format(" L{} -> L{}", s->from, s->to);
       out += fmt::format(" at {}, {} bytes, {}", s->offset, s->bytes,
-                         s->barrier ? "barrier" : "no barrier");
+                         s->barrier ? "barrier before" : "no barrier before");
     }
     if (memory_barrier) out += t != nir.types.end() || s ? "; memory barrier" : " memory barrier";
     out += "\n";

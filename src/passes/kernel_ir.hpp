@@ -19,7 +19,7 @@
 //   // kernel IR of loop %6: layouts: L0 the nest's; L1 %9's own: [t1: 32] [t0: 32]
 //   //   %7 load f32[t0, t1]: registers L0
 //   //   %8 permute f32[t1, t0]: registers L0
-//   //   %9 store: shared stage convert L0 -> L1 at 0, 4224 bytes, no barrier
+//   //   %9 store: shared stage convert L0 -> L1 at 0, 4224 bytes, no barrier before
 //   //   shared memory: 4224 bytes
 //
 // An access or device loop that must wait for the program's earlier accesses to the same
@@ -105,7 +105,7 @@ std::string describe(const NestIr& nir);
 
 /// The shared memory plan of `nir` (offsets, barriers) and its memory barriers as `text`
 /// (describe's lines, within a dump) gives them: for each `%N op: shared stage KIND ... at
-/// OFFSET, BYTES bytes, barrier|no barrier` line of the loop's `kernel IR of loop %L`
+/// OFFSET, BYTES bytes, barrier before|no barrier before` line of the loop's `kernel IR of loop %L`
 /// section, op N's offset and barrier (the bytes and kind must be the computed ones); the
 /// lines ending `memory barrier`, the accesses with a barrier before them (every one the
 /// analysis requires among them; `g`: the nest's graph). Throws ir::ParseError at the line for

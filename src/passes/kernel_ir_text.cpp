@@ -62,6 +62,7 @@ void parse_kernel_ir(const std::string& text, const ir::Graph& g, NestIr& nir) {
     r.expect(',');
     const bool barrier = !r.accept("no");
     r.expect("barrier");
+    r.expect("before");
     if (!r.done()) r.fail("expected the end of the line");
     s.offset = offset;
     s.barrier = barrier;
