@@ -16,7 +16,7 @@
 #include "ir/parser.hpp"
 #include "passes/shared_plan.hpp"
 #include "tests/atomic_kernels.hpp"
-#include "tests/autotune_test_util.hpp"
+#include "tests/stage_test_util.hpp"
 
 namespace ts = tessel;
 namespace cg = tessel::codegen;
@@ -24,19 +24,12 @@ namespace passes = tessel::passes;
 
 namespace {
 
-struct Staged {
-  cg::CompiledStages stages;
-  std::string text;  // the kernel_ir stage's dump
-};
+using stage_test::Staged;
 
 // The stages of kernel k (which must outlive them) on `args` under config c, CUDA included.
 template <class K, class... A>
 Staged staged(const K& k, const ts::Config& c, const A&... args) {
-  const ts::ir::Graph& g = autotune_test::graph_of(k, args...);
-  Staged s{cg::compile_pipeline(g, c, {.record_ir = true}), ""};
-  s.text = s.stages.stage_ir.at(5).ir;
-  EXPECT_EQ(s.stages.stage_ir.at(5).stage, "kernel_ir");
-  return s;
+  return stage_test::staged("kernel_ir", true, k, c, args...);
 }
 
 // The kernel IR's line for node n (the line starting "//   %<id> " after "// kernel IR of
@@ -70,12 +63,15 @@ TEST(KernelIr, ATransposeConvertsItsStoreThroughSharedMemoryWithoutABarrier) {
       std::string::npos)
       << s.text;
   EXPECT_EQ(line_of(s.text, load),
-            fmt::format("//   %{} load f32[t0, t1]: registers L0", load->id));
-  // 32 x 32 f32 elements, one pad element per row of 32: 4224 bytes.
+            fmt::format("//   %{} load f32[t0, t1]: registers L0; access L0 vector dim 1, 4 wide, "
+                        "whole, aligned",
+                        load->id));
+  // 32 x 32 f32 elements, one pad element per row of 32: 4224 bytes. The store's vectors
+  // run along its own layout's innermost dim (the loop's dim 0).
   EXPECT_EQ(line_of(s.text, store),
-            fmt::format(
-                "//   %{} store: shared stage convert L0 -> L1 at 0, 4224 bytes, no barrier before",
-                store->id));
+            fmt::format("//   %{} store: access L1 vector dim 1, 4 wide, whole, aligned; shared "
+                        "stage convert L0 -> L1 at 0, 4224 bytes, no barrier before",
+                        store->id));
   EXPECT_EQ(l.nir.shared_bytes, 4224);
   EXPECT_EQ(l.kernel.shared_bytes, 4224);
   EXPECT_EQ(l.nir.own_layout(store), &l.nir.layouts.at(1));
@@ -248,6 +244,157 @@ TEST(KernelIr, AStagePastTheSharedMemoryOfAProgramIsAUserErrorAtItsLine) {
     EXPECT_NE(msg.find("atomic_kernels.hpp:77"), std::string::npos) << msg;
     EXPECT_NE(msg.find("index the atomic with every tile of the loop"), std::string::npos) << msg;
   }
+}
+
+// The number of times `what` occurs in `text`.
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string cuda_of(const Staged& s, const std::string& text) {
+  const cg::LoopStages& l = s.stages.loops.at(0);
+  passes::NestIr nir = l.nir;
+  passes::parse_kernel_ir(text, s.stages.program(), nir);
+  return cg::generate_cuda(s.stages.program(), l.plan, nir).source;
+}
+
+TEST(KernelIr, AnAccessReadBackMayBeWeakenedButNotStrengthened) {
+  auto transpose = examples::make_transpose();
+  ts::Config blocks{.block_sizes = std::vector<int64_t>{32, 32}};
+  ts::Buffer a = ts::Buffer::ones({64, 96}, ts::f32);
+  Staged s = staged(transpose, blocks, a);
+  const cg::LoopStages& l = s.stages.loops.at(0);
+  const ts::ir::Node* load = first(l, ts::ir::Op::Load);
+  const ts::ir::Node* store = first(l, ts::ir::Op::Store);
+  EXPECT_EQ(cuda_of(s, s.text), l.kernel.source);  // the text as printed: the same CUDA
+  EXPECT_EQ(count(l.kernel.source, "ts::ld_vec<"), 1u) << l.kernel.source;
+  // The load weakened to one element per register: no vector load is left.
+  const std::string weak =
+      edited(s.text, load, "access L0 vector dim 1, 4 wide, whole, aligned", "access L0 elements");
+  EXPECT_EQ(count(cuda_of(s, weak), "ts::ld_vec<"), 0u);
+  EXPECT_NE(parse_error(edited(s.text, store, "access L1", "access L0"), s.stages.program(), l.nir)
+                .find(fmt::format("%{}: the access runs in L1, not L0", store->id)),
+            std::string::npos);
+  EXPECT_NE(
+      parse_error(edited(s.text, load, "vector dim 1", "vector dim 0"), s.stages.program(), l.nir)
+          .find("its vectors run along dim 1, not 0"),
+      std::string::npos);
+  EXPECT_NE(parse_error(edited(s.text, load, "4 wide", "8 wide"), s.stages.program(), l.nir)
+                .find("L0's vectors are 4 wide"),
+            std::string::npos);
+
+  // 60 x 90: a row's vectors may be partly valid, and rows are 360 bytes apart.
+  ts::Buffer ragged = ts::Buffer::ones({60, 90}, ts::f32);
+  Staged r = staged(transpose, blocks, ragged);
+  const cg::LoopStages& rl = r.stages.loops.at(0);
+  const ts::ir::Node* rload = first(rl, ts::ir::Op::Load);
+  ASSERT_NE(line_of(r.text, rload).find("access L0 vector dim 1, 4 wide"), std::string::npos)
+      << r.text;
+  EXPECT_EQ(line_of(r.text, rload).find("whole"), std::string::npos) << r.text;
+  EXPECT_NE(
+      parse_error(edited(r.text, rload, "4 wide", "4 wide, whole"), r.stages.program(), rl.nir)
+          .find("not known to be wholly valid or wholly invalid"),
+      std::string::npos);
+  EXPECT_NE(
+      parse_error(edited(r.text, rload, "4 wide", "4 wide, aligned"), r.stages.program(), rl.nir)
+          .find("not known to be aligned to 16 bytes"),
+      std::string::npos);
+  // An access planned as elements cannot become a vector.
+  const std::string no_vectors = edited(r.text, rload, "vector dim 1, 4 wide", "elements");
+  passes::NestIr nir = rl.nir;
+  passes::parse_kernel_ir(no_vectors, r.stages.program(), nir);
+  EXPECT_EQ(nir.access(rload).form, passes::Access::Form::elements);
+  EXPECT_NE(parse_error(edited(no_vectors, rload, "elements", "uniform"), r.stages.program(), nir)
+                .find("the access is elements; it can only be weakened from vector to elements"),
+            std::string::npos);
+  std::string dropped = r.text;
+  const std::string line = line_of(r.text, rload);
+  dropped.replace(dropped.find(line), line.size(), line.substr(0, line.find(';')));
+  EXPECT_NE(parse_error(dropped, r.stages.program(), rl.nir)
+                .find(fmt::format("the text gives no access for %{}", rload->id)),
+            std::string::npos);
+}
+
+TEST(KernelIr, TheLoadsADeviceLoopIssuesEarlyAreReadBack) {
+  ts::Buffer x = ts::Buffer::ones({4, 1024}, ts::f32), w = ts::Buffer::ones({1024}, ts::f32);
+  auto rms_norm = examples::make_rms_norm();
+  ts::Config rolled{.block_sizes = std::vector<int64_t>{2},
+                    .num_stages = 3,
+                    .reduction_loops = std::vector<std::optional<int64_t>>{256}};
+  Staged s = staged(rms_norm, rolled, x, w, 1e-5);
+  const cg::LoopStages& l = s.stages.loops.at(0);
+  ASSERT_FALSE(l.nir.prefetch.empty()) << s.text;
+  const auto& [loop, p] = *l.nir.prefetch.begin();
+  EXPECT_EQ(p.tiles_ahead, 2);  // num_stages - 1
+  ASSERT_FALSE(p.loads.empty());
+  for (const ts::ir::Node* m : p.loads)
+    EXPECT_EQ(l.nir.access(m).form, passes::Access::Form::vector);
+  const std::string line = line_of(s.text, loop);
+  EXPECT_NE(line.find(fmt::format("prefetch %{}, ", p.loads[0]->id)), std::string::npos) << line;
+  EXPECT_NE(line.find(", 2 tiles ahead"), std::string::npos) << line;
+  EXPECT_NE(l.kernel.source.find("loaded 2 iterations early"), std::string::npos);
+  passes::NestIr nir = l.nir;
+  passes::parse_kernel_ir(s.text, s.stages.program(), nir);
+  EXPECT_EQ(passes::describe(nir), passes::describe(l.nir));
+
+  // Without the prefetch parts the loops load each tile where it stands.
+  std::string none = s.text;
+  for (const auto& [each, unused] : l.nir.prefetch) {
+    const std::string its = line_of(s.text, each);
+    none.replace(none.find(its), its.size(), fmt::format("//   %{} loop:", each->id));
+  }
+  EXPECT_EQ(cuda_of(s, none).find("iterations early"), std::string::npos);
+  EXPECT_NE(
+      parse_error(edited(s.text, loop, "2 tiles ahead", "3 tiles ahead"), s.stages.program(), l.nir)
+          .find("loads 2 tiles ahead"),
+      std::string::npos);
+  const ts::ir::Node* store = first(l, ts::ir::Op::Store);
+  EXPECT_NE(parse_error(edited(s.text, loop, fmt::format("prefetch %{}", p.loads[0]->id),
+                               fmt::format("prefetch %{}", store->id)),
+                        s.stages.program(), l.nir)
+                .find(fmt::format("%{} is not a load %{} can issue early", store->id, loop->id)),
+            std::string::npos);
+  // A prefetched load weakened to elements cannot be issued early.
+  const ts::ir::Node* early = p.loads[0];
+  const std::string weak = edited(s.text, early, "vector dim", "elements dim");
+  std::string weak_line = line_of(weak, early);
+  const size_t at = weak_line.find("elements dim");
+  weak_line.erase(at + 8, weak_line.find(';', at) == std::string::npos
+                              ? std::string::npos
+                              : weak_line.find(';', at) - at - 8);
+  std::string weakened = weak;
+  weakened.replace(weakened.find(line_of(weak, early)), line_of(weak, early).size(), weak_line);
+  EXPECT_NE(parse_error(weakened, s.stages.program(), l.nir)
+                .find(fmt::format("%{} is issued early by %{} but is not a vector access",
+                                  early->id, loop->id)),
+            std::string::npos)
+      << line_of(weakened, early);
+}
+
+TEST(KernelIr, AValueItsStoreRoundsIsReadBack) {
+  auto k = ts::kernel("add_bf16", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) + x(t);
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::ones({256}, ts::bf16);
+  Staged s = staged(k, ts::Config{.block_sizes = std::vector<int64_t>{128}}, x);
+  const cg::LoopStages& l = s.stages.loops.at(0);
+  ASSERT_EQ(l.nir.rounded_by_store.size(), 1u) << s.text;
+  const ts::ir::Node* sum = *l.nir.rounded_by_store.begin();
+  EXPECT_NE(line_of(s.text, sum).find("; rounded by its store"), std::string::npos) << s.text;
+  EXPECT_EQ(l.kernel.source.find("ts::round_bf16("), std::string::npos) << l.kernel.source;
+  EXPECT_EQ(cuda_of(s, s.text), l.kernel.source);
+  // Without it the sum rounds itself (then the store again: the same value).
+  EXPECT_NE(cuda_of(s, edited(s.text, sum, "; rounded by its store", "")).find("ts::round_bf16("),
+            std::string::npos);
+  const ts::ir::Node* load = first(l, ts::ir::Op::Load);
+  EXPECT_NE(parse_error(edited(s.text, load, "registers L0", "registers L0; rounded by its store"),
+                        s.stages.program(), l.nir)
+                .find(fmt::format("%{} is not rounded by a store", load->id)),
+            std::string::npos);
 }
 
 }  // namespace

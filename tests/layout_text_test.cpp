@@ -20,6 +20,7 @@
 #include "layout/shared_layouts.hpp"
 #include "tests/autotune_test_util.hpp"
 #include "tests/placement_kernels.hpp"
+#include "tests/stage_test_util.hpp"
 
 namespace ts = tessel;
 namespace cg = tessel::codegen;
@@ -74,25 +75,18 @@ TEST(LayoutText, BadLinearLayoutsAreParseErrors) {
             std::string::npos);
 }
 
-struct Staged {
-  cg::CompiledStages stages;
-  std::string layout_text;  // the layout stage's dump
-};
+using stage_test::Staged;
 
-// The stages of kernel k (which must outlive them) on `args` under config c.
+// The stages of kernel k (which must outlive them) on `args` under config c, to the layout stage.
 template <class K, class... A>
 Staged staged(const K& k, const ts::Config& c, const A&... args) {
-  const ts::ir::Graph& g = autotune_test::graph_of(k, args...);
-  Staged s{cg::compile_pipeline(g, c, {.emit = cg::PipelineOptions::Emit::none, .record_ir = true}),
-           ""};
-  s.layout_text = s.stages.stage_ir.at(4).ir;
-  return s;
+  return stage_test::staged("layout", false, k, c, args...);
 }
 
 // Every nest's layout read back from the dump prints as the dump did.
 void expect_round_trip(const Staged& s) {
   std::map<const ts::ir::Node*, passes::Layout> parsed =
-      passes::parse_layouts(s.layout_text, s.stages.program(), s.stages.config);
+      passes::parse_layouts(s.text, s.stages.program(), s.stages.config);
   ASSERT_EQ(parsed.size(), s.stages.loops.size());
   for (const cg::LoopStages& l : s.stages.loops) {
     const passes::Layout& p = parsed.at(l.loop);
@@ -106,12 +100,12 @@ TEST(LayoutText, KernelLayoutsRoundTripThroughTheLayoutStagesText) {
   ts::Config blocks32{.block_sizes = std::vector<int64_t>{32, 32}};
   auto transpose = examples::make_transpose();  // kernels own their traced graphs
   Staged t = staged(transpose, blocks32, a);
-  EXPECT_NE(t.layout_text.find("in its own layout"), std::string::npos) << t.layout_text;
+  EXPECT_NE(t.text.find("in its own layout"), std::string::npos) << t.text;
   expect_round_trip(t);
   ts::Config mm{.block_sizes = std::vector<int64_t>{64, 64, 32}, .num_warps = 4};
   auto matmul = examples::make_matmul();
   Staged m = staged(matmul, mm, a, b);
-  EXPECT_NE(m.layout_text.find("contracts"), std::string::npos) << m.layout_text;
+  EXPECT_NE(m.text.find("contracts"), std::string::npos) << m.text;
   expect_round_trip(m);
   ts::Buffer x = ts::Buffer::ones({4, 1024}, ts::f32), w = ts::Buffer::ones({1024}, ts::f32);
   ts::Config rolled{.block_sizes = std::vector<int64_t>{2},
@@ -134,7 +128,7 @@ TEST(LayoutText, AnEditedPlacementIsTheLayoutCodeGenerationReads) {
   for (std::string* t : {&want_line, &have_line})
     for (size_t p = t->find('\n'); p != std::string::npos; p = t->find('\n', p))
       t->replace(p, 1, "; ");
-  std::string text = s.layout_text;
+  std::string text = s.text;
   size_t at = text.find(have_line);
   ASSERT_NE(at, std::string::npos) << text;
   text.replace(at, have_line.size(), want_line);

@@ -14,6 +14,7 @@
 #include "codegen/fold.hpp"
 #include "ir/host_eval.hpp"
 #include "passes/default_config.hpp"
+#include "passes/key_facts.hpp"
 #include "passes/loop_knobs.hpp"
 
 namespace tessel::codegen {
@@ -128,9 +129,10 @@ bool Emitter::valid_by_vector(const ir::Sym* s) const {
   if (k != L_->vector_slot() || L_->slot_block[k] % L_->vec != 0)
     return false;  // not the vector lanes
   if (plan_.block(s) % L_->vec != 0) return false;
-  if (s->kind != ir::Sym::tile) return multiple_of_16(s->extent);
+  if (s->kind != ir::Sym::tile) return passes::multiple_of_16(g_, s->extent);
   const ir::LoopDim& ld = s->loop->dims.at(static_cast<size_t>(s->loop_dim));
-  return multiple_of_16(ld.begin) && multiple_of_16(ld.end) && plan_.block(ld) % 16 == 0;
+  return passes::multiple_of_16(g_, ld.begin) && passes::multiple_of_16(g_, ld.end) &&
+         plan_.block(ld) % 16 == 0;
 }
 
 std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
@@ -147,7 +149,7 @@ std::string Emitter::sym_valid(const ir::Sym* s, const std::string& r_in) {
     // A 32-bit compare when indices are 32-bit (extents are 64-bit host integers).
     // A tensor's size is its size parameter, already in the index dtype.
     const Node* x = s->extent;
-    bool size = x->op == Op::Size && x->args[0]->is_tensor() && !known_int(x);
+    bool size = x->op == Op::Size && x->args[0]->is_tensor() && !passes::known_int(g_, x);
     std::string lim = size ? size_param(x->args[0], static_cast<int>(x->ival)) : scalar(x);
     if (idx_t_ == "int" && !size) lim = "ts::clamp_int(" + lim + ")";
     v = fold::cmp(c, "<", lim);
@@ -187,12 +189,12 @@ void Emitter::emit_loop(const Node* n) {
   }
   int opened = 0;
   const passes::LoopKnobs& knobs = plan_.knobs(n);
-  std::vector<const Node*> early = prefetchable_loads(n);  // num_stages >= 2
-  if (!early.empty()) {
+  const passes::Prefetch* early = nir_.prefetched(n);  // num_stages >= 2
+  if (early) {
     line(fmt::format("const long long lb{}_0 = {}, le{}_0 = {};", n->id, scalar(n->dims[0].begin),
                      n->id, scalar(n->dims[0].end)),
          n);
-    emit_prefetch_first(n, early);
+    emit_prefetch_first(n, *early);
   }
   if (knobs.flatten) {
     // One loop over the flattened index space, a tile of prod(block) elements per step.
@@ -215,7 +217,7 @@ void Emitter::emit_loop(const Node* n) {
     std::string le = fmt::format("le{}_{}", n->id, d);
     // Loop control in 64 bits (a bound near the index dtype's limit must not overflow);
     // the tile's begin and end, which are valid indices, in the index dtype.
-    if (early.empty())  // else declared before the first tile's loads
+    if (!early)  // else declared before the first tile's loads
       line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le,
                        scalar(ld.end)),
            n);
@@ -227,7 +229,7 @@ void Emitter::emit_loop(const Node* n) {
     dims[{n, d}] = dv;
     ++opened;
   }
-  if (!early.empty()) emit_prefetch_next(n, early);
+  if (early) emit_prefetch_next(n, *early);
   emit_block(n->body);
   if (!n->carried.empty()) {
     const Node* y = n->body.back();
@@ -390,7 +392,6 @@ void Emitter::run() {
     if (ir::writes_memory(n)) written_.insert(n->args[0]);
     multicast_ |= n->op == Op::Multicast;
   }
-  find_values_rounded_by_stores();
 
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;
@@ -425,7 +426,8 @@ void Emitter::run() {
   PidType pid = plan_.pid_type;
   // A flattened loop has one dimension: pid_type xyz launches it along x alone.
   bool xyz = pid == PidType::xyz && !n->persistent && !knobs.flatten;
-  std::vector<const Node*> early = prefetchable_loads(n);  // num_stages >= 2, persistent
+  const passes::Prefetch* prefetch = nir_.prefetched(n);  // num_stages >= 2, persistent
+  const std::vector<const Node*> early = prefetch ? prefetch->loads : std::vector<const Node*>{};
   if (pid == PidType::persistent_blocked) {
     line("const long long per = (total + gridDim.x - 1) / gridDim.x;");
     line("const long long pid_begin = (long long)blockIdx.x * per;");

@@ -300,7 +300,7 @@ void Emitter::emit_node(const Node* n) {
 }
 
 std::string Emitter::rounded(const Node* n, const std::string& e) const {
-  return rounded_by_store_.count(n) ? e : round_to(n->dtype, e);
+  return nir_.rounded_by_store.count(n) ? e : round_to(n->dtype, e);
 }
 
 void Emitter::emit_block(const ir::Block& b) {

@@ -130,33 +130,13 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
     p.dims.push_back(a);
     ++d;
   }
-  // Vector accesses: the dimension of unit stride (the innermost of a row-major tensor,
-  // another of a transposed view) is a tile/all on the layout's innermost slot and the
-  // Sym fills its slot; not a flattened loop's dim (its consecutive elements wrap from
-  // one row to the next).
-  const int unit = ir::unit_stride_dim(e.g_, t);
-  if (unit >= 0 && static_cast<size_t>(unit) < p.dims.size() && e.L_->vec > 1 &&
-      !n->is_multicast_access()) {
-    p.vdim = static_cast<size_t>(unit);
-    const DimAccess& last = p.dims[p.vdim];
-    bool ok = (last.kind == ir::IndexKind::tile || last.kind == ir::IndexKind::all) &&
-              !e.flattened(last.sym) && e.slot(last.sym) == e.L_->vector_slot() &&
-              e.plan_.block(last.sym) == e.L_->slot_block[static_cast<size_t>(e.slot(last.sym))];
-    for (const DimAccess& a : p.dims) ok &= a.kind != ir::IndexKind::gather;
-    p.vector = ok;
-    if (ok) {
-      // Indices along the innermost dim start at a multiple of the vector width: ts::all
-      // from 0, a tile from its loop's begin in steps of its block (both multiples of 16).
-      bool idx_ok = last.kind == ir::IndexKind::all;
-      bool lim_ok = e.size_multiple_of_16(t, unit);
-      if (last.kind == ir::IndexKind::tile) {
-        const ir::LoopDim& ld = last.operand->dims.at(static_cast<size_t>(last.sym->loop_dim));
-        idx_ok = e.multiple_of_16(ld.begin) && e.plan_.block(last.sym) % 16 == 0;
-        lim_ok &= e.multiple_of_16(ld.end);
-      }
-      p.whole = idx_ok && lim_ok;
-      p.aligned = idx_ok && e.outer_strides_aligned(t, unit);
-    }
+  // The kernel IR's access (passes/access_plan.hpp): vectors, whole, aligned.
+  const passes::Access& access = e.nir_.access(n);
+  if (access.form == passes::Access::Form::vector) {
+    p.vector = true;
+    p.vdim = static_cast<size_t>(access.vdim);
+    p.whole = access.whole;
+    p.aligned = access.aligned;
   }
   return p;
 }
@@ -294,16 +274,6 @@ static void emit_ld_vec(Emitter& e, const Node* n, AccessPlan p, const std::stri
   e.close();
 }
 
-bool Emitter::emit_vector_load_into_probe(const Node* n) {
-  if (!is_array(n) || own_layout(n)) return false;  // converted loads are not issued early
-  // Plan into a scratch stream: planning emits the access's limits.
-  std::ostringstream scratch;
-  body_.swap(scratch);
-  bool vector = plan_access(*this, n, 1, "r").vector;
-  body_.swap(scratch);
-  return vector;
-}
-
 void Emitter::emit_vector_load_into(const Node* n, const std::string& raw) {
   emit_ld_vec(*this, n, plan_access(*this, n, 1, "r"), raw);
 }
@@ -337,7 +307,8 @@ void Emitter::emit_array_load(const Node* n, const std::string& nm) {
   const Node* t = ir::addressed_tensor(n);
   std::string mem = dtype_cuda_storage(t->dtype);
   line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
-  if (same_in_every_register(n) && gathers_same_in_every_register(n, 1)) {
+  const passes::Access::Form form = nir_.access(n).form;
+  if (form == passes::Access::Form::uniform) {
     // One value in every register (never a vector: vectors span register bits): loaded
     // once, then copied (the compiler does not merge the registers' loads, each behind
     // its own mask test).
@@ -444,13 +415,9 @@ void Emitter::emit_array_store(const Node* n, const std::string& value) {
     terms.insert(terms.end(), owner.begin(), owner.end());
     return fold::land(terms);
   };
-  bool uniform =
-      (!is_array(v) || same_in_every_register(v)) && gathers_same_in_every_register(n, 2);
-  for (const DimAccess& a : p.dims)
-    if (a.sym && spans_registers(a.sym)) uniform = false;
-  for (const ir::Sym* s : ir::stack_shape(n))
-    if (s && spans_registers(s)) uniform = false;
-  if (p.vector && passes::covered_slots(*L_, n).count(L_->vector_slot())) {
+  const passes::Access::Form form = nir_.access(n).form;
+  const bool uniform = form == passes::Access::Form::uniform;
+  if (form == passes::Access::Form::vector) {
     open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)", n);
     line("const int r = g * TS_V;");
     std::string src;

@@ -10,6 +10,7 @@
 #include "codegen/fold.hpp"
 #include "ir/host_eval.hpp"
 #include "passes/default_config.hpp"
+#include "passes/key_facts.hpp"
 #include "passes/loop_knobs.hpp"
 
 namespace tessel::codegen {
@@ -37,46 +38,6 @@ static const ir::ArgFacts* facts(const ir::Graph& g, const Node* t) {
   if (t->op != Op::Arg) return nullptr;
   size_t i = static_cast<size_t>(t->ival);
   return i < g.arg_facts.size() ? &g.arg_facts[i] : nullptr;
-}
-
-bool Emitter::multiple_of_16(const Node* n) const {
-  if (n->op == Op::Const) return n->ival % 16 == 0;
-  if (n->op == Op::Size) return size_multiple_of_16(n->args[0], static_cast<int>(n->ival));
-  return false;
-}
-
-std::optional<int64_t> Emitter::known_int(const Node* n) const {
-  if (n->op == Op::Const && is_integer(n->dtype)) return n->ival;
-  if (n->op != Op::Size) return std::nullopt;
-  const Node* t = n->args[0];
-  int dim = static_cast<int>(n->ival);
-  if (t->op == Op::Alloc) return known_int(t->args.at(static_cast<size_t>(dim)));
-  const ir::ArgFacts* f = facts(g_, t);
-  if (f && static_cast<size_t>(dim) < f->known_sizes.size() &&
-      f->known_sizes[static_cast<size_t>(dim)] >= 0)
-    return f->known_sizes[static_cast<size_t>(dim)];
-  return std::nullopt;
-}
-
-bool Emitter::size_multiple_of_16(const Node* t, int dim) const {
-  if (t->op == Op::Alloc) return multiple_of_16(t->args.at(static_cast<size_t>(dim)));
-  const ir::ArgFacts* f = facts(g_, t);
-  if (!f) return false;
-  if (static_cast<size_t>(dim) < f->known_sizes.size() &&
-      f->known_sizes[static_cast<size_t>(dim)] >= 0)
-    return f->known_sizes[static_cast<size_t>(dim)] % 16 == 0;
-  return static_cast<size_t>(dim) < f->size_div16.size() && f->size_div16[static_cast<size_t>(dim)];
-}
-
-bool Emitter::outer_strides_aligned(const Node* t, int vdim) const {
-  if (t->op == Op::Alloc)  // row-major: outer strides are multiples of the last size
-    return t->fn == ir::alloc_row_major && vdim == t->rank - 1 &&
-           (t->rank <= 1 || size_multiple_of_16(t, t->rank - 1));
-  const ir::ArgFacts* f = facts(g_, t);
-  if (!f || !f->base_aligned) return false;
-  for (int d = 0; d < t->rank; ++d)
-    if (d != vdim && !f->stride_aligned.at(static_cast<size_t>(d))) return false;
-  return true;
 }
 
 std::string Emitter::size_param(const Node* t, int dim) {
@@ -132,7 +93,7 @@ std::string Emitter::scalar(const Node* n) {
   // A size the key fixes is a constant; another one is the tensor's size parameter (one
   // parameter per size, in the index dtype: widened where the IR's i64 is wider).
   if (n->op == Op::Size && n->dtype == DType::i64) {
-    if (std::optional<int64_t> v = known_int(n)) return literal(DType::i64, 0, *v);
+    if (std::optional<int64_t> v = passes::known_int(g_, n)) return literal(DType::i64, 0, *v);
     if (n->args[0]->is_tensor()) {
       std::string p = size_param(n->args[0], static_cast<int>(n->ival));
       return idx_t_ == "long long" ? p : "(long long)" + p;

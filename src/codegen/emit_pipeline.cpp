@@ -1,11 +1,11 @@
 // Software pipelining of device loops (Config::num_stages = S >= 2), in registers: the
-// vector loads of a one-dim device loop whose addresses are known before the iteration
-// starts are issued S - 1 iterations early, into S - 1 buffers per load in their memory
-// dtype (S up to 4; more stages act as 4). Iteration i converts buffer 0 into the loads'
-// values, moves buffers 1.. down by one (register moves), issues iteration i + S - 1's
-// loads into the last buffer, and computes; so the next tiles' loads are in flight during
-// this tile's work (reductions, __syncthreads, stores). In a persistent kernel (pid_type
-// persistent_*) the program loop over tiles is pipelined with one buffer: the next
+// loads the kernel IR issues early (passes/prefetch_plan.hpp: vector loads of a one-dim
+// device loop whose addresses are known before the iteration starts) go S - 1 iterations
+// ahead, into S - 1 buffers per load in their memory dtype (S up to 4; more act as 4). Iteration i
+// converts buffer 0 into the loads' values, moves buffers 1.. down by one (register moves), issues
+// iteration i + S - 1's loads into the last buffer, and computes; so the next tiles' loads are in
+// flight during this tile's work (reductions, __syncthreads, stores). In a persistent kernel
+// (pid_type persistent_*) the program loop over tiles is pipelined with one buffer: the next
 // program id's tile loads are issued before this tile's work. A contraction's factor
 // loads (emit_contract.cpp) are pipelined in their factors' layouts: the next tiles of
 // both factors are in flight while this tile's products are summed.
@@ -21,66 +21,9 @@ namespace tessel::codegen {
 using ir::Node;
 using ir::Op;
 
-// Every node inside `b`, nested loops included, into `out`.
-static void collect(const ir::Block& b, std::set<const Node*>& out) {
-  for (const Node* n : b) {
-    out.insert(n);
-    if (n->op == Op::Loop) collect(n->body, out);
-  }
-}
-
-int Emitter::tiles_ahead(const Node* loop) const {
-  if (loop == top_) return 1;
-  return std::min(plan_.num_stages, 4) - 1;
-}
-
 // Prefetch buffer k of load n: p<id> with one buffer, p<id>_<k> with several.
 static std::string buffer(const Node* n, int k, int count) {
   return count == 1 ? fmt::format("p{}", n->id) : fmt::format("p{}_{}", n->id, k);
-}
-
-std::vector<const Node*> Emitter::prefetchable_loads(const Node* loop) {
-  std::vector<const Node*> out;
-  // Bounds-checking mode checks each access where it runs: no load is issued early.
-  if (plan_.num_stages < 2 || g_.check_bounds) return out;
-  // Device loops of one dim, and the top-level loop of a persistent kernel (its
-  // programs loop over tiles), of any number of dims.
-  if (loop == top_ ? !plan_.persistent : loop->dims.size() != 1) return out;
-  if (plan_.knobs(loop).flatten) return out;
-  std::set<const Node*> inside;
-  collect(loop->body, inside);
-  // Tensors stored anywhere in the program: a load issued early could pass a store to
-  // memory it may share (ir::may_alias), or the barrier that orders them (passes/memory_order.cpp).
-  std::set<const Node*> in_program;
-  collect(top_->body, in_program);
-  std::vector<const Node*> stored;
-  for (const Node* n : in_program)
-    if (ir::writes_memory(n)) stored.push_back(n->args[0]);
-  auto may_be_stored = [&](const Node* t) {
-    for (const Node* s : stored)
-      if (ir::may_alias(g_, s, t)) return true;
-    return false;
-  };
-  for (size_t d = 0; d < loop->dims.size(); ++d)  // the probe plans accesses of this loop's tile
-    dims[{loop, static_cast<int>(d)}] = dim_vars(loop, static_cast<int>(d));
-  for (const Node* n : loop->body) {  // the body's own level: not under a nested loop
-    if (n->op != Op::Load || !live_.count(n) || !is_array(n) || may_be_stored(n->args[0])) continue;
-    // A contraction's factor nodes are emitted by its sum; its loads are issued early in
-    // the factor's layout.
-    if (staged_.count(n) && !factor_load_layout(n)) continue;
-    bool early = true;
-    for (size_t i = 1; i < n->args.size(); ++i)
-      early &= n->args[i] == loop || !inside.count(n->args[i]);
-    if (!early) continue;
-    // The access must be a vector load (probed into a scratch stream).
-    bool vector = false;
-    std::ostringstream scratch;
-    body_.swap(scratch);
-    each_in_load_layout({n}, [&](const Node* m) { vector = emit_vector_load_into_probe(m); });
-    body_.swap(scratch);
-    if (vector) out.push_back(n);
-  }
-  return out;
 }
 
 const passes::Layout* Emitter::factor_load_layout(const Node* n) const {
@@ -117,10 +60,11 @@ void Emitter::take_prefetched(const std::vector<const Node*>& loads, int count) 
   });
 }
 
-void Emitter::emit_prefetch_first(const Node* loop, const std::vector<const Node*>& loads) {
+void Emitter::emit_prefetch_first(const Node* loop, const passes::Prefetch& p) {
+  const std::vector<const Node*>& loads = p.loads;
   DimVars dv = dim_vars(loop, 0);
   std::string le = fmt::format("le{}_{}", loop->id, 0);
-  const int ahead = tiles_ahead(loop);
+  const int ahead = p.tiles_ahead;
   declare_prefetch_buffers(
       loads, ahead,
       ahead == 1 ? "loaded one iteration early" : fmt::format("loaded {} iterations early", ahead));
@@ -136,10 +80,11 @@ void Emitter::emit_prefetch_first(const Node* loop, const std::vector<const Node
   }
 }
 
-void Emitter::emit_prefetch_next(const Node* loop, const std::vector<const Node*>& loads) {
+void Emitter::emit_prefetch_next(const Node* loop, const passes::Prefetch& p) {
+  const std::vector<const Node*>& loads = p.loads;
   DimVars dv = dim_vars(loop, 0);
   std::string le = fmt::format("le{}_{}", loop->id, 0);
-  const int ahead = tiles_ahead(loop);
+  const int ahead = p.tiles_ahead;
   take_prefetched(loads, ahead);
   // Tile i + ahead, in an inner scope that shadows this tile's begin and end.
   open(fmt::format("if ({}_ + {} < {})", dv.tb, ahead * dv.block, le));

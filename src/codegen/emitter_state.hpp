@@ -40,15 +40,6 @@ class Emitter {
   std::string idx_t() const { return idx_t_; }
   int regs() const { return L_->regs(); }
   bool is_array(const ir::Node* n) const { return !n->is_scalar(); }
-  /// Whether the layout slot of `s` spans register bits (elements of one thread), or `s`
-  /// is a flattened loop's dim (per-register coordinates).
-  bool spans_registers(const ir::Sym* s) const;
-  /// Whether array `n` holds one value in all of a thread's registers: no dim of its
-  /// shape spans registers (e.g. a [rows] value with one row per program).
-  bool same_in_every_register(const ir::Node* n) const;
-  /// Whether the index operands of the gathers of load or store `n` (operands from
-  /// args[first]) hold one value in all of a thread's registers.
-  bool gathers_same_in_every_register(const ir::Node* n, size_t first) const;
   /// Expression of node `n` at register `r` (an expression string such as "r").
   std::string at(const ir::Node* n, const std::string& r);
   /// Expression of a scalar node.
@@ -68,17 +59,6 @@ class Emitter {
   /// Whether `s` spans the vector lanes and its limits are multiples of 16 (the key's
   /// facts), so that validity is the same for all elements of a vector.
   bool valid_by_vector(const ir::Sym* s) const;
-  /// What the specialization key guarantees (ir::ArgFacts): integer node `n` (a constant
-  /// or a tensor size) is a multiple of 16; size `dim` of tensor `t` is; the data
-  /// pointer of `t` is 16-byte aligned and every stride but that of dim `vdim` (the one
-  /// vectors run along) is a multiple of 16 bytes (allocations: row-major, from the
-  /// innermost size).
-  bool multiple_of_16(const ir::Node* n) const;
-  bool size_multiple_of_16(const ir::Node* t, int dim) const;
-  bool outer_strides_aligned(const ir::Node* t, int vdim) const;
-  /// The value of integer node `n` where the key makes it a constant (a Const, or a size
-  /// known under static shapes or of an allocation of constant size).
-  std::optional<int64_t> known_int(const ir::Node* n) const;
   /// Whether comparison `n` is a tile's index (or a widening cast of it) against its
   /// loop's bounds, index < b with b >= end or index >= b with b <= begin, that holds for
   /// every element: constant bounds with every tile full (e.g. tn.index() < x.size(1) in
@@ -104,23 +84,14 @@ class Emitter {
   void emit_node(const ir::Node* n);
   void emit_loop(const ir::Node* n);
   void emit_load(const ir::Node* n);
-  /// Whether array load `n` is a vector load (emits nothing).
-  bool emit_vector_load_into_probe(const ir::Node* n);
   /// The vector loads of vector load `n` into `raw` (its memory dtype, TS_N elements).
   void emit_vector_load_into(const ir::Node* n, const std::string& raw);
-  /// num_stages >= 2 (emit_pipeline.cpp): the vector loads of one-dim device loop `loop`
-  /// that can be issued early (their indices are the loop's tile or values from outside
-  /// the loop, and the program stores nothing to memory they may share).
-  std::vector<const ir::Node*> prefetchable_loads(const ir::Node* loop);
-  /// Tiles loaded ahead of the running one: num_stages - 1 (at most 3) for a device loop,
-  /// 1 for the persistent program loop.
-  int tiles_ahead(const ir::Node* loop) const;
   /// Before `loop`: declares the loads' buffers and loads the first tiles into them.
-  void emit_prefetch_first(const ir::Node* loop, const std::vector<const ir::Node*>& loads);
+  void emit_prefetch_first(const ir::Node* loop, const passes::Prefetch& p);
   /// At the top of `loop`'s body: converts buffer 0 into the loads' values, moves the
-  /// other buffers down, then loads tile i + tiles_ahead into the last (the loads are then
+  /// other buffers down, then loads tile i + p.tiles_ahead into the last (the loads are then
   /// skipped where they stand).
-  void emit_prefetch_next(const ir::Node* loop, const std::vector<const ir::Node*>& loads);
+  void emit_prefetch_next(const ir::Node* loop, const passes::Prefetch& p);
   /// Prefetch buffers (`count` per load, p<id> or p<id>_<k>) of `loads` in their memory
   /// dtype; loading the current tile into buffer k; taking buffer 0 as the loads' values
   /// v<id> and moving buffers k + 1 to k (emit_pipeline.cpp).
@@ -213,10 +184,6 @@ class Emitter {
   /// Gives every copy of write n's result (old values, in v<id>) the owner's value,
   /// through shared memory.
   void broadcast_from_owners(const ir::Node* n, const std::string& nm);
-  /// f16/bf16 values of casts and elementwise ops (held as float, rounded to their dtype
-  /// after the op) whose only uses store them into a tensor of that dtype: the store
-  /// rounds (Mem::from_reg), so the op does not (one rounding, the same value).
-  void find_values_rounded_by_stores();
   /// Expression `e` of node n's value rounded to n's dtype, unless a store rounds it.
   std::string rounded(const ir::Node* n, const std::string& e) const;
   /// The barrier before access (or loop) n, where the kernel IR has one
@@ -266,7 +233,6 @@ class Emitter {
   std::map<std::string, std::string> param_names_;  // dedupe key -> name
   std::set<const ir::Node*> written_;               // tensors stored to
   std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next
-  std::set<const ir::Node*> rounded_by_store_;      // find_values_rounded_by_stores
   std::set<const ir::Node*> staged_;  // contractions' factors and products (emitted by the sum)
   bool in_factor_ = false;            // emitting a contraction's factor
   std::ostringstream prologue_;       // device scalar reads

@@ -1,12 +1,14 @@
 #include "passes/kernel_ir.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ir/ir_text.hpp"
 #include "passes/access_layouts.hpp"
 #include "passes/memory_order.hpp"
 #include "passes/reduce_steps.hpp"
 #include "passes/shared_plan.hpp"
+#include "passes/store_rounding.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel::passes {
@@ -54,6 +56,19 @@ const SharedStage* NestIr::stage(const Node* n) const {
   return it == shared.end() ? nullptr : &it->second;
 }
 
+const Access& NestIr::access(const Node* n) const {
+  auto it = accesses.find(n);
+  if (it == accesses.end())
+    throw InternalError(
+        fmt::format("%{} has no access in the kernel IR of loop %{}", n->id, loop->id));
+  return it->second;
+}
+
+const Prefetch* NestIr::prefetched(const Node* l) const {
+  auto it = prefetch.find(l);
+  return it == prefetch.end() ? nullptr : &it->second;
+}
+
 bool reaches_one_element(const Node* n) {
   for (const ir::IndexInfo& info : n->access)
     if (info.sym || info.kind == ir::IndexKind::gather) return false;
@@ -87,15 +102,7 @@ std::vector<int> copy_slots(const Layout& L, const Node* n) {
   return out;
 }
 
-bool value_used(const NestIr& nir, const Node* n) {
-  bool used = false;
-  ir::walk(nir.loop->body, [&](const Node* m) {
-    if (!nir.live.count(m)) return;
-    for (const Node* a : m->args) used |= a == n;
-    for (const Node* a : m->inits) used |= a == n;
-  });
-  return used;
-}
+bool value_used(const NestIr& nir, const Node* n) { return nir.used.count(n) > 0; }
 
 namespace {
 
@@ -168,12 +175,25 @@ SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, con
 }
 
 std::string shape_text(const Node* n) {
-  std::string s = dtype_name(n->dtype);
-  if (n->shape.empty()) return s;
-  s += "[";
-  for (size_t i = 0; i < n->shape.size(); ++i)
-    s += (i ? ", " : "") + (n->shape[i] ? ir::sym_name(n->shape[i]) : std::string("1"));
-  return s + "]";
+  return n->shape.empty() ? dtype_name(n->dtype) : dtype_name(n->dtype) + ir::shape_str(n->shape);
+}
+
+bool is_memory_op(const Node* n) {
+  return n->op == Op::Load || n->op == Op::Store || n->op == Op::Atomic || n->op == Op::Signal ||
+         n->op == Op::Wait;
+}
+
+// The layout memory op n runs in: a load's or store's own, a contraction factor's load's,
+// else the nest's.
+int access_layout(const NestIr& nir, const std::map<const Node*, int>& factor_loads,
+                  const Node* n) {
+  if (auto f = factor_loads.find(n); f != factor_loads.end()) return f->second;
+  auto own = nir.own.find(n);
+  if (own == nir.own.end()) return 0;
+  if (n->op == Op::Load) return n->is_scalar() ? 0 : own->second;
+  if (n->op == Op::Store)
+    return reaches_one_element(n) || n->args[1]->is_scalar() ? 0 : own->second;
+  return 0;
 }
 
 }  // namespace
@@ -183,6 +203,11 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
   nir.loop = plan.loop;
   nir.persistent = plan.persistent;
   roots(plan.loop->body, nir.live);
+  ir::walk(plan.loop->body, [&](const Node* m) {
+    if (!nir.live.count(m)) return;
+    nir.used.insert(m->args.begin(), m->args.end());
+    nir.used.insert(m->inits.begin(), m->inits.end());
+  });
   nir.layouts.push_back(L);
   nir.layout_names.push_back("the nest's");
   std::map<int, const Node*> own_by_id;
@@ -193,9 +218,11 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
     nir.layout_names.push_back(fmt::format("%{}'s own", id));
   }
   std::map<const Node*, int> factor_layout;  // a factor's value -> its layout
+  std::map<const Node*, int> factor_loads;   // a factor's load -> its layout
   for (const Contraction& c : L.contractions)
     for (int i = 0; i < 2; ++i) {
       factor_layout[c.match.factor[i].value()] = static_cast<int>(nir.layouts.size());
+      factor_loads[c.match.factor[i].load()] = static_cast<int>(nir.layouts.size());
       nir.layouts.push_back(c.factor_layout[i]);
       nir.layout_names.push_back(fmt::format("factor {} of %{}", i, c.match.sum->id));
     }
@@ -237,6 +264,13 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
   });
   plan_shared(nir);
   nir.barrier_before = memory_order_barriers(g, nir);
+  ir::walk(plan.loop->body, [&](const Node* n) {
+    if (!nir.live.count(n) || !is_memory_op(n)) return;
+    const int k = access_layout(nir, factor_loads, n);
+    nir.accesses[n] = plan_access(g, plan, nir.layouts.at(static_cast<size_t>(k)), k, n);
+  });
+  nir.prefetch = plan_prefetch(g, plan, nir);
+  nir.rounded_by_store = values_rounded_by_stores(g, nir.live);
   if (std::string why = shared_plan_error(nir); !why.empty())
     throw InternalError("the shared memory plan of loop %" + std::to_string(plan.loop->id) + ": " +
                         why);
@@ -248,28 +282,35 @@ std::string describe(const NestIr& nir) {
   for (size_t i = 0; i < nir.layouts.size(); ++i)
     out += fmt::format("{} L{} {}", i ? ";" : "", i, nir.layout_names[i]);
   out += "\n";
-  ir::walk(nir.loop->body, [&](const Node* n) {
-    auto t = nir.types.find(n);
-    const SharedStage* s = nir.stage(n);
-    const bool memory_barrier = nir.barrier_before.count(n) > 0;
-    if (t == nir.types.end() && !s && !memory_barrier) return;
-    out += fmt::format("//   %{} {}", n->id, ir::op_name(n->op));
-    if (t != nir.types.end()) {
-      out += fmt::format(" {}: {}", shape_text(n), memory_space_name(t->second.space));
-      if (t->second.layout >= 0) out += fmt::format(" L{}", t->second.layout);
-    } else {
-      out += ":";
+  auto line = [&](const Node* n) {
+    std::string head = fmt::format("//   %{} {}", n->id, ir::op_name(n->op));
+    std::vector<std::string> parts;
+    if (auto t = nir.types.find(n); t != nir.types.end()) {
+      head += " " + shape_text(n);
+      parts.push_back(memory_space_name(t->second.space));
+      if (t->second.layout >= 0) parts.back() += fmt::format(" L{}", t->second.layout);
     }
-    if (s) {
-      out += fmt::format("{} shared stage {}", t != nir.types.end() ? ";" : "",
-                         stage_kind_name(s->kind));
-      if (s->kind == SharedStage::Kind::convert) out += fmt::format(" L{} -> L{}", s->from, s->to);
-      out += fmt::format(" at {}, {} bytes, {}", s->offset, s->bytes,
-                         s->barrier ? "barrier before" : "no barrier before");
+    if (nir.rounded_by_store.count(n)) parts.push_back("rounded by its store");
+    if (auto a = nir.accesses.find(n); a != nir.accesses.end())
+      parts.push_back(describe(a->second, nir.layouts.at(static_cast<size_t>(a->second.layout))));
+    if (const SharedStage* s = nir.stage(n)) {
+      std::string p = fmt::format("shared stage {}", stage_kind_name(s->kind));
+      if (s->kind == SharedStage::Kind::convert) p += fmt::format(" L{} -> L{}", s->from, s->to);
+      parts.push_back(p + fmt::format(" at {}, {} bytes, {}", s->offset, s->bytes,
+                                      s->barrier ? "barrier before" : "no barrier before"));
     }
-    if (memory_barrier) out += t != nir.types.end() || s ? "; memory barrier" : " memory barrier";
-    out += "\n";
-  });
+    if (const Prefetch* p = nir.prefetched(n)) {
+      std::string loads;
+      for (const Node* m : p->loads) loads += fmt::format("%{}, ", m->id);
+      parts.push_back(fmt::format("prefetch {}{} tile{} ahead", loads, p->tiles_ahead,
+                                  p->tiles_ahead == 1 ? "" : "s"));
+    }
+    if (nir.barrier_before.count(n)) parts.push_back("memory barrier");
+    if (parts.empty()) return;
+    out += head + ": " + fmt::format("{}", fmt::join(parts, "; ")) + "\n";
+  };
+  if (nir.prefetched(nir.loop)) line(nir.loop);
+  ir::walk(nir.loop->body, line);
   out += fmt::format("//   shared memory: {} bytes\n", nir.shared_bytes);
   return out;
 }

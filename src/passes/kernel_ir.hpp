@@ -16,16 +16,21 @@
 //
 // TESSEL_DUMP_DIR's 06-kernel_ir.ir prints it (describe), e.g. a transpose:
 //
-//   // kernel IR of loop %6: layouts: L0 the nest's; L1 %9's own: [t1: 32] [t0: 32]
-//   //   %7 load f32[t0, t1]: registers L0
+//   // kernel IR of loop %6: layouts: L0 the nest's; L1 %9's own
+//   //   %7 load f32[t0, t1]: registers L0; access L0 vector dim 1, 4 wide, whole, aligned
 //   //   %8 permute f32[t1, t0]: registers L0
-//   //   %9 store: shared stage convert L0 -> L1 at 0, 4224 bytes, no barrier before
+//   //   %9 store: access L1 vector dim 1, 4 wide, whole, aligned; shared stage convert L0 -> L1
+//   //     at 0, 4224 bytes, no barrier before     (one line)
 //   //   shared memory: 4224 bytes
 //
-// An access or device loop that must wait for the program's earlier accesses to the same
-// memory by other threads says so: `//   %12 load f32[t0]: registers L0; memory barrier`.
-// parse_kernel_ir reads the stage lines back (an edited offset or barrier is what code
-// generation prints), checked by shared_plan_error and memory_order_barriers.
+// Each memory op's access (passes/access_plan.hpp) says how it moves its elements. An
+// access or device loop that must wait for the program's earlier accesses to the same
+// memory by other threads says so: `//   %12 load f32[t0]: registers L0; ...; memory
+// barrier`. A loop whose loads are issued early lists them (`//   %12 loop: prefetch %14,
+// 2 tiles ahead`, passes/prefetch_plan.hpp), and an f16/bf16 value its stores round says
+// `rounded by its store` (passes/store_rounding.hpp). parse_kernel_ir reads the lines back
+// (an edited offset, barrier, access, prefetch or rounding is what code generation prints),
+// checked by shared_plan_error, memory_order_barriers and the passes' own plans.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +40,10 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "passes/access_plan.hpp"
 #include "passes/kernel_plan.hpp"
 #include "passes/layout.hpp"
+#include "passes/prefetch_plan.hpp"
 
 namespace tessel::passes {
 
@@ -64,6 +71,7 @@ struct NestIr {
   const ir::Node* loop = nullptr;
   bool persistent = false;         // the body runs once per tile of a program loop
   std::set<const ir::Node*> live;  // nodes with an effect or used by one
+  std::set<const ir::Node*> used;  // nodes whose value a live node of the nest uses
   /// [0]: the nest's; then each access's own layout (in node id order, `own`), then each
   /// contraction's two factor layouts (in the order of layouts[0].contractions).
   std::vector<Layout> layouts;
@@ -75,11 +83,22 @@ struct NestIr {
   /// Accesses and device loops that wait at a barrier for the program's earlier accesses
   /// to memory they may share (passes/memory_order.hpp).
   std::set<const ir::Node*> barrier_before;  // the program's: the end of its last stage
+  /// Every live load, store, atomic, signal and wait: how it moves its elements
+  /// (passes/access_plan.hpp).
+  std::map<const ir::Node*, Access> accesses;
+  /// Loops whose loads are issued tiles ahead (passes/prefetch_plan.hpp).
+  std::map<const ir::Node*, Prefetch> prefetch;
+  /// f16/bf16 values that the stores using them round (passes/store_rounding.hpp).
+  std::set<const ir::Node*> rounded_by_store;
   const Layout& nest() const { return layouts.front(); }
   /// Access n's own layout, or null.
   const Layout* own_layout(const ir::Node* n) const;
   /// The stage of op n, or null.
   const SharedStage* stage(const ir::Node* n) const;
+  /// The access of memory op n. Errors: InternalError for another node.
+  const Access& access(const ir::Node* n) const;
+  /// The loads of `loop` issued early, or null.
+  const Prefetch* prefetched(const ir::Node* loop) const;
 };
 
 /// The kernel IR of the nest of `plan` (its loop, a top-level loop of `g`) in layout L
@@ -103,13 +122,17 @@ bool value_used(const NestIr& nir, const ir::Node* n);
 /// The kernel IR as comment lines for stage dumps (above).
 std::string describe(const NestIr& nir);
 
-/// The shared memory plan of `nir` (offsets, barriers) and its memory barriers as `text`
-/// (describe's lines, within a dump) gives them: for each `%N op: shared stage KIND ... at
-/// OFFSET, BYTES bytes, barrier before|no barrier before` line of the loop's `kernel IR of loop %L`
-/// section, op N's offset and barrier (the bytes and kind must be the computed ones); the
-/// lines ending `memory barrier`, the accesses with a barrier before them (every one the
-/// analysis requires among them; `g`: the nest's graph). Throws ir::ParseError at the line for
-/// another loop, node, kind or size, a plan shared_plan_error refuses, or a missing memory barrier.
+/// The shared memory plan of `nir` (offsets, barriers), its memory barriers, accesses,
+/// prefetches and store roundings as `text` (describe's lines, within a dump) gives them. A
+/// node's line in the loop's `kernel IR of loop %L` section is `%N op [type]: part; part`;
+/// its parts: `shared stage KIND ... at OFFSET, BYTES bytes, barrier before|no barrier
+/// before` (op N's offset and barrier; the bytes and kind must be the computed ones);
+/// `memory barrier` (every one the analysis requires; `g`: the nest's graph); `access ...`
+/// (every memory op's, no stronger than planned: weaker_access_error); `prefetch %A, %B,
+/// K tiles ahead` (planned loads that are vector accesses, the planned K); `rounded by its
+/// store` (a planned one). Throws ir::ParseError at the line for another loop, node, kind
+/// or size, a plan shared_plan_error refuses, a missing memory barrier, stage or access,
+/// or a part stronger than planned.
 void parse_kernel_ir(const std::string& text, const ir::Graph& g, NestIr& nir);
 
 }  // namespace tessel::passes

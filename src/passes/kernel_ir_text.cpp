@@ -1,6 +1,10 @@
-// The kernel_ir stage's text read back (passes/kernel_ir.hpp, parse_kernel_ir): the shared
-// memory stages of one loop nest, their offsets and barriers as the text gives them.
+// The kernel_ir stage's text read back (passes/kernel_ir.hpp, parse_kernel_ir): per loop
+// nest the shared memory stages (offsets, barriers), the memory barriers, the accesses'
+// forms, the loads issued early and the values their stores round, as the text gives
+// them. A node's line is `%N op [type]: part; part; ...`; a type's part is computed.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "passes/kernel_ir.hpp"
 #include "passes/line_cursor.hpp"
@@ -9,12 +13,98 @@
 
 namespace tessel::passes {
 
+namespace {
+
+using ir::Node;
+
+// The parts of a node line after its ": ", split at "; ".
+std::vector<std::string> parts_of(const std::string& line) {
+  std::vector<std::string> out;
+  size_t at = line.find(": ");
+  if (at == std::string::npos) return out;
+  at += 2;
+  while (true) {
+    size_t end = line.find("; ", at);
+    out.push_back(line.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    if (end == std::string::npos) return out;
+    at = end + 2;
+  }
+}
+
+// "KIND [L<a> -> L<b>] at OFFSET, BYTES bytes, [no ]barrier before" into stage s (its kind,
+// layouts and bytes must be the computed ones).
+void read_stage(LineCursor& r, const LineCursor& c, int64_t id, SharedStage& s) {
+  const std::string kind = r.name();
+  if (kind != stage_kind_name(s.kind))
+    c.fail(fmt::format("%{} is a {} stage, not {}", id, stage_kind_name(s.kind), kind));
+  if (s.kind == SharedStage::Kind::convert) {
+    r.expect('L');
+    const int64_t from = r.integer();
+    r.expect("->");
+    r.expect('L');
+    if (from != s.from || r.integer() != s.to)
+      c.fail(fmt::format("%{} converts L{} to L{}", id, s.from, s.to));
+  }
+  r.expect("at");
+  const int64_t offset = r.integer();
+  r.expect(',');
+  if (r.integer() != s.bytes) c.fail(fmt::format("%{} stages {} bytes", id, s.bytes));
+  r.expect("bytes");
+  r.expect(',');
+  const bool barrier = !r.accept("no");
+  r.expect("barrier");
+  r.expect("before");
+  if (!r.done()) r.fail("expected the end of the part");
+  s.offset = offset;
+  s.barrier = barrier;
+}
+
+// "L<k> FORM[ dim D, V wide[, whole][, aligned]][, stacked]" (describe(Access)).
+Access read_access(LineCursor& r, const NestIr& nir) {
+  Access a;
+  r.expect('L');
+  a.layout = static_cast<int>(r.integer());
+  if (a.layout < 0 || static_cast<size_t>(a.layout) >= nir.layouts.size())
+    r.fail(fmt::format("the nest has no layout L{}", a.layout));
+  const std::string form = r.name();
+  bool known = false;
+  for (Access::Form f :
+       {Access::Form::one, Access::Form::uniform, Access::Form::elements, Access::Form::vector})
+    if (form == access_form_name(f)) a.form = f, known = true;
+  if (!known) r.fail("expected an access form: one, uniform, elements or vector");
+  if (a.form == Access::Form::vector) {
+    r.expect("dim");
+    a.vdim = static_cast<int>(r.integer());
+    r.expect(',');
+    const int64_t width = r.integer();
+    const int vec = nir.layouts[static_cast<size_t>(a.layout)].vec;
+    if (width != vec) r.fail(fmt::format("L{}'s vectors are {} wide", a.layout, vec));
+    r.expect("wide");
+  }
+  while (r.accept(',')) {
+    const std::string word = r.name();
+    if (word == "whole" && a.form == Access::Form::vector) {
+      a.whole = true;
+    } else if (word == "aligned" && a.form == Access::Form::vector) {
+      a.aligned = true;
+    } else if (word == "stacked") {
+      a.stacked = true;
+    } else {
+      r.fail("expected 'whole' or 'aligned' (vectors) or 'stacked'");
+    }
+  }
+  if (!r.done()) r.fail("expected the end of the part");
+  return a;
+}
+
+}  // namespace
+
 void parse_kernel_ir(const std::string& text, const ir::Graph& g, NestIr& nir) {
-  std::map<int, const ir::Node*> staged;  // by node id
-  for (const auto& [n, s] : nir.shared) staged[n->id] = n;
-  std::map<int, const ir::Node*> nodes;  // the nest's, by id
-  ir::walk(nir.loop->body, [&](const ir::Node* n) { nodes[n->id] = n; });
-  std::set<const ir::Node*> given, memory_barriers;
+  std::map<int, const Node*> nodes;  // the nest's, by id
+  nodes[nir.loop->id] = nir.loop;
+  ir::walk(nir.loop->body, [&](const Node* n) { nodes[n->id] = n; });
+  std::set<const Node*> stages_given, accesses_given, memory_barriers, rounded;
+  std::map<const Node*, Prefetch> prefetch;
   int header = 0;  // the line of this loop's section (0: not reached)
   const std::vector<std::string> lines = lines_of(text);
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -27,57 +117,72 @@ void parse_kernel_ir(const std::string& text, const ir::Graph& g, NestIr& nir) {
     }
     if (!header || !c.accept('%')) continue;
     const int64_t id = c.integer();
-    std::string line = lines[i];
-    for (const char* tail : {"; memory barrier", ": memory barrier"}) {
-      const std::string t = tail;
-      if (line.size() >= t.size() && line.compare(line.size() - t.size(), t.size(), t) == 0) {
-        auto n = nodes.find(static_cast<int>(id));
-        if (n == nodes.end()) c.fail(fmt::format("%{} is not a node of this loop nest", id));
-        memory_barriers.insert(n->second);
-        line.erase(line.size() - t.size() + (t[0] == ':' ? 1 : 0));
-      }
+    auto found = nodes.find(static_cast<int>(id));
+    if (found == nodes.end()) c.fail(fmt::format("%{} is not a node of this loop nest", id));
+    const Node* n = found->second;
+    for (const std::string& part : parts_of(lines[i])) {
+      LineCursor r(part, c.line());
+      if (r.accept("shared stage ")) {
+        auto s = nir.shared.find(n);
+        if (s == nir.shared.end()) c.fail(fmt::format("%{} stages nothing in shared memory", id));
+        read_stage(r, c, id, s->second);
+        stages_given.insert(n);
+      } else if (part == "memory barrier") {
+        memory_barriers.insert(n);
+      } else if (r.accept("access ")) {
+        auto a = nir.accesses.find(n);
+        if (a == nir.accesses.end()) c.fail(fmt::format("%{} is not a memory access", id));
+        const Access given = read_access(r, nir);
+        if (std::string why = weaker_access_error(given, a->second); !why.empty())
+          c.fail(fmt::format("%{}: {}", id, why));
+        a->second = given;
+        accesses_given.insert(n);
+      } else if (r.accept("prefetch ")) {
+        const Prefetch* planned = nir.prefetched(n);
+        if (!planned) c.fail(fmt::format("%{} issues no loads early", id));
+        Prefetch& p = prefetch[n];
+        while (r.accept('%')) {
+          const int64_t load = r.integer();
+          auto m = std::find_if(planned->loads.begin(), planned->loads.end(),
+                                [&](const Node* l) { return l->id == load; });
+          if (m == planned->loads.end())
+            c.fail(fmt::format("%{} is not a load %{} can issue early", load, id));
+          p.loads.push_back(*m);
+          r.expect(',');
+        }
+        p.tiles_ahead = static_cast<int>(r.integer());
+        if (p.tiles_ahead != planned->tiles_ahead)
+          c.fail(fmt::format("%{} loads {} tiles ahead", id, planned->tiles_ahead));
+        if (!r.accept("tiles") && !r.accept("tile")) r.fail("expected 'tiles ahead'");
+        r.expect("ahead");
+        if (!r.done()) r.fail("expected the end of the part");
+      } else if (part == "rounded by its store") {
+        if (!nir.rounded_by_store.count(n))
+          c.fail(fmt::format("%{} is not rounded by a store: it must round itself", id));
+        rounded.insert(n);
+      }  // else: a value's type, computed
     }
-    const size_t at = line.find("shared stage ");
-    if (at == std::string::npos) continue;  // a value's type: computed
-    auto it = staged.find(static_cast<int>(id));
-    if (it == staged.end()) c.fail(fmt::format("%{} stages nothing in shared memory", id));
-    SharedStage& s = nir.shared.at(it->second);
-    LineCursor r(line.substr(at + 13), c.line());
-    const std::string kind = r.name();
-    if (kind != stage_kind_name(s.kind))
-      c.fail(fmt::format("%{} is a {} stage, not {}", id, stage_kind_name(s.kind), kind));
-    if (s.kind == SharedStage::Kind::convert) {
-      r.expect('L');
-      const int64_t from = r.integer();
-      r.expect("->");
-      r.expect('L');
-      if (from != s.from || r.integer() != s.to)
-        c.fail(fmt::format("%{} converts L{} to L{}", id, s.from, s.to));
-    }
-    r.expect("at");
-    const int64_t offset = r.integer();
-    r.expect(',');
-    if (r.integer() != s.bytes) c.fail(fmt::format("%{} stages {} bytes", id, s.bytes));
-    r.expect("bytes");
-    r.expect(',');
-    const bool barrier = !r.accept("no");
-    r.expect("barrier");
-    r.expect("before");
-    if (!r.done()) r.fail("expected the end of the line");
-    s.offset = offset;
-    s.barrier = barrier;
-    given.insert(it->second);
   }
   LineCursor top(header ? lines[static_cast<size_t>(header - 1)] : "", header);
   if (!header) top.fail(fmt::format("no 'kernel IR of loop %{}' section", nir.loop->id));
-  for (const auto& [id, n] : staged)
-    if (!given.count(n)) top.fail(fmt::format("the text gives no shared stage for %{}", id));
+  for (const auto& [n, s] : nir.shared)
+    if (!stages_given.count(n))
+      top.fail(fmt::format("the text gives no shared stage for %{}", n->id));
+  for (const auto& [n, a] : nir.accesses)
+    if (!accesses_given.count(n)) top.fail(fmt::format("the text gives no access for %{}", n->id));
+  for (const auto& [loop, p] : prefetch)
+    for (const Node* m : p.loads)
+      if (nir.access(m).form != Access::Form::vector)
+        top.fail(
+            fmt::format("%{} is issued early by %{} but is not a vector access", m->id, loop->id));
+  nir.prefetch = prefetch;
+  nir.rounded_by_store = rounded;
   nir.shared_bytes = 0;
   for (const auto& [n, s] : nir.shared)
     nir.shared_bytes = std::max(nir.shared_bytes, s.offset + s.bytes);
   if (std::string why = shared_plan_error(nir); !why.empty()) top.fail(why);
   nir.barrier_before = memory_barriers;
-  for (const ir::Node* n : memory_order_barriers(g, nir))
+  for (const Node* n : memory_order_barriers(g, nir))
     if (!memory_barriers.count(n))
       top.fail(fmt::format(
           "%{} needs a memory barrier: it may access memory another thread of the program "

@@ -1,0 +1,73 @@
+#include "passes/prefetch_plan.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "passes/kernel_ir.hpp"
+
+namespace tessel::passes {
+
+using ir::Node;
+using ir::Op;
+
+// Every node inside `b`, nested loops included, into `out`.
+static void collect(const ir::Block& b, std::set<const Node*>& out) {
+  for (const Node* n : b) {
+    out.insert(n);
+    if (n->op == Op::Loop) collect(n->body, out);
+  }
+}
+
+// The loads of `loop` (the top-level loop or a device loop) that qualify.
+static std::vector<const Node*> early_loads(const ir::Graph& g, const NestIr& nir,
+                                            const std::set<const Node*>& staged,
+                                            const std::vector<const Node*>& stored,
+                                            const Node* loop) {
+  std::set<const Node*> factor_loads;
+  for (const Contraction& c : nir.nest().contractions)
+    for (int i = 0; i < 2; ++i) factor_loads.insert(c.match.factor[i].load());
+  std::set<const Node*> inside;
+  collect(loop->body, inside);
+  std::vector<const Node*> out;
+  for (const Node* n : loop->body) {
+    if (n->op != Op::Load || !nir.live.count(n) || n->is_scalar()) continue;
+    if (nir.own.count(n)) continue;  // converted loads are not issued early
+    // A contraction's factor nodes are emitted by its sum: only its loads, in the factor's layout.
+    if (staged.count(n) && !factor_loads.count(n)) continue;
+    if (std::any_of(stored.begin(), stored.end(),
+                    [&](const Node* t) { return ir::may_alias(g, t, n->args[0]); }))
+      continue;
+    bool early = true;
+    for (size_t i = 1; i < n->args.size(); ++i)
+      early &= n->args[i] == loop || !inside.count(n->args[i]);
+    auto a = nir.accesses.find(n);
+    if (early && a != nir.accesses.end() && a->second.form == Access::Form::vector)
+      out.push_back(n);
+  }
+  return out;
+}
+
+std::map<const Node*, Prefetch> plan_prefetch(const ir::Graph& g, const KernelPlan& plan,
+                                              const NestIr& nir) {
+  std::map<const Node*, Prefetch> out;
+  if (plan.num_stages < 2 || g.check_bounds) return out;
+  // Tensors stored anywhere in the program.
+  std::set<const Node*> in_program;
+  collect(nir.loop->body, in_program);
+  std::vector<const Node*> stored;
+  for (const Node* n : in_program)
+    if (ir::writes_memory(n)) stored.push_back(n->args[0]);
+  const std::set<const Node*> staged = staged_nodes(nir.nest());
+  auto add = [&](const Node* loop, int ahead) {
+    std::vector<const Node*> loads = early_loads(g, nir, staged, stored, loop);
+    if (!loads.empty()) out[loop] = {ahead, loads};
+  };
+  if (plan.persistent && !plan.knobs(nir.loop).flatten) add(nir.loop, 1);
+  ir::walk(nir.loop->body, [&](const Node* n) {
+    if (n->op == Op::Loop && nir.live.count(n) && n->dims.size() == 1 && !plan.knobs(n).flatten)
+      add(n, std::min(plan.num_stages, 4) - 1);
+  });
+  return out;
+}
+
+}  // namespace tessel::passes
