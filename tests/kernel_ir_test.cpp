@@ -397,4 +397,27 @@ TEST(KernelIr, AValueItsStoreRoundsIsReadBack) {
             std::string::npos);
 }
 
+TEST(KernelIr, APersistentProgramLoadsTheNextProgramsTileEarly) {
+  auto k = ts::kernel("twice", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * 2;
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::ones({4096}, ts::f32);
+  Staged s = staged(k,
+                    ts::Config{.block_sizes = std::vector<int64_t>{256},
+                               .num_stages = 2,
+                               .pid_type = ts::PidType::persistent_blocked},
+                    x);
+  const cg::LoopStages& l = s.stages.loops.at(0);
+  const passes::Prefetch* p = l.nir.prefetched(l.loop);
+  ASSERT_TRUE(p) << s.text;
+  const ts::ir::Node* load = first(l, ts::ir::Op::Load);
+  EXPECT_EQ(p->loads, std::vector<const ts::ir::Node*>{load});
+  EXPECT_EQ(line_of(s.text, l.loop),
+            fmt::format("//   %{} loop: prefetch %{}, 1 tile ahead", l.loop->id, load->id));
+  EXPECT_NE(l.kernel.source.find("the next program's tile, loaded early"), std::string::npos);
+  EXPECT_EQ(cuda_of(s, s.text), l.kernel.source);
+}
+
 }  // namespace

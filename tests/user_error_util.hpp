@@ -1,13 +1,19 @@
-// Test-only helpers for tests of UserError messages (tests/errors_test.cpp and others).
+// Test-only helpers for tests of UserError messages (tests/errors_test.cpp,
+// config_errors_test.cpp, call_errors_test.cpp and others).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <source_location>
 #include <string>
 #include <tessel/tessel.hpp>
 
 namespace user_error_test {
+
+/// Zero-filled f32 tensors of shape [n] and [m, n].
+inline tessel::Buffer vec(int n) { return tessel::Buffer::zeros({n}, tessel::f32); }
+inline tessel::Buffer mat(int m, int n) { return tessel::Buffer::zeros({m, n}, tessel::f32); }
 
 /// The message of the error of type E `f` throws ("<no error>" when none).
 template <class E, class F>
@@ -37,6 +43,14 @@ inline void expect_message(const std::string& msg, const std::string& kernel,
         << "expected line " << line << " in: " << msg;
   EXPECT_NE(msg.find(what), std::string::npos) << msg;
   EXPECT_NE(msg.find(hint), std::string::npos) << msg;
+}
+
+/// The same with `file` the calling test's own file (its name without the directory).
+inline void expect_message(const std::string& msg, const std::string& kernel, int line,
+                           const std::string& what, const std::string& hint,
+                           std::source_location caller = std::source_location::current()) {
+  const std::string path = caller.file_name();
+  expect_message(msg, kernel, path.substr(path.find_last_of('/') + 1), line, what, hint);
 }
 
 /// expect_message bound to one test file and its recorded line (`g_line`, set while

@@ -1,0 +1,174 @@
+// Errors of a call's arguments (devices, shapes, strides, sizes beyond the index dtype,
+// grids too large): each a UserError naming the kernel and the line of the call or the
+// kernel, and what to do; a failed call leaves later calls working.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <tessel/tessel.hpp>
+#include <tessel/testing.hpp>
+
+#include "user_error_util.hpp"
+
+namespace ts = tessel;
+
+namespace {
+
+int g_line = 0;  // the line of the offending statement, recorded while tracing
+
+using namespace user_error_test;  // expect_message, user_error, vec, mat
+
+/// out[i] = x[i] for i < n (n a symbolic bound, any value), 0 after.
+static auto make_first_n(const std::string& name, ts::Settings s) {
+  return ts::kernel(
+      name,
+      [](ts::Tensor x, ts::Value n) {
+        ts::Tensor o = ts::zeros_like(x);
+        for (auto t : ts::tile(n)) o(t) = x(t);
+        return o;
+      },
+      s);
+}
+
+TEST(Errors, CpuBufferPassedWithAGpuBuffer) {
+  if (!ts::gpu_available()) GTEST_SKIP() << "no GPU: mixing devices needs a cuda Buffer";
+  auto k = ts::kernel("mixed_devices", [](ts::Tensor x, ts::Tensor y) {
+    for (auto t : ts::tile(x.size(0))) y(t) = x(t);
+  });
+  std::string msg = user_error([&] { k(vec(4), ts::Buffer::zeros({4}, ts::f32, ts::cuda(0))); });
+  expect_message(msg, "mixed_devices", 0, "argument 1 is on cuda:0 but argument 0 is on cpu",
+                 "a CPU buffer cannot be passed with a GPU buffer");
+}
+
+TEST(Errors, DeviceScalarIndexOutOfRange) {
+  // Raised by the interpreter when the launch reads the element.
+  auto k = ts::kernel("dev_scalar_oob", [](ts::Tensor x, ts::Tensor sizes) {
+    ts::Tensor out = ts::zeros_like(x);
+    g_line = __LINE__ + 1;
+    ts::Value n = sizes(5);
+    for (auto t : ts::tile(n)) out(t) = x(t);
+    return out;
+  });
+  std::string msg = user_error([&] { k(vec(8), ts::Buffer::zeros({3}, ts::i32)); });
+  expect_message(msg, "dev_scalar_oob", g_line, "a device scalar reads index 5 of dimension 0",
+                 "must lie inside the tensor when the kernel runs");
+}
+
+// x(tm, tn) + y(tm, tn) with the loop over x's sizes and a y of fewer columns: torch
+// raises; tessel would read y's missing columns as masked zeros, so every call checks
+// that y covers the loop's bound (a larger y is read as a prefix, as a view would be).
+TEST(Errors, TensorSmallerThanTheTileLoopIndexingIt) {
+  for (bool fixed : {false, true}) {
+    auto k = ts::kernel(
+        "add_mismatch",
+        [](ts::Tensor x, ts::Tensor y) {
+          ts::Tensor out = ts::empty_like(x);
+          for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) {
+            g_line = __LINE__ + 1;
+            out(tm, tn) = x(tm, tn) + y(tm, tn);
+          }
+          return out;
+        },
+        ts::Settings{.static_shapes = fixed});
+    std::string msg = user_error([&] { k(mat(8, 12), mat(8, 10)); });
+    expect_message(
+        msg, "add_mismatch", g_line,
+        "tensor argument 1 size(1) is 10, less than the bound tensor argument 0 size(1) = 12",
+        "pass tensors whose sizes match");
+    // Equal shapes, and a larger y, are fine; a second call with a smaller y is caught.
+    ts::Buffer ok = k(mat(8, 12), ts::Buffer::full({9, 13}, 1.0, ts::f32));
+    EXPECT_EQ(ok.to_vector(), std::vector<double>(96, 1.0));
+    EXPECT_EQ(k(mat(8, 12), mat(8, 12)).to_vector(), std::vector<double>(96, 0.0));
+    EXPECT_NE(user_error([&] { k(mat(16, 16), mat(15, 16)); }), "<no error>");
+  }
+}
+
+// An output argument whose elements overlap (stride 0) would race on a GPU.
+TEST(Errors, WrittenTensorWithAZeroStride) {
+  auto k = ts::kernel("fill_into", [](ts::Tensor out) {
+    for (auto t : ts::tile(out.size(0))) out(t) = ts::full({t}, 2.0, ts::f32);
+  });
+  ts::Buffer one = ts::Buffer::zeros({1}, ts::f32);
+  std::string msg = user_error([&] { k(one.view_as_strided({8}, {0}, 0)); });
+  expect_message(msg, "fill_into", 0,
+                 "tensor argument 0 is written by the kernel but its dim 0 has stride 0",
+                 "do not overlap");
+  ts::Buffer ok = ts::Buffer::zeros({8}, ts::f32);
+  k(ok);
+  EXPECT_EQ(ok.to_vector(), std::vector<double>(8, 2.0));
+}
+
+// A tensor without elements overlaps nothing: a zero stride beside a size-0 dim (every
+// other column of an [8, 0] tensor) is written without complaint.
+TEST(Errors, WrittenEmptyTensorWithAZeroStrideIsAccepted) {
+  auto k = ts::kernel("fill_rows", [](ts::Tensor out) {
+    for (auto t : ts::tile(out.size(0))) out(t, ts::all) = ts::full({t, out.size(1)}, 2.0, ts::f32);
+  });
+  ts::Buffer empty = ts::Buffer::zeros({1}, ts::f32).view_as_strided({8, 0}, {0, 2}, 0);
+  k(empty);
+  EXPECT_EQ(empty.numel(), 0);
+}
+
+// A launch of 2^31 programs or more is refused on the interpreter as on the GPU (instead
+// of running for hours).
+TEST(Errors, GridOfTooManyProgramsOnTheInterpreter) {
+  const int line = __LINE__ + 3;
+  auto k = ts::kernel("many", [](ts::Tensor x, ts::Value n) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(n, {.block_size = 1})) out(t) = x(t) + 1;
+    return out;
+  });
+  expect_message(user_error([&] { k(vec(8), int64_t{1} << 33); }), "many", line,
+                 "the launch needs 8589934592 programs, more than a grid can hold",
+                 "a persistent pid_type");
+  EXPECT_EQ(k(vec(8), int64_t{8}).to_vector(), std::vector<double>(8, 1.0));
+}
+
+// An argument that needs 64-bit indices under a forced i32 is an error of the call: it
+// points at the call's line.
+TEST(Errors, ArgumentBeyond32BitsUnderForcedI32PointsAtTheCall) {
+  auto k = ts::kernel(
+      "zs32",
+      [](ts::Tensor x) {
+        ts::Tensor out = x.new_zeros({1});
+        for (auto i : ts::grid(1)) out(i) = x(i);
+        return out;
+      },
+      ts::Settings{.index_dtype = ts::i32});
+  ts::Buffer x = ts::Buffer::zeros({1}, ts::f32).view_as_strided({int64_t{1} << 33}, {0}, 0);
+  const int call = __LINE__ + 1;
+  std::string msg = user_error([&] { k(x); });
+  expect_message(msg, "zs32", call, "beyond 32-bit index arithmetic (Settings::index_dtype i32)",
+                 "ts::i64");
+}
+
+// An error while a call starts tracing (here: an argument beyond 32-bit indexing with
+// index_dtype i32) leaves later calls of any kernel working.
+TEST(Errors, AFailedTraceStartLeavesLaterCallsWorking) {
+  auto a = make_first_n("a", ts::Settings{.index_dtype = ts::i32});
+  auto b = ts::kernel("b", [](ts::Tensor x) {
+    ts::Tensor o = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) o(t) = x(t) + 1;
+    return o;
+  });
+  ts::Buffer x = ts::Buffer::ones({4}, ts::f32);
+  for (int i = 0; i < 2; ++i) {
+    std::string msg = user_error([&] { a(x, int64_t{1} << 40); });
+    EXPECT_NE(msg.find("beyond 32-bit index arithmetic"), std::string::npos) << msg;
+    EXPECT_EQ(b(x).to_vector(), std::vector<double>(4, 2.0));
+    EXPECT_EQ(a(x, 3).to_vector(), (std::vector<double>{1, 1, 1, 0}));
+  }
+}
+
+// Loop bounds past 2^62 (block size defaults and size buckets saturate instead of
+// overflowing): the call completes, with every access past the tensor masked.
+TEST(Errors, LoopBoundPastTwoToThe62) {
+  auto k = make_first_n(
+      "huge_bound",
+      ts::Settings{.config = ts::Config{.pid_type = ts::PidType::persistent_interleaved}});
+  ts::Buffer x = ts::Buffer::ones({4}, ts::f32);
+  EXPECT_EQ(k(x, std::numeric_limits<int64_t>::max()).to_vector(), std::vector<double>(4, 1.0));
+  EXPECT_FALSE(k.cuda(false, x, (int64_t{1} << 62) + 1).empty());
+}
+
+}  // namespace
