@@ -226,12 +226,17 @@ TEST(Errors, ValueFromOneTopLevelLoopUsedInAnother) {
       g_line = __LINE__ + 1;
       v = ts::sum(x(t), 0);
     }
-    for (auto t : ts::tile(x.size(0), {.block_size = 4})) out(t) = v;
+    for (auto t : ts::tile(x.size(0), {.block_size = 4})) out(t) = v + 1;
     return out;
   });
   std::string msg = user_error([&] { k(ts::Buffer::zeros({8}, ts::f32)); });
-  expect_message(msg, "cross_loop", g_line,
-                 "a value computed inside one loop is used in another loop", "recompute the value");
+  const int made = g_line;  // recorded while tracing
+  // At the use (the second loop's line), naming where the value was made.
+  expect_message(msg, "cross_loop", made + 2,
+                 fmt::format("a value computed inside one loop (at errors_test.cpp:{}) is used in "
+                             "another loop",
+                             made),
+                 "recompute the value");
 }
 
 TEST(Errors, ConstReferenceParametersWork) {

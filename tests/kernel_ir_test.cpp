@@ -306,9 +306,10 @@ TEST(KernelIr, AnAccessReadBackMayBeWeakenedButNotStrengthened) {
   passes::NestIr nir = rl.nir;
   passes::parse_kernel_ir(no_vectors, r.stages.program(), nir);
   EXPECT_EQ(nir.access(rload).form, passes::Access::Form::elements);
-  EXPECT_NE(parse_error(edited(no_vectors, rload, "elements", "uniform"), r.stages.program(), nir)
-                .find("the access is elements; it can only be weakened from vector to elements"),
-            std::string::npos);
+  EXPECT_NE(
+      parse_error(edited(no_vectors, rload, "elements", "per_thread"), r.stages.program(), nir)
+          .find("the access is elements; it can only be weakened from vector to elements"),
+      std::string::npos);
   std::string dropped = r.text;
   const std::string line = line_of(r.text, rload);
   dropped.replace(dropped.find(line), line.size(), line.substr(0, line.find(';')));

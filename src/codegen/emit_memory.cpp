@@ -308,7 +308,7 @@ void Emitter::emit_array_load(const Node* n, const std::string& nm) {
   std::string mem = dtype_cuda_storage(t->dtype);
   line(fmt::format("{} {}[TS_N];", reg_type(n->dtype), nm), n);
   const passes::Access::Form form = nir_.access(n).form;
-  if (form == passes::Access::Form::uniform) {
+  if (form == passes::Access::Form::per_thread) {
     // One value in every register (never a vector: vectors span register bits): loaded
     // once, then copied (the compiler does not merge the registers' loads, each behind
     // its own mask test).
@@ -416,7 +416,7 @@ void Emitter::emit_array_store(const Node* n, const std::string& value) {
     return fold::land(terms);
   };
   const passes::Access::Form form = nir_.access(n).form;
-  const bool uniform = form == passes::Access::Form::uniform;
+  const bool uniform = form == passes::Access::Form::per_thread;
   if (form == passes::Access::Form::vector) {
     open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)", n);
     line("const int r = g * TS_V;");

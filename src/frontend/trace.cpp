@@ -240,15 +240,21 @@ void TraceContext::close_loop(ir::Node* loop) {
   }
 }
 
-ir::Node* TraceContext::resolve(const Value* var, ir::Node*& binding, int decl_depth) {
+ir::Node* TraceContext::resolve(const Value* var, ir::Node*& binding, int decl_depth,
+                                SourceLoc use) {
   if (!binding) return nullptr;
   int d = depth();
   if (binding->depth > 0 && binding->depth <= d) {
     auto it = owner_.find(binding);
-    if (it != owner_.end() && it->second != loops_[binding->depth - 1].loop)
-      fail(binding->loc, "a value computed inside one loop is used in another loop",
+    if (it != owner_.end() && it->second != loops_[binding->depth - 1].loop) {
+      const bool at_use = use.line > 0 && binding->loc.line > 0;
+      fail(at_use ? use : binding->loc,
+           at_use ? fmt::format("a value computed inside one loop (at {}) is used in another loop",
+                                binding->loc.str())
+                  : std::string("a value computed inside one loop is used in another loop"),
            "loops cannot pass values to each other; recompute the value in the loop that "
            "uses it, or store it to a tensor and load it there");
+    }
   }
   for (int level = decl_depth + 1; level <= d; ++level) {
     OpenLoop& ol = loops_[level - 1];

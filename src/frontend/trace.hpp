@@ -119,8 +119,9 @@ class TraceContext {
   void defer_error(SourceLoc loc, const std::string& what, const std::string& hint);
   void raise_deferred();
 
-  // Variables (see Value): make `var`'s binding valid at the current depth.
-  ir::Node* resolve(const Value* var, ir::Node*& binding, int decl_depth);
+  // Variables (see Value): make `var`'s binding valid at the current depth; `use`: where the
+  // kernel reads it (errors point there; unknown: at the binding).
+  ir::Node* resolve(const Value* var, ir::Node*& binding, int decl_depth, SourceLoc use = {});
   void forget(const Value* var);
 
   // Symbols

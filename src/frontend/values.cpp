@@ -80,7 +80,7 @@ Node* Value::node_at(SourceLoc loc) const {
         loc, "a ts::Value from another trace (an earlier call, or another kernel) is used",
         "declare ts::Value variables inside the kernel's lambda; a value cannot outlive the call "
         "that traced it");
-  return ctx->resolve(this, node_, depth_);
+  return ctx->resolve(this, node_, depth_, loc);
 }
 
 Value& Value::named(const std::string& name) {

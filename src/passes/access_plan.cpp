@@ -14,8 +14,8 @@ const char* access_form_name(Access::Form f) {
   switch (f) {
     case Access::Form::one:
       return "one";
-    case Access::Form::uniform:
-      return "uniform";
+    case Access::Form::per_thread:
+      return "per_thread";
     case Access::Form::elements:
       return "elements";
     case Access::Form::vector:
@@ -106,7 +106,7 @@ Access plan_access(const ir::Graph& g, const KernelPlan& plan, const Layout& L, 
     if (n->is_scalar())
       a.form = Access::Form::one;
     else if (same_in_every_register(plan, L, n) && gathers_same_in_every_register(plan, L, n))
-      a.form = Access::Form::uniform;
+      a.form = Access::Form::per_thread;
     else
       a = vector_access(g, plan, L, n);
   } else if (reaches_one_element(n)) {
@@ -122,7 +122,7 @@ Access plan_access(const ir::Graph& g, const KernelPlan& plan, const Layout& L, 
         if (info.sym && spans_registers(plan, L, info.sym)) uniform = false;
       for (const ir::Sym* s : ir::stack_shape(n))
         if (s && spans_registers(plan, L, s)) uniform = false;
-      if (uniform) a.form = Access::Form::uniform;
+      if (uniform) a.form = Access::Form::per_thread;
     }
   }  // else an atomic, signal or wait: each element by its owner (elements)
   a.layout = layout;

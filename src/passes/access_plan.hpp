@@ -4,20 +4,21 @@
 // emit_memory.cpp) prints the addressing each form asks for and decides none of it.
 //
 // Forms, as Triton's coalescing pass gives each load and store a vector width:
-//   one       one element (scalar indices): every thread loads it; thread 0 writes it
-//   uniform   one element per thread, the same in all of its registers (no index or
-//             stacked dim spans register bits): loaded once and copied, stored from
-//             register 0
-//   elements  one element per register, each behind its own mask test
-//   vector    16-byte vectors (the layout's vector width V) along tensor dim `vdim`, of unit
-//             stride: its index a tile or ts::all on the layout's vector slot, filling it,
-//             no gather, no flattened loop, no multicast tensor. `whole`: every vector is
-//             wholly valid or wholly invalid (its index starts at and its limit is a
-//             multiple of 16); `aligned`: every vector address is a multiple of its size
-//             (whole, and the tensor's base and other strides are 16-byte aligned).
+//   one         one element (scalar indices): every thread loads it; thread 0 writes it
+//   per_thread  one element per thread, the same in all of its registers (no index or
+//               stacked dim spans register bits): loaded once and copied, stored from
+//               register 0 (not the memory space `uniform`: one value all threads hold)
+//   elements    one element per register, each behind its own mask test
+//   vector      16-byte vectors (the layout's vector width V) along tensor dim `vdim`, of
+//               unit stride: its index a tile or ts::all on the layout's vector slot,
+//               filling it, no gather, no flattened loop, no multicast tensor. `whole`:
+//               every vector is wholly valid or wholly invalid (its index starts at and its
+//               limit is a multiple of 16); `aligned`: every vector address is a multiple
+//               of its size (its index starts at a multiple of 16, and the tensor's base
+//               and other strides are 16-byte aligned).
 //
 // TESSEL_DUMP_DIR's 06-kernel_ir.ir prints each access (describe in kernel_ir.hpp), e.g.
-// `//   %9 store: access L1 vector dim 0, 4 wide, whole, aligned`; parse_kernel_ir reads
+// `//   %9 store: access L1 vector dim 1, 4 wide, whole, aligned`; parse_kernel_ir reads
 // it back, where a form may be weakened (vector to elements, whole or aligned dropped) but
 // not strengthened past what the facts allow.
 #pragma once
@@ -32,7 +33,7 @@
 namespace tessel::passes {
 
 struct Access {
-  enum class Form : uint8_t { one, uniform, elements, vector };
+  enum class Form : uint8_t { one, per_thread, elements, vector };
   Form form = Form::elements;
   int layout = 0;  // the layout it runs in (NestIr::layouts)
   int vdim = -1;   // vector: the tensor dim vectors run along

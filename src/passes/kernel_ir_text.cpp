@@ -69,9 +69,9 @@ Access read_access(LineCursor& r, const NestIr& nir) {
   const std::string form = r.name();
   bool known = false;
   for (Access::Form f :
-       {Access::Form::one, Access::Form::uniform, Access::Form::elements, Access::Form::vector})
+       {Access::Form::one, Access::Form::per_thread, Access::Form::elements, Access::Form::vector})
     if (form == access_form_name(f)) a.form = f, known = true;
-  if (!known) r.fail("expected an access form: one, uniform, elements or vector");
+  if (!known) r.fail("expected an access form: one, per_thread, elements or vector");
   if (a.form == Access::Form::vector) {
     r.expect("dim");
     a.vdim = static_cast<int>(r.integer());
