@@ -189,6 +189,39 @@ TEST(Buffer, BadShapesAreUserErrors) {
 
 // A byte count past 2^63 - 1 is a UserError saying so, never a wrapped or negative size;
 // one that fits but exceeds memory is a RuntimeError stating the exact count.
+// A Buffer function's UserError names the caller's file and line (the function's
+// std::source_location argument), also where it fails inside another Buffer function.
+TEST(Buffer, ErrorsNameTheCallersLine) {
+  auto message = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const ts::UserError& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  auto expect_line = [](const std::string& msg, int line, const std::string& what) {
+    EXPECT_NE(msg.find("buffer_test.cpp:" + std::to_string(line) + ": "), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  };
+  ts::Buffer b = ts::Buffer::zeros({2, 3}, ts::f32);
+  int line = __LINE__ + 1;
+  std::string msg = message([&] { ts::Buffer::from_vector({1, 2, 3}, {2, 2}, ts::f32); });
+  expect_line(msg, line, "from_vector got 3 values for shape [2, 2]");
+  line = __LINE__ + 1;
+  msg = message([&] { b.narrow(1, 2, 2); });
+  expect_line(msg, line, "narrow(1, 2, 2)");
+  line = __LINE__ + 1;
+  msg = message([&] { ts::Buffer::zeros({-3}, ts::f32); });  // fails in empty(), called by zeros
+  expect_line(msg, line, "negative size in shape [-3]");
+  line = __LINE__ + 1;
+  msg = message([&] { ts::Buffer::full({2}, 1.5e10, ts::i32); });
+  expect_line(msg, line, "cannot be converted to i32 without overflow");
+  line = __LINE__ + 1;
+  msg = message([&] { b.copy_from(ts::Buffer::zeros({3, 2}, ts::f32)); });
+  expect_line(msg, line, "copy_from: cannot copy");
+}
+
 TEST(Buffer, ByteCountsPast2To63AreErrors) {
   auto message = [](auto&& f) -> std::string {
     try {
@@ -199,11 +232,13 @@ TEST(Buffer, ByteCountsPast2To63AreErrors) {
     return "<no error>";
   };
   const int64_t big = int64_t{1} << 31;
+  const int line = __LINE__ + 1;
   std::string msg = message([&] { ts::Buffer::empty({big, big}, ts::f32); });
-  EXPECT_EQ(msg,
-            "tessel: cannot allocate a f32 tensor of shape [2147483648, 2147483648] (more than "
-            "2^63 - 1 bytes: its byte count overflows 64 bits). allocate a smaller shape (check "
-            "its sizes for a typo or a computation that overflowed)");
+  EXPECT_EQ(msg.substr(0, msg.find('\n')),
+            "tessel: buffer_test.cpp:" + std::to_string(line) +
+                ": cannot allocate a f32 tensor of shape [2147483648, 2147483648] (more than "
+                "2^63 - 1 bytes: its byte count overflows 64 bits). allocate a smaller shape "
+                "(check its sizes for a typo or a computation that overflowed)");
   EXPECT_THROW(ts::Buffer::zeros({big, big, 2}, ts::f64), ts::UserError);
   EXPECT_THROW(ts::Buffer::full({big * big / 2}, 1.0, ts::i32), ts::UserError);
   msg = message([&] { ts::Buffer::empty({big, big, big}, ts::u64); });

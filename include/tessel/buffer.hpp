@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -43,42 +44,51 @@ struct Storage {
 /// be allocated (stating the shape and bytes) or no CUDA driver is present for a cuda
 /// Buffer; UserError for bad shapes: a negative size, an element or byte count past
 /// 2^63 - 1 (said so, never wrapped), a view reaching past its storage or past 2^63 - 1.
+/// A UserError names the caller's file and line (`at`: the call's, by default).
 class Buffer {
  public:
   Buffer() = default;
 
   /// Uninitialized contiguous tensor.
-  static Buffer empty(std::vector<int64_t> shape, DType dtype, Device device = cpu());
+  static Buffer empty(std::vector<int64_t> shape, DType dtype, Device device = cpu(),
+                      std::source_location at = std::source_location::current());
   /// empty() allocated stream-ordered on `stream` (a CUstream; legal during CUDA graph
   /// capture) and freed on it when the last handle goes away.
   static Buffer empty_on_stream(std::vector<int64_t> shape, DType dtype, Device device,
                                 void* stream);
-  static Buffer zeros(std::vector<int64_t> shape, DType dtype, Device device = cpu());
-  static Buffer ones(std::vector<int64_t> shape, DType dtype, Device device = cpu());
-  static Buffer full(std::vector<int64_t> shape, double value, DType dtype, Device device = cpu());
+  static Buffer zeros(std::vector<int64_t> shape, DType dtype, Device device = cpu(),
+                      std::source_location at = std::source_location::current());
+  static Buffer ones(std::vector<int64_t> shape, DType dtype, Device device = cpu(),
+                     std::source_location at = std::source_location::current());
+  static Buffer full(std::vector<int64_t> shape, double value, DType dtype, Device device = cpu(),
+                     std::source_location at = std::source_location::current());
   /// Standard normal values from a counter-based generator (deterministic in `seed`;
   /// the same seed gives the same values on the CPU and on a GPU, up to a few ulps of the
   /// double-precision log/cos used by Box-Muller, which can show in f64 and, rarely, in
   /// the last bit of narrower dtypes). UserError for a non-float dtype.
   static Buffer randn(std::vector<int64_t> shape, DType dtype, Device device = cpu(),
-                      uint64_t seed = 0);
+                      uint64_t seed = 0, std::source_location at = std::source_location::current());
   /// Uniform values in [0, 1), same generator as randn; bit-identical on CPU and GPU.
   /// UserError for a non-float dtype.
   static Buffer rand(std::vector<int64_t> shape, DType dtype, Device device = cpu(),
-                     uint64_t seed = 0);
+                     uint64_t seed = 0, std::source_location at = std::source_location::current());
   /// 0, 1, ..., n-1.
-  static Buffer arange(int64_t n, DType dtype, Device device = cpu());
+  static Buffer arange(int64_t n, DType dtype, Device device = cpu(),
+                       std::source_location at = std::source_location::current());
   /// A one-element tensor of shape [1] holding `value` (e.g. a device-side loop bound).
   /// Integer dtypes (here and in full, fill, from_vector): fractions truncate toward 0; a
   /// NaN, an infinity or a value outside the dtype's range is a UserError, as in torch; an
   /// integral negative value for u64 wraps (2^64 - 1 for -1), as torch's integer scalars.
-  static Buffer scalar(double value, DType dtype, Device device = cpu());
+  static Buffer scalar(double value, DType dtype, Device device = cpu(),
+                       std::source_location at = std::source_location::current());
   /// Copies host values (converted to `dtype`) into a new tensor of the given shape.
   static Buffer from_vector(const std::vector<double>& values, std::vector<int64_t> shape,
-                            DType dtype, Device device = cpu());
+                            DType dtype, Device device = cpu(),
+                            std::source_location at = std::source_location::current());
   /// Wraps memory the caller owns (not freed by tessel).
   static Buffer from_blob(void* ptr, std::vector<int64_t> shape, std::vector<int64_t> strides,
-                          DType dtype, Device device);
+                          DType dtype, Device device,
+                          std::source_location at = std::source_location::current());
   /// Zero-copy import of a DLPack tensor (takes ownership of `t`, calls its deleter).
   static Buffer from_dlpack(DLManagedTensor* t);
   /// Zero-copy export; the Buffer's memory stays alive until the consumer calls the deleter.
@@ -104,21 +114,22 @@ class Buffer {
   const std::shared_ptr<Storage>& storage() const { return storage_; }
 
   /// Views sharing memory (no copy).
-  Buffer transpose(int d0, int d1) const;
-  Buffer narrow(int dim, int64_t start, int64_t length) const;
-  Buffer view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> strides,
-                         int64_t offset) const;
+  Buffer transpose(int d0, int d1, std::source_location at = std::source_location::current()) const;
+  Buffer narrow(int dim, int64_t start, int64_t length,
+                std::source_location at = std::source_location::current()) const;
+  Buffer view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset,
+                         std::source_location at = std::source_location::current()) const;
 
   /// A copy on `device` (contiguous). Synchronizes with the GPU.
-  Buffer to(Device device) const;
+  Buffer to(Device device, std::source_location at = std::source_location::current()) const;
   /// A contiguous tensor with the same values on the same device: *this itself (sharing
   /// memory) when already contiguous, like torch, else a copy.
   Buffer contiguous() const;
   /// Copies `src` (same shape; any dtype, converted; any device) into this Buffer.
-  void copy_from(const Buffer& src);
+  void copy_from(const Buffer& src, std::source_location at = std::source_location::current());
   /// Sets every element to `value`. On a GPU this is enqueued on the legacy default stream
   /// and does not wait (like copy_from between two Buffers of one GPU).
-  void fill(double value);
+  void fill(double value, std::source_location at = std::source_location::current());
   /// fill() queued on `stream` (a CUstream) without synchronizing.
   void fill_on_stream(double value, void* stream);
   /// All elements in row-major order, converted to double (copies from the GPU).

@@ -31,8 +31,8 @@ std::vector<Buffer> CpuBackend::run(const Config& config) {
   std::vector<Buffer> inputs(args_.size());  // fresh inputs every run
   for (size_t i = 0; i < args_.size(); ++i) {
     if (const Buffer* b = detail::buffer_arg(args_[i])) {
-      inputs[i] = Buffer::empty(b->shape(), b->dtype(), cpu());
-      inputs[i].copy_from(*b);
+      inputs[i] = Buffer::empty(b->shape(), b->dtype(), cpu(), {});
+      inputs[i].copy_from(*b, {});
       env.arg_buffers[i] = &inputs[i];
       env.args[i].shape = &inputs[i].shape();
       env.args[i].strides = &inputs[i].strides();

@@ -155,8 +155,8 @@ void GpuBackend::ensure_reference() {
     if (!worker_) start_worker();
     if (exchange(*run, options_.timeout_s, failure)) {
       for (const Buffer& out : shared_.checked(*c.graph)) {
-        Buffer copy = Buffer::empty(out.shape(), out.dtype(), out.device());
-        copy.copy_from(out);
+        Buffer copy = Buffer::empty(out.shape(), out.dtype(), out.device(), {});
+        copy.copy_from(out, {});
         reference_.push_back(copy);
       }
       for (size_t i = 0; i < options_.reference.size() && i < reference_.size(); ++i)

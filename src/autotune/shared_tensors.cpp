@@ -59,8 +59,8 @@ SharedTensors::SharedTensors(const ir::Graph& g, detail::CallArgs args, int devi
                           }) != writes.end();
         int e = add_entry(span_elems(*b) * dtype_size(b->dtype()), is_written);
         arg_entry_[i] = e;
-        arg_views_[i] =
-            Buffer::from_blob(entries_[e].ptr, b->shape(), b->strides(), b->dtype(), b->device());
+        arg_views_[i] = Buffer::from_blob(entries_[e].ptr, b->shape(), b->strides(), b->dtype(),
+                                          b->device(), {});
         arg_values_[i].shape = &arg_views_[i].shape();
         arg_values_[i].strides = &arg_views_[i].strides();
       } else if (const int64_t* v = std::get_if<int64_t>(&args[i])) {
@@ -81,7 +81,7 @@ SharedTensors::SharedTensors(const ir::Graph& g, detail::CallArgs args, int devi
       bool filled = n->ival == ir::fill_value;
       int e = add_entry(rt::check_alloc_shape(g, n, shape), filled);
       alloc_views_.push_back(Buffer::from_blob(
-          entries_[e].ptr, shape, ir::alloc_strides(n, arg_values_), n->dtype, cuda(device)));
+          entries_[e].ptr, shape, ir::alloc_strides(n, arg_values_), n->dtype, cuda(device), {}));
       alloc_fill_.emplace_back(filled, n->fval);
     }
   } catch (...) {
@@ -105,7 +105,7 @@ void SharedTensors::reset() {
   }
   for (size_t j = 0; j < alloc_views_.size(); ++j) {
     if (alloc_fill_[j].first)
-      alloc_views_[j].fill(alloc_fill_[j].second);
+      alloc_views_[j].fill(alloc_fill_[j].second, {});
     else
       rt::memset_d8(alloc_views_[j].data_ptr(), 0,
                     alloc_views_[j].numel() * dtype_size(alloc_views_[j].dtype()));

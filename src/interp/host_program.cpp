@@ -99,7 +99,7 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
               kAllocHint);
         }
         if (n->ival == ir::fill_value) b.fill_on_stream(n->fval, staged ? nullptr : env.stream);
-        if (!like_strides.empty()) b = b.view_as_strided(shape, like_strides, 0);
+        if (!like_strides.empty()) b = b.view_as_strided(shape, like_strides, 0, {});
         env.set_alloc(n, std::move(b));
         break;
       }
@@ -157,7 +157,7 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
   }
   if (staged) {
     for (size_t i = 0; i < originals.size(); ++i)
-      if (originals[i]) Buffer(*originals[i]).copy_from(host_copies[i]);
+      if (originals[i]) Buffer(*originals[i]).copy_from(host_copies[i], {});
     for (Buffer& o : outputs) {
       bool is_arg = false;
       for (size_t i = 0; i < originals.size(); ++i)
@@ -165,7 +165,7 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
           o = *originals[i];
           is_arg = true;
         }
-      if (!is_arg) o = o.to(env.device);
+      if (!is_arg) o = o.to(env.device, {});
     }
   }
   return outputs;

@@ -22,8 +22,28 @@ namespace {
 
 constexpr size_t kHostAlignment = 64;
 
+// The user's call of the Buffer function running on this thread (the outermost: Buffer
+// functions call each other), where its errors point; none inside tessel's own calls,
+// which pass an empty std::source_location.
+thread_local SourceLoc t_user_call{};
+
+class UserCall {
+ public:
+  explicit UserCall(const std::source_location& at) : set_(!t_user_call.line && at.line() > 0) {
+    if (set_) t_user_call = SourceLoc::from(at);
+  }
+  ~UserCall() {
+    if (set_) t_user_call = {};
+  }
+  UserCall(const UserCall&) = delete;
+  UserCall& operator=(const UserCall&) = delete;
+
+ private:
+  bool set_;
+};
+
 UserError buffer_error(const std::string& what, const std::string& hint = "") {
-  return UserError("", SourceLoc{}, what, hint);
+  return UserError("", t_user_call, what, hint);
 }
 
 int64_t checked_numel(const std::vector<int64_t>& shape) {
@@ -140,7 +160,9 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
 
 // ---- creation ----
 
-Buffer Buffer::empty(std::vector<int64_t> shape, DType dtype, Device device) {
+Buffer Buffer::empty(std::vector<int64_t> shape, DType dtype, Device device,
+                     std::source_location at) {
+  UserCall call(at);
   return empty_on_stream(std::move(shape), dtype, device, nullptr);
 }
 
@@ -178,7 +200,9 @@ Buffer Buffer::empty_on_stream(std::vector<int64_t> shape, DType dtype, Device d
   return b;
 }
 
-Buffer Buffer::zeros(std::vector<int64_t> shape, DType dtype, Device device) {
+Buffer Buffer::zeros(std::vector<int64_t> shape, DType dtype, Device device,
+                     std::source_location at) {
+  UserCall call(at);
   Buffer b = empty(std::move(shape), dtype, device);
   if (device.is_cuda()) {
     rt::set_device(device.index);
@@ -189,11 +213,15 @@ Buffer Buffer::zeros(std::vector<int64_t> shape, DType dtype, Device device) {
   return b;
 }
 
-Buffer Buffer::ones(std::vector<int64_t> shape, DType dtype, Device device) {
+Buffer Buffer::ones(std::vector<int64_t> shape, DType dtype, Device device,
+                    std::source_location at) {
+  UserCall call(at);
   return full(std::move(shape), 1.0, dtype, device);
 }
 
-Buffer Buffer::full(std::vector<int64_t> shape, double value, DType dtype, Device device) {
+Buffer Buffer::full(std::vector<int64_t> shape, double value, DType dtype, Device device,
+                    std::source_location at) {
+  UserCall call(at);
   Buffer b = empty(std::move(shape), dtype, device);
   b.fill(value);
   return b;
@@ -221,15 +249,20 @@ static Buffer random_buffer(std::vector<int64_t> shape, DType dtype, Device devi
   return b;
 }
 
-Buffer Buffer::randn(std::vector<int64_t> shape, DType dtype, Device device, uint64_t seed) {
+Buffer Buffer::randn(std::vector<int64_t> shape, DType dtype, Device device, uint64_t seed,
+                     std::source_location at) {
+  UserCall call(at);
   return random_buffer(std::move(shape), dtype, device, seed, true);
 }
 
-Buffer Buffer::rand(std::vector<int64_t> shape, DType dtype, Device device, uint64_t seed) {
+Buffer Buffer::rand(std::vector<int64_t> shape, DType dtype, Device device, uint64_t seed,
+                    std::source_location at) {
+  UserCall call(at);
   return random_buffer(std::move(shape), dtype, device, seed, false);
 }
 
-Buffer Buffer::arange(int64_t n, DType dtype, Device device) {
+Buffer Buffer::arange(int64_t n, DType dtype, Device device, std::source_location at) {
+  UserCall call(at);
   if (n < 0) throw buffer_error("arange of a negative length " + std::to_string(n));
   Buffer b = empty({n}, dtype, device);
   if (device.is_cuda()) {
@@ -248,12 +281,14 @@ Buffer Buffer::arange(int64_t n, DType dtype, Device device) {
   return b;
 }
 
-Buffer Buffer::scalar(double value, DType dtype, Device device) {
+Buffer Buffer::scalar(double value, DType dtype, Device device, std::source_location at) {
+  UserCall call(at);
   return full({1}, value, dtype, device);
 }
 
 Buffer Buffer::from_vector(const std::vector<double>& values, std::vector<int64_t> shape,
-                           DType dtype, Device device) {
+                           DType dtype, Device device, std::source_location at) {
+  UserCall call(at);
   int64_t n = checked_numel(shape);
   if (n != static_cast<int64_t>(values.size()))
     throw buffer_error("from_vector got " + std::to_string(values.size()) + " values for shape " +
@@ -269,7 +304,8 @@ Buffer Buffer::from_vector(const std::vector<double>& values, std::vector<int64_
 }
 
 Buffer Buffer::from_blob(void* ptr, std::vector<int64_t> shape, std::vector<int64_t> strides,
-                         DType dtype, Device device) {
+                         DType dtype, Device device, std::source_location at) {
+  UserCall call(at);
   int64_t n = checked_numel(shape);
   if (!ptr && n > 0)
     throw buffer_error("from_blob of a null pointer with " + std::to_string(n) + " elements",
@@ -345,7 +381,8 @@ bool Buffer::is_contiguous() const {
   return true;
 }
 
-Buffer Buffer::transpose(int d0, int d1) const {
+Buffer Buffer::transpose(int d0, int d1, std::source_location at) const {
+  UserCall call(at);
   int a = normalize_dim(d0, dim(), *this), b = normalize_dim(d1, dim(), *this);
   Buffer v = *this;
   std::swap(v.shape_[a], v.shape_[b]);
@@ -353,7 +390,8 @@ Buffer Buffer::transpose(int d0, int d1) const {
   return v;
 }
 
-Buffer Buffer::narrow(int d, int64_t start, int64_t length) const {
+Buffer Buffer::narrow(int d, int64_t start, int64_t length, std::source_location at) const {
+  UserCall call(at);
   int n = normalize_dim(d, dim(), *this);
   if (start < 0) start += shape_[n];
   if (start < 0 || length < 0 || start + length > shape_[n])
@@ -367,7 +405,8 @@ Buffer Buffer::narrow(int d, int64_t start, int64_t length) const {
 }
 
 Buffer Buffer::view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> strides,
-                               int64_t offset) const {
+                               int64_t offset, std::source_location at) const {
+  UserCall call(at);
   if (!defined()) throw buffer_error("view_as_strided of an undefined Buffer");
   if (shape.size() != strides.size())
     throw buffer_error("view_as_strided got " + std::to_string(strides.size()) +
@@ -397,7 +436,8 @@ Buffer Buffer::view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> 
 
 // ---- copies ----
 
-Buffer Buffer::to(Device device) const {
+Buffer Buffer::to(Device device, std::source_location at) const {
+  UserCall call(at);
   Buffer out = empty(shape_, dtype_, device);
   out.copy_from(*this);
   sync(device);
@@ -412,7 +452,8 @@ Buffer Buffer::contiguous() const {
   return out;
 }
 
-void Buffer::copy_from(const Buffer& src) {
+void Buffer::copy_from(const Buffer& src, std::source_location at) {
+  UserCall call(at);
   if (!defined() || !src.defined()) throw buffer_error("copy_from with an undefined Buffer");
   if (shape_ != src.shape_)
     throw buffer_error("copy_from: cannot copy " + src.str() + " into " + str(),
@@ -465,7 +506,10 @@ void Buffer::copy_from(const Buffer& src) {
   }
 }
 
-void Buffer::fill(double value) { fill_on_stream(value, nullptr); }
+void Buffer::fill(double value, std::source_location at) {
+  UserCall call(at);
+  fill_on_stream(value, nullptr);
+}
 
 void Buffer::fill_on_stream(double value, void* stream) {
   if (!defined()) throw buffer_error("fill of an undefined Buffer");

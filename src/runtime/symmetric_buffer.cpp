@@ -33,7 +33,7 @@ int64_t checked_bytes(const std::vector<int64_t>& shape, DType dtype) {
 // A zero-filled contiguous tensor; on a GPU in cuMemAlloc memory (peer access covers it,
 // unlike stream-ordered pool memory), freed when the last Buffer over it goes away.
 Buffer allocate(const std::vector<int64_t>& shape, DType dtype, Device device) {
-  if (!device.is_cuda()) return Buffer::zeros(shape, dtype, device);
+  if (!device.is_cuda()) return Buffer::zeros(shape, dtype, device, {});
   const int64_t nbytes = checked_bytes(shape, dtype);
   void* p = rt::device_alloc_shareable(nbytes, device.index);
   const int dev = device.index;
@@ -44,19 +44,19 @@ Buffer allocate(const std::vector<int64_t>& shape, DType dtype, Device device) {
       // The driver may already be shut down at process exit.
     }
   });
-  Buffer b = Buffer::from_blob(p, shape, {}, dtype, device);
+  Buffer b = Buffer::from_blob(p, shape, {}, dtype, device, {});
   b.storage()->keep_alive = std::move(owner);
-  b.fill(0);
+  b.fill(0, {});
   return b;
 }
 
 // The addresses of `bufs`, u64 [R] on `device`.
 Buffer address_table(const std::vector<Buffer>& bufs, Device device) {
-  Buffer host = Buffer::empty({static_cast<int64_t>(bufs.size())}, DType::u64);
+  Buffer host = Buffer::empty({static_cast<int64_t>(bufs.size())}, DType::u64, cpu(), {});
   auto* p = static_cast<uint64_t*>(host.data_ptr());
   for (size_t r = 0; r < bufs.size(); ++r)
     p[r] = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(bufs[r].data_ptr()));
-  return device.is_cuda() ? host.to(device) : host;
+  return device.is_cuda() ? host.to(device, {}) : host;
 }
 
 }  // namespace
