@@ -13,6 +13,7 @@
 #include "tessel/error.hpp"
 #include "tessel/testing.hpp"
 #include "tests/buffer_cases.hpp"
+#include "tests/user_error_util.hpp"
 
 namespace ts = tessel;
 
@@ -192,14 +193,7 @@ TEST(Buffer, BadShapesAreUserErrors) {
 // A Buffer function's UserError names the caller's file and line (the function's
 // std::source_location argument), also where it fails inside another Buffer function.
 TEST(Buffer, ErrorsNameTheCallersLine) {
-  auto message = [](auto&& f) -> std::string {
-    try {
-      f();
-    } catch (const ts::UserError& e) {
-      return e.what();
-    }
-    return "<no error>";
-  };
+  auto message = [](auto&& f) { return user_error_test::error_message<ts::UserError>(f); };
   auto expect_line = [](const std::string& msg, int line, const std::string& what) {
     EXPECT_NE(msg.find("buffer_test.cpp:" + std::to_string(line) + ": "), std::string::npos) << msg;
     EXPECT_NE(msg.find(what), std::string::npos) << msg;
@@ -223,14 +217,7 @@ TEST(Buffer, ErrorsNameTheCallersLine) {
 }
 
 TEST(Buffer, ByteCountsPast2To63AreErrors) {
-  auto message = [](auto&& f) -> std::string {
-    try {
-      f();
-    } catch (const ts::Error& e) {
-      return e.what();
-    }
-    return "<no error>";
-  };
+  auto message = [](auto&& f) { return user_error_test::error_message<ts::Error>(f); };
   const int64_t big = int64_t{1} << 31;
   const int line = __LINE__ + 1;
   std::string msg = message([&] { ts::Buffer::empty({big, big}, ts::f32); });
