@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "ir/ir_text.hpp"
 #include "passes/access_layouts.hpp"
 #include "passes/memory_order.hpp"
@@ -145,6 +147,17 @@ bool is_tensor(const Node* n) { return n->is_tensor() || n->op == Op::Multicast;
 
 int64_t round16(int64_t b) { return (b + 15) / 16 * 16; }
 
+// The own layout access n runs in (a load of a tile value, a store of one that reaches
+// more than one element), or -1: the nest's.
+int own_layout_used(const NestIr& nir, const Node* n) {
+  auto own = nir.own.find(n);
+  if (own == nir.own.end()) return -1;
+  if (n->op == Op::Load) return n->is_scalar() ? -1 : own->second;
+  if (n->op == Op::Store)
+    return reaches_one_element(n) || n->args[1]->is_scalar() ? -1 : own->second;
+  return -1;
+}
+
 // The stage op n adds (bytes 0: none).
 SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, const Node* n) {
   using K = SharedStage::Kind;
@@ -153,17 +166,15 @@ SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, con
   for (const Contraction& c : L.contractions)
     if (c.match.sum == n) return {K::contract, 0, round16(c.shared_bytes)};
   if (n->op == Op::Reduce) return {K::reduce, 0, reduce_steps(L, n).bytes};
-  if (n->op == Op::Load) {
-    auto it = nir.own.find(n);
-    if (n->is_scalar() || it == nir.own.end()) return {};
-    const Layout& own = nir.layouts.at(static_cast<size_t>(it->second));
-    return {K::convert, 0, round16(conversion_bytes(own, n->dtype)), false, it->second, 0};
-  }
-  if (n->op == Op::Store) {
-    const Node* v = n->args[1];
-    auto it = nir.own.find(n);
-    if (reaches_one_element(n) || v->is_scalar() || it == nir.own.end()) return {};
-    return {K::convert, 0, round16(conversion_bytes(L, v->dtype)), false, 0, it->second};
+  if (const int own = own_layout_used(nir, n); own >= 0) {
+    if (n->op == Op::Load)
+      return {K::convert,
+              0,
+              round16(conversion_bytes(nir.layouts.at(static_cast<size_t>(own)), n->dtype)),
+              false,
+              own,
+              0};
+    return {K::convert, 0, round16(conversion_bytes(L, n->args[1]->dtype)), false, 0, own};
   }
   if (n->op == Op::Atomic || n->op == Op::Signal || n->op == Op::Wait) {
     if (!value_used(nir, n)) return {};
@@ -188,12 +199,7 @@ bool is_memory_op(const Node* n) {
 int access_layout(const NestIr& nir, const std::map<const Node*, int>& factor_loads,
                   const Node* n) {
   if (auto f = factor_loads.find(n); f != factor_loads.end()) return f->second;
-  auto own = nir.own.find(n);
-  if (own == nir.own.end()) return 0;
-  if (n->op == Op::Load) return n->is_scalar() ? 0 : own->second;
-  if (n->op == Op::Store)
-    return reaches_one_element(n) || n->args[1]->is_scalar() ? 0 : own->second;
-  return 0;
+  return std::max(own_layout_used(nir, n), 0);
 }
 
 }  // namespace

@@ -21,11 +21,9 @@ static void collect(const ir::Block& b, std::set<const Node*>& out) {
 // The loads of `loop` (the top-level loop or a device loop) that qualify.
 static std::vector<const Node*> early_loads(const ir::Graph& g, const NestIr& nir,
                                             const std::set<const Node*>& staged,
+                                            const std::set<const Node*>& factor_loads,
                                             const std::vector<const Node*>& stored,
                                             const Node* loop) {
-  std::set<const Node*> factor_loads;
-  for (const Contraction& c : nir.nest().contractions)
-    for (int i = 0; i < 2; ++i) factor_loads.insert(c.match.factor[i].load());
   std::set<const Node*> inside;
   collect(loop->body, inside);
   std::vector<const Node*> out;
@@ -58,8 +56,11 @@ std::map<const Node*, Prefetch> plan_prefetch(const ir::Graph& g, const KernelPl
   for (const Node* n : in_program)
     if (ir::writes_memory(n)) stored.push_back(n->args[0]);
   const std::set<const Node*> staged = staged_nodes(nir.nest());
+  std::set<const Node*> factor_loads;
+  for (const Contraction& c : nir.nest().contractions)
+    for (int i = 0; i < 2; ++i) factor_loads.insert(c.match.factor[i].load());
   auto add = [&](const Node* loop, int ahead) {
-    std::vector<const Node*> loads = early_loads(g, nir, staged, stored, loop);
+    std::vector<const Node*> loads = early_loads(g, nir, staged, factor_loads, stored, loop);
     if (!loads.empty()) out[loop] = {ahead, loads};
   };
   if (plan.persistent && !plan.knobs(nir.loop).flatten) add(nir.loop, 1);
