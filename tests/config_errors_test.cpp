@@ -67,7 +67,7 @@ TEST(Errors, InvalidConfigValuesAndSettings) {
       {ts::Config{.indexing = std::vector<std::string>{}}, "0 indexing entries given",
        "one entry for all"},
       {ts::Config{.indexing = std::vector<std::string>{"block_ptr"}},
-       "indexing \"block_ptr\" is not supported", "pointer indexing only"}};
+       "indexing \"block_ptr\" is not supported", "\"tensor_descriptor\" (TMA loads)"}};
   for (const Case& c : cases) {
     auto k = make(ts::Settings{.config = c.config});
     std::string msg = user_error([&] { k(vec(8)); });

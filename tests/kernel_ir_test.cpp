@@ -24,29 +24,17 @@ namespace passes = tessel::passes;
 
 namespace {
 
+using stage_test::cuda_of;
+using stage_test::edited;
+using stage_test::first;
+using stage_test::line_of;
+using stage_test::parse_error;
 using stage_test::Staged;
 
 // The stages of kernel k (which must outlive them) on `args` under config c, CUDA included.
 template <class K, class... A>
 Staged staged(const K& k, const ts::Config& c, const A&... args) {
   return stage_test::staged("kernel_ir", true, k, c, args...);
-}
-
-// The kernel IR's line for node n (the line starting "//   %<id> " after "// kernel IR of
-// loop"), or "".
-std::string line_of(const std::string& text, const ts::ir::Node* n) {
-  const std::string head = fmt::format("//   %{} ", n->id);
-  size_t at = text.find(head, text.find("// kernel IR of loop"));
-  if (at == std::string::npos) return "";
-  return text.substr(at, text.find('\n', at) - at);
-}
-
-const ts::ir::Node* first(const cg::LoopStages& l, ts::ir::Op op) {
-  const ts::ir::Node* found = nullptr;
-  ts::ir::walk(l.loop->body, [&](const ts::ir::Node* n) {
-    if (!found && n->op == op) found = n;
-  });
-  return found;
 }
 
 TEST(KernelIr, ATransposeConvertsItsStoreThroughSharedMemoryWithoutABarrier) {
@@ -118,30 +106,6 @@ TEST(KernelIr, BackToBackReductionsTakeDisjointBytesAndOneBarrier) {
   EXPECT_GE(reduces[1]->offset, reduces[0]->offset + reduces[0]->bytes);
   EXPECT_FALSE(reduces[1]->barrier);
   EXPECT_EQ(passes::shared_plan_error(l.nir), "");
-}
-
-// The stage text with `from` replaced by `to` in node n's line.
-std::string edited(const std::string& text, const ts::ir::Node* n, const std::string& from,
-                   const std::string& to) {
-  std::string out = text;
-  const std::string line = line_of(text, n);
-  std::string now = line;
-  size_t at = now.find(from);
-  EXPECT_NE(at, std::string::npos) << line;
-  if (at == std::string::npos) return out;
-  now.replace(at, from.size(), to);
-  out.replace(out.find(line), line.size(), now);
-  return out;
-}
-
-std::string parse_error(const std::string& text, const ts::ir::Graph& g, ts::passes::NestIr nir) {
-  try {
-    passes::parse_kernel_ir(text, g, nir);
-  } catch (const ts::ir::ParseError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ParseError for " << text;
-  return "";
 }
 
 TEST(KernelIr, TheSharedPlanRoundTripsAndAnEditedOffsetIsWhatTheCudaUses) {
@@ -251,13 +215,6 @@ size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
-}
-
-std::string cuda_of(const Staged& s, const std::string& text) {
-  const cg::LoopStages& l = s.stages.loops.at(0);
-  passes::NestIr nir = l.nir;
-  passes::parse_kernel_ir(text, s.stages.program(), nir);
-  return cg::generate_cuda(s.stages.program(), l.plan, nir).source;
 }
 
 TEST(KernelIr, AnAccessReadBackMayBeWeakenedButNotStrengthened) {

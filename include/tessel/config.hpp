@@ -103,10 +103,23 @@ struct Config {
   /// Leaving the whole field unset lets tessel choose: persistent, except extents above
   /// 16384 (padded), which loop over chunks of 4096.
   std::optional<std::vector<std::optional<int64_t>>> reduction_loops;
-  /// Per memory op: "pointer" (only strategy so far).
-  /// Helion's indexing strategy: one entry for every load and store, or one per memory op
-  /// (the kernel's loads and stores); tessel generates "pointer" only. Errors (UserError
-  /// naming the kernel's first loop): another value, another number of entries.
+  /// Per memory op, how it addresses memory (Helion's indexing strategies): "pointer"
+  /// (the default: each thread computes its elements' addresses) or "tensor_descriptor"
+  /// (a load copies its tile as one box of the tensor with the Tensor Memory Accelerator,
+  /// TMA, into shared memory, and each thread reads its elements there: PTX
+  /// cp.async.bulk.tensor with an mbarrier, a CUtensorMap built on the host per call and
+  /// passed as a __grid_constant__ parameter; sm_90 and later). One entry for every memory
+  /// op, or one per memory op: the kernel's loads in the order of load_eviction_policies,
+  /// then its stores in source order. A load takes "tensor_descriptor" where the TMA can
+  /// move its tile, and "pointer" otherwise (as Helion falls back), which the kernel IR
+  /// dump (TESSEL_DUMP_DIR, 06-kernel_ir.ir: `access L0 tma, box [64, 64]`) shows: the load
+  /// runs in the nest's layout (not a contraction's factor), its indices are tiles,
+  /// ts::all or scalars (no gathers, not a multicast tensor), the tensor has a dim of unit
+  /// stride and its data pointer and other strides are 16-byte aligned (the specialization
+  /// key knows this), rank <= 5, every box dim <= 256 elements, the unit-stride dim's box
+  /// a multiple of 16 bytes, the box at most 48 KiB, 32-bit index arithmetic. Stores take
+  /// "pointer" always (TMA stores are not generated yet). Errors (UserError naming the
+  /// kernel's first loop): another value, another number of entries.
   std::optional<std::vector<std::string>> indexing;
   /// One entry per load of a tensor in device code (each `x(...)` read inside a loop), in
   /// source order: by file, line and column of the read's first index (so `x(t) * y(t)`

@@ -123,6 +123,31 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
     if (plan.empty) continue;
     nlohmann::json params = nlohmann::json::array();
     for (size_t p = 0; p < k.params.size(); ++p) {
+      if (k.params[p].kind == codegen::Param::tensor_map) {
+        // The worker encodes it for its own mapping of the tensor's buffer.
+        const rt::AbiSlot& slot = abi.slots[p];
+        const Buffer& t = slot.arg >= 0 ? *env->arg_buffers[slot.arg] : env->tensor(slot.node);
+        if (t.numel() == 0) {
+          params.push_back({{"zero_map", true}});
+          continue;
+        }
+        rt::TensorMapSpec spec = rt::tensor_map_spec(t, slot.tma_dims, slot.tma_box);
+        std::optional<std::pair<int, int64_t>> where =
+            shared_.locate(reinterpret_cast<uint64_t>(spec.base));
+        if (!where) {
+          failure = "a tensor descriptor's tensor is not in memory the autotuner shares";
+          return std::nullopt;
+        }
+        params.push_back(
+            {{"map",
+              {{"buf", where->first},
+               {"off", where->second},
+               {"elem", spec.elem_bytes},
+               {"sizes", std::vector<uint64_t>(spec.sizes, spec.sizes + spec.rank)},
+               {"strides", std::vector<uint64_t>(spec.strides, spec.strides + spec.rank)},
+               {"box", std::vector<uint32_t>(spec.box, spec.box + spec.rank)}}}});
+        continue;
+      }
       bool pointer = k.params[p].kind == codegen::Param::tensor_ptr ||
                      k.params[p].kind == codegen::Param::device_ptr;
       std::optional<std::pair<int, int64_t>> where =

@@ -32,7 +32,11 @@ struct Launch {
   unsigned grid[3] = {1, 1, 1};
   unsigned threads = 1;
   int shared = 0;
-  std::vector<uint64_t> params;
+  /// Each parameter's bytes: a value or pointer in the first word, a CUtensorMap in all.
+  struct alignas(64) Param {
+    uint64_t words[16] = {};
+  };
+  std::vector<Param> params;
 };
 
 class Worker {
@@ -67,11 +71,25 @@ class Worker {
       x.threads = l.at("threads").get<unsigned>();
       x.shared = l.at("shared").get<int>();
       for (const json& p : l.at("params")) {
+        Launch::Param& v = x.params.emplace_back();
         if (p.contains("v")) {
-          x.params.push_back(p.at("v").get<uint64_t>());
-        } else {
+          v.words[0] = p.at("v").get<uint64_t>();
+        } else if (p.contains("map")) {
+          const json& m = p.at("map");
+          rt::TensorMapSpec spec;
+          spec.elem_bytes = m.at("elem").get<int>();
+          spec.rank = static_cast<int>(m.at("sizes").size());
+          spec.base = static_cast<char*>(shared_.at(m.at("buf").get<size_t>()).ptr) +
+                      m.at("off").get<int64_t>();
+          for (int j = 0; j < spec.rank && j < 5; ++j) {
+            spec.sizes[j] = m.at("sizes").at(j).get<uint64_t>();
+            spec.strides[j] = m.at("strides").at(j).get<uint64_t>();
+            spec.box[j] = m.at("box").at(j).get<uint32_t>();
+          }
+          rt::encode_tensor_map(spec, v.words);
+        } else if (!p.contains("zero_map")) {
           const Shared& s = shared_.at(p.at("buf").get<size_t>());
-          x.params.push_back(reinterpret_cast<uint64_t>(s.ptr) + p.at("off").get<uint64_t>());
+          v.words[0] = reinterpret_cast<uint64_t>(s.ptr) + p.at("off").get<uint64_t>();
         }
       }
       launches_.push_back(std::move(x));
@@ -127,7 +145,7 @@ class Worker {
     std::vector<void*> ptrs;
     for (Launch& l : launches_) {
       ptrs.resize(l.params.size());
-      for (size_t i = 0; i < l.params.size(); ++i) ptrs[i] = &l.params[i];
+      for (size_t i = 0; i < l.params.size(); ++i) ptrs[i] = l.params[i].words;
       rt::launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.threads, l.shared, nullptr, ptrs.data());
     }
   }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -470,6 +471,7 @@ void Emitter::run() {
   src << "#include \"tessel/tessel.cuh\"\n";
   // <cuda/atomic> (libcu++) costs NVRTC time (docs/DECISIONS.md): only where used.
   if (uses_atomics_) src << "#include \"tessel/atomics.cuh\"\n";
+  if (uses_tma_) src << "#include \"tessel/tma.cuh\"\n";
   src << "\n";
   src << fmt::format(
       "#define TS_T {}\n#define TS_V {}\n#define TS_G {}\n#define TS_N (TS_G * TS_V)\n",
@@ -519,6 +521,10 @@ void Emitter::run() {
       case Param::check_record:
         src << "long long* ts_check";
         break;
+      case Param::tensor_map:
+        src << "const __grid_constant__ ts::TensorMap "
+            << param_names_.at("M" + std::to_string(p.node->id));
+        break;
     }
   }
   src << ") {\n";
@@ -526,12 +532,28 @@ void Emitter::run() {
   // Programs launch TS_T threads: with the range known, the compiler folds the masks of
   // register coordinates (TS_FLAT(r) & ...) and addresses registers by constant offsets.
   src << "  __builtin_assume(tid >= 0 && tid < TS_T);\n";
-  if (nir_.shared_bytes > 0) src << "  extern __shared__ __align__(16) unsigned char ts_smem[];\n";
+  if (nir_.shared_bytes > 0)
+    src << fmt::format("  extern __shared__ __align__({}) unsigned char ts_smem[];\n",
+                       uses_tma_ ? 128 : 16);
+  // Loads by tensor descriptor: their mbarriers, made once per program, and the phase of
+  // each that its next wait waits for.
+  std::vector<std::pair<int, int64_t>> mbarriers;  // load id, offset
+  for (const auto& [m, st] : nir_.shared)
+    if (st.kind == passes::SharedStage::Kind::tma) mbarriers.emplace_back(m->id, st.mbarrier);
+  std::sort(mbarriers.begin(), mbarriers.end());
+  if (!mbarriers.empty()) {
+    src << "  if (tid == 0) {\n";
+    for (const auto& [id, at] : mbarriers)
+      src << fmt::format("    ts::mbarrier_init(ts_smem + {});\n", at);
+    src << "    ts::fence_mbarrier_init();\n  }\n";
+    src << fmt::format("  {};\n", L_->threads <= 32 ? "__syncwarp()" : "__syncthreads()");
+    for (const auto& [id, at] : mbarriers) src << fmt::format("  unsigned ph{} = 0;\n", id);
+  }
   src << prologue_.str() << body_.str() << "}\n";
   out_.source = src.str();
   out_.threads = L_->threads;
   out_.shared_bytes = static_cast<int>(nir_.shared_bytes);
-  if (uses_atomics_) out_.nvrtc_options.push_back("-pch");
+  if (uses_atomics_ || uses_tma_) out_.nvrtc_options.push_back("-pch");
 }
 
 void emit_kernel(const ir::Graph& g, const passes::KernelPlan& plan, const passes::NestIr& nir,

@@ -23,12 +23,16 @@ struct Param {
     tensor_size,    // node: tensor, dim: its size (index dtype)
     tensor_stride,  // node: tensor, dim: its stride in elements (index dtype)
     check_record,   // Settings::check_bounds: the call's rt::BoundsRecord (long long*)
+    tensor_map,     // node: a load by tensor descriptor: its tensor's CUtensorMap (128 bytes)
   };
   Kind kind;
   const ir::Node* node;
   DType dtype =
       DType::i64;  // host_int, host_float, tensor_size, tensor_stride: passed as this type
   int dim = 0;
+  /// tensor_map: the load's box (passes::TmaBox: TMA dim j is tensor dim tma_dims[j]).
+  std::vector<int> tma_dims = {};
+  std::vector<int64_t> tma_box = {};
 };
 
 /// How many programs to launch.

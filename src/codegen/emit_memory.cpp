@@ -2,6 +2,7 @@
 // tensor bounds, inactive threads), 16-byte vector accesses along a contiguous innermost
 // dimension.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/emitter_state.hpp"
 #include "codegen/fold.hpp"
@@ -320,6 +321,7 @@ void Emitter::emit_array_load(const Node* n, const std::string& nm) {
     line(fmt::format("TS_FOR(r) {}[r] = {}_0;", nm, nm));
     return;
   }
+  if (form == passes::Access::Form::tma) return emit_tma_load(n, nm);
   AccessPlan p = plan_access(*this, n, 1, "r");
   emit_bounds_checks(*this, n, p, "r");
   if (p.vector) {
@@ -336,6 +338,67 @@ void Emitter::emit_array_load(const Node* n, const std::string& nm) {
                      valid_expr(*this, p, "r", false)));
     close();
   }
+}
+
+void Emitter::emit_tma_load(const Node* n, const std::string& nm) {
+  const Node* t = ir::addressed_tensor(n);
+  const passes::TmaBox& box = nir_.access(n).tma;
+  const passes::SharedStage& st = *nir_.stage(n);
+  const std::string mem = dtype_cuda_storage(t->dtype);
+  AccessPlan p = plan_access(*this, n, 1, "r");
+  emit_bounds_checks(*this, n, p, "r");
+  // The box's tensor coordinates (TMA dim order), and each dim's coordinate in the box at r.
+  std::vector<std::string> coords, inside(p.dims.size());
+  std::string nonempty;
+  for (int d : box.dims) {
+    const DimAccess& a = p.dims[static_cast<size_t>(d)];
+    if (a.kind == ir::IndexKind::tile)
+      coords.push_back(fmt::format("(int){}", dims.at({a.operand, a.sym->loop_dim}).tb));
+    else if (a.kind == ir::IndexKind::all)
+      coords.push_back("0");
+    else
+      coords.push_back(fmt::format("(int)({})", a.raw));
+  }
+  std::vector<std::string> sizes;
+  for (size_t d = 0; d < p.dims.size(); ++d) {
+    const DimAccess& a = p.dims[d];
+    inside[d] = a.kind == ir::IndexKind::tile  ? coord(a.sym, "r")
+                : a.kind == ir::IndexKind::all ? a.idx
+                                               : "0";
+    sizes.push_back(fold::cmp(size_param(t, static_cast<int>(d)), ">", "0"));
+  }
+  std::string soff = "0", pitch = "1";
+  for (size_t j = 0; j < box.dims.size(); ++j) {
+    soff = fold::add(soff, fold::mul(inside[static_cast<size_t>(box.dims[j])], pitch));
+    pitch = fold::mul(pitch, std::to_string(box.box[j]));
+  }
+  const std::string map = tensor_map_param(n);
+  const std::string dst = fold::add("ts_smem", std::to_string(st.offset));
+  const std::string bar = fold::add("ts_smem", std::to_string(st.mbarrier));
+  const std::string phase = fmt::format("ph{}", n->id);
+  line(fmt::format("// %{}: its box [{}] (TMA dim order) by tensor descriptor into shared memory",
+                   n->id, fmt::join(box.box, ", ")),
+       n);
+  if (st.barrier)
+    line(fmt::format("{};  // earlier readers of shared memory are done",
+                     L_->threads <= 32 ? "__syncwarp()" : "__syncthreads()"));
+  // A tensor without elements has no box to copy (every element is masked).
+  std::string guard = fold::land(sizes);
+  open(fold::is_true(guard) ? "" : fmt::format("if ({})", guard));
+  open("if (tid == 0)");
+  if (nir_.barrier_before.count(n)) line("ts::fence_proxy_async_global();");
+  line(fmt::format("ts::tma_load<{}>({}, {}, {}, {}u, {{{}}});", box.dims.size(), map, dst, bar,
+                   box.bytes, fmt::join(coords, ", ")));
+  close();
+  line(fmt::format("ts::mbarrier_wait({}, {});", bar, phase));
+  line(fmt::format("{} ^= 1u;", phase));
+  close();
+  line(fmt::format("const {}* s{} = reinterpret_cast<const {}*>({});", mem, n->id, mem, dst));
+  open_unrolled("TS_FOR(r)");
+  line(fmt::format("{}[r] = {} ? ts::Mem<{}>::to_reg(s{}[{}]) : ({})0;", nm,
+                   valid_expr(*this, p, "r", false), mem, n->id, fold::unparen(soff),
+                   reg_type(n->dtype)));
+  close();
 }
 
 // The layout slots that the elements written by access n span (their coordinates tell

@@ -34,6 +34,22 @@ std::string Emitter::tensor_param(const Node* t) {
   return r;
 }
 
+std::string Emitter::tensor_map_param(const Node* n) {
+  const Node* t = ir::addressed_tensor(n);
+  bool fresh;
+  std::string r = dedupe(param_names_, "M" + std::to_string(n->id),
+                         ids_.of_tensor(t, fmt::format("map{}", n->id)), fresh);
+  if (fresh) {
+    Param p{Param::tensor_map, n, t->dtype};
+    p.tma_dims = nir_.access(n).tma.dims;
+    p.tma_box = nir_.access(n).tma.box;
+    out_.params.push_back(p);
+    // The program's mbarriers are made once, before its first tile (the prologue).
+    uses_tma_ = true;
+  }
+  return r;
+}
+
 static const ir::ArgFacts* facts(const ir::Graph& g, const Node* t) {
   if (t->op != Op::Arg) return nullptr;
   size_t i = static_cast<size_t>(t->ival);

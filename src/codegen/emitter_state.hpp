@@ -158,6 +158,12 @@ class Emitter {
   void convert_layout(const std::string& src, const passes::Layout& from, const std::string& dst,
                       const passes::Layout& to, DType dtype, const ir::Node* at);
   void emit_array_load(const ir::Node* n, const std::string& nm);
+  /// Load n by tensor descriptor into array `nm` (declared): thread 0 issues the TMA copy
+  /// of its box into its shared stage, every thread waits on the stage's mbarrier and
+  /// reads its elements there under the load's masks (emit_memory.cpp).
+  void emit_tma_load(const ir::Node* n, const std::string& nm);
+  /// The CUtensorMap parameter of load n by tensor descriptor.
+  std::string tensor_map_param(const ir::Node* n);
   void emit_array_store(const ir::Node* n, const std::string& value);
   /// Exactly once (docs/DECISIONS.md): every element that a write (Store, Atomic, Signal,
   /// Wait) reaches is written by one thread and register of the program, its owner: of
@@ -238,6 +244,7 @@ class Emitter {
   std::ostringstream prologue_;       // device scalar reads
   bool multicast_ = false;            // the loop nest uses a multicast tensor (ts::multicast_like)
   bool uses_atomics_ = false;         // include tessel/atomics.cuh (<cuda/atomic>)
+  bool uses_tma_ = false;             // include tessel/tma.cuh (<cuda/ptx>)
   int tmp_ = 0;
 };
 

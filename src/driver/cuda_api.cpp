@@ -58,6 +58,7 @@ constexpr int kDriverAbi = 12000;
   X(cuModuleGetFunction) \
   X(cuFuncSetAttribute) \
   X(cuLaunchKernel) \
+  X(cuTensorMapEncodeTiled) \
   X(cuDeviceGetDefaultMemPool) \
   X(cuMemPoolSetAttribute) \
   X(cuEventCreate) \
@@ -661,6 +662,29 @@ void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_
   }
   TESSEL_CU(cuLaunchKernel, f, grid_x, grid_y, grid_z, block_x, 1, 1,
             static_cast<unsigned>(shared_bytes), cu_stream(stream), params, nullptr);
+}
+
+void encode_tensor_map(const TensorMapSpec& s, void* out) {
+  if (s.rank < 1 || s.rank > 5) throw InternalError("a tensor map of rank outside [1, 5]");
+  static_assert(sizeof(CUtensorMap) == 128);
+  Driver& d = ready();
+  const CUtensorMapDataType type = s.elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                   : s.elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                   : s.elem_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32
+                                                       : CU_TENSOR_MAP_DATA_TYPE_UINT64;
+  cuuint64_t dims[5], strides[4];
+  cuuint32_t box[5], element_strides[5];
+  for (int j = 0; j < s.rank; ++j) {
+    dims[j] = s.sizes[j];
+    box[j] = s.box[j];
+    element_strides[j] = 1;
+    if (j > 0) strides[j - 1] = s.strides[j];
+  }
+  auto* map = static_cast<CUtensorMap*>(out);
+  TESSEL_CU(cuTensorMapEncodeTiled, map, type, static_cast<cuuint32_t>(s.rank), s.base, dims,
+            strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 // ---- SM partitions (green contexts) ----

@@ -96,6 +96,20 @@ struct Function {
   uint64_t context = 0;
 };
 
+/// The fields of a tiled CUtensorMap (a TMA tensor descriptor), in TMA dim order (dim 0
+/// contiguous): per dim its size (elements), its stride (bytes; dims 1 and up: multiples
+/// of 16) and the box the TMA copies (elements, at most 256).
+struct TensorMapSpec {
+  int elem_bytes = 4;  // 1, 2, 4 or 8: copied as unsigned integers of that size
+  int rank = 1;
+  void* base = nullptr;  // 16-byte aligned
+  uint64_t sizes[5] = {}, strides[5] = {};
+  uint32_t box[5] = {};
+};
+/// Encodes `spec` into the 128 bytes at `out` (cuTensorMapEncodeTiled: no interleave, no
+/// swizzle, out-of-bounds elements read as zeros). Errors: RuntimeError from the driver.
+void encode_tensor_map(const TensorMapSpec& spec, void* out);
+
 /// Launches `fn` with the given grid and block sizes, dynamic shared memory (bytes),
 /// stream and kernel parameters (an array of pointers to each parameter's value).
 void launch(const Function& fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,

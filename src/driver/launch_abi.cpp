@@ -39,6 +39,12 @@ LaunchAbi make_launch_abi(const codegen::CudaKernel& k) {
       case codegen::Param::check_record:
         s.type = AbiSlot::pointer;
         break;
+      case codegen::Param::tensor_map:
+        s.type = AbiSlot::tensor_map;
+        s.node = ir::addressed_tensor(p.node);  // the loaded tensor
+        s.tma_dims = p.tma_dims;
+        s.tma_box = p.tma_box;
+        break;
       case codegen::Param::host_float:
         s.type = p.dtype == DType::f64 ? AbiSlot::f64 : AbiSlot::f32;
         break;
@@ -48,8 +54,12 @@ LaunchAbi make_launch_abi(const codegen::CudaKernel& k) {
         s.type = p.dtype == DType::i32 ? AbiSlot::i32 : AbiSlot::i64;
         break;
     }
-    s.size = s.type == AbiSlot::i32 || s.type == AbiSlot::f32 ? 4 : 8;
-    const ir::Node* tensor = p.kind == codegen::Param::device_ptr ? nullptr : p.node;
+    s.size = s.type == AbiSlot::i32 || s.type == AbiSlot::f32 ? 4
+             : s.type == AbiSlot::tensor_map                  ? 128
+                                                              : 8;
+    const ir::Node* tensor = p.kind == codegen::Param::device_ptr   ? nullptr
+                             : p.kind == codegen::Param::tensor_map ? ir::addressed_tensor(p.node)
+                                                                    : p.node;
     if (tensor && tensor->op == ir::Op::Arg) s.arg = static_cast<int>(tensor->ival);
     if (p.kind == codegen::Param::host_float &&
         (p.node->op != ir::Op::Arg || p.node->arg_kind != ir::ArgKind::float_scalar))
@@ -63,6 +73,34 @@ LaunchAbi make_launch_abi(const codegen::CudaKernel& k) {
   for (const ir::Node* b : k.grid.begins) abi.begins.push_back(HostInt::plan(b));
   for (const ir::Node* e : k.grid.ends) abi.ends.push_back(HostInt::plan(e));
   return abi;
+}
+
+TensorMapSpec tensor_map_spec(const Buffer& t, const std::vector<int>& dims,
+                              const std::vector<int64_t>& box) {
+  TensorMapSpec m;
+  m.elem_bytes = static_cast<int>(dtype_size(t.dtype()));
+  m.rank = static_cast<int>(dims.size());
+  m.base = t.data_ptr();
+  uint64_t inner = static_cast<uint64_t>(m.elem_bytes);  // bytes spanned by the dims inside
+  for (size_t j = 0; j < dims.size(); ++j) {
+    const size_t d = static_cast<size_t>(dims[j]);
+    m.sizes[j] = static_cast<uint64_t>(t.shape()[d]);
+    m.box[j] = static_cast<uint32_t>(box[j]);
+    if (j == 0) {
+      m.strides[0] = inner;
+    } else {
+      const uint64_t stride = t.shape()[d] == 1
+                                  ? (inner + 15) / 16 * 16
+                                  : static_cast<uint64_t>(t.strides()[d]) * m.elem_bytes;
+      if (stride % 16 != 0 || stride >= (uint64_t{1} << 40))
+        throw InternalError(fmt::format(
+            "a tensor descriptor's stride of {} bytes (dim {}) is not a multiple of 16 below 2^40",
+            stride, d));
+      m.strides[j] = stride;
+    }
+    inner = std::max(inner, m.strides[j] * m.sizes[j]);
+  }
+  return m;
 }
 
 uint64_t LaunchPlan::bits(const AbiSlot& s) const {
@@ -147,6 +185,15 @@ void plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKe
           throw InternalError("a bounds-checking kernel launched without its record");
         std::memcpy(at, &env.check_record, sizeof(void*));
         break;
+      case codegen::Param::tensor_map: {
+        // A tensor without elements has no box to copy: the kernel skips it.
+        const Buffer& t = slot_tensor(s, env);
+        if (t.numel() == 0 || !cuda_available())  // no driver: a dry run
+          std::memset(at, 0, 128);
+        else
+          encode_tensor_map(tensor_map_spec(t, s.tma_dims, s.tma_box), at);
+        break;
+      }
       case codegen::Param::host_float: {
         // A float argument is read directly; other expressions through the evaluator.
         double d = s.arg >= 0 ? env.args[s.arg].fvalue : env.eval(s.node).as_double();

@@ -4,14 +4,16 @@
 // ABI lays parameters out) and where a call finds its value; and the grid's bounds as
 // planned host integers. A call fills the block (plan_launch) without allocating and
 // without running the host evaluator where a value is a constant, an argument, or a size
-// or stride of a tensor argument (the usual case). A 128-byte CUtensorMap slot (64-byte
-// aligned) is one more slot type when TMA descriptors are passed.
+// or stride of a tensor argument (the usual case). A load by tensor descriptor passes its
+// tensor's CUtensorMap (128 bytes, 64-byte aligned), encoded on each call from the
+// tensor's data pointer, sizes and strides (encode_tensor_map).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "codegen/cuda_kernel.hpp"
+#include "driver/cuda_api.hpp"
 #include "driver/host_env.hpp"
 #include "ir/ir.hpp"
 
@@ -45,7 +47,7 @@ struct HostInt {
 
 /// One kernel parameter.
 struct AbiSlot {
-  enum Type : uint8_t { pointer, i32, i64, f32, f64 };
+  enum Type : uint8_t { pointer, i32, i64, f32, f64, tensor_map };
   Type type = pointer;
   codegen::Param::Kind source = codegen::Param::tensor_ptr;
   uint32_t offset = 0;             // bytes from the block's start
@@ -54,9 +56,19 @@ struct AbiSlot {
   /// A tensor argument's position (tensor_ptr/size/stride; -1: an allocation), or a float
   /// argument's (host_float; -1: an expression).
   int arg = -1;
-  int dim = 0;    // tensor_size, tensor_stride
-  HostInt value;  // host_int
+  int dim = 0;                // tensor_size, tensor_stride
+  HostInt value;              // host_int
+  std::vector<int> tma_dims;  // tensor_map: codegen::Param's
+  std::vector<int64_t> tma_box;
 };
+
+/// The CUtensorMap fields of a load by tensor descriptor whose box (TMA dim j = tensor dim
+/// `dims[j]`, `box[j]` elements) is of tensor `t` on this call: sizes and byte strides in
+/// TMA order; a dim of size 1 (its stride never used) gets the stride of the dims inside
+/// it, rounded up to 16 bytes. Errors: InternalError for a stride TMA cannot take (the
+/// specialization key promised it could).
+TensorMapSpec tensor_map_spec(const Buffer& t, const std::vector<int>& dims,
+                              const std::vector<int64_t>& box);
 
 /// The ABI of one kernel (make_launch_abi).
 struct LaunchAbi {

@@ -4,7 +4,9 @@
 #include <set>
 
 #include "passes/default_config.hpp"
+#include "passes/kernel_plan.hpp"
 #include "passes/loop_knobs.hpp"
+#include "passes/tensor_descriptor.hpp"
 
 namespace tessel::passes {
 
@@ -75,8 +77,10 @@ void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Confi
   L.own_order.clear();
   if (L.slot_block.size() < 2 || any_flattened(g, loop, config)) return;
   std::set<const ir::Node*> staged = staged_nodes(L);  // loaded in the factors' layouts
+  const KernelPlan plan = plan_kernel(g, loop, config);
   ir::walk(loop->body, [&](const ir::Node* n) {
-    if (staged.count(n)) return;
+    // A load by tensor descriptor lands in shared memory, whence any layout reads it.
+    if (staged.count(n) || tensor_descriptor_box(g, plan, n)) return;
     std::vector<int> order = own_order(g, n, config, L);
     if (!order.empty()) L.own_order[n] = std::move(order);
   });

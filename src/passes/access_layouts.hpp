@@ -16,7 +16,9 @@
 // other than the nest's innermost, that slot holds at least a vector, the
 // access also spans the nest's innermost slot (so the conversion is a permutation of its
 // own elements, not a copy of a smaller value: the index Sym there fills the slot), no loop
-// of the nest is flattened, and the value fits in shared memory.
+// of the nest is flattened, the value fits in shared memory, and it is not a load by
+// tensor descriptor (passes/tensor_descriptor.hpp: its box lands in shared memory, where
+// the nest's layout reads it).
 #pragma once
 
 #include "ir/ir.hpp"

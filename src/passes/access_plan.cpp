@@ -1,6 +1,7 @@
 #include "passes/access_plan.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "passes/kernel_ir.hpp"
 #include "passes/key_facts.hpp"
@@ -20,6 +21,8 @@ const char* access_form_name(Access::Form f) {
       return "elements";
     case Access::Form::vector:
       return "vector";
+    case Access::Form::tma:
+      return "tma";
   }
   return "";
 }
@@ -102,7 +105,11 @@ Access vector_access(const ir::Graph& g, const KernelPlan& plan, const Layout& L
 Access plan_access(const ir::Graph& g, const KernelPlan& plan, const Layout& L, int layout,
                    const Node* n) {
   Access a;
-  if (n->op == Op::Load) {
+  std::optional<TmaBox> box = layout == 0 ? tensor_descriptor_box(g, plan, n) : std::nullopt;
+  if (box) {
+    a.form = Access::Form::tma;
+    a.tma = *box;
+  } else if (n->op == Op::Load) {
     if (n->is_scalar())
       a.form = Access::Form::one;
     else if (same_in_every_register(plan, L, n) && gathers_same_in_every_register(plan, L, n))
@@ -137,6 +144,12 @@ std::string describe(const Access& a, const Layout& L) {
     if (a.whole) s += ", whole";
     if (a.aligned) s += ", aligned";
   }
+  if (a.form == Access::Form::tma) {
+    std::vector<int64_t> by_dim(a.tma.box.size());  // in the tensor's dim order
+    for (size_t j = 0; j < a.tma.dims.size(); ++j)
+      by_dim[static_cast<size_t>(a.tma.dims[j])] = a.tma.box[j];
+    s += fmt::format(", box [{}]", fmt::join(by_dim, ", "));
+  }
   if (a.stacked) s += ", stacked";
   return s;
 }
@@ -147,7 +160,14 @@ std::string weaker_access_error(const Access& given, const Access& planned) {
   if (given.stacked != planned.stacked)
     return planned.stacked ? "the access is to a multicast tensor's buffers (stacked)"
                            : "the access is not to a multicast tensor (stacked)";
+  if ((given.form == Access::Form::tma) != (planned.form == Access::Form::tma))
+    return planned.form == Access::Form::tma
+               ? "the access is tma (a tensor descriptor's box): it is kept as planned"
+               : "the access cannot be tma: Config::indexing, the layout or the tensor's facts "
+                 "do not allow a tensor descriptor";
   if (given.form == planned.form) {
+    if (given.form == Access::Form::tma)
+      return given.tma == planned.tma ? "" : "the access's box is not the planned one";
     if (given.form != Access::Form::vector) return "";
     if (given.vdim != planned.vdim)
       return fmt::format("its vectors run along dim {}, not {}", planned.vdim, given.vdim);

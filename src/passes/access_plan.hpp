@@ -29,16 +29,18 @@
 #include "ir/ir.hpp"
 #include "passes/kernel_plan.hpp"
 #include "passes/layout.hpp"
+#include "passes/tensor_descriptor.hpp"
 
 namespace tessel::passes {
 
 struct Access {
-  enum class Form : uint8_t { one, per_thread, elements, vector };
+  enum class Form : uint8_t { one, per_thread, elements, vector, tma };
   Form form = Form::elements;
   int layout = 0;  // the layout it runs in (NestIr::layouts)
   int vdim = -1;   // vector: the tensor dim vectors run along
   bool whole = false, aligned = false;
   bool stacked = false;  // a multicast tensor: each element's buffer from its dev_ptrs tile
+  TmaBox tma;            // tma: the box
 };
 const char* access_form_name(Access::Form f);
 
@@ -60,7 +62,8 @@ bool gathers_same_in_every_register(const KernelPlan& plan, const Layout& L, con
 Access plan_access(const ir::Graph& g, const KernelPlan& plan, const Layout& L, int layout,
                    const ir::Node* n);
 
-/// "access L<k> <form>[ dim D, V wide[, whole][, aligned]][, stacked]" (V: L's vector width).
+/// "access L<k> <form>[ dim D, V wide[, whole][, aligned]][, box [B0, B1]][, stacked]" (V:
+/// L's vector width; a tma access's box in the tensor's dim order).
 std::string describe(const Access& a, const Layout& L);
 
 /// Why access `given` cannot replace the planned `planned` ("" when it can: the same layout

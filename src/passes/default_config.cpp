@@ -189,9 +189,9 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   }
   if (c.indexing)
     for (const std::string& s : *c.indexing)
-      if (s != "pointer")
+      if (s != "pointer" && s != "tensor_descriptor")
         fail(fmt::format("indexing \"{}\" is not supported", s),
-             "tessel generates pointer indexing only: use \"pointer\" or leave indexing unset");
+             "use \"pointer\" or \"tensor_descriptor\" (TMA loads), or leave indexing unset");
   if (c.load_eviction_policies)
     for (EvictionPolicy p : *c.load_eviction_policies)
       if (static_cast<unsigned>(p) > static_cast<unsigned>(EvictionPolicy::last))

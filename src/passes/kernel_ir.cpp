@@ -44,6 +44,8 @@ const char* stage_kind_name(SharedStage::Kind k) {
       return "contract";
     case SharedStage::Kind::broadcast:
       return "broadcast";
+    case SharedStage::Kind::tma:
+      return "tma";
   }
   return "";
 }
@@ -163,6 +165,8 @@ SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, con
   using K = SharedStage::Kind;
   const Layout& L = nir.nest();
   if (staged.count(n)) return {};
+  if (auto a = nir.accesses.find(n); a != nir.accesses.end() && a->second.form == Access::Form::tma)
+    return {K::tma, 0, round16(a->second.tma.bytes)};
   for (const Contraction& c : L.contractions)
     if (c.match.sum == n) return {K::contract, 0, round16(c.shared_bytes)};
   if (n->op == Op::Reduce) return {K::reduce, 0, reduce_steps(L, n).bytes};
@@ -251,6 +255,11 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
   });
 
   ir::walk(plan.loop->body, [&](const Node* n) {
+    if (!nir.live.count(n) || !is_memory_op(n)) return;
+    const int k = access_layout(nir, factor_loads, n);
+    nir.accesses[n] = plan_access(g, plan, nir.layouts.at(static_cast<size_t>(k)), k, n);
+  });
+  ir::walk(plan.loop->body, [&](const Node* n) {
     if (!nir.live.count(n) || n->op == Op::Loop) return;
     SharedStage s = stage_of(nir, staged, n);
     if (s.bytes == 0) return;
@@ -270,11 +279,6 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
   });
   plan_shared(nir);
   nir.barrier_before = memory_order_barriers(g, nir);
-  ir::walk(plan.loop->body, [&](const Node* n) {
-    if (!nir.live.count(n) || !is_memory_op(n)) return;
-    const int k = access_layout(nir, factor_loads, n);
-    nir.accesses[n] = plan_access(g, plan, nir.layouts.at(static_cast<size_t>(k)), k, n);
-  });
   nir.prefetch = plan_prefetch(g, plan, nir);
   nir.rounded_by_store = values_rounded_by_stores(g, nir.live);
   if (std::string why = shared_plan_error(nir); !why.empty())

@@ -57,13 +57,18 @@ struct TileType {
 
 /// An op that stages values in shared memory: it writes them, waits at a barrier, reads
 /// them. `barrier`: a barrier before its writes too (an op that may run just before it
-/// reads bytes its writes overlap).
+/// reads bytes its writes overlap). A tma stage (a load by tensor descriptor) is written
+/// by the Tensor Memory Accelerator and waited for on its mbarrier, which orders no
+/// thread's accesses after another's: the ops before it stay neighbours of the ops after.
 struct SharedStage {
-  enum class Kind : uint8_t { reduce, convert, contract, broadcast };
+  enum class Kind : uint8_t { reduce, convert, contract, broadcast, tma };
   Kind kind = Kind::reduce;
-  int64_t offset = 0, bytes = 0;  // bytes into the program's shared memory; a multiple of 16
+  /// Bytes into the program's shared memory: a multiple of 16 (tma: of 128, as the TMA
+  /// asks of a box it writes).
+  int64_t offset = 0, bytes = 0;
   bool barrier = false;
-  int from = 0, to = 0;  // convert: layouts (NestIr::layouts)
+  int from = 0, to = 0;   // convert: layouts (NestIr::layouts)
+  int64_t mbarrier = -1;  // tma: its mbarrier's offset (8 bytes past every stage's bytes)
 };
 const char* stage_kind_name(SharedStage::Kind k);
 

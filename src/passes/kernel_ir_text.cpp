@@ -59,8 +59,9 @@ void read_stage(LineCursor& r, const LineCursor& c, int64_t id, SharedStage& s) 
   s.barrier = barrier;
 }
 
-// "L<k> FORM[ dim D, V wide[, whole][, aligned]][, stacked]" (describe(Access)).
-Access read_access(LineCursor& r, const NestIr& nir) {
+// "L<k> FORM[ dim D, V wide[, whole][, aligned]][, box [B, ...]][, stacked]"
+// (describe(Access)); a box is read into `planned`'s dims.
+Access read_access(LineCursor& r, const NestIr& nir, const Access& planned) {
   Access a;
   r.expect('L');
   a.layout = static_cast<int>(r.integer());
@@ -68,10 +69,10 @@ Access read_access(LineCursor& r, const NestIr& nir) {
     r.fail(fmt::format("the nest has no layout L{}", a.layout));
   const std::string form = r.name();
   bool known = false;
-  for (Access::Form f :
-       {Access::Form::one, Access::Form::per_thread, Access::Form::elements, Access::Form::vector})
+  for (Access::Form f : {Access::Form::one, Access::Form::per_thread, Access::Form::elements,
+                         Access::Form::vector, Access::Form::tma})
     if (form == access_form_name(f)) a.form = f, known = true;
-  if (!known) r.fail("expected an access form: one, per_thread, elements or vector");
+  if (!known) r.fail("expected an access form: one, per_thread, elements, vector or tma");
   if (a.form == Access::Form::vector) {
     r.expect("dim");
     a.vdim = static_cast<int>(r.integer());
@@ -87,13 +88,27 @@ Access read_access(LineCursor& r, const NestIr& nir) {
       a.whole = true;
     } else if (word == "aligned" && a.form == Access::Form::vector) {
       a.aligned = true;
+    } else if (word == "box" && a.form == Access::Form::tma) {
+      if (planned.form != Access::Form::tma) r.fail(weaker_access_error(a, planned));
+      std::vector<int64_t> by_dim;
+      r.expect('[');
+      do by_dim.push_back(r.integer());
+      while (r.accept(','));
+      r.expect(']');
+      if (by_dim.size() != planned.tma.dims.size())
+        r.fail(fmt::format("the box has {} dims, the tensor {}", by_dim.size(),
+                           planned.tma.dims.size()));
+      a.tma = planned.tma;
+      for (size_t j = 0; j < a.tma.dims.size(); ++j)
+        a.tma.box[j] = by_dim[static_cast<size_t>(a.tma.dims[j])];
     } else if (word == "stacked") {
       a.stacked = true;
     } else {
-      r.fail("expected 'whole' or 'aligned' (vectors) or 'stacked'");
+      r.fail("expected 'whole' or 'aligned' (vectors), 'box' (tma) or 'stacked'");
     }
   }
   if (!r.done()) r.fail("expected the end of the part");
+  if (a.form == Access::Form::tma && a.tma.dims.empty()) r.fail("expected the tma access's box");
   return a;
 }
 
@@ -132,7 +147,7 @@ void parse_kernel_ir(const std::string& text, const ir::Graph& g, NestIr& nir) {
       } else if (r.accept("access ")) {
         auto a = nir.accesses.find(n);
         if (a == nir.accesses.end()) c.fail(fmt::format("%{} is not a memory access", id));
-        const Access given = read_access(r, nir);
+        const Access given = read_access(r, nir, a->second);
         if (std::string why = weaker_access_error(given, a->second); !why.empty())
           c.fail(fmt::format("%{}: {}", id, why));
         a->second = given;
@@ -177,9 +192,7 @@ void parse_kernel_ir(const std::string& text, const ir::Graph& g, NestIr& nir) {
             fmt::format("%{} is issued early by %{} but is not a vector access", m->id, loop->id));
   nir.prefetch = prefetch;
   nir.rounded_by_store = rounded;
-  nir.shared_bytes = 0;
-  for (const auto& [n, s] : nir.shared)
-    nir.shared_bytes = std::max(nir.shared_bytes, s.offset + s.bytes);
+  place_mbarriers(nir);
   if (std::string why = shared_plan_error(nir); !why.empty()) top.fail(why);
   nir.barrier_before = memory_barriers;
   for (const Node* n : memory_order_barriers(g, nir))

@@ -37,6 +37,13 @@ KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c
   p.num_stages = c.num_stages.value_or(1);
   p.maxnreg = c.maxnreg;
   if (c.load_eviction_policies) p.load_eviction = *c.load_eviction_policies;
+  if (c.indexing) {
+    // One entry for all memory ops, or one per op: the loads first (Config::indexing).
+    const std::vector<std::string>& ix = *c.indexing;
+    for (int i = 0; i < g.num_loads; ++i)
+      p.tensor_descriptor_loads.push_back(ix.at(ix.size() == 1 ? 0 : static_cast<size_t>(i)) ==
+                                          "tensor_descriptor");
+  }
   for (const auto& s : g.syms()) {
     if (s->id < 0) continue;
     if (static_cast<size_t>(s->id) >= p.blocks_by_sym.size())

@@ -1,7 +1,7 @@
 // The config applied to one top-level loop nest (one CUDA kernel), once: what code
 // generation reads instead of the Config. Block sizes per tile dimension, the knobs of
 // every loop of the nest, the program map (pid type), the pipelining depth, the register
-// cap and the loads' L2 eviction priorities.
+// cap, the loads' L2 eviction priorities and indexing.
 //
 // Before (config, read while printing):    block_size(ld, config), loop_knobs(g, loop, config),
 //                                          config.pid_type, config.num_stages, ...
@@ -29,6 +29,9 @@ struct KernelPlan {
   std::optional<int> maxnreg;
   /// Per load (Node::load_id): its L2 eviction priority; empty: none set.
   std::vector<EvictionPolicy> load_eviction;
+  /// Per load (Node::load_id): whether Config::indexing asks for a tensor descriptor (TMA);
+  /// empty: none does.
+  std::vector<bool> tensor_descriptor_loads;
 
   /// Elements `s` spans in a tile value (null: 1): a tile's block size, a padded extent's
   /// power of two, a BlockSize's block. Errors: InternalError for a Sym of another kernel.

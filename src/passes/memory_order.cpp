@@ -24,7 +24,8 @@
 // included (a load at the top of a body after a store at its bottom); the top-level loop's
 // tiles are programs of their own (passes/race_check.hpp). An access in a device loop
 // that waits only for accesses before the loop gets one barrier before the loop instead
-// of one per iteration. The barrier is __syncwarp()
+// of one per iteration. A load by tensor descriptor (the TMA's, for every thread) never
+// shares a thread with another access. The barrier is __syncwarp()
 // when the program is one warp, __syncthreads() otherwise (both order the threads'
 // global memory accesses, CUDA C++ Programming Guide, "Synchronization Functions").
 #include "passes/memory_order.hpp"
@@ -51,6 +52,11 @@ bool same_thread_per_element(const Order& o, const Node* a, const Node* b) {
   // An access in its own layout holds other elements in each thread than the nest does.
   if (o.nir.own.count(a) || o.nir.own.count(b)) return false;
   if (o.staged.count(a) || o.staged.count(b)) return false;  // a contraction's factor
+  // A load by tensor descriptor is made by the TMA, for all threads.
+  for (const Node* n : {a, b})
+    if (auto x = o.nir.accesses.find(n);
+        x != o.nir.accesses.end() && x->second.form == Access::Form::tma)
+      return false;
   if (a->args[0] != b->args[0] || a->access.size() != b->access.size()) return false;
   const Layout& L = o.nir.nest();
   for (size_t i = 0; i < a->access.size(); ++i)

@@ -14,6 +14,10 @@ namespace {
 
 int64_t round16(int64_t b) { return (b + 15) / 16 * 16; }
 
+int64_t alignment(const SharedStage& u) { return u.kind == SharedStage::Kind::tma ? 128 : 16; }
+
+int64_t round_to(int64_t b, int64_t a) { return (b + a - 1) / a * a; }
+
 bool overlap(const SharedStage& x, const SharedStage& y) {
   return x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
 }
@@ -50,9 +54,14 @@ std::map<const Node*, std::set<const Node*>> shared_neighbours(const NestIr& nir
         loop(n->body, frontier);
         continue;
       }
-      if (!nir.shared.count(n)) continue;
+      auto st = nir.shared.find(n);
+      if (st == nir.shared.end()) continue;
       before[n].insert(frontier.begin(), frontier.end());
-      frontier = {n};
+      // A tma stage's wait (its mbarrier) is no barrier between the threads.
+      if (st->second.kind == SharedStage::Kind::tma)
+        frontier.insert(n);
+      else
+        frontier = {n};
     }
   };
   std::set<const Node*> frontier;
@@ -79,7 +88,7 @@ void plan_shared(NestIr& nir) {
           const SharedStage& q = nir.shared.at(p);
           if (at < q.offset + q.bytes && q.offset < at + u.bytes) {
             clear = false;
-            at = round16(q.offset + q.bytes);
+            at = round_to(q.offset + q.bytes, alignment(u));
           }
         }
       if (clear || at + u.bytes > cap) {
@@ -89,13 +98,26 @@ void plan_shared(NestIr& nir) {
     }
     placed.insert(n);
   }
-  nir.shared_bytes = 0;
   for (auto& [n, u] : nir.shared) {
     bool barrier = false;
     for (const Node* p : before.at(n)) barrier |= p == n || overlap(nir.shared.at(p), u);
     u.barrier = barrier;
-    nir.shared_bytes = std::max(nir.shared_bytes, u.offset + u.bytes);
   }
+  place_mbarriers(nir);
+}
+
+void place_mbarriers(NestIr& nir) {
+  int64_t end = 0;
+  for (const auto& [n, u] : nir.shared) end = std::max(end, u.offset + u.bytes);
+  end = round16(end);
+  std::map<int, SharedStage*> tma;  // by node id: program order within the nest's ops
+  for (auto& [n, u] : nir.shared)
+    if (u.kind == SharedStage::Kind::tma) tma[n->id] = &u;
+  for (auto& [id, u] : tma) {
+    u->mbarrier = end;
+    end += 8;
+  }
+  nir.shared_bytes = round16(end);
 }
 
 std::string shared_plan_error(const NestIr& nir) {
@@ -103,8 +125,8 @@ std::string shared_plan_error(const NestIr& nir) {
   int64_t end = 0;
   for (const auto& [n, u] : nir.shared) {
     end = std::max(end, u.offset + u.bytes);
-    if (u.offset < 0 || u.offset % 16 != 0)
-      return fmt::format("%{}: offset {} is not a multiple of 16", n->id, u.offset);
+    if (u.offset < 0 || u.offset % alignment(u) != 0)
+      return fmt::format("%{}: offset {} is not a multiple of {}", n->id, u.offset, alignment(u));
     if (u.offset + u.bytes > kSharedBytesLimit)
       return fmt::format("%{}: its bytes end at {}, past the {} a program has", n->id,
                          u.offset + u.bytes, kSharedBytesLimit);
@@ -115,8 +137,12 @@ std::string shared_plan_error(const NestIr& nir) {
             "%{} needs a barrier: %{} may run just before it and uses bytes it overwrites", n->id,
             p->id);
   }
+  int64_t mbarriers = 0;
+  for (const auto& [n, u] : nir.shared) mbarriers += u.kind == SharedStage::Kind::tma ? 8 : 0;
+  end = round16(round16(end) + mbarriers);
   if (end != nir.shared_bytes)
-    return fmt::format("shared memory is {} bytes, its stages end at {}", nir.shared_bytes, end);
+    return fmt::format("shared memory is {} bytes, its stages and mbarriers end at {}",
+                       nir.shared_bytes, end);
   return "";
 }
 

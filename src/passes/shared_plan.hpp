@@ -14,6 +14,9 @@
 //   a matmul's contraction in its loop over k:                at 0, barrier (itself, the
 //                                                             previous iteration)
 //   a transpose's conversion, one tile per program:           at 0, no barrier
+//   a load by tensor descriptor in a loop over k:              at 0 (a multiple of 128),
+//                                                             barrier (the previous
+//                                                             iteration's reads)
 #pragma once
 
 #include <map>
@@ -35,6 +38,10 @@ std::map<const ir::Node*, std::set<const ir::Node*>> shared_neighbours(const Nes
 
 /// Sets the offsets and barriers of nir.shared (kinds and bytes set) and nir.shared_bytes.
 void plan_shared(NestIr& nir);
+
+/// Places the tma stages' mbarriers (8 bytes each, in node order) past every stage's
+/// bytes, where no stage reuses them, and sets nir.shared_bytes to their end.
+void place_mbarriers(NestIr& nir);
 
 /// Why the plan of `nir` is wrong ("" when it is right): a stage overlapping a neighbour's
 /// bytes without a barrier, an offset that is not a multiple of 16, a stage past
