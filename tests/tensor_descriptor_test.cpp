@@ -55,9 +55,10 @@ TEST(TensorDescriptor, EachLoadCopiesItsTileAsOneBoxIntoSharedMemory) {
   // [32, 64] f32 boxes: 8192 bytes each, 128-byte aligned, then their two mbarriers.
   for (size_t i = 0; i < 2; ++i)
     EXPECT_EQ(line_of(s.text, loads[i]),
-              fmt::format("//   %{} load f32[t0, t1]: registers L0; access L0 tma, box [32, 64]; "
-                          "shared stage tma at {}, 8192 bytes, no barrier before",
-                          loads[i]->id, 8192 * i))
+              fmt::format(
+                  "//   %{} load f32[t0, t1]: registers L0; access L0 tma, box [32, 64], vectors; "
+                  "shared stage tma at {}, 8192 bytes, no barrier before",
+                  loads[i]->id, 8192 * i))
         << s.text;
   EXPECT_EQ(l.nir.shared_bytes, 16384 + 16);
   EXPECT_EQ(l.nir.stage(loads[0])->mbarrier, 16384);
@@ -67,6 +68,8 @@ TEST(TensorDescriptor, EachLoadCopiesItsTileAsOneBoxIntoSharedMemory) {
   EXPECT_EQ(box.box, (std::vector<int64_t>{64, 32}));
   const std::string& src = l.kernel.source;
   EXPECT_EQ(nvrtc_test::count(src, "ts::tma_load<2>("), 2) << src;
+  // Each thread reads its elements from the boxes in 16-byte vectors.
+  EXPECT_EQ(nvrtc_test::count(src, "ts::ld_vec<float, TS_V, true, true>(s"), 2) << src;
   EXPECT_EQ(nvrtc_test::count(src, "const __grid_constant__ ts::TensorMap "), 2) << src;
   EXPECT_EQ(nvrtc_test::count(src, "ts::mbarrier_init(ts_smem + "), 2) << src;
   EXPECT_NE(src.find("#include \"tessel/tma.cuh\""), std::string::npos);
@@ -112,8 +115,14 @@ TEST(TensorDescriptor, ALoadThatConvertedItsLayoutReadsTheBoxInTheNestsLayout) {
   ASSERT_TRUE(yload);
   // y's contiguous dim is its dim 1, indexed by tm: the nest's outer dim.
   EXPECT_EQ(l.nir.access(yload).tma.dims, (std::vector<int>{1, 0}));
-  EXPECT_NE(line_of(s.text, yload).find("access L0 tma, box [32, 32]"), std::string::npos)
+  // Read element by element: the nest's vectors run along tn, y is contiguous along tm.
+  EXPECT_EQ(line_of(s.text, yload).find("access L0 tma, box [32, 32];"),
+            line_of(s.text, yload).find("access"))
       << s.text;
+  EXPECT_NE(parse_error(stage_test::edited(s.text, yload, "box [32, 32]", "box [32, 32], vectors"),
+                        s.stages.program(), l.nir)
+                .find("its box cannot be read in vectors"),
+            std::string::npos);
 }
 
 TEST(TensorDescriptor, ABoxReusedByADeviceLoopWaitsForItsReaders) {
@@ -205,10 +214,14 @@ TEST(TensorDescriptor, TheKernelIrReadsBackATmaAccessAsPlannedOnly) {
   EXPECT_NE(parse_error(edited(s.text, load, "box [32, 64]", "box [32]"), g, l.nir)
                 .find("the box has 1 dims, the tensor 2"),
             std::string::npos);
-  EXPECT_NE(parse_error(edited(s.text, load, "tma, box [32, 64]", "elements"), g, l.nir)
+  // Its box read element by element instead of in vectors.
+  const std::string scalar_reads = edited(s.text, load, "box [32, 64], vectors", "box [32, 64]");
+  EXPECT_EQ(nvrtc_test::count(cuda_of(s, scalar_reads), "ts::ld_vec<float, TS_V, true, true>(s"),
+            1);
+  EXPECT_NE(parse_error(edited(s.text, load, "tma, box [32, 64], vectors", "elements"), g, l.nir)
                 .find("the access is tma (a tensor descriptor's box): it is kept as planned"),
             std::string::npos);
-  EXPECT_NE(parse_error(edited(s.text, load, "tma, box [32, 64]", "tma"), g, l.nir)
+  EXPECT_NE(parse_error(edited(s.text, load, "tma, box [32, 64], vectors", "tma"), g, l.nir)
                 .find("expected the tma access's box"),
             std::string::npos);
   EXPECT_NE(parse_error(edited(s.text, load, "at 0,", "at 16,"), g, l.nir)

@@ -394,10 +394,24 @@ void Emitter::emit_tma_load(const Node* n, const std::string& nm) {
   line(fmt::format("{} ^= 1u;", phase));
   close();
   line(fmt::format("const {}* s{} = reinterpret_cast<const {}*>({});", mem, n->id, mem, dst));
+  std::string from = fmt::format("s{}[{}]", n->id, fold::unparen(soff));
+  if (nir_.access(n).vdim >= 0) {
+    // The layout's vectors run along the box's dim 0: one vector read per TS_V registers
+    // where the other dims are valid (inside the box: the index fills its slot), each
+    // element masked after.
+    p.vdim = static_cast<size_t>(nir_.access(n).vdim);
+    const std::string raw = fmt::format("m{}", n->id);
+    line(fmt::format("__align__(16) {} {}[TS_N];", mem, raw));
+    open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
+    line("const int r = g * TS_V;");
+    line(fmt::format("ts::ld_vec<{}, TS_V, true, true>(s{} + {}, {} ? TS_V : 0, &{}[r]);", mem,
+                     n->id, fold::paren(soff), fold::paren(valid_expr(*this, p, "r", true)), raw));
+    close();
+    from = raw + "[r]";
+  }
   open_unrolled("TS_FOR(r)");
-  line(fmt::format("{}[r] = {} ? ts::Mem<{}>::to_reg(s{}[{}]) : ({})0;", nm,
-                   valid_expr(*this, p, "r", false), mem, n->id, fold::unparen(soff),
-                   reg_type(n->dtype)));
+  line(fmt::format("{}[r] = {} ? ts::Mem<{}>::to_reg({}) : ({})0;", nm,
+                   valid_expr(*this, p, "r", false), mem, from, reg_type(n->dtype)));
   close();
 }
 

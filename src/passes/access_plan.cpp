@@ -109,6 +109,8 @@ Access plan_access(const ir::Graph& g, const KernelPlan& plan, const Layout& L, 
   if (box) {
     a.form = Access::Form::tma;
     a.tma = *box;
+    // Read from the box in vectors where a pointer load would move them.
+    if (vector_access(g, plan, L, n).form == Access::Form::vector) a.vdim = box->dims[0];
   } else if (n->op == Op::Load) {
     if (n->is_scalar())
       a.form = Access::Form::one;
@@ -149,6 +151,7 @@ std::string describe(const Access& a, const Layout& L) {
     for (size_t j = 0; j < a.tma.dims.size(); ++j)
       by_dim[static_cast<size_t>(a.tma.dims[j])] = a.tma.box[j];
     s += fmt::format(", box [{}]", fmt::join(by_dim, ", "));
+    if (a.vdim >= 0) s += ", vectors";
   }
   if (a.stacked) s += ", stacked";
   return s;
@@ -166,8 +169,12 @@ std::string weaker_access_error(const Access& given, const Access& planned) {
                : "the access cannot be tma: Config::indexing, the layout or the tensor's facts "
                  "do not allow a tensor descriptor";
   if (given.form == planned.form) {
-    if (given.form == Access::Form::tma)
+    if (given.form == Access::Form::tma) {
+      if (given.vdim >= 0 && planned.vdim < 0)
+        return "its box cannot be read in vectors (the layout's vectors do not run along its "
+               "contiguous dim)";
       return given.tma == planned.tma ? "" : "the access's box is not the planned one";
+    }
     if (given.form != Access::Form::vector) return "";
     if (given.vdim != planned.vdim)
       return fmt::format("its vectors run along dim {}, not {}", planned.vdim, given.vdim);

@@ -16,11 +16,17 @@
 //               limit is a multiple of 16); `aligned`: every vector address is a multiple
 //               of its size (its index starts at a multiple of 16, and the tensor's base
 //               and other strides are 16-byte aligned).
+//   tma         (a load, Config::indexing "tensor_descriptor") one box of the tensor copied
+//               by the Tensor Memory Accelerator into its shared stage, each thread then
+//               reading its elements there (passes/tensor_descriptor.hpp); the nest's
+//               layout only. `vectors`: read from the box in the layout's vectors (where
+//               a pointer load would be a vector access; vdim is the box's dim 0)
 //
 // TESSEL_DUMP_DIR's 06-kernel_ir.ir prints each access (describe in kernel_ir.hpp), e.g.
 // `//   %9 store: access L1 vector dim 1, 4 wide, whole, aligned`; parse_kernel_ir reads
 // it back, where a form may be weakened (vector to elements, whole or aligned dropped) but
-// not strengthened past what the facts allow.
+// not strengthened past what the facts allow; a tma access keeps its box (its `vectors`
+// may be dropped).
 #pragma once
 
 #include <cstdint>
@@ -37,7 +43,7 @@ struct Access {
   enum class Form : uint8_t { one, per_thread, elements, vector, tma };
   Form form = Form::elements;
   int layout = 0;  // the layout it runs in (NestIr::layouts)
-  int vdim = -1;   // vector: the tensor dim vectors run along
+  int vdim = -1;   // vector, tma with vector reads: the tensor dim vectors run along
   bool whole = false, aligned = false;
   bool stacked = false;  // a multicast tensor: each element's buffer from its dev_ptrs tile
   TmaBox tma;            // tma: the box
@@ -62,8 +68,8 @@ bool gathers_same_in_every_register(const KernelPlan& plan, const Layout& L, con
 Access plan_access(const ir::Graph& g, const KernelPlan& plan, const Layout& L, int layout,
                    const ir::Node* n);
 
-/// "access L<k> <form>[ dim D, V wide[, whole][, aligned]][, box [B0, B1]][, stacked]" (V:
-/// L's vector width; a tma access's box in the tensor's dim order).
+/// "access L<k> <form>[ dim D, V wide[, whole][, aligned]][, box [B0, B1][, vectors]][, stacked]"
+/// (V: L's vector width; a tma access's box in the tensor's dim order).
 std::string describe(const Access& a, const Layout& L);
 
 /// Why access `given` cannot replace the planned `planned` ("" when it can: the same layout
