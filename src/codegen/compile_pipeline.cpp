@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <utility>
 
 #include "passes/access_layouts.hpp"
 #include "passes/default_config.hpp"
@@ -89,8 +90,9 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
     check_registers(g, n, config, L);
     for (const passes::Contraction& c : L.contractions)
       for (const passes::Layout& F : c.factor_layout) check_registers(g, n, config, F);
-    passes::assign_access_layouts(g, n, config, L);
-    out.push_back(LoopStages{n, passes::plan_kernel(g, n, config), L, {}, {}, {}});
+    passes::KernelPlan plan = passes::plan_kernel(g, n, config);
+    passes::assign_access_layouts(g, n, config, plan, L);
+    out.push_back(LoopStages{n, std::move(plan), L, {}, {}, {}});
   }
   return out;
 }

@@ -66,6 +66,11 @@ int64_t conversion_bytes(const Layout& L, DType t) {
 
 void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Config& config,
                            Layout& L) {
+  assign_access_layouts(g, loop, config, plan_kernel(g, loop, config), L);
+}
+
+void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Config& config,
+                           const KernelPlan& plan, Layout& L) {
   // A contraction's factor loads with vectors along the dim its tensor is contiguous in
   // (a transposed view's dim 0).
   for (Contraction& c : L.contractions) {
@@ -77,7 +82,6 @@ void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Confi
   L.own_order.clear();
   if (L.slot_block.size() < 2 || any_flattened(g, loop, config)) return;
   std::set<const ir::Node*> staged = staged_nodes(L);  // loaded in the factors' layouts
-  const KernelPlan plan = plan_kernel(g, loop, config);
   ir::walk(loop->body, [&](const ir::Node* n) {
     // A load by tensor descriptor lands in shared memory, whence any layout reads it.
     if (staged.count(n) || tensor_descriptor_box(g, plan, n)) return;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include "ir/ir.hpp"
+#include "passes/kernel_plan.hpp"
 #include "passes/layout.hpp"
 #include "tessel/config.hpp"
 
@@ -31,6 +32,9 @@ namespace tessel::passes {
 /// loop `loop` of `g` that qualify (above). Config complete.
 void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Config& config,
                            Layout& L);
+/// The same with the nest's plan (plan_kernel(g, loop, config)) already made.
+void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Config& config,
+                           const KernelPlan& plan, Layout& L);
 
 /// Bytes of shared memory that converting a value of dtype `t` between layout `L` and an
 /// access's own layout takes: every element of the nest's tile, one pad element per row

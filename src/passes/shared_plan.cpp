@@ -12,11 +12,11 @@ using ir::Node;
 
 namespace {
 
-int64_t round16(int64_t b) { return (b + 15) / 16 * 16; }
+int64_t round_to(int64_t b, int64_t a) { return (b + a - 1) / a * a; }
+
+int64_t round16(int64_t b) { return round_to(b, 16); }
 
 int64_t alignment(const SharedStage& u) { return u.kind == SharedStage::Kind::tma ? 128 : 16; }
-
-int64_t round_to(int64_t b, int64_t a) { return (b + a - 1) / a * a; }
 
 bool overlap(const SharedStage& x, const SharedStage& y) {
   return x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
