@@ -1,7 +1,7 @@
-// Matrix products written as a broadcast multiply and a sum, on the CUDA cores: the form
-// a Helion user writes before hl.dot. tessel lowers the sum of products as a contraction
-// (src/passes/contractions.hpp): the [tm, tk, tn] product is never held; the x and y
-// tiles are loaded with 16-byte vectors into shared memory and each thread sums the
+// Matrix products. make_matmul and make_matmul_bias_relu are written as a broadcast
+// multiply and a sum: the form a Helion user writes before hl.dot. tessel lowers the sum of
+// products as a contraction (src/passes/contractions.hpp): the [tm, tk, tn] product is never held;
+// the x and y tiles are loaded with 16-byte vectors into shared memory and each thread sums the
 // products for its [tm, tn] elements.
 //
 // Shapes: x [M, K], y [K, N], out [M, N] of x's dtype; f16/bf16 are multiplied and summed
@@ -45,6 +45,62 @@ inline auto make_matmul_bias_relu(ts::Settings settings = {}) {
                 acc +
                 ts::sum(x(tm, tk, ts::newaxis).to(ts::f32) * y(ts::newaxis, tk, tn).to(ts::f32), 1);
           out(tm, tn) = ts::maximum(acc + bias(ts::newaxis, tn).to(ts::f32), 0.0);
+        }
+        return out;
+      },
+      settings);
+}
+
+/// out = x @ y with ts::dot (Helion's hl.dot), out of x's dtype: x [M, K], y [K, N] of f16 or
+/// bf16 run on tensor cores (src/passes/tensor_cores.hpp), f32 under Settings::dot_precision.
+inline auto make_dot_matmul(ts::Settings settings = {}) {
+  return ts::kernel(
+      "dot_matmul", {"x", "y"},
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = x.new_empty({x.size(0), y.size(1)}).named("out");
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          out(tm, tn) = acc;
+        }
+        return out;
+      },
+      settings);
+}
+
+/// out = gelu(x @ y + bias) with gelu's tanh form (torch's approximate="tanh"), bias [N]:
+/// the epilogue runs on the f32 accumulator and rounds once, at the store (x's dtype).
+inline auto make_matmul_bias_gelu(ts::Settings settings = {}) {
+  return ts::kernel(
+      "matmul_bias_gelu", {"x", "y", "bias"},
+      [](ts::Tensor x, ts::Tensor y, ts::Tensor bias) {
+        ts::Tensor out = x.new_empty({x.size(0), y.size(1)}).named("out");
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          ts::Value h = acc + bias(ts::newaxis, tn).to(ts::f32);
+          out(tm, tn) = 0.5 * h * (1.0 + ts::tanh(0.7978845608028654 * (h + 0.044715 * h * h * h)));
+        }
+        return out;
+      },
+      settings);
+}
+
+/// out[b] = x[b] @ y[b] (torch.bmm): x [B, M, K], y [B, K, N]. The batch is a tile of one
+/// element (block size fixed at 1, as Helion's block_size=[1, None, None]) indexed by its
+/// first index, so that each program multiplies 2-D [M, K] and [K, N] tiles (on tensor cores
+/// for f16 and bf16). Tunables: block_sizes = {tm, tn, tk}, num_warps.
+inline auto make_bmm(ts::Settings settings = {}) {
+  return ts::kernel(
+      "bmm", {"x", "y"},
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = x.new_empty({x.size(0), x.size(1), y.size(2)}).named("out");
+        for (auto [tb, tm, tn] :
+             ts::tile(x.size(0), x.size(1), y.size(2), ts::TileOptions{.block_size = {1, 0, 0}})) {
+          ts::Value b = tb.begin();
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(2))) acc = ts::dot(x(b, tm, tk), y(b, tk, tn), acc);
+          out(b, tm, tn) = acc;
         }
         return out;
       },

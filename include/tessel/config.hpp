@@ -151,9 +151,18 @@ struct Config {
 /// test and CI run slower; opt in with quick or full. A tuned config is cached on disk.
 enum class AutotuneEffort : uint8_t { none, quick, full };
 
+/// How ts::dot multiplies f32 operands (Triton's input_precision, Helion's dot_precision).
+/// tf32: each operand element is first rounded to TF32 (10 mantissa bits, to nearest with
+/// ties away from zero, as PTX cvt.rna.tf32.f32), then the products are summed in f32: what
+/// a tensor core computes from f32 inputs (about 3 decimal digits per element). ieee: full
+/// f32 products. tf32x3: about f32 accuracy from three TF32 products (Triton's 3xTF32);
+/// tessel computes it as ieee (the same or better accuracy, on the CUDA cores).
+enum class DotPrecision : uint8_t { tf32, tf32x3, ieee };
+
 /// Per-kernel settings, not tuned. Field order (for designated initializers):
 /// index_dtype, static_shapes, max_sms, reserved_sms, autotune_effort,
-/// autotune_config_overrides, config, print_output_code, check_bounds, static_captures.
+/// autotune_config_overrides, config, print_output_code, check_bounds, static_captures,
+/// dot_precision.
 struct Settings {
   /// Dtype of index arithmetic in generated code: i32, i64, or unset = auto: i64 when, on
   /// this call, any tensor the kernel addresses (an argument, or a tensor allocated in its
@@ -204,6 +213,9 @@ struct Settings {
   /// or false: a lambda with captures is traced on every call, and a trace that differs
   /// gets its own specialization (Helion's specialization on closure values; ts::kernel).
   std::optional<bool> static_captures;
+  /// ts::dot on f32 operands; unset = tf32 (see DotPrecision). f16 and bf16 operands are
+  /// not affected (their products are exact in f32).
+  std::optional<DotPrecision> dot_precision;
 };
 
 }  // namespace tessel

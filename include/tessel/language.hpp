@@ -456,6 +456,25 @@ Value argmin(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 Value any(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
 Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::current());
 
+// ---- matrix products ----
+/// Matrix product of two tile values (Helion's hl.dot, Triton's tl.dot): a [M, K] times
+/// b [K, N] is [M, N]; batched, a [B, M, K] times b [B, K, N] is [B, M, N]. Both operands
+/// have one dtype, f16, bf16 or f32 (cast one otherwise); K is the same dim of both (the
+/// same tile, `x(tm, tk)` and `y(tk, tn)`, or two whole dims of equal size). The products
+/// are summed in f32 (f16 and bf16 products are exact in f32); f32 operands are first
+/// rounded as Settings::dot_precision says (TF32 by default, as Triton and Helion). The
+/// result is f32, or `out_dtype` (one rounding at the end). With `acc`, the result is
+/// acc + the product, in acc's dtype (the form of a K loop: `acc = ts::dot(x(tm, tk),
+/// y(tk, tn), acc);`). The product is a sum of products over K (src/passes/contractions.hpp):
+/// never held as [M, K, N]; on the GPU it runs on tensor cores (mma.sync, sm_80 and later)
+/// where the operands are loads of f16 or bf16 tensors and the block sizes fit the
+/// instruction, else on the CUDA cores. Errors (UserError at this line): operands of
+/// other ranks or dtypes, K dims that differ, `out_dtype` not a float dtype.
+Value dot(const Operand& a, const Operand& b, std::optional<DType> out_dtype = std::nullopt,
+          Loc loc = Loc::current());
+Value dot(const Operand& a, const Operand& b, const Operand& acc,
+          std::optional<DType> out_dtype = std::nullopt, Loc loc = Loc::current());
+
 /// The id of the program (CTA) running this code, in [0, number of programs): blockIdx.x
 /// of the launch (Triton: tl.program_id(0)). In a persistent kernel one program runs many
 /// tiles. The interpreter runs one program per tile and gives the tile's flat index.

@@ -9,6 +9,7 @@
 #include "passes/access_layouts.hpp"
 #include "passes/default_config.hpp"
 #include "passes/roll_reductions.hpp"
+#include "passes/tensor_cores.hpp"
 
 namespace tessel::codegen {
 
@@ -92,6 +93,7 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
       for (const passes::Layout& F : c.factor_layout) check_registers(g, n, config, F);
     passes::KernelPlan plan = passes::plan_kernel(g, n, config);
     passes::assign_access_layouts(g, n, config, plan, L);
+    passes::plan_tensor_cores(plan, L);
     out.push_back(LoopStages{n, std::move(plan), L, {}, {}, {}});
   }
   return out;

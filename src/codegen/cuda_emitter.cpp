@@ -472,6 +472,7 @@ void Emitter::run() {
   // <cuda/atomic> (libcu++) costs NVRTC time (docs/DECISIONS.md): only where used.
   if (uses_atomics_) src << "#include \"tessel/atomics.cuh\"\n";
   if (uses_tma_) src << "#include \"tessel/tma.cuh\"\n";
+  if (uses_mma_) src << "#include \"tessel/mma.cuh\"\n";
   src << "\n";
   src << fmt::format(
       "#define TS_T {}\n#define TS_V {}\n#define TS_G {}\n#define TS_N (TS_G * TS_V)\n",

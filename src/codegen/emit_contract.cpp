@@ -22,6 +22,8 @@
 // emitted with TS_V and TS_G defined for it (Emitter::in_layout), then defined back.
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "codegen/emitter_state.hpp"
 #include "codegen/fold.hpp"
 #include "common/pow2.hpp"
@@ -119,14 +121,27 @@ static std::string pick(unsigned mask, const std::string& r) {
   return fmt::format("ts::squeeze_bits({}, ~{}u)", r, mask);
 }
 
+void Emitter::emit_factor(const passes::Contraction& c, int i,
+                          const std::function<void()>& to_shared) {
+  const passes::Layout& F = c.factor_layout[i];
+  for (const auto& [s, j] : F.slot_of)
+    if (flattened(s))
+      unsupported(c.match.sum,
+                  "a sum of products over a flattened loop's dims (set that loop's "
+                  "flatten_loops entry to false)");
+  line(fmt::format("// factor {} in a layout of its own: {} registers, vectors of {}", i, F.regs(),
+                   F.vec));
+  in_layout(F, [&] {
+    in_factor_ = true;
+    for (const Node* m : c.match.factor[i].nodes) emit_node(m);
+    in_factor_ = false;
+    to_shared();
+  });
+}
+
 void Emitter::emit_contraction(const passes::Contraction& c) {
+  if (c.mma) return emit_mma_contraction(c);
   const Node* n = c.match.sum;
-  for (const passes::Layout& F : c.factor_layout)
-    for (const auto& [s, j] : F.slot_of)
-      if (flattened(s))
-        unsupported(n,
-                    "a sum of products over a flattened loop's dims (set that loop's "
-                    "flatten_loops entry to false)");
   std::string nm = ids_.value(n);
   names_[n] = nm;
   const SharedUse& use = shared_use(n);  // the kernel IR's stage (passes/shared_plan.hpp)
@@ -143,13 +158,7 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
   if (use.barrier) line("__syncthreads();  // earlier readers of shared memory are done");
   for (int i = 0; i < 2; ++i) {
     const passes::Layout& F = c.factor_layout[i];
-    const std::vector<const Node*>& nodes = c.match.factor[i].nodes;
-    line(fmt::format("// factor {} in a layout of its own: {} registers, vectors of {}", i,
-                     F.regs(), F.vec));
-    in_layout(F, [&] {
-      in_factor_ = true;
-      for (const Node* m : nodes) emit_node(m);
-      in_factor_ = false;
+    emit_factor(c, i, [&] {
       std::string active =
           F.all_threads_active() ? "" : fmt::format("if (TS_FLAT(r) < {}) ", F.elems);
       std::string at = c.padded[i] ? fmt::format("f + (f >> {})", ceil_log2(F.slot_block.back()))

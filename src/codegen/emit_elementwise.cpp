@@ -63,6 +63,8 @@ static std::string unary_expr(ir::UnaryFn fn, DType t, const std::string& a) {
       return math_fn("ceil", t) + "(" + a + ")";
     case ir::UnaryFn::erf:
       return math_fn("erf", t) + "(" + a + ")";
+    case ir::UnaryFn::tf32:
+      return "ts::round_tf32(" + a + ")";
   }
   return a;
 }

@@ -4,6 +4,7 @@
 // stores). Internal to codegen.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -151,6 +152,10 @@ class Emitter {
   const passes::Contraction* contraction_of(const ir::Node* sum) const;
   /// The sum of contraction c, its factors staged in shared memory (emit_contract.cpp).
   void emit_contraction(const passes::Contraction& c);
+  /// Contraction c's factor i: its nodes in its own layout, then `to_shared` (in it too).
+  void emit_factor(const passes::Contraction& c, int i, const std::function<void()>& to_shared);
+  /// A contraction on tensor cores (Contraction::mma; emit_mma.cpp).
+  void emit_mma_contraction(const passes::Contraction& c);
   /// Array `dst` (declared here, reg_type(dtype)) := array `src`, converted from layout
   /// `from` to layout `to` (slots of the same Syms in another order) through shared
   /// memory: each thread writes its elements at their position in `from`'s tile (one pad
@@ -245,6 +250,7 @@ class Emitter {
   bool multicast_ = false;            // the loop nest uses a multicast tensor (ts::multicast_like)
   bool uses_atomics_ = false;         // include tessel/atomics.cuh (<cuda/atomic>)
   bool uses_tma_ = false;             // include tessel/tma.cuh (<cuda/ptx>)
+  bool uses_mma_ = false;             // include tessel/mma.cuh (ldmatrix, mma.sync)
   int tmp_ = 0;
 };
 

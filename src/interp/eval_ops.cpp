@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/element.hpp"
 #include "ir/host_eval.hpp"
 
 namespace tessel::interp {
@@ -310,6 +311,8 @@ double unary_float(UnaryFn fn, double x) {
       return std::ceil(x);
     case UnaryFn::erf:
       return std::erf(x);
+    case UnaryFn::tf32:
+      return round_tf32(static_cast<float>(x));
     case UnaryFn::logical_not:
     case UnaryFn::bit_not:
       break;
@@ -364,6 +367,7 @@ void eval_unary(UnaryFn fn, const TileValue& a, TileValue& out) {
     case UnaryFn::exp2:
     case UnaryFn::log2:
     case UnaryFn::erf:
+    case UnaryFn::tf32:
       bad("unary", ir::unary_name(fn), a.dtype);
   }
   round_in_place(out);

@@ -124,6 +124,7 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
         case UnaryFn::floor:
         case UnaryFn::ceil:
         case UnaryFn::erf:
+        case UnaryFn::tf32:
           break;
       }
       break;

@@ -38,7 +38,8 @@ ContractionFactor factor_of(const Node* v, const std::map<const Node*, int>& use
     if (u == uses.end() || u->second != 1) return {};
     f.nodes.insert(f.nodes.begin(), n);
     if (n->op == Op::Load) break;
-    if (n->op == Op::View || (n->op == Op::Cast && n->dtype == DType::f32)) {
+    if (n->op == Op::View || (n->op == Op::Cast && n->dtype == DType::f32) ||
+        (n->op == Op::Unary && n->ufn() == ir::UnaryFn::tf32)) {
       n = n->args[0];
       continue;
     }

@@ -12,15 +12,15 @@
 //
 // A Reduce is a contraction when it is a sum (not keepdim) over dim d of an f32 multiply
 // used by nothing else; each factor is a load (tile, ts::all, scalar or newaxis indices,
-// not a gather, not a multicast tensor) seen through casts to f32 and views (size-1 dims),
-// each used once; each factor has d's Sym k and lacks a dim of the product that the other
-// has (an outer product: otherwise the product costs no more than its factors, and a
-// reduction across threads serves it better); nothing in the nest but the factors has k
-// in its shape; and between the factors' first node and the sum, the block writes no
-// memory and runs no loop (the loads move to the sum). The factors' loads are not issued
-// ahead (Config::num_stages does not apply to them yet), and a factor read by two sums,
-// or computed (a scaled load), leaves its sums products: f(0) of a masked-out element
-// need not be 0.
+// not a gather, not a multicast tensor) seen through casts to f32, TF32 roundings
+// (ts::dot) and views (size-1 dims), each used once; each factor has d's Sym k and lacks a
+// dim of the product that the other has (an outer product: otherwise the product costs no
+// more than its factors, and a reduction across threads serves it better); nothing in the
+// nest but the factors has k in its shape; and between the factors' first node and the
+// sum, the block writes no memory and runs no loop (the loads move to the sum). A factor
+// read by two sums, or computed (a scaled load), leaves its sums products: f(0) of a
+// masked-out element need not be 0. Contractions of f16 or bf16 loads may run on tensor
+// cores (passes/tensor_cores.hpp).
 #pragma once
 
 #include <set>

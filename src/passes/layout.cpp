@@ -195,8 +195,11 @@ std::string describe(const Layout& L, const ir::Node* loop) {
                        ir::op_name(own_layout.first->op), slots(*own_layout.second));
   for (const Contraction& c : L.contractions) {
     out += fmt::format(
-        "//   %{} contracts %{} over {}, {} bytes of shared memory; factors:", c.match.sum->id,
-        c.match.product->id, ir::sym_name(c.match.k), c.shared_bytes);
+        "//   %{} contracts %{} over {}, {} bytes of shared memory{}; factors:", c.match.sum->id,
+        c.match.product->id, ir::sym_name(c.match.k), c.shared_bytes,
+        c.mma ? fmt::format(", on tensor cores (mma.sync m16n8k16 {}, warps {} x {})",
+                            dtype_name(c.mma->operand), c.mma->warps_m, c.mma->warps_n)
+              : "");
     for (int i = 0; i < 2; ++i) {
       const Layout& F = c.factor_layout[i];
       out += fmt::format(" %{} in vectors of {}, {} groups,", c.match.factor[i].value()->id, F.vec,

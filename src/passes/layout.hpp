@@ -22,6 +22,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -105,6 +106,19 @@ struct Contraction {
   bool padded[2] = {false, false};
   int64_t shared_offset[2] = {0, 0};  // bytes into the program's shared memory
   int64_t shared_bytes = 0;           // both factors
+  /// On tensor cores (passes/tensor_cores.hpp): mma.sync.m16n8k16 with f32 accumulation.
+  /// Factor `a` is A ([M, K]), the other B ([K, N]); each is staged as 16-bit elements in
+  /// rows along its layout's innermost dim (its tensor's contiguous one), `pitch` elements
+  /// apart (the row plus 8).
+  struct Mma {
+    DType operand = DType::bf16;  // f16 or bf16
+    int a = 0;
+    int warps_m = 1, warps_n = 1;
+    int64_t pitch[2] = {0, 0};
+    /// Per factor: K is its innermost dim (its rows run along K: ldmatrix without .trans).
+    bool k_inner[2] = {false, false};
+  };
+  std::optional<Mma> mma;
 };
 
 /// Contraction match m planned for `threads` threads: each factor's layout has its

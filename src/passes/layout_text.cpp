@@ -10,6 +10,7 @@
 #include "ir/parser.hpp"
 #include "passes/access_layouts.hpp"
 #include "passes/line_cursor.hpp"
+#include "passes/tensor_cores.hpp"
 
 namespace tessel::passes {
 
@@ -118,6 +119,7 @@ std::map<const ir::Node*, Layout> parse_layouts(const std::string& text, const i
       if (it == loops.end()) c.fail(fmt::format("%{} is not a top-level loop of the kernel", id));
       Layout L = compute_layout(it->second, config, &g);
       assign_access_layouts(g, it->second, config, L);
+      plan_tensor_cores(plan_kernel(g, it->second, config), L);
       L.own_order.clear();  // the text lists them
       c.expect(':');
       while (!c.accept("slots outer to inner:")) {
@@ -137,6 +139,10 @@ std::map<const ir::Node*, Layout> parse_layouts(const std::string& text, const i
     if (c.accept("as a linear layout:")) {
       layout::LinearLayout placement = parse_layout_line(c);
       if (placement != linear_layout(*cur)) {
+        if (tensor_core_placement(*cur))
+          c.fail(
+              "a nest whose sums of products run on tensor cores keeps the mma.sync "
+              "accumulator's placement");
         try {
           *cur = with_placement(*cur, placement);
         } catch (const InternalError& e) {

@@ -1,0 +1,186 @@
+// ts::dot on tensor cores (examples::make_dot_matmul, src/passes/tensor_cores.hpp) against
+// cuBLAS in the same run: bf16 operands, f32 accumulation, bf16 output, row-major.
+//   compile   NVRTC time of one GEMM candidate (128 x 128 x 32, 8 warps; no GPU needed)
+//   per shape M x N x K: cuBLAS (cublasGemmEx, CUBLAS_COMPUTE_32F, default algorithm) and
+//             tessel over a few configs (block sizes, warps, num_stages); TFLOP/s, the
+//             ratio of tessel's best to cuBLAS, and the config that gave it
+//   fused     matmul + bias + gelu (examples::make_matmul_bias_gelu) against cuBLAS plus
+//             the same epilogue as a separate tessel kernel
+//   dot_bench [--iters N] [--compile-only] [--shapes 4096x4096x4096,...]
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/gpu_timer.hpp"
+#include "driver/cuda_api.hpp"
+#include "examples/kernels/matmul.hpp"
+
+#ifdef TESSEL_BENCH_CUBLAS
+#include <cublas_v2.h>
+#endif
+
+namespace ts = tessel;
+
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+struct Candidate {
+  int64_t bm, bn, bk;
+  int warps, stages;
+  ts::Config config() const {
+    return ts::Config{
+        .block_sizes = std::vector<int64_t>{bm, bn, bk}, .num_warps = warps, .num_stages = stages};
+  }
+  std::string str() const {
+    return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " w" +
+           std::to_string(warps) + " s" + std::to_string(stages);
+  }
+};
+
+const std::vector<Candidate> kCandidates{
+    {128, 128, 32, 8, 2}, {128, 128, 32, 4, 2}, {128, 64, 32, 4, 2}, {64, 64, 32, 4, 2},
+    {128, 256, 32, 8, 2}, {128, 128, 64, 8, 2}, {128, 128, 32, 8, 3}};
+const std::vector<Candidate> kSkinny{
+    {16, 64, 64, 4, 2}, {16, 128, 64, 4, 2}, {16, 32, 128, 2, 2}, {32, 64, 64, 4, 2}};
+
+std::vector<Shape> parse_shapes(const std::string& text) {
+  std::vector<Shape> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    Shape s{};
+    if (std::sscanf(item.c_str(), "%ldx%ldx%ld", &s.m, &s.n, &s.k) == 3) out.push_back(s);
+  }
+  return out;
+}
+
+double tflops(const Shape& s, double ms) {
+  return 2.0 * static_cast<double>(s.m) * s.n * s.k / ms / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tessel ts::dot (tensor cores) against cuBLAS, bf16"};
+  int iters = 10;
+  bool compile_only = false;
+  std::string shapes_text =
+      "1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192,8192x8192x512,16x8192x8192";
+  app.add_option("--iters", iters, "calls per timed round");
+  app.add_flag("--compile-only", compile_only, "only the NVRTC compile time");
+  app.add_option("--shapes", shapes_text, "MxNxK,...");
+  CLI11_PARSE(app, argc, argv);
+
+  {
+    ts::Buffer x = ts::Buffer::zeros({1024, 1024}, ts::bf16),
+               y = ts::Buffer::zeros({1024, 1024}, ts::bf16);
+    auto k =
+        examples::make_dot_matmul(ts::Settings{.config = Candidate{128, 128, 32, 8, 2}.config()});
+    auto t0 = std::chrono::steady_clock::now();
+    k.cuda(true, x, y);  // generates and compiles with NVRTC
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf(
+        "compile  dot_matmul 128x128x32, 8 warps, 2 stages: %.2f s (NVRTC, one candidate)\n", s);
+  }
+  if (compile_only) return 0;
+  if (!ts::rt::cuda_available()) {
+    std::printf("no GPU: %s\n", ts::rt::cuda_unavailable_reason().c_str());
+    return 0;
+  }
+  std::printf("device: %s, bf16 operands, f32 accumulation, bf16 output\n",
+              ts::rt::device_name(0).c_str());
+#ifdef TESSEL_BENCH_CUBLAS
+  cublasHandle_t h;
+  cublasCreate(&h);
+#endif
+  for (const Shape& s : parse_shapes(shapes_text)) {
+    ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::bf16, ts::cuda(0), 1);
+    ts::Buffer y = ts::Buffer::randn({s.k, s.n}, ts::bf16, ts::cuda(0), 2);
+    double peer = 0;
+#ifdef TESSEL_BENCH_CUBLAS
+    {
+      ts::Buffer c = ts::Buffer::empty({s.m, s.n}, ts::bf16, ts::cuda(0));
+      const float one = 1, zero = 0;
+      // Row-major out = x @ y is column-major out^T = y^T @ x^T.
+      double ms = bench::gpu_time_ms(
+          [&] {
+            cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m),
+                         static_cast<int>(s.k), &one, y.data_ptr(), CUDA_R_16BF,
+                         static_cast<int>(s.n), x.data_ptr(), CUDA_R_16BF, static_cast<int>(s.k),
+                         &zero, c.data_ptr(), CUDA_R_16BF, static_cast<int>(s.n),
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+          },
+          iters);
+      peer = tflops(s, ms);
+    }
+#endif
+    double best = 0;
+    std::string best_cfg;
+    for (const Candidate& c : s.m <= 64 ? kSkinny : kCandidates) {
+      auto k = examples::make_dot_matmul(ts::Settings{.config = c.config()});
+      double ms = 0;
+      try {
+        ms = bench::gpu_time_ms([&] { k(x, y); }, iters);
+      } catch (const std::exception& e) {
+        std::printf("  %-22s failed: %.120s\n", c.str().c_str(), e.what());
+        continue;
+      }
+      double tf = tflops(s, ms);
+      std::printf("  %ldx%ldx%ld %-22s %8.1f TFLOP/s\n", s.m, s.n, s.k, c.str().c_str(), tf);
+      if (tf > best) {
+        best = tf;
+        best_cfg = c.str();
+      }
+    }
+    std::printf("%ldx%ldx%ld: cuBLAS %.1f TFLOP/s, tessel %.1f TFLOP/s (%s)", s.m, s.n, s.k, peer,
+                best, best_cfg.c_str());
+    if (peer > 0) std::printf(" = %.3f of cuBLAS", best / peer);
+    std::printf("\n");
+  }
+  // Fused epilogue: matmul + bias + gelu in one kernel, against cuBLAS then the epilogue.
+  {
+    const Shape s{4096, 4096, 4096};
+    ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::bf16, ts::cuda(0), 3);
+    ts::Buffer y = ts::Buffer::randn({s.k, s.n}, ts::bf16, ts::cuda(0), 4);
+    ts::Buffer bias = ts::Buffer::randn({s.n}, ts::bf16, ts::cuda(0), 5);
+    auto fused = examples::make_matmul_bias_gelu(
+        ts::Settings{.config = Candidate{128, 128, 32, 8, 2}.config()});
+    double fused_ms = bench::gpu_time_ms([&] { fused(x, y, bias); }, iters);
+    double peer_ms = 0;
+#ifdef TESSEL_BENCH_CUBLAS
+    auto epilogue = ts::kernel("bias_gelu", [](ts::Tensor c, ts::Tensor bias) {
+      for (auto [tm, tn] : ts::tile(c.size(0), c.size(1))) {
+        ts::Value h = c(tm, tn).to(ts::f32) + bias(ts::newaxis, tn).to(ts::f32);
+        c(tm, tn) = 0.5 * h * (1.0 + ts::tanh(0.7978845608028654 * (h + 0.044715 * h * h * h)));
+      }
+      return c;
+    });
+    ts::Buffer c = ts::Buffer::empty({s.m, s.n}, ts::bf16, ts::cuda(0));
+    const float one = 1, zero = 0;
+    peer_ms = bench::gpu_time_ms(
+        [&] {
+          cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m),
+                       static_cast<int>(s.k), &one, y.data_ptr(), CUDA_R_16BF,
+                       static_cast<int>(s.n), x.data_ptr(), CUDA_R_16BF, static_cast<int>(s.k),
+                       &zero, c.data_ptr(), CUDA_R_16BF, static_cast<int>(s.n), CUBLAS_COMPUTE_32F,
+                       CUBLAS_GEMM_DEFAULT);
+          epilogue(c, bias);
+        },
+        iters);
+#endif
+    std::printf("fused matmul+bias+gelu 4096^3: tessel %.3f ms, cuBLAS + epilogue kernel %.3f ms",
+                fused_ms, peer_ms);
+    if (peer_ms > 0) std::printf(" = %.3fx", peer_ms / fused_ms);
+    std::printf("\n");
+  }
+#ifdef TESSEL_BENCH_CUBLAS
+  cublasDestroy(h);
+#endif
+  return 0;
+}

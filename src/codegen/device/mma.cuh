@@ -1,0 +1,70 @@
+// Sums of products on tensor cores (passes/tensor_cores.hpp): ldmatrix and
+// mma.sync.aligned.m16n8k16 with f32 accumulation (PTX ISA, "Warp Level Matrix
+// Multiply-Accumulate Instructions"). sm_80 and later. libcu++'s cuda::ptx has no wrappers
+// for these two instructions, hence inline PTX. Included only by kernels that use them.
+//
+// Fragments (groupID g = lane / 4, t = lane % 4), each register two 16-bit elements:
+//   A (16 x 16, M x K): a0 (g, 2t..2t+1), a1 (g + 8, ..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..)
+//   B (16 x 8, K x N):  b0 (2t..2t+1, g), b1 (2t + 8.., g)
+//   C (16 x 8, f32):    c0 c1 (g, 2t..2t+1), c2 c3 (g + 8, 2t..2t+1)
+#pragma once
+
+namespace ts {
+
+/// The 32-bit shared-memory address of generic pointer p (into the program's shared memory).
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// ldmatrix .x4: four 8 x 8 matrices of 16-bit elements, lane 8j + i giving the address of
+/// row i of matrix j (16 bytes, 16-byte aligned). Thread (g, t) receives in r[j] elements
+/// (g, 2t) and (g, 2t + 1) of matrix j, or with Trans of its transpose (rows 2t, 2t + 1 of
+/// column g).
+template <bool Trans>
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
+
+/// ldmatrix .x2: matrices 0 and 1 as ldmatrix_x4 (lanes 0..15 give the addresses).
+template <bool Trans>
+__device__ __forceinline__ void ldmatrix_x2(unsigned (&r)[2], unsigned addr) {
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(addr)
+                 : "memory");
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(addr)
+                 : "memory");
+}
+
+/// d += a b for one 16 x 8 x 16 fragment of bf16 operands (f32 accumulator d[0..4)).
+__device__ __forceinline__ void mma_16816_bf16(float* d, const unsigned (&a)[4],
+                                               const unsigned (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/// d += a b for one 16 x 8 x 16 fragment of f16 operands (f32 accumulator d[0..4)).
+__device__ __forceinline__ void mma_16816_f16(float* d, const unsigned (&a)[4],
+                                              const unsigned (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+}  // namespace ts

@@ -1,0 +1,129 @@
+// Contractions on tensor cores (passes/tensor_cores.hpp): the factors staged in shared
+// memory as 16-bit elements, read into mma.sync fragments with ldmatrix and summed by
+// mma.sync.m16n8k16 into the sum's registers, which (the nest being in the mma.sync
+// accumulator's placement) hold the warp's accumulator fragments in order: fragment (i, j)
+// of a warp's MR x NR is registers 4 (i NR + j) .. 4 (i NR + j) + 3 (c0 .. c3).
+//
+//   float acc[TS_N];                         // the sum, in the nest's layout
+//   {
+//     __syncthreads();                       // earlier readers of shared memory are done
+//     <factor i in its own layout>           // 16-byte vectors along its contiguous dim
+//     <its vectors to shared memory, 16-bit, rows of its contiguous dim + 8 elements>
+//     __syncthreads();
+//     TS_FOR(r) acc[r] = 0.0f;
+//     for (int ks = 0; ks < BK / 16; ++ks) {   // unrolled
+//       unsigned a[MR][4], b[NR][2];           // the warp's fragments at k = 16 ks
+//       ldmatrix (A: one .x4 per 16 rows; B: one .x4 per 16 columns, .trans where the rows
+//                 of its staged tile run along K's other dim)
+//       mma.sync per fragment (i, j)
+//     }
+//   }
+#include <fmt/format.h>
+
+#include "codegen/emitter_state.hpp"
+#include "common/pow2.hpp"
+
+namespace tessel::codegen {
+
+using ir::Node;
+
+namespace {
+
+// Row and column (in the staged tile's rows) of the element lane `lane` addresses for
+// ldmatrix of a 16 x 16 A fragment (rows m: `m` + 0..15, k: 16 ks + 0..15); matrix
+// j = lane / 8 is (m + 8 (j & 1), k + 8 (j >> 1)), as the A fragment's a0..a3.
+std::pair<std::string, std::string> a_place(bool k_inner, const std::string& m) {
+  if (k_inner) return {m + " + (lane & 15)", "ks * 16 + (lane >> 4) * 8"};
+  return {"ks * 16 + (lane & 7) + (lane >> 4) * 8", m + " + ((lane >> 3) & 1) * 8"};
+}
+
+// The same for two 16 x 8 B fragments, columns `n0` + 0..7 and `n1` + 0..7: matrix j is
+// (k + 8 (j & 1), column block j >> 1), as b0, b1 of the first fragment then the second.
+std::pair<std::string, std::string> b_place(bool k_inner, const std::string& n) {
+  if (k_inner) return {n + " + (lane & 7)", "ks * 16 + ((lane >> 3) & 1) * 8"};
+  return {"ks * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)", n};
+}
+
+}  // namespace
+
+void Emitter::emit_mma_contraction(const passes::Contraction& c) {
+  const passes::Contraction::Mma& mma = *c.mma;
+  const Node* n = c.match.sum;
+  uses_mma_ = true;
+  const std::string nm = ids_.value(n);
+  names_[n] = nm;
+  const SharedUse& use = shared_use(n);  // the kernel IR's stage (passes/shared_plan.hpp)
+  const std::string elem = dtype_cuda_storage(mma.operand);
+  line(fmt::format("float {}[TS_N];  // sum over {} of products, factors in shared memory, on "
+                   "tensor cores (mma.sync m16n8k16, {})",
+                   nm, ir::sym_name(c.match.k), dtype_name(mma.operand)),
+       n);
+  open("");
+  std::string tile[2];
+  for (int i = 0; i < 2; ++i) {
+    const passes::Layout& F = c.factor_layout[i];
+    tile[i] = fmt::format("f{}_{}", n->id, i);
+    line(fmt::format("{}* {} = reinterpret_cast<{}*>(ts_smem + {});  // [{}][{} + 8]", elem,
+                     tile[i], elem, use.offset + c.shared_offset[i], F.slot_block.front(),
+                     F.slot_block.back()));
+  }
+  if (use.barrier) line("__syncthreads();  // earlier readers of shared memory are done");
+  for (int i = 0; i < 2; ++i) {
+    const passes::Layout& F = c.factor_layout[i];
+    emit_factor(c, i, [&] {
+      const int64_t inner = F.slot_block.back();
+      open_unrolled("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
+      line("const int f = TS_FLAT(g * TS_V);");
+      line("float s[TS_V];");
+      line(fmt::format("_Pragma(\"unroll\") for (int v = 0; v < TS_V; ++v) s[v] = {};",
+                       at(c.match.factor[i].value(), "g * TS_V + v")));
+      line(fmt::format(
+          "{}ts::st_vec<{}, TS_V, true, true>({} + (f >> {}) * {} + (f & {}), TS_V, s);",
+          F.all_threads_active() ? "" : fmt::format("if (f < {}) ", F.elems), elem, tile[i],
+          ceil_log2(inner), mma.pitch[i], inner - 1));
+      close();
+    });
+  }
+  line("__syncthreads();");
+  line(fmt::format("TS_FOR(r) {}[r] = 0.0f;", nm));
+  const int a = mma.a, b = 1 - mma.a;
+  const int64_t bm = nest_.slot_block[0], bn = nest_.slot_block[1];
+  const int64_t mr = bm / (16 * mma.warps_m), nr = bn / (8 * mma.warps_n);
+  const int64_t steps = plan_.block(c.match.k) / 16;
+  open("");
+  line(fmt::format("const int lane = tid & 31, wm = (tid >> 5) / {}, wn = (tid >> 5) % {};",
+                   mma.warps_n, mma.warps_n));
+  line(fmt::format("const unsigned a_at = ts::smem_addr({}), b_at = ts::smem_addr({});", tile[a],
+                   tile[b]));
+  open_unrolled(fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", steps));
+  line(fmt::format("unsigned a[{}][4], b[{}][2];  // the warp's fragments at k = 16 ks", mr, nr));
+  auto [ar, ac] = a_place(mma.k_inner[a], fmt::format("i * {} + wm * 16", 16 * mma.warps_m));
+  line(fmt::format(
+      "_Pragma(\"unroll\") for (int i = 0; i < {}; ++i) ts::ldmatrix_x4<{}>(a[i], a_at + 2 * "
+      "(({}) * {} + {}));",
+      mr, mma.k_inner[a] ? "false" : "true", ar, mma.pitch[a], ac));
+  const std::string trans_b = mma.k_inner[b] ? "false" : "true";
+  if (nr == 1) {
+    auto [br, bc] = b_place(mma.k_inner[b], "wn * 8");
+    line(fmt::format("ts::ldmatrix_x2<{}>(b[0], b_at + 2 * (({}) * {} + {}));", trans_b, br,
+                     mma.pitch[b], bc));
+  } else {
+    auto [br, bc] =
+        b_place(mma.k_inner[b], fmt::format("(j + (lane >> 4)) * {} + wn * 8", 8 * mma.warps_n));
+    open_unrolled(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; j += 2)", nr));
+    line("unsigned q[4];");
+    line(fmt::format("ts::ldmatrix_x4<{}>(q, b_at + 2 * (({}) * {} + {}));", trans_b, br,
+                     mma.pitch[b], bc));
+    line("b[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];");
+    close();
+  }
+  line(fmt::format(
+      "_Pragma(\"unroll\") for (int i = 0; i < {}; ++i) _Pragma(\"unroll\") for (int j = 0; j < "
+      "{}; ++j) ts::mma_16816_{}(&{}[4 * (i * {} + j)], a[i], b[j]);",
+      mr, nr, dtype_name(mma.operand), nm, nr));
+  close();
+  close();
+  close();
+}
+
+}  // namespace tessel::codegen

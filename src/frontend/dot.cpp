@@ -1,0 +1,124 @@
+// ts::dot (Helion's hl.dot, Triton's tl.dot): a matrix product traced as the sum over K of
+// its operands' outer products, the form the layout stage lowers as a contraction
+// (passes/contractions.hpp: never held as [M, K, N]) and, where it fits, on tensor cores
+// (passes/tensor_cores.hpp). For a [M, K] and b [K, N]:
+//   %x = cast a to f32 (f16, bf16: exact) | unary tf32 a (f32, dot_precision tf32) | a
+//   %xv = view %x : f32[M, K, 1]      %yv = view %y : f32[1, K, N]
+//   %p = binary mul %xv, %yv : f32[M, K, N]
+//   %d = reduce sum %p dim 1 : f32[M, N]
+// then the cast to out_dtype and the add of acc, as the user would write them.
+#include <fmt/format.h>
+
+#include "frontend/trace.hpp"
+
+namespace tessel {
+
+using frontend::TraceContext;
+using ir::Node;
+using ir::Op;
+
+namespace {
+
+bool dot_dtype(DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::f32; }
+
+// Operand `x` as f32 for the products: f16 and bf16 widened (exact), f32 rounded to TF32
+// under DotPrecision::tf32.
+Node* f32_operand(TraceContext& ctx, Node* x, DotPrecision precision, SourceLoc loc) {
+  if (x->dtype != DType::f32) return ctx.add(Op::Cast, DType::f32, x->shape, {x}, loc);
+  if (precision != DotPrecision::tf32) return x;
+  Node* n = ctx.add(Op::Unary, DType::f32, x->shape, {x}, loc);
+  n->fn = static_cast<uint8_t>(ir::UnaryFn::tf32);
+  return n;
+}
+
+// x with a size-1 dim inserted before dim `at`.
+Node* with_newaxis(TraceContext& ctx, Node* x, size_t at, SourceLoc loc) {
+  ir::Shape s = x->shape;
+  s.insert(s.begin() + static_cast<std::ptrdiff_t>(at), nullptr);
+  return ctx.add(Op::View, x->dtype, s, {x}, loc);
+}
+
+// The f32 product of a and b (checked), then cast to out_dtype.
+Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype, SourceLoc loc) {
+  TraceContext& ctx = TraceContext::current(loc);
+  Node* x = a.node();
+  Node* y = b.node();
+  const size_t rank = x->shape.size();
+  if (rank != y->shape.size() || rank < 2 || rank > 3)
+    ctx.fail(loc,
+             fmt::format("ts::dot of values of shapes {} and {}: it multiplies two 2-D values "
+                         "([M, K] and [K, N]) or two 3-D ones ([B, M, K] and [B, K, N])",
+                         ir::shape_str(x->shape), ir::shape_str(y->shape)),
+             "index the operands to 2-D tiles, e.g. ts::dot(x(tm, tk), y(tk, tn))");
+  for (const Node* o : {x, y})
+    if (!dot_dtype(o->dtype))
+      ctx.fail(loc,
+               fmt::format("ts::dot of a {} value: its operands are f16, bf16 or f32",
+                           dtype_name(o->dtype)),
+               "cast the operand, e.g. .to(ts::f32)");
+  if (x->dtype != y->dtype)
+    ctx.fail(loc,
+             fmt::format("ts::dot of a {} and a {} value: both operands have one dtype",
+                         dtype_name(x->dtype), dtype_name(y->dtype)),
+             "cast one of them, e.g. .to(ts::bf16)");
+  if (out_dtype && !is_float(*out_dtype))
+    ctx.fail(loc,
+             fmt::format("ts::dot's out_dtype is {}, not a float dtype", dtype_name(*out_dtype)),
+             "use ts::f32, ts::f16 or ts::bf16 (or cast the result afterwards)");
+  const ir::Sym* ka = x->shape[rank - 1];
+  const ir::Sym* kb = y->shape[rank - 2];
+  if (ka != kb && (!ka || !kb || ka->kind == ir::Sym::tile || kb->kind == ir::Sym::tile))
+    ctx.fail(loc,
+             fmt::format("ts::dot's operands differ in K: {} of the first ({}) against {} of "
+                         "the second ({})",
+                         ka ? frontend::describe_sym(ka) : "size 1", ir::shape_str(x->shape),
+                         kb ? frontend::describe_sym(kb) : "size 1", ir::shape_str(y->shape)),
+             "index K of both with the same tile (ts::dot(x(tm, tk), y(tk, tn))) or both with "
+             "ts::all");
+  const DotPrecision precision = ctx.settings().dot_precision.value_or(DotPrecision::tf32);
+  Node* xv = with_newaxis(ctx, f32_operand(ctx, x, precision, loc), rank, loc);  // [.., M, K, 1]
+  Node* yv =
+      with_newaxis(ctx, f32_operand(ctx, y, precision, loc), rank - 2, loc);  // [.., 1, K, N]
+  // Broadcasting checks the batch dims and whole K dims (equal sizes on each call).
+  ir::Shape shape = frontend::broadcast_shapes(xv->shape, yv->shape, loc);
+  Node* p = ctx.add(Op::Binary, DType::f32, shape, {xv, yv}, loc);
+  p->fn = static_cast<uint8_t>(ir::BinaryFn::mul);
+  shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(rank - 1));
+  Node* d = ctx.add(Op::Reduce, DType::f32, shape, {p}, loc);
+  d->fn = static_cast<uint8_t>(ir::ReduceFn::sum);
+  d->ival = static_cast<int64_t>(rank - 1);
+  Value r = Value::wrap(d);
+  return out_dtype ? cast(Operand(r).at(loc), *out_dtype) : r;
+}
+
+}  // namespace
+
+Value dot(const Operand& a, const Operand& b, std::optional<DType> out_dtype, Loc l) {
+  return product(a, b, out_dtype, SourceLoc::from(l));
+}
+
+Value dot(const Operand& a, const Operand& b, const Operand& acc, std::optional<DType> out_dtype,
+          Loc l) {
+  const SourceLoc loc = SourceLoc::from(l);
+  Value r = product(a, b, out_dtype, loc);
+  TraceContext& ctx = TraceContext::current(loc);
+  const DType t = acc.weak() ? r.dtype() : acc.node()->dtype;
+  if (!is_float(t))
+    ctx.fail(loc, fmt::format("ts::dot's accumulator is {}, not a float dtype", dtype_name(t)),
+             "accumulate in f32: ts::zeros({tm, tn}) before the K loop");
+  const ir::Shape& shape = r.node()->shape;
+  const ir::Shape& acc_shape = acc.node()->shape;
+  bool fits = acc_shape.size() <= shape.size();  // broadcasts to the product's shape
+  for (size_t i = 1; fits && i <= acc_shape.size(); ++i)
+    fits = !acc_shape[acc_shape.size() - i] ||
+           acc_shape[acc_shape.size() - i] == shape[shape.size() - i];
+  if (!fits)
+    ctx.fail(loc,
+             fmt::format("ts::dot's accumulator has shape {}, which the product {} does not "
+                         "have",
+                         ir::shape_str(acc.node()->shape), ir::shape_str(shape)),
+             "make the accumulator the product's shape, e.g. ts::zeros({tm, tn})");
+  return cast(Operand(acc.at(loc) + Operand(r).at(loc)).at(loc), t);
+}
+
+}  // namespace tessel

@@ -1,0 +1,143 @@
+#include "passes/tensor_cores.hpp"
+
+#include <cmath>
+#include <set>
+
+#include "layout/mma_layouts.hpp"
+
+namespace tessel::passes {
+
+namespace {
+
+// The 16-bit dtype (f16, bf16) whose load factor f widens to f32 (its nodes: the load, a
+// cast to f32, views), or none.
+std::optional<DType> widened_16bit(const ContractionFactor& f) {
+  const DType t = f.load()->dtype;
+  if (t != DType::f16 && t != DType::bf16) return std::nullopt;
+  for (size_t i = 1; i < f.nodes.size(); ++i) {
+    const ir::Node* n = f.nodes[i];
+    if (n->op == ir::Op::View) continue;
+    if (n->op == ir::Op::Cast && n->dtype == DType::f32 && n->args[0]->dtype == t) continue;
+    return std::nullopt;
+  }
+  return t;
+}
+
+// The Syms of v's shape (size-1 dims left out).
+std::set<const ir::Sym*> dims_of(const ir::Node* v) {
+  std::set<const ir::Sym*> out;
+  for (const ir::Sym* s : v->shape)
+    if (s) out.insert(s);
+  return out;
+}
+
+// The Sym of layout F's innermost slot.
+const ir::Sym* innermost(const Layout& F) {
+  for (const auto& [s, k] : F.slot_of)
+    if (k == static_cast<int>(F.slot_block.size()) - 1) return s;
+  return nullptr;
+}
+
+// wm x wn warps (wm * wn = warps) for a bm x bn accumulator: M's block a multiple of 16 wm,
+// N's of 8 wn, the warp tile (bm / wm) x (bn / wn) closest to square (fewest shared reads
+// per product); {0, 0} when none fits.
+std::pair<int, int> split_warps(int warps, int64_t bm, int64_t bn) {
+  std::pair<int, int> best{0, 0};
+  double best_skew = 1e9;
+  for (int wm = 1; wm <= warps; wm *= 2) {
+    const int wn = warps / wm;
+    if (bm % (16 * wm) != 0 || bn % (8 * wn) != 0) continue;
+    const double skew = std::abs(std::log2(static_cast<double>(bm / wm) / (bn / wn)));
+    if (skew < best_skew) {
+      best_skew = skew;
+      best = {wm, wn};
+    }
+  }
+  return best;
+}
+
+bool any_flattened(const KernelPlan& plan) {
+  for (const auto& [loop, knobs] : plan.knobs_by_loop)
+    if (knobs.flatten) return true;
+  return false;
+}
+
+layout::LinearLayout accumulator(const Layout& L, const Contraction::Mma& mma) {
+  return layout::mma_sync_accumulator(
+      {static_cast<int32_t>(L.slot_block[0]), static_cast<int32_t>(L.slot_block[1])},
+      {mma.warps_m, mma.warps_n});
+}
+
+// The tensor-core plan of contraction c in nest L, or none (the conditions of the header).
+std::optional<Contraction::Mma> plan_mma(const KernelPlan& plan, const Layout& L,
+                                         const Contraction& c) {
+  const ir::Node* sum = c.match.sum;
+  if (sum->shape.size() != 2 || !sum->shape[0] || !sum->shape[1]) return std::nullopt;
+  const ir::Sym* m = sum->shape[0];
+  const ir::Sym* n = sum->shape[1];
+  const ir::Sym* k = c.match.k;
+  auto sm = L.slot_of.find(m), sn = L.slot_of.find(n);
+  if (sm == L.slot_of.end() || sn == L.slot_of.end() || sm->second != 0 || sn->second != 1)
+    return std::nullopt;
+  const int64_t bm = plan.block(m), bn = plan.block(n), bk = plan.block(k);
+  if (L.slot_block[0] != bm || L.slot_block[1] != bn || bk % 16 != 0) return std::nullopt;
+  const std::optional<DType> t = widened_16bit(c.match.factor[0]);
+  if (!t || t != widened_16bit(c.match.factor[1])) return std::nullopt;
+  Contraction::Mma mma;
+  mma.operand = *t;
+  const std::set<const ir::Sym*> a_dims{m, k}, b_dims{k, n};
+  const std::set<const ir::Sym*> d0 = dims_of(c.match.factor[0].value());
+  const std::set<const ir::Sym*> d1 = dims_of(c.match.factor[1].value());
+  if (d0 == a_dims && d1 == b_dims)
+    mma.a = 0;
+  else if (d1 == a_dims && d0 == b_dims)
+    mma.a = 1;
+  else
+    return std::nullopt;
+  std::tie(mma.warps_m, mma.warps_n) = split_warps(L.threads / 32, bm, bn);
+  if (mma.warps_m == 0) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    const Layout& F = c.factor_layout[i];
+    mma.k_inner[i] = innermost(F) == k;
+    mma.pitch[i] = F.slot_block.back() + 8;
+  }
+  return mma;
+}
+
+}  // namespace
+
+void plan_tensor_cores(const KernelPlan& plan, Layout& L) {
+  if (L.slot_block.size() != 2 || any_flattened(plan)) return;
+  std::optional<Contraction::Mma> first;
+  for (Contraction& c : L.contractions) {
+    std::optional<Contraction::Mma> mma = plan_mma(plan, L, c);
+    // One placement holds the nest: every contraction on tensor cores has the same warps.
+    if (!mma || (first && (first->warps_m != mma->warps_m || first->warps_n != mma->warps_n)))
+      continue;
+    if (!first) first = mma;
+    c.shared_bytes = 0;
+    for (int i = 0; i < 2; ++i) {
+      c.padded[i] = false;
+      c.shared_offset[i] = c.shared_bytes;
+      const int64_t rows = c.factor_layout[i].slot_block.front();
+      c.shared_bytes += (rows * mma->pitch[i] * 2 + 15) / 16 * 16;
+    }
+    c.mma = mma;
+  }
+  if (!first) return;
+  // The accumulator places each of the tile's elements once: every thread holds
+  // elems / threads of them (a tile of 16-bit loads may have set wider vectors).
+  if (L.elems < static_cast<int64_t>(L.threads) * L.vec) {
+    L.vec = static_cast<int>(L.elems / L.threads);
+    L.groups = 1;
+  }
+  L = with_placement(L, accumulator(L, *first));
+}
+
+std::optional<layout::LinearLayout> tensor_core_placement(const Layout& L) {
+  for (const Contraction& c : L.contractions)
+    if (c.mma) return accumulator(L, *c.mma);
+  return std::nullopt;
+}
+
+}  // namespace tessel::passes

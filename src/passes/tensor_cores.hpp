@@ -1,0 +1,43 @@
+// The layout stage's last part: contractions on tensor cores.
+//
+// A contraction (passes/contractions.hpp) of f16 or bf16 loads, each widened to f32 (what
+// ts::dot of two f16 or bf16 tiles traces, and a matmul written as a broadcast multiply and
+// a sum of such loads), sums products exact in f32: the mma.sync.m16n8k16 instruction with
+// f32 accumulation computes the same sum on tensor cores (PTX ISA, "Warp Level Matrix
+// Multiply-Accumulate Instructions"; Triton lowers tl.dot of 16-bit operands the same way
+// on sm_80 and sm_89). Such a contraction runs on tensor cores when:
+//   - its sum is a [M, N] tile value and its factors [M, K] (A) and [K, N] (B) tiles,
+//   - the nest holds exactly the M and N slots, M outer, each of the tile's block,
+//   - the warps split into wm x wn with M's block a multiple of 16 wm, N's of 8 wn, and K's
+//     block is a multiple of 16,
+//   - no loop of the nest is flattened.
+// The nest's values are then held in the mma.sync accumulator layout
+// (layout::mma_sync_accumulator: each warp a 16 x 8 fragment repeated over the tile, a
+// thread two adjacent columns in two rows of it), the sum itself in the fragments' order,
+// and each factor is staged in shared memory as 16-bit elements, rows along its tensor's
+// contiguous dim padded by 8 elements (16 bytes: the eight rows ldmatrix reads fall in
+// distinct banks), read into fragments by ldmatrix (.trans where K is not that dim).
+// Before / after, the layout stage's dump of a 64 x 64 x 32 bf16 matmul on 4 warps:
+//   //   %20 contracts %19 over t2, 16640 bytes of shared memory; factors: ...
+//   //   %20 contracts %19 over t2, 9728 bytes of shared memory, on tensor cores (mma.sync
+//   //       m16n8k16 bf16, warps 2 x 2); factors: ...
+// and the nest's placement (its linear layout line) is the accumulator's.
+#pragma once
+
+#include "ir/ir.hpp"
+#include "passes/kernel_plan.hpp"
+#include "passes/layout.hpp"
+
+namespace tessel::passes {
+
+/// Puts the contractions of L (compute_layout and assign_access_layouts of top-level loop
+/// `plan.loop`) that qualify (above) on tensor cores: sets their `mma`, their shared bytes
+/// and offsets, and L's placement to the mma.sync accumulator. Leaves L as it is when none
+/// qualifies.
+void plan_tensor_cores(const KernelPlan& plan, Layout& L);
+
+/// The placement a nest whose contractions run on tensor cores must keep (the mma.sync
+/// accumulator over its two slots for their warps), or nothing when none does.
+std::optional<layout::LinearLayout> tensor_core_placement(const Layout& L);
+
+}  // namespace tessel::passes

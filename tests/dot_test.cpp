@@ -1,0 +1,321 @@
+// ts::dot (src/frontend/dot.cpp): its values on the interpreter against a plain reference
+// (f16, bf16, f32 under each Settings::dot_precision, batched, acc and out_dtype, whole K
+// dims), its errors, TF32 rounding, and the contractions it makes on tensor cores
+// (src/passes/tensor_cores.hpp): which qualify, their layouts and shared memory, the CUDA
+// (ldmatrix, mma.sync) NVRTC compiles for sm_90, and the layout stage's text read back.
+// GPU values: tests/gpu/dot_gpu_test.cpp.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <tessel/tessel.hpp>
+
+#include "common/element.hpp"
+#include "examples/kernels/matmul.hpp"
+#include "layout/mma_layouts.hpp"
+#include "nvrtc_test_util.hpp"
+#include "passes/layout.hpp"
+#include "passes/layout_text.hpp"
+#include "stage_test_util.hpp"
+#include "tests/dot_test_util.hpp"
+#include "user_error_util.hpp"
+
+namespace ts = tessel;
+namespace passes = tessel::passes;
+
+namespace {
+
+using dot_test::blocks;
+using dot_test::make_dot;
+using dot_test::reference;
+
+int g_line = 0;
+
+// The layout of the first loop nest of kernel k on `args` under config c, after the layout
+// stage (tensor cores planned).
+template <class K, class... A>
+passes::Layout nest_layout(const K& k, const ts::Config& c, const A&... args) {
+  stage_test::Staged s = stage_test::staged("layout", false, k, c, args...);
+  return s.stages.loops.at(0).layout;
+}
+
+const passes::Contraction& only_contraction(const passes::Layout& L) {
+  EXPECT_EQ(L.contractions.size(), 1u);
+  return L.contractions.at(0);
+}
+
+}  // namespace
+
+TEST(Dot, SixteenBitOperandsAreMultipliedAndSummedInF32) {
+  for (ts::DType t : {ts::bf16, ts::f16}) {
+    ts::Buffer x = ts::Buffer::randn({100, 50}, t, ts::cpu(), 1);
+    ts::Buffer y = ts::Buffer::randn({50, 72}, t, ts::cpu(), 2);
+    auto k = make_dot(ts::Settings{.config = blocks(64, 64, 32, 4)});
+    ts::Buffer got = k(x, y);
+    ASSERT_EQ(got.dtype(), ts::f32);
+    std::vector<double> want = reference(x, y), have = got.to_vector();
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(have[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << i;
+  }
+}
+
+TEST(Dot, RoundTf32RoundsToNearestWithTiesAwayFromZero) {
+  auto bits = [](float f) { return std::bit_cast<uint32_t>(ts::round_tf32(f)); };
+  auto f = [](uint32_t u) { return std::bit_cast<float>(u); };
+  EXPECT_EQ(bits(f(0x3f800fffu)), 0x3f800000u);  // below half of the dropped 13 bits
+  EXPECT_EQ(bits(f(0x3f801000u)), 0x3f802000u);  // a tie rounds away from zero
+  EXPECT_EQ(bits(f(0xbf801000u)), 0xbf802000u);  // also for negatives
+  EXPECT_EQ(bits(f(0x3f803000u)), 0x3f804000u);
+  EXPECT_EQ(bits(f(0x7f7fffffu)), 0x7f800000u);  // past the largest TF32: infinity
+  EXPECT_EQ(bits(std::numeric_limits<float>::infinity()), 0x7f800000u);
+  EXPECT_TRUE(std::isnan(ts::round_tf32(f(0x7f800001u))));  // a NaN stays a NaN
+}
+
+// 1 + 2^-12 needs 12 mantissa bits: TF32 keeps 10, so each product is 1 under tf32 and
+// 1 + 2^-12 under ieee (and tf32x3, computed as ieee).
+TEST(Dot, F32OperandsAreRoundedAsDotPrecisionSays) {
+  const double v = 1 + std::ldexp(1.0, -12);
+  ts::Buffer x = ts::Buffer::full({8, 64}, v, ts::f32), y = ts::Buffer::ones({64, 8}, ts::f32);
+  for (auto [p, each] : {std::pair{ts::DotPrecision::tf32, 1.0},
+                         {ts::DotPrecision::ieee, v},
+                         {ts::DotPrecision::tf32x3, v}}) {
+    auto k = make_dot(ts::Settings{.config = blocks(16, 16, 16, 4), .dot_precision = p});
+    for (double got : k(x, y).to_vector()) EXPECT_EQ(got, static_cast<float>(64 * each));
+  }
+  auto dflt = make_dot(ts::Settings{.config = blocks(16, 16, 16, 4)});  // unset: tf32
+  for (double got : dflt(x, y).to_vector()) EXPECT_EQ(got, 64.0);
+  // The rounding is in the traced IR, ahead of the products.
+  std::string ir = dflt.ir(x, y);
+  EXPECT_NE(ir.find("unary tf32"), std::string::npos) << ir;
+}
+
+TEST(Dot, AnAccumulatorIsAddedInItsDtypeAndOutDtypeRoundsTheProduct) {
+  ts::Buffer x = ts::Buffer::randn({40, 48}, ts::bf16, ts::cpu(), 3);
+  ts::Buffer y = ts::Buffer::randn({48, 24}, ts::bf16, ts::cpu(), 4);
+  auto k = ts::kernel(
+      "dot_out_dtype",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32);
+        ts::Tensor rounded = ts::empty({x.size(0), y.size(1)}, ts::f32);
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::full({tm, tn}, 0.5);
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          out(tm, tn) = acc;
+          rounded(tm, tn) = ts::dot(x(tm, ts::all), y(ts::all, tn), ts::bf16).to(ts::f32);
+        }
+        return std::make_tuple(out, rounded);
+      },
+      ts::Settings{.config = blocks(16, 8, 16, 4)});
+  auto [out, rounded] = k(x, y);
+  std::vector<double> want = reference(x, y), acc = out.to_vector(), r = rounded.to_vector();
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(acc[i], want[i] + 0.5, 1e-5 * (1 + std::abs(want[i])));
+    EXPECT_EQ(r[i], ts::bf16_bits_to_float(ts::float_to_bf16_bits(static_cast<float>(want[i]))))
+        << i;
+  }
+}
+
+TEST(Dot, BatchedOperandsMultiplyPerBatch) {
+  auto k = ts::kernel(
+      "bmm",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty({x.size(0), x.size(1), y.size(2)}, ts::f32);
+        for (auto [tb, tm, tn] : ts::tile(x.size(0), x.size(1), y.size(2))) {
+          ts::Value acc = ts::zeros({tb, tm, tn});
+          for (auto tk : ts::tile(x.size(2))) acc = ts::dot(x(tb, tm, tk), y(tb, tk, tn), acc);
+          out(tb, tm, tn) = acc;
+        }
+        return out;
+      },
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2, 16, 16, 16}}});
+  ts::Buffer x = ts::Buffer::randn({3, 20, 30}, ts::f16, ts::cpu(), 5);
+  ts::Buffer y = ts::Buffer::randn({3, 30, 10}, ts::f16, ts::cpu(), 6);
+  std::vector<double> got = k(x, y).to_vector(), xv = x.to_vector(), yv = y.to_vector();
+  for (int b = 0; b < 3; ++b)
+    for (int m = 0; m < 20; ++m)
+      for (int n = 0; n < 10; ++n) {
+        double s = 0;
+        for (int q = 0; q < 30; ++q) s += xv[(b * 20 + m) * 30 + q] * yv[(b * 30 + q) * 10 + n];
+        EXPECT_NEAR(got[(b * 20 + m) * 10 + n], s, 1e-4) << b << " " << m << " " << n;
+      }
+  REQUIRE_NVRTC();
+  std::string cu = nvrtc_test::compile(k, x, y);  // on the CUDA cores: not a 2-D product
+  EXPECT_EQ(cu.find("mma_16816"), std::string::npos);
+  EXPECT_NE(cu.find("of products, factors in shared memory"), std::string::npos) << cu;
+}
+
+TEST(Dot, WholeKDimsOfEqualSizeMultiply) {
+  auto k = ts::kernel(
+      "dot_all",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32);
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1)))
+          out(tm, tn) = ts::dot(x(tm, ts::all), y(ts::all, tn));
+        return out;
+      },
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{16, 16}}});
+  ts::Buffer x = ts::Buffer::randn({33, 40}, ts::bf16, ts::cpu(), 7);
+  ts::Buffer y = ts::Buffer::randn({40, 17}, ts::bf16, ts::cpu(), 8);
+  std::vector<double> want = reference(x, y), got = k(x, y).to_vector();
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
+  ts::Buffer short_k = ts::Buffer::randn({39, 17}, ts::bf16, ts::cpu(), 9);
+  std::string msg = user_error_test::user_error([&] { k(x, short_k); });
+  EXPECT_NE(msg.find("40 vs 39"), std::string::npos) << msg;
+}
+
+// Each error names the kernel and the ts::dot line.
+TEST(Dot, OperandsItCannotMultiplyAreUserErrors) {
+  struct Case {
+    std::function<ts::Value(ts::Tensor&, ts::Tensor&, ts::Tile&, ts::Tile&, ts::Tile&)> body;
+    std::string what, hint;
+  };
+  const std::vector<Case> cases{
+      {[](ts::Tensor& x, ts::Tensor& y, ts::Tile& tm, ts::Tile& tn, ts::Tile& tk) {
+         g_line = __LINE__ + 1;
+         return ts::dot(x(tm, tk), y(tk, 0));
+       },
+       "ts::dot of values of shapes", "index the operands to 2-D tiles"},
+      {[](ts::Tensor& x, ts::Tensor& y, ts::Tile& tm, ts::Tile& tn, ts::Tile& tk) {
+         g_line = __LINE__ + 1;
+         return ts::dot(x(tm, tk), y(tk, tn).to(ts::f16));
+       },
+       "ts::dot of a bf16 and a f16 value", "cast one of them"},
+      {[](ts::Tensor& x, ts::Tensor& y, ts::Tile& tm, ts::Tile& tn, ts::Tile& tk) {
+         g_line = __LINE__ + 1;
+         return ts::dot(x(tm, tk).to(ts::i32), y(tk, tn).to(ts::i32));
+       },
+       "ts::dot of a i32 value", "cast the operand"},
+      {[](ts::Tensor& x, ts::Tensor& y, ts::Tile& tm, ts::Tile& tn, ts::Tile& tk) {
+         g_line = __LINE__ + 1;
+         return ts::dot(x(tm, tk), y(tm, tn));
+       },
+       "ts::dot's operands differ in K", "with the same tile"},
+      {[](ts::Tensor& x, ts::Tensor& y, ts::Tile& tm, ts::Tile& tn, ts::Tile& tk) {
+         g_line = __LINE__ + 1;
+         return ts::dot(x(tm, tk), y(tk, tn), ts::i32);
+       },
+       "ts::dot's out_dtype is i32", "use ts::f32"},
+      {[](ts::Tensor& x, ts::Tensor& y, ts::Tile& tm, ts::Tile& tn, ts::Tile& tk) {
+         ts::Value acc = ts::zeros({tn, tm});
+         g_line = __LINE__ + 1;
+         return ts::dot(x(tm, tk), y(tk, tn), acc);
+       },
+       "ts::dot's accumulator has shape", "the product's shape"},
+  };
+  ts::Buffer x = ts::Buffer::zeros({32, 32}, ts::bf16), y = ts::Buffer::zeros({32, 32}, ts::bf16);
+  for (const Case& c : cases) {
+    auto k = ts::kernel("bad_dot", [&c](ts::Tensor x, ts::Tensor y) {
+      ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32);
+      for (auto [tm, tn] : ts::tile(x.size(0), y.size(1)))
+        for (auto tk : ts::tile(x.size(1))) out(tm, tn) = c.body(x, y, tm, tn, tk);
+      return out;
+    });
+    std::string msg = user_error_test::user_error([&] { k(x, y); });
+    user_error_test::expect_message(msg, "bad_dot", g_line, c.what, c.hint);
+  }
+}
+
+TEST(TensorCores, ASixteenBitDotRunsOnTensorCoresInTheAccumulatorsLayout) {
+  ts::Buffer x = ts::Buffer::zeros({256, 256}, ts::bf16),
+             y = ts::Buffer::zeros({256, 256}, ts::bf16);
+  auto k = make_dot();
+  struct Case {
+    int64_t m, n, k;
+    int warps, wm, wn;
+  };
+  for (Case c : {Case{64, 64, 32, 4, 2, 2}, Case{128, 128, 32, 8, 2, 4}, Case{128, 64, 64, 4, 2, 2},
+                 Case{16, 32, 16, 4, 1, 4}, Case{64, 16, 16, 2, 2, 1}}) {
+    passes::Layout L = nest_layout(k, blocks(c.m, c.n, c.k, c.warps), x, y);
+    const passes::Contraction& con = only_contraction(L);
+    ASSERT_TRUE(con.mma) << c.m << "x" << c.n;
+    EXPECT_EQ(con.mma->operand, ts::bf16);
+    EXPECT_EQ(con.mma->warps_m, c.wm);
+    EXPECT_EQ(con.mma->warps_n, c.wn);
+    EXPECT_TRUE(con.mma->k_inner[con.mma->a]);       // x's rows run along K
+    EXPECT_FALSE(con.mma->k_inner[1 - con.mma->a]);  // y's along N
+    // 16-bit elements in rows padded by 8.
+    EXPECT_EQ(con.shared_bytes, c.m * (c.k + 8) * 2 + c.k * (c.n + 8) * 2);
+    const ts::layout::LinearLayout mma = ts::layout::mma_sync_accumulator(
+        {static_cast<int32_t>(c.m), static_cast<int32_t>(c.n)}, {c.wm, c.wn});
+    EXPECT_EQ(passes::with_placement(L, mma).slot_bits, L.slot_bits);
+  }
+}
+
+TEST(TensorCores, ContractionsThatDoNotFitStayOnTheCudaCores) {
+  ts::Buffer xb = ts::Buffer::zeros({64, 64}, ts::bf16), yb = ts::Buffer::zeros({64, 64}, ts::bf16);
+  ts::Buffer xf = ts::Buffer::zeros({64, 64}, ts::f32), yf = ts::Buffer::zeros({64, 64}, ts::f32);
+  auto k = make_dot();
+  EXPECT_FALSE(only_contraction(nest_layout(k, blocks(64, 64, 8, 4), xb, yb)).mma);  // K < 16
+  EXPECT_FALSE(
+      only_contraction(nest_layout(k, blocks(16, 8, 16, 4), xb, yb)).mma);  // 4 warps, 16 x 8
+  EXPECT_FALSE(only_contraction(nest_layout(k, blocks(64, 64, 32, 4), xf, yf)).mma);  // f32
+}
+
+TEST(TensorCores, TheCudaLoadsFragmentsWithLdmatrixAndCompiles) {
+  REQUIRE_NVRTC();
+  auto k = make_dot();
+  for (ts::DType t : {ts::bf16, ts::f16}) {
+    ts::Buffer x = ts::Buffer::zeros({200, 96}, t), y = ts::Buffer::zeros({96, 136}, t);
+    std::string cu = nvrtc_test::compile(k, x, y);  // the default config
+    EXPECT_NE(cu.find("#include \"tessel/mma.cuh\""), std::string::npos) << cu;
+    EXPECT_NE(cu.find("ts::mma_16816_" + ts::dtype_name(t)), std::string::npos) << cu;
+    EXPECT_NE(cu.find("ts::ldmatrix_x4<false>(a[i]"), std::string::npos) << cu;  // K-major A
+    EXPECT_NE(cu.find("ts::ldmatrix_x4<true>(q"), std::string::npos) << cu;      // N-major B
+  }
+  // Transposed views: A is M-major (.trans), B K-major (no .trans); 8 columns: ldmatrix .x2.
+  ts::Buffer xt = ts::Buffer::zeros({96, 200}, ts::bf16), yt = ts::Buffer::zeros({8, 96}, ts::bf16);
+  auto kt = make_dot(ts::Settings{.config = blocks(64, 8, 32, 4)});
+  std::string cu = nvrtc_test::compile(kt, xt.transpose(0, 1), yt.transpose(0, 1));
+  EXPECT_NE(cu.find("ts::ldmatrix_x4<true>(a[i]"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("ts::ldmatrix_x2<false>(b[0]"), std::string::npos) << cu;
+}
+
+TEST(TensorCores, TheLayoutStagesTextReadsBackAndKeepsTheAccumulatorsPlacement) {
+  ts::Buffer x = ts::Buffer::zeros({128, 128}, ts::bf16),
+             y = ts::Buffer::zeros({128, 128}, ts::bf16);
+  auto k = make_dot();
+  stage_test::Staged s = stage_test::staged("layout", false, k, blocks(64, 64, 32, 4), x, y);
+  EXPECT_NE(s.text.find("on tensor cores (mma.sync m16n8k16 bf16, warps 2 x 2)"), std::string::npos)
+      << s.text;
+  const ts::codegen::LoopStages& l = s.stages.loops.at(0);
+  passes::Layout parsed =
+      passes::parse_layouts(s.text, s.stages.program(), s.stages.config).at(l.loop);
+  EXPECT_EQ(passes::describe(parsed, l.loop), passes::describe(l.layout, l.loop));
+  EXPECT_EQ(parsed.slot_bits, l.layout.slot_bits);
+  // Another placement is refused: the fragments' order is the accumulator's.
+  std::string text = s.text;
+  const std::string mma = passes::linear_layout(l.layout).to_string();
+  std::string line = mma, other = ts::layout::mma_sync_accumulator({64, 64}, {1, 4}).to_string();
+  for (std::string* t : {&line, &other})
+    for (size_t p = t->find('\n'); p != std::string::npos; p = t->find('\n', p))
+      t->replace(p, 1, "; ");
+  ASSERT_NE(text.find(line), std::string::npos) << text;
+  text.replace(text.find(line), line.size(), other);
+  try {
+    passes::parse_layouts(text, s.stages.program(), s.stages.config);
+    ADD_FAILURE() << "no ParseError";
+  } catch (const ts::ir::ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("keeps the mma.sync accumulator's placement"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// examples::make_bmm: a batch tile of one element, 2-D products per program on tensor cores.
+TEST(TensorCores, ABatchOfTwoDimensionalDotsRunsOnTensorCores) {
+  ts::Buffer x = ts::Buffer::randn({3, 40, 24}, ts::bf16, ts::cpu(), 20);
+  ts::Buffer y = ts::Buffer::randn({3, 24, 20}, ts::bf16, ts::cpu(), 21);
+  auto k = examples::make_bmm(ts::Settings{.config = blocks(32, 16, 16, 4)});
+  std::vector<double> got = k(x, y).to_vector(), xv = x.to_vector(), yv = y.to_vector();
+  for (int b = 0; b < 3; ++b)
+    for (int m = 0; m < 40; ++m)
+      for (int n = 0; n < 20; ++n) {
+        double s = 0;
+        for (int q = 0; q < 24; ++q) s += xv[(b * 40 + m) * 24 + q] * yv[(b * 24 + q) * 20 + n];
+        // out is bf16: one rounding of s.
+        EXPECT_NEAR(got[(b * 40 + m) * 20 + n], s, 0.01 * (1 + std::abs(s)));
+      }
+  EXPECT_TRUE(only_contraction(nest_layout(k, blocks(32, 16, 16, 4), x, y)).mma);
+  REQUIRE_NVRTC();
+  EXPECT_NE(nvrtc_test::compile(k, x, y).find("ts::mma_16816_bf16"), std::string::npos);
+}

@@ -1,0 +1,47 @@
+// Test-only kernels and references for ts::dot (tests/dot_test.cpp and its GPU twin).
+#pragma once
+
+#include <cstdint>
+#include <tessel/tessel.hpp>
+#include <vector>
+
+namespace dot_test {
+
+namespace ts = tessel;
+
+inline ts::Config blocks(int64_t m, int64_t n, int64_t k, int warps) {
+  return ts::Config{.block_sizes = std::vector<int64_t>{m, n, k}, .num_warps = warps};
+}
+
+/// out = x @ y in f32 (x [M, K], y [K, N]): a K loop accumulating ts::dot. examples::
+/// make_dot_matmul with an f32 output, so that results compare without a final rounding.
+inline auto make_dot(ts::Settings settings = {}) {
+  return ts::kernel(
+      "dot", {"x", "y"},
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32).named("out");
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          out(tm, tn) = acc;
+        }
+        return out;
+      },
+      settings);
+}
+
+/// x @ y in double, row-major [M, N] (x [M, K], y [K, N] on the CPU, any strides).
+inline std::vector<double> reference(const ts::Buffer& x, const ts::Buffer& y) {
+  const ts::Buffer xc = x.contiguous(), yc = y.contiguous();
+  const std::vector<double> xv = xc.to_vector(), yv = yc.to_vector();
+  const int64_t m = x.size(0), k = x.size(1), n = y.size(1);
+  std::vector<double> out(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t q = 0; q < k; ++q)
+      for (int64_t j = 0; j < n; ++j)
+        out[static_cast<size_t>(i * n + j)] +=
+            xv[static_cast<size_t>(i * k + q)] * yv[static_cast<size_t>(q * n + j)];
+  return out;
+}
+
+}  // namespace dot_test

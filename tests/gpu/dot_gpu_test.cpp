@@ -1,0 +1,143 @@
+// ts::dot on the GPU against the interpreter: on tensor cores (mma.sync, f16 and bf16
+// operands; passes/tensor_cores.hpp) and on the CUDA cores (f32 under TF32 and ieee
+// precision, batched), at ragged sizes (M = 1, N = 1, K = 1), with transposed operands,
+// pipelined and persistent programs, and a fused epilogue. Random operands: the GPU sums
+// the f32 products in another order than the interpreter, so results agree within
+// 1e-4 * (1 + |value|) (sums of at most a few hundred products of magnitude ~1). Exact
+// agreement on small integers: tests/gpu/contractions_gpu_test.cpp.
+#include <gtest/gtest.h>
+
+#include <tessel/tessel.hpp>
+#include <tessel/testing.hpp>
+
+#include "gpu_test_util.hpp"
+#include "tests/dot_test_util.hpp"
+
+namespace ts = tessel;
+
+namespace {
+
+using dot_test::blocks;
+
+template <class K, class... A>
+void expect_close_to_interpreter(const K& k, const std::string& what, const A&... cpu_args) {
+  ts::Buffer want = k(cpu_args...);
+  ts::Buffer got = k(cpu_args.to(ts::cuda(0))...);
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0) << what;
+}
+
+struct Shape {
+  int64_t m, k, n;
+};
+const std::vector<Shape> kShapes{{256, 128, 192}, {257, 95, 129}, {1, 64, 40}, {70, 1, 1}};
+
+}  // namespace
+
+TEST(DotGpu, SixteenBitDotsOnTensorCoresMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  struct Blocks {
+    int64_t m, n, k;
+    int warps;
+  };
+  for (ts::DType t : {ts::bf16, ts::f16})
+    for (Blocks b : {Blocks{64, 64, 32, 4}, Blocks{128, 128, 32, 8}, Blocks{128, 64, 64, 4},
+                     Blocks{16, 32, 16, 4}, Blocks{64, 16, 16, 2}, Blocks{16, 8, 16, 1}})
+      for (Shape s : kShapes) {
+        auto k = dot_test::make_dot(ts::Settings{.config = blocks(b.m, b.n, b.k, b.warps)});
+        expect_close_to_interpreter(
+            k,
+            ts::dtype_name(t) + " " + blocks(b.m, b.n, b.k, b.warps).to_json() + " " +
+                std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n),
+            ts::Buffer::randn({s.m, s.k}, t, ts::cpu(), 1),
+            ts::Buffer::randn({s.k, s.n}, t, ts::cpu(), 2));
+      }
+}
+
+// x.t() of a [K, M] tensor is M-major (ldmatrix .trans for A), y.t() of [N, K] K-major.
+TEST(DotGpu, TransposedOperandsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel(
+      "dot_t",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32);
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          out(tm, tn) = acc;
+        }
+        return out;
+      },
+      ts::Settings{.config = blocks(64, 32, 32, 4)});
+  ts::Buffer xt = ts::Buffer::randn({96, 150}, ts::bf16, ts::cpu(), 3);
+  ts::Buffer yt = ts::Buffer::randn({70, 96}, ts::bf16, ts::cpu(), 4);
+  ts::Buffer x = ts::Buffer::randn({150, 96}, ts::bf16, ts::cpu(), 5);
+  ts::Buffer y = ts::Buffer::randn({96, 70}, ts::bf16, ts::cpu(), 6);
+  // Transposed views of each operand (tr) or the operand itself, on the CPU and on the GPU
+  // (Buffer::to copies contiguously: the views are taken where the data is).
+  auto operand = [](const ts::Buffer& b, bool tr, ts::Device d) {
+    ts::Buffer on = b.to(d);
+    return tr ? on.transpose(0, 1) : on;
+  };
+  for (auto [ta, tb] : {std::pair{true, false}, {false, true}, {true, true}}) {
+    const ts::Buffer& a = ta ? xt : x;
+    const ts::Buffer& b = tb ? yt : y;
+    ts::Buffer want = k(operand(a, ta, ts::cpu()), operand(b, tb, ts::cpu()));
+    ts::Buffer got = k(operand(a, ta, ts::cuda(0)), operand(b, tb, ts::cuda(0)));
+    EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0) << ta << tb;
+  }
+}
+
+TEST(DotGpu, PipelinedAndPersistentDotsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  for (int stages : {1, 2, 3})
+    for (ts::PidType pid : {ts::PidType::flat, ts::PidType::persistent_interleaved,
+                            ts::PidType::persistent_blocked}) {
+      ts::Config c = blocks(64, 64, 32, 4);
+      c.num_stages = stages;
+      c.pid_type = pid;
+      auto k = dot_test::make_dot(ts::Settings{.config = c});
+      expect_close_to_interpreter(k, c.to_json(),
+                                  ts::Buffer::randn({300, 200}, ts::bf16, ts::cpu(), 7),
+                                  ts::Buffer::randn({200, 150}, ts::bf16, ts::cpu(), 8));
+    }
+}
+
+// bias + gelu (tanh) + a residual, cast to bf16: the epilogue runs on the accumulator.
+TEST(DotGpu, AFusedEpilogueMatchesTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel(
+      "dot_epilogue",
+      [](ts::Tensor x, ts::Tensor y, ts::Tensor bias, ts::Tensor r) {
+        ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::bf16);
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          ts::Value h = acc + bias(ts::newaxis, tn).to(ts::f32);
+          ts::Value gelu = 0.5 * h * (1.0 + ts::tanh(0.7978845608 * (h + 0.044715 * h * h * h)));
+          out(tm, tn) = (gelu + r(tm, tn).to(ts::f32)).to(ts::bf16);
+        }
+        return out;
+      },
+      ts::Settings{.config = blocks(128, 64, 32, 4)});
+  ts::Buffer x = ts::Buffer::randn({200, 160}, ts::bf16, ts::cpu(), 9);
+  ts::Buffer y = ts::Buffer::randn({160, 96}, ts::bf16, ts::cpu(), 10);
+  ts::Buffer bias = ts::Buffer::randn({96}, ts::bf16, ts::cpu(), 11);
+  ts::Buffer r = ts::Buffer::randn({200, 96}, ts::bf16, ts::cpu(), 12);
+  ts::Buffer want = k(x, y, bias, r);
+  ts::Buffer got = k(x.to(ts::cuda(0)), y.to(ts::cuda(0)), bias.to(ts::cuda(0)), r.to(ts::cuda(0)));
+  // One bf16 rounding of values up to ~40: a last-bit difference is 0.25.
+  EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0);
+}
+
+TEST(DotGpu, F32DotsOnTheCudaCoresMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  for (ts::DotPrecision p : {ts::DotPrecision::tf32, ts::DotPrecision::ieee})
+    for (Shape s : kShapes) {
+      auto k =
+          dot_test::make_dot(ts::Settings{.config = blocks(64, 64, 16, 4), .dot_precision = p});
+      expect_close_to_interpreter(k, std::to_string(s.m) + "x" + std::to_string(s.n),
+                                  ts::Buffer::randn({s.m, s.k}, ts::f32, ts::cpu(), 13),
+                                  ts::Buffer::randn({s.k, s.n}, ts::f32, ts::cpu(), 14));
+    }
+}
