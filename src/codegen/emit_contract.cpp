@@ -8,6 +8,7 @@
 //     <its registers to shared memory at their flat index in that layout (+1 pad per row)>
 //     <factor 1 likewise>
 //     __syncthreads();
+//     TS_FOR(r) acc[r] = 0.0f;              // or the accumulator of `acc + sum`
 //     for (int k = 0; k < BK; ++k) {        // every element: one product per k
 //       float a0[N0];                       // factor 0's distinct values at k: one per
 //       for (j < N0) a0[j] = f0[place0(spread(j), k)];  // setting of the register bits
@@ -139,15 +140,43 @@ void Emitter::emit_factor(const passes::Contraction& c, int i,
   });
 }
 
+Emitter::ContractionSum Emitter::declare_contraction_sum(const Node* s,
+                                                         const std::string& comment) {
+  // The add using s, where that is s's only use among the nest's live nodes.
+  const Node* add = nullptr;
+  int uses = 0;
+  ir::walk(top_->body, [&](const Node* m) {
+    if (!live_.count(m)) return;
+    for (const Node* a : m->args) uses += a == s;
+    for (const Node* a : m->inits) uses += a == s;
+    if (m->op == ir::Op::Binary && m->bfn() == ir::BinaryFn::add &&
+        (m->args[0] == s) != (m->args[1] == s))
+      add = m;
+  });
+  const Node* acc = add ? add->args[add->args[0] == s ? 1 : 0] : nullptr;
+  // Nodes are numbered in program order: acc (a carried value, or one computed ahead of
+  // s) has been emitted.
+  if (uses != 1 || !add || add->dtype != DType::f32 || acc->dtype != DType::f32 ||
+      acc->shape != s->shape || acc->id > s->id || !is_array(acc)) {
+    ContractionSum sum{ids_.value(s), "0.0f"};
+    names_[s] = sum.name;
+    line(fmt::format("float {}[TS_N];  // {}", sum.name, comment), s);
+    return sum;
+  }
+  ContractionSum sum{ids_.value(add), at(acc, "r")};
+  names_[s] = names_[add] = sum.name;
+  summed_into_.insert(add);
+  line(fmt::format("float {}[TS_N];  // the accumulator plus the {}", sum.name, comment), s);
+  return sum;
+}
+
 void Emitter::emit_contraction(const passes::Contraction& c) {
   if (c.mma) return emit_mma_contraction(c);
   const Node* n = c.match.sum;
-  std::string nm = ids_.value(n);
-  names_[n] = nm;
+  const ContractionSum sum = declare_contraction_sum(
+      n, fmt::format("sum over {} of products, factors in shared memory", ir::sym_name(c.match.k)));
+  const std::string& nm = sum.name;
   const SharedUse& use = shared_use(n);  // the kernel IR's stage (passes/shared_plan.hpp)
-  line(fmt::format("float {}[TS_N];  // sum over {} of products, factors in shared memory", nm,
-                   ir::sym_name(c.match.k)),
-       n);
   open("");
   std::string tile[2];
   for (int i = 0; i < 2; ++i) {
@@ -168,7 +197,7 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
     });
   }
   line("__syncthreads();");
-  line(fmt::format("TS_FOR(r) {}[r] = 0.0f;", nm));
+  line(fmt::format("TS_FOR(r) {}[r] = {};", nm, sum.init));
   int64_t bk = plan_.block(c.match.k);
   open(fmt::format("_Pragma(\"unroll 8\") for (int k = 0; k < {}; ++k)", bk));
   std::string operand[2];

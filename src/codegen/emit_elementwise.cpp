@@ -184,6 +184,7 @@ static std::string elem_expr(Emitter& e, const Node* n, const std::string& r) {
 void Emitter::emit_node(const Node* n) {
   if (!live_.count(n)) return;
   if (staged_.count(n) && !in_factor_) return;  // emitted by its contraction's sum
+  if (summed_into_.count(n)) return;            // the accumulator its contraction summed into
   if (const passes::Contraction* c = contraction_of(n)) {
     emit_contraction(*c);
     return;

@@ -10,7 +10,8 @@
 //     <factor i in its own layout>           // 16-byte vectors along its contiguous dim
 //     <its vectors to shared memory, 16-bit, rows of its contiguous dim + 8 elements>
 //     __syncthreads();
-//     TS_FOR(r) acc[r] = 0.0f;
+//     TS_FOR(r) acc[r] = 0.0f;                // or the accumulator of `acc + sum`
+//                                           // (Emitter::declare_contraction_sum)
 //     for (int ks = 0; ks < BK / 16; ++ks) {   // unrolled
 //       unsigned a[MR][4], b[NR][2];           // the warp's fragments at k = 16 ks
 //       ldmatrix (A: one .x4 per 16 rows; B: one .x4 per 16 columns, .trans where the rows
@@ -50,14 +51,13 @@ void Emitter::emit_mma_contraction(const passes::Contraction& c) {
   const passes::Contraction::Mma& mma = *c.mma;
   const Node* n = c.match.sum;
   uses_mma_ = true;
-  const std::string nm = ids_.value(n);
-  names_[n] = nm;
+  const ContractionSum sum = declare_contraction_sum(
+      n, fmt::format("sum over {} of products, factors in shared memory, on tensor cores "
+                     "(mma.sync m16n8k16, {})",
+                     ir::sym_name(c.match.k), dtype_name(mma.operand)));
+  const std::string& nm = sum.name;
   const SharedUse& use = shared_use(n);  // the kernel IR's stage (passes/shared_plan.hpp)
   const std::string elem = dtype_cuda_storage(mma.operand);
-  line(fmt::format("float {}[TS_N];  // sum over {} of products, factors in shared memory, on "
-                   "tensor cores (mma.sync m16n8k16, {})",
-                   nm, ir::sym_name(c.match.k), dtype_name(mma.operand)),
-       n);
   open("");
   std::string tile[2];
   for (int i = 0; i < 2; ++i) {
@@ -85,7 +85,7 @@ void Emitter::emit_mma_contraction(const passes::Contraction& c) {
     });
   }
   line("__syncthreads();");
-  line(fmt::format("TS_FOR(r) {}[r] = 0.0f;", nm));
+  line(fmt::format("TS_FOR(r) {}[r] = {};", nm, sum.init));
   const int a = mma.a, b = 1 - mma.a;
   const int64_t bm = nest_.slot_block[0], bn = nest_.slot_block[1];
   const int64_t mr = bm / (16 * mma.warps_m), nr = bn / (8 * mma.warps_n);

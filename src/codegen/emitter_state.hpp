@@ -156,6 +156,14 @@ class Emitter {
   void emit_factor(const passes::Contraction& c, int i, const std::function<void()>& to_shared);
   /// A contraction on tensor cores (Contraction::mma; emit_mma.cpp).
   void emit_mma_contraction(const passes::Contraction& c);
+  /// The array contraction sum `s` is summed into (declared here) and its initial value at
+  /// register r: the add `acc + s` that is s's only use (f32, s's shape, acc computed
+  /// earlier) takes s's place, starting from acc (the add is then not emitted: one
+  /// accumulator's registers, not two); else an array for s starting from 0.
+  struct ContractionSum {
+    std::string name, init;
+  };
+  ContractionSum declare_contraction_sum(const ir::Node* s, const std::string& comment);
   /// Array `dst` (declared here, reg_type(dtype)) := array `src`, converted from layout
   /// `from` to layout `to` (slots of the same Syms in another order) through shared
   /// memory: each thread writes its elements at their position in `from`'s tile (one pad
@@ -245,12 +253,13 @@ class Emitter {
   std::set<const ir::Node*> written_;               // tensors stored to
   std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next
   std::set<const ir::Node*> staged_;  // contractions' factors and products (emitted by the sum)
-  bool in_factor_ = false;            // emitting a contraction's factor
-  std::ostringstream prologue_;       // device scalar reads
-  bool multicast_ = false;            // the loop nest uses a multicast tensor (ts::multicast_like)
-  bool uses_atomics_ = false;         // include tessel/atomics.cuh (<cuda/atomic>)
-  bool uses_tma_ = false;             // include tessel/tma.cuh (<cuda/ptx>)
-  bool uses_mma_ = false;             // include tessel/mma.cuh (ldmatrix, mma.sync)
+  std::set<const ir::Node*> summed_into_;  // adds a contraction's sum accumulated into
+  bool in_factor_ = false;                 // emitting a contraction's factor
+  std::ostringstream prologue_;            // device scalar reads
+  bool multicast_ = false;     // the loop nest uses a multicast tensor (ts::multicast_like)
+  bool uses_atomics_ = false;  // include tessel/atomics.cuh (<cuda/atomic>)
+  bool uses_tma_ = false;      // include tessel/tma.cuh (<cuda/ptx>)
+  bool uses_mma_ = false;      // include tessel/mma.cuh (ldmatrix, mma.sync)
   int tmp_ = 0;
 };
 
