@@ -1,5 +1,6 @@
 // ts::dot on tensor cores (examples::make_dot_matmul, src/passes/tensor_cores.hpp) against
-// cuBLAS in the same run: bf16 operands, f32 accumulation, bf16 output, row-major.
+// cuBLAS in the same run: bf16 operands, f32 accumulation, bf16 output, row-major; then f32
+// operands under TF32 against cuBLAS SGEMM with TF32 tensor-op math.
 //   compile   NVRTC time of one GEMM candidate (128 x 128 x 32, 8 warps; no GPU needed)
 //   per shape M x N x K: cuBLAS (cublasGemmEx, CUBLAS_COMPUTE_32F, default algorithm) and
 //             tessel over a few configs (block sizes, warps, num_stages); TFLOP/s, the
@@ -139,6 +140,48 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("%ldx%ldx%ld: cuBLAS %.1f TFLOP/s, tessel %.1f TFLOP/s (%s)", s.m, s.n, s.k, peer,
+                best, best_cfg.c_str());
+    if (peer > 0) std::printf(" = %.3f of cuBLAS", best / peer);
+    std::printf("\n");
+  }
+  // f32 operands under TF32 (ts::dot's default precision) against cuBLAS SGEMM with TF32
+  // tensor-op math.
+  {
+    const Shape s{4096, 4096, 4096};
+    ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::f32, ts::cuda(0), 6);
+    ts::Buffer y = ts::Buffer::randn({s.k, s.n}, ts::f32, ts::cuda(0), 7);
+    double peer = 0;
+#ifdef TESSEL_BENCH_CUBLAS
+    {
+      ts::Buffer c = ts::Buffer::empty({s.m, s.n}, ts::f32, ts::cuda(0));
+      cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);
+      const float one = 1, zero = 0;
+      const int n = static_cast<int>(s.n);
+      double ms = bench::gpu_time_ms(
+          [&] {
+            cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
+                        static_cast<const float*>(y.data_ptr()), n,
+                        static_cast<const float*>(x.data_ptr()), n, &zero,
+                        static_cast<float*>(c.data_ptr()), n);
+          },
+          iters);
+      cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+      peer = tflops(s, ms);
+    }
+#endif
+    double best = 0;
+    std::string best_cfg;
+    for (const Candidate& c : {Candidate{128, 128, 16, 8, 2}, Candidate{128, 128, 32, 8, 2},
+                               Candidate{128, 64, 32, 4, 2}, Candidate{64, 64, 32, 4, 2}}) {
+      auto k = examples::make_dot_matmul(ts::Settings{.config = c.config()});
+      double tf = tflops(s, bench::gpu_time_ms([&] { k(x, y); }, iters));
+      std::printf("  tf32 4096^3 %-22s %8.1f TFLOP/s\n", c.str().c_str(), tf);
+      if (tf > best) {
+        best = tf;
+        best_cfg = c.str();
+      }
+    }
+    std::printf("tf32 4096x4096x4096: cuBLAS (TF32) %.1f TFLOP/s, tessel %.1f TFLOP/s (%s)", peer,
                 best, best_cfg.c_str());
     if (peer > 0) std::printf(" = %.3f of cuBLAS", best / peer);
     std::printf("\n");

@@ -248,7 +248,8 @@ TEST(TensorCores, ContractionsThatDoNotFitStayOnTheCudaCores) {
   EXPECT_FALSE(only_contraction(nest_layout(k, blocks(64, 64, 8, 4), xb, yb)).mma);  // K < 16
   EXPECT_FALSE(
       only_contraction(nest_layout(k, blocks(16, 8, 16, 4), xb, yb)).mma);  // 4 warps, 16 x 8
-  EXPECT_FALSE(only_contraction(nest_layout(k, blocks(64, 64, 32, 4), xf, yf)).mma);  // f32
+  auto ieee = make_dot(ts::Settings{.dot_precision = ts::DotPrecision::ieee});
+  EXPECT_FALSE(only_contraction(nest_layout(ieee, blocks(64, 64, 32, 4), xf, yf)).mma);  // f32
 }
 
 TEST(TensorCores, TheCudaLoadsFragmentsWithLdmatrixAndCompiles) {
@@ -332,4 +333,87 @@ TEST(TensorCores, TheProductsAreSummedIntoTheAccumulator) {
     // The add is not emitted: no `c[r] + v[r]` of the accumulator and the sum.
     EXPECT_EQ(nvrtc_test::count_matches(cu, R"(\[r\] \+ v[0-9]+\[r\];)"), 0) << cu;
   }
+}
+
+// f32 operands under DotPrecision::tf32 (the default): mma.sync.m16n8k8.tf32, K in steps of
+// 8, rows padded by 16 bytes along K and by 32 along M or N; ieee stays on the CUDA cores.
+TEST(TensorCores, Tf32DotsRunOnTensorCoresAndIeeeOnesDoNot) {
+  ts::Buffer x = ts::Buffer::zeros({128, 64}, ts::f32), y = ts::Buffer::zeros({64, 128}, ts::f32);
+  auto k = make_dot();
+  const passes::Contraction& c = only_contraction(nest_layout(k, blocks(64, 64, 8, 4), x, y));
+  ASSERT_TRUE(c.mma);
+  EXPECT_EQ(c.mma->operand, ts::f32);
+  EXPECT_EQ(c.shared_bytes, 64 * (8 + 4) * 4 + 8 * (64 + 8) * 4);
+  auto ieee = make_dot(ts::Settings{.dot_precision = ts::DotPrecision::ieee});
+  EXPECT_FALSE(only_contraction(nest_layout(ieee, blocks(64, 64, 8, 4), x, y)).mma);
+  REQUIRE_NVRTC();
+  auto kc = make_dot(ts::Settings{.config = blocks(64, 64, 32, 4)});
+  std::string cu = nvrtc_test::compile(kc, x, y);
+  EXPECT_NE(cu.find("ts::mma_1688_tf32"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("ts::round_tf32"), std::string::npos) << cu;
+  std::string cut = nvrtc_test::compile(kc, x.transpose(0, 1).contiguous().transpose(0, 1),
+                                        y.transpose(0, 1).contiguous().transpose(0, 1));
+  EXPECT_NE(cut.find("ts::mma_1688_tf32"), std::string::npos) << cut;
+}
+
+// A dot of a computed operand holds its whole product: past the register budget the error
+// names the dot's line and says why.
+TEST(Dot, AHeldProductPastTheRegisterBudgetNamesTheDot) {
+  auto k = ts::kernel(
+      "scaled_dot",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32);
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) {
+            g_line = __LINE__ + 1;
+            acc = ts::dot(x(tm, tk) * 2, y(tk, tn), acc);
+          }
+          out(tm, tn) = acc;
+        }
+        return out;
+      },
+      ts::Settings{.config = blocks(64, 64, 64, 4)});
+  ts::Buffer x = ts::Buffer::zeros({128, 128}, ts::bf16),
+             y = ts::Buffer::zeros({128, 128}, ts::bf16);
+  std::string msg = user_error_test::user_error([&] { k(x, y); });
+  EXPECT_NE(msg.find("dot_test.cpp:" + std::to_string(g_line) + " (a ts::dot"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("holds its whole [t0, t2, t1] product"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("load both operands of the product in the loop"), std::string::npos) << msg;
+  // Small tiles fit: the values are the product's.
+  auto small = ts::kernel(
+      "scaled_dot_small",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32);
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk) * 2, y(tk, tn), acc);
+          out(tm, tn) = acc;
+        }
+        return out;
+      },
+      ts::Settings{.config = blocks(16, 16, 16, 4)});
+  ts::Buffer xr = ts::Buffer::randn({20, 30}, ts::bf16, ts::cpu(), 30);
+  ts::Buffer yr = ts::Buffer::randn({30, 10}, ts::bf16, ts::cpu(), 31);
+  std::vector<double> want = reference(xr, yr), got = small(xr, yr).to_vector();
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], 2 * want[i], 1e-4) << i;
+}
+
+TEST(Dot, BatchDimsFromDifferentTilesAreAUserError) {
+  auto k = ts::kernel("bad_bmm", [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = ts::empty({x.size(0), x.size(1), y.size(2)}, ts::f32);
+    for (auto [tb, tm, tn] : ts::tile(x.size(0), x.size(1), y.size(2)))
+      for (auto [tb2, tk] : ts::tile(x.size(0), x.size(2))) {
+        g_line = __LINE__ + 1;
+        out(tb, tm, tn) = ts::dot(x(tb, tm, tk), y(tb2, tk, tn));
+      }
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::zeros({2, 16, 16}, ts::f16),
+             y = ts::Buffer::zeros({2, 16, 16}, ts::f16);
+  std::string msg = user_error_test::user_error([&] { k(x, y); });
+  user_error_test::expect_message(msg, "bad_bmm", g_line,
+                                  "ts::dot's operands differ in the batch dim",
+                                  "index the batch of both with the same tile");
 }

@@ -463,13 +463,19 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// same tile, `x(tm, tk)` and `y(tk, tn)`, or two whole dims of equal size). The products
 /// are summed in f32 (f16 and bf16 products are exact in f32); f32 operands are first
 /// rounded as Settings::dot_precision says (TF32 by default, as Triton and Helion). The
-/// result is f32, or `out_dtype` (one rounding at the end). With `acc`, the result is
-/// acc + the product, in acc's dtype (the form of a K loop: `acc = ts::dot(x(tm, tk),
-/// y(tk, tn), acc);`). The product is a sum of products over K (src/passes/contractions.hpp):
-/// never held as [M, K, N]; on the GPU it runs on tensor cores (mma.sync, sm_80 and later)
-/// where the operands are loads of f16 or bf16 tensors and the block sizes fit the
-/// instruction, else on the CUDA cores. Errors (UserError at this line): operands of
-/// other ranks or dtypes, K dims that differ, `out_dtype` not a float dtype.
+/// result is f32, or `out_dtype`: the product is rounded to it before anything is added
+/// (Helion's out_dtype, "the output type of the multiplication prior to any
+/// accumulation"). With `acc`, the result is acc + the product, in acc's dtype (a K loop:
+/// `acc = ts::dot(x(tm, tk), y(tk, tn), acc);` with an f32 acc; an out_dtype there rounds
+/// each partial product). Lowering (src/passes/contractions.hpp): where both operands are
+/// loads made in the loop of the dot (seen through casts and views), the [M, K, N] product
+/// is never held; on the GPU it then runs on tensor cores (mma.sync, sm_80 and later) for
+/// f16, bf16 and TF32 operands whose block sizes fit the instruction (2-D products), else on
+/// the CUDA cores. A computed operand (`ts::dot(p, v(tk, tn))` with p = exp(...)) holds the
+/// whole product in registers: small tiles only (a config past the register budget is a
+/// UserError naming the dot). Errors (UserError at this line): operands of other ranks or
+/// dtypes, K or batch dims that differ, a non-float `out_dtype` or accumulator, an
+/// accumulator that does not broadcast to the product's shape.
 Value dot(const Operand& a, const Operand& b, std::optional<DType> out_dtype = std::nullopt,
           Loc loc = Loc::current());
 Value dot(const Operand& a, const Operand& b, const Operand& acc,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <utility>
 
 #include "passes/access_layouts.hpp"
@@ -73,6 +74,24 @@ void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config
                      k->loop->loc.str())
                : std::string("sum over a ts::tile of that dim instead of all of it; ");
   }
+  // Sums of products that are not contractions (an operand computed, or loaded outside the
+  // sum's loop: passes/contractions.hpp) hold their whole product.
+  std::set<const ir::Node*> planned;
+  for (const passes::Contraction& c : L.contractions) planned.insert(c.match.sum);
+  for (const passes::Contraction& c : L.unfit_contractions) planned.insert(c.match.sum);
+  ir::walk(n->body, [&](const ir::Node* r) {
+    if (r->op != ir::Op::Reduce || r->rfn() != ir::ReduceFn::sum || planned.count(r)) return;
+    const ir::Node* p = r->args[0];
+    if (p->op != ir::Op::Binary || p->bfn() != ir::BinaryFn::mul || p->shape.size() < 3) return;
+    why += fmt::format(
+        "; the sum of products at {} (a ts::dot, or a sum of a broadcast product) holds its "
+        "whole {} product, because an operand is not a load made in the sum's loop (a "
+        "computed value, or a load from before the loop)",
+        r->loc.str(), ir::shape_str(p->shape));
+    hint =
+        "load both operands of the product in the loop where it is summed (e.g. "
+        "ts::dot(q(tm, tk), k(tk, tn)) inside the loop over tk), or use smaller block sizes; ";
+  });
   throw UserError(
       g.kernel_name, n->loc,
       fmt::format("config {}: a tile value of this loop nest spans {} elements, {} registers "

@@ -12,10 +12,10 @@
 //     __syncthreads();
 //     TS_FOR(r) acc[r] = 0.0f;                // or the accumulator of `acc + sum`
 //                                           // (Emitter::declare_contraction_sum)
-//     for (int ks = 0; ks < BK / 16; ++ks) {   // unrolled
+//     for (int ks = 0; ks < BK / 16; ++ks) {   // unrolled (BK / 8 for TF32)
 //       unsigned a[MR][4], b[NR][2];           // the warp's fragments at k = 16 ks
 //       ldmatrix (A: one .x4 per 16 rows; B: one .x4 per 16 columns, .trans where the rows
-//                 of its staged tile run along K's other dim)
+//                 of its staged tile run along K's other dim); TF32: element loads
 //       mma.sync per fragment (i, j)
 //     }
 //   }
@@ -53,8 +53,10 @@ void Emitter::emit_mma_contraction(const passes::Contraction& c) {
   uses_mma_ = true;
   const ContractionSum sum = declare_contraction_sum(
       n, fmt::format("sum over {} of products, factors in shared memory, on tensor cores "
-                     "(mma.sync m16n8k16, {})",
-                     ir::sym_name(c.match.k), dtype_name(mma.operand)));
+                     "(mma.sync {})",
+                     ir::sym_name(c.match.k),
+                     mma.operand == DType::f32 ? std::string("m16n8k8, tf32")
+                                               : "m16n8k16, " + dtype_name(mma.operand)));
   const std::string& nm = sum.name;
   const SharedUse& use = shared_use(n);  // the kernel IR's stage (passes/shared_plan.hpp)
   const std::string elem = dtype_cuda_storage(mma.operand);
@@ -89,38 +91,65 @@ void Emitter::emit_mma_contraction(const passes::Contraction& c) {
   const int a = mma.a, b = 1 - mma.a;
   const int64_t bm = nest_.slot_block[0], bn = nest_.slot_block[1];
   const int64_t mr = bm / (16 * mma.warps_m), nr = bn / (8 * mma.warps_n);
-  const int64_t steps = plan_.block(c.match.k) / 16;
+  const bool tf32 = mma.operand == DType::f32;
+  const int64_t steps = plan_.block(c.match.k) / (tf32 ? 8 : 16);
   open("");
   line(fmt::format("const int lane = tid & 31, wm = (tid >> 5) / {}, wn = (tid >> 5) % {};",
                    mma.warps_n, mma.warps_n));
-  line(fmt::format("const unsigned a_at = ts::smem_addr({}), b_at = ts::smem_addr({});", tile[a],
-                   tile[b]));
-  open_unrolled(fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", steps));
-  line(fmt::format("unsigned a[{}][4], b[{}][2];  // the warp's fragments at k = 16 ks", mr, nr));
-  auto [ar, ac] = a_place(mma.k_inner[a], fmt::format("i * {} + wm * 16", 16 * mma.warps_m));
-  line(fmt::format(
-      "_Pragma(\"unroll\") for (int i = 0; i < {}; ++i) ts::ldmatrix_x4<{}>(a[i], a_at + 2 * "
-      "(({}) * {} + {}));",
-      mr, mma.k_inner[a] ? "false" : "true", ar, mma.pitch[a], ac));
-  const std::string trans_b = mma.k_inner[b] ? "false" : "true";
-  if (nr == 1) {
-    auto [br, bc] = b_place(mma.k_inner[b], "wn * 8");
-    line(fmt::format("ts::ldmatrix_x2<{}>(b[0], b_at + 2 * (({}) * {} + {}));", trans_b, br,
-                     mma.pitch[b], bc));
-  } else {
-    auto [br, bc] =
-        b_place(mma.k_inner[b], fmt::format("(j + (lane >> 4)) * {} + wn * 8", 8 * mma.warps_n));
-    open_unrolled(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; j += 2)", nr));
-    line("unsigned q[4];");
-    line(fmt::format("ts::ldmatrix_x4<{}>(q, b_at + 2 * (({}) * {} + {}));", trans_b, br,
-                     mma.pitch[b], bc));
-    line("b[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];");
+  const std::string m0 = fmt::format("i * {} + wm * 16", 16 * mma.warps_m);
+  const std::string n0 = fmt::format("j * {} + wn * 8", 8 * mma.warps_n);
+  if (tf32) {
+    // Element (row, col) of factor i's staged tile, as a 32-bit register.
+    auto element = [&](int i, const std::string& mn, const std::string& k) {
+      return fmt::format("__float_as_uint({}[{}])", tile[i],
+                         mma.k_inner[i] ? fmt::format("({}) * {} + {}", mn, mma.pitch[i], k)
+                                        : fmt::format("({}) * {} + {}", k, mma.pitch[i], mn));
+    };
+    open_unrolled(fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", steps));
+    line(fmt::format("unsigned a[{}][4], b[{}][2];  // the warp's fragments at k = 8 ks", mr, nr));
+    line("const int g = lane >> 2, k = ks * 8 + (lane & 3);");
+    open_unrolled(fmt::format("_Pragma(\"unroll\") for (int i = 0; i < {}; ++i)", mr));
+    line(fmt::format("const int m = {} + g;", m0));
+    line(
+        fmt::format("a[i][0] = {}, a[i][1] = {};", element(a, "m", "k"), element(a, "m + 8", "k")));
+    line(fmt::format("a[i][2] = {}, a[i][3] = {};", element(a, "m", "k + 4"),
+                     element(a, "m + 8", "k + 4")));
     close();
+    open_unrolled(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; ++j)", nr));
+    line(fmt::format("const int n = {} + g;", n0));
+    line(
+        fmt::format("b[j][0] = {}, b[j][1] = {};", element(b, "n", "k"), element(b, "n", "k + 4")));
+    close();
+  } else {
+    line(fmt::format("const unsigned a_at = ts::smem_addr({}), b_at = ts::smem_addr({});", tile[a],
+                     tile[b]));
+    open_unrolled(fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", steps));
+    line(fmt::format("unsigned a[{}][4], b[{}][2];  // the warp's fragments at k = 16 ks", mr, nr));
+    auto [ar, ac] = a_place(mma.k_inner[a], m0);
+    line(fmt::format(
+        "_Pragma(\"unroll\") for (int i = 0; i < {}; ++i) ts::ldmatrix_x4<{}>(a[i], a_at + 2 * "
+        "(({}) * {} + {}));",
+        mr, mma.k_inner[a] ? "false" : "true", ar, mma.pitch[a], ac));
+    const std::string trans_b = mma.k_inner[b] ? "false" : "true";
+    if (nr == 1) {
+      auto [br, bc] = b_place(mma.k_inner[b], "wn * 8");
+      line(fmt::format("ts::ldmatrix_x2<{}>(b[0], b_at + 2 * (({}) * {} + {}));", trans_b, br,
+                       mma.pitch[b], bc));
+    } else {
+      auto [br, bc] =
+          b_place(mma.k_inner[b], fmt::format("(j + (lane >> 4)) * {} + wn * 8", 8 * mma.warps_n));
+      open_unrolled(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; j += 2)", nr));
+      line("unsigned q[4];");
+      line(fmt::format("ts::ldmatrix_x4<{}>(q, b_at + 2 * (({}) * {} + {}));", trans_b, br,
+                       mma.pitch[b], bc));
+      line("b[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];");
+      close();
+    }
   }
   line(fmt::format(
       "_Pragma(\"unroll\") for (int i = 0; i < {}; ++i) _Pragma(\"unroll\") for (int j = 0; j < "
-      "{}; ++j) ts::mma_16816_{}(&{}[4 * (i * {} + j)], a[i], b[j]);",
-      mr, nr, dtype_name(mma.operand), nm, nr));
+      "{}; ++j) ts::{}(&{}[4 * (i * {} + j)], a[i], b[j]);",
+      mr, nr, tf32 ? "mma_1688_tf32" : "mma_16816_" + dtype_name(mma.operand), nm, nr));
   close();
   close();
   close();

@@ -75,6 +75,18 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
                          kb ? frontend::describe_sym(kb) : "size 1", ir::shape_str(y->shape)),
              "index K of both with the same tile (ts::dot(x(tm, tk), y(tk, tn))) or both with "
              "ts::all");
+  if (rank == 3) {
+    const ir::Sym* ba = x->shape[0];
+    const ir::Sym* bb = y->shape[0];
+    if (ba && bb && ba != bb && (ba->kind == ir::Sym::tile || bb->kind == ir::Sym::tile))
+      ctx.fail(loc,
+               fmt::format("ts::dot's operands differ in the batch dim: {} of the first ({}) "
+                           "against {} of the second ({})",
+                           frontend::describe_sym(ba), ir::shape_str(x->shape),
+                           frontend::describe_sym(bb), ir::shape_str(y->shape)),
+               "index the batch of both with the same tile (ts::dot(x(tb, tm, tk), y(tb, tk, "
+               "tn)))");
+  }
   const DotPrecision precision = ctx.settings().dot_precision.value_or(DotPrecision::tf32);
   Node* xv = with_newaxis(ctx, f32_operand(ctx, x, precision, loc), rank, loc);  // [.., M, K, 1]
   Node* yv =

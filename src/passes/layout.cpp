@@ -197,8 +197,10 @@ std::string describe(const Layout& L, const ir::Node* loop) {
     out += fmt::format(
         "//   %{} contracts %{} over {}, {} bytes of shared memory{}; factors:", c.match.sum->id,
         c.match.product->id, ir::sym_name(c.match.k), c.shared_bytes,
-        c.mma ? fmt::format(", on tensor cores (mma.sync m16n8k16 {}, warps {} x {})",
-                            dtype_name(c.mma->operand), c.mma->warps_m, c.mma->warps_n)
+        c.mma ? fmt::format(", on tensor cores (mma.sync {}, warps {} x {})",
+                            c.mma->operand == DType::f32 ? std::string("m16n8k8 tf32")
+                                                         : "m16n8k16 " + dtype_name(c.mma->operand),
+                            c.mma->warps_m, c.mma->warps_n)
               : "");
     for (int i = 0; i < 2; ++i) {
       const Layout& F = c.factor_layout[i];

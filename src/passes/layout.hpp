@@ -106,12 +106,13 @@ struct Contraction {
   bool padded[2] = {false, false};
   int64_t shared_offset[2] = {0, 0};  // bytes into the program's shared memory
   int64_t shared_bytes = 0;           // both factors
-  /// On tensor cores (passes/tensor_cores.hpp): mma.sync.m16n8k16 with f32 accumulation.
-  /// Factor `a` is A ([M, K]), the other B ([K, N]); each is staged as 16-bit elements in
-  /// rows along its layout's innermost dim (its tensor's contiguous one), `pitch` elements
-  /// apart (the row plus 8).
+  /// On tensor cores (passes/tensor_cores.hpp): mma.sync.m16n8k16 (f16, bf16) or
+  /// m16n8k8 (TF32) with f32 accumulation. Factor `a` is A ([M, K]), the other B ([K, N]);
+  /// each is staged in its operand dtype in rows along its layout's innermost dim (its
+  /// tensor's contiguous one), `pitch` elements apart (the row plus 16 bytes, 32 for TF32
+  /// rows along M or N).
   struct Mma {
-    DType operand = DType::bf16;  // f16 or bf16
+    DType operand = DType::bf16;  // f16, bf16, or f32 (TF32 values)
     int a = 0;
     int warps_m = 1, warps_n = 1;
     int64_t pitch[2] = {0, 0};

@@ -9,17 +9,23 @@ namespace tessel::passes {
 
 namespace {
 
-// The 16-bit dtype (f16, bf16) whose load factor f widens to f32 (its nodes: the load, a
-// cast to f32, views), or none.
-std::optional<DType> widened_16bit(const ContractionFactor& f) {
+// The operand dtype of factor f on tensor cores: f16 or bf16 for a load of that dtype
+// widened to f32, f32 (TF32) for an f32 load rounded to TF32 (views aside); else none.
+std::optional<DType> operand_dtype(const ContractionFactor& f) {
   const DType t = f.load()->dtype;
-  if (t != DType::f16 && t != DType::bf16) return std::nullopt;
+  if (t != DType::f16 && t != DType::bf16 && t != DType::f32) return std::nullopt;
+  bool tf32 = false;
   for (size_t i = 1; i < f.nodes.size(); ++i) {
     const ir::Node* n = f.nodes[i];
     if (n->op == ir::Op::View) continue;
-    if (n->op == ir::Op::Cast && n->dtype == DType::f32 && n->args[0]->dtype == t) continue;
+    if (t != DType::f32 && n->op == ir::Op::Cast && n->dtype == DType::f32) continue;
+    if (t == DType::f32 && n->op == ir::Op::Unary && n->ufn() == ir::UnaryFn::tf32 && !tf32) {
+      tf32 = true;
+      continue;
+    }
     return std::nullopt;
   }
+  if (t == DType::f32 && !tf32) return std::nullopt;  // ieee products: CUDA cores
   return t;
 }
 
@@ -80,9 +86,10 @@ std::optional<Contraction::Mma> plan_mma(const KernelPlan& plan, const Layout& L
   if (sm == L.slot_of.end() || sn == L.slot_of.end() || sm->second != 0 || sn->second != 1)
     return std::nullopt;
   const int64_t bm = plan.block(m), bn = plan.block(n), bk = plan.block(k);
-  if (L.slot_block[0] != bm || L.slot_block[1] != bn || bk % 16 != 0) return std::nullopt;
-  const std::optional<DType> t = widened_16bit(c.match.factor[0]);
-  if (!t || t != widened_16bit(c.match.factor[1])) return std::nullopt;
+  const std::optional<DType> t = operand_dtype(c.match.factor[0]);
+  if (!t || t != operand_dtype(c.match.factor[1])) return std::nullopt;
+  if (L.slot_block[0] != bm || L.slot_block[1] != bn || bk % (*t == DType::f32 ? 8 : 16) != 0)
+    return std::nullopt;
   Contraction::Mma mma;
   mma.operand = *t;
   const std::set<const ir::Sym*> a_dims{m, k}, b_dims{k, n};
@@ -99,7 +106,10 @@ std::optional<Contraction::Mma> plan_mma(const KernelPlan& plan, const Layout& L
   for (int i = 0; i < 2; ++i) {
     const Layout& F = c.factor_layout[i];
     mma.k_inner[i] = innermost(F) == k;
-    mma.pitch[i] = F.slot_block.back() + 8;
+    // 16 bytes of padding: the rows one ldmatrix reads (16-bit), or the rows and columns
+    // the threads of a warp read (TF32: 4 rows of 8 along K, 8 along M or N), fall in
+    // distinct banks.
+    mma.pitch[i] = F.slot_block.back() + (*t != DType::f32 ? 8 : mma.k_inner[i] ? 4 : 8);
   }
   return mma;
 }
@@ -120,7 +130,7 @@ void plan_tensor_cores(const KernelPlan& plan, Layout& L) {
       c.padded[i] = false;
       c.shared_offset[i] = c.shared_bytes;
       const int64_t rows = c.factor_layout[i].slot_block.front();
-      c.shared_bytes += (rows * mma->pitch[i] * 2 + 15) / 16 * 16;
+      c.shared_bytes += (rows * mma->pitch[i] * dtype_size(mma->operand) + 15) / 16 * 16;
     }
     c.mma = mma;
   }

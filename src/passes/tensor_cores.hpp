@@ -5,18 +5,21 @@
 // a sum of such loads), sums products exact in f32: the mma.sync.m16n8k16 instruction with
 // f32 accumulation computes the same sum on tensor cores (PTX ISA, "Warp Level Matrix
 // Multiply-Accumulate Instructions"; Triton lowers tl.dot of 16-bit operands the same way
-// on sm_80 and sm_89). Such a contraction runs on tensor cores when:
+// on sm_80 and sm_89). One of f32 loads each rounded to TF32 (ts::dot's f32 operands under
+// DotPrecision::tf32) is what mma.sync.m16n8k8.tf32 computes. Such a contraction runs on
+// tensor cores when:
 //   - its sum is a [M, N] tile value and its factors [M, K] (A) and [K, N] (B) tiles,
 //   - the nest holds exactly the M and N slots, M outer, each of the tile's block,
 //   - the warps split into wm x wn with M's block a multiple of 16 wm, N's of 8 wn, and K's
-//     block is a multiple of 16,
+//     block is a multiple of 16 (8 for TF32),
 //   - no loop of the nest is flattened.
 // The nest's values are then held in the mma.sync accumulator layout
 // (layout::mma_sync_accumulator: each warp a 16 x 8 fragment repeated over the tile, a
 // thread two adjacent columns in two rows of it), the sum itself in the fragments' order,
-// and each factor is staged in shared memory as 16-bit elements, rows along its tensor's
-// contiguous dim padded by 8 elements (16 bytes: the eight rows ldmatrix reads fall in
-// distinct banks), read into fragments by ldmatrix (.trans where K is not that dim).
+// and each factor is staged in shared memory in its operand dtype, rows along its tensor's
+// contiguous dim padded by 16 bytes (the eight rows ldmatrix reads fall in distinct banks;
+// TF32 rows along M or N by 32 bytes, for the element loads of a warp), read into fragments
+// by ldmatrix (.trans where K is not that dim; TF32 fragments element by element).
 // Before / after, the layout stage's dump of a 64 x 64 x 32 bf16 matmul on 4 warps:
 //   //   %20 contracts %19 over t2, 16640 bytes of shared memory; factors: ...
 //   //   %20 contracts %19 over t2, 9728 bytes of shared memory, on tensor cores (mma.sync

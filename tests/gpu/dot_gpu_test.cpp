@@ -1,10 +1,9 @@
-// ts::dot on the GPU against the interpreter: on tensor cores (mma.sync, f16 and bf16
-// operands; passes/tensor_cores.hpp) and on the CUDA cores (f32 under TF32 and ieee
-// precision, batched), at ragged sizes (M = 1, N = 1, K = 1), with transposed operands,
-// pipelined and persistent programs, and a fused epilogue. Random operands: the GPU sums
-// the f32 products in another order than the interpreter, so results agree within
-// 1e-4 * (1 + |value|) (sums of at most a few hundred products of magnitude ~1). Exact
-// agreement on small integers: tests/gpu/contractions_gpu_test.cpp.
+// ts::dot on the GPU against the interpreter: on tensor cores (mma.sync, f16, bf16 and
+// TF32 operands; passes/tensor_cores.hpp) and on the CUDA cores (f32 under ieee precision), at
+// ragged sizes (M = 1, N = 1, K = 1), with transposed operands, pipelined and persistent programs,
+// and a fused epilogue. Random operands: the GPU sums the f32 products in another order than the
+// interpreter, so results agree within 1e-4 * (1 + |value|) (sums of at most a few hundred products
+// of magnitude ~1). Exact agreement on small integers: tests/gpu/contractions_gpu_test.cpp.
 #include <gtest/gtest.h>
 
 #include <tessel/tessel.hpp>
@@ -130,14 +129,23 @@ TEST(DotGpu, AFusedEpilogueMatchesTheInterpreter) {
   EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0);
 }
 
-TEST(DotGpu, F32DotsOnTheCudaCoresMatchTheInterpreter) {
+// tf32 (the default) on tensor cores (mma.sync.m16n8k8), ieee on the CUDA cores; both
+// operand orientations (transposed views taken on each device).
+TEST(DotGpu, F32DotsMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   for (ts::DotPrecision p : {ts::DotPrecision::tf32, ts::DotPrecision::ieee})
-    for (Shape s : kShapes) {
-      auto k =
-          dot_test::make_dot(ts::Settings{.config = blocks(64, 64, 16, 4), .dot_precision = p});
-      expect_close_to_interpreter(k, std::to_string(s.m) + "x" + std::to_string(s.n),
-                                  ts::Buffer::randn({s.m, s.k}, ts::f32, ts::cpu(), 13),
-                                  ts::Buffer::randn({s.k, s.n}, ts::f32, ts::cpu(), 14));
-    }
+    for (ts::Config c : {blocks(64, 64, 16, 4), blocks(128, 64, 32, 8), blocks(16, 8, 8, 1)})
+      for (Shape s : kShapes) {
+        auto k = dot_test::make_dot(ts::Settings{.config = c, .dot_precision = p});
+        expect_close_to_interpreter(
+            k, c.to_json() + " " + std::to_string(s.m) + "x" + std::to_string(s.n),
+            ts::Buffer::randn({s.m, s.k}, ts::f32, ts::cpu(), 13),
+            ts::Buffer::randn({s.k, s.n}, ts::f32, ts::cpu(), 14));
+      }
+  auto k = dot_test::make_dot(ts::Settings{.config = blocks(64, 32, 16, 4)});
+  ts::Buffer xt = ts::Buffer::randn({96, 150}, ts::f32, ts::cpu(), 15);
+  ts::Buffer yt = ts::Buffer::randn({70, 96}, ts::f32, ts::cpu(), 16);
+  ts::Buffer want = k(xt.transpose(0, 1), yt.transpose(0, 1));
+  ts::Buffer got = k(xt.to(ts::cuda(0)).transpose(0, 1), yt.to(ts::cuda(0)).transpose(0, 1));
+  EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0);
 }

@@ -1,7 +1,7 @@
 // Sums of products on tensor cores (passes/tensor_cores.hpp): ldmatrix and
-// mma.sync.aligned.m16n8k16 with f32 accumulation (PTX ISA, "Warp Level Matrix
-// Multiply-Accumulate Instructions"). sm_80 and later. libcu++'s cuda::ptx has no wrappers
-// for these two instructions, hence inline PTX. Included only by kernels that use them.
+// mma.sync.aligned.m16n8k16 (f16, bf16) and .m16n8k8 (TF32) with f32 accumulation (PTX ISA, "Warp
+// Level Matrix Multiply-Accumulate Instructions"). sm_80 and later. libcu++'s cuda::ptx has no
+// wrappers for these two instructions, hence inline PTX. Included only by kernels that use them.
 //
 // Fragments (groupID g = lane / 4, t = lane % 4), each register two 16-bit elements:
 //   A (16 x 16, M x K): a0 (g, 2t..2t+1), a1 (g + 8, ..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..)
@@ -62,6 +62,18 @@ __device__ __forceinline__ void mma_16816_bf16(float* d, const unsigned (&a)[4],
 __device__ __forceinline__ void mma_16816_f16(float* d, const unsigned (&a)[4],
                                               const unsigned (&b)[2]) {
   asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/// d += a b for one 16 x 8 x 8 fragment of TF32 operands (f32 bit patterns, rounded to TF32
+/// already: ts::round_tf32), f32 accumulator d[0..4). Fragments (g = lane / 4, t = lane % 4):
+/// a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4); b0 (t, g), b1 (t + 4, g); d as
+/// the 16-bit instruction's c.
+__device__ __forceinline__ void mma_1688_tf32(float* d, const unsigned (&a)[4],
+                                              const unsigned (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
       "{%8, %9}, {%0, %1, %2, %3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
