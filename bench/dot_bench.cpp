@@ -5,19 +5,24 @@
 //   per shape M x N x K: cuBLAS (cublasGemmEx, CUBLAS_COMPUTE_32F, default algorithm) and
 //             tessel over a few configs (block sizes, warps, num_stages); TFLOP/s, the
 //             ratio of tessel's best to cuBLAS, and the config that gave it
+//   grouped   examples::make_grouped_matmul (8 experts x 512 rows, device-resident row count
+//             and block experts) against a loop of cuBLAS GEMMs, one per expert
 //   fused     matmul + bias + gelu (examples::make_matmul_bias_gelu) against cuBLAS plus
 //             the same epilogue as a separate tessel kernel
-//   dot_bench [--iters N] [--compile-only] [--shapes 4096x4096x4096,...]
+//   tune      (--tune) wall time of quick autotuning of a 4096^3 GEMM, and its result
+//   dot_bench [--iters N] [--compile-only] [--tune] [--shapes 4096x4096x4096,...]
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench/gpu_timer.hpp"
 #include "driver/cuda_api.hpp"
 #include "examples/kernels/matmul.hpp"
+#include "examples/kernels/moe.hpp"
 
 #ifdef TESSEL_BENCH_CUBLAS
 #include <cublas_v2.h>
@@ -76,6 +81,10 @@ int main(int argc, char** argv) {
   app.add_option("--iters", iters, "calls per timed round");
   app.add_flag("--compile-only", compile_only, "only the NVRTC compile time");
   app.add_option("--shapes", shapes_text, "MxNxK,...");
+  bool tune = false;
+  app.add_flag("--tune", tune,
+               "time quick autotuning of a 4096^3 GEMM (set TESSEL_CACHE_DIR "
+               "to an empty directory for a cold cache)");
   CLI11_PARSE(app, argc, argv);
 
   {
@@ -183,6 +192,72 @@ int main(int argc, char** argv) {
     }
     std::printf("tf32 4096x4096x4096: cuBLAS (TF32) %.1f TFLOP/s, tessel %.1f TFLOP/s (%s)", peer,
                 best, best_cfg.c_str());
+    if (peer > 0) std::printf(" = %.3f of cuBLAS", best / peer);
+    std::printf("\n");
+  }
+  // Quick autotuning of a 4096^3 bf16 GEMM (a fresh tuning cache: TESSEL_CACHE_DIR, below):
+  // wall time of the first call's tuning and the tuned config's speed.
+  if (tune) {
+    const Shape s{4096, 4096, 4096};
+    ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::bf16, ts::cuda(0), 10);
+    ts::Buffer y = ts::Buffer::randn({s.k, s.n}, ts::bf16, ts::cuda(0), 11);
+    auto k = examples::make_dot_matmul(ts::Settings{.autotune_effort = ts::AutotuneEffort::quick});
+    auto t0 = std::chrono::steady_clock::now();
+    ts::Config c = k.autotune(x, y);
+    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double tf = tflops(s, bench::gpu_time_ms([&] { k(x, y); }, iters));
+    std::printf("quick autotune 4096^3 bf16: %.1f s, %s: %.1f TFLOP/s\n", sec, c.to_json().c_str(),
+                tf);
+  }
+  // Grouped GEMM (examples::make_grouped_matmul): 8 experts of 512 rows each, K = N = 4096,
+  // the row count and each 64-row block's expert in device memory, against a loop of one
+  // cuBLAS GEMM per expert.
+  {
+    const int64_t experts = 8, rows = 512, kk = 4096, nn = 4096, t = experts * rows;
+    ts::Buffer x = ts::Buffer::randn({t, kk}, ts::bf16, ts::cuda(0), 8);
+    ts::Buffer w = ts::Buffer::randn({experts, kk, nn}, ts::bf16, ts::cuda(0), 9);
+    std::vector<double> blocks(static_cast<size_t>(t / 64));
+    for (size_t b = 0; b < blocks.size(); ++b) blocks[b] = static_cast<double>(b * 64 / rows);
+    ts::Buffer block_expert = ts::Buffer::from_vector(blocks, {t / 64}, ts::i32).to(ts::cuda(0));
+    ts::Buffer n_rows = ts::Buffer::scalar(t, ts::i32, ts::cuda(0));
+    const Shape s{t, nn, kk};
+    double peer = 0;
+#ifdef TESSEL_BENCH_CUBLAS
+    {
+      ts::Buffer c = ts::Buffer::empty({t, nn}, ts::bf16, ts::cuda(0));
+      const float one = 1, zero = 0;
+      double ms = bench::gpu_time_ms(
+          [&] {
+            for (int64_t e = 0; e < experts; ++e)
+              cublasGemmEx(
+                  h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(nn), static_cast<int>(rows),
+                  static_cast<int>(kk), &one, static_cast<char*>(w.data_ptr()) + e * kk * nn * 2,
+                  CUDA_R_16BF, static_cast<int>(nn),
+                  static_cast<char*>(x.data_ptr()) + e * rows * kk * 2, CUDA_R_16BF,
+                  static_cast<int>(kk), &zero, static_cast<char*>(c.data_ptr()) + e * rows * nn * 2,
+                  CUDA_R_16BF, static_cast<int>(nn), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+          },
+          iters);
+      peer = tflops(s, ms);
+    }
+#endif
+    double best = 0;
+    std::string best_cfg;
+    for (auto [bn, bk, warps] : {std::tuple{128, 32, 4}, {64, 32, 4}, {256, 32, 8}, {128, 64, 4}}) {
+      auto k = examples::make_grouped_matmul(ts::Settings{
+          .config = ts::Config{
+              .block_sizes = std::vector<int64_t>{bn, bk}, .num_warps = warps, .num_stages = 2}});
+      double tf = tflops(s, bench::gpu_time_ms([&] { k(x, w, n_rows, block_expert); }, iters));
+      std::string cfg = "64x" + std::to_string(bn) + "x" + std::to_string(bk) + " w" +
+                        std::to_string(warps) + " s2";
+      std::printf("  grouped %-22s %8.1f TFLOP/s\n", cfg.c_str(), tf);
+      if (tf > best) {
+        best = tf;
+        best_cfg = cfg;
+      }
+    }
+    std::printf("grouped 8 x 512x4096x4096: cuBLAS loop %.1f TFLOP/s, tessel %.1f TFLOP/s (%s)",
+                peer, best, best_cfg.c_str());
     if (peer > 0) std::printf(" = %.3f of cuBLAS", best / peer);
     std::printf("\n");
   }

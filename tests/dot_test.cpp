@@ -10,14 +10,17 @@
 #include <cmath>
 #include <tessel/tessel.hpp>
 
+#include "autotune/config_space.hpp"
 #include "common/element.hpp"
 #include "examples/kernels/matmul.hpp"
+#include "examples/kernels/moe.hpp"
 #include "layout/mma_layouts.hpp"
 #include "nvrtc_test_util.hpp"
 #include "passes/layout.hpp"
 #include "passes/layout_text.hpp"
 #include "stage_test_util.hpp"
 #include "tests/dot_test_util.hpp"
+#include "tests/moe_dot_test_util.hpp"
 #include "user_error_util.hpp"
 
 namespace ts = tessel;
@@ -416,4 +419,47 @@ TEST(Dot, BatchDimsFromDifferentTilesAreAUserError) {
   user_error_test::expect_message(msg, "bad_bmm", g_line,
                                   "ts::dot's operands differ in the batch dim",
                                   "index the batch of both with the same tile");
+}
+
+// The quick search starts from known-good matrix-product tiles (ConfigSpace::matmul_points).
+TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
+  auto k = examples::make_dot_matmul();
+  ts::Buffer x = ts::Buffer::zeros({4096, 4096}, ts::bf16),
+             y = ts::Buffer::zeros({4096, 4096}, ts::bf16);
+  const ts::ir::Graph& g = autotune_test::graph_of(k, x, y);
+  ts::autotune::ConfigSpace space(g, {}, "dot_matmul");
+  std::vector<std::string> configs;
+  for (const ts::autotune::Point& p : space.matmul_points()) {
+    EXPECT_TRUE(space.valid(p));
+    ts::Config c = space.config(p);
+    configs.push_back(fmt::format("{}x{}x{} w{} s{}", c.block_sizes->at(0), c.block_sizes->at(1),
+                                  c.block_sizes->at(2), *c.num_warps, *c.num_stages));
+  }
+  EXPECT_NE(std::find(configs.begin(), configs.end(), "128x128x32 w4 s2"), configs.end());
+  EXPECT_NE(std::find(configs.begin(), configs.end(), "128x256x32 w8 s2"), configs.end());
+  EXPECT_EQ(configs.size(), 6u);
+  // Without a sum of products, none.
+  auto add = ts::kernel("add", [](ts::Tensor a, ts::Tensor b) {
+    ts::Tensor out = ts::empty_like(a);
+    for (auto t : ts::tile(a.size(0))) out(t) = a(t) + b(t);
+    return out;
+  });
+  ts::Buffer v = ts::Buffer::zeros({1024}, ts::f32);
+  ts::autotune::ConfigSpace none(autotune_test::graph_of(add, v, v), {}, "add");
+  EXPECT_TRUE(none.matmul_points().empty());
+}
+
+// examples::make_grouped_matmul: a tile loop over a device-resident row count, each tile's
+// expert loaded on the GPU, its dot on tensor cores (bf16).
+TEST(TensorCores, AGroupedMatmulOverDeviceResidentRowsMultipliesEachGroupByItsExpert) {
+  moe_test::Routed r = moe_test::route({5, 70, 0, 64}, 48, 40, 320, ts::bf16);
+  auto k = examples::make_grouped_matmul(
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{32, 16}}});
+  std::vector<double> got = k(r.x, r.w, r.n_rows, r.block_expert).to_vector();
+  for (size_t i = 0; i < r.want.size(); ++i)
+    ASSERT_NEAR(got[i], r.want[i], 0.01 * (1 + std::abs(r.want[i]))) << i;  // bf16 out
+  EXPECT_TRUE(
+      only_contraction(nest_layout(k, ts::Config{.block_sizes = std::vector<int64_t>{32, 16}}, r.x,
+                                   r.w, r.n_rows, r.block_expert))
+          .mma);
 }

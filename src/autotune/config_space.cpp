@@ -461,6 +461,37 @@ std::vector<Point> ConfigSpace::neighbors(const Point& p, int radius) const {
   return out;
 }
 
+std::vector<Point> ConfigSpace::matmul_points() const {
+  struct Tile {
+    int64_t m, n, k;
+    int warps;
+  };
+  static const Tile kTiles[] = {{128, 128, 32, 4}, {128, 64, 32, 4},  {64, 64, 32, 4},
+                                {128, 128, 64, 4}, {128, 256, 32, 8}, {16, 32, 128, 2}};
+  std::vector<Point> out;
+  const Config base = config(default_);
+  for (const ir::Node* loop : graph_.host) {
+    if (loop->op != ir::Op::Loop) continue;
+    for (const passes::ContractionMatch& c : passes::find_contractions(loop)) {
+      const ir::Shape& mn = c.sum->shape;
+      if (mn.size() != 2 || !mn[0] || !mn[1] || mn[0]->block_id < 0 || mn[1]->block_id < 0 ||
+          c.k->block_id < 0)
+        continue;
+      for (const Tile& t : kTiles) {
+        Config cfg = base;
+        cfg.block_sizes->at(static_cast<size_t>(mn[0]->block_id)) = t.m;
+        cfg.block_sizes->at(static_cast<size_t>(mn[1]->block_id)) = t.n;
+        cfg.block_sizes->at(static_cast<size_t>(c.k->block_id)) = t.k;
+        cfg.num_warps = t.warps;
+        cfg.num_stages = 2;
+        Point p = canonical(point(cfg));
+        if (valid(p) && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+      }
+    }
+  }
+  return out;
+}
+
 Point ConfigSpace::shifted(const Point& p, Knob::Kind kind, int steps) const {
   Point q = p;
   for (size_t i = 0; i < knobs_.size(); ++i)

@@ -29,6 +29,8 @@ static std::vector<Point> seeds(const ConfigSpace& s, bool wide) {
   std::vector<Point> valid;
   for (const Point& p : out)
     if (s.valid(p)) valid.push_back(p);
+  for (const Point& p : s.matmul_points())  // valid already
+    if (std::find(valid.begin(), valid.end(), p) == valid.end()) valid.push_back(p);
   return valid;
 }
 

@@ -9,8 +9,10 @@
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
+#include "examples/kernels/moe.hpp"
 #include "gpu_test_util.hpp"
 #include "tests/dot_test_util.hpp"
+#include "tests/moe_dot_test_util.hpp"
 
 namespace ts = tessel;
 
@@ -148,4 +150,27 @@ TEST(DotGpu, F32DotsMatchTheInterpreter) {
   ts::Buffer want = k(xt.transpose(0, 1), yt.transpose(0, 1));
   ts::Buffer got = k(xt.to(ts::cuda(0)).transpose(0, 1), yt.to(ts::cuda(0)).transpose(0, 1));
   EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0);
+}
+
+// examples::make_grouped_matmul on the GPU against the interpreter; the row count is read
+// on the device: a new count in the same buffer changes the rows computed, with no new trace.
+TEST(DotGpu, AGroupedMatmulOverDeviceResidentRowsMatchesTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  moe_test::Routed r = moe_test::route({5, 70, 0, 64, 130}, 96, 72, 448, ts::bf16);
+  for (ts::Config c :
+       {ts::Config{.block_sizes = std::vector<int64_t>{64, 32}, .num_warps = 4},
+        ts::Config{
+            .block_sizes = std::vector<int64_t>{128, 64}, .num_warps = 8, .num_stages = 2}}) {
+    auto k = examples::make_grouped_matmul(ts::Settings{.config = c});
+    ts::Buffer want = k(r.x, r.w, r.n_rows, r.block_expert);
+    ts::Buffer xg = r.x.to(ts::cuda(0)), wg = r.w.to(ts::cuda(0));
+    ts::Buffer rows = r.n_rows.to(ts::cuda(0)), be = r.block_expert.to(ts::cuda(0));
+    ts::Buffer got = k(xg, wg, rows, be);
+    EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0) << c.to_json();
+    rows.fill(128);  // only the first two groups' rows
+    ts::Buffer fewer = k(xg, wg, rows, be).to(ts::cpu());
+    ts::Buffer want_fewer =
+        k(r.x, r.w, ts::Buffer::from_vector({128}, {1}, ts::i32), r.block_expert);
+    EXPECT_EQ(ts::count_mismatches(fewer, want_fewer, 0.02, 0.01), 0) << c.to_json();
+  }
 }
