@@ -463,3 +463,19 @@ TEST(TensorCores, AGroupedMatmulOverDeviceResidentRowsMultipliesEachGroupByItsEx
                                    r.w, r.n_rows, r.block_expert))
           .mma);
 }
+
+// Whole K dims of sizes that differ by a power of two are refused at trace time, as K.
+TEST(Dot, WholeKDimsOfDifferentPaddedSizesAreAKError) {
+  auto k = ts::kernel("dot_all_k", [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32);
+    for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+      g_line = __LINE__ + 1;
+      out(tm, tn) = ts::dot(x(tm, ts::all), y(ts::all, tn));
+    }
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::zeros({32, 128}, ts::bf16), y = ts::Buffer::zeros({64, 32}, ts::bf16);
+  std::string msg = user_error_test::user_error([&] { k(x, y); });
+  user_error_test::expect_message(msg, "dot_all_k", g_line, "ts::dot's operands differ in K",
+                                  "transpose it (.t())");
+}

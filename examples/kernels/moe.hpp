@@ -57,6 +57,9 @@ inline auto make_silu_and_mul_packed(ts::Settings settings = {}) {
 /// the GPU, ts::dot of x's [tm, tk] tile and that expert's [tk, tn] tile (tensor cores for
 /// f16 and bf16). x [T, K], w [E, K, N], block_expert [T / 64]; out [T, N] of x's dtype,
 /// rows from n_rows on zero. Tunables: the N and K block sizes, num_warps (M's is 64).
+/// block_expert must have an entry per 64 rows below n_rows and each entry must be an
+/// expert: a read past its end, like any masked load, gives 0 (expert 0), and an expert
+/// out of range gives zero rows; Settings::check_bounds reports both.
 inline auto make_grouped_matmul(ts::Settings settings = {}) {
   return ts::kernel(
       "grouped_matmul", {"x", "w", "n_rows", "block_expert"},

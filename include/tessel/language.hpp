@@ -470,12 +470,14 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// each partial product). Lowering (src/passes/contractions.hpp): where both operands are
 /// loads made in the loop of the dot (seen through casts and views), the [M, K, N] product
 /// is never held; on the GPU it then runs on tensor cores (mma.sync, sm_80 and later) for
-/// f16, bf16 and TF32 operands whose block sizes fit the instruction (2-D products), else on
-/// the CUDA cores. A computed operand (`ts::dot(p, v(tk, tn))` with p = exp(...)) holds the
-/// whole product in registers: small tiles only (a config past the register budget is a
-/// UserError naming the dot). Errors (UserError at this line): operands of other ranks or
-/// dtypes, K or batch dims that differ, a non-float `out_dtype` or accumulator, an
-/// accumulator that does not broadcast to the product's shape.
+/// f16, bf16 and TF32 operands (both of one kind) whose block sizes fit the instruction
+/// (2-D products; M's block a multiple of 16 per row of warps and N's of 8 per column of
+/// warps for some split of num_warps, K's of 16, 8 for TF32), else on the CUDA cores;
+/// TESSEL_DUMP_DIR's layout stage says which ("on tensor cores"). A computed operand (`ts::dot(p,
+/// v(tk, tn))` with p = exp(...)) holds the whole product in registers: small tiles only (a config
+/// past the register budget is a UserError naming the dot). Errors (UserError at this line):
+/// operands of other ranks or dtypes, K or batch dims that differ, a non-float `out_dtype` or
+/// accumulator, an accumulator that does not broadcast to the product's shape.
 Value dot(const Operand& a, const Operand& b, std::optional<DType> out_dtype = std::nullopt,
           Loc loc = Loc::current());
 Value dot(const Operand& a, const Operand& b, const Operand& acc,

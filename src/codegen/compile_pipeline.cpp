@@ -90,7 +90,7 @@ void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config
         r->loc.str(), ir::shape_str(p->shape));
     hint =
         "load both operands of the product in the loop where it is summed (e.g. "
-        "ts::dot(q(tm, tk), k(tk, tn)) inside the loop over tk), or use smaller block sizes; ";
+        "ts::dot(q(tm, tk), k(tk, tn)) inside the loop over tk); ";
   });
   throw UserError(
       g.kernel_name, n->loc,

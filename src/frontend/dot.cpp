@@ -67,14 +67,25 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
              "use ts::f32, ts::f16 or ts::bf16 (or cast the result afterwards)");
   const ir::Sym* ka = x->shape[rank - 1];
   const ir::Sym* kb = y->shape[rank - 2];
-  if (ka != kb && (!ka || !kb || ka->kind == ir::Sym::tile || kb->kind == ir::Sym::tile))
+  auto k_differs = [&] {
     ctx.fail(loc,
              fmt::format("ts::dot's operands differ in K: {} of the first ({}) against {} of "
                          "the second ({})",
                          ka ? frontend::describe_sym(ka) : "size 1", ir::shape_str(x->shape),
                          kb ? frontend::describe_sym(kb) : "size 1", ir::shape_str(y->shape)),
              "index K of both with the same tile (ts::dot(x(tm, tk), y(tk, tn))) or both with "
-             "ts::all");
+             "ts::all; a second operand indexed [N, K] is multiplied as [K, N]: index it "
+             "y(tk, tn) or transpose it (.t())");
+  };
+  if (ka != kb && (!ka || !kb || ka->kind == ir::Sym::tile || kb->kind == ir::Sym::tile))
+    k_differs();
+  if (ka != kb) {  // two whole dims: of equal sizes on each call (broadcasting checks them)
+    try {
+      frontend::broadcast_shapes(ir::Shape{x->shape[rank - 1]}, ir::Shape{y->shape[rank - 2]}, loc);
+    } catch (const UserError&) {
+      k_differs();
+    }
+  }
   if (rank == 3) {
     const ir::Sym* ba = x->shape[0];
     const ir::Sym* bb = y->shape[0];
