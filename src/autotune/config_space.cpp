@@ -91,7 +91,14 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
     }
   };
   scan(g.host, 0);
-  knobs_.push_back({Knob::num_stages, 0, "num_stages", fixed_or(forced.num_stages, {1, 2})});
+  // A sum of products on wgmma rings num_stages buffers of its operands' tiles
+  // (passes/tensor_cores.hpp): 3 and 4 are offered there.
+  bool products = false;
+  for (const ir::Node* loop : g.host)
+    products |= loop->op == ir::Op::Loop && !passes::find_contractions(loop).empty();
+  knobs_.push_back({Knob::num_stages, 0, "num_stages",
+                    fixed_or(forced.num_stages, products ? std::vector<int64_t>{1, 2, 3, 4}
+                                                         : std::vector<int64_t>{1, 2})});
   // 0 stands for unset (the compiler's choice for num_warps, up to 255 registers). Caps
   // are offered to kernels with reductions, whose rows held in registers limit how many
   // programs share an SM; elementwise tiles need few registers.
@@ -464,10 +471,12 @@ std::vector<Point> ConfigSpace::neighbors(const Point& p, int radius) const {
 std::vector<Point> ConfigSpace::matmul_points() const {
   struct Tile {
     int64_t m, n, k;
-    int warps;
+    int warps, stages;
   };
-  static const Tile kTiles[] = {{128, 128, 32, 4}, {128, 64, 32, 4},  {64, 64, 32, 4},
-                                {128, 128, 64, 4}, {128, 256, 32, 8}, {16, 32, 128, 2}};
+  // mma.sync tiles, then wgmma ones (K blocks of 64, TMA rings: passes/tensor_cores.hpp).
+  static const Tile kTiles[] = {{128, 128, 32, 4, 2}, {128, 64, 32, 4, 2}, {64, 64, 32, 4, 2},
+                                {128, 256, 32, 8, 2}, {16, 32, 128, 2, 2}, {128, 256, 64, 8, 4},
+                                {128, 128, 64, 4, 4}, {256, 128, 64, 8, 3}};
   std::vector<Point> out;
   const Config base = config(default_);
   for (const ir::Node* loop : graph_.host) {
@@ -483,7 +492,7 @@ std::vector<Point> ConfigSpace::matmul_points() const {
         cfg.block_sizes->at(static_cast<size_t>(mn[1]->block_id)) = t.n;
         cfg.block_sizes->at(static_cast<size_t>(c.k->block_id)) = t.k;
         cfg.num_warps = t.warps;
-        cfg.num_stages = 2;
+        cfg.num_stages = t.stages;
         Point p = canonical(point(cfg));
         if (valid(p) && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
       }

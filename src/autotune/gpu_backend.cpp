@@ -131,7 +131,8 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
           params.push_back({{"zero_map", true}});
           continue;
         }
-        rt::TensorMapSpec spec = rt::tensor_map_spec(t, slot.tma_dims, slot.tma_box);
+        rt::TensorMapSpec spec =
+            rt::tensor_map_spec(t, slot.tma_dims, slot.tma_box, slot.tma_swizzle);
         std::optional<std::pair<int, int64_t>> where =
             shared_.locate(reinterpret_cast<uint64_t>(spec.base));
         if (!where) {
@@ -145,7 +146,8 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
                {"elem", spec.elem_bytes},
                {"sizes", std::vector<uint64_t>(spec.sizes, spec.sizes + spec.rank)},
                {"strides", std::vector<uint64_t>(spec.strides, spec.strides + spec.rank)},
-               {"box", std::vector<uint32_t>(spec.box, spec.box + spec.rank)}}}});
+               {"box", std::vector<uint32_t>(spec.box, spec.box + spec.rank)},
+               {"swizzle", spec.swizzle}}}});
         continue;
       }
       bool pointer = k.params[p].kind == codegen::Param::tensor_ptr ||

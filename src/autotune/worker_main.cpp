@@ -79,6 +79,7 @@ class Worker {
           rt::TensorMapSpec spec;
           spec.elem_bytes = m.at("elem").get<int>();
           spec.rank = static_cast<int>(m.at("sizes").size());
+          spec.swizzle = m.value("swizzle", 0);
           spec.base = static_cast<char*>(shared_.at(m.at("buf").get<size_t>()).ptr) +
                       m.at("off").get<int64_t>();
           for (int j = 0; j < spec.rank && j < 5; ++j) {

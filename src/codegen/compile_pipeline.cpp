@@ -112,7 +112,7 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
       for (const passes::Layout& F : c.factor_layout) check_registers(g, n, config, F);
     passes::KernelPlan plan = passes::plan_kernel(g, n, config);
     passes::assign_access_layouts(g, n, config, plan, L);
-    passes::plan_tensor_cores(plan, L);
+    passes::plan_tensor_cores(g, plan, L);
     out.push_back(LoopStages{n, std::move(plan), L, {}, {}, {}});
   }
   return out;

@@ -191,12 +191,13 @@ void Emitter::emit_loop(const Node* n) {
   int opened = 0;
   const passes::LoopKnobs& knobs = plan_.knobs(n);
   const passes::Prefetch* early = nir_.prefetched(n);  // num_stages >= 2
-  if (early) {
+  const passes::Contraction* ring = ring_of(n);        // a contraction on wgmma over its K
+  if (early || ring)
     line(fmt::format("const long long lb{}_0 = {}, le{}_0 = {};", n->id, scalar(n->dims[0].begin),
                      n->id, scalar(n->dims[0].end)),
          n);
-    emit_prefetch_first(n, *early);
-  }
+  if (early) emit_prefetch_first(n, *early);
+  if (ring) emit_ring_first(n, *ring);
   if (knobs.flatten) {
     // One loop over the flattened index space, a tile of prod(block) elements per step.
     for (size_t d = 0; d < n->dims.size(); ++d)
@@ -218,7 +219,7 @@ void Emitter::emit_loop(const Node* n) {
     std::string le = fmt::format("le{}_{}", n->id, d);
     // Loop control in 64 bits (a bound near the index dtype's limit must not overflow);
     // the tile's begin and end, which are valid indices, in the index dtype.
-    if (!early)  // else declared before the first tile's loads
+    if (!early && !ring)  // else declared before the first tile's loads
       line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le,
                        scalar(ld.end)),
            n);
@@ -473,7 +474,9 @@ void Emitter::run() {
   if (uses_atomics_) src << "#include \"tessel/atomics.cuh\"\n";
   if (uses_tma_) src << "#include \"tessel/tma.cuh\"\n";
   if (uses_mma_) src << "#include \"tessel/mma.cuh\"\n";
+  if (uses_wgmma_) src << "#include \"tessel/wgmma.cuh\"\n";
   src << "\n";
+  for (const auto& [name, text] : wgmma_functions_) src << text << "\n";
   src << fmt::format(
       "#define TS_T {}\n#define TS_V {}\n#define TS_G {}\n#define TS_N (TS_G * TS_V)\n",
       L_->threads, L_->vec, L_->groups);
@@ -535,7 +538,9 @@ void Emitter::run() {
   src << "  __builtin_assume(tid >= 0 && tid < TS_T);\n";
   if (nir_.shared_bytes > 0)
     src << fmt::format("  extern __shared__ __align__({}) unsigned char ts_smem[];\n",
-                       uses_tma_ ? 128 : 16);
+                       uses_wgmma_ ? 1024
+                       : uses_tma_ ? 128
+                                   : 16);
   // Loads by tensor descriptor: their mbarriers, made once per program, and the phase of
   // each that its next wait waits for.
   std::vector<std::pair<int, int64_t>> mbarriers;  // load id, offset
@@ -550,11 +555,14 @@ void Emitter::run() {
     src << fmt::format("  {};\n", L_->threads <= 32 ? "__syncwarp()" : "__syncthreads()");
     for (const auto& [id, at] : mbarriers) src << fmt::format("  unsigned ph{} = 0;\n", id);
   }
+  declare_rings(src);
   src << prologue_.str() << body_.str() << "}\n";
   out_.source = src.str();
   out_.threads = L_->threads;
   out_.shared_bytes = static_cast<int>(nir_.shared_bytes);
   if (uses_atomics_ || uses_tma_) out_.nvrtc_options.push_back("-pch");
+  // wgmma is an sm_90a instruction (arch-specific features: PTX ISA "Target ISA notes").
+  if (uses_wgmma_) out_.nvrtc_options.push_back("--gpu-architecture=sm_90a");
 }
 
 void emit_kernel(const ir::Graph& g, const passes::KernelPlan& plan, const passes::NestIr& nir,

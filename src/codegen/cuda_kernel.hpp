@@ -33,6 +33,7 @@ struct Param {
   /// tensor_map: the load's box (passes::TmaBox: TMA dim j is tensor dim tma_dims[j]).
   std::vector<int> tma_dims = {};
   std::vector<int64_t> tma_box = {};
+  int tma_swizzle = 0;  // bytes (0 or 128: the box written swizzled, passes::TmaBox)
 };
 
 /// How many programs to launch.

@@ -171,6 +171,7 @@ Emitter::ContractionSum Emitter::declare_contraction_sum(const Node* s,
 }
 
 void Emitter::emit_contraction(const passes::Contraction& c) {
+  if (c.mma && c.mma->wgmma) return emit_wgmma_contraction(c);
   if (c.mma) return emit_mma_contraction(c);
   const Node* n = c.match.sum;
   const ContractionSum sum = declare_contraction_sum(

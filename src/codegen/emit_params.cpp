@@ -43,6 +43,7 @@ std::string Emitter::tensor_map_param(const Node* n) {
     Param p{Param::tensor_map, n, t->dtype};
     p.tma_dims = nir_.access(n).tma.dims;
     p.tma_box = nir_.access(n).tma.box;
+    p.tma_swizzle = nir_.access(n).tma.swizzle;
     out_.params.push_back(p);
     // The program's mbarriers are made once, before its first tile (the prologue).
     uses_tma_ = true;

@@ -156,6 +156,15 @@ class Emitter {
   void emit_factor(const passes::Contraction& c, int i, const std::function<void()>& to_shared);
   /// A contraction on tensor cores (Contraction::mma; emit_mma.cpp).
   void emit_mma_contraction(const passes::Contraction& c);
+  /// A contraction on wgmma, its factors in its ring (Contraction::Mma::wgmma;
+  /// emit_wgmma.cpp).
+  void emit_wgmma_contraction(const passes::Contraction& c);
+  /// The contraction on wgmma whose K is `loop`'s tile, or null.
+  const passes::Contraction* ring_of(const ir::Node* loop) const;
+  /// Before `loop` (its lb/le declared): the ring's load function and its first tiles.
+  void emit_ring_first(const ir::Node* loop, const passes::Contraction& c);
+  /// At the program's start: the rings' mbarriers and counters.
+  void declare_rings(std::ostringstream& src) const;
   /// The array contraction sum `s` is summed into (declared here) and its initial value at
   /// register r: the add `acc + s` that is s's only use (f32, s's shape, acc computed
   /// earlier) takes s's place, starting from acc (the add is then not emitted: one
@@ -260,6 +269,8 @@ class Emitter {
   bool uses_atomics_ = false;  // include tessel/atomics.cuh (<cuda/atomic>)
   bool uses_tma_ = false;      // include tessel/tma.cuh (<cuda/ptx>)
   bool uses_mma_ = false;      // include tessel/mma.cuh (ldmatrix, mma.sync)
+  bool uses_wgmma_ = false;    // include tessel/wgmma.cuh; compile for sm_90a
+  std::map<std::string, std::string> wgmma_functions_;  // name -> its definition
   int tmp_ = 0;
 };
 

@@ -683,8 +683,8 @@ void encode_tensor_map(const TensorMapSpec& s, void* out) {
   auto* map = static_cast<CUtensorMap*>(out);
   TESSEL_CU(cuTensorMapEncodeTiled, map, type, static_cast<cuuint32_t>(s.rank), s.base, dims,
             strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-            CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+            s.swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 // ---- SM partitions (green contexts) ----

@@ -105,9 +105,10 @@ struct TensorMapSpec {
   void* base = nullptr;  // 16-byte aligned
   uint64_t sizes[5] = {}, strides[5] = {};
   uint32_t box[5] = {};
+  int swizzle = 0;  // bytes: 0 (none) or 128 (CU_TENSOR_MAP_SWIZZLE_128B)
 };
-/// Encodes `spec` into the 128 bytes at `out` (cuTensorMapEncodeTiled: no interleave, no
-/// swizzle, out-of-bounds elements read as zeros). Errors: RuntimeError from the driver.
+/// Encodes `spec` into the 128 bytes at `out` (cuTensorMapEncodeTiled: no interleave,
+/// out-of-bounds elements read as zeros). Errors: RuntimeError from the driver.
 void encode_tensor_map(const TensorMapSpec& spec, void* out);
 
 /// Launches `fn` with the given grid and block sizes, dynamic shared memory (bytes),

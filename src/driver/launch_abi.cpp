@@ -44,6 +44,7 @@ LaunchAbi make_launch_abi(const codegen::CudaKernel& k) {
         s.node = ir::addressed_tensor(p.node);  // the loaded tensor
         s.tma_dims = p.tma_dims;
         s.tma_box = p.tma_box;
+        s.tma_swizzle = p.tma_swizzle;
         break;
       case codegen::Param::host_float:
         s.type = p.dtype == DType::f64 ? AbiSlot::f64 : AbiSlot::f32;
@@ -76,8 +77,9 @@ LaunchAbi make_launch_abi(const codegen::CudaKernel& k) {
 }
 
 TensorMapSpec tensor_map_spec(const Buffer& t, const std::vector<int>& dims,
-                              const std::vector<int64_t>& box) {
+                              const std::vector<int64_t>& box, int swizzle) {
   TensorMapSpec m;
+  m.swizzle = swizzle;
   m.elem_bytes = static_cast<int>(dtype_size(t.dtype()));
   m.rank = static_cast<int>(dims.size());
   m.base = t.data_ptr();
@@ -191,7 +193,7 @@ void plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKe
         if (t.numel() == 0 || !cuda_available())  // no driver: a dry run
           std::memset(at, 0, 128);
         else
-          encode_tensor_map(tensor_map_spec(t, s.tma_dims, s.tma_box), at);
+          encode_tensor_map(tensor_map_spec(t, s.tma_dims, s.tma_box, s.tma_swizzle), at);
         break;
       }
       case codegen::Param::host_float: {

@@ -60,15 +60,16 @@ struct AbiSlot {
   HostInt value;              // host_int
   std::vector<int> tma_dims;  // tensor_map: codegen::Param's
   std::vector<int64_t> tma_box;
+  int tma_swizzle = 0;
 };
 
 /// The CUtensorMap fields of a load by tensor descriptor whose box (TMA dim j = tensor dim
 /// `dims[j]`, `box[j]` elements) is of tensor `t` on this call: sizes and byte strides in
 /// TMA order; a dim of size 1 (its stride never used) gets the stride of the dims inside
 /// it, rounded up to 16 bytes. Errors: InternalError for a stride TMA cannot take (the
-/// specialization key promised it could).
+/// specialization key promised it could). `swizzle`: the box's (AbiSlot::tma_swizzle).
 TensorMapSpec tensor_map_spec(const Buffer& t, const std::vector<int>& dims,
-                              const std::vector<int64_t>& box);
+                              const std::vector<int64_t>& box, int swizzle = 0);
 
 /// The ABI of one kernel (make_launch_abi).
 struct LaunchAbi {

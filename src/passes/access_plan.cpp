@@ -151,6 +151,7 @@ std::string describe(const Access& a, const Layout& L) {
     for (size_t j = 0; j < a.tma.dims.size(); ++j)
       by_dim[static_cast<size_t>(a.tma.dims[j])] = a.tma.box[j];
     s += fmt::format(", box [{}]", fmt::join(by_dim, ", "));
+    if (a.tma.swizzle) s += fmt::format(", swizzle {}, chunks {}", a.tma.swizzle, a.tma.chunks);
     if (a.vdim >= 0) s += ", vectors";
   }
   if (a.stacked) s += ", stacked";

@@ -46,6 +46,8 @@ const char* stage_kind_name(SharedStage::Kind k) {
       return "broadcast";
     case SharedStage::Kind::tma:
       return "tma";
+    case SharedStage::Kind::ring:
+      return "ring";
   }
   return "";
 }
@@ -168,7 +170,14 @@ SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, con
   if (auto a = nir.accesses.find(n); a != nir.accesses.end() && a->second.form == Access::Form::tma)
     return {K::tma, 0, round16(a->second.tma.bytes)};
   for (const Contraction& c : L.contractions)
-    if (c.match.sum == n) return {K::contract, 0, round16(c.shared_bytes)};
+    if (c.match.sum == n) {
+      if (c.mma && c.mma->wgmma) {
+        SharedStage ring{K::ring, 0, c.shared_bytes};
+        ring.stages = c.mma->stages;
+        return ring;
+      }
+      return {K::contract, 0, round16(c.shared_bytes)};
+    }
   if (n->op == Op::Reduce) return {K::reduce, 0, reduce_steps(L, n).bytes};
   if (const int own = own_layout_used(nir, n); own >= 0) {
     if (n->op == Op::Load)
@@ -259,6 +268,15 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
     const int k = access_layout(nir, factor_loads, n);
     nir.accesses[n] = plan_access(g, plan, nir.layouts.at(static_cast<size_t>(k)), k, n);
   });
+  // The factors of a contraction on wgmma are copied by the TMA into its ring.
+  for (const Contraction& c : L.contractions)
+    for (int i = 0; c.mma && c.mma->wgmma && i < 2; ++i) {
+      Access& a = nir.accesses.at(c.match.factor[i].load());
+      a.form = Access::Form::tma;
+      a.tma = c.mma->box[i];
+      a.vdim = -1;
+      a.whole = a.aligned = false;
+    }
   ir::walk(plan.loop->body, [&](const Node* n) {
     if (!nir.live.count(n) || n->op == Op::Loop) return;
     SharedStage s = stage_of(nir, staged, n);

@@ -60,15 +60,21 @@ struct TileType {
 /// reads bytes its writes overlap). A tma stage (a load by tensor descriptor) is written
 /// by the Tensor Memory Accelerator and waited for on its mbarrier, which orders no
 /// thread's accesses after another's: the ops before it stay neighbours of the ops after.
+/// A ring stage (a contraction on wgmma, passes/tensor_cores.hpp) holds its factors' tiles
+/// for the whole loop over K, `stages` tiles in flight: it has bytes of its own, before
+/// every other stage's (1024-byte aligned, the swizzle's period), guarded by two mbarriers
+/// per buffer (filled; read by every warp) rather than by barriers.
 struct SharedStage {
-  enum class Kind : uint8_t { reduce, convert, contract, broadcast, tma };
+  enum class Kind : uint8_t { reduce, convert, contract, broadcast, tma, ring };
   Kind kind = Kind::reduce;
   /// Bytes into the program's shared memory: a multiple of 16 (tma: of 128, as the TMA
   /// asks of a box it writes).
   int64_t offset = 0, bytes = 0;
   bool barrier = false;
   int from = 0, to = 0;   // convert: layouts (NestIr::layouts)
-  int64_t mbarrier = -1;  // tma: its mbarrier's offset (8 bytes past every stage's bytes)
+  int64_t mbarrier = -1;  // tma: its mbarrier's offset (8 bytes past every stage's bytes);
+                          // ring: its 2 x stages mbarriers' (filled ones, then read ones)
+  int stages = 0;         // ring: its buffers
 };
 const char* stage_kind_name(SharedStage::Kind k);
 

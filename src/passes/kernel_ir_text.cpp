@@ -101,12 +101,18 @@ Access read_access(LineCursor& r, const NestIr& nir, const Access& planned) {
       a.tma = planned.tma;
       for (size_t j = 0; j < a.tma.dims.size(); ++j)
         a.tma.box[j] = by_dim[static_cast<size_t>(a.tma.dims[j])];
+    } else if (word == "swizzle" && a.form == Access::Form::tma) {
+      a.tma.swizzle = static_cast<int>(r.integer());
+    } else if (word == "chunks" && a.form == Access::Form::tma) {
+      a.tma.chunks = static_cast<int>(r.integer());
     } else if (word == "vectors" && a.form == Access::Form::tma && !a.tma.dims.empty()) {
       a.vdim = a.tma.dims[0];
     } else if (word == "stacked") {
       a.stacked = true;
     } else {
-      r.fail("expected 'whole' or 'aligned' (vectors), 'box' and 'vectors' (tma) or 'stacked'");
+      r.fail(
+          "expected 'whole' or 'aligned' (vectors), 'box', 'swizzle', 'chunks' and 'vectors' (tma) "
+          "or 'stacked'");
     }
   }
   if (!r.done()) r.fail("expected the end of the part");

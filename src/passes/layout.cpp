@@ -197,11 +197,16 @@ std::string describe(const Layout& L, const ir::Node* loop) {
     out += fmt::format(
         "//   %{} contracts %{} over {}, {} bytes of shared memory{}; factors:", c.match.sum->id,
         c.match.product->id, ir::sym_name(c.match.k), c.shared_bytes,
-        c.mma ? fmt::format(", on tensor cores (mma.sync {}, warps {} x {})",
-                            c.mma->operand == DType::f32 ? std::string("m16n8k8 tf32")
-                                                         : "m16n8k16 " + dtype_name(c.mma->operand),
-                            c.mma->warps_m, c.mma->warps_n)
-              : "");
+        !c.mma ? std::string()
+        : c.mma->wgmma
+            ? fmt::format(", on tensor cores (wgmma m64n{}k16 {}, {} warpgroups, a ring of {} "
+                          "buffers filled by TMA)",
+                          L.slot_block[1], dtype_name(c.mma->operand), c.mma->warps_m / 4,
+                          c.mma->stages)
+            : fmt::format(", on tensor cores (mma.sync {}, warps {} x {})",
+                          c.mma->operand == DType::f32 ? std::string("m16n8k8 tf32")
+                                                       : "m16n8k16 " + dtype_name(c.mma->operand),
+                          c.mma->warps_m, c.mma->warps_n));
     for (int i = 0; i < 2; ++i) {
       const Layout& F = c.factor_layout[i];
       out += fmt::format(" %{} in vectors of {}, {} groups,", c.match.factor[i].value()->id, F.vec,

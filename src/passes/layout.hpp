@@ -30,6 +30,7 @@
 #include "ir/ir.hpp"
 #include "layout/linear_layout.hpp"
 #include "passes/contractions.hpp"
+#include "passes/tensor_descriptor.hpp"
 #include "tessel/config.hpp"
 
 namespace tessel::passes {
@@ -116,8 +117,18 @@ struct Contraction {
     int a = 0;
     int warps_m = 1, warps_n = 1;
     int64_t pitch[2] = {0, 0};
-    /// Per factor: K is its innermost dim (its rows run along K: ldmatrix without .trans).
+    /// Per factor: K is its innermost dim (its rows run along K: ldmatrix without .trans;
+    /// wgmma: its tensor is contiguous along K, a K-major operand).
     bool k_inner[2] = {false, false};
+    /// wgmma.mma_async (sm_90a) instead of mma.sync: warps_m / 4 warpgroups along M, each
+    /// issuing m64nNk16 with N the tile's block of N for each 64 rows it holds. The factors'
+    /// tiles are copied by the TMA (box[i], 128-byte swizzle, the wgmma operand layout) into
+    /// a ring of `stages` buffers of stage_bytes (factor 0's box, then factor 1's), filled
+    /// `stages` tiles of K ahead (passes/tensor_cores.hpp).
+    bool wgmma = false;
+    int stages = 0;
+    TmaBox box[2];
+    int64_t stage_bytes = 0;
   };
   std::optional<Mma> mma;
 };

@@ -119,7 +119,7 @@ std::map<const ir::Node*, Layout> parse_layouts(const std::string& text, const i
       if (it == loops.end()) c.fail(fmt::format("%{} is not a top-level loop of the kernel", id));
       Layout L = compute_layout(it->second, config, &g);
       assign_access_layouts(g, it->second, config, L);
-      plan_tensor_cores(plan_kernel(g, it->second, config), L);
+      plan_tensor_cores(g, plan_kernel(g, it->second, config), L);
       L.own_order.clear();  // the text lists them
       c.expect(':');
       while (!c.accept("slots outer to inner:")) {

@@ -18,6 +18,36 @@ static void collect(const ir::Block& b, std::set<const Node*>& out) {
   }
 }
 
+// The tensors stored anywhere in `nest`'s body.
+static std::vector<const Node*> stored_tensors(const Node* nest) {
+  std::set<const Node*> in_program;
+  collect(nest->body, in_program);
+  std::vector<const Node*> stored;
+  for (const Node* n : in_program)
+    if (ir::writes_memory(n)) stored.push_back(n->args[0]);
+  return stored;
+}
+
+// Whether load n's indices are `loop`'s tile or values from outside it (`inside`: its nodes).
+static bool indices_known_ahead(const Node* n, const Node* loop,
+                                const std::set<const Node*>& inside) {
+  for (size_t i = 1; i < n->args.size(); ++i)
+    if (n->args[i] != loop && inside.count(n->args[i])) return false;
+  return true;
+}
+
+static bool stored_to(const ir::Graph& g, const std::vector<const Node*>& stored, const Node* n) {
+  return std::any_of(stored.begin(), stored.end(),
+                     [&](const Node* t) { return ir::may_alias(g, t, n->args[0]); });
+}
+
+bool may_load_ahead(const ir::Graph& g, const Node* nest, const Node* loop, const Node* n) {
+  if (std::find(loop->body.begin(), loop->body.end(), n) == loop->body.end()) return false;
+  std::set<const Node*> inside;
+  collect(loop->body, inside);
+  return indices_known_ahead(n, loop, inside) && !stored_to(g, stored_tensors(nest), n);
+}
+
 // The loads of `loop` (the top-level loop or a device loop) that qualify.
 static std::vector<const Node*> early_loads(const ir::Graph& g, const NestIr& nir,
                                             const std::set<const Node*>& staged,
@@ -32,14 +62,10 @@ static std::vector<const Node*> early_loads(const ir::Graph& g, const NestIr& ni
     if (nir.own.count(n)) continue;  // converted loads are not issued early
     // A contraction's factor nodes are emitted by its sum: only its loads, in the factor's layout.
     if (staged.count(n) && !factor_loads.count(n)) continue;
-    if (std::any_of(stored.begin(), stored.end(),
-                    [&](const Node* t) { return ir::may_alias(g, t, n->args[0]); }))
-      continue;
-    bool early = true;
-    for (size_t i = 1; i < n->args.size(); ++i)
-      early &= n->args[i] == loop || !inside.count(n->args[i]);
+    if (stored_to(g, stored, n)) continue;
     auto a = nir.accesses.find(n);
-    if (early && a != nir.accesses.end() && a->second.form == Access::Form::vector)
+    if (indices_known_ahead(n, loop, inside) && a != nir.accesses.end() &&
+        a->second.form == Access::Form::vector)
       out.push_back(n);
   }
   return out;
@@ -49,12 +75,7 @@ std::map<const Node*, Prefetch> plan_prefetch(const ir::Graph& g, const KernelPl
                                               const NestIr& nir) {
   std::map<const Node*, Prefetch> out;
   if (plan.num_stages < 2 || g.check_bounds) return out;
-  // Tensors stored anywhere in the program.
-  std::set<const Node*> in_program;
-  collect(nir.loop->body, in_program);
-  std::vector<const Node*> stored;
-  for (const Node* n : in_program)
-    if (ir::writes_memory(n)) stored.push_back(n->args[0]);
+  const std::vector<const Node*> stored = stored_tensors(nir.loop);
   const std::set<const Node*> staged = staged_nodes(nir.nest());
   std::set<const Node*> factor_loads;
   for (const Contraction& c : nir.nest().contractions)

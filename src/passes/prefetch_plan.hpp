@@ -28,6 +28,12 @@ struct Prefetch {
   std::vector<const ir::Node*> loads;  // in body order
 };
 
+/// Whether load n of `loop` (a device loop in the nest of top-level loop `nest`) may be
+/// issued tiles ahead: it stands at the loop's own level, its indices are the loop's tile or
+/// values from outside the loop, and no store of the nest may reach memory it reads.
+bool may_load_ahead(const ir::Graph& g, const ir::Node* nest, const ir::Node* loop,
+                    const ir::Node* n);
+
 /// Per loop of nir's nest with loads to issue early (its accesses planned), the prefetch.
 std::map<const ir::Node*, Prefetch> plan_prefetch(const ir::Graph& g, const KernelPlan& plan,
                                                   const NestIr& nir);

@@ -16,7 +16,16 @@ int64_t round_to(int64_t b, int64_t a) { return (b + a - 1) / a * a; }
 
 int64_t round16(int64_t b) { return round_to(b, 16); }
 
-int64_t alignment(const SharedStage& u) { return u.kind == SharedStage::Kind::tma ? 128 : 16; }
+int64_t alignment(const SharedStage& u) {
+  return u.kind == SharedStage::Kind::ring ? 1024 : u.kind == SharedStage::Kind::tma ? 128 : 16;
+}
+
+bool is_ring(const SharedStage& u) { return u.kind == SharedStage::Kind::ring; }
+
+// The mbarriers' bytes: 8 per tma stage, 16 per ring buffer.
+int64_t mbarrier_bytes(const SharedStage& u) {
+  return u.kind == SharedStage::Kind::tma ? 8 : is_ring(u) ? 16 * u.stages : 0;
+}
 
 bool overlap(const SharedStage& x, const SharedStage& y) {
   return x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
@@ -57,8 +66,8 @@ std::map<const Node*, std::set<const Node*>> shared_neighbours(const NestIr& nir
       auto st = nir.shared.find(n);
       if (st == nir.shared.end()) continue;
       before[n].insert(frontier.begin(), frontier.end());
-      // A tma stage's wait (its mbarrier) is no barrier between the threads.
-      if (st->second.kind == SharedStage::Kind::tma)
+      // A tma stage's or a ring's wait (an mbarrier) is no barrier between the threads.
+      if (st->second.kind == SharedStage::Kind::tma || is_ring(st->second))
         frontier.insert(n);
       else
         frontier = {n};
@@ -75,13 +84,23 @@ std::map<const Node*, std::set<const Node*>> shared_neighbours(const NestIr& nir
 void plan_shared(NestIr& nir) {
   const auto before = shared_neighbours(nir);
   int64_t largest = 0;
-  for (const auto& [n, u] : nir.shared) largest = std::max(largest, u.bytes);
+  for (const auto& [n, u] : nir.shared)
+    if (!is_ring(u)) largest = std::max(largest, u.bytes);
   const int64_t cap = std::max(largest, kFreeSharedBytes);
   std::set<const Node*> placed;
+  // Rings first, each in bytes of its own; the other stages after them.
+  int64_t base = 0;
   for (const Node* n : in_order(nir)) {
     SharedStage& u = nir.shared.at(n);
+    if (!is_ring(u)) continue;
+    u.offset = base;
+    base = round_to(base + u.bytes, 1024);
+  }
+  for (const Node* n : in_order(nir)) {
+    SharedStage& u = nir.shared.at(n);
+    if (is_ring(u)) continue;
     // The lowest offset past every placed neighbour's bytes that keeps within the cap.
-    for (int64_t at = 0;;) {
+    for (int64_t at = round_to(base, alignment(u));;) {
       bool clear = true;
       for (const Node* p : before.at(n))
         if (p != n && placed.count(p)) {
@@ -91,8 +110,8 @@ void plan_shared(NestIr& nir) {
             at = round_to(q.offset + q.bytes, alignment(u));
           }
         }
-      if (clear || at + u.bytes > cap) {
-        u.offset = clear && at + u.bytes <= cap ? at : 0;
+      if (clear || at + u.bytes > base + cap) {
+        u.offset = clear && at + u.bytes <= base + cap ? at : round_to(base, alignment(u));
         break;
       }
     }
@@ -101,7 +120,7 @@ void plan_shared(NestIr& nir) {
   for (auto& [n, u] : nir.shared) {
     bool barrier = false;
     for (const Node* p : before.at(n)) barrier |= p == n || overlap(nir.shared.at(p), u);
-    u.barrier = barrier;
+    u.barrier = barrier && !is_ring(u);
   }
   place_mbarriers(nir);
 }
@@ -112,10 +131,10 @@ void place_mbarriers(NestIr& nir) {
   end = round16(end);
   std::map<int, SharedStage*> tma;  // by node id: program order within the nest's ops
   for (auto& [n, u] : nir.shared)
-    if (u.kind == SharedStage::Kind::tma) tma[n->id] = &u;
+    if (mbarrier_bytes(u)) tma[n->id] = &u;
   for (auto& [id, u] : tma) {
     u->mbarrier = end;
-    end += 8;
+    end += mbarrier_bytes(*u);
   }
   nir.shared_bytes = round16(end);
 }
@@ -130,6 +149,12 @@ std::string shared_plan_error(const NestIr& nir) {
     if (u.offset + u.bytes > kSharedBytesLimit)
       return fmt::format("%{}: its bytes end at {}, past the {} a program has", n->id,
                          u.offset + u.bytes, kSharedBytesLimit);
+    if (is_ring(u)) {
+      for (const auto& [m, q] : nir.shared)
+        if (m != n && overlap(q, u))
+          return fmt::format("%{}: its ring overlaps %{}'s bytes", n->id, m->id);
+      continue;
+    }
     if (u.barrier) continue;
     for (const Node* p : before.at(n))
       if (p == n || overlap(nir.shared.at(p), u))
@@ -138,7 +163,7 @@ std::string shared_plan_error(const NestIr& nir) {
             p->id);
   }
   int64_t mbarriers = 0;
-  for (const auto& [n, u] : nir.shared) mbarriers += u.kind == SharedStage::Kind::tma ? 8 : 0;
+  for (const auto& [n, u] : nir.shared) mbarriers += mbarrier_bytes(u);
   end = round16(round16(end) + mbarriers);
   if (end != nir.shared_bytes)
     return fmt::format("shared memory is {} bytes, its stages and mbarriers end at {}",

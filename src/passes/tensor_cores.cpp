@@ -4,6 +4,8 @@
 #include <set>
 
 #include "layout/mma_layouts.hpp"
+#include "passes/access_plan.hpp"
+#include "passes/prefetch_plan.hpp"
 
 namespace tessel::passes {
 
@@ -69,6 +71,10 @@ bool any_flattened(const KernelPlan& plan) {
 }
 
 layout::LinearLayout accumulator(const Layout& L, const Contraction::Mma& mma) {
+  if (mma.wgmma)
+    return layout::wgmma_accumulator(
+        {static_cast<int32_t>(L.slot_block[0]), static_cast<int32_t>(L.slot_block[1])},
+        static_cast<int32_t>(L.slot_block[1]), {mma.warps_m, 1});
   return layout::mma_sync_accumulator(
       {static_cast<int32_t>(L.slot_block[0]), static_cast<int32_t>(L.slot_block[1])},
       {mma.warps_m, mma.warps_n});
@@ -114,17 +120,94 @@ std::optional<Contraction::Mma> plan_mma(const KernelPlan& plan, const Layout& L
   return mma;
 }
 
+// The tensor dim of load n's tensor that tile Sym s indexes, or -1.
+int tensor_dim_of(const ir::Node* n, const ir::Sym* s) {
+  int d = 0;
+  for (const ir::IndexInfo& info : n->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    if (info.kind == ir::IndexKind::tile && info.sym == s) return d;
+    ++d;
+  }
+  return -1;
+}
+
+// Factor i's box for wgmma: its load's tile as one TMA box whose contiguous dim (K for a
+// K-major operand, M or N else) is a multiple of 64 16-bit elements, cut into chunks of 128
+// bytes (the 128-byte swizzle's row), its other tile dim a block of M, N or K and every other
+// dim a scalar index; or none.
+std::optional<TmaBox> wgmma_box(const ir::Graph& g, const KernelPlan& plan, const Contraction& c,
+                                int i, bool& k_major) {
+  const ir::Node* load = c.match.factor[i].load();
+  std::optional<TmaBox> b = tile_box(g, plan, load, kSharedBytesLimit);
+  if (!b || b->box.size() < 2) return std::nullopt;
+  const int64_t elem = dtype_size(load->dtype);
+  if (b->box[0] * elem % 128 != 0) return std::nullopt;
+  int tiles = 0;
+  for (size_t j = 1; j < b->box.size(); ++j) tiles += b->box[j] > 1;
+  if (tiles != 1 || b->box[1] <= 1)
+    return std::nullopt;  // rows: the TMA dim after the contiguous one
+  k_major = tensor_dim_of(load, c.match.k) == b->dims[0];
+  b->chunks = static_cast<int>(b->box[0] * elem / 128);
+  b->box[0] = 128 / elem;
+  b->swizzle = 128;
+  return b;
+}
+
+// The wgmma plan of contraction c whose mma.sync plan is `mma` (16-bit operands), or none:
+// warps a multiple of 4 with M's block a multiple of 64 per warpgroup, N's a multiple of 8 up
+// to 256, K's of 16; K a device loop of one dim that is not flattened, each factor a load at
+// its top level whose tile the TMA can copy ahead (wgmma_box, may_load_ahead); the ring of at
+// least 2 stages within a program's shared memory (num_stages stages where they fit).
+std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan& plan,
+                                           const Layout& L, const Contraction& c,
+                                           Contraction::Mma mma) {
+  const ir::Sym* k = c.match.k;
+  const int64_t bm = L.slot_block[0], bn = L.slot_block[1], bk = plan.block(k);
+  const int warpgroups = L.threads / 128;
+  if (mma.operand == DType::f32 || g.check_bounds || L.threads % 128 != 0 ||
+      bm % (64 * warpgroups) != 0 || bn % 8 != 0 || bn > 256 || bk % 16 != 0 ||
+      k->kind != ir::Sym::tile || k->loop->dims.size() != 1 || plan.knobs(k->loop).flatten)
+    return std::nullopt;
+  mma.stage_bytes = 0;
+  for (int i = 0; i < 2; ++i) {
+    if (!may_load_ahead(g, plan.loop, k->loop, c.match.factor[i].load())) return std::nullopt;
+    bool k_major = false;
+    std::optional<TmaBox> b = wgmma_box(g, plan, c, i, k_major);
+    if (!b) return std::nullopt;
+    mma.box[i] = *b;
+    mma.k_inner[i] = k_major;
+    mma.stage_bytes += b->bytes;
+  }
+  mma.stages = std::max(2, plan.num_stages);
+  // The ring starts 1024-byte aligned (the swizzle's period); its mbarriers follow the
+  // program's stages.
+  while (mma.stages > 2 && mma.stages * mma.stage_bytes > kSharedBytesLimit - 2048) --mma.stages;
+  if (mma.stages * mma.stage_bytes > kSharedBytesLimit - 2048) return std::nullopt;
+  mma.wgmma = true;
+  mma.warps_m = L.threads / 32;
+  mma.warps_n = 1;
+  return mma;
+}
+
 }  // namespace
 
-void plan_tensor_cores(const KernelPlan& plan, Layout& L) {
+void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   if (L.slot_block.size() != 2 || any_flattened(plan)) return;
   std::optional<Contraction::Mma> first;
   for (Contraction& c : L.contractions) {
     std::optional<Contraction::Mma> mma = plan_mma(plan, L, c);
-    // One placement holds the nest: every contraction on tensor cores has the same warps.
-    if (!mma || (first && (first->warps_m != mma->warps_m || first->warps_n != mma->warps_n)))
+    if (mma)
+      if (std::optional<Contraction::Mma> w = plan_wgmma(g, plan, L, c, *mma)) mma = w;
+    // One placement holds the nest: every contraction on tensor cores has the same one.
+    if (!mma || (first && (first->wgmma != mma->wgmma || first->warps_m != mma->warps_m ||
+                           first->warps_n != mma->warps_n)))
       continue;
     if (!first) first = mma;
+    c.mma = mma;
+    if (mma->wgmma) {
+      c.shared_bytes = mma->stages * mma->stage_bytes;
+      continue;
+    }
     c.shared_bytes = 0;
     for (int i = 0; i < 2; ++i) {
       c.padded[i] = false;
@@ -132,7 +215,6 @@ void plan_tensor_cores(const KernelPlan& plan, Layout& L) {
       const int64_t rows = c.factor_layout[i].slot_block.front();
       c.shared_bytes += (rows * mma->pitch[i] * dtype_size(mma->operand) + 15) / 16 * 16;
     }
-    c.mma = mma;
   }
   if (!first) return;
   // The accumulator places each of the tile's elements once: every thread holds

@@ -37,7 +37,7 @@ namespace tessel::passes {
 /// `plan.loop`) that qualify (above) on tensor cores: sets their `mma`, their shared bytes
 /// and offsets, and L's placement to the mma.sync accumulator. Leaves L as it is when none
 /// qualifies.
-void plan_tensor_cores(const KernelPlan& plan, Layout& L);
+void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L);
 
 /// The placement a nest whose contractions run on tensor cores must keep (the mma.sync
 /// accumulator over its two slots for their warps), or nothing when none does.

@@ -7,9 +7,17 @@ namespace tessel::passes {
 
 std::optional<TmaBox> tensor_descriptor_box(const ir::Graph& g, const KernelPlan& plan,
                                             const ir::Node* n) {
-  if (n->op != ir::Op::Load || n->load_id < 0 || n->is_scalar() || n->is_multicast_access() ||
+  if (n->op != ir::Op::Load || n->load_id < 0 ||
       static_cast<size_t>(n->load_id) >= plan.tensor_descriptor_loads.size() ||
-      !plan.tensor_descriptor_loads[static_cast<size_t>(n->load_id)] || g.index_dtype != DType::i32)
+      !plan.tensor_descriptor_loads[static_cast<size_t>(n->load_id)])
+    return std::nullopt;
+  return tile_box(g, plan, n, kMaxTmaBoxBytes);
+}
+
+std::optional<TmaBox> tile_box(const ir::Graph& g, const KernelPlan& plan, const ir::Node* n,
+                               int64_t max_bytes) {
+  if (n->op != ir::Op::Load || n->is_scalar() || n->is_multicast_access() ||
+      g.index_dtype != DType::i32)
     return std::nullopt;
   const ir::Node* t = ir::addressed_tensor(n);
   const int unit = ir::unit_stride_dim(g, t);
@@ -38,7 +46,7 @@ std::optional<TmaBox> tensor_descriptor_box(const ir::Graph& g, const KernelPlan
     b.box.push_back(e);
     b.bytes *= e;
   }
-  if (b.box[0] * elem % 16 != 0 || b.bytes > kMaxTmaBoxBytes) return std::nullopt;
+  if (b.box[0] * elem % 16 != 0 || b.bytes > max_bytes) return std::nullopt;
   return b;
 }
 

@@ -25,7 +25,13 @@ struct TmaBox {
   std::vector<int> dims;     // TMA dim j -> tensor dim (dims[0]: the unit-stride dim)
   std::vector<int64_t> box;  // per TMA dim: elements (a tile's block, ts::all's padded
                              // extent, 1 for a scalar index)
-  int64_t bytes = 0;         // of the box in shared memory
+  int64_t bytes = 0;         // of the box in shared memory (all its chunks)
+  /// A tensor-core operand's box (passes/tensor_cores.hpp): copied in `chunks` copies of
+  /// `box` (whose dim 0 is then 128 bytes) along dim 0, chunk c at c * bytes / chunks in
+  /// shared memory, each written swizzled by `swizzle` bytes (128: CU_TENSOR_MAP_SWIZZLE_128B,
+  /// the wgmma operand layout of layout::swizzled_shared). 0 and 1: one plain box.
+  int swizzle = 0;
+  int chunks = 1;
   bool operator==(const TmaBox&) const = default;
 };
 
@@ -40,5 +46,11 @@ inline constexpr int64_t kMaxTmaBoxBytes = 48 * 1024;
 /// of 16 bytes, at most kMaxTmaBoxBytes, no flattened loop dim, 32-bit indices.
 std::optional<TmaBox> tensor_descriptor_box(const ir::Graph& g, const KernelPlan& plan,
                                             const ir::Node* n);
+
+/// The box of load n's tile as tensor_descriptor_box finds it, whatever Config::indexing
+/// says (a tensor-core operand's loads, which the TMA moves when it can), and with boxes
+/// up to `max_bytes`.
+std::optional<TmaBox> tile_box(const ir::Graph& g, const KernelPlan& plan, const ir::Node* n,
+                               int64_t max_bytes);
 
 }  // namespace tessel::passes

@@ -139,11 +139,26 @@ std::vector<std::string> cuda_include_dirs() {
 std::string compile_cuda(const std::string& source, const std::string& program_name,
                          const CompileOptions& options, std::string* ptx) {
   Nvrtc& n = nvrtc_ready();
-  std::vector<std::string> opts = {"--gpu-architecture=sm_" + std::to_string(options.arch),
-                                   "-default-device"};
-  bool has_std = false;
-  for (const std::string& o : options.extra)
+  // A kernel may ask for its architecture's arch-specific features (wgmma: sm_90a), which
+  // only that architecture runs.
+  const std::string own_arch = "--gpu-architecture=sm_" + std::to_string(options.arch);
+  std::vector<std::string> opts = {"-default-device"};
+  bool has_std = false, has_arch = false;
+  for (const std::string& o : options.extra) {
     has_std = has_std || o.rfind("-std=", 0) == 0 || o.rfind("--std=", 0) == 0;
+    if (o.rfind("--gpu-architecture=", 0) != 0) continue;
+    has_arch = true;
+    if (o != own_arch && o != own_arch + "a") {
+      const std::string why =
+          "'" + program_name + "' is " + o.substr(19) +
+          " code (ts::dot on wgmma, which only sm_90 runs), asked for sm_" +
+          std::to_string(options.arch) +
+          ": on this GPU give the dot a block size of M below 64 per warpgroup, so that it runs "
+          "on mma.sync";
+      throw CompileError(why, why, source);
+    }
+  }
+  if (!has_arch) opts.push_back(own_arch);
   if (!has_std) opts.push_back("-std=c++17");
   for (const std::string& dir : cuda_include_dirs()) opts.push_back("-I" + dir);
   opts.insert(opts.end(), options.extra.begin(), options.extra.end());

@@ -28,6 +28,25 @@ void expect_close_to_interpreter(const K& k, const std::string& what, const A&..
   EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0) << what;
 }
 
+// k(x, y) with x [m, K] and y [K, n] as transposed views (x.t() of a [K, m] tensor: A M-major;
+// y.t() of [n, K]: B K-major) or as they are, bf16, on the GPU against the interpreter (the
+// views taken on each device: Buffer::to copies contiguously).
+template <class K>
+void expect_transposes_match(const K& k, int64_t m, int64_t kk, int64_t n, uint64_t seed) {
+  ts::Buffer xt = ts::Buffer::randn({kk, m}, ts::bf16, ts::cpu(), seed);
+  ts::Buffer yt = ts::Buffer::randn({n, kk}, ts::bf16, ts::cpu(), seed + 1);
+  ts::Buffer x = ts::Buffer::randn({m, kk}, ts::bf16, ts::cpu(), seed + 2);
+  ts::Buffer y = ts::Buffer::randn({kk, n}, ts::bf16, ts::cpu(), seed + 3);
+  auto view = [](const ts::Buffer& v, bool tr) { return tr ? v.transpose(0, 1) : v; };
+  for (auto [ta, tb] : {std::pair{true, false}, {false, true}, {true, true}}) {
+    const ts::Buffer& a = ta ? xt : x;
+    const ts::Buffer& b = tb ? yt : y;
+    ts::Buffer want = k(view(a, ta), view(b, tb));
+    ts::Buffer got = k(view(a.to(ts::cuda(0)), ta), view(b.to(ts::cuda(0)), tb));
+    EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0) << ta << tb;
+  }
+}
+
 struct Shape {
   int64_t m, k, n;
 };
@@ -70,23 +89,7 @@ TEST(DotGpu, TransposedOperandsMatchTheInterpreter) {
         return out;
       },
       ts::Settings{.config = blocks(64, 32, 32, 4)});
-  ts::Buffer xt = ts::Buffer::randn({96, 150}, ts::bf16, ts::cpu(), 3);
-  ts::Buffer yt = ts::Buffer::randn({70, 96}, ts::bf16, ts::cpu(), 4);
-  ts::Buffer x = ts::Buffer::randn({150, 96}, ts::bf16, ts::cpu(), 5);
-  ts::Buffer y = ts::Buffer::randn({96, 70}, ts::bf16, ts::cpu(), 6);
-  // Transposed views of each operand (tr) or the operand itself, on the CPU and on the GPU
-  // (Buffer::to copies contiguously: the views are taken where the data is).
-  auto operand = [](const ts::Buffer& b, bool tr, ts::Device d) {
-    ts::Buffer on = b.to(d);
-    return tr ? on.transpose(0, 1) : on;
-  };
-  for (auto [ta, tb] : {std::pair{true, false}, {false, true}, {true, true}}) {
-    const ts::Buffer& a = ta ? xt : x;
-    const ts::Buffer& b = tb ? yt : y;
-    ts::Buffer want = k(operand(a, ta, ts::cpu()), operand(b, tb, ts::cpu()));
-    ts::Buffer got = k(operand(a, ta, ts::cuda(0)), operand(b, tb, ts::cuda(0)));
-    EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0) << ta << tb;
-  }
+  expect_transposes_match(k, 150, 96, 70, 3);
 }
 
 TEST(DotGpu, PipelinedAndPersistentDotsMatchTheInterpreter) {
@@ -152,6 +155,54 @@ TEST(DotGpu, F32DotsMatchTheInterpreter) {
   EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0);
 }
 
+// ts::dot on wgmma (16-bit operands whose rows the TMA can copy: sizes multiples of 8): the
+// ring of num_stages buffers, 1 and 2 warpgroups, K blocks of 64 and 128 (2 chunks of a
+// K-major row), ragged M, N and K (K's last tile zeroed past its end: K = 72, K = 8), M = 1.
+TEST(DotGpu, WgmmaDotsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  struct Blocks {
+    int64_t m, n, k;
+    int warps, stages;
+  };
+  const std::vector<Shape> shapes{
+      {256, 128, 192}, {264, 72, 136}, {1, 64, 40}, {8, 8, 8}, {520, 1000, 264}};
+  for (ts::DType t : {ts::bf16, ts::f16})
+    for (Blocks b :
+         {Blocks{128, 128, 64, 4, 1}, Blocks{128, 256, 64, 8, 4}, Blocks{64, 64, 64, 4, 3},
+          Blocks{256, 128, 64, 8, 3}, Blocks{128, 128, 128, 4, 2}, Blocks{64, 256, 64, 4, 4}})
+      for (Shape s : shapes) {
+        ts::Config c = blocks(b.m, b.n, b.k, b.warps);
+        c.num_stages = b.stages;
+        auto k = dot_test::make_dot(ts::Settings{.config = c});
+        expect_close_to_interpreter(k,
+                                    ts::dtype_name(t) + " " + c.to_json() + " " +
+                                        std::to_string(s.m) + "x" + std::to_string(s.k) + "x" +
+                                        std::to_string(s.n),
+                                    ts::Buffer::randn({s.m, s.k}, t, ts::cpu(), 17),
+                                    ts::Buffer::randn({s.k, s.n}, t, ts::cpu(), 18));
+      }
+}
+
+// wgmma with M-major A (x.t()) and K-major B (y.t()), and persistent programs whose tiles
+// share the ring across the program loop.
+TEST(DotGpu, WgmmaTransposedAndPersistentDotsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  ts::Config c = blocks(128, 128, 64, 4);
+  c.num_stages = 3;
+  auto k = dot_test::make_dot(ts::Settings{.config = c});
+  expect_transposes_match(k, 200, 136, 264, 19);
+  for (ts::PidType pid : {ts::PidType::persistent_interleaved, ts::PidType::persistent_blocked})
+    for (int stages : {2, 4}) {
+      ts::Config p = blocks(128, 256, 64, 8);
+      p.pid_type = pid;
+      p.num_stages = stages;
+      auto kp = dot_test::make_dot(ts::Settings{.config = p});
+      expect_close_to_interpreter(kp, p.to_json(),
+                                  ts::Buffer::randn({300, 264}, ts::bf16, ts::cpu(), 23),
+                                  ts::Buffer::randn({264, 520}, ts::bf16, ts::cpu(), 24));
+    }
+}
+
 // examples::make_grouped_matmul on the GPU against the interpreter; the row count is read
 // on the device: a new count in the same buffer changes the rows computed, with no new trace.
 TEST(DotGpu, AGroupedMatmulOverDeviceResidentRowsMatchesTheInterpreter) {
@@ -159,8 +210,11 @@ TEST(DotGpu, AGroupedMatmulOverDeviceResidentRowsMatchesTheInterpreter) {
   moe_test::Routed r = moe_test::route({5, 70, 0, 64, 130}, 96, 72, 448, ts::bf16);
   for (ts::Config c :
        {ts::Config{.block_sizes = std::vector<int64_t>{64, 32}, .num_warps = 4},
-        ts::Config{
-            .block_sizes = std::vector<int64_t>{128, 64}, .num_warps = 8, .num_stages = 2}}) {
+        ts::Config{.block_sizes = std::vector<int64_t>{128, 64}, .num_warps = 8, .num_stages = 2},
+        ts::Config{// wgmma, each tile's expert's box by TMA
+                   .block_sizes = std::vector<int64_t>{128, 64},
+                   .num_warps = 4,
+                   .num_stages = 3}}) {
     auto k = examples::make_grouped_matmul(ts::Settings{.config = c});
     ts::Buffer want = k(r.x, r.w, r.n_rows, r.block_expert);
     ts::Buffer xg = r.x.to(ts::cuda(0)), wg = r.w.to(ts::cuda(0));

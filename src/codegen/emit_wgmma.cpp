@@ -1,0 +1,232 @@
+// Contractions on wgmma (passes/tensor_cores.hpp, Contraction::Mma::wgmma): the factors'
+// tiles of K are copied by the TMA into a ring of S buffers, S tiles ahead, and summed by
+// wgmma.mma_async into the sum's registers, which (the nest being in the wgmma accumulator's
+// placement) hold each warpgroup's m64nN fragments in order: its i-th 64 rows are registers
+// i N / 2 .. (i + 1) N / 2.
+//
+//   unsigned ring<S>_ld = 0, ring_use = 0;          // program start: tiles loaded, summed
+//   auto ring_load = [&](int kb) { ... };            // before the loop over K, thread 0's:
+//     wait until every warp has read buffer ld % S (its `read` mbarrier), arm its `filled`
+//     mbarrier with the tile's bytes, one TMA copy per 128-byte chunk of each factor's box
+//   if (tid == 0) for (s < S) if (tile s exists) ring_load(lb + s BK);
+//   for (tiles of K) {
+//     ...
+//     wait for buffer use % S (`filled`); a partial last tile: zero its elements past K's end
+//     acc = <the accumulator>; wgmma.fence
+//     for (ks < BK / 16) for (i < 64-row tiles of the warpgroup) wgmma m64nNk16
+//     commit; wait for all; each warp's lane 0 arrives on the buffer's `read` mbarrier
+//     thread 0: ring_load(this tile + S BK) when that tile exists
+//   }
+#include <fmt/format.h>
+
+#include "codegen/emitter_state.hpp"
+#include "common/pow2.hpp"
+
+namespace tessel::codegen {
+
+using ir::Node;
+
+namespace {
+
+std::string ring_name(const passes::Contraction& c) {
+  return fmt::format("ring{}", c.match.sum->id);
+}
+
+// The wgmma instruction for n columns of `operand` (f16, bf16) with A and B transposed (M-
+// and N-major) or not, as a device function of the kernel's source: d += a b over the
+// warpgroup's 64 x n accumulator d[0 .. n / 2).
+std::string wgmma_function(int64_t n, DType operand, bool ta, bool tb) {
+  const std::string t = operand == DType::f16 ? "f16" : "bf16";
+  std::string regs, outs;
+  for (int64_t r = 0; r < n / 2; ++r) {
+    regs += fmt::format("{}%{}", r ? ", " : "", r);
+    outs += fmt::format("{}\"+f\"(d[{}])", r ? ", " : "", r);
+  }
+  return fmt::format(
+      "// d += a b, a 64 x {n} x 16 product of {t} operands in shared memory (wgmma descriptors;\n"
+      "// A {am}-major, B {bm}-major) into the warpgroup's f32 accumulator fragments d.\n"
+      "__device__ __forceinline__ void ts_wgmma_{n}_{t}_{ta}{tb}(float* d, unsigned long long a, "
+      "unsigned long long b) {{\n"
+      "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{pi}, 0;\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{{regs}}}, %{ai}, "
+      "%{bi}, p, 1, 1, {ta}, {tb};\\n}}\\n\"\n"
+      "               : {outs}\n"
+      "               : \"l\"(a), \"l\"(b), \"r\"(1));\n"
+      "}}\n",
+      fmt::arg("n", n), fmt::arg("t", t), fmt::arg("am", ta ? "M" : "K"),
+      fmt::arg("bm", tb ? "N" : "K"), fmt::arg("ta", ta ? 1 : 0), fmt::arg("tb", tb ? 1 : 0),
+      fmt::arg("regs", regs), fmt::arg("outs", outs), fmt::arg("ai", n / 2),
+      fmt::arg("bi", n / 2 + 1), fmt::arg("pi", n / 2 + 2));
+}
+
+}  // namespace
+
+const passes::Contraction* Emitter::ring_of(const Node* loop) const {
+  for (const passes::Contraction& c : nest_.contractions)
+    if (c.mma && c.mma->wgmma && c.match.k->loop == loop && live_.count(c.match.sum)) return &c;
+  return nullptr;
+}
+
+void Emitter::declare_rings(std::ostringstream& src) const {
+  for (const passes::Contraction& c : nest_.contractions) {
+    if (!c.mma || !c.mma->wgmma || !live_.count(c.match.sum)) continue;
+    const SharedUse& st = shared_use(c.match.sum);
+    const int s = c.mma->stages;
+    src << fmt::format(
+        "  // %{}'s ring of {} buffers: `filled` mbarriers at {}, `read` ones (one arrival per "
+        "warp) at {}\n",
+        c.match.sum->id, s, st.mbarrier, st.mbarrier + 8 * s);
+    src << fmt::format("  if (tid == 0) {{\n    for (int s = 0; s < {}; ++s) {{\n", s);
+    src << fmt::format("      ts::mbarrier_init_count(ts_smem + {} + 8 * s, 1u);\n", st.mbarrier);
+    src << fmt::format("      ts::mbarrier_init_count(ts_smem + {} + 8 * s, {}u);\n",
+                       st.mbarrier + 8 * s, L_->threads / 32);
+    src << "    }\n    ts::fence_mbarrier_init();\n  }\n  __syncthreads();\n";
+    src << fmt::format("  unsigned {0}_ld = 0, {0}_use = 0;  // tiles loaded into it, summed\n",
+                       ring_name(c));
+  }
+}
+
+void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
+  const passes::Contraction::Mma& mma = *c.mma;
+  const std::string ring = ring_name(c);
+  const SharedUse& st = shared_use(c.match.sum);
+  const int s = mma.stages;
+  const DimVars dv = dim_vars(loop, 0);
+  line(fmt::format("// %{}'s factors by TMA into its ring: {} buffers of {} bytes at {}, {} tiles "
+                   "of K ahead",
+                   c.match.sum->id, s, mma.stage_bytes, st.offset, s),
+       c.match.sum);
+  open(fmt::format("auto {}_load = [&](int kb)", ring));
+  line(fmt::format("const unsigned s = {}_ld % {};", ring, s));
+  line(fmt::format("ts::mbarrier_wait(ts_smem + {} + 8 * s, (({}_ld / {}) & 1u) ^ 1u);  // read",
+                   st.mbarrier + 8 * s, ring, s));
+  line(fmt::format("unsigned char* const filled = ts_smem + {} + 8 * s;", st.mbarrier));
+  line(
+      fmt::format("unsigned char* const buf = ts_smem + {} + s * {};", st.offset, mma.stage_bytes));
+  line(fmt::format("ts::mbarrier_arm(filled, {}u);", mma.stage_bytes));
+  int64_t at = 0;
+  for (int i = 0; i < 2; ++i) {
+    const Node* n = c.match.factor[i].load();
+    const passes::TmaBox& box = mma.box[i];
+    // Per tensor dim: the coordinate of the tile's first element.
+    std::vector<std::string> by_dim;
+    size_t op = ir::first_index(n);
+    for (const ir::IndexInfo& info : n->access) {
+      if (info.kind == ir::IndexKind::newaxis) continue;
+      const Node* operand = n->args[op++];
+      if (info.kind == ir::IndexKind::tile)
+        by_dim.push_back(info.sym == c.match.k ? std::string("kb")
+                                               : dims.at({operand, info.sym->loop_dim}).tb);
+      else
+        by_dim.push_back(fmt::format("(int)({})", scalar(operand)));
+    }
+    const std::string map = tensor_map_param(n);
+    const int64_t chunk = box.bytes / box.chunks;
+    for (int k = 0; k < box.chunks; ++k) {
+      std::vector<std::string> coords;
+      for (size_t j = 0; j < box.dims.size(); ++j) {
+        const std::string& x = by_dim[static_cast<size_t>(box.dims[j])];
+        coords.push_back(j == 0 && k ? fmt::format("{} + {}", x, k * box.box[0]) : x);
+      }
+      line(fmt::format("ts::tma_copy<{}>({}, buf + {}, filled, {{{}}});  // %{}, chunk {}",
+                       box.dims.size(), map, at + k * chunk, fmt::join(coords, ", "), n->id, k));
+    }
+    at += box.bytes;
+  }
+  line(fmt::format("++{}_ld;", ring));
+  --indent_;
+  line("};");
+  open("if (tid == 0)");
+  line(fmt::format("_Pragma(\"unroll 1\") for (int s = 0; s < {}; ++s)", s));
+  line(fmt::format("  if ({} + s * {} < {}) {}_load((int)({} + s * {}));", dv.lb, dv.block,
+                   fmt::format("le{}_0", loop->id), ring, dv.lb, dv.block));
+  close();
+}
+
+void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
+  const passes::Contraction::Mma& mma = *c.mma;
+  const Node* n = c.match.sum;
+  const std::string ring = ring_name(c);
+  const SharedUse& st = shared_use(n);
+  const int s = mma.stages;
+  const int64_t bm = nest_.slot_block[0], bn = nest_.slot_block[1], bk = plan_.block(c.match.k);
+  const int warpgroups = L_->threads / 128;
+  const int64_t reps = bm / (64 * warpgroups);  // 64-row tiles per warpgroup
+  const int a = mma.a, b = 1 - mma.a;
+  const DimVars dv = dims.at({c.match.k->loop, 0});
+  uses_wgmma_ = true;
+  uses_mma_ = true;  // ts::smem_addr
+  const std::string fn = fmt::format("ts_wgmma_{}_{}_{}{}", bn, dtype_name(mma.operand),
+                                     mma.k_inner[a] ? 0 : 1, mma.k_inner[b] ? 0 : 1);
+  if (!wgmma_functions_.count(fn))
+    wgmma_functions_[fn] = wgmma_function(bn, mma.operand, !mma.k_inner[a], !mma.k_inner[b]);
+  const ContractionSum sum = declare_contraction_sum(
+      n, fmt::format("sum over {} of products on tensor cores (wgmma m64n{}k16 {}, {} buffers "
+                     "filled by TMA)",
+                     ir::sym_name(c.match.k), bn, dtype_name(mma.operand), s));
+  open("");
+  line(fmt::format("const unsigned s = {}_use % {};", ring, s));
+  line(fmt::format("ts::mbarrier_wait(ts_smem + {} + 8 * s, ({}_use / {}) & 1u);  // filled",
+                   st.mbarrier, ring, s));
+  line(
+      fmt::format("unsigned char* const buf = ts_smem + {} + s * {};", st.offset, mma.stage_bytes));
+  // Factor i's box at buf + offset[i]: chunks of 128-byte rows.
+  int64_t offset[2] = {0, mma.box[0].bytes};
+  int64_t chunk[2], rows[2];
+  for (int i = 0; i < 2; ++i) {
+    chunk[i] = mma.box[i].bytes / mma.box[i].chunks;
+    rows[i] = mma.box[i].box[1];
+  }
+  // A partial tile of K: elements past K's end hold whatever the tensor has there (or
+  // zeros past its end); they are zeroed in both factors.
+  open(fmt::format("if ({} - {} < {})", dv.te, dv.tb, bk));
+  line(fmt::format("const int kn = {} - {};", dv.te, dv.tb));
+  for (int i = 0; i < 2; ++i) {
+    // K-major: row = M or N, column = k; else row = k, column = M or N.
+    const std::string k = mma.k_inner[i] ? "(e % " + std::to_string(bk) + ")"
+                                         : "(e / " + std::to_string(64 * mma.box[i].chunks) + ")";
+    const std::string row = mma.k_inner[i] ? fmt::format("(e / {})", bk) : k;
+    const std::string col = mma.k_inner[i] ? k : fmt::format("(e % {})", 64 * mma.box[i].chunks);
+    const int64_t elems = mma.k_inner[i] ? rows[i] * bk : bk * 64 * mma.box[i].chunks;
+    open(fmt::format("for (int e = tid; e < {}; e += TS_T)", elems));
+    line(
+        fmt::format("if ({} >= kn) *reinterpret_cast<unsigned short*>(buf + {} + ({} >> 6) * {} + "
+                    "ts::swizzled_128({}, {} & 63)) = 0;",
+                    k, offset[i], col, chunk[i], row, col));
+    close();
+  }
+  line("ts::fence_proxy_async_shared();");
+  line("__syncthreads();");
+  close();
+  line(fmt::format("TS_FOR(r) {}[r] = {};", sum.name, sum.init));
+  line("ts::wgmma_fence();");
+  line(fmt::format("const unsigned at = ts::smem_addr(buf);"));
+  line(fmt::format("const int wg = tid >> 7;  // warpgroup: rows 64 (wg + {} i) of the tile",
+                   warpgroups));
+  open_unrolled(fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", bk / 16));
+  // Descriptor of factor f's operand at k = 16 ks, rows (M or N) from `first`.
+  auto desc = [&](int f, const std::string& first) {
+    if (mma.k_inner[f])  // chunk ks / 4 of K, 32 bytes per 16 k in its rows
+      return fmt::format(
+          "ts::wgmma_desc(at + {} + (ks >> 2) * {} + ({}) * 128 + (ks & 3) * 32, 16, 1024)",
+          offset[f], chunk[f], first);
+    // rows of k: 2048 bytes per 16; chunks of 64 along M or N, `chunk` bytes apart
+    return fmt::format("ts::wgmma_desc(at + {} + (({}) >> 6) * {} + ks * 2048, {}, 1024)",
+                       offset[f], first, chunk[f], chunk[f]);
+  };
+  line(fmt::format("const unsigned long long b_desc = {};", desc(b, "0")));
+  line(fmt::format("_Pragma(\"unroll\") for (int i = 0; i < {}; ++i) {}(&{}[i * {}], {}, b_desc);",
+                   reps, fn, sum.name, bn / 2,
+                   desc(a, fmt::format("64 * (wg + {} * i)", warpgroups))));
+  close();
+  line("ts::wgmma_commit();");
+  line("ts::wgmma_wait<0>();");
+  line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * s);  // read",
+                   st.mbarrier + 8 * s));
+  line(fmt::format("++{}_use;", ring));
+  line(fmt::format("if (tid == 0 && {}_ + {} < le{}_0) {}_load((int)({}_ + {}));", dv.tb, s * bk,
+                   c.match.k->loop->id, ring, dv.tb, s * bk));
+  close();
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,179 @@
+// ts::dot on wgmma (src/passes/tensor_cores.hpp, Contraction::Mma::wgmma): which dots take
+// it and which stay on mma.sync, the TMA boxes and ring of the plan, the kernel IR's ring
+// stage and swizzled accesses read back, and the CUDA NVRTC compiles for sm_90a. GPU values:
+// tests/gpu/dot_gpu_test.cpp (DotGpu.*Wgmma*).
+#include <gtest/gtest.h>
+
+#include <tessel/tessel.hpp>
+
+#include "examples/kernels/moe.hpp"
+#include "layout/mma_layouts.hpp"
+#include "nvrtc_test_util.hpp"
+#include "passes/kernel_ir.hpp"
+#include "passes/layout.hpp"
+#include "passes/shared_plan.hpp"
+#include "stage_test_util.hpp"
+#include "tests/dot_test_util.hpp"
+#include "tests/moe_dot_test_util.hpp"
+
+namespace ts = tessel;
+namespace passes = tessel::passes;
+
+namespace {
+
+using dot_test::blocks;
+using dot_test::make_dot;
+
+ts::Config staged_config(int64_t m, int64_t n, int64_t k, int warps, int stages) {
+  ts::Config c = blocks(m, n, k, warps);
+  c.num_stages = stages;
+  return c;
+}
+
+}  // namespace
+
+TEST(Wgmma, TakesTilesOf64RowsPerWarpgroupAndARingOfNumStagesBuffers) {
+  ts::Buffer x = ts::Buffer::zeros({512, 512}, ts::bf16),
+             y = ts::Buffer::zeros({512, 512}, ts::bf16);
+  auto k = make_dot();
+  struct Case {
+    int64_t m, n, k;
+    int warps, stages, ring;
+  };
+  // num_stages 1 still rings 2 buffers; 5 of 48 KiB do not fit in 227 KiB: 4.
+  for (Case c :
+       {Case{128, 128, 64, 4, 1, 2}, Case{128, 256, 64, 8, 4, 4}, Case{64, 64, 64, 4, 3, 3},
+        Case{256, 128, 64, 8, 3, 3}, Case{128, 256, 64, 8, 5, 4}}) {
+    stage_test::Staged s = stage_test::staged(
+        "layout", false, k, staged_config(c.m, c.n, c.k, c.warps, c.stages), x, y);
+    const passes::Layout& L = s.stages.loops.at(0).layout;
+    ASSERT_EQ(L.contractions.size(), 1u);
+    const passes::Contraction& con = L.contractions[0];
+    ASSERT_TRUE(con.mma && con.mma->wgmma) << c.m << "x" << c.n << "x" << c.k << "\n" << s.text;
+    EXPECT_EQ(con.mma->warps_m, c.warps);
+    EXPECT_EQ(con.mma->stages, c.ring);
+    const int a = con.mma->a;
+    EXPECT_TRUE(con.mma->k_inner[a]);       // x is K-major
+    EXPECT_FALSE(con.mma->k_inner[1 - a]);  // y is N-major
+    // x's box: 64 elements of K (128 bytes) by BM rows, one chunk; y's: 64 of N by BK rows,
+    // BN / 64 chunks; both 128-byte swizzled.
+    EXPECT_EQ(con.mma->box[a].box, (std::vector<int64_t>{64, c.m}));
+    EXPECT_EQ(con.mma->box[a].chunks, 1);
+    EXPECT_EQ(con.mma->box[1 - a].box, (std::vector<int64_t>{64, c.k}));
+    EXPECT_EQ(con.mma->box[1 - a].chunks, c.n / 64);
+    EXPECT_EQ(con.mma->box[a].swizzle, 128);
+    EXPECT_EQ(con.mma->stage_bytes, (c.m * c.k + c.k * c.n) * 2);
+    EXPECT_EQ(con.shared_bytes, c.ring * con.mma->stage_bytes);
+    const ts::layout::LinearLayout acc =
+        ts::layout::wgmma_accumulator({static_cast<int32_t>(c.m), static_cast<int32_t>(c.n)},
+                                      static_cast<int32_t>(c.n), {c.warps, 1});
+    EXPECT_EQ(passes::with_placement(L, acc).slot_bits, L.slot_bits);
+    EXPECT_NE(
+        s.text.find(fmt::format("on tensor cores (wgmma m64n{}k16 bf16, {} warpgroups, a ring "
+                                "of {} buffers filled by TMA)",
+                                c.n, c.warps / 4, c.ring)),
+        std::string::npos)
+        << s.text;
+  }
+}
+
+TEST(Wgmma, DotsItCannotTakeStayOnMmaSync) {
+  auto k = make_dot();
+  ts::Buffer x = ts::Buffer::zeros({256, 256}, ts::bf16),
+             y = ts::Buffer::zeros({256, 256}, ts::bf16);
+  auto plan = [&](const ts::Config& c, const ts::Buffer& a, const ts::Buffer& b, auto& kernel) {
+    stage_test::Staged s = stage_test::staged("layout", false, kernel, c, a, b);
+    const passes::Layout& L = s.stages.loops.at(0).layout;
+    EXPECT_EQ(L.contractions.size(), 1u);
+    return L.contractions.at(0).mma;
+  };
+  // K of 32: 64 bytes of a K-major row, less than the swizzle's 128.
+  auto m = plan(blocks(128, 128, 32, 4), x, y, k);
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->wgmma);
+  // 32 rows of M for a warpgroup of 4 warps; 2 warps.
+  EXPECT_FALSE(plan(blocks(32, 128, 64, 4), x, y, k)->wgmma);
+  EXPECT_FALSE(plan(blocks(64, 64, 64, 2), x, y, k)->wgmma);
+  // Rows of x 100 bytes apart: no tensor descriptor.
+  ts::Buffer xu = ts::Buffer::zeros({256, 50}, ts::bf16),
+             yu = ts::Buffer::zeros({50, 256}, ts::bf16);
+  EXPECT_FALSE(plan(blocks(128, 128, 64, 4), xu, yu, k)->wgmma);
+  // Settings::check_bounds checks each access where it runs, not a TMA box.
+  auto checked = make_dot(ts::Settings{.check_bounds = true});
+  EXPECT_FALSE(plan(blocks(128, 128, 64, 4), x, y, checked)->wgmma);
+  // TF32 stays on mma.sync.
+  ts::Buffer xf = ts::Buffer::zeros({256, 256}, ts::f32),
+             yf = ts::Buffer::zeros({256, 256}, ts::f32);
+  EXPECT_FALSE(plan(blocks(128, 128, 64, 4), xf, yf, k)->wgmma);
+}
+
+TEST(Wgmma, TheKernelIrHasARingStageAndSwizzledBoxesAndReadsBack) {
+  ts::Buffer x = ts::Buffer::zeros({512, 512}, ts::bf16),
+             y = ts::Buffer::zeros({512, 512}, ts::bf16);
+  auto k = make_dot();
+  stage_test::Staged s =
+      stage_test::staged("kernel_ir", true, k, staged_config(128, 256, 64, 8, 4), x, y);
+  const ts::codegen::LoopStages& l = s.stages.loops.at(0);
+  const passes::Contraction& c = l.layout.contractions.at(0);
+  const passes::SharedStage* ring = l.nir.stage(c.match.sum);
+  ASSERT_TRUE(ring);
+  EXPECT_EQ(ring->kind, passes::SharedStage::Kind::ring);
+  EXPECT_EQ(ring->offset, 0);
+  EXPECT_EQ(ring->bytes, 4 * (128 * 64 + 64 * 256) * 2);
+  EXPECT_FALSE(ring->barrier);
+  // 8 mbarriers (filled, read) past the ring.
+  EXPECT_EQ(ring->mbarrier, ring->bytes);
+  EXPECT_EQ(l.nir.shared_bytes, ring->bytes + 4 * 16);
+  for (int i = 0; i < 2; ++i) {
+    const passes::Access& a = l.nir.access(c.match.factor[i].load());
+    EXPECT_EQ(a.form, passes::Access::Form::tma);
+    EXPECT_EQ(a.tma.swizzle, 128);
+  }
+  EXPECT_NE(s.text.find("shared stage ring at 0, 196608 bytes, no barrier before"),
+            std::string::npos)
+      << s.text;
+  EXPECT_NE(s.text.find("swizzle 128, chunks 4"), std::string::npos) << s.text;
+  passes::NestIr nir = l.nir;
+  passes::parse_kernel_ir(s.text, s.stages.program(), nir);
+  EXPECT_EQ(passes::describe(nir), passes::describe(l.nir));
+  EXPECT_EQ(passes::shared_plan_error(l.nir), "");
+}
+
+// NVRTC compiles the wgmma CUDA for sm_90a: K-major and M-major A, N-major and K-major B, a
+// ragged K (its last tile zeroed past K's end), 2 warpgroups, persistent programs.
+TEST(Wgmma, TheCudaCompilesForSm90aInEveryOperandOrder) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({200, 72}, ts::bf16), y = ts::Buffer::zeros({72, 136}, ts::bf16);
+  auto k = make_dot(ts::Settings{.config = staged_config(128, 128, 64, 4, 3)});
+  const std::string cu = nvrtc_test::compile(k, x, y);
+  EXPECT_NE(cu.find("#include \"tessel/wgmma.cuh\""), std::string::npos) << cu;
+  EXPECT_NE(cu.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), std::string::npos);
+  EXPECT_NE(cu.find("ts_wgmma_128_bf16_01("), std::string::npos) << cu;  // K-major A, N-major B
+  EXPECT_EQ(nvrtc_test::count(cu, "ts::tma_copy<2>("), 3) << cu;         // x: 1 chunk, y: 2
+  EXPECT_NE(cu.find("__align__(1024) unsigned char ts_smem[]"), std::string::npos);
+  EXPECT_NE(cu.find("ts::swizzled_128("), std::string::npos);  // the partial tile of K
+  // Transposed views: x M-major, y K-major; f16.
+  ts::Buffer xt = ts::Buffer::zeros({72, 200}, ts::f16), yt = ts::Buffer::zeros({136, 72}, ts::f16);
+  const std::string cut = nvrtc_test::compile(k, xt.transpose(0, 1), yt.transpose(0, 1));
+  EXPECT_NE(cut.find("ts_wgmma_128_f16_10("), std::string::npos) << cut;
+  // 2 warpgroups of 64 x 256; a persistent program loop.
+  ts::Config big = staged_config(128, 256, 64, 8, 4);
+  big.pid_type = ts::PidType::persistent_interleaved;
+  auto kb = make_dot(ts::Settings{.config = big});
+  ts::Buffer xb = ts::Buffer::zeros({512, 256}, ts::bf16),
+             yb = ts::Buffer::zeros({256, 512}, ts::bf16);
+  const std::string cub = nvrtc_test::compile(kb, xb, yb);
+  EXPECT_NE(cub.find("ts_wgmma_256_bf16_01("), std::string::npos) << cub;
+}
+
+// The grouped GEMM's expert weights w[e, k, n]: a box of one expert (a scalar index loaded on
+// the GPU) by BK x BN.
+TEST(Wgmma, AGroupedMatmulLoadsEachTilesExpertByTensorDescriptor) {
+  REQUIRE_NVRTC();
+  moe_test::Routed r = moe_test::route({40, 100, 7}, 128, 128, 256, ts::bf16);
+  ts::Config c = ts::Config{.block_sizes = std::vector<int64_t>{128, 64}, .num_warps = 4};
+  auto k = examples::make_grouped_matmul(ts::Settings{.config = c});
+  const std::string cu = nvrtc_test::compile(k, r.x, r.w, r.n_rows, r.block_expert);
+  EXPECT_NE(cu.find("wgmma.mma_async"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("ts::tma_copy<3>("), std::string::npos) << cu;
+}
