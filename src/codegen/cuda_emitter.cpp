@@ -259,6 +259,7 @@ void Emitter::emit_loop(const Node* n) {
     }
   }
   for (int i = 0; i < opened; ++i) close();
+  if (ring) emit_ring_last(n, *ring);
 }
 
 // ---- flattened loops (Helion's flatten_loops) ----

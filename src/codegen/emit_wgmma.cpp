@@ -14,9 +14,11 @@
 //     wait for buffer use % S (`filled`); a partial last tile: zero its elements past K's end
 //     acc = <the accumulator>; wgmma.fence
 //     for (ks < BK / 16) for (i < 64-row tiles of the warpgroup) wgmma m64nNk16
-//     commit; wait for all; each warp's lane 0 arrives on the buffer's `read` mbarrier
-//     thread 0: ring_load(this tile + S BK) when that tile exists
+//     commit; wait for the previous tile's products (this tile's stay in flight); after
+//     the first tile: each warp's lane 0 arrives on the previous buffer's `read` mbarrier,
+//     thread 0 refills it: ring_load(this tile + (S - 1) BK) when that tile exists
 //   }
+//   wait for the last tile's products; each warp arrives on its buffer's `read` mbarrier
 #include <fmt/format.h>
 
 #include "codegen/emitter_state.hpp"
@@ -220,12 +222,30 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
                    desc(a, fmt::format("64 * (wg + {} * i)", warpgroups))));
   close();
   line("ts::wgmma_commit();");
-  line("ts::wgmma_wait<0>();");
-  line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * s);  // read",
+  // This tile's products stay in flight; the previous tile's are done and its buffer read:
+  // released, and refilled with the tile S - 1 past this one.
+  line("ts::wgmma_wait<1>();");
+  open(fmt::format("if ({}_ > {})", dv.tb, dv.lb));
+  line(fmt::format("const unsigned p = ({}_use + {}) % {};", ring, s - 1, s));
+  line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * p);  // read",
                    st.mbarrier + 8 * s));
+  line(fmt::format("if (tid == 0 && {}_ + {} < le{}_0) {}_load((int)({}_ + {}));", dv.tb,
+                   (s - 1) * bk, c.match.k->loop->id, ring, dv.tb, (s - 1) * bk));
+  close();
   line(fmt::format("++{}_use;", ring));
-  line(fmt::format("if (tid == 0 && {}_ + {} < le{}_0) {}_load((int)({}_ + {}));", dv.tb, s * bk,
-                   c.match.k->loop->id, ring, dv.tb, s * bk));
+  close();
+}
+
+void Emitter::emit_ring_last(const Node* loop, const passes::Contraction& c) {
+  const SharedUse& st = shared_use(c.match.sum);
+  const int s = c.mma->stages;
+  const DimVars dv = dim_vars(loop, 0);
+  line("// the last tile's products, then its buffer read");
+  open(fmt::format("if (le{}_0 > {})", loop->id, dv.lb));
+  line("ts::wgmma_wait<0>();");
+  line(fmt::format(
+      "if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * (({}_use + {}) % {}));",
+      st.mbarrier + 8 * s, ring_name(c), s - 1, s));
   close();
 }
 

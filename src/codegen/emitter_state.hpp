@@ -163,6 +163,8 @@ class Emitter {
   const passes::Contraction* ring_of(const ir::Node* loop) const;
   /// Before `loop` (its lb/le declared): the ring's load function and its first tiles.
   void emit_ring_first(const ir::Node* loop, const passes::Contraction& c);
+  /// After `loop`: waits for the last tile's products and releases its buffer.
+  void emit_ring_last(const ir::Node* loop, const passes::Contraction& c);
   /// At the program's start: the rings' mbarriers and counters.
   void declare_rings(std::ostringstream& src) const;
   /// The array contraction sum `s` is summed into (declared here) and its initial value at
