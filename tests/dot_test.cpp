@@ -325,15 +325,18 @@ TEST(TensorCores, ABatchOfTwoDimensionalDotsRunsOnTensorCores) {
   EXPECT_NE(nvrtc_test::compile(k, x, y).find("ts::mma_16816_bf16"), std::string::npos);
 }
 
-// `acc = ts::dot(a, b, acc)`: the products are summed into a copy of the accumulator (one
-// array of accumulator registers, not a sum and an add), on tensor cores and CUDA cores.
+// `acc = ts::dot(a, b, acc)` in a loop over K: the products are summed into the carried
+// accumulator's own registers (no sum, add or copies), on tensor cores and CUDA cores.
 TEST(TensorCores, TheProductsAreSummedIntoTheAccumulator) {
   REQUIRE_NVRTC();
   auto k = make_dot();
   for (ts::DType t : {ts::bf16, ts::f32}) {
     ts::Buffer x = ts::Buffer::zeros({128, 64}, t), y = ts::Buffer::zeros({64, 128}, t);
     std::string cu = nvrtc_test::compile(k, x, y);
-    EXPECT_EQ(nvrtc_test::count(cu, "// the accumulator plus the sum over"), 1) << cu;
+    EXPECT_EQ(nvrtc_test::count_matches(cu, R"(// c[0-9]+: the sum over .*, summed into it)"), 1)
+        << cu;
+    EXPECT_EQ(nvrtc_test::count_matches(cu, R"(TS_FOR\(r\) c[0-9]+\[r\] = y[0-9]+\[r\];)"), 0)
+        << cu;  // no copy back
     // The add is not emitted: no `c[r] + v[r]` of the accumulator and the sum.
     EXPECT_EQ(nvrtc_test::count_matches(cu, R"(\[r\] \+ v[0-9]+\[r\];)"), 0) << cu;
   }

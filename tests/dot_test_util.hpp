@@ -13,15 +13,16 @@ inline ts::Config blocks(int64_t m, int64_t n, int64_t k, int warps) {
   return ts::Config{.block_sizes = std::vector<int64_t>{m, n, k}, .num_warps = warps};
 }
 
-/// out = x @ y in f32 (x [M, K], y [K, N]): a K loop accumulating ts::dot. examples::
-/// make_dot_matmul with an f32 output, so that results compare without a final rounding.
-inline auto make_dot(ts::Settings settings = {}) {
+/// out = init + x @ y in f32 (x [M, K], y [K, N]): a K loop accumulating ts::dot into
+/// ts::zeros (init 0) or ts::full(init). examples::make_dot_matmul with an f32 output, so that
+/// results compare without a final rounding.
+inline auto make_dot(ts::Settings settings = {}, double init = 0) {
   return ts::kernel(
       "dot", {"x", "y"},
-      [](ts::Tensor x, ts::Tensor y) {
+      [init](ts::Tensor x, ts::Tensor y) {
         ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32).named("out");
         for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
-          ts::Value acc = ts::zeros({tm, tn});
+          ts::Value acc = init == 0 ? ts::zeros({tm, tn}) : ts::full({tm, tn}, init);
           for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
           out(tm, tn) = acc;
         }

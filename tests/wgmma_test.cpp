@@ -166,6 +166,25 @@ TEST(Wgmma, TheCudaCompilesForSm90aInEveryOperandOrder) {
   EXPECT_NE(cub.find("ts_wgmma_256_bf16_01("), std::string::npos) << cub;
 }
 
+// From zeros (ts::zeros), each tile's products stay in flight while the next tile's are issued
+// (wait_group 1) and the accumulator is not initialized (the first products overwrite it:
+// scale-d 0); from another value, each tile waits for its own (wait_group 0).
+TEST(Wgmma, AnAccumulatorFromZerosKeepsATilesProductsInFlight) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({256, 128}, ts::bf16),
+             y = ts::Buffer::zeros({128, 256}, ts::bf16);
+  const ts::Config c = staged_config(128, 128, 64, 4, 3);
+  const std::string zeros = nvrtc_test::compile(make_dot(ts::Settings{.config = c}), x, y);
+  EXPECT_EQ(nvrtc_test::count(zeros, "ts::wgmma_wait<1>();"), 1) << zeros;
+  EXPECT_NE(zeros.find("zeros: the first products of the loop overwrite it"), std::string::npos);
+  EXPECT_NE(zeros.find("b_desc, ks > 0 ||"), std::string::npos) << zeros;
+  auto from_ones = dot_test::make_dot(ts::Settings{.config = c}, 1.0);
+  const std::string ones = nvrtc_test::compile(from_ones, x, y);
+  EXPECT_EQ(nvrtc_test::count(ones, "ts::wgmma_wait<1>();"), 0) << ones;
+  EXPECT_EQ(nvrtc_test::count(ones, "ts::wgmma_wait<0>();"), 1) << ones;
+  EXPECT_NE(ones.find("b_desc, 1);"), std::string::npos) << ones;
+}
+
 // The grouped GEMM's expert weights w[e, k, n]: a box of one expert (a scalar index loaded on
 // the GPU) by BK x BN.
 TEST(Wgmma, AGroupedMatmulLoadsEachTilesExpertByTensorDescriptor) {

@@ -180,7 +180,11 @@ void Emitter::emit_loop(const Node* n) {
     if (!live_.count(c)) continue;
     std::string nm = ids_.carried(c, n->inits[i]);
     names_[c] = nm;
-    if (is_array(c)) {
+    if (starts_from_zeros(n, c)) {
+      line(
+          fmt::format("float {}[TS_N];  // zeros: the first products of the loop overwrite it", nm),
+          n);
+    } else if (is_array(c)) {
       line(fmt::format("{} {}[TS_N];", reg_type(c->dtype), nm), n);
       line(fmt::format("TS_FOR(r) {}[r] = {};", nm, at(n->inits[i], "r")));
     } else {
@@ -235,10 +239,16 @@ void Emitter::emit_loop(const Node* n) {
   emit_block(n->body);
   if (!n->carried.empty()) {
     const Node* y = n->body.back();
+    // A value computed in the carried one's own registers (a sum of products summed into
+    // its accumulator: Emitter::declare_contraction_sum) needs no update.
+    auto in_place = [&](size_t i) {
+      auto nm = names_.find(y->args[i]);
+      return nm != names_.end() && nm->second == ids_.carried(n->carried[i], n->inits[i]);
+    };
     // Next values first (they may read the carried ones), then the update.
     for (size_t i = 0; i < n->carried.size(); ++i) {
       const Node* c = n->carried[i];
-      if (!live_.count(c)) continue;
+      if (!live_.count(c) || in_place(i)) continue;
       std::string next = ids_.carried(c, n->inits[i], /*next=*/true);
       if (is_array(c)) {
         line(fmt::format("{} {}[TS_N];", reg_type(c->dtype), next));
@@ -249,7 +259,7 @@ void Emitter::emit_loop(const Node* n) {
     }
     for (size_t i = 0; i < n->carried.size(); ++i) {
       const Node* c = n->carried[i];
-      if (!live_.count(c)) continue;
+      if (!live_.count(c) || in_place(i)) continue;
       std::string var = ids_.carried(c, n->inits[i]),
                   next = ids_.carried(c, n->inits[i], /*next=*/true);
       if (is_array(c))

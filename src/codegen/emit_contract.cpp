@@ -23,6 +23,7 @@
 // emitted with TS_V and TS_G defined for it (Emitter::in_layout), then defined back.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <functional>
 
 #include "codegen/emitter_state.hpp"
@@ -140,10 +141,9 @@ void Emitter::emit_factor(const passes::Contraction& c, int i,
   });
 }
 
-Emitter::ContractionSum Emitter::declare_contraction_sum(const Node* s,
-                                                         const std::string& comment) {
+Emitter::Accumulation Emitter::accumulation_of(const Node* s) const {
   // The add using s, where that is s's only use among the nest's live nodes.
-  const Node* add = nullptr;
+  Accumulation out;
   int uses = 0;
   ir::walk(top_->body, [&](const Node* m) {
     if (!live_.count(m)) return;
@@ -151,21 +151,63 @@ Emitter::ContractionSum Emitter::declare_contraction_sum(const Node* s,
     for (const Node* a : m->inits) uses += a == s;
     if (m->op == ir::Op::Binary && m->bfn() == ir::BinaryFn::add &&
         (m->args[0] == s) != (m->args[1] == s))
-      add = m;
+      out.add = m;
   });
+  const Node* add = out.add;
   const Node* acc = add ? add->args[add->args[0] == s ? 1 : 0] : nullptr;
   // Nodes are numbered in program order: acc (a carried value, or one computed ahead of
   // s) has been emitted.
   if (uses != 1 || !add || add->dtype != DType::f32 || acc->dtype != DType::f32 ||
-      acc->shape != s->shape || acc->id > s->id || !is_array(acc)) {
+      acc->shape != s->shape || acc->id > s->id || !is_array(acc))
+    return {};
+  out.acc = acc;
+  // `acc = acc + s` as a loop's carried accumulator with no other use.
+  int acc_uses = 0;
+  ir::walk(top_->body, [&](const Node* m) {
+    if (!live_.count(m)) return;
+    for (const Node* a : m->args) acc_uses += a == acc;
+  });
+  ir::walk(top_->body, [&](const Node* m) {
+    if (m->op != ir::Op::Loop || m->body.empty() || acc_uses != 1) return;
+    const Node* y = m->body.back();
+    for (size_t i = 0; i < m->carried.size() && i < y->args.size(); ++i)
+      if (m->carried[i] == acc && y->args[i] == add) {
+        out.loop = m;
+        const Node* init = m->inits[i];
+        out.from_zeros = init->op == ir::Op::Full && init->args[0]->op == ir::Op::Const &&
+                         init->args[0]->fval == 0.0 && !std::signbit(init->args[0]->fval);
+      }
+  });
+  return out;
+}
+
+bool Emitter::starts_from_zeros(const Node* loop, const Node* carried) const {
+  const passes::Contraction* c = ring_of(loop);
+  if (!c) return false;
+  const Accumulation a = accumulation_of(c->match.sum);
+  return a.loop == loop && a.acc == carried && a.from_zeros;
+}
+
+Emitter::ContractionSum Emitter::declare_contraction_sum(const Node* s,
+                                                         const std::string& comment) {
+  const Accumulation a = accumulation_of(s);
+  if (!a.add) {
     ContractionSum sum{ids_.value(s), "0.0f"};
     names_[s] = sum.name;
     line(fmt::format("float {}[TS_N];  // {}", sum.name, comment), s);
     return sum;
   }
-  ContractionSum sum{ids_.value(add), at(acc, "r")};
-  names_[s] = names_[add] = sum.name;
-  summed_into_.insert(add);
+  summed_into_.insert(a.add);
+  // Summed into a loop's carried accumulator: its own registers (no copies in or out,
+  // which would also end wgmma's pipelining).
+  if (a.loop) {
+    ContractionSum sum{names_.at(a.acc), ""};
+    names_[s] = names_[a.add] = sum.name;
+    line(fmt::format("// {}: the {}, summed into it", sum.name, comment), s);
+    return sum;
+  }
+  ContractionSum sum{ids_.value(a.add), at(a.acc, "r")};
+  names_[s] = names_[a.add] = sum.name;
   line(fmt::format("float {}[TS_N];  // the accumulator plus the {}", sum.name, comment), s);
   return sum;
 }
@@ -198,7 +240,7 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
     });
   }
   line("__syncthreads();");
-  line(fmt::format("TS_FOR(r) {}[r] = {};", nm, sum.init));
+  if (!sum.init.empty()) line(fmt::format("TS_FOR(r) {}[r] = {};", nm, sum.init));
   int64_t bk = plan_.block(c.match.k);
   open(fmt::format("_Pragma(\"unroll 8\") for (int k = 0; k < {}; ++k)", bk));
   std::string operand[2];

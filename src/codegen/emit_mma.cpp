@@ -87,7 +87,7 @@ void Emitter::emit_mma_contraction(const passes::Contraction& c) {
     });
   }
   line("__syncthreads();");
-  line(fmt::format("TS_FOR(r) {}[r] = {};", nm, sum.init));
+  if (!sum.init.empty()) line(fmt::format("TS_FOR(r) {}[r] = {};", nm, sum.init));
   const int a = mma.a, b = 1 - mma.a;
   const int64_t bm = nest_.slot_block[0], bn = nest_.slot_block[1];
   const int64_t mr = bm / (16 * mma.warps_m), nr = bn / (8 * mma.warps_n);

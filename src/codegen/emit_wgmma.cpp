@@ -46,14 +46,15 @@ std::string wgmma_function(int64_t n, DType operand, bool ta, bool tb) {
   }
   return fmt::format(
       "// d += a b, a 64 x {n} x 16 product of {t} operands in shared memory (wgmma descriptors;\n"
-      "// A {am}-major, B {bm}-major) into the warpgroup's f32 accumulator fragments d.\n"
+      "// A {am}-major, B {bm}-major) into the warpgroup's f32 accumulator fragments d; with\n"
+      "// scale_d 0, d = a b.\n"
       "__device__ __forceinline__ void ts_wgmma_{n}_{t}_{ta}{tb}(float* d, unsigned long long a, "
-      "unsigned long long b) {{\n"
+      "unsigned long long b, int scale_d) {{\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{pi}, 0;\\n\"\n"
       "               \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{{regs}}}, %{ai}, "
       "%{bi}, p, 1, 1, {ta}, {tb};\\n}}\\n\"\n"
       "               : {outs}\n"
-      "               : \"l\"(a), \"l\"(b), \"r\"(1));\n"
+      "               : \"l\"(a), \"l\"(b), \"r\"(scale_d));\n"
       "}}\n",
       fmt::arg("n", n), fmt::arg("t", t), fmt::arg("am", ta ? "M" : "K"),
       fmt::arg("bm", tb ? "N" : "K"), fmt::arg("ta", ta ? 1 : 0), fmt::arg("tb", tb ? 1 : 0),
@@ -155,7 +156,12 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   const int warpgroups = L_->threads / 128;
   const int64_t reps = bm / (64 * warpgroups);  // 64-row tiles per warpgroup
   const int a = mma.a, b = 1 - mma.a;
-  const DimVars dv = dims.at({c.match.k->loop, 0});
+  const Node* loop = c.match.k->loop;
+  const DimVars dv = dims.at({loop, 0});
+  // From zeros, each tile's products stay in flight while the next tile's are issued
+  // (wgmma.wait_group 1); from another accumulator, whose initialization would serialize
+  // them anyway (ptxas C7515), each tile waits for its own.
+  const bool pipelined = starts_from_zeros(loop, accumulation_of(n).acc);
   uses_wgmma_ = true;
   uses_mma_ = true;  // ts::smem_addr
   const std::string fn = fmt::format("ts_wgmma_{}_{}_{}{}", bn, dtype_name(mma.operand),
@@ -200,7 +206,7 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   line("ts::fence_proxy_async_shared();");
   line("__syncthreads();");
   close();
-  line(fmt::format("TS_FOR(r) {}[r] = {};", sum.name, sum.init));
+  if (!sum.init.empty()) line(fmt::format("TS_FOR(r) {}[r] = {};", sum.name, sum.init));
   line("ts::wgmma_fence();");
   line(fmt::format("const unsigned at = ts::smem_addr(buf);"));
   line(fmt::format("const int wg = tid >> 7;  // warpgroup: rows 64 (wg + {} i) of the tile",
@@ -217,11 +223,22 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
                        offset[f], first, chunk[f], chunk[f]);
   };
   line(fmt::format("const unsigned long long b_desc = {};", desc(b, "0")));
-  line(fmt::format("_Pragma(\"unroll\") for (int i = 0; i < {}; ++i) {}(&{}[i * {}], {}, b_desc);",
-                   reps, fn, sum.name, bn / 2,
-                   desc(a, fmt::format("64 * (wg + {} * i)", warpgroups))));
+  line(fmt::format(
+      "_Pragma(\"unroll\") for (int i = 0; i < {}; ++i) {}(&{}[i * {}], {}, b_desc, {});", reps, fn,
+      sum.name, bn / 2, desc(a, fmt::format("64 * (wg + {} * i)", warpgroups)),
+      pipelined ? fmt::format("ks > 0 || {}_ > {}", dv.tb, dv.lb) : "1"));
   close();
   line("ts::wgmma_commit();");
+  if (!pipelined) {
+    line("ts::wgmma_wait<0>();");
+    line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * s);  // read",
+                     st.mbarrier + 8 * s));
+    line(fmt::format("++{}_use;", ring));
+    line(fmt::format("if (tid == 0 && {}_ + {} < le{}_0) {}_load((int)({}_ + {}));", dv.tb, s * bk,
+                     loop->id, ring, dv.tb, s * bk));
+    close();
+    return;
+  }
   // This tile's products stay in flight; the previous tile's are done and its buffer read:
   // released, and refilled with the tile S - 1 past this one.
   line("ts::wgmma_wait<1>();");
@@ -240,13 +257,16 @@ void Emitter::emit_ring_last(const Node* loop, const passes::Contraction& c) {
   const SharedUse& st = shared_use(c.match.sum);
   const int s = c.mma->stages;
   const DimVars dv = dim_vars(loop, 0);
-  line("// the last tile's products, then its buffer read");
-  open(fmt::format("if (le{}_0 > {})", loop->id, dv.lb));
-  line("ts::wgmma_wait<0>();");
-  line(fmt::format(
-      "if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * (({}_use + {}) % {}));",
-      st.mbarrier + 8 * s, ring_name(c), s - 1, s));
-  close();
+  const Accumulation acc = accumulation_of(c.match.sum);
+  if (!starts_from_zeros(loop, acc.acc)) return;  // each tile waited for its products
+  // Every thread waits, whether or not the loop ran (a wait in a branch would serialize
+  // the loop's wgmma: ptxas C7518).
+  line("ts::wgmma_wait<0>();  // the last tile's products, then its buffer read");
+  line(fmt::format("if (le{}_0 > {} && (tid & 31) == 0)", loop->id, dv.lb));
+  line(fmt::format("  ts::mbarrier_arrive(ts_smem + {} + 8 * (({}_use + {}) % {}));",
+                   st.mbarrier + 8 * s, ring_name(c), s - 1, s));
+  line(fmt::format("if (le{}_0 <= {}) TS_FOR(r) {}[r] = 0.0f;  // no tile of K: zeros", loop->id,
+                   dv.lb, names_.at(acc.acc)));
 }
 
 }  // namespace tessel::codegen

@@ -170,10 +170,25 @@ class Emitter {
   /// The array contraction sum `s` is summed into (declared here) and its initial value at
   /// register r: the add `acc + s` that is s's only use (f32, s's shape, acc computed
   /// earlier) takes s's place, starting from acc (the add is then not emitted: one
-  /// accumulator's registers, not two); else an array for s starting from 0.
+  /// accumulator's registers, not two); where acc is a loop's carried value that the add
+  /// updates and nothing else reads, s is summed into acc's own registers (init ""); else an
+  /// array for s starting from 0.
   struct ContractionSum {
     std::string name, init;
   };
+  /// How contraction sum s accumulates: `add` = acc + s its only use (else null); `loop`
+  /// when acc is that loop's carried value, updated by the add and read by nothing else
+  /// (summed in its own registers), `from_zeros` when its initial value is ts::zeros.
+  struct Accumulation {
+    const ir::Node *add = nullptr, *acc = nullptr, *loop = nullptr;
+    bool from_zeros = false;
+  };
+  Accumulation accumulation_of(const ir::Node* s) const;
+  /// Whether `carried` of `loop` is a wgmma ring's accumulator starting from zeros: its
+  /// first products of each loop overwrite it (scale-d 0), so it is not initialized (an
+  /// initialization would end wgmma's pipelining: ptxas C7515) but zeroed when the loop
+  /// runs no iteration.
+  bool starts_from_zeros(const ir::Node* loop, const ir::Node* carried) const;
   ContractionSum declare_contraction_sum(const ir::Node* s, const std::string& comment);
   /// Array `dst` (declared here, reg_type(dtype)) := array `src`, converted from layout
   /// `from` to layout `to` (slots of the same Syms in another order) through shared

@@ -157,15 +157,16 @@ TEST(DotGpu, F32DotsMatchTheInterpreter) {
 
 // ts::dot on wgmma (16-bit operands whose rows the TMA can copy: sizes multiples of 8): the
 // ring of num_stages buffers, 1 and 2 warpgroups, K blocks of 64 and 128 (2 chunks of a
-// K-major row), ragged M, N and K (K's last tile zeroed past its end: K = 72, K = 8), M = 1.
+// K-major row), ragged M, N and K (K's last tile zeroed past its end: K = 72, K = 8), M = 1,
+// K = 0 (no tile of K: the accumulator that starts from zeros is zeroed after the loop).
 TEST(DotGpu, WgmmaDotsMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   struct Blocks {
     int64_t m, n, k;
     int warps, stages;
   };
-  const std::vector<Shape> shapes{
-      {256, 128, 192}, {264, 72, 136}, {1, 64, 40}, {8, 8, 8}, {520, 1000, 264}};
+  const std::vector<Shape> shapes{{256, 128, 192}, {264, 72, 136},  {1, 64, 40},
+                                  {8, 8, 8},       {136, 200, 264}, {64, 0, 136}};
   for (ts::DType t : {ts::bf16, ts::f16})
     for (Blocks b :
          {Blocks{128, 128, 64, 4, 1}, Blocks{128, 256, 64, 8, 4}, Blocks{64, 64, 64, 4, 3},
@@ -183,14 +184,19 @@ TEST(DotGpu, WgmmaDotsMatchTheInterpreter) {
       }
 }
 
-// wgmma with M-major A (x.t()) and K-major B (y.t()), and persistent programs whose tiles
-// share the ring across the program loop.
+// wgmma with M-major A (x.t()) and K-major B (y.t()); persistent programs whose tiles share
+// the ring across the program loop; an accumulator that does not start from zeros (each
+// tile's products waited for before the next).
 TEST(DotGpu, WgmmaTransposedAndPersistentDotsMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   ts::Config c = blocks(128, 128, 64, 4);
   c.num_stages = 3;
   auto k = dot_test::make_dot(ts::Settings{.config = c});
   expect_transposes_match(k, 200, 136, 264, 19);
+  auto from_ones = dot_test::make_dot(ts::Settings{.config = c}, 1.0);
+  expect_close_to_interpreter(from_ones, "from ones",
+                              ts::Buffer::randn({200, 136}, ts::bf16, ts::cpu(), 25),
+                              ts::Buffer::randn({136, 264}, ts::bf16, ts::cpu(), 26));
   for (ts::PidType pid : {ts::PidType::persistent_interleaved, ts::PidType::persistent_blocked})
     for (int stages : {2, 4}) {
       ts::Config p = blocks(128, 256, 64, 8);
