@@ -273,3 +273,23 @@ TEST(TensorDescriptor, IndexingChangesNoInterpretedValue) {
 }
 
 }  // namespace
+
+// Config::from_json: one indexing strategy for every memory op may be a string (Helion's
+// form); a strategy tessel does not have is refused where the JSON is read.
+TEST(TensorDescriptor, FromJsonTakesOneIndexingStringAndRefusesUnknownOnes) {
+  const ts::Config c = ts::Config::from_json(R"({"indexing": "tensor_descriptor"})");
+  ASSERT_TRUE(c.indexing);
+  EXPECT_EQ(*c.indexing, std::vector<std::string>{"tensor_descriptor"});
+  EXPECT_EQ(*ts::Config::from_json(R"({"indexing": ["pointer", "tensor_descriptor"]})").indexing,
+            (std::vector<std::string>{"pointer", "tensor_descriptor"}));
+  try {
+    ts::Config::from_json(R"({"indexing": ["pointer", "block_ptr"]})");
+    ADD_FAILURE() << "no UserError";
+  } catch (const ts::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"block_ptr\" is not supported"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("use \"pointer\" or \"tensor_descriptor\""),
+              std::string::npos)
+        << e.what();
+  }
+}

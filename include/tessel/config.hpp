@@ -118,8 +118,11 @@ struct Config {
   /// stride and its data pointer and other strides are 16-byte aligned (the specialization
   /// key knows this), rank <= 5, every box dim <= 256 elements, the unit-stride dim's box
   /// a multiple of 16 bytes, the box at most 48 KiB, 32-bit index arithmetic. Stores take
-  /// "pointer" always (TMA stores are not generated yet). Errors (UserError naming the
-  /// kernel's first loop): another value, another number of entries.
+  /// "pointer" always (TMA stores are not generated yet). The operands of a ts::dot on wgmma
+  /// (sm_90 tensor cores, passes/tensor_cores.hpp) are copied by the TMA whatever their entry
+  /// says. Errors (UserError naming the kernel's first loop): another value, another number
+  /// of entries. Config::from_json also takes one string for every memory op ("indexing":
+  /// "tensor_descriptor", Helion's form).
   std::optional<std::vector<std::string>> indexing;
   /// One entry per load of a tensor in device code (each `x(...)` read inside a loop), in
   /// source order: by file, line and column of the read's first index (so `x(t) * y(t)`

@@ -150,9 +150,17 @@ Config Config::from_json(const std::string& text) {
           r.push_back(e.is_null() ? std::nullopt
                                   : std::optional<int64_t>(integer(e, key, 1, INT64_MAX)));
         c.reduction_loops = r;
-      } else if (key == "indexing")
-        c.indexing = v.get<std::vector<std::string>>();
-      else if (key == "load_eviction_policies") {
+      } else if (key == "indexing") {
+        // One strategy for every memory op may be given as a string (Helion's form).
+        std::vector<std::string> r = v.is_string() ? std::vector<std::string>{v.get<std::string>()}
+                                                   : v.get<std::vector<std::string>>();
+        for (const std::string& e : r)
+          if (e != "pointer" && e != "tensor_descriptor")
+            throw UserError("", {},
+                            fmt::format("config key 'indexing': \"{}\" is not supported", e),
+                            "use \"pointer\" or \"tensor_descriptor\" (TMA loads)");
+        c.indexing = r;
+      } else if (key == "load_eviction_policies") {
         std::vector<EvictionPolicy> r;
         for (const std::string& e : v.get<std::vector<std::string>>())
           r.push_back(eviction_from_name(e));
