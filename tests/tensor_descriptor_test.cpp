@@ -190,6 +190,9 @@ TEST(TensorDescriptor, LoadsTheTmaCannotMoveKeepPointers) {
   // A box dim of 512 elements (at most 256), and a contiguous dim of 8 bytes (16 or more).
   for (auto f : forms(tma_config({1, 512}), x, x)) EXPECT_NE(f, tma);
   for (auto f : forms(tma_config({64, 2}), x, x)) EXPECT_NE(f, tma);
+  // A dim of one element never uses its stride (4 bytes here): the rows still take boxes.
+  ts::Buffer row = ts::Buffer::ones({199, 1}, ts::f32).transpose(0, 1);
+  for (auto f : forms(tma_config({1, 64}), row, row)) EXPECT_EQ(f, tma);
   // One entry per memory op: loads first, then the store (which keeps pointers).
   ts::Config per_op{
       .block_sizes = std::vector<int64_t>{32, 64},

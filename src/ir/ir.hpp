@@ -306,7 +306,8 @@ struct ArgFacts {
   /// (vectorize along it; a transposed view x.t() of a row-major x has it at 0), else -1.
   int unit_stride_dim = -1;
   bool base_aligned = false;         // the data pointer is 16-byte aligned
-  std::vector<bool> stride_aligned;  // per dim: stride * element size is a multiple of 16
+  std::vector<bool> stride_aligned;  // per dim: stride * element size is a multiple of 16, or
+                                     // the dim has at most one element (its stride unused)
   std::vector<bool> size_div16;      // per dim: the size is a multiple of 16
   /// Per dim: the exact size where the key fixes it (size_fixed_by_key), else -1.
   std::vector<int64_t> known_sizes;

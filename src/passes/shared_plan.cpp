@@ -141,14 +141,20 @@ void place_mbarriers(NestIr& nir) {
 
 std::string shared_plan_error(const NestIr& nir) {
   const auto before = shared_neighbours(nir);
+  std::map<int, const Node*> by_id;  // the stages in node order: the first error is stable
+  for (const auto& [n, u] : nir.shared) by_id[n->id] = n;
   int64_t end = 0;
-  for (const auto& [n, u] : nir.shared) {
+  for (const auto& [id, n] : by_id) {
+    const SharedStage& u = nir.shared.at(n);
     end = std::max(end, u.offset + u.bytes);
     if (u.offset < 0 || u.offset % alignment(u) != 0)
       return fmt::format("%{}: offset {} is not a multiple of {}", n->id, u.offset, alignment(u));
     if (u.offset + u.bytes > kSharedBytesLimit)
       return fmt::format("%{}: its bytes end at {}, past the {} a program has", n->id,
                          u.offset + u.bytes, kSharedBytesLimit);
+  }
+  for (const auto& [id, n] : by_id) {
+    const SharedStage& u = nir.shared.at(n);
     if (is_ring(u)) {
       for (const auto& [m, q] : nir.shared)
         if (m != n && overlap(q, u))

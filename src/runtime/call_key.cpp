@@ -38,7 +38,8 @@ ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
   if (!f.contiguous) f.unit_stride_dim = unit_stride_dim(b);
   f.base_aligned = reinterpret_cast<uintptr_t>(b.data_ptr()) % 16 == 0;
   for (int d = 0; d < b.dim(); ++d) {
-    f.stride_aligned.push_back((b.stride(d) * es) % 16 == 0);
+    // A dim of one element never multiplies its stride (index 0): aligned whatever it is.
+    f.stride_aligned.push_back(b.size(d) <= 1 || (b.stride(d) * es) % 16 == 0);
     f.size_div16.push_back(b.size(d) % 16 == 0);
   }
   for (int64_t s : b.shape()) f.known_sizes.push_back(ir::size_fixed_by_key(s, exact) ? s : -1);
