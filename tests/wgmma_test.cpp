@@ -196,3 +196,95 @@ TEST(Wgmma, AGroupedMatmulLoadsEachTilesExpertByTensorDescriptor) {
   EXPECT_NE(cu.find("wgmma.mma_async"), std::string::npos) << cu;
   EXPECT_NE(cu.find("ts::tma_copy<3>("), std::string::npos) << cu;
 }
+
+// Two dots in one loop over K (a gate and an up projection): a ring each, their buffers
+// counted together (at 128x256x64, 2 buffers each fit where 4 do not).
+TEST(Wgmma, TwoDotsInOneLoopEachHaveARingAndShareTheBudget) {
+  auto make = [](ts::Settings settings) {
+    return ts::kernel(
+        "gate_up",
+        [](ts::Tensor x, ts::Tensor wg, ts::Tensor wu) {
+          ts::Tensor out = ts::empty({x.size(0), wg.size(1)}, ts::f32);
+          for (auto [tm, tn] : ts::tile(x.size(0), wg.size(1))) {
+            ts::Value g = ts::zeros({tm, tn}), u = ts::zeros({tm, tn});
+            for (auto tk : ts::tile(x.size(1))) {
+              g = ts::dot(x(tm, tk), wg(tk, tn), g);
+              u = ts::dot(x(tm, tk), wu(tk, tn), u);
+            }
+            out(tm, tn) = g * ts::sigmoid(g) * u;
+          }
+          return out;
+        },
+        settings);
+  };
+  ts::Buffer x = ts::Buffer::zeros({256, 128}, ts::bf16),
+             w = ts::Buffer::zeros({128, 256}, ts::bf16);
+  for (auto [c, ring] : {std::pair{staged_config(64, 128, 64, 4, 4), 4},
+                         std::pair{staged_config(128, 256, 64, 8, 4), 2}}) {
+    auto k = make({});
+    stage_test::Staged s = stage_test::staged("layout", false, k, c, x, w, w);
+    const passes::Layout& L = s.stages.loops.at(0).layout;
+    ASSERT_EQ(L.contractions.size(), 2u);
+    for (const passes::Contraction& con : L.contractions) {
+      ASSERT_TRUE(con.mma && con.mma->wgmma) << s.text;
+      EXPECT_EQ(con.mma->stages, ring) << c.to_json();
+    }
+    REQUIRE_NVRTC();
+    const std::string cu = nvrtc_test::compile(make(ts::Settings{.config = c}), x, w, w);
+    EXPECT_EQ(nvrtc_test::count_matches(cu, R"(auto ring[0-9]+_load = )"), 2) << cu;
+  }
+}
+
+// Shared memory the loop needs beyond its rings (a transposed store's conversion, a
+// reduction) that does not fit beside them is the dot's error, with the num_stages hint.
+TEST(Wgmma, ARingWithoutRoomForTheEpiloguesSharedMemoryIsAUserError) {
+  auto k = ts::kernel(
+      "dot_epilogue",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty({y.size(1), x.size(0)}, ts::f32);
+        ts::Tensor rs = ts::empty({x.size(0), y.size(1)}, ts::f32);
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          out(tn, tm) = acc.t();
+          rs(tm, tn) = acc - ts::sum(acc, 1, true);
+        }
+        return std::make_tuple(out, rs);
+      },
+      ts::Settings{.config = staged_config(128, 256, 64, 8, 4)});
+  ts::Buffer x = ts::Buffer::zeros({256, 128}, ts::bf16),
+             y = ts::Buffer::zeros({128, 256}, ts::bf16);
+  try {
+    k.cuda(false, x, y);
+    ADD_FAILURE() << "no UserError";
+  } catch (const ts::UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("dot_epilogue"), std::string::npos) << m;
+    EXPECT_NE(m.find("ring of 4 buffers"), std::string::npos) << m;
+    EXPECT_NE(m.find("use a smaller num_stages"), std::string::npos) << m;
+  }
+}
+
+// Under a Config::maxnreg too small for the accumulator and wgmma's operands, mma.sync.
+TEST(Wgmma, ASmallMaxnregKeepsTheDotOnMmaSync) {
+  ts::Buffer x = ts::Buffer::zeros({256, 128}, ts::bf16),
+             y = ts::Buffer::zeros({128, 256}, ts::bf16);
+  ts::Config c = staged_config(128, 256, 64, 8, 4);
+  c.maxnreg = 128;  // the accumulator alone is 128 registers per thread
+  stage_test::Staged s = stage_test::staged("layout", false, make_dot(), c, x, y);
+  const passes::Contraction& con = s.stages.loops.at(0).layout.contractions.at(0);
+  ASSERT_TRUE(con.mma);
+  EXPECT_FALSE(con.mma->wgmma);
+}
+
+// A 64-bit expert index reaches the TMA clamped to 32 bits (past every tensor's end), not
+// wrapped.
+TEST(Wgmma, A64BitScalarIndexIsClampedToATmaCoordinate) {
+  REQUIRE_NVRTC();
+  moe_test::Routed r = moe_test::route({64, 64}, 128, 128, 128, ts::bf16);
+  ts::Buffer be = ts::Buffer::from_vector(r.block_expert.to_vector(), {2}, ts::i64);
+  auto k = examples::make_grouped_matmul(ts::Settings{
+      .config = ts::Config{.block_sizes = std::vector<int64_t>{128, 64}, .num_warps = 4}});
+  const std::string cu = nvrtc_test::compile(k, r.x, r.w, r.n_rows, be);
+  EXPECT_NE(cu.find("ts::tma_coord("), std::string::npos) << cu;
+}

@@ -51,7 +51,9 @@ struct Config {
   /// own values, of tensors the loop does not store to, are issued S - 1 iterations early
   /// into registers (src/codegen/emit_pipeline.cpp; values above 4 act as 4). With a
   /// persistent pid_type the program loop over tiles is pipelined one tile ahead (the next
-  /// tile's loads are issued before this tile's work) for any S >= 2.
+  /// tile's loads are issued before this tile's work) for any S >= 2. A ts::dot on wgmma
+  /// (sm_90 tensor cores) rings S buffers of its operands' tiles, at least 2 and no more
+  /// than fit in a program's shared memory (the layout stage's dump says how many).
   std::optional<int> num_stages;
   /// Registers per thread at most (Triton's Config.maxnreg; the PTX .maxnreg directive,
   /// emitted as __maxnreg__): unset = the compiler's choice for num_warps (up to 255).

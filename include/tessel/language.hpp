@@ -473,7 +473,13 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// f16, bf16 and TF32 operands (both of one kind) whose block sizes fit the instruction
 /// (2-D products; M's block a multiple of 16 per row of warps and N's of 8 per column of
 /// warps for some split of num_warps, K's of 16, 8 for TF32), else on the CUDA cores;
-/// TESSEL_DUMP_DIR's layout stage says which ("on tensor cores"). A computed operand (`ts::dot(p,
+/// TESSEL_DUMP_DIR's layout stage says which ("on tensor cores"). On sm_90, f16 and bf16
+/// dots whose tiles the TMA can copy (rows 16-byte aligned, the dot's loads at the top of
+/// the loop over K) with num_warps a multiple of 4, M's block 64 per warpgroup of 4 warps
+/// (or a multiple), N's at most 256 and K's a multiple of 64 run on wgmma instead, their
+/// operands copied into a ring of num_stages buffers (src/passes/tensor_cores.hpp): the
+/// fastest path (128 x 256 x 64 or 256 x 128 x 64 on 8 warps, 3 or 4 stages, for large
+/// matrices). A computed operand (`ts::dot(p,
 /// v(tk, tn))` with p = exp(...)) holds the whole product in registers: small tiles only (a config
 /// past the register budget is a UserError naming the dot). Errors (UserError at this line):
 /// operands of other ranks or dtypes, K or batch dims that differ, a non-float `out_dtype` or

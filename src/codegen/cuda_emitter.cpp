@@ -195,13 +195,14 @@ void Emitter::emit_loop(const Node* n) {
   int opened = 0;
   const passes::LoopKnobs& knobs = plan_.knobs(n);
   const passes::Prefetch* early = nir_.prefetched(n);  // num_stages >= 2
-  const passes::Contraction* ring = ring_of(n);        // a contraction on wgmma over its K
-  if (early || ring)
+  // Contractions on wgmma over its K, each with a ring of its own.
+  const std::vector<const passes::Contraction*> rings = rings_of(n);
+  if (early || !rings.empty())
     line(fmt::format("const long long lb{}_0 = {}, le{}_0 = {};", n->id, scalar(n->dims[0].begin),
                      n->id, scalar(n->dims[0].end)),
          n);
   if (early) emit_prefetch_first(n, *early);
-  if (ring) emit_ring_first(n, *ring);
+  for (const passes::Contraction* c : rings) emit_ring_first(n, *c);
   if (knobs.flatten) {
     // One loop over the flattened index space, a tile of prod(block) elements per step.
     for (size_t d = 0; d < n->dims.size(); ++d)
@@ -223,7 +224,7 @@ void Emitter::emit_loop(const Node* n) {
     std::string le = fmt::format("le{}_{}", n->id, d);
     // Loop control in 64 bits (a bound near the index dtype's limit must not overflow);
     // the tile's begin and end, which are valid indices, in the index dtype.
-    if (!early && !ring)  // else declared before the first tile's loads
+    if (!early && rings.empty())  // else declared before the first tile's loads
       line(fmt::format("const long long {} = {}, {} = {};", dv.lb, scalar(ld.begin), le,
                        scalar(ld.end)),
            n);
@@ -269,7 +270,7 @@ void Emitter::emit_loop(const Node* n) {
     }
   }
   for (int i = 0; i < opened; ++i) close();
-  if (ring) emit_ring_last(n, *ring);
+  for (const passes::Contraction* c : rings) emit_ring_last(n, *c);
 }
 
 // ---- flattened loops (Helion's flatten_loops) ----

@@ -182,10 +182,11 @@ Emitter::Accumulation Emitter::accumulation_of(const Node* s) const {
 }
 
 bool Emitter::starts_from_zeros(const Node* loop, const Node* carried) const {
-  const passes::Contraction* c = ring_of(loop);
-  if (!c) return false;
-  const Accumulation a = accumulation_of(c->match.sum);
-  return a.loop == loop && a.acc == carried && a.from_zeros;
+  for (const passes::Contraction* c : rings_of(loop)) {
+    const Accumulation a = accumulation_of(c->match.sum);
+    if (a.loop == loop && a.acc == carried && a.from_zeros) return true;
+  }
+  return false;
 }
 
 Emitter::ContractionSum Emitter::declare_contraction_sum(const Node* s,

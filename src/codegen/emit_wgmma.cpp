@@ -64,10 +64,12 @@ std::string wgmma_function(int64_t n, DType operand, bool ta, bool tb) {
 
 }  // namespace
 
-const passes::Contraction* Emitter::ring_of(const Node* loop) const {
+std::vector<const passes::Contraction*> Emitter::rings_of(const Node* loop) const {
+  std::vector<const passes::Contraction*> out;
   for (const passes::Contraction& c : nest_.contractions)
-    if (c.mma && c.mma->wgmma && c.match.k->loop == loop && live_.count(c.match.sum)) return &c;
-  return nullptr;
+    if (c.mma && c.mma->wgmma && c.match.k->loop == loop && live_.count(c.match.sum))
+      out.push_back(&c);
+  return out;
 }
 
 void Emitter::declare_rings(std::ostringstream& src) const {
@@ -120,6 +122,8 @@ void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
       if (info.kind == ir::IndexKind::tile)
         by_dim.push_back(info.sym == c.match.k ? std::string("kb")
                                                : dims.at({operand, info.sym->loop_dim}).tb);
+      else if (dtype_size(operand->dtype) > 4)
+        by_dim.push_back(fmt::format("ts::tma_coord({})", scalar(operand)));
       else
         by_dim.push_back(fmt::format("(int)({})", scalar(operand)));
     }

@@ -159,8 +159,8 @@ class Emitter {
   /// A contraction on wgmma, its factors in its ring (Contraction::Mma::wgmma;
   /// emit_wgmma.cpp).
   void emit_wgmma_contraction(const passes::Contraction& c);
-  /// The contraction on wgmma whose K is `loop`'s tile, or null.
-  const passes::Contraction* ring_of(const ir::Node* loop) const;
+  /// The contractions on wgmma whose K is `loop`'s tile (each with a ring of its own).
+  std::vector<const passes::Contraction*> rings_of(const ir::Node* loop) const;
   /// Before `loop` (its lb/le declared): the ring's load function and its first tiles.
   void emit_ring_first(const ir::Node* loop, const passes::Contraction& c);
   /// After `loop`: waits for the last tile's products and releases its buffer.

@@ -296,6 +296,16 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
     nir.shared[n] = s;
   });
   plan_shared(nir);
+  // A ring keeps its bytes for the whole loop over K: the other stages come after it.
+  for (const auto& [n, st] : nir.shared)
+    if (st.kind == SharedStage::Kind::ring && nir.shared_bytes > kSharedBytesLimit)
+      throw UserError(
+          g.kernel_name, n->loc,
+          fmt::format("this ts::dot's ring of {} buffers ({} bytes) and the loop's other shared "
+                      "memory need {} bytes, more than a program has ({})",
+                      st.stages, st.bytes, nir.shared_bytes, kSharedBytesLimit),
+          "use a smaller num_stages (each buffer holds a tile of K of both operands) or smaller "
+          "block sizes");
   nir.barrier_before = memory_order_barriers(g, nir);
   nir.prefetch = plan_prefetch(g, plan, nir);
   nir.rounded_by_store = values_rounded_by_stores(g, nir.live);

@@ -209,8 +209,12 @@ std::string describe(const Layout& L, const ir::Node* loop) {
                           c.mma->warps_m, c.mma->warps_n));
     for (int i = 0; i < 2; ++i) {
       const Layout& F = c.factor_layout[i];
-      out += fmt::format(" %{} in vectors of {}, {} groups,", c.match.factor[i].value()->id, F.vec,
-                         F.groups);
+      if (c.mma && c.mma->wgmma)  // never in registers: by TMA into the ring, swizzled
+        out += fmt::format(" %{} by TMA, {}-byte chunks swizzled,", c.match.factor[i].value()->id,
+                           c.mma->box[i].swizzle);
+      else
+        out += fmt::format(" %{} in vectors of {}, {} groups,", c.match.factor[i].value()->id,
+                           F.vec, F.groups);
       for (size_t k = 0; k < F.slot_block.size(); ++k)
         for (const auto& [s, j] : F.slot_of)
           if (j == static_cast<int>(k))

@@ -168,6 +168,9 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
       bm % (64 * warpgroups) != 0 || bn % 8 != 0 || bn > 256 || bk % 16 != 0 ||
       k->kind != ir::Sym::tile || k->loop->dims.size() != 1 || plan.knobs(k->loop).flatten)
     return std::nullopt;
+  // The accumulator's registers (bm / (64 warpgroups) fragments of bn / 2) and room for the
+  // rest: under a smaller Config::maxnreg ptxas cannot allocate wgmma's operands.
+  if (plan.maxnreg && *plan.maxnreg < bm / (64 * warpgroups) * bn / 2 + 64) return std::nullopt;
   mma.stage_bytes = 0;
   for (int i = 0; i < 2; ++i) {
     if (!may_load_ahead(g, plan.loop, k->loop, c.match.factor[i].load())) return std::nullopt;
@@ -178,11 +181,7 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
     mma.k_inner[i] = k_major;
     mma.stage_bytes += b->bytes;
   }
-  mma.stages = std::max(2, plan.num_stages);
-  // The ring starts 1024-byte aligned (the swizzle's period); its mbarriers follow the
-  // program's stages.
-  while (mma.stages > 2 && mma.stages * mma.stage_bytes > kSharedBytesLimit - 2048) --mma.stages;
-  if (mma.stages * mma.stage_bytes > kSharedBytesLimit - 2048) return std::nullopt;
+  mma.stages = std::max(2, plan.num_stages);  // as many as fit: plan_tensor_cores
   mma.wgmma = true;
   mma.warps_m = L.threads / 32;
   mma.warps_n = 1;
@@ -193,11 +192,31 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
 
 void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   if (L.slot_block.size() != 2 || any_flattened(plan)) return;
-  std::optional<Contraction::Mma> first;
-  for (Contraction& c : L.contractions) {
+  std::vector<std::optional<Contraction::Mma>> plans;
+  int64_t per_stage = 0;  // bytes of one buffer of every ring
+  for (const Contraction& c : L.contractions) {
     std::optional<Contraction::Mma> mma = plan_mma(plan, L, c);
     if (mma)
       if (std::optional<Contraction::Mma> w = plan_wgmma(g, plan, L, c, *mma)) mma = w;
+    if (mma && mma->wgmma) per_stage += mma->stage_bytes;
+    plans.push_back(mma);
+  }
+  // The rings of a nest's contractions on wgmma share a program's shared memory (less their
+  // mbarriers and the 1024-byte alignment): num_stages buffers each where they fit, else as
+  // many as fit, at least 2; else mma.sync.
+  int stages = std::max(2, plan.num_stages);
+  const int64_t budget = kSharedBytesLimit - 2048;
+  while (stages > 2 && stages * per_stage > budget) --stages;
+  std::optional<Contraction::Mma> first;
+  for (size_t i = 0; i < L.contractions.size(); ++i) {
+    Contraction& c = L.contractions[i];
+    std::optional<Contraction::Mma> mma = plans[i];
+    if (mma && mma->wgmma) {
+      if (stages * per_stage > budget)
+        mma = plan_mma(plan, L, c);
+      else
+        mma->stages = stages;
+    }
     // One placement holds the nest: every contraction on tensor cores has the same one.
     if (!mma || (first && (first->wgmma != mma->wgmma || first->warps_m != mma->warps_m ||
                            first->warps_n != mma->warps_n)))
@@ -205,6 +224,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     if (!first) first = mma;
     c.mma = mma;
     if (mma->wgmma) {
+      c.padded[0] = c.padded[1] = false;
       c.shared_bytes = mma->stages * mma->stage_bytes;
       continue;
     }

@@ -234,3 +234,49 @@ TEST(DotGpu, AGroupedMatmulOverDeviceResidentRowsMatchesTheInterpreter) {
     EXPECT_EQ(ts::count_mismatches(fewer, want_fewer, 0.02, 0.01), 0) << c.to_json();
   }
 }
+
+// Two dots in one loop over K (gate and up projections, SiLU-gated), each with a ring.
+TEST(DotGpu, TwoWgmmaDotsInOneLoopMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  for (ts::Config c : {blocks(64, 128, 64, 4), blocks(128, 256, 64, 8)}) {
+    c.num_stages = 4;
+    auto k = ts::kernel(
+        "gate_up",
+        [](ts::Tensor x, ts::Tensor wg, ts::Tensor wu) {
+          ts::Tensor out = ts::empty({x.size(0), wg.size(1)}, ts::f32);
+          for (auto [tm, tn] : ts::tile(x.size(0), wg.size(1))) {
+            ts::Value g = ts::zeros({tm, tn}), u = ts::zeros({tm, tn});
+            for (auto tk : ts::tile(x.size(1))) {
+              g = ts::dot(x(tm, tk), wg(tk, tn), g);
+              u = ts::dot(x(tm, tk), wu(tk, tn), u);
+            }
+            out(tm, tn) = g * ts::sigmoid(g) * u;
+          }
+          return out;
+        },
+        ts::Settings{.config = c});
+    expect_close_to_interpreter(k, c.to_json(),
+                                ts::Buffer::randn({200, 136}, ts::bf16, ts::cpu(), 27),
+                                ts::Buffer::randn({136, 264}, ts::bf16, ts::cpu(), 28),
+                                ts::Buffer::randn({136, 264}, ts::bf16, ts::cpu(), 29));
+  }
+}
+
+// An i64 expert index past 32 bits names no expert (zero rows, as the interpreter reads it),
+// not the expert its low 32 bits would name.
+TEST(DotGpu, AWgmmaGroupedMatmulWithAnExpertPast32BitsGivesZeroRows) {
+  TESSEL_REQUIRE_GPU();
+  moe_test::Routed r = moe_test::route({64, 64, 64}, 128, 128, 192, ts::bf16);
+  std::vector<double> experts = r.block_expert.to_vector();
+  experts[1] = 4294967297.0;  // 2^32 + 1: expert 1 in its low bits
+  ts::Buffer be = ts::Buffer::from_vector(experts, {static_cast<int64_t>(experts.size())}, ts::i64);
+  auto k = examples::make_grouped_matmul(ts::Settings{
+      .config = ts::Config{
+          .block_sizes = std::vector<int64_t>{128, 64}, .num_warps = 4, .num_stages = 3}});
+  ts::Buffer want = k(r.x, r.w, r.n_rows, be);
+  ts::Buffer got =
+      k(r.x.to(ts::cuda(0)), r.w.to(ts::cuda(0)), r.n_rows.to(ts::cuda(0)), be.to(ts::cuda(0)));
+  EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0);
+  const std::vector<double> w = want.to_vector();
+  for (int64_t i = 64 * 128; i < 128 * 128; ++i) ASSERT_EQ(w[static_cast<size_t>(i)], 0.0);
+}

@@ -70,6 +70,15 @@ __device__ __forceinline__ void tma_copy(const TensorMap& map, unsigned char* ds
                                   mbarrier_at(bar));
 }
 
+/// A scalar index as a TMA coordinate (32 bits): a 64-bit value past that range becomes the
+/// range's end on its side, past every tensor's end, so its box arrives as zeros (as a masked
+/// load reads it) instead of wrapping onto another element.
+__device__ __forceinline__ int tma_coord(long long c) {
+  return c < -2147483647LL - 1 ? -2147483647 - 1
+         : c > 2147483647LL    ? 2147483647
+                               : static_cast<int>(c);
+}
+
 /// After generic stores to shared memory that wgmma (the async proxy) reads next, before
 /// the barrier that publishes them.
 __device__ __forceinline__ void fence_proxy_async_shared() {
