@@ -31,6 +31,26 @@ inline auto make_dot(ts::Settings settings = {}, double init = 0) {
       settings);
 }
 
+/// out = silu(x @ wg) * (x @ wu) in f32 (x [M, K], wg and wu [K, N]): two dots in one loop
+/// over K (a gated MLP's gate and up projections).
+inline auto make_gate_up(ts::Settings settings = {}) {
+  return ts::kernel(
+      "gate_up",
+      [](ts::Tensor x, ts::Tensor wg, ts::Tensor wu) {
+        ts::Tensor out = ts::empty({x.size(0), wg.size(1)}, ts::f32);
+        for (auto [tm, tn] : ts::tile(x.size(0), wg.size(1))) {
+          ts::Value g = ts::zeros({tm, tn}), u = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) {
+            g = ts::dot(x(tm, tk), wg(tk, tn), g);
+            u = ts::dot(x(tm, tk), wu(tk, tn), u);
+          }
+          out(tm, tn) = g * ts::sigmoid(g) * u;
+        }
+        return out;
+      },
+      settings);
+}
+
 /// x @ y in double, row-major [M, N] (x [M, K], y [K, N] on the CPU, any strides).
 inline std::vector<double> reference(const ts::Buffer& x, const ts::Buffer& y) {
   const ts::Buffer xc = x.contiguous(), yc = y.contiguous();

@@ -200,23 +200,7 @@ TEST(Wgmma, AGroupedMatmulLoadsEachTilesExpertByTensorDescriptor) {
 // Two dots in one loop over K (a gate and an up projection): a ring each, their buffers
 // counted together (at 128x256x64, 2 buffers each fit where 4 do not).
 TEST(Wgmma, TwoDotsInOneLoopEachHaveARingAndShareTheBudget) {
-  auto make = [](ts::Settings settings) {
-    return ts::kernel(
-        "gate_up",
-        [](ts::Tensor x, ts::Tensor wg, ts::Tensor wu) {
-          ts::Tensor out = ts::empty({x.size(0), wg.size(1)}, ts::f32);
-          for (auto [tm, tn] : ts::tile(x.size(0), wg.size(1))) {
-            ts::Value g = ts::zeros({tm, tn}), u = ts::zeros({tm, tn});
-            for (auto tk : ts::tile(x.size(1))) {
-              g = ts::dot(x(tm, tk), wg(tk, tn), g);
-              u = ts::dot(x(tm, tk), wu(tk, tn), u);
-            }
-            out(tm, tn) = g * ts::sigmoid(g) * u;
-          }
-          return out;
-        },
-        settings);
-  };
+  auto make = dot_test::make_gate_up;
   ts::Buffer x = ts::Buffer::zeros({256, 128}, ts::bf16),
              w = ts::Buffer::zeros({128, 256}, ts::bf16);
   for (auto [c, ring] : {std::pair{staged_config(64, 128, 64, 4, 4), 4},

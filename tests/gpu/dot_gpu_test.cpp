@@ -240,21 +240,7 @@ TEST(DotGpu, TwoWgmmaDotsInOneLoopMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   for (ts::Config c : {blocks(64, 128, 64, 4), blocks(128, 256, 64, 8)}) {
     c.num_stages = 4;
-    auto k = ts::kernel(
-        "gate_up",
-        [](ts::Tensor x, ts::Tensor wg, ts::Tensor wu) {
-          ts::Tensor out = ts::empty({x.size(0), wg.size(1)}, ts::f32);
-          for (auto [tm, tn] : ts::tile(x.size(0), wg.size(1))) {
-            ts::Value g = ts::zeros({tm, tn}), u = ts::zeros({tm, tn});
-            for (auto tk : ts::tile(x.size(1))) {
-              g = ts::dot(x(tm, tk), wg(tk, tn), g);
-              u = ts::dot(x(tm, tk), wu(tk, tn), u);
-            }
-            out(tm, tn) = g * ts::sigmoid(g) * u;
-          }
-          return out;
-        },
-        ts::Settings{.config = c});
+    auto k = dot_test::make_gate_up(ts::Settings{.config = c});
     expect_close_to_interpreter(k, c.to_json(),
                                 ts::Buffer::randn({200, 136}, ts::bf16, ts::cpu(), 27),
                                 ts::Buffer::randn({136, 264}, ts::bf16, ts::cpu(), 28),
