@@ -40,25 +40,29 @@ struct Candidate {
   int64_t bm, bn, bk;
   int warps, stages;
   int group = 1;  // l2_groupings: programs of `group` rows of tiles take their columns in turn
+  bool persistent = false;  // pid_type persistent_interleaved: a wgmma ring runs across tiles
   ts::Config config() const {
     ts::Config c{
         .block_sizes = std::vector<int64_t>{bm, bn, bk}, .num_warps = warps, .num_stages = stages};
     if (group > 1) c.l2_groupings = std::vector<int>{group};
+    if (persistent) c.pid_type = ts::PidType::persistent_interleaved;
     return c;
   }
   std::string str() const {
     return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " w" +
            std::to_string(warps) + " s" + std::to_string(stages) +
-           (group > 1 ? " g" + std::to_string(group) : "");
+           (group > 1 ? " g" + std::to_string(group) : "") + (persistent ? " p" : "");
   }
 };
 
 // mma.sync (K blocks of 32), then wgmma (K blocks of 64: TMA rings of num_stages buffers).
 const std::vector<Candidate> kCandidates{
-    {128, 128, 32, 4, 2},    {128, 64, 32, 4, 2},     {128, 128, 64, 4, 4},
-    {128, 128, 64, 8, 4},    {128, 256, 64, 8, 3},    {128, 256, 64, 8, 4},
-    {256, 128, 64, 8, 3},    {256, 128, 64, 8, 4},    {128, 256, 64, 8, 4, 8},
-    {256, 128, 64, 8, 3, 8}, {256, 128, 64, 8, 4, 8}, {128, 128, 64, 8, 4, 8}};
+    {128, 128, 32, 4, 2},          {128, 64, 32, 4, 2},           {128, 128, 64, 4, 4},
+    {128, 128, 64, 8, 4},          {128, 256, 64, 8, 3},          {128, 256, 64, 8, 4},
+    {256, 128, 64, 8, 3},          {256, 128, 64, 8, 4},          {128, 256, 64, 8, 4, 8},
+    {256, 128, 64, 8, 3, 8},       {256, 128, 64, 8, 4, 8},       {128, 128, 64, 8, 4, 8},
+    {128, 256, 64, 8, 4, 8, true}, {256, 128, 64, 8, 4, 8, true}, {128, 128, 64, 4, 3, 8, true},
+    {128, 128, 64, 4, 4, 8, true}, {128, 256, 64, 8, 3, 8, true}};
 // M = 16: mma.sync at 16 rows, or wgmma's 64 (48 of them zeros) with deep rings.
 const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},  {16, 32, 128, 2, 2},
                                      {64, 64, 64, 4, 4},  {64, 64, 128, 4, 4},
@@ -284,8 +288,10 @@ int main(int argc, char** argv) {
     ts::Buffer bias = ts::Buffer::randn({s.n}, ts::bf16, ts::cuda(0), 5);
     double fused_ms = 0;
     std::string fused_cfg;
-    for (const Candidate& c : {Candidate{128, 128, 32, 4, 2}, Candidate{256, 128, 64, 8, 3},
-                               Candidate{128, 256, 64, 8, 4}, Candidate{256, 128, 64, 8, 3, 8}}) {
+    for (const Candidate& c :
+         {Candidate{128, 128, 32, 4, 2}, Candidate{256, 128, 64, 8, 3},
+          Candidate{128, 256, 64, 8, 4}, Candidate{256, 128, 64, 8, 3, 8},
+          Candidate{128, 256, 64, 8, 4, 8, true}, Candidate{128, 128, 64, 4, 3, 8, true}}) {
       auto fused = examples::make_matmul_bias_gelu(ts::Settings{.config = c.config()});
       const double ms = bench::gpu_time_ms([&] { fused(x, y, bias); }, iters);
       std::printf("  fused %-22s %8.3f ms\n", c.str().c_str(), ms);

@@ -272,3 +272,67 @@ TEST(Wgmma, A64BitScalarIndexIsClampedToATmaCoordinate) {
   const std::string cu = nvrtc_test::compile(k, r.x, r.w, r.n_rows, be);
   EXPECT_NE(cu.find("ts::tma_coord("), std::string::npos) << cu;
 }
+
+// In a persistent kernel the ring runs on into the program's next tile: its cursor (program
+// id, tile of K) starts before the program loop, its fill computes the next program's tile
+// begins from the program id, and the tile after the last one of K is loaded before the
+// epilogue. Not where the factors' tiles depend on the program's values (a loop over K that
+// ends at the tile's end), nor without a persistent pid_type.
+TEST(Wgmma, APersistentProgramsRingRunsOnIntoItsNextTile) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({512, 256}, ts::bf16),
+             y = ts::Buffer::zeros({256, 512}, ts::bf16);
+  auto across = [&](const ts::Config& c, auto& k) {
+    stage_test::Staged s = stage_test::staged("layout", false, k, c, x, y);
+    const passes::Contraction& con = s.stages.loops.at(0).layout.contractions.at(0);
+    EXPECT_TRUE(con.mma && con.mma->wgmma) << s.text;
+    EXPECT_EQ(s.text.find("across programs") != std::string::npos,
+              con.mma && con.mma->across_programs);
+    return con.mma && con.mma->across_programs;
+  };
+  auto k = make_dot();
+  for (ts::PidType pid : {ts::PidType::persistent_interleaved, ts::PidType::persistent_blocked}) {
+    ts::Config c = staged_config(128, 128, 64, 4, 3);
+    c.pid_type = pid;
+    EXPECT_TRUE(across(c, k)) << c.to_json();
+    const std::string cu = nvrtc_test::compile(make_dot(ts::Settings{.config = c}), x, y);
+    EXPECT_NE(cu.find("_pid = " + std::string(pid == ts::PidType::persistent_blocked
+                                                  ? "pid_begin, "
+                                                  : "(long long)blockIdx.x, ")),
+              std::string::npos)
+        << cu;
+    EXPECT_NE(cu.find(pid == ts::PidType::persistent_blocked ? "_pid += 1;" : "_pid += gridDim.x;"),
+              std::string::npos)
+        << cu;
+    EXPECT_NE(cu.find("_fill();  // the next program's tile, before the epilogue"),
+              std::string::npos)
+        << cu;
+  }
+  EXPECT_FALSE(across(staged_config(128, 128, 64, 4, 3), k));  // flat
+  ts::Config p = staged_config(128, 128, 64, 4, 3);
+  p.pid_type = ts::PidType::persistent_interleaved;
+  // Over K up to the tile's end (a lower-triangular product): each tile's own K.
+  auto make_triangle = [](ts::Settings settings) {
+    return ts::kernel(
+        "triangle",
+        [](ts::Tensor a, ts::Tensor b) {
+          ts::Tensor out = ts::empty({a.size(0), b.size(1)}, ts::f32);
+          for (auto [tm, tn] : ts::tile(a.size(0), b.size(1))) {
+            ts::Value acc = ts::zeros({tm, tn});
+            for (auto tk : ts::tile(tm.end())) acc = ts::dot(a(tm, tk), b(tk, tn), acc);
+            out(tm, tn) = acc;
+          }
+          return out;
+        },
+        settings);
+  };
+  ts::Buffer sq = ts::Buffer::zeros({512, 512}, ts::bf16);
+  auto triangle = make_triangle({});
+  stage_test::Staged s = stage_test::staged("layout", false, triangle, p, sq, sq);
+  const passes::Contraction& con = s.stages.loops.at(0).layout.contractions.at(0);
+  ASSERT_TRUE(con.mma && con.mma->wgmma) << s.text;
+  EXPECT_FALSE(con.mma->across_programs) << s.text;
+  const std::string cu = nvrtc_test::compile(make_triangle(ts::Settings{.config = p}), sq, sq);
+  EXPECT_EQ(cu.find("_pid += "), std::string::npos) << cu;
+  EXPECT_NE(cu.find("wgmma.mma_async"), std::string::npos) << cu;
+}

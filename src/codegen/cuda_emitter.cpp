@@ -442,15 +442,20 @@ void Emitter::run() {
   bool xyz = pid == PidType::xyz && !n->persistent && !knobs.flatten;
   const passes::Prefetch* prefetch = nir_.prefetched(n);  // num_stages >= 2, persistent
   const std::vector<const Node*> early = prefetch ? prefetch->loads : std::vector<const Node*>{};
+  program_counts_ = counts;
   if (pid == PidType::persistent_blocked) {
     line("const long long per = (total + gridDim.x - 1) / gridDim.x;");
     line("const long long pid_begin = (long long)blockIdx.x * per;");
     line("const long long pid_end = min(pid_begin + per, total);");
     if (!early.empty()) emit_program_prefetch_first(early, knobs, counts, "pid_begin", "pid_end");
+    program_walk_ = {"pid_begin", "1", "pid_end"};
+    declare_ring_cursors();
     open("for (long long pid = pid_begin; pid < pid_end; ++pid)");
   } else if (pid == PidType::persistent_interleaved) {
     if (!early.empty())
       emit_program_prefetch_first(early, knobs, counts, "(long long)blockIdx.x", "total");
+    program_walk_ = {"(long long)blockIdx.x", "gridDim.x", "total"};
+    declare_ring_cursors();
     open("for (long long pid = blockIdx.x; pid < total; pid += gridDim.x)");
   } else {
     open("");

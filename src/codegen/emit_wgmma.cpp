@@ -4,21 +4,27 @@
 // placement) hold each warpgroup's m64nN fragments in order: its i-th 64 rows are registers
 // i N / 2 .. (i + 1) N / 2.
 //
-//   unsigned ring<S>_ld = 0, ring_use = 0;          // program start: tiles loaded, summed
-//   auto ring_load = [&](int kb) { ... };            // before the loop over K, thread 0's:
-//     wait until every warp has read buffer ld % S (its `read` mbarrier), arm its `filled`
-//     mbarrier with the tile's bytes, one TMA copy per 128-byte chunk of each factor's box
-//   if (tid == 0) for (s < S) if (tile s exists) ring_load(lb + s BK);
+//   unsigned ring_ld = 0, ring_use = 0;              // program start: tiles loaded, summed
+//   long long ring_pid = first, ring_k = 0;          // across programs: the load cursor
+//   ...
+//   long long ring_k = 0;                            // else, before the loop over K
+//   auto ring_load = [&](int kb, tile begins) {...};  // thread 0's: wait until every warp
+//     has read buffer ld % S (its `read` mbarrier), arm its `filled` mbarrier with the
+//     tile's bytes, one TMA copy per 128-byte chunk of each factor's box
+//   auto ring_fill = [&]() {...};                    // thread 0's: while a buffer is free
+//     (ld < use + S) and a tile is left, ring_load the cursor's tile and advance it: along
+//     K, and across programs on to the program's next tile (its begins from its program id)
+//   if (tid == 0) ring_fill();
 //   for (tiles of K) {
 //     ...
 //     wait for buffer use % S (`filled`); a partial last tile: zero its elements past K's end
-//     acc = <the accumulator>; wgmma.fence
-//     for (ks < BK / 16) for (i < 64-row tiles of the warpgroup) wgmma m64nNk16
+//     wgmma.fence; for (ks < BK / 16) for (i < 64-row tiles of the warpgroup) wgmma m64nNk16
 //     commit; wait for the previous tile's products (this tile's stay in flight); after
 //     the first tile: each warp's lane 0 arrives on the previous buffer's `read` mbarrier,
-//     thread 0 refills it: ring_load(this tile + (S - 1) BK) when that tile exists
+//     thread 0 refills it (ring_fill)
 //   }
-//   wait for the last tile's products; each warp arrives on its buffer's `read` mbarrier
+//   wait for the last tile's products; each warp arrives on its buffer's `read` mbarrier;
+//   across programs, thread 0 refills it with the next program's tile before the epilogue
 #include <fmt/format.h>
 
 #include "codegen/emitter_state.hpp"
@@ -91,6 +97,15 @@ void Emitter::declare_rings(std::ostringstream& src) const {
   }
 }
 
+void Emitter::declare_ring_cursors() {
+  for (const passes::Contraction& c : nest_.contractions)
+    if (c.mma && c.mma->wgmma && c.mma->across_programs && live_.count(c.match.sum))
+      line(
+          fmt::format("long long {0}_pid = {1}, {0}_k = 0;  // the next tile {0} loads: its "
+                      "program id, its tile of K",
+                      ring_name(c), program_walk_.first));
+}
+
 void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
   const passes::Contraction::Mma& mma = *c.mma;
   const std::string ring = ring_name(c);
@@ -101,7 +116,14 @@ void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
                    "of K ahead",
                    c.match.sum->id, s, mma.stage_bytes, st.offset, s),
        c.match.sum);
-  open(fmt::format("auto {}_load = [&](int kb)", ring));
+  const bool across = mma.across_programs;
+  if (!across) line(fmt::format("long long {}_k = 0;  // the next tile of K it loads", ring));
+  // Across programs the tile's begins are the loading program's: parameters that shadow
+  // the running program's.
+  std::string begins;
+  for (size_t d = 0; across && d < top_->dims.size(); ++d)
+    begins += fmt::format(", {} {}", idx_t_, dim_vars(top_, static_cast<int>(d)).tb);
+  open(fmt::format("auto {}_load = [&](int kb{})", ring, begins));
   line(fmt::format("const unsigned s = {}_ld % {};", ring, s));
   line(fmt::format("ts::mbarrier_wait(ts_smem + {} + 8 * s, (({}_ld / {}) & 1u) ^ 1u);  // read",
                    st.mbarrier + 8 * s, ring, s));
@@ -143,11 +165,32 @@ void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
   line(fmt::format("++{}_ld;", ring));
   --indent_;
   line("};");
-  open("if (tid == 0)");
-  line(fmt::format("_Pragma(\"unroll 1\") for (int s = 0; s < {}; ++s)", s));
-  line(fmt::format("  if ({} + s * {} < {}) {}_load((int)({} + s * {}));", dv.lb, dv.block,
-                   fmt::format("le{}_0", loop->id), ring, dv.lb, dv.block));
-  close();
+  const std::string le = fmt::format("le{}_0", loop->id);
+  const std::string kb = fmt::format("(int)({} + {}_k * {})", dv.lb, ring, dv.block);
+  open(fmt::format("auto {}_fill = [&]()", ring));
+  if (across) {
+    open(fmt::format("while ({0}_ld < {0}_use + {1} && {0}_pid < {2} && {3} > {4})", ring, s,
+                     program_walk_.end, le, dv.lb));
+    line(fmt::format("const long long pid = {}_pid;", ring));
+    emit_program_tiles(plan_.knobs(top_), program_counts_, false);
+    std::string args;
+    for (size_t d = 0; d < top_->dims.size(); ++d)
+      args += ", " + dim_vars(top_, static_cast<int>(d)).tb;
+    line(fmt::format("{}_load({}{});", ring, kb, args));
+    open(fmt::format("if ({} + ++{}_k * {} >= {})", dv.lb, ring, dv.block, le));
+    line(fmt::format("{0}_k = 0;  // on to the program's next tile", ring));
+    line(fmt::format("{}_pid += {};", ring, program_walk_.step));
+    close();
+    close();
+  } else {
+    line(
+        fmt::format("while ({0}_ld < {0}_use + {1} && {2} + {0}_k * {3} < {4}) {0}_load({5}), "
+                    "++{0}_k;",
+                    ring, s, dv.lb, dv.block, le, kb));
+  }
+  --indent_;
+  line("};");
+  line(fmt::format("if (tid == 0) {}_fill();", ring));
 }
 
 void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
@@ -238,8 +281,7 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
     line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * s);  // read",
                      st.mbarrier + 8 * s));
     line(fmt::format("++{}_use;", ring));
-    line(fmt::format("if (tid == 0 && {}_ + {} < le{}_0) {}_load((int)({}_ + {}));", dv.tb, s * bk,
-                     loop->id, ring, dv.tb, s * bk));
+    line(fmt::format("if (tid == 0) {}_fill();", ring));
     close();
     return;
   }
@@ -250,8 +292,7 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   line(fmt::format("const unsigned p = ({}_use + {}) % {};", ring, s - 1, s));
   line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * p);  // read",
                    st.mbarrier + 8 * s));
-  line(fmt::format("if (tid == 0 && {}_ + {} < le{}_0) {}_load((int)({}_ + {}));", dv.tb,
-                   (s - 1) * bk, c.match.k->loop->id, ring, dv.tb, (s - 1) * bk));
+  line(fmt::format("if (tid == 0) {}_fill();", ring));
   close();
   line(fmt::format("++{}_use;", ring));
   close();
@@ -271,6 +312,9 @@ void Emitter::emit_ring_last(const Node* loop, const passes::Contraction& c) {
                    st.mbarrier + 8 * s, ring_name(c), s - 1, s));
   line(fmt::format("if (le{}_0 <= {}) TS_FOR(r) {}[r] = 0.0f;  // no tile of K: zeros", loop->id,
                    dv.lb, names_.at(acc.acc)));
+  if (c.mma->across_programs)
+    line(fmt::format("if (tid == 0) {}_fill();  // the next program's tile, before the epilogue",
+                     ring_name(c)));
 }
 
 }  // namespace tessel::codegen

@@ -167,6 +167,9 @@ class Emitter {
   void emit_ring_last(const ir::Node* loop, const passes::Contraction& c);
   /// At the program's start: the rings' mbarriers and counters.
   void declare_rings(std::ostringstream& src) const;
+  /// Before the persistent program loop: the cursor (program id, tile of K) of each ring
+  /// that runs across programs (Contraction::Mma::across_programs).
+  void declare_ring_cursors();
   /// The array contraction sum `s` is summed into (declared here) and its initial value at
   /// register r: the add `acc + s` that is s's only use (f32, s's shape, acc computed
   /// earlier) takes s's place, starting from acc (the add is then not emitted: one
@@ -288,6 +291,12 @@ class Emitter {
   bool uses_mma_ = false;      // include tessel/mma.cuh (ldmatrix, mma.sync)
   bool uses_wgmma_ = false;    // include tessel/wgmma.cuh; compile for sm_90a
   std::map<std::string, std::string> wgmma_functions_;  // name -> its definition
+  /// The top-level loop's tile counts per dim (nt<d>), and in a persistent kernel this
+  /// program's walk over program ids: the first, the step to the next, the bound.
+  std::vector<std::string> program_counts_;
+  struct ProgramWalk {
+    std::string first, step, end;
+  } program_walk_;
   int tmp_ = 0;
 };
 

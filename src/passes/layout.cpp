@@ -200,9 +200,9 @@ std::string describe(const Layout& L, const ir::Node* loop) {
         !c.mma ? std::string()
         : c.mma->wgmma
             ? fmt::format(", on tensor cores (wgmma m64n{}k16 {}, {} warpgroups, a ring of {} "
-                          "buffers filled by TMA)",
+                          "buffers filled by TMA{})",
                           L.slot_block[1], dtype_name(c.mma->operand), c.mma->warps_m / 4,
-                          c.mma->stages)
+                          c.mma->stages, c.mma->across_programs ? " across programs" : "")
             : fmt::format(", on tensor cores (mma.sync {}, warps {} x {})",
                           c.mma->operand == DType::f32 ? std::string("m16n8k8 tf32")
                                                        : "m16n8k16 " + dtype_name(c.mma->operand),

@@ -127,6 +127,11 @@ struct Contraction {
     /// `stages` tiles of K ahead (passes/tensor_cores.hpp).
     bool wgmma = false;
     int stages = 0;
+    /// wgmma in a persistent kernel whose loop over K stands in the program's body and whose
+    /// factors' tiles follow from the program id and K alone (may_load_across_programs): the
+    /// ring runs on into the program's next tile, whose first tiles of K are then in flight
+    /// during this tile's last products and its epilogue.
+    bool across_programs = false;
     TmaBox box[2];
     int64_t stage_bytes = 0;
   };

@@ -1,6 +1,7 @@
 #include "passes/prefetch_plan.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "passes/kernel_ir.hpp"
@@ -46,6 +47,28 @@ bool may_load_ahead(const ir::Graph& g, const Node* nest, const Node* loop, cons
   std::set<const Node*> inside;
   collect(loop->body, inside);
   return indices_known_ahead(n, loop, inside) && !stored_to(g, stored_tensors(nest), n);
+}
+
+bool may_load_across_programs(const ir::Graph& g, const Node* nest, const Node* loop,
+                              const Node* n) {
+  if (!may_load_ahead(g, nest, loop, n) ||
+      std::find(nest->body.begin(), nest->body.end(), loop) == nest->body.end())
+    return false;
+  std::set<const Node*> in_program;
+  collect(nest->body, in_program);
+  // The same in every program: values from outside it, and scalar arithmetic of them.
+  std::function<bool(const Node*)> invariant = [&](const Node* v) {
+    if (v == nest) return false;
+    if (!in_program.count(v)) return true;
+    const bool pure = v->op == Op::Const || v->op == Op::Unary || v->op == Op::Binary ||
+                      v->op == Op::Where || v->op == Op::Cast;
+    return pure && v->is_scalar() && std::all_of(v->args.begin(), v->args.end(), invariant);
+  };
+  for (const ir::LoopDim& d : loop->dims)
+    if (!invariant(d.begin) || !invariant(d.end)) return false;
+  for (size_t i = 1; i < n->args.size(); ++i)
+    if (n->args[i] != loop && n->args[i] != nest && !invariant(n->args[i])) return false;
+  return true;
 }
 
 // The loads of `loop` (the top-level loop or a device loop) that qualify.

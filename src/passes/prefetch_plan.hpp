@@ -34,6 +34,14 @@ struct Prefetch {
 bool may_load_ahead(const ir::Graph& g, const ir::Node* nest, const ir::Node* loop,
                     const ir::Node* n);
 
+/// Whether load n of `loop` may also be issued during the program before: may_load_ahead,
+/// `loop` stands in the body of `nest` (a persistent program loop) itself, and its bounds
+/// and n's indices other than the tiles of `loop` and `nest` are values from outside the
+/// nest (the same in every program), so the next program's tiles of n are known from its
+/// program id alone.
+bool may_load_across_programs(const ir::Graph& g, const ir::Node* nest, const ir::Node* loop,
+                              const ir::Node* n);
+
 /// Per loop of nir's nest with loads to issue early (its accesses planned), the prefetch.
 std::map<const ir::Node*, Prefetch> plan_prefetch(const ir::Graph& g, const KernelPlan& plan,
                                                   const NestIr& nir);

@@ -181,6 +181,10 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
     mma.k_inner[i] = k_major;
     mma.stage_bytes += b->bytes;
   }
+  mma.across_programs = plan.persistent;
+  for (int i = 0; i < 2; ++i)
+    mma.across_programs &=
+        may_load_across_programs(g, plan.loop, k->loop, c.match.factor[i].load());
   mma.stages = std::max(2, plan.num_stages);  // as many as fit: plan_tensor_cores
   mma.wgmma = true;
   mma.warps_m = L.threads / 32;

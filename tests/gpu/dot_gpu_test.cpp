@@ -184,9 +184,9 @@ TEST(DotGpu, WgmmaDotsMatchTheInterpreter) {
       }
 }
 
-// wgmma with M-major A (x.t()) and K-major B (y.t()); persistent programs whose tiles share
-// the ring across the program loop; an accumulator that does not start from zeros (each
-// tile's products waited for before the next).
+// wgmma with M-major A (x.t()) and K-major B (y.t()); persistent programs whose ring runs on
+// from one tile into the next (Contraction::Mma::across_programs); an accumulator that does not
+// start from zeros (each tile's products waited for before the next).
 TEST(DotGpu, WgmmaTransposedAndPersistentDotsMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   ts::Config c = blocks(128, 128, 64, 4);
@@ -197,15 +197,22 @@ TEST(DotGpu, WgmmaTransposedAndPersistentDotsMatchTheInterpreter) {
   expect_close_to_interpreter(from_ones, "from ones",
                               ts::Buffer::randn({200, 136}, ts::bf16, ts::cpu(), 25),
                               ts::Buffer::randn({136, 264}, ts::bf16, ts::cpu(), 26));
+  // 3 programs over 9 tiles: each ring runs on from one tile into the next (the last tile
+  // of K partial); an empty K; an accumulator from ones, each tile waited for.
   for (ts::PidType pid : {ts::PidType::persistent_interleaved, ts::PidType::persistent_blocked})
     for (int stages : {2, 4}) {
       ts::Config p = blocks(128, 256, 64, 8);
       p.pid_type = pid;
       p.num_stages = stages;
-      auto kp = dot_test::make_dot(ts::Settings{.config = p});
-      expect_close_to_interpreter(kp, p.to_json(),
-                                  ts::Buffer::randn({300, 264}, ts::bf16, ts::cpu(), 23),
-                                  ts::Buffer::randn({264, 520}, ts::bf16, ts::cpu(), 24));
+      const ts::Settings three{.max_sms = 3, .config = p};
+      auto kp = dot_test::make_dot(three);
+      for (int64_t kk : {264, 0})
+        expect_close_to_interpreter(kp, p.to_json() + " K " + std::to_string(kk),
+                                    ts::Buffer::randn({300, kk}, ts::bf16, ts::cpu(), 23),
+                                    ts::Buffer::randn({kk, 520}, ts::bf16, ts::cpu(), 24));
+      expect_close_to_interpreter(dot_test::make_dot(three, 1.0), p.to_json() + " from ones",
+                                  ts::Buffer::randn({300, 136}, ts::bf16, ts::cpu(), 27),
+                                  ts::Buffer::randn({136, 520}, ts::bf16, ts::cpu(), 28));
     }
 }
 
