@@ -40,29 +40,38 @@ struct Candidate {
   int64_t bm, bn, bk;
   int warps, stages;
   int group = 1;  // l2_groupings: programs of `group` rows of tiles take their columns in turn
-  bool persistent = false;  // pid_type persistent_interleaved: a wgmma ring runs across tiles
+  // persistent_interleaved or persistent_blocked: a wgmma ring runs on across the tiles
+  ts::PidType pid = ts::PidType::flat;
   ts::Config config() const {
     ts::Config c{
         .block_sizes = std::vector<int64_t>{bm, bn, bk}, .num_warps = warps, .num_stages = stages};
     if (group > 1) c.l2_groupings = std::vector<int>{group};
-    if (persistent) c.pid_type = ts::PidType::persistent_interleaved;
+    if (pid != ts::PidType::flat) c.pid_type = pid;
     return c;
   }
   std::string str() const {
     return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " w" +
            std::to_string(warps) + " s" + std::to_string(stages) +
-           (group > 1 ? " g" + std::to_string(group) : "") + (persistent ? " p" : "");
+           (group > 1 ? " g" + std::to_string(group) : "") +
+           (pid == ts::PidType::persistent_interleaved ? " pi"
+            : pid == ts::PidType::persistent_blocked   ? " pb"
+                                                       : "");
   }
 };
 
-// mma.sync (K blocks of 32), then wgmma (K blocks of 64: TMA rings of num_stages buffers).
+constexpr ts::PidType kPi = ts::PidType::persistent_interleaved;
+constexpr ts::PidType kPb = ts::PidType::persistent_blocked;
+
+// mma.sync (K blocks of 32), then wgmma (K blocks of 64: TMA rings of num_stages buffers),
+// then wgmma in persistent programs (pb: persistent_blocked, pi: persistent_interleaved),
+// whose rings run on from one tile into the next (Contraction::Mma::across_programs).
 const std::vector<Candidate> kCandidates{
-    {128, 128, 32, 4, 2},          {128, 64, 32, 4, 2},           {128, 128, 64, 4, 4},
-    {128, 128, 64, 8, 4},          {128, 256, 64, 8, 3},          {128, 256, 64, 8, 4},
-    {256, 128, 64, 8, 3},          {256, 128, 64, 8, 4},          {128, 256, 64, 8, 4, 8},
-    {256, 128, 64, 8, 3, 8},       {256, 128, 64, 8, 4, 8},       {128, 128, 64, 8, 4, 8},
-    {128, 256, 64, 8, 4, 8, true}, {256, 128, 64, 8, 4, 8, true}, {128, 128, 64, 4, 3, 8, true},
-    {128, 128, 64, 4, 4, 8, true}, {128, 256, 64, 8, 3, 8, true}};
+    {128, 128, 32, 4, 2},         {128, 64, 32, 4, 2},          {128, 128, 64, 4, 4},
+    {128, 128, 64, 8, 4},         {128, 256, 64, 8, 3},         {128, 256, 64, 8, 4},
+    {256, 128, 64, 8, 3},         {256, 128, 64, 8, 4},         {128, 256, 64, 8, 4, 8},
+    {256, 128, 64, 8, 3, 8},      {256, 128, 64, 8, 4, 8},      {128, 128, 64, 8, 4, 8},
+    {128, 256, 64, 8, 4, 1, kPb}, {128, 256, 64, 8, 4, 1, kPi}, {128, 256, 64, 8, 4, 8, kPi},
+    {256, 128, 64, 8, 4, 1, kPb}, {128, 128, 64, 4, 3, 1, kPb}};
 // M = 16: mma.sync at 16 rows, or wgmma's 64 (48 of them zeros) with deep rings.
 const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},  {16, 32, 128, 2, 2},
                                      {64, 64, 64, 4, 4},  {64, 64, 128, 4, 4},
@@ -291,7 +300,7 @@ int main(int argc, char** argv) {
     for (const Candidate& c :
          {Candidate{128, 128, 32, 4, 2}, Candidate{256, 128, 64, 8, 3},
           Candidate{128, 256, 64, 8, 4}, Candidate{256, 128, 64, 8, 3, 8},
-          Candidate{128, 256, 64, 8, 4, 8, true}, Candidate{128, 128, 64, 4, 3, 8, true}}) {
+          Candidate{128, 256, 64, 8, 4, 1, kPb}, Candidate{128, 256, 64, 8, 4, 8, kPi}}) {
       auto fused = examples::make_matmul_bias_gelu(ts::Settings{.config = c.config()});
       const double ms = bench::gpu_time_ms([&] { fused(x, y, bias); }, iters);
       std::printf("  fused %-22s %8.3f ms\n", c.str().c_str(), ms);

@@ -437,19 +437,18 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
   for (const ts::autotune::Point& p : space.matmul_points()) {
     EXPECT_TRUE(space.valid(p));
     ts::Config c = space.config(p);
-    const bool persistent = c.pid_type == ts::PidType::persistent_interleaved;
+    const bool persistent = c.pid_type == ts::PidType::persistent_blocked;
     configs.push_back(fmt::format("{}x{}x{} w{} s{}{}", c.block_sizes->at(0), c.block_sizes->at(1),
                                   c.block_sizes->at(2), *c.num_warps, *c.num_stages,
                                   persistent ? " p" : ""));
-    // Persistent seeds take their tiles in groups of 8 rows (l2_groupings).
-    if (persistent) EXPECT_EQ(c.l2_groupings, std::vector<int>{8});
   }
   EXPECT_NE(std::find(configs.begin(), configs.end(), "128x128x32 w4 s2"), configs.end());
   EXPECT_NE(std::find(configs.begin(), configs.end(), "128x256x32 w8 s2"), configs.end());
   EXPECT_NE(std::find(configs.begin(), configs.end(), "128x256x64 w8 s4"), configs.end())  // wgmma
       << fmt::format("{}", fmt::join(configs, "; "));
   // wgmma in persistent programs, the ring running across their tiles
-  EXPECT_NE(std::find(configs.begin(), configs.end(), "128x256x64 w8 s4 p"), configs.end());
+  EXPECT_NE(std::find(configs.begin(), configs.end(), "128x256x64 w8 s4 p"), configs.end())
+      << fmt::format("{}", fmt::join(configs, "; "));
   EXPECT_EQ(configs.size(), 10u) << fmt::format("{}", fmt::join(configs, "; "));
   // Without a sum of products, none.
   auto add = ts::kernel("add", [](ts::Tensor a, ts::Tensor b) {

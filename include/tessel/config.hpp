@@ -53,7 +53,10 @@ struct Config {
   /// persistent pid_type the program loop over tiles is pipelined one tile ahead (the next
   /// tile's loads are issued before this tile's work) for any S >= 2. A ts::dot on wgmma
   /// (sm_90 tensor cores) rings S buffers of its operands' tiles, at least 2 and no more
-  /// than fit in a program's shared memory (the layout stage's dump says how many).
+  /// than fit in a program's shared memory (the layout stage's dump says how many); with a
+  /// persistent pid_type the ring runs on into the program's next tile where that tile's
+  /// operands follow from the program id (a loop over K with the same bounds in every
+  /// program).
   std::optional<int> num_stages;
   /// Registers per thread at most (Triton's Config.maxnreg; the PTX .maxnreg directive,
   /// emitted as __maxnreg__): unset = the compiler's choice for num_warps (up to 255).

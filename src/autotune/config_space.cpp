@@ -472,7 +472,7 @@ std::vector<Point> ConfigSpace::matmul_points() const {
   struct Tile {
     int64_t m, n, k;
     int warps, stages;
-    bool persistent = false;  // persistent_interleaved programs in groups of 8 rows of tiles
+    bool persistent = false;  // persistent_blocked programs (no l2_groupings: slower there)
   };
   // mma.sync tiles, then wgmma ones (K blocks of 64, TMA rings: passes/tensor_cores.hpp); a
   // persistent program's ring runs on into its next tile (Contraction::Mma::across_programs).
@@ -480,13 +480,11 @@ std::vector<Point> ConfigSpace::matmul_points() const {
                                 {64, 64, 32, 4, 2},         {128, 256, 32, 8, 2},
                                 {16, 32, 128, 2, 2},        {128, 256, 64, 8, 4},
                                 {128, 128, 64, 4, 4},       {256, 128, 64, 8, 3},
-                                {128, 256, 64, 8, 4, true}, {128, 128, 64, 4, 3, true}};
+                                {128, 256, 64, 8, 4, true}, {256, 128, 64, 8, 4, true}};
   std::vector<Point> out;
   const Config base = config(default_);
-  size_t ordinal = 0;  // of the top-level loop: its l2_groupings entry
   for (const ir::Node* loop : graph_.host) {
     if (loop->op != ir::Op::Loop) continue;
-    const size_t l = ordinal++;
     for (const passes::ContractionMatch& c : passes::find_contractions(loop)) {
       const ir::Shape& mn = c.sum->shape;
       if (mn.size() != 2 || !mn[0] || !mn[1] || mn[0]->block_id < 0 || mn[1]->block_id < 0 ||
@@ -499,10 +497,7 @@ std::vector<Point> ConfigSpace::matmul_points() const {
         cfg.block_sizes->at(static_cast<size_t>(c.k->block_id)) = t.k;
         cfg.num_warps = t.warps;
         cfg.num_stages = t.stages;
-        if (t.persistent) {
-          cfg.pid_type = PidType::persistent_interleaved;
-          if (cfg.l2_groupings && l < cfg.l2_groupings->size()) cfg.l2_groupings->at(l) = 8;
-        }
+        if (t.persistent) cfg.pid_type = PidType::persistent_blocked;
         Point p = canonical(point(cfg));
         if (valid(p) && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
       }

@@ -98,12 +98,19 @@ void Emitter::declare_rings(std::ostringstream& src) const {
 }
 
 void Emitter::declare_ring_cursors() {
-  for (const passes::Contraction& c : nest_.contractions)
-    if (c.mma && c.mma->wgmma && c.mma->across_programs && live_.count(c.match.sum))
-      line(
-          fmt::format("long long {0}_pid = {1}, {0}_k = 0;  // the next tile {0} loads: its "
-                      "program id, its tile of K",
-                      ring_name(c), program_walk_.first));
+  for (const passes::Contraction& c : nest_.contractions) {
+    if (!c.mma || !c.mma->wgmma || !c.mma->across_programs || !live_.count(c.match.sum)) continue;
+    const std::string ring = ring_name(c);
+    line(
+        fmt::format("long long {0}_pid = {1}, {0}_k = 0;  // the next tile {0} loads: its "
+                    "program id, its tile of K",
+                    ring, program_walk_.first));
+    std::vector<std::string> begins;
+    for (size_t d = 0; d < top_->dims.size(); ++d)
+      begins.push_back(fmt::format("{}_tb{} = 0", ring, d));
+    line(fmt::format("{} {};  // that program's tile begins (set at its first tile of K)", idx_t_,
+                     fmt::join(begins, ", ")));
+  }
 }
 
 void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
@@ -171,11 +178,16 @@ void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
   if (across) {
     open(fmt::format("while ({0}_ld < {0}_use + {1} && {0}_pid < {2} && {3} > {4})", ring, s,
                      program_walk_.end, le, dv.lb));
+    // A program's tile begins come from its id once, at its first tile of K.
+    open(fmt::format("if ({}_k == 0)", ring));
     line(fmt::format("const long long pid = {}_pid;", ring));
     emit_program_tiles(plan_.knobs(top_), program_counts_, false);
     std::string args;
-    for (size_t d = 0; d < top_->dims.size(); ++d)
-      args += ", " + dim_vars(top_, static_cast<int>(d)).tb;
+    for (size_t d = 0; d < top_->dims.size(); ++d) {
+      line(fmt::format("{}_tb{} = {};", ring, d, dim_vars(top_, static_cast<int>(d)).tb));
+      args += fmt::format(", {}_tb{}", ring, d);
+    }
+    close();
     line(fmt::format("{}_load({}{});", ring, kb, args));
     open(fmt::format("if ({} + ++{}_k * {} >= {})", dv.lb, ring, dv.block, le));
     line(fmt::format("{0}_k = 0;  // on to the program's next tile", ring));
