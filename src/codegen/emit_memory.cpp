@@ -472,7 +472,10 @@ void Emitter::emit_store(const Node* n) {
   if (!own) return emit_array_store(n, "");
   // Converted to the store's own layout (vectors along its contiguous dimension) first.
   std::string converted = fmt::format("c{}", n->id);
-  convert_layout(names_.at(v), nest_, converted, *own, v->dtype, n);
+  if (nir_.exchanged.count(n))
+    exchange_lanes(names_.at(v), nest_, converted, *own, v->dtype, n);
+  else
+    convert_layout(names_.at(v), nest_, converted, *own, v->dtype, n);
   in_layout(*own, [&] { emit_array_store(n, converted); });
 }
 

@@ -199,6 +199,11 @@ class Emitter {
   /// element per row of its innermost slot), a barrier, each reads its elements in `to`.
   void convert_layout(const std::string& src, const passes::Layout& from, const std::string& dst,
                       const passes::Layout& to, DType dtype, const ir::Node* at);
+  /// The same where `to` is `from` with lanes exchanged for registers
+  /// (passes/lane_exchange.hpp): a butterfly of warp shuffles per exchanged lane bit, then
+  /// the registers renumbered (at compile time).
+  void exchange_lanes(const std::string& src, const passes::Layout& from, const std::string& dst,
+                      const passes::Layout& to, DType dtype, const ir::Node* at);
   void emit_array_load(const ir::Node* n, const std::string& nm);
   /// Load n by tensor descriptor into array `nm` (declared): thread 0 issues the TMA copy
   /// of its box into its shared stage, every thread waits on the stage's mbarrier and

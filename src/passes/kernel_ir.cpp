@@ -7,10 +7,12 @@
 
 #include "ir/ir_text.hpp"
 #include "passes/access_layouts.hpp"
+#include "passes/lane_exchange.hpp"
 #include "passes/memory_order.hpp"
 #include "passes/reduce_steps.hpp"
 #include "passes/shared_plan.hpp"
 #include "passes/store_rounding.hpp"
+#include "passes/tensor_cores.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel::passes {
@@ -180,6 +182,7 @@ SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, con
     }
   if (n->op == Op::Reduce) return {K::reduce, 0, reduce_steps(L, n).bytes};
   if (const int own = own_layout_used(nir, n); own >= 0) {
+    if (nir.exchanged.count(n)) return {};  // warp shuffles
     if (n->op == Op::Load)
       return {K::convert,
               0,
@@ -215,6 +218,33 @@ int access_layout(const NestIr& nir, const std::map<const Node*, int>& factor_lo
   return std::max(own_layout_used(nir, n), 0);
 }
 
+// The stores of a tensor-core accumulator's placement that take wider vectors along their
+// tensor's contiguous dim with lanes exchanged for registers (passes/lane_exchange.hpp):
+// 16 bytes per thread where the exchanged layout's access is an aligned vector access.
+std::map<const Node*, Layout> exchanged_stores(const ir::Graph& g, const KernelPlan& plan,
+                                               const NestIr& nir, const Layout& L) {
+  std::map<const Node*, Layout> out;
+  if (!tensor_core_placement(L)) return out;
+  // A persistent program's wgmma accumulator keeps its registers across the program loop:
+  // ptxas then holds the exchanged copy in others and spills (128x256 tiles, 8 warps).
+  for (const Contraction& c : L.contractions)
+    if (plan.persistent && c.mma && c.mma->wgmma) return out;
+  ir::walk(plan.loop->body, [&](const Node* n) {
+    if (n->op != Op::Store || !nir.live.count(n) || L.own_order.count(n) ||
+        n->args[1]->is_scalar() || n->is_multicast_access() || reaches_one_element(n))
+      return;
+    const ir::Sym* s = unit_stride_sym(g, n);
+    auto k = s ? L.slot_of.find(s) : L.slot_of.end();
+    const int vec = static_cast<int>(16 / dtype_size(ir::addressed_tensor(n)->dtype));
+    if (k == L.slot_of.end() || vec <= L.vec) return;
+    std::optional<Layout> R = lanes_exchanged(L, k->second, vec);
+    if (!R) return;
+    const Access a = plan_access(g, plan, *R, 1, n);
+    if (a.form == Access::Form::vector && a.aligned) out.emplace(n, *R);
+  });
+  return out;
+}
+
 }  // namespace
 
 NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
@@ -231,8 +261,16 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
   nir.layout_names.push_back("the nest's");
   std::map<int, const Node*> own_by_id;
   for (const auto& [n, order] : L.own_order) own_by_id[n->id] = n;
+  const std::map<const Node*, Layout> exchanged = exchanged_stores(g, plan, nir, L);
+  for (const auto& [n, layout] : exchanged) own_by_id[n->id] = n;
   for (const auto& [id, n] : own_by_id) {
     nir.own[n] = static_cast<int>(nir.layouts.size());
+    if (auto e = exchanged.find(n); e != exchanged.end()) {
+      nir.exchanged.insert(n);
+      nir.layouts.push_back(e->second);
+      nir.layout_names.push_back(fmt::format("%{}'s own (lanes exchanged for registers)", id));
+      continue;
+    }
     nir.layouts.push_back(L.reordered(L.own_order.at(n)));
     nir.layout_names.push_back(fmt::format("%{}'s own", id));
   }

@@ -86,8 +86,11 @@ struct NestIr {
   /// [0]: the nest's; then each access's own layout (in node id order, `own`), then each
   /// contraction's two factor layouts (in the order of layouts[0].contractions).
   std::vector<Layout> layouts;
-  std::vector<std::string> layout_names;      // "the nest's", "%9's own", "factor 0 of %15"
-  std::map<const ir::Node*, int> own;         // access -> its own layout
+  std::vector<std::string> layout_names;  // "the nest's", "%9's own", "factor 0 of %15"
+  std::map<const ir::Node*, int> own;     // access -> its own layout
+  /// Stores whose own layout is the nest's with lanes exchanged for registers
+  /// (passes/lane_exchange.hpp): converted by warp shuffles, no shared memory.
+  std::set<const ir::Node*> exchanged;
   std::map<const ir::Node*, TileType> types;  // every live node with a value
   std::map<const ir::Node*, SharedStage> shared;
   int64_t shared_bytes = 0;

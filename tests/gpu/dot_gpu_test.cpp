@@ -8,6 +8,7 @@
 
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
+#include <tuple>
 
 #include "examples/kernels/moe.hpp"
 #include "gpu_test_util.hpp"
@@ -107,31 +108,46 @@ TEST(DotGpu, PipelinedAndPersistentDotsMatchTheInterpreter) {
     }
 }
 
-// bias + gelu (tanh) + a residual, cast to bf16: the epilogue runs on the accumulator.
+// bias + gelu (tanh) + a residual, cast to bf16: the epilogue runs on the accumulator, on
+// mma.sync and on wgmma; its bf16 store takes 16-byte vectors with the accumulator's lanes
+// exchanged for registers (passes/lane_exchange.hpp) where rows are 16-byte aligned (N =
+// 264), element stores where not (N = 150).
 TEST(DotGpu, AFusedEpilogueMatchesTheInterpreter) {
   TESSEL_REQUIRE_GPU();
-  auto k = ts::kernel(
-      "dot_epilogue",
-      [](ts::Tensor x, ts::Tensor y, ts::Tensor bias, ts::Tensor r) {
-        ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::bf16);
-        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
-          ts::Value acc = ts::zeros({tm, tn});
-          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
-          ts::Value h = acc + bias(ts::newaxis, tn).to(ts::f32);
-          ts::Value gelu = 0.5 * h * (1.0 + ts::tanh(0.7978845608 * (h + 0.044715 * h * h * h)));
-          out(tm, tn) = (gelu + r(tm, tn).to(ts::f32)).to(ts::bf16);
-        }
-        return out;
-      },
-      ts::Settings{.config = blocks(128, 64, 32, 4)});
-  ts::Buffer x = ts::Buffer::randn({200, 160}, ts::bf16, ts::cpu(), 9);
-  ts::Buffer y = ts::Buffer::randn({160, 96}, ts::bf16, ts::cpu(), 10);
-  ts::Buffer bias = ts::Buffer::randn({96}, ts::bf16, ts::cpu(), 11);
-  ts::Buffer r = ts::Buffer::randn({200, 96}, ts::bf16, ts::cpu(), 12);
-  ts::Buffer want = k(x, y, bias, r);
-  ts::Buffer got = k(x.to(ts::cuda(0)), y.to(ts::cuda(0)), bias.to(ts::cuda(0)), r.to(ts::cuda(0)));
-  // One bf16 rounding of values up to ~40: a last-bit difference is 0.25.
-  EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0);
+  auto make = [](const ts::Config& c) {
+    return ts::kernel(
+        "dot_epilogue",
+        [](ts::Tensor x, ts::Tensor y, ts::Tensor bias, ts::Tensor r) {
+          ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::bf16);
+          for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+            ts::Value acc = ts::zeros({tm, tn});
+            for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+            ts::Value h = acc + bias(ts::newaxis, tn).to(ts::f32);
+            ts::Value gelu = 0.5 * h * (1.0 + ts::tanh(0.7978845608 * (h + 0.044715 * h * h * h)));
+            out(tm, tn) = (gelu + r(tm, tn).to(ts::f32)).to(ts::bf16);
+          }
+          return out;
+        },
+        ts::Settings{.config = c});
+  };
+  ts::Config wgmma = blocks(128, 128, 64, 4), wide = blocks(128, 256, 64, 8);
+  wgmma.num_stages = 3;
+  wide.num_stages = 4;
+  for (const ts::Config& c : {blocks(128, 64, 32, 4), wgmma, wide})
+    for (const auto& [m, kk, n] :
+         {std::tuple{200, 160, 96}, std::tuple{300, 136, 264}, std::tuple{130, 72, 150}}) {
+      auto k = make(c);
+      ts::Buffer x = ts::Buffer::randn({m, kk}, ts::bf16, ts::cpu(), 9);
+      ts::Buffer y = ts::Buffer::randn({kk, n}, ts::bf16, ts::cpu(), 10);
+      ts::Buffer bias = ts::Buffer::randn({n}, ts::bf16, ts::cpu(), 11);
+      ts::Buffer r = ts::Buffer::randn({m, n}, ts::bf16, ts::cpu(), 12);
+      ts::Buffer want = k(x, y, bias, r);
+      ts::Buffer got =
+          k(x.to(ts::cuda(0)), y.to(ts::cuda(0)), bias.to(ts::cuda(0)), r.to(ts::cuda(0)));
+      // One bf16 rounding of values up to ~40: a last-bit difference is 0.25.
+      EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0)
+          << c.to_json() << " " << m << "x" << kk << "x" << n;
+    }
 }
 
 // tf32 (the default) on tensor cores (mma.sync.m16n8k8), ieee on the CUDA cores; both
