@@ -177,6 +177,8 @@ TEST(Wgmma, AnAccumulatorFromZerosKeepsATilesProductsInFlight) {
   const std::string zeros = nvrtc_test::compile(make_dot(ts::Settings{.config = c}), x, y);
   EXPECT_EQ(nvrtc_test::count(zeros, "ts::wgmma_wait<1>();"), 1) << zeros;
   EXPECT_NE(zeros.find("zeros: the first products of the loop overwrite it"), std::string::npos);
+  // The zeros it starts from are not made (only the zeros of a loop with no tile of K).
+  EXPECT_EQ(nvrtc_test::count(zeros, "[r] = 0.0f;"), 1) << zeros;
   EXPECT_NE(zeros.find("b_desc, ks > 0 ||"), std::string::npos) << zeros;
   auto from_ones = dot_test::make_dot(ts::Settings{.config = c}, 1.0);
   const std::string ones = nvrtc_test::compile(from_ones, x, y);

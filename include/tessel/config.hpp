@@ -62,7 +62,9 @@ struct Config {
   /// emitted as __maxnreg__): unset = the compiler's choice for num_warps (up to 255).
   /// A cap lets more programs share an SM (an SM has 65536 registers) at the cost of
   /// spilling when the tile needs more. 24..255, and 32 * num_warps * maxnreg <= 65536;
-  /// otherwise a UserError names the kernel's first loop.
+  /// otherwise a UserError names the kernel's first loop. A ts::dot stays off wgmma (on
+  /// mma.sync) when the cap leaves less than its accumulator's registers plus 64 (the
+  /// layout stage's dump says which it took).
   std::optional<int> maxnreg;
   std::optional<PidType> pid_type;
   /// Persistent kernels: programs = SMs * num_sm_multiplier (1, 2, 4, 8).

@@ -172,6 +172,22 @@ Emitter::DimVars Emitter::dim_vars(const Node* loop, int d) const {
   return dv;
 }
 
+void Emitter::skip_unused_zero_inits() {
+  std::map<const Node*, int> uses;  // by the nest's live nodes: operands and inits
+  ir::walk(top_->body, [&](const Node* m) {
+    if (!live_.count(m)) return;
+    for (const Node* a : m->args) ++uses[a];
+    for (const Node* a : m->inits) ++uses[a];
+  });
+  ir::walk(top_->body, [&](const Node* m) {
+    if (m->op != Op::Loop || !live_.count(m)) return;
+    for (size_t i = 0; i < m->carried.size(); ++i)
+      if (live_.count(m->carried[i]) && starts_from_zeros(m, m->carried[i]) &&
+          uses[m->inits[i]] == 1)
+        unused_inits_.insert(m->inits[i]);
+  });
+}
+
 void Emitter::emit_loop(const Node* n) {
   // Loop-carried values live in variables declared before the loop; one that nothing
   // live reads (its result unused after the loop) is not computed at all.
@@ -402,6 +418,7 @@ void Emitter::emit_program_tiles(const passes::LoopKnobs& knobs,
 void Emitter::run() {
   ids_.name_carried_first(top_->body);
   staged_ = passes::staged_nodes(nest_);
+  skip_unused_zero_inits();
   for (const Node* n : live_) {
     if (ir::writes_memory(n)) written_.insert(n->args[0]);
     multicast_ |= n->op == Op::Multicast;

@@ -185,6 +185,7 @@ void Emitter::emit_node(const Node* n) {
   if (!live_.count(n)) return;
   if (staged_.count(n) && !in_factor_) return;  // emitted by its contraction's sum
   if (summed_into_.count(n)) return;            // the accumulator its contraction summed into
+  if (unused_inits_.count(n)) return;  // zeros a wgmma accumulator starts from without reading
   if (const passes::Contraction* c = contraction_of(n)) {
     emit_contraction(*c);
     return;

@@ -288,13 +288,17 @@ class Emitter {
   std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next
   std::set<const ir::Node*> staged_;  // contractions' factors and products (emitted by the sum)
   std::set<const ir::Node*> summed_into_;  // adds a contraction's sum accumulated into
-  bool in_factor_ = false;                 // emitting a contraction's factor
-  std::ostringstream prologue_;            // device scalar reads
-  bool multicast_ = false;     // the loop nest uses a multicast tensor (ts::multicast_like)
-  bool uses_atomics_ = false;  // include tessel/atomics.cuh (<cuda/atomic>)
-  bool uses_tma_ = false;      // include tessel/tma.cuh (<cuda/ptx>)
-  bool uses_mma_ = false;      // include tessel/mma.cuh (ldmatrix, mma.sync)
-  bool uses_wgmma_ = false;    // include tessel/wgmma.cuh; compile for sm_90a
+  /// Inits of carried accumulators that start from zeros (starts_from_zeros) used nowhere
+  /// else: not emitted (Emitter::skip_unused_zero_inits).
+  std::set<const ir::Node*> unused_inits_;
+  void skip_unused_zero_inits();
+  bool in_factor_ = false;       // emitting a contraction's factor
+  std::ostringstream prologue_;  // device scalar reads
+  bool multicast_ = false;       // the loop nest uses a multicast tensor (ts::multicast_like)
+  bool uses_atomics_ = false;    // include tessel/atomics.cuh (<cuda/atomic>)
+  bool uses_tma_ = false;        // include tessel/tma.cuh (<cuda/ptx>)
+  bool uses_mma_ = false;        // include tessel/mma.cuh (ldmatrix, mma.sync)
+  bool uses_wgmma_ = false;      // include tessel/wgmma.cuh; compile for sm_90a
   std::map<std::string, std::string> wgmma_functions_;  // name -> its definition
   /// The top-level loop's tile counts per dim (nt<d>), and in a persistent kernel this
   /// program's walk over program ids: the first, the step to the next, the bound.

@@ -160,8 +160,8 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (*c.num_stages < 1)
     fail(fmt::format("num_stages {} is not a positive integer", *c.num_stages),
          "use 1 (no pipelining), or 2 or more (a device loop's loads issued num_stages - 1 "
-         "iterations early, at most 3: values above 4 act as 4; a ts::dot on wgmma rings "
-         "num_stages buffers, as many as fit)");
+         "iterations early, up to 3 iterations (num_stages above 4 act as 4); a ts::dot on "
+         "wgmma rings num_stages buffers, as many as fit)");
   if (c.maxnreg && (*c.maxnreg < 24 || *c.maxnreg > 255))
     fail(fmt::format("maxnreg {} is outside [24, 255]", *c.maxnreg),
          "use a register cap per thread between 24 and 255, or leave maxnreg unset");
