@@ -71,11 +71,13 @@ const std::vector<Candidate> kCandidates{
     {256, 128, 64, 8, 3},         {256, 128, 64, 8, 4},         {128, 256, 64, 8, 4, 8},
     {256, 128, 64, 8, 3, 8},      {256, 128, 64, 8, 4, 8},      {128, 128, 64, 8, 4, 8},
     {128, 256, 64, 8, 4, 1, kPb}, {128, 256, 64, 8, 4, 1, kPi}, {128, 256, 64, 8, 4, 8, kPi},
-    {256, 128, 64, 8, 4, 1, kPb}, {128, 128, 64, 4, 3, 1, kPb}};
+    {256, 128, 64, 8, 4, 1, kPb}, {128, 128, 64, 4, 3, 1, kPb}, {128, 128, 64, 4, 3},
+    {128, 128, 64, 4, 2},         {128, 128, 64, 4, 3, 8}};
 // M = 16: mma.sync at 16 rows, or wgmma's 64 (48 of them zeros) with deep rings.
-const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},  {16, 32, 128, 2, 2},
-                                     {64, 64, 64, 4, 4},  {64, 64, 128, 4, 4},
-                                     {64, 128, 64, 4, 4}, {64, 128, 128, 4, 3}};
+const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},  {16, 32, 128, 2, 2}, {64, 64, 64, 4, 4},
+                                     {64, 64, 128, 4, 4}, {64, 128, 64, 4, 4}, {64, 128, 128, 4, 3},
+                                     {64, 64, 64, 4, 8},  {64, 64, 128, 4, 6}, {64, 32, 128, 4, 8},
+                                     {64, 128, 64, 4, 8}};
 
 std::vector<Shape> parse_shapes(const std::string& text) {
   std::vector<Shape> out;
@@ -297,10 +299,11 @@ int main(int argc, char** argv) {
     ts::Buffer bias = ts::Buffer::randn({s.n}, ts::bf16, ts::cuda(0), 5);
     double fused_ms = 0;
     std::string fused_cfg;
-    for (const Candidate& c :
-         {Candidate{128, 128, 32, 4, 2}, Candidate{256, 128, 64, 8, 3},
-          Candidate{128, 256, 64, 8, 4}, Candidate{256, 128, 64, 8, 3, 8},
-          Candidate{128, 256, 64, 8, 4, 1, kPb}, Candidate{128, 256, 64, 8, 4, 8, kPi}}) {
+    for (const Candidate& c : {Candidate{128, 128, 32, 4, 2}, Candidate{256, 128, 64, 8, 3},
+                               Candidate{128, 256, 64, 8, 4}, Candidate{256, 128, 64, 8, 3, 8},
+                               Candidate{128, 256, 64, 8, 4, 1, kPb},
+                               Candidate{128, 256, 64, 8, 4, 8, kPi}, Candidate{128, 128, 64, 4, 3},
+                               Candidate{128, 128, 64, 4, 2}, Candidate{128, 256, 64, 8, 4, 8}}) {
       auto fused = examples::make_matmul_bias_gelu(ts::Settings{.config = c.config()});
       const double ms = bench::gpu_time_ms([&] { fused(x, y, bias); }, iters);
       std::printf("  fused %-22s %8.3f ms\n", c.str().c_str(), ms);
