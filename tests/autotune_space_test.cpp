@@ -7,6 +7,7 @@
 #include "autotune/config_space.hpp"
 #include "autotune_test_util.hpp"
 #include "examples/kernels/basic.hpp"
+#include "examples/kernels/matmul.hpp"
 #include "examples/kernels/seed002.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
@@ -267,3 +268,54 @@ TEST(AutotuneSpace, TunablesAreUnorderedKnobs) {
 }
 
 }  // namespace
+
+TEST(AutotuneSpace, LoadsTheTmaMayMoveGetIndexingKnobsOnTmaGpus) {
+  // add: two loads (x, y) and a store. For a GPU with the TMA, each load is pointer or
+  // tensor_descriptor (unordered); a config takes one entry per load and store, and the
+  // store keeps pointer; points round-trip; the default leaves indexing unset.
+  auto add = examples::make_add();
+  ts::Buffer x = ts::Buffer::empty({1 << 20}, ts::f32), y = ts::Buffer::empty({1 << 20}, ts::f32);
+  const ts::ir::Graph& g = graph_of(add, x, y);
+  EXPECT_FALSE(has_knob(at::ConfigSpace(g, {}, "add"), "indexing[0]"));  // no TMA
+  at::ConfigSpace s(g, {}, "add", /*tma=*/true);
+  EXPECT_EQ(knob(s, "indexing[0]").choices, (std::vector<int64_t>{0, 1}));
+  EXPECT_FALSE(knob(s, "indexing[1]").ordered);
+  EXPECT_FALSE(has_knob(s, "indexing[2]"));  // the store
+  EXPECT_FALSE(s.config(s.default_point()).indexing.has_value());
+  ts::Config c = s.config(s.default_point());
+  c.block_sizes = std::vector<int64_t>{256};  // a TMA box has at most 256 elements per dim
+  c.indexing = std::vector<std::string>{"pointer", "tensor_descriptor", "pointer"};
+  at::Point p = s.point(c);
+  EXPECT_EQ(s.config(p).indexing, c.indexing);
+  EXPECT_TRUE(s.valid(p));
+  // One entry for every op reads as that entry for each load.
+  c.indexing = std::vector<std::string>{"tensor_descriptor"};
+  EXPECT_EQ(s.config(s.point(c)).indexing,
+            (std::vector<std::string>{"tensor_descriptor", "tensor_descriptor", "pointer"}));
+  // The tuned config compiles with its TMA load (NVRTC, sm_90).
+  auto tuned = examples::make_add(ts::Settings{.config = s.config(p)});
+  std::vector<std::string> cuda = tuned.cuda(true, x, y);
+  ASSERT_EQ(cuda.size(), 1u);
+  EXPECT_NE(cuda[0].find("ts::tma_load<1>(y_map"), std::string::npos) << cuda[0];
+  EXPECT_EQ(cuda[0].find("ts::tma_load<1>(x_map"), std::string::npos) << cuda[0];
+  // Forced indexing fixes every entry: no knobs.
+  at::ConfigSpace forced(g, ts::Config{.indexing = std::vector<std::string>{"pointer"}}, "add",
+                         true);
+  EXPECT_FALSE(has_knob(forced, "indexing[0]"));
+  EXPECT_EQ(forced.config(forced.default_point()).indexing, std::vector<std::string>{"pointer"});
+}
+
+TEST(AutotuneSpace, ADotsFactorsGetNoIndexingKnobButItsEpiloguesLoadsDo) {
+  // matmul + bias + gelu: x and y are the dot's factors (wgmma copies them by TMA whatever
+  // indexing says); the bias, read in the epilogue, is the only load with a knob.
+  auto mm = examples::make_matmul_bias_gelu();
+  ts::Buffer x = ts::Buffer::empty({512, 256}, ts::bf16), y = ts::Buffer::empty({256, 512}, ts::bf16),
+             bias = ts::Buffer::empty({512}, ts::bf16);
+  const ts::ir::Graph& g = graph_of(mm, x, y, bias);
+  at::ConfigSpace s(g, {}, "matmul_bias_gelu", true);
+  int knobs = 0;
+  for (const at::Knob& k : s.knobs()) knobs += k.kind == at::Knob::indexing;
+  EXPECT_EQ(knobs, 1);
+  ASSERT_EQ(g.num_loads, 3);
+  EXPECT_TRUE(has_knob(s, "indexing[2]"));
+}

@@ -125,7 +125,9 @@ struct Config {
   /// stride and its data pointer and other strides are 16-byte aligned (the specialization
   /// key knows this), rank <= 5, every box dim <= 256 elements, the unit-stride dim's box
   /// a multiple of 16 bytes, the box at most 48 KiB, 32-bit index arithmetic. Stores take
-  /// "pointer" always (TMA stores are not generated yet). The operands of a ts::dot on wgmma
+  /// "pointer" always (TMA stores are not generated yet). Autotuning on an sm_90 GPU tries
+  /// both for each load the TMA may move (not a dot's factors), as Helion's autotuner does;
+  /// a forced indexing fixes them all. The operands of a ts::dot on wgmma
   /// (sm_90 tensor cores, passes/tensor_cores.hpp) are copied by the TMA whatever their entry
   /// says. Errors (UserError naming the kernel's first loop): another value, another number
   /// of entries. Config::from_json also takes one string for every memory op ("indexing":

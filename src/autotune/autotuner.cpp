@@ -10,6 +10,7 @@
 #include "autotune/gpu_backend.hpp"
 #include "autotune/search.hpp"
 #include "common/disk_cache.hpp"
+#include "driver/cuda_api.hpp"
 
 namespace tessel::autotune {
 
@@ -126,7 +127,9 @@ TuneResult tune_for_call(const CallToTune& call, const TuneOptions& options) {
       return r;
     }
   }
-  ConfigSpace space(*call.graph, forced, call.kernel);  // UserError for invalid overrides
+  // Loads get indexing knobs on GPUs with the TMA (sm_90 and later).
+  const bool tma = !options.backend && rt::cuda_available() && rt::compute_capability(device) >= 90;
+  ConfigSpace space(*call.graph, forced, call.kernel, tma);  // UserError for invalid overrides
   TuneOptions opts = options;
   for (Config& c : opts.list) c = apply_overrides(c, forced);
   Progress progress(call.kernel);

@@ -11,6 +11,7 @@
 #include "passes/contractions.hpp"
 #include "passes/default_config.hpp"
 #include "passes/loop_knobs.hpp"
+#include "passes/tensor_descriptor.hpp"
 
 namespace tessel::autotune {
 
@@ -49,8 +50,9 @@ std::vector<int64_t> carried_extents(const ir::Graph& g) {
 
 }  // namespace
 
-ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::string& kernel)
-    : graph_(g), kernel_(kernel) {
+ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::string& kernel,
+                         bool tma)
+    : graph_(g), kernel_(kernel), num_stores_(passes::num_stores(g)) {
   Config def = passes::complete_config(g, forced, kernel);
   base_.indexing = forced.indexing;
 
@@ -172,6 +174,20 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
         k.choices = {static_cast<int64_t>(forced.load_eviction_policies->at(i))};
       knobs_.push_back(k);
     }
+  if (tma && !forced.indexing) {
+    // Loads the TMA may move, but not a dot's factors: wgmma's are copied by the TMA
+    // whatever their entry says, mma.sync's never are.
+    std::set<const ir::Node*> factors;
+    for (const ir::Node* loop : g.host)
+      if (loop->op == ir::Op::Loop) factors.merge(passes::staged_nodes(passes::find_contractions(loop)));
+    std::map<int, const ir::Node*> loads;  // by load id
+    ir::walk(g.host, [&](const ir::Node* n) {
+      if (n->op == ir::Op::Load && n->load_id >= 0) loads.emplace(n->load_id, n);
+    });
+    for (const auto& [id, n] : loads)
+      if (!factors.count(n) && passes::tma_may_move(g, n))
+        knobs_.push_back({Knob::indexing, id, "indexing[" + std::to_string(id) + "]", {0, 1}, false});
+  }
   add_loop_knobs(forced, pids);
   default_ = canonical(point(def));
 }
@@ -283,6 +299,14 @@ Config ConfigSpace::config(const Point& p) const {
       case Knob::l2_grouping:
         (*c.l2_groupings)[k.index] = static_cast<int>(v);
         break;
+      case Knob::indexing:
+        // Set only when some load takes a tensor descriptor (configs stay short otherwise).
+        if (v != 0) {
+          if (!c.indexing)
+            c.indexing.emplace(static_cast<size_t>(graph_.num_loads + num_stores_), "pointer");
+          (*c.indexing)[static_cast<size_t>(k.index)] = "tensor_descriptor";
+        }
+        break;
     }
   }
   if (c.pid_type && !is_persistent(static_cast<int64_t>(*c.pid_type))) c.num_sm_multiplier.reset();
@@ -343,6 +367,12 @@ Point ConfigSpace::point(const Config& c) const {
       case Knob::l2_grouping:
         if (c.l2_groupings && k.index < static_cast<int>(c.l2_groupings->size()))
           v = (*c.l2_groupings)[k.index];
+        break;
+      case Knob::indexing:  // one entry for all ops, or one per op (loads first)
+        if (c.indexing) {
+          const size_t j = c.indexing->size() == 1 ? 0 : static_cast<size_t>(k.index);
+          v = j < c.indexing->size() && (*c.indexing)[j] == "tensor_descriptor";
+        }
         break;
     }
     if (!v) {

@@ -33,7 +33,11 @@
 // - l2_groupings[j], one per top-level loop of two or more dims (passes::grouped_loops):
 //   1, 2, 4, ..., 64; only 1 when pid_type is forced to xyz or the loop is forced flat.
 //   Kernels without loops of two or more dims have none of these three knobs.
-// Not tuned yet: indexing (left at its default unless forced).
+// - indexing[i], one per load (Graph::num_loads) that the TMA may move
+//   (passes::tma_may_move) and that is not a factor of a ts::dot, when the space is made
+//   for a GPU with the TMA (sm_90 and later): pointer, tensor_descriptor (Helion's
+//   indexing strategies), unordered; Config::indexing is left unset when all are pointer,
+//   and stores keep pointer. Forced indexing fixes every entry (no knobs).
 //
 // Constraint: a point is skipped when its maxnreg times its threads exceeds an SM's 65536
 // registers, or when the compile pipeline a call would run refuses its config
@@ -70,13 +74,15 @@ struct Knob {
     load_eviction,
     loop_order,
     flatten_loop,
-    l2_grouping
+    l2_grouping,
+    indexing
   };
   Kind kind;
   int index = 0;     // block id, reduction dim, tunable position, load or loop index
   std::string name;  // "block_sizes[0]", "num_warps", "tunables.unroll", ...
   /// pid_type: PidType values; reduction_loop: 0 = none; loop_order: permutation ranks
-  /// (passes::permutation_of_rank); flatten_loop: 0 = false, 1 = true.
+  /// (passes::permutation_of_rank); flatten_loop: 0 = false, 1 = true; indexing: 0 =
+  /// "pointer", 1 = "tensor_descriptor".
   std::vector<int64_t> choices;
   bool ordered = true;  // neighbours are one step away; else any other choice
 };
@@ -88,8 +94,10 @@ class ConfigSpace {
  public:
   /// The space of traced kernel `g` (which must outlive the space), with the fields set
   /// in `forced` fixed. Errors: UserError (naming `kernel`) when `forced` is not a valid
-  /// config for `g` (passes::complete_config's checks).
-  ConfigSpace(const ir::Graph& g, const Config& forced, const std::string& kernel);
+  /// config for `g` (passes::complete_config's checks). `tma`: the target GPU has the
+  /// Tensor Memory Accelerator (sm_90 and later), so loads get indexing knobs.
+  ConfigSpace(const ir::Graph& g, const Config& forced, const std::string& kernel,
+              bool tma = false);
 
   const std::vector<Knob>& knobs() const { return knobs_; }
   /// The complete config of a point (valid for passes::complete_config).
@@ -134,7 +142,8 @@ class ConfigSpace {
   const ir::Graph& graph_;
   std::string kernel_;
   bool nested_loops_ = false;  // the traced kernel has a loop inside a top-level loop
-  Config base_;                // forced fields not covered by knobs (indexing)
+  Config base_;                // forced fields not covered by knobs (indexing when forced)
+  int num_stores_ = 0;         // the kernel's stores (Config::indexing's last entries)
   std::vector<Knob> knobs_;
   std::vector<int> loop_dims_;   // per loop of loop_orders: its number of dims
   std::vector<int> grouped_at_;  // per l2_groupings entry: its loop's loop_orders index

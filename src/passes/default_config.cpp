@@ -112,6 +112,12 @@ static void complete_tunables(const ir::Graph& g, Config& c, const Fail& fail) {
   for (const auto& [name, choices] : g.tunables) c.tunables->try_emplace(name, choices.front());
 }
 
+int num_stores(const ir::Graph& g) {
+  int stores = 0;
+  ir::walk(g.host, [&](const ir::Node* n) { stores += n->op == ir::Op::Store; });
+  return stores;
+}
+
 Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) {
   SourceLoc at = ir::first_loop_loc(g);  // errors point at the loop nest the config tiles
   auto fail = [&](const std::string& what, const std::string& hint) {
@@ -174,15 +180,7 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
     fail(fmt::format("num_sm_multiplier {} is not a positive power of two", *c.num_sm_multiplier),
          "use 1, 2, 4 or 8 (programs per SM of a persistent kernel), or leave it unset");
   if (c.indexing) {
-    int stores = 0;
-    std::function<void(const ir::Block&)> count = [&](const ir::Block& b) {
-      for (const ir::Node* n : b) {
-        stores += n->op == ir::Op::Store;
-        if (n->op == ir::Op::Loop) count(n->body);
-      }
-    };
-    count(g.host);
-    size_t ops = static_cast<size_t>(g.num_loads + stores);
+    size_t ops = static_cast<size_t>(g.num_loads + num_stores(g));
     if (c.indexing->size() != 1 && c.indexing->size() != ops)
       fail(fmt::format("{} indexing entries given, the kernel has {} loads and stores",
                        c.indexing->size(), ops),

@@ -1,5 +1,7 @@
 #include "passes/tensor_descriptor.hpp"
 
+#include <algorithm>
+
 #include "passes/access_plan.hpp"
 #include "passes/key_facts.hpp"
 
@@ -14,19 +16,27 @@ std::optional<TmaBox> tensor_descriptor_box(const ir::Graph& g, const KernelPlan
   return tile_box(g, plan, n, kMaxTmaBoxBytes);
 }
 
-std::optional<TmaBox> tile_box(const ir::Graph& g, const KernelPlan& plan, const ir::Node* n,
-                               int64_t max_bytes) {
+bool tma_may_move(const ir::Graph& g, const ir::Node* n) {
   if (n->op != ir::Op::Load || n->is_scalar() || n->is_multicast_access() ||
       g.index_dtype != DType::i32)
-    return std::nullopt;
+    return false;
+  const ir::Node* t = ir::addressed_tensor(n);
+  const int unit = ir::unit_stride_dim(g, t);
+  if (unit < 0 || t->rank > 5 || !outer_strides_aligned(g, t, unit)) return false;
+  return std::none_of(n->access.begin(), n->access.end(), [](const ir::IndexInfo& info) {
+    return info.kind == ir::IndexKind::gather;
+  });
+}
+
+std::optional<TmaBox> tile_box(const ir::Graph& g, const KernelPlan& plan, const ir::Node* n,
+                               int64_t max_bytes) {
+  if (!tma_may_move(g, n)) return std::nullopt;
   const ir::Node* t = ir::addressed_tensor(n);
   const int unit = ir::unit_stride_dim(g, t);
   const int64_t elem = dtype_size(t->dtype);
-  if (unit < 0 || t->rank > 5 || !outer_strides_aligned(g, t, unit)) return std::nullopt;
   std::vector<int64_t> by_dim;  // per tensor dim
   for (const ir::IndexInfo& info : n->access) {
     if (info.kind == ir::IndexKind::newaxis) continue;
-    if (info.kind == ir::IndexKind::gather) return std::nullopt;
     if (info.kind == ir::IndexKind::scalar) {
       by_dim.push_back(1);
       continue;

@@ -47,6 +47,13 @@ inline constexpr int64_t kMaxTmaBoxBytes = 48 * 1024;
 std::optional<TmaBox> tensor_descriptor_box(const ir::Graph& g, const KernelPlan& plan,
                                             const ir::Node* n);
 
+/// Whether the TMA can move load `n`'s tile for some block sizes: the checks of
+/// tensor_descriptor_box that do not depend on the config (a tile value of a tensor that is
+/// not multicast, no gather, a dim of unit stride, the data pointer and other strides
+/// 16-byte aligned, rank at most 5, 32-bit indices). The autotuner offers such loads an
+/// indexing knob (autotune/config_space.hpp).
+bool tma_may_move(const ir::Graph& g, const ir::Node* n);
+
 /// The box of load n's tile as tensor_descriptor_box finds it, whatever Config::indexing
 /// says (a tensor-core operand's loads, which the TMA moves when it can), and with boxes
 /// up to `max_bytes`.
