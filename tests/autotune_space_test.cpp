@@ -309,8 +309,8 @@ TEST(AutotuneSpace, ADotsFactorsGetNoIndexingKnobButItsEpiloguesLoadsDo) {
   // matmul + bias + gelu: x and y are the dot's factors (wgmma copies them by TMA whatever
   // indexing says); the bias, read in the epilogue, is the only load with a knob.
   auto mm = examples::make_matmul_bias_gelu();
-  ts::Buffer x = ts::Buffer::empty({512, 256}, ts::bf16), y = ts::Buffer::empty({256, 512}, ts::bf16),
-             bias = ts::Buffer::empty({512}, ts::bf16);
+  ts::Buffer x = ts::Buffer::empty({512, 256}, ts::bf16),
+             y = ts::Buffer::empty({256, 512}, ts::bf16), bias = ts::Buffer::empty({512}, ts::bf16);
   const ts::ir::Graph& g = graph_of(mm, x, y, bias);
   at::ConfigSpace s(g, {}, "matmul_bias_gelu", true);
   int knobs = 0;

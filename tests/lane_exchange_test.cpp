@@ -95,9 +95,10 @@ TEST(LaneExchange, GivesEachThreadEightConsecutiveColumnsOfTheAccumulator) {
 
 // The store of a bf16 matmul on wgmma and on mma.sync: its own layout with lanes exchanged,
 // no shared stage, warp shuffles and 8-wide vectors in the CUDA NVRTC compiles; an f32
-// output takes 4-wide ones. Not in a persistent wgmma kernel (its accumulator keeps its
-// registers across programs: the exchanged copy spills), nor where rows are not 16-byte
-// aligned.
+// output takes 4-wide ones. A persistent wgmma kernel exchanges too, its accumulator zeroed
+// at each tile (left undefined, ptxas keeps it live across the program loop beside the
+// exchanged copy and spills: `ptxas -v` on the dumped PTX). None where rows are not
+// 16-byte aligned.
 TEST(LaneExchange, AnAccumulatorsStoreTakesSixteenByteVectors) {
   REQUIRE_NVRTC();
   ts::Buffer x = ts::Buffer::zeros({512, 512}, ts::bf16),
@@ -127,7 +128,9 @@ TEST(LaneExchange, AnAccumulatorsStoreTakesSixteenByteVectors) {
   p.pid_type = ts::PidType::persistent_blocked;
   const std::string persistent =
       nvrtc_test::compile(examples::make_dot_matmul(ts::Settings{.config = p}), x, y);
-  EXPECT_EQ(persistent.find("__shfl_xor_sync("), std::string::npos) << persistent;
+  EXPECT_EQ(nvrtc_test::count(persistent, "__shfl_xor_sync("), 2) << persistent;
+  EXPECT_NE(persistent.find("= 0.0f;  // the previous tile's accumulator ends"), std::string::npos)
+      << persistent;
   ts::Buffer odd = ts::Buffer::zeros({512, 150}, ts::bf16);
   const std::string unaligned = nvrtc_test::compile(
       examples::make_dot_matmul(ts::Settings{.config = staged_config(128, 128, 32, 4, 2)}), x, odd);

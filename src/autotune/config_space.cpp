@@ -179,14 +179,16 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
     // whatever their entry says, mma.sync's never are.
     std::set<const ir::Node*> factors;
     for (const ir::Node* loop : g.host)
-      if (loop->op == ir::Op::Loop) factors.merge(passes::staged_nodes(passes::find_contractions(loop)));
+      if (loop->op == ir::Op::Loop)
+        factors.merge(passes::staged_nodes(passes::find_contractions(loop)));
     std::map<int, const ir::Node*> loads;  // by load id
     ir::walk(g.host, [&](const ir::Node* n) {
       if (n->op == ir::Op::Load && n->load_id >= 0) loads.emplace(n->load_id, n);
     });
     for (const auto& [id, n] : loads)
       if (!factors.count(n) && passes::tma_may_move(g, n))
-        knobs_.push_back({Knob::indexing, id, "indexing[" + std::to_string(id) + "]", {0, 1}, false});
+        knobs_.push_back(
+            {Knob::indexing, id, "indexing[" + std::to_string(id) + "]", {0, 1}, false});
   }
   add_loop_knobs(forced, pids);
   default_ = canonical(point(def));

@@ -200,6 +200,11 @@ void Emitter::emit_loop(const Node* n) {
       line(
           fmt::format("float {}[TS_N];  // zeros: the first products of the loop overwrite it", nm),
           n);
+      // In a persistent program the zeros end the previous tile's accumulator: left
+      // undefined, ptxas keeps its registers live across the program loop, beside the
+      // epilogue's values (255 registers and spills at 128x256 tiles on 8 warps).
+      if (plan_.persistent)
+        line(fmt::format("TS_FOR(r) {}[r] = 0.0f;  // the previous tile's accumulator ends", nm));
     } else if (is_array(c)) {
       line(fmt::format("{} {}[TS_N];", reg_type(c->dtype), nm), n);
       line(fmt::format("TS_FOR(r) {}[r] = {};", nm, at(n->inits[i], "r")));

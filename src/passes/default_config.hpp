@@ -21,9 +21,10 @@ namespace tessel::passes {
 /// UserError (naming `kernel` and its first loop's line) for a wrong number of block sizes, a block
 /// size that is not a positive power of two, num_warps outside {1, ..., 32}, num_stages < 1,
 /// maxnreg outside [24, 255] or above 65536 / threads per program (maxnreg stays unset by default),
-/// a num_sm_multiplier that is not a positive power of two, indexing other than "pointer" or "tensor_descriptor", a
-/// non-persistent pid_type for a persistent loop, a tunable the kernel does not declare or a value
-/// that is not one of its choices, or invalid loop knobs (complete_loop_knobs).
+/// a num_sm_multiplier that is not a positive power of two, indexing other than "pointer" or
+/// "tensor_descriptor", a non-persistent pid_type for a persistent loop, a tunable the kernel does
+/// not declare or a value that is not one of its choices, or invalid loop knobs
+/// (complete_loop_knobs).
 Config complete_config(const ir::Graph& g, Config user, const std::string& kernel);
 
 /// The kernel's stores of tensors (Store nodes anywhere in its code): Config::indexing

@@ -225,10 +225,6 @@ std::map<const Node*, Layout> exchanged_stores(const ir::Graph& g, const KernelP
                                                const NestIr& nir, const Layout& L) {
   std::map<const Node*, Layout> out;
   if (!tensor_core_placement(L)) return out;
-  // A persistent program's wgmma accumulator keeps its registers across the program loop:
-  // ptxas then holds the exchanged copy in others and spills (128x256 tiles, 8 warps).
-  for (const Contraction& c : L.contractions)
-    if (plan.persistent && c.mma && c.mma->wgmma) return out;
   ir::walk(plan.loop->body, [&](const Node* n) {
     if (n->op != Op::Store || !nir.live.count(n) || L.own_order.count(n) ||
         n->args[1]->is_scalar() || n->is_multicast_access() || reaches_one_element(n))

@@ -23,9 +23,8 @@ bool tma_may_move(const ir::Graph& g, const ir::Node* n) {
   const ir::Node* t = ir::addressed_tensor(n);
   const int unit = ir::unit_stride_dim(g, t);
   if (unit < 0 || t->rank > 5 || !outer_strides_aligned(g, t, unit)) return false;
-  return std::none_of(n->access.begin(), n->access.end(), [](const ir::IndexInfo& info) {
-    return info.kind == ir::IndexKind::gather;
-  });
+  return std::none_of(n->access.begin(), n->access.end(),
+                      [](const ir::IndexInfo& info) { return info.kind == ir::IndexKind::gather; });
 }
 
 std::optional<TmaBox> tile_box(const ir::Graph& g, const KernelPlan& plan, const ir::Node* n,
