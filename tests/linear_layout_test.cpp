@@ -418,3 +418,13 @@ TEST(LayoutConversion, RegistersToSwizzledSharedOffsets) {
 }
 
 }  // namespace
+
+// held_bit: one bit of one output dim, none (a broadcast bit), or several (nullopt).
+TEST(LinearLayout, HeldBitNamesTheOneCoordinateBitOfABasis) {
+  using tessel::layout::held_bit;
+  EXPECT_EQ(held_bit({0, 8}), (std::pair{1, 3}));
+  EXPECT_EQ(held_bit({1, 0}), (std::pair{0, 0}));
+  EXPECT_EQ(held_bit({0, 0}), (std::pair{-1, -1}));
+  EXPECT_FALSE(held_bit({2, 4}).has_value());
+  EXPECT_FALSE(held_bit({6, 0}).has_value());
+}

@@ -272,14 +272,16 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
                    warpgroups));
   open_unrolled(fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", bk / 16));
   // Descriptor of factor f's operand at k = 16 ks, rows (M or N) from `first`.
+  // (The rows' term is left out when they start at 0.)
   auto desc = [&](int f, const std::string& first) {
     if (mma.k_inner[f])  // chunk ks / 4 of K, 32 bytes per 16 k in its rows
-      return fmt::format(
-          "ts::wgmma_desc(at + {} + (ks >> 2) * {} + ({}) * 128 + (ks & 3) * 32, 16, 1024)",
-          offset[f], chunk[f], first);
+      return fmt::format("ts::wgmma_desc(at + {} + (ks >> 2) * {}{} + (ks & 3) * 32, 16, 1024)",
+                         offset[f], chunk[f],
+                         first == "0" ? "" : fmt::format(" + ({}) * 128", first));
     // rows of k: 2048 bytes per 16; chunks of 64 along M or N, `chunk` bytes apart
-    return fmt::format("ts::wgmma_desc(at + {} + (({}) >> 6) * {} + ks * 2048, {}, 1024)",
-                       offset[f], first, chunk[f], chunk[f]);
+    return fmt::format("ts::wgmma_desc(at + {}{} + ks * 2048, {}, 1024)", offset[f],
+                       first == "0" ? "" : fmt::format(" + (({}) >> 6) * {}", first, chunk[f]),
+                       chunk[f]);
   };
   line(fmt::format("const unsigned long long b_desc = {};", desc(b, "0")));
   line(fmt::format(

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <optional>
 #include <set>
 
@@ -389,6 +390,16 @@ LinearLayout operator*(const LinearLayout& a, const LinearLayout& b) {
     for (const auto& basis : d.bases) it->bases.push_back(widen(b, basis, true));
   }
   return LinearLayout(std::move(ins), std::move(outs));
+}
+
+std::optional<std::pair<int, int>> held_bit(const LinearLayout::Basis& b) {
+  std::pair<int, int> h{-1, -1};
+  for (size_t k = 0; k < b.size(); ++k) {
+    if (b[k] == 0) continue;
+    if (h.first >= 0 || (b[k] & (b[k] - 1)) != 0) return std::nullopt;
+    h = {static_cast<int>(k), std::countr_zero(static_cast<uint32_t>(b[k]))};
+  }
+  return h;
 }
 
 }  // namespace tessel::layout

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -156,6 +157,11 @@ LinearLayout operator*(const LinearLayout& a, const LinearLayout& b);
 
 /// Throws InternalError "WHAT is not a permutation of 0 .. n-1" unless `order` is one.
 void check_permutation(const std::vector<int>& order, size_t n, const std::string& what);
+
+/// The coordinate bit an input bit's basis holds: {output dim, bit} when the basis is one
+/// bit of one output dim, {-1, -1} when it is zero (a broadcast bit), nullopt when it holds
+/// several bits.
+std::optional<std::pair<int, int>> held_bit(const LinearLayout::Basis& b);
 
 /// log2 of `v`, a power of two >= 1; throws InternalError naming `what` otherwise.
 int log2_exact(int64_t v, const std::string& what);

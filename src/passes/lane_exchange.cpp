@@ -12,15 +12,7 @@ namespace {
 using Basis = layout::LinearLayout::Basis;
 
 // The (slot, coordinate bit) an input bit's basis holds, or {-1, -1} (none, or several).
-std::pair<int, int> held(const Basis& b) {
-  std::pair<int, int> h{-1, -1};
-  for (size_t k = 0; k < b.size(); ++k) {
-    if (b[k] == 0) continue;
-    if (h.first >= 0 || (b[k] & (b[k] - 1)) != 0) return {-1, -1};
-    h = {static_cast<int>(k), __builtin_ctz(static_cast<unsigned>(b[k]))};
-  }
-  return h;
-}
+std::pair<int, int> held(const Basis& b) { return layout::held_bit(b).value_or(std::pair{-1, -1}); }
 
 // The index among `bases` of the one holding (slot, bit), or -1.
 int find(const std::vector<Basis>& bases, int slot, int bit) {

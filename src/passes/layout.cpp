@@ -120,13 +120,9 @@ Layout with_placement(const Layout& L, const layout::LinearLayout& placement) {
     int slot = -1, bit = -1;
   };
   auto held = [&](const layout::LinearLayout::Basis& b) {
-    Held h;
-    for (size_t k = 0; k < b.size(); ++k) {
-      if (b[k] == 0) continue;
-      if (h.slot >= 0 || (b[k] & (b[k] - 1)) != 0) fail("an input bit holding several bits");
-      h = {static_cast<int>(k), __builtin_ctz(static_cast<unsigned>(b[k]))};
-    }
-    return h;
+    std::optional<std::pair<int, int>> h = layout::held_bit(b);
+    if (!h) fail("an input bit holding several bits");
+    return Held{h->first, h->second};
   };
   const std::vector<layout::LinearLayout::Basis>& regs = placement.in_dims()[0].bases;
   // The vector lanes: the low register bits holding one slot's bits 0, 1, ... in order.

@@ -258,6 +258,40 @@ TEST(DotGpu, AGroupedMatmulOverDeviceResidentRowsMatchesTheInterpreter) {
   }
 }
 
+// The grouped GEMM captured once in a CUDA graph (global mode: no hidden host sync) and
+// replayed after the row count changes in device memory: each replay computes the rows of
+// the count it reads, into the output the captured call allocated (graph-owned memory at
+// a fixed address, read after each replay while the graph lives).
+TEST(DotGpu, AGroupedMatmulInACudaGraphFollowsTheDeviceRowCount) {
+  TESSEL_REQUIRE_GPU();
+  moe_test::Routed r = moe_test::route({5, 70, 0, 64, 130}, 96, 72, 448, ts::bf16);
+  auto k = examples::make_grouped_matmul(ts::Settings{
+      .config = ts::Config{
+          .block_sizes = std::vector<int64_t>{128, 64}, .num_warps = 4, .num_stages = 3}});
+  ts::Buffer xg = r.x.to(ts::cuda(0)), wg = r.w.to(ts::cuda(0));
+  ts::Buffer rows = r.n_rows.to(ts::cuda(0)), be = r.block_expert.to(ts::cuda(0));
+  ts::Stream s = ts::Stream::create();
+  k(s, xg, wg, rows, be);  // eager call: traces and compiles outside the capture
+  s.synchronize();
+  ts::Buffer got;
+  {
+    ts::CudaGraph g = ts::CudaGraph::capture(s, [&] { got = k(s, xg, wg, rows, be); });
+    const int64_t all = static_cast<int64_t>(r.n_rows.to_vector()[0]);
+    for (int64_t n : {all, int64_t{128}, int64_t{64}, all}) {
+      rows.fill(static_cast<double>(n));
+      ts::rt::device_synchronize(0);
+      g.replay(s);
+      s.synchronize();
+      ts::Buffer want = k(r.x, r.w, ts::Buffer::from_vector({static_cast<double>(n)}, {1}, ts::i32),
+                          r.block_expert);
+      EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0) << "rows " << n;
+    }
+  }
+  got = ts::Buffer();  // freed on its stream, after the graph and before the stream
+  s.synchronize();
+  s.destroy();
+}
+
 // Two dots in one loop over K (gate and up projections, SiLU-gated), each with a ring.
 TEST(DotGpu, TwoWgmmaDotsInOneLoopMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
