@@ -42,11 +42,13 @@ struct Candidate {
   int group = 1;  // l2_groupings: programs of `group` rows of tiles take their columns in turn
   // persistent_interleaved or persistent_blocked: a wgmma ring runs on across the tiles
   ts::PidType pid = ts::PidType::flat;
+  int split = 1;  // split_k: programs per output tile, each summing a share of K
   ts::Config config() const {
     ts::Config c{
         .block_sizes = std::vector<int64_t>{bm, bn, bk}, .num_warps = warps, .num_stages = stages};
     if (group > 1) c.l2_groupings = std::vector<int>{group};
     if (pid != ts::PidType::flat) c.pid_type = pid;
+    if (split > 1) c.split_k = split;
     return c;
   }
   std::string str() const {
@@ -55,7 +57,8 @@ struct Candidate {
            (group > 1 ? " g" + std::to_string(group) : "") +
            (pid == ts::PidType::persistent_interleaved ? " pi"
             : pid == ts::PidType::persistent_blocked   ? " pb"
-                                                       : "");
+                                                       : "") +
+           (split > 1 ? " k" + std::to_string(split) : "");
   }
 };
 
@@ -73,11 +76,25 @@ const std::vector<Candidate> kCandidates{
     {128, 256, 64, 8, 4, 1, kPb}, {128, 256, 64, 8, 4, 1, kPi}, {128, 256, 64, 8, 4, 8, kPi},
     {256, 128, 64, 8, 4, 1, kPb}, {128, 128, 64, 4, 3, 1, kPb}, {128, 128, 64, 4, 3},
     {128, 128, 64, 4, 2},         {128, 128, 64, 4, 3, 8}};
-// M = 16: mma.sync at 16 rows, or wgmma's 64 (48 of them zeros) with deep rings.
-const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},  {16, 32, 128, 2, 2}, {64, 64, 64, 4, 4},
-                                     {64, 64, 128, 4, 4}, {64, 128, 64, 4, 4}, {64, 128, 128, 4, 3},
-                                     {64, 64, 64, 4, 8},  {64, 64, 128, 4, 6}, {64, 32, 128, 4, 8},
-                                     {64, 128, 64, 4, 8}};
+// M = 16: mma.sync at 16 rows, or wgmma's 64 (48 of them zeros) with deep rings, and split
+// into 2 to 8 shares of K (k2 .. k8: split_k).
+constexpr ts::PidType kFlat = ts::PidType::flat;
+const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},
+                                     {16, 32, 128, 2, 2},
+                                     {64, 64, 64, 4, 4},
+                                     {64, 64, 128, 4, 4},
+                                     {64, 128, 64, 4, 4},
+                                     {64, 128, 128, 4, 3},
+                                     {64, 64, 64, 4, 8},
+                                     {64, 64, 128, 4, 6},
+                                     {64, 32, 128, 4, 8},
+                                     {64, 128, 64, 4, 8},
+                                     {64, 64, 128, 4, 6, 1, kFlat, 2},
+                                     {64, 64, 128, 4, 6, 1, kFlat, 4},
+                                     {64, 128, 64, 4, 8, 1, kFlat, 2},
+                                     {64, 128, 64, 4, 6, 1, kFlat, 4},
+                                     {64, 128, 128, 4, 3, 1, kFlat, 4},
+                                     {64, 64, 64, 4, 8, 1, kFlat, 8}};
 
 std::vector<Shape> parse_shapes(const std::string& text) {
   std::vector<Shape> out;

@@ -35,8 +35,9 @@ enum class EvictionPolicy : uint8_t { none, first, last };
 std::string eviction_policy_name(EvictionPolicy p);  // "", "first", "last"
 
 /// The tuned knobs. Field order (for designated initializers):
-/// block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, loop_orders,
-/// flatten_loops, l2_groupings, reduction_loops, indexing, load_eviction_policies, tunables.
+/// block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, split_k,
+/// loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing,
+/// load_eviction_policies, tunables.
 struct Config {
   /// One entry per tunable block size, in the order they are created while tracing: each
   /// ts::register_block_size call creates one, and each dimension of a tile loop without
@@ -69,6 +70,20 @@ struct Config {
   std::optional<PidType> pid_type;
   /// Persistent kernels: programs = SMs * num_sm_multiplier (1, 2, 4, 8).
   std::optional<int> num_sm_multiplier;
+  /// Split-K (Triton's SPLIT_K, CUTLASS's serial split-K reduction): S programs share each
+  /// tile of a ts::dot's output, program s summing its share of the tiles of K (the
+  /// loop's tiles split as evenly as S allows; a share may be empty). Each program writes
+  /// its partial sums (f32) to a workspace the call allocates on its stream; the last of a
+  /// tile's programs to arrive (a counter per tile, reset by that program) adds the
+  /// partial sums in the order s = 0, 1, ..., S - 1, whichever program is last, and runs
+  /// the code after the loop (the epilogue and stores). Rounding differs from S = 1 by the
+  /// order of the f32 additions only. For pid_type flat, a top-level loop holding one loop
+  /// over K whose carried values are sums of products on wgmma (sm_90 tensor cores)
+  /// starting from ts::zeros. Default 1 (none). Errors (UserError naming the kernel's
+  /// first loop): not a power of two in 1..16, another pid_type; at code generation, a
+  /// loop without such a loop over K (a dot on mma.sync, an accumulator not from zeros,
+  /// other carried values).
+  std::optional<int> split_k;
   /// loop_orders and flatten_loops have one entry per loop of two or more dimensions
   /// (`ts::tile(m, n)`, `ts::grid(m, n)`), top-level and nested alike, in trace order: a
   /// loop before the loops nested in it, earlier statements first. l2_groupings has one

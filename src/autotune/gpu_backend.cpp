@@ -150,6 +150,11 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
                {"swizzle", spec.swizzle}}}});
         continue;
       }
+      if (k.params[p].kind == codegen::Param::split_workspace) {  // the worker allocates it
+        params.push_back({{"workspace", plan.split_tiles * (k.split_bytes + 4)},
+                          {"zeroed_from", plan.split_tiles * k.split_bytes}});
+        continue;
+      }
       bool pointer = k.params[p].kind == codegen::Param::tensor_ptr ||
                      k.params[p].kind == codegen::Param::device_ptr;
       std::optional<std::pair<int, int64_t>> where =

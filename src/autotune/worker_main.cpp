@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct Launch {
     uint64_t words[16] = {};
   };
   std::vector<Param> params;
+  /// A split-K kernel's workspace (the worker's own; its counters zeroed once: each
+  /// launch's last programs reset them).
+  std::shared_ptr<void> workspace;
 };
 
 class Worker {
@@ -74,6 +78,14 @@ class Worker {
         Launch::Param& v = x.params.emplace_back();
         if (p.contains("v")) {
           v.words[0] = p.at("v").get<uint64_t>();
+        } else if (p.contains("workspace")) {
+          const int64_t bytes = p.at("workspace").get<int64_t>();
+          const int64_t zeroed = p.at("zeroed_from").get<int64_t>();
+          const int device = device_;
+          x.workspace.reset(rt::device_alloc(bytes, device),
+                            [device, bytes](void* w) { rt::device_free(w, device, nullptr, bytes); });
+          rt::memset_d8(static_cast<char*>(x.workspace.get()) + zeroed, 0, bytes - zeroed);
+          v.words[0] = reinterpret_cast<uint64_t>(x.workspace.get());
         } else if (p.contains("map")) {
           const json& m = p.at("map");
           rt::TensorMapSpec spec;

@@ -196,15 +196,17 @@ void Emitter::emit_loop(const Node* n) {
     if (!live_.count(c)) continue;
     std::string nm = ids_.carried(c, n->inits[i]);
     names_[c] = nm;
-    if (starts_from_zeros(n, c)) {
-      line(
-          fmt::format("float {}[TS_N];  // zeros: the first products of the loop overwrite it", nm),
-          n);
+    if (starts_from_zeros(n, c) && plan_.persistent) {
       // In a persistent program the zeros end the previous tile's accumulator: left
       // undefined, ptxas keeps its registers live across the program loop, beside the
       // epilogue's values (255 registers and spills at 128x256 tiles on 8 warps).
-      if (plan_.persistent)
-        line(fmt::format("TS_FOR(r) {}[r] = 0.0f;  // the previous tile's accumulator ends", nm));
+      line(fmt::format("float {}[TS_N];  // zeros, though the first products overwrite them:", nm),
+           n->inits[i]);
+      line(fmt::format("TS_FOR(r) {}[r] = 0.0f;  // the previous tile's accumulator ends", nm));
+    } else if (starts_from_zeros(n, c)) {
+      line(
+          fmt::format("float {}[TS_N];  // zeros: the first products of the loop overwrite it", nm),
+          n->inits[i]);
     } else if (is_array(c)) {
       line(fmt::format("{} {}[TS_N];", reg_type(c->dtype), nm), n);
       line(fmt::format("TS_FOR(r) {}[r] = {};", nm, at(n->inits[i], "r")));
@@ -218,7 +220,9 @@ void Emitter::emit_loop(const Node* n) {
   const passes::Prefetch* early = nir_.prefetched(n);  // num_stages >= 2
   // Contractions on wgmma over its K, each with a ring of its own.
   const std::vector<const passes::Contraction*> rings = rings_of(n);
-  if (early || !rings.empty())
+  if (n == split_loop_)
+    emit_split_bounds(n);
+  else if (early || !rings.empty())
     line(fmt::format("const long long lb{}_0 = {}, le{}_0 = {};", n->id, scalar(n->dims[0].begin),
                      n->id, scalar(n->dims[0].end)),
          n);
@@ -292,6 +296,7 @@ void Emitter::emit_loop(const Node* n) {
   }
   for (int i = 0; i < opened; ++i) close();
   for (const passes::Contraction* c : rings) emit_ring_last(n, *c);
+  if (n == split_loop_) emit_split_reduction(n);
 }
 
 // ---- flattened loops (Helion's flatten_loops) ----
@@ -429,6 +434,7 @@ void Emitter::run() {
     multicast_ |= n->op == Op::Multicast;
   }
 
+  if (plan_.split_k > 1) split_loop_ = find_split_loop();
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;
   const passes::LoopKnobs& knobs = plan_.knobs(n);
@@ -481,7 +487,9 @@ void Emitter::run() {
     open("for (long long pid = blockIdx.x; pid < total; pid += gridDim.x)");
   } else {
     open("");
-    if (!xyz) {
+    if (split_loop_) {
+      emit_split_program();
+    } else if (!xyz) {
       line("const long long pid = blockIdx.x;");
       line("if (pid >= total) return;");
     }
@@ -563,6 +571,9 @@ void Emitter::run() {
         break;
       case Param::check_record:
         src << "long long* ts_check";
+        break;
+      case Param::split_workspace:
+        src << "unsigned char* __restrict__ ts_split";
         break;
       case Param::tensor_map:
         src << "const __grid_constant__ ts::TensorMap "

@@ -24,6 +24,7 @@ struct Param {
     tensor_stride,  // node: tensor, dim: its stride in elements (index dtype)
     check_record,   // Settings::check_bounds: the call's rt::BoundsRecord (long long*)
     tensor_map,     // node: a load by tensor descriptor: its tensor's CUtensorMap (128 bytes)
+    split_workspace,  // Config::split_k: the call's workspace (CudaKernel::split_bytes)
   };
   Kind kind;
   const ir::Node* node;
@@ -57,6 +58,12 @@ struct CudaKernel {
   GridSpec grid;
   int threads = 128;  // per program
   int shared_bytes = 0;
+  /// Config::split_k: programs per output tile (the grid holds tiles * split_k programs),
+  /// and the workspace bytes per tile: split_k partial sums of the f32 accumulators (laid
+  /// out by thread), then after every tile's, a 32-bit counter per tile that must be zero
+  /// at launch (the last program of a tile resets it).
+  int split_k = 1;
+  int64_t split_bytes = 0;
   /// NVRTC options the source needs: "-pch" (automatic precompiled headers, reused by
   /// later compiles in the process) where it includes <cuda/atomic> (docs/DECISIONS.md).
   std::vector<std::string> nvrtc_options;

@@ -165,6 +165,19 @@ class Emitter {
   void emit_ring_first(const ir::Node* loop, const passes::Contraction& c);
   /// After `loop`: waits for the last tile's products and releases its buffer.
   void emit_ring_last(const ir::Node* loop, const passes::Contraction& c);
+  // ---- split-K (Config::split_k, emit_split_k.cpp) ----
+  /// The loop over K whose tiles the programs of an output tile share: the one loop of
+  /// the nest with wgmma rings, a statement of the top-level loop's body, carrying only
+  /// their accumulators from zeros. Errors: UserError naming the loop otherwise.
+  const ir::Node* find_split_loop() const;
+  /// The flat program's tile and share: pid = blockIdx.x / split_k, split = the rest.
+  void emit_split_program();
+  /// The share of the loop over K's tiles that this program sums: lb/le of `loop`.
+  void emit_split_bounds(const ir::Node* loop);
+  /// After the loop: partial sums to the workspace; the tile's last program adds them
+  /// in split order and goes on to the epilogue, the others return.
+  void emit_split_reduction(const ir::Node* loop);
+  const ir::Node* split_loop_ = nullptr;  // Config::split_k > 1: find_split_loop()
   /// At the program's start: the rings' mbarriers and counters.
   void declare_rings(std::ostringstream& src) const;
   /// Before the persistent program loop: the cursor (program id, tile of K) of each ring

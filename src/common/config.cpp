@@ -56,6 +56,7 @@ std::string Config::to_json() const {
   if (maxnreg) j["maxnreg"] = *maxnreg;
   if (pid_type) j["pid_type"] = pid_type_name(*pid_type);
   if (num_sm_multiplier) j["num_sm_multiplier"] = *num_sm_multiplier;
+  if (split_k) j["split_k"] = *split_k;
   if (loop_orders) j["loop_orders"] = *loop_orders;
   if (flatten_loops) j["flatten_loops"] = *flatten_loops;
   if (l2_groupings) j["l2_groupings"] = *l2_groupings;
@@ -138,6 +139,8 @@ Config Config::from_json(const std::string& text) {
         c.pid_type = pid_from_name(v.get<std::string>());
       else if (key == "num_sm_multiplier")
         c.num_sm_multiplier = int32(v, key);
+      else if (key == "split_k")
+        c.split_k = int32(v, key);
       else if (key == "loop_orders")
         c.loop_orders = v.get<std::vector<std::vector<int>>>();
       else if (key == "flatten_loops")
@@ -176,7 +179,7 @@ Config Config::from_json(const std::string& text) {
         throw UserError(
             "", {}, fmt::format("unknown config key '{}'", key),
             "keys are block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, "
-            "loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing, "
+            "split_k, loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing, "
             "load_eviction_policies, "
             "tunables");
     } catch (const json::exception& e) {
@@ -198,6 +201,7 @@ std::string Config::to_cpp() const {
   if (pid_type) parts.push_back(".pid_type = ts::PidType::" + pid_type_name(*pid_type));
   if (num_sm_multiplier)
     parts.push_back(fmt::format(".num_sm_multiplier = {}", *num_sm_multiplier));
+  if (split_k) parts.push_back(fmt::format(".split_k = {}", *split_k));
   if (loop_orders) {
     std::vector<std::string> o;
     for (const auto& v : *loop_orders) o.push_back(list(v));

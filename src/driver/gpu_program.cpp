@@ -196,6 +196,19 @@ void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
   }
   unsigned char* block = plan.block();
   for (size_t i = 0; i < n; ++i) params[i] = block + c.abi.slots[i].offset;
+  // Split-K: the call's workspace, allocated and its counters zeroed on the launch's
+  // stream, freed there after the launch (stream-ordered: a CUDA graph captures all three).
+  Buffer split;
+  if (plan.split_tiles > 0 && !dry) {
+    const int64_t bytes = plan.split_tiles * c.kernel.split_bytes;
+    split = Buffer::empty_on_stream({(bytes + plan.split_tiles * 4 + 7) / 8}, DType::i64,
+                                    env.device, env.stream);
+    void* base = split.data_ptr();
+    rt::memset_d8(static_cast<unsigned char*>(base) + bytes, 0, plan.split_tiles * 4, env.stream);
+    for (const AbiSlot& s : c.abi.slots)
+      if (s.source == codegen::Param::split_workspace)
+        std::memcpy(block + s.offset, &base, sizeof(void*));
+  }
   if (!dry)
     rt::launch(l.fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.threads, plan.shared_bytes,
                env.stream, params);

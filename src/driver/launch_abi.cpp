@@ -37,6 +37,7 @@ LaunchAbi make_launch_abi(const codegen::CudaKernel& k) {
       case codegen::Param::tensor_ptr:
       case codegen::Param::device_ptr:
       case codegen::Param::check_record:
+      case codegen::Param::split_workspace:
         s.type = AbiSlot::pointer;
         break;
       case codegen::Param::tensor_map:
@@ -182,6 +183,9 @@ void plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKe
       case codegen::Param::host_int:
         put_int(g, s, s.value.eval(env), at);
         break;
+      case codegen::Param::split_workspace:  // the caller's (LaunchPlan::split_tiles)
+        std::memset(at, 0, sizeof(void*));
+        break;
       case codegen::Param::check_record:
         if (!env.check_record)
           throw InternalError("a bounds-checking kernel launched without its record");
@@ -252,6 +256,10 @@ void plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKe
       plan.grid[a] = static_cast<unsigned>(n);
     }
   } else {
+    if (k.split_k > 1) {
+      plan.split_tiles = total;
+      total *= k.split_k;
+    }
     if (total >= (int64_t{1} << 31))
       throw UserError(g.kernel_name, loop->loc,
                       fmt::format("the launch needs {} programs, more than a grid can hold", total),

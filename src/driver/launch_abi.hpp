@@ -88,6 +88,10 @@ struct LaunchPlan {
   unsigned grid[3] = {1, 1, 1};  // programs per grid dimension
   unsigned threads = 128;        // per program
   int shared_bytes = 0;          // dynamic shared memory
+  /// Config::split_k: the output tiles (the grid has split_k programs per tile); the
+  /// caller allocates the workspace (CudaKernel::split_bytes per tile, then a zeroed
+  /// 32-bit counter per tile) and writes its address into the split_workspace slot.
+  int64_t split_tiles = 0;
   /// The packed parameter block (LaunchAbi::bytes; inline up to 256 bytes).
   unsigned char* block() { return heap_.empty() ? inline_ : heap_.data(); }
   const unsigned char* block() const { return heap_.empty() ? inline_ : heap_.data(); }

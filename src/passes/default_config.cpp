@@ -232,6 +232,12 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
     fail(fmt::format("pid_type {} for a kernel whose top-level loop bound is read on the device",
                      pid_type_name(*c.pid_type)),
          "use persistent_blocked or persistent_interleaved (or leave pid_type unset)");
+  if (c.split_k && (*c.split_k < 1 || *c.split_k > 16 || (*c.split_k & (*c.split_k - 1)) != 0))
+    fail(fmt::format("split_k {} is not a power of two in [1, 16]", *c.split_k),
+         "use 1 (no split), 2, 4, 8 or 16 programs per output tile");
+  if (c.split_k.value_or(1) > 1 && *c.pid_type != PidType::flat)
+    fail(fmt::format("split_k {} with pid_type {}", *c.split_k, pid_type_name(*c.pid_type)),
+         "split-K runs on pid_type flat: use it, or split_k 1");
   complete_tunables(g, c, fail);
   complete_loop_knobs(g, c, kernel);
   return c;

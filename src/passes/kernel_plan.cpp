@@ -36,6 +36,7 @@ KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c
       p.pid_type == PidType::persistent_blocked || p.pid_type == PidType::persistent_interleaved;
   p.num_stages = c.num_stages.value_or(1);
   p.maxnreg = c.maxnreg;
+  p.split_k = c.split_k.value_or(1);
   if (c.load_eviction_policies) p.load_eviction = *c.load_eviction_policies;
   if (c.indexing) {
     // One entry for all memory ops, or one per op: the loads first (Config::indexing).
@@ -59,8 +60,9 @@ KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c
 
 std::string describe(const KernelPlan& p) {
   std::string out =
-      fmt::format("//   plan: pid_type {}, num_stages {}{}\n", pid_type_name(p.pid_type),
-                  p.num_stages, p.maxnreg ? fmt::format(", maxnreg {}", *p.maxnreg) : "");
+      fmt::format("//   plan: pid_type {}, num_stages {}{}{}\n", pid_type_name(p.pid_type),
+                  p.num_stages, p.maxnreg ? fmt::format(", maxnreg {}", *p.maxnreg) : "",
+                  p.split_k > 1 ? fmt::format(", split_k {}", p.split_k) : "");
   for (const auto& [l, k] : p.knobs_by_loop) {
     std::vector<int64_t> blocks;
     for (const ir::LoopDim& d : l->dims) blocks.push_back(p.block(d));

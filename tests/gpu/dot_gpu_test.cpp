@@ -10,8 +10,11 @@
 #include <tessel/testing.hpp>
 #include <tuple>
 
+#include "autotune/autotuner.hpp"
+#include "examples/kernels/matmul.hpp"
 #include "examples/kernels/moe.hpp"
 #include "gpu_test_util.hpp"
+#include "runtime/kernel_tuning.hpp"
 #include "tests/dot_test_util.hpp"
 #include "tests/moe_dot_test_util.hpp"
 
@@ -290,6 +293,103 @@ TEST(DotGpu, AGroupedMatmulInACudaGraphFollowsTheDeviceRowCount) {
   got = ts::Buffer();  // freed on its stream, after the graph and before the stream
   s.synchronize();
   s.destroy();
+}
+
+// Split-K (Config::split_k) against the interpreter: ragged M, N and K; shares without a
+// tile of K (one tile of K split 4 ways, and K = 0); M = 16 (decode); 8 shares of a long K;
+// a fused bias + gelu epilogue; two dots in one loop. Each kernel is called twice, the
+// second call's counters reset by the first call's last programs.
+TEST(DotGpu, SplitKMatchesTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  auto config = [](int64_t m, int64_t n, int64_t k, int warps, int stages, int s) {
+    ts::Config c = blocks(m, n, k, warps);
+    c.num_stages = stages;
+    c.split_k = s;
+    return c;
+  };
+  struct Case {
+    ts::Config c;
+    int64_t m, kk, n;
+  };
+  for (const Case& t : {Case{config(64, 128, 64, 4, 4, 4), 200, 264, 272},
+                        Case{config(64, 128, 64, 4, 4, 4), 130, 40, 136},
+                        Case{config(64, 128, 64, 4, 4, 2), 70, 0, 136},
+                        Case{config(64, 64, 128, 4, 4, 8), 16, 2056, 200},
+                        Case{config(128, 256, 64, 8, 4, 2), 300, 520, 264}}) {
+    auto k = dot_test::make_dot(ts::Settings{.config = t.c});
+    ts::Buffer x = ts::Buffer::randn({t.m, t.kk}, ts::bf16, ts::cpu(), 41);
+    ts::Buffer y = ts::Buffer::randn({t.kk, t.n}, ts::bf16, ts::cpu(), 42);
+    ts::Buffer want = k(x, y);
+    ts::Buffer xg = x.to(ts::cuda(0)), yg = y.to(ts::cuda(0));
+    for (int call = 0; call < 2; ++call)
+      EXPECT_EQ(ts::count_mismatches(k(xg, yg).to(ts::cpu()), want, 1e-4, 1e-4), 0)
+          << t.c.to_json() << " M " << t.m << " K " << t.kk << " N " << t.n << " call " << call;
+  }
+  ts::Buffer x = ts::Buffer::randn({200, 328}, ts::bf16, ts::cpu(), 43);
+  ts::Buffer y = ts::Buffer::randn({328, 264}, ts::bf16, ts::cpu(), 44);
+  ts::Buffer bias = ts::Buffer::randn({264}, ts::bf16, ts::cpu(), 45);
+  auto fused =
+      examples::make_matmul_bias_gelu(ts::Settings{.config = config(128, 256, 64, 8, 4, 4)});
+  ts::Buffer want = fused(x, y, bias);
+  ts::Buffer got = fused(x.to(ts::cuda(0)), y.to(ts::cuda(0)), bias.to(ts::cuda(0)));
+  EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0);
+  auto gate_up = dot_test::make_gate_up(ts::Settings{.config = config(64, 128, 64, 4, 3, 2)});
+  expect_close_to_interpreter(gate_up, "gate and up, split 2", x, y, y);
+}
+
+// A split-K call captured in a CUDA graph: the workspace's allocation, its counters' zeroing
+// and its free are nodes of the graph; each replay computes the product of the operands'
+// current values.
+TEST(DotGpu, SplitKInACudaGraphRecomputesEachReplay) {
+  TESSEL_REQUIRE_GPU();
+  ts::Config c = blocks(64, 128, 64, 4);
+  c.num_stages = 4;
+  c.split_k = 4;
+  auto k = dot_test::make_dot(ts::Settings{.config = c});
+  ts::Buffer x = ts::Buffer::randn({130, 520}, ts::bf16, ts::cpu(), 46);
+  ts::Buffer y = ts::Buffer::randn({520, 200}, ts::bf16, ts::cpu(), 47);
+  ts::Buffer xg = x.to(ts::cuda(0)), yg = y.to(ts::cuda(0));
+  ts::Stream s = ts::Stream::create();
+  k(s, xg, yg);  // eager call: traces and compiles outside the capture
+  s.synchronize();
+  ts::Buffer got;
+  {
+    ts::CudaGraph g = ts::CudaGraph::capture(s, [&] { got = k(s, xg, yg); });
+    for (uint64_t seed : {48, 49}) {
+      ts::Buffer xn = ts::Buffer::randn({130, 520}, ts::bf16, ts::cpu(), seed);
+      xg.copy_from(xn.to(ts::cuda(0)), {});
+      ts::rt::device_synchronize(0);
+      g.replay(s);
+      s.synchronize();
+      EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), k(xn, y), 1e-4, 1e-4), 0) << seed;
+    }
+  }
+  got = ts::Buffer();  // freed on its stream, after the graph and before the stream
+  s.synchronize();
+  s.destroy();
+}
+
+// The autotuner measures split-K candidates: its timing worker allocates their workspace
+// and zeroes its counters once (each launch's last programs reset them).
+TEST(DotGpu, TheAutotunerMeasuresSplitKCandidates) {
+  TESSEL_REQUIRE_GPU();
+  auto k = dot_test::make_dot();
+  ts::Buffer x = ts::Buffer::randn({16, 1024}, ts::bf16, ts::cuda(0), 50);
+  ts::Buffer y = ts::Buffer::randn({1024, 520}, ts::bf16, ts::cuda(0), 51);
+  tessel::autotune::TuneOptions o;
+  o.search = tessel::autotune::SearchKind::list;
+  o.use_cache = false;
+  for (int s : {1, 4, 8}) {
+    ts::Config c = blocks(64, 64, 64, 4);
+    c.num_stages = 4;
+    if (s > 1) c.split_k = s;
+    o.list.push_back(c);
+  }
+  tessel::autotune::TuneResult r = ts::rt::tune_kernel(k.impl(), ts::detail::call_args(x, y), o);
+  ASSERT_EQ(r.trials.size(), 3u);
+  for (const tessel::autotune::Trial& t : r.trials)
+    EXPECT_EQ(t.result.status, tessel::autotune::Measurement::ok)
+        << t.config.to_json() << ": " << t.result.reason;
 }
 
 // Two dots in one loop over K (gate and up projections, SiLU-gated), each with a ring.

@@ -1,0 +1,116 @@
+// Split-K (Config::split_k): S programs share each output tile of a dot on wgmma, program
+// `split` summing its share of the loop over K's tiles. After the loop each writes its f32
+// partial sums to the call's workspace (laid out by thread: 16-byte vectors, whole warps
+// contiguous), then counts itself in at the tile's counter; the last to arrive adds the S
+// partial sums in split order (its own from registers: the same values), resets the
+// counter for the next call, and runs the code after the loop. The others return. A
+// program's writes are ordered before its count by __threadfence (release), the reads of
+// the last one after it (acquire); the partials are read past L1 (__ldcg).
+#include <fmt/format.h>
+
+#include "codegen/cuda_emitter.hpp"
+#include "codegen/emitter_state.hpp"
+
+namespace tessel::codegen {
+
+using ir::Node;
+using ir::Op;
+
+const Node* Emitter::find_split_loop() const {
+  auto fail = [&](const Node* at, const std::string& what) {
+    throw UserError(g_.kernel_name, at->loc, fmt::format("split_k {}: {}", plan_.split_k, what),
+                    "use split_k 1, or a loop over K whose ts::dot runs on wgmma (sm_90 tensor "
+                    "cores: the layout stage's dump says where each dot runs) into accumulators "
+                    "from ts::zeros");
+  };
+  const Node* found = nullptr;
+  ir::walk(top_->body, [&](const Node* m) {
+    if (m->op != Op::Loop || !live_.count(m) || rings_of(m).empty()) return;
+    if (found) fail(m, "the program has two loops with dots on wgmma; split-K splits one");
+    found = m;
+  });
+  if (!found) fail(top_, "the program has no loop whose ts::dot runs on wgmma");
+  if (std::find(top_->body.begin(), top_->body.end(), found) == top_->body.end())
+    fail(found, "the loop over K is nested in another loop of the program");
+  for (const Node* c : found->carried)
+    if (live_.count(c) && !starts_from_zeros(found, c))
+      fail(found,
+           "the loop over K carries a value other than a dot's accumulator from ts::zeros (each "
+           "share would start from it)");
+  return found;
+}
+
+void Emitter::emit_split_program() {
+  line(fmt::format("const long long pid = blockIdx.x / {};  // the output tile", plan_.split_k));
+  line(fmt::format("const int split = (int)(blockIdx.x % {});  // its share of K (split_k)",
+                   plan_.split_k));
+  line("if (pid >= total) return;");
+}
+
+void Emitter::emit_split_bounds(const Node* loop) {
+  const DimVars dv = dim_vars(loop, 0);
+  const int s = plan_.split_k;
+  const std::string lb = fmt::format("lbk{}", loop->id), le = fmt::format("lek{}", loop->id),
+                    nk = fmt::format("nk{}", loop->id);
+  line(fmt::format("const long long {} = {}, {} = {};  // the whole loop over K", lb,
+                   scalar(loop->dims[0].begin), le, scalar(loop->dims[0].end)),
+       loop);
+  line(fmt::format("const long long {} = {} > {} ? ({} - {} + {} - 1) / {} : 0;  // its tiles", nk,
+                   le, lb, le, lb, dv.block, dv.block));
+  line(fmt::format(
+      "const long long {} = {} + split * {} / {} * {}, le{}_0 = min({} + (split + 1) * {} / {} * "
+      "{}, {});  // this program's share",
+      dv.lb, lb, nk, s, dv.block, loop->id, lb, nk, s, dv.block, le));
+}
+
+void Emitter::emit_split_reduction(const Node* loop) {
+  const int s = plan_.split_k;
+  std::vector<std::string> accs;
+  for (const passes::Contraction* c : rings_of(loop))
+    accs.push_back(names_.at(accumulation_of(c->match.sum).acc));
+  const int64_t n = L_->regs(), per_split = static_cast<int64_t>(accs.size()) * n * L_->threads;
+  line(fmt::format("// split-K: {} programs per tile; the last to arrive adds their partial sums",
+                   s));
+  line("{");
+  line(fmt::format(
+      "  float* const part = reinterpret_cast<float*>(ts_split) + pid * {};  // the tile's {} "
+      "shares",
+      s * per_split, s));
+  line(fmt::format("  int* const count = reinterpret_cast<int*>(ts_split + total * {}LL) + pid;",
+                   s * per_split * 4));
+  for (size_t a = 0; a < accs.size(); ++a)
+    line(fmt::format(
+        "  _Pragma(\"unroll\") for (int r = 0; r < TS_N; r += 4) __stcg(reinterpret_cast<float4*>("
+        "part + split * {} + {}) + (r / 4) * TS_T + tid, make_float4({}[r], {}[r + 1], {}[r + 2], "
+        "{}[r + 3]));",
+        per_split, static_cast<int64_t>(a) * n * L_->threads, accs[a], accs[a], accs[a], accs[a]));
+  line("  __threadfence();");
+  line("  __syncthreads();");
+  line("  int arrived = 0;  // programs of the tile before this one (thread 0)");
+  line("  if (tid == 0) arrived = atomicAdd(count, 1);");
+  line(fmt::format("  if (!__syncthreads_or(tid == 0 && arrived == {})) return;  // not the last",
+                   s - 1));
+  line("  __threadfence();");
+  for (size_t a = 0; a < accs.size(); ++a) {
+    line("  _Pragma(\"unroll\") for (int r = 0; r < TS_N; r += 4) {");
+    line("    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
+    line(fmt::format("    _Pragma(\"unroll\") for (int q = 0; q < {}; ++q) {{", s));
+    line(fmt::format(
+        "      const float4 v = q == split ? make_float4({}[r], {}[r + 1], {}[r + 2], {}[r + 3]) : "
+        "__ldcg(reinterpret_cast<const float4*>(part + q * {} + {}) + (r / 4) * TS_T + tid);",
+        accs[a], accs[a], accs[a], accs[a], per_split, static_cast<int64_t>(a) * n * L_->threads));
+    line("      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;");
+    line("    }");
+    line(fmt::format("    {}[r] = sum.x, {}[r + 1] = sum.y, {}[r + 2] = sum.z, {}[r + 3] = sum.w;",
+                     accs[a], accs[a], accs[a], accs[a]));
+    line("  }");
+  }
+  line("  if (tid == 0) *count = 0;  // the next call's programs count from 0");
+  line("}");
+  out_.split_k = s;
+  out_.split_bytes = s * per_split * 4;
+  if (param_names_.emplace("K", "ts_split").second)
+    out_.params.push_back(Param{Param::split_workspace, nullptr});
+}
+
+}  // namespace tessel::codegen

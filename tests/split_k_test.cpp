@@ -1,0 +1,147 @@
+// Split-K (Config::split_k, src/codegen/emit_split_k.cpp) on the CPU: the config key, its
+// errors, the generated program (tile and share from the program id, the share of K's
+// tiles, partial sums to the workspace, the last program's reduction) compiled by NVRTC,
+// the grid and workspace a call plans. GPU values: tests/gpu/dot_gpu_test.cpp
+// (DotGpu.SplitK*).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <tessel/tessel.hpp>
+
+#include "codegen/compile_pipeline.hpp"
+#include "driver/gpu_program.hpp"
+#include "examples/kernels/matmul.hpp"
+#include "nvrtc_test_util.hpp"
+#include "passes/default_config.hpp"
+#include "runtime/kernel_tuning.hpp"
+#include "tests/dot_test_util.hpp"
+
+namespace ts = tessel;
+
+namespace {
+
+using dot_test::blocks;
+using dot_test::make_dot;
+
+ts::Config split(int64_t m, int64_t n, int64_t k, int warps, int stages, int s) {
+  ts::Config c = blocks(m, n, k, warps);
+  c.num_stages = stages;
+  c.split_k = s;
+  return c;
+}
+
+template <class F>
+std::string user_error(F&& f) {
+  try {
+    f();
+  } catch (const ts::UserError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no UserError";
+  return "";
+}
+
+}  // namespace
+
+TEST(SplitK, TheConfigKeyRoundTripsAndBadValuesAreUserErrors) {
+  ts::Config c = split(64, 128, 64, 4, 4, 4);
+  EXPECT_NE(c.to_json().find("\"split_k\":4"), std::string::npos) << c.to_json();
+  EXPECT_EQ(ts::Config::from_json(c.to_json()), c);
+  EXPECT_NE(c.to_cpp().find(".split_k = 4"), std::string::npos) << c.to_cpp();
+  auto k = make_dot();
+  ts::Buffer x = ts::Buffer::zeros({200, 72}, ts::bf16), y = ts::Buffer::zeros({72, 272}, ts::bf16);
+  std::vector<ts::detail::CallArg> args = {ts::detail::to_call_arg(x), ts::detail::to_call_arg(y)};
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), args);
+  for (int s : {0, 3, 32}) {
+    std::string msg =
+        user_error([&] { ts::passes::complete_config(g, split(64, 128, 64, 4, 4, s), "dot"); });
+    EXPECT_NE(msg.find(fmt::format("split_k {} is not a power of two in [1, 16]", s)),
+              std::string::npos)
+        << msg;
+  }
+  ts::Config persistent = split(64, 128, 64, 4, 4, 2);
+  persistent.pid_type = ts::PidType::persistent_blocked;
+  std::string msg = user_error([&] { ts::passes::complete_config(g, persistent, "dot"); });
+  EXPECT_NE(msg.find("split_k 2 with pid_type persistent_blocked"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("split-K runs on pid_type flat"), std::string::npos) << msg;
+}
+
+// 200 x 272 x 264 in 64 x 128 x 64 tiles: 12 output tiles of 5 tiles of K, shared by 4
+// programs each (2, 1, 1, 1 tiles: split * 5 / 4). The kernel takes the workspace, the
+// call launches 48 programs, the workspace holds 4 partial sums of 64 x 128 f32 per tile.
+TEST(SplitK, ProgramsShareATilesLoopOverKAndTheLastAddsThePartialSums) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({200, 264}, ts::bf16),
+             y = ts::Buffer::zeros({264, 272}, ts::bf16);
+  auto k = make_dot(ts::Settings{.config = split(64, 128, 64, 4, 4, 4)});
+  const std::string cu = nvrtc_test::compile(k, x, y);
+  for (const char* want :
+       {"unsigned char* __restrict__ ts_split", "const long long pid = blockIdx.x / 4;",
+        "const int split = (int)(blockIdx.x % 4);",
+        "lb12_0 = lbk12 + split * nk12 / 4 * 64, le12_0 = min(lbk12 + (split + 1) * nk12 / 4 * "
+        "64, lek12);",
+        "if (tid == 0) arrived = atomicAdd(count, 1);",
+        "if (!__syncthreads_or(tid == 0 && arrived == 3)) return;", "if (tid == 0) *count = 0;"})
+    EXPECT_NE(cu.find(want), std::string::npos) << want << "\n" << cu;
+  // The sum goes on into the store: after the reduction, before the store.
+  EXPECT_LT(cu.find("*count = 0;"), cu.find("ts::st_vec<float"));
+  std::vector<ts::rt::LaunchRecord> rec;
+  ts::rt::LaunchObserver o{.dry = true, .record = &rec};
+  ts::rt::LaunchObserver* before = ts::rt::observe_launches(&o);
+  k(x, y);
+  ts::rt::observe_launches(before);
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].grid[0], 48u);
+  std::vector<ts::detail::CallArg> args = {ts::detail::to_call_arg(x), ts::detail::to_call_arg(y)};
+  ts::codegen::CompiledStages stages = ts::codegen::compile_pipeline(
+      ts::rt::traced_graph(k.impl(), args), ts::rt::specialization_config(k.impl(), args), {});
+  ASSERT_EQ(stages.loops.size(), 1u);
+  EXPECT_EQ(stages.loops[0].kernel.split_k, 4);
+  EXPECT_EQ(stages.loops[0].kernel.split_bytes, 4 * 64 * 128 * 4);
+}
+
+// A fused epilogue runs in the last program, after the reduction; two dots in one loop
+// (gate and up) are both reduced.
+TEST(SplitK, EpiloguesAndTwoDotsOfOneLoopCompile) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({200, 264}, ts::bf16),
+             y = ts::Buffer::zeros({264, 272}, ts::bf16), b = ts::Buffer::zeros({272}, ts::bf16);
+  const std::string fused = nvrtc_test::compile(
+      examples::make_matmul_bias_gelu(ts::Settings{.config = split(128, 256, 64, 8, 4, 2)}), x, y,
+      b);
+  EXPECT_LT(fused.find("*count = 0;"), fused.find("tanh"));
+  const std::string two = nvrtc_test::compile(
+      dot_test::make_gate_up(ts::Settings{.config = split(64, 128, 64, 4, 3, 2)}), x, y, y);
+  EXPECT_EQ(nvrtc_test::count(two, "__stcg("), 2) << two;
+  EXPECT_EQ(nvrtc_test::count(two, "__ldcg("), 2) << two;
+}
+
+TEST(SplitK, NeedsADotOnWgmmaIntoAnAccumulatorFromZeros) {
+  ts::Buffer x = ts::Buffer::zeros({200, 264}, ts::bf16),
+             y = ts::Buffer::zeros({264, 272}, ts::bf16);
+  // K's block of 32: mma.sync.
+  std::string msg = user_error(
+      [&] { make_dot(ts::Settings{.config = split(128, 128, 32, 4, 2, 2)}).cuda(false, x, y); });
+  EXPECT_NE(msg.find("split_k 2: the program has no loop whose ts::dot runs on wgmma"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("use split_k 1"), std::string::npos) << msg;
+  msg = user_error([&] {
+    make_dot(ts::Settings{.config = split(64, 128, 64, 4, 4, 2)}, 1.0).cuda(false, x, y);
+  });
+  EXPECT_NE(msg.find("carries a value other than a dot's accumulator from ts::zeros"),
+            std::string::npos)
+      << msg;
+  // An elementwise kernel has no loop over K.
+  ts::Buffer v = ts::Buffer::zeros({100}, ts::f32);
+  auto add_split = ts::kernel(
+      "add2",
+      [](ts::Tensor a, ts::Tensor c) {
+        ts::Tensor out = ts::empty_like(a);
+        for (auto t : ts::tile(a.size(0))) out(t) = a(t) + c(t);
+        return out;
+      },
+      ts::Settings{.config = ts::Config{.split_k = 2}});
+  msg = user_error([&] { add_split.cuda(false, v, v); });
+  EXPECT_NE(msg.find("no loop whose ts::dot runs on wgmma"), std::string::npos) << msg;
+}
