@@ -116,25 +116,25 @@ TEST(SplitK, EpiloguesAndTwoDotsOfOneLoopCompile) {
   EXPECT_EQ(nvrtc_test::count(two, "__ldcg("), 2) << two;
 }
 
-TEST(SplitK, NeedsADotOnWgmmaIntoAnAccumulatorFromZeros) {
+// Where no loop over K runs on wgmma into accumulators from zeros, the kernel runs unsplit
+// (one program per tile, no workspace) and its CUDA says why.
+TEST(SplitK, IsNotAppliedWithoutADotOnWgmmaIntoAnAccumulatorFromZeros) {
+  REQUIRE_NVRTC();
   ts::Buffer x = ts::Buffer::zeros({200, 264}, ts::bf16),
              y = ts::Buffer::zeros({264, 272}, ts::bf16);
+  auto unsplit = [](const std::string& cu, const std::string& why) {
+    EXPECT_NE(cu.find("// split_k 2 is not applied: " + why), std::string::npos) << cu;
+    EXPECT_EQ(cu.find("ts_split"), std::string::npos) << cu;
+    EXPECT_NE(cu.find("const long long pid = blockIdx.x;"), std::string::npos) << cu;
+  };
   // K's block of 32: mma.sync.
-  std::string msg = user_error(
-      [&] { make_dot(ts::Settings{.config = split(128, 128, 32, 4, 2, 2)}).cuda(false, x, y); });
-  EXPECT_NE(msg.find("split_k 2: the program has no loop whose ts::dot runs on wgmma"),
-            std::string::npos)
-      << msg;
-  EXPECT_NE(msg.find("use split_k 1"), std::string::npos) << msg;
-  msg = user_error([&] {
-    make_dot(ts::Settings{.config = split(64, 128, 64, 4, 4, 2)}, 1.0).cuda(false, x, y);
-  });
-  EXPECT_NE(msg.find("carries a value other than a dot's accumulator from ts::zeros"),
-            std::string::npos)
-      << msg;
+  unsplit(nvrtc_test::compile(make_dot(ts::Settings{.config = split(128, 128, 32, 4, 2, 2)}), x, y),
+          "the program has no loop whose ts::dot runs on wgmma");
+  unsplit(
+      nvrtc_test::compile(make_dot(ts::Settings{.config = split(64, 128, 64, 4, 4, 2)}, 1.0), x, y),
+      "the loop over K carries a value other than a dot's accumulator from ts::zeros");
   // An elementwise kernel has no loop over K.
-  ts::Buffer v = ts::Buffer::zeros({100}, ts::f32);
-  auto add_split = ts::kernel(
+  auto add = ts::kernel(
       "add2",
       [](ts::Tensor a, ts::Tensor c) {
         ts::Tensor out = ts::empty_like(a);
@@ -142,6 +142,6 @@ TEST(SplitK, NeedsADotOnWgmmaIntoAnAccumulatorFromZeros) {
         return out;
       },
       ts::Settings{.config = ts::Config{.split_k = 2}});
-  msg = user_error([&] { add_split.cuda(false, v, v); });
-  EXPECT_NE(msg.find("no loop whose ts::dot runs on wgmma"), std::string::npos) << msg;
+  ts::Buffer v = ts::Buffer::zeros({100}, ts::f32);
+  unsplit(nvrtc_test::compile(add, v, v), "the program has no loop whose ts::dot runs on wgmma");
 }

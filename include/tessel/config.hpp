@@ -77,12 +77,13 @@ struct Config {
   /// tile's programs to arrive (a counter per tile, reset by that program) adds the
   /// partial sums in the order s = 0, 1, ..., S - 1, whichever program is last, and runs
   /// the code after the loop (the epilogue and stores). Rounding differs from S = 1 by the
-  /// order of the f32 additions only. For pid_type flat, a top-level loop holding one loop
-  /// over K whose carried values are sums of products on wgmma (sm_90 tensor cores)
-  /// starting from ts::zeros. Default 1 (none). Errors (UserError naming the kernel's
-  /// first loop): not a power of two in 1..16, another pid_type; at code generation, a
-  /// loop without such a loop over K (a dot on mma.sync, an accumulator not from zeros,
-  /// other carried values).
+  /// order of the f32 additions only. Applies to pid_type flat, where the top-level loop
+  /// holds one loop over K whose carried values are sums of products on wgmma (sm_90
+  /// tensor cores) starting from ts::zeros; elsewhere (a dot on mma.sync, e.g. rows not
+  /// 16-byte aligned; an accumulator not from zeros; other carried values) the kernel
+  /// runs unsplit and its CUDA says why ("split_k 2 is not applied: ..."). Default 1
+  /// (none). Errors (UserError naming the kernel's first loop): not a power of two in
+  /// 1..16, another pid_type.
   std::optional<int> split_k;
   /// loop_orders and flatten_loops have one entry per loop of two or more dimensions
   /// (`ts::tile(m, n)`, `ts::grid(m, n)`), top-level and nested alike, in trace order: a

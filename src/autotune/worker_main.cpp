@@ -82,8 +82,9 @@ class Worker {
           const int64_t bytes = p.at("workspace").get<int64_t>();
           const int64_t zeroed = p.at("zeroed_from").get<int64_t>();
           const int device = device_;
-          x.workspace.reset(rt::device_alloc(bytes, device),
-                            [device, bytes](void* w) { rt::device_free(w, device, nullptr, bytes); });
+          x.workspace.reset(rt::device_alloc(bytes, device), [device, bytes](void* w) {
+            rt::device_free(w, device, nullptr, bytes);
+          });
           rt::memset_d8(static_cast<char*>(x.workspace.get()) + zeroed, 0, bytes - zeroed);
           v.words[0] = reinterpret_cast<uint64_t>(x.workspace.get());
         } else if (p.contains("map")) {

@@ -434,7 +434,11 @@ void Emitter::run() {
     multicast_ |= n->op == Op::Multicast;
   }
 
-  if (plan_.split_k > 1) split_loop_ = find_split_loop();
+  // Split-K where a loop over K runs on wgmma; else not applied, as the CUDA says.
+  std::string no_split;
+  if (plan_.split_k > 1) split_loop_ = find_split_loop(no_split);
+  if (!no_split.empty())
+    line(fmt::format("// split_k {} is not applied: {}", plan_.split_k, no_split));
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;
   const passes::LoopKnobs& knobs = plan_.knobs(n);

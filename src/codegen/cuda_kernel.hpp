@@ -16,14 +16,14 @@ namespace tessel::codegen {
 /// One kernel parameter, in the order of the generated signature.
 struct Param {
   enum Kind : uint8_t {
-    tensor_ptr,     // node: tensor (Arg/Alloc): its data pointer
-    host_int,       // node: host-computable integer scalar: evaluated on the host (i64 or i32)
-    host_float,     // node: host-computable float scalar (passed as float; f64 as double)
-    device_ptr,     // node: DeviceScalar: pointer to its element (read in the kernel)
-    tensor_size,    // node: tensor, dim: its size (index dtype)
-    tensor_stride,  // node: tensor, dim: its stride in elements (index dtype)
-    check_record,   // Settings::check_bounds: the call's rt::BoundsRecord (long long*)
-    tensor_map,     // node: a load by tensor descriptor: its tensor's CUtensorMap (128 bytes)
+    tensor_ptr,       // node: tensor (Arg/Alloc): its data pointer
+    host_int,         // node: host-computable integer scalar: evaluated on the host (i64 or i32)
+    host_float,       // node: host-computable float scalar (passed as float; f64 as double)
+    device_ptr,       // node: DeviceScalar: pointer to its element (read in the kernel)
+    tensor_size,      // node: tensor, dim: its size (index dtype)
+    tensor_stride,    // node: tensor, dim: its stride in elements (index dtype)
+    check_record,     // Settings::check_bounds: the call's rt::BoundsRecord (long long*)
+    tensor_map,       // node: a load by tensor descriptor: its tensor's CUtensorMap (128 bytes)
     split_workspace,  // Config::split_k: the call's workspace (CudaKernel::split_bytes)
   };
   Kind kind;

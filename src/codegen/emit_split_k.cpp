@@ -16,28 +16,22 @@ namespace tessel::codegen {
 using ir::Node;
 using ir::Op;
 
-const Node* Emitter::find_split_loop() const {
-  auto fail = [&](const Node* at, const std::string& what) {
-    throw UserError(g_.kernel_name, at->loc, fmt::format("split_k {}: {}", plan_.split_k, what),
-                    "use split_k 1, or a loop over K whose ts::dot runs on wgmma (sm_90 tensor "
-                    "cores: the layout stage's dump says where each dot runs) into accumulators "
-                    "from ts::zeros");
-  };
+const Node* Emitter::find_split_loop(std::string& why_not) const {
   const Node* found = nullptr;
+  int loops = 0;
   ir::walk(top_->body, [&](const Node* m) {
-    if (m->op != Op::Loop || !live_.count(m) || rings_of(m).empty()) return;
-    if (found) fail(m, "the program has two loops with dots on wgmma; split-K splits one");
-    found = m;
+    if (m->op == Op::Loop && live_.count(m) && !rings_of(m).empty()) found = m, ++loops;
   });
-  if (!found) fail(top_, "the program has no loop whose ts::dot runs on wgmma");
-  if (std::find(top_->body.begin(), top_->body.end(), found) == top_->body.end())
-    fail(found, "the loop over K is nested in another loop of the program");
-  for (const Node* c : found->carried)
+  if (!found)
+    why_not = "the program has no loop whose ts::dot runs on wgmma";
+  else if (loops > 1)
+    why_not = "the program has two loops with dots on wgmma";
+  else if (std::find(top_->body.begin(), top_->body.end(), found) == top_->body.end())
+    why_not = "the loop over K is nested in another loop of the program";
+  for (const Node* c : found&& why_not.empty() ? found->carried : std::vector<Node*>{})
     if (live_.count(c) && !starts_from_zeros(found, c))
-      fail(found,
-           "the loop over K carries a value other than a dot's accumulator from ts::zeros (each "
-           "share would start from it)");
-  return found;
+      why_not = "the loop over K carries a value other than a dot's accumulator from ts::zeros";
+  return why_not.empty() ? found : nullptr;
 }
 
 void Emitter::emit_split_program() {

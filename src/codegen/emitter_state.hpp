@@ -168,8 +168,8 @@ class Emitter {
   // ---- split-K (Config::split_k, emit_split_k.cpp) ----
   /// The loop over K whose tiles the programs of an output tile share: the one loop of
   /// the nest with wgmma rings, a statement of the top-level loop's body, carrying only
-  /// their accumulators from zeros. Errors: UserError naming the loop otherwise.
-  const ir::Node* find_split_loop() const;
+  /// their accumulators from zeros; else nullptr and `why_not` says why.
+  const ir::Node* find_split_loop(std::string& why_not) const;
   /// The flat program's tile and share: pid = blockIdx.x / split_k, split = the rest.
   void emit_split_program();
   /// The share of the loop over K's tiles that this program sums: lb/le of `loop`.

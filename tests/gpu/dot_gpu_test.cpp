@@ -296,7 +296,8 @@ TEST(DotGpu, AGroupedMatmulInACudaGraphFollowsTheDeviceRowCount) {
 }
 
 // Split-K (Config::split_k) against the interpreter: ragged M, N and K; shares without a
-// tile of K (one tile of K split 4 ways, and K = 0); M = 16 (decode); 8 shares of a long K;
+// tile of K (one tile of K split 4 ways); K = 0 (no dot on wgmma: not split); M = 16
+// (decode); 8 shares of a long K;
 // a fused bias + gelu epilogue; two dots in one loop. Each kernel is called twice, the
 // second call's counters reset by the first call's last programs.
 TEST(DotGpu, SplitKMatchesTheInterpreter) {
