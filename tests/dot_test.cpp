@@ -438,9 +438,10 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
     EXPECT_TRUE(space.valid(p));
     ts::Config c = space.config(p);
     const bool persistent = c.pid_type == ts::PidType::persistent_blocked;
-    configs.push_back(fmt::format("{}x{}x{} w{} s{}{}", c.block_sizes->at(0), c.block_sizes->at(1),
-                                  c.block_sizes->at(2), *c.num_warps, *c.num_stages,
-                                  persistent ? " p" : ""));
+    configs.push_back(fmt::format("{}x{}x{} w{} s{}{}{}", c.block_sizes->at(0),
+                                  c.block_sizes->at(1), c.block_sizes->at(2), *c.num_warps,
+                                  *c.num_stages, persistent ? " p" : "",
+                                  c.split_k ? fmt::format(" k{}", *c.split_k) : ""));
   }
   EXPECT_NE(std::find(configs.begin(), configs.end(), "128x128x32 w4 s2"), configs.end());
   EXPECT_NE(std::find(configs.begin(), configs.end(), "128x256x32 w8 s2"), configs.end());
@@ -449,7 +450,20 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
   // wgmma in persistent programs, the ring running across their tiles
   EXPECT_NE(std::find(configs.begin(), configs.end(), "128x256x64 w8 s4 p"), configs.end())
       << fmt::format("{}", fmt::join(configs, "; "));
-  EXPECT_EQ(configs.size(), 10u) << fmt::format("{}", fmt::join(configs, "; "));
+  // split-K for M = 16 (decode)
+  EXPECT_NE(std::find(configs.begin(), configs.end(), "64x128x64 w4 s4 k2"), configs.end())
+      << fmt::format("{}", fmt::join(configs, "; "));
+  EXPECT_EQ(configs.size(), 11u) << fmt::format("{}", fmt::join(configs, "; "));
+  // split_k 1, 2, 4, canonically 1 in persistent programs.
+  const auto& knobs = space.knobs();
+  auto split = std::find_if(knobs.begin(), knobs.end(),
+                            [](const ts::autotune::Knob& k) { return k.name == "split_k"; });
+  ASSERT_NE(split, knobs.end());
+  EXPECT_EQ(split->choices, (std::vector<int64_t>{1, 2, 4}));
+  ts::Config persistent = space.config(space.default_point());
+  persistent.pid_type = ts::PidType::persistent_blocked;
+  persistent.split_k = 4;
+  EXPECT_FALSE(space.config(space.canonical(space.point(persistent))).split_k.has_value());
   // Without a sum of products, none.
   auto add = ts::kernel("add", [](ts::Tensor a, ts::Tensor b) {
     ts::Tensor out = ts::empty_like(a);

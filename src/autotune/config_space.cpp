@@ -130,6 +130,12 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   if (forced.pid_type) pids = {pid(*forced.pid_type)};
   knobs_.push_back({Knob::pid_type, 0, "pid_type", pids, false});
   bool any_persistent = std::any_of(pids.begin(), pids.end(), is_persistent);
+  // Split-K for dots of flat programs (Config::split_k; not applied where no loop over K
+  // runs on wgmma).
+  bool flat = std::find(pids.begin(), pids.end(), pid(PidType::flat)) != pids.end();
+  knobs_.push_back({Knob::split_k, 0, "split_k",
+                    fixed_or(forced.split_k, products && flat ? std::vector<int64_t>{1, 2, 4}
+                                                              : std::vector<int64_t>{1})});
   knobs_.push_back(
       {Knob::num_sm_multiplier, 0, "num_sm_multiplier",
        fixed_or(forced.num_sm_multiplier,
@@ -301,6 +307,9 @@ Config ConfigSpace::config(const Point& p) const {
       case Knob::l2_grouping:
         (*c.l2_groupings)[k.index] = static_cast<int>(v);
         break;
+      case Knob::split_k:
+        c.split_k = v > 1 ? std::optional<int>(static_cast<int>(v)) : std::nullopt;
+        break;
       case Knob::indexing:
         // Set only when some load takes a tensor descriptor (configs stay short otherwise).
         if (v != 0) {
@@ -370,6 +379,9 @@ Point ConfigSpace::point(const Config& c) const {
         if (c.l2_groupings && k.index < static_cast<int>(c.l2_groupings->size()))
           v = (*c.l2_groupings)[k.index];
         break;
+      case Knob::split_k:
+        v = c.split_k.value_or(1);
+        break;
       case Knob::indexing:  // one entry for all ops, or one per op (loads first)
         if (c.indexing) {
           const size_t j = c.indexing->size() == 1 ? 0 : static_cast<size_t>(k.index);
@@ -409,6 +421,9 @@ Point ConfigSpace::canonical(Point p) const {
     if (knobs_[i].kind == Knob::pid_type) xyz = v == static_cast<int64_t>(PidType::xyz);
     if (knobs_[i].kind == Knob::pid_type) persistent_pid = is_persistent(v);
     if (knobs_[i].kind == Knob::flatten_loop && v) flat.insert(knobs_[i].index);
+    if (knobs_[i].kind == Knob::pid_type && v != static_cast<int64_t>(PidType::flat))
+      for (size_t j = 0; j < knobs_.size(); ++j)
+        if (knobs_[j].kind == Knob::split_k) set_one(j);
     if (knobs_[i].kind != Knob::pid_type || is_persistent(v)) continue;
     for (size_t j = 0; j < knobs_.size(); ++j)
       if (knobs_[j].kind == Knob::num_sm_multiplier) set_one(j);
@@ -505,14 +520,15 @@ std::vector<Point> ConfigSpace::matmul_points() const {
     int64_t m, n, k;
     int warps, stages;
     bool persistent = false;  // persistent_blocked programs (no l2_groupings: slower there)
+    int split = 1;            // split_k
   };
   // mma.sync tiles, then wgmma ones (K blocks of 64, TMA rings: passes/tensor_cores.hpp); a
   // persistent program's ring runs on into its next tile (Contraction::Mma::across_programs).
-  static const Tile kTiles[] = {{128, 128, 32, 4, 2},       {128, 64, 32, 4, 2},
-                                {64, 64, 32, 4, 2},         {128, 256, 32, 8, 2},
-                                {16, 32, 128, 2, 2},        {128, 256, 64, 8, 4},
-                                {128, 128, 64, 4, 4},       {256, 128, 64, 8, 3},
-                                {128, 256, 64, 8, 4, true}, {256, 128, 64, 8, 4, true}};
+  static const Tile kTiles[] = {
+      {128, 128, 32, 4, 2},       {128, 64, 32, 4, 2},          {64, 64, 32, 4, 2},
+      {128, 256, 32, 8, 2},       {16, 32, 128, 2, 2},          {128, 256, 64, 8, 4},
+      {128, 128, 64, 4, 4},       {256, 128, 64, 8, 3},         {128, 256, 64, 8, 4, true},
+      {256, 128, 64, 8, 4, true}, {64, 128, 64, 4, 4, false, 2}};
   std::vector<Point> out;
   const Config base = config(default_);
   for (const ir::Node* loop : graph_.host) {
@@ -530,6 +546,7 @@ std::vector<Point> ConfigSpace::matmul_points() const {
         cfg.num_warps = t.warps;
         cfg.num_stages = t.stages;
         if (t.persistent) cfg.pid_type = PidType::persistent_blocked;
+        if (t.split > 1) cfg.split_k = t.split;
         Point p = canonical(point(cfg));
         if (valid(p) && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
       }

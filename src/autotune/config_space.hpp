@@ -33,6 +33,8 @@
 // - l2_groupings[j], one per top-level loop of two or more dims (passes::grouped_loops):
 //   1, 2, 4, ..., 64; only 1 when pid_type is forced to xyz or the loop is forced flat.
 //   Kernels without loops of two or more dims have none of these three knobs.
+// - split_k: 1, 2, 4, for kernels with a sum of products (a ts::dot) whose pid_type may be
+//   flat; canonically 1 with another pid_type.
 // - indexing[i], one per load (Graph::num_loads) that the TMA may move
 //   (passes::tma_may_move) and that is not a factor of a ts::dot, when the space is made
 //   for a GPU with the TMA (sm_90 and later): pointer, tensor_descriptor (Helion's
@@ -75,7 +77,8 @@ struct Knob {
     loop_order,
     flatten_loop,
     l2_grouping,
-    indexing
+    indexing,
+    split_k
   };
   Kind kind;
   int index = 0;     // block id, reduction dim, tunable position, load or loop index
@@ -128,7 +131,8 @@ class ConfigSpace {
   /// 4 warps for large squares, 128 x 64 x 32 for small ones, 64 x 64 x 32, 128 x 256 x 32 on
   /// 8 warps, 16 x 32 x 128 on 2 warps for M = 16; for wgmma 128 x 256 x 64 on 8 warps with
   /// 4 stages, 128 x 128 x 64 on 4 with 4, 256 x 128 x 64 on 8 with 3; the other knobs as the
-  /// default point; nearest choices, canonical, valid only, without duplicates. The quick
+  /// default point; 64 x 128 x 64 on 4 warps with 4 stages and split_k 2 for M = 16;
+  /// nearest choices, canonical, valid only, without duplicates. The quick
   /// search starts from them too (pattern_search).
   std::vector<Point> matmul_points() const;
   /// `p` with every knob of `kind` moved by `steps` (clamped), canonical.
