@@ -464,6 +464,15 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
   persistent.pid_type = ts::PidType::persistent_blocked;
   persistent.split_k = 4;
   EXPECT_FALSE(space.config(space.canonical(space.point(persistent))).split_k.has_value());
+  // M = 16 (decode): M's block still reaches wgmma's 64 rows, so the split-K seed applies.
+  ts::Buffer x16 = ts::Buffer::zeros({16, 4096}, ts::bf16);
+  ts::autotune::ConfigSpace decode(autotune_test::graph_of(k, x16, y), {}, "dot_matmul");
+  bool seeded = false;
+  for (const ts::autotune::Point& p : decode.matmul_points()) {
+    ts::Config c = decode.config(p);
+    seeded |= c.block_sizes->at(0) == 64 && c.block_sizes->at(1) == 128 && c.split_k == 2;
+  }
+  EXPECT_TRUE(seeded);
   // Without a sum of products, none.
   auto add = ts::kernel("add", [](ts::Tensor a, ts::Tensor b) {
     ts::Tensor out = ts::empty_like(a);

@@ -133,6 +133,21 @@ TEST(SplitK, IsNotAppliedWithoutADotOnWgmmaIntoAnAccumulatorFromZeros) {
   unsplit(
       nvrtc_test::compile(make_dot(ts::Settings{.config = split(64, 128, 64, 4, 4, 2)}, 1.0), x, y),
       "the loop over K carries a value other than a dot's accumulator from ts::zeros");
+  // A write before the loop over K would run in each share.
+  auto writes_first = ts::kernel(
+      "writes_first",
+      [](ts::Tensor a, ts::Tensor b, ts::Tensor out) {
+        for (auto [tm, tn] : ts::tile(a.size(0), b.size(1))) {
+          out(tm, tn) = out(tm, tn) + 1.0;
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(a.size(1))) acc = ts::dot(a(tm, tk), b(tk, tn), acc);
+          out(tm, tn) = out(tm, tn) + acc;
+        }
+      },
+      ts::Settings{.config = split(64, 128, 64, 4, 4, 2)});
+  ts::Buffer o = ts::Buffer::zeros({200, 272}, ts::f32);
+  unsplit(nvrtc_test::compile(writes_first, x, y, o),
+          "the program writes memory before the loop over K (each share would)");
   // An elementwise kernel has no loop over K.
   auto add = ts::kernel(
       "add2",

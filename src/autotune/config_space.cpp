@@ -57,6 +57,14 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   base_.indexing = forced.indexing;
 
   std::vector<int64_t> carried = carried_extents(g);
+  // A dot's M and N blocks reach 64 however short the extent: wgmma multiplies tiles of
+  // 64 rows (M = 16 in a 64-row tile, the decode case, runs on wgmma and can split K).
+  std::set<int> product_dims;
+  for (const ir::Node* loop : g.host)
+    if (loop->op == ir::Op::Loop)
+      for (const passes::ContractionMatch& c : passes::find_contractions(loop))
+        for (const ir::Sym* s : c.sum->shape)
+          if (s && s->block_id >= 0) product_dims.insert(s->block_id);
   for (int b = 0; b < g.num_block_sizes; ++b) {
     Knob k{Knob::block_size, b, "block_sizes[" + std::to_string(b) + "]", {}, true};
     int64_t d = def.block_sizes->at(b);
@@ -66,6 +74,7 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
       int64_t hint = g.block_size_hint.at(b);
       auto [rmin, rmax] = g.block_size_range.at(b);
       int64_t hi = std::min(hint > 0 ? next_pow2(hint) : kUnknownExtentBlock, kMaxBlock);
+      if (product_dims.count(b)) hi = std::max<int64_t>(hi, 64);
       int64_t lo = (hi <= 16 || carried[b] >= 16) ? 1 : 16;
       if (rmin > 0) lo = std::max(lo, next_pow2(rmin));
       if (rmax > 0) hi = std::min(hi, prev_pow2(rmax));

@@ -22,13 +22,26 @@ const Node* Emitter::find_split_loop(std::string& why_not) const {
   ir::walk(top_->body, [&](const Node* m) {
     if (m->op == Op::Loop && live_.count(m) && !rings_of(m).empty()) found = m, ++loops;
   });
-  if (!found)
+  if (!found) {
     why_not = "the program has no loop whose ts::dot runs on wgmma";
-  else if (loops > 1)
+    return nullptr;
+  }
+  if (loops > 1) {
     why_not = "the program has two loops with dots on wgmma";
-  else if (std::find(top_->body.begin(), top_->body.end(), found) == top_->body.end())
+    return nullptr;
+  }
+  auto at = std::find(top_->body.begin(), top_->body.end(), found);
+  if (at == top_->body.end()) {
     why_not = "the loop over K is nested in another loop of the program";
-  for (const Node* c : found&& why_not.empty() ? found->carried : std::vector<Node*>{})
+    return nullptr;
+  }
+  // Code before the loop runs in every program of the tile: a write there would repeat.
+  for (auto it = top_->body.begin(); it != at; ++it)
+    ir::walk({*it}, [&](const Node* m) {
+      if (live_.count(m) && ir::writes_memory(m))
+        why_not = "the program writes memory before the loop over K (each share would)";
+    });
+  for (const Node* c : found->carried)
     if (live_.count(c) && !starts_from_zeros(found, c))
       why_not = "the loop over K carries a value other than a dot's accumulator from ts::zeros";
   return why_not.empty() ? found : nullptr;
