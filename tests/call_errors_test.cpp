@@ -8,6 +8,7 @@
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
+#include "runtime/kernel_tuning.hpp"
 #include "user_error_util.hpp"
 
 namespace ts = tessel;
@@ -81,6 +82,33 @@ TEST(Errors, TensorSmallerThanTheTileLoopIndexingIt) {
     EXPECT_EQ(k(mat(8, 12), mat(8, 12)).to_vector(), std::vector<double>(96, 0.0));
     EXPECT_NE(user_error([&] { k(mat(16, 16), mat(15, 16)); }), "<no error>");
   }
+}
+
+// Where the key fixes both sizes (static shapes), a cover check that holds is decided when
+// tracing and left out of the host program; one that fails stays and raises on the call.
+TEST(Errors, ACoverCheckOfSizesTheKeyFixesIsLeftOutWhenItHolds) {
+  auto k = ts::kernel(
+      "add_fixed",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(1))) out(tm, tn) = x(tm, tn) + y(tm, tn);
+        return out;
+      },
+      ts::Settings{.static_shapes = true});
+  auto checks = [&](const ts::Buffer& x, const ts::Buffer& y) {
+    int n = 0;
+    for (const ts::ir::Node* node :
+         ts::rt::traced_graph(k.impl(), ts::detail::call_args(x, y)).host)
+      n += node->op == ts::ir::Op::ShapeCheck;
+    return n;
+  };
+  EXPECT_EQ(checks(mat(8, 12), mat(8, 12)), 0);
+  EXPECT_EQ(checks(mat(8, 12), mat(9, 13)), 0);
+  EXPECT_EQ(checks(mat(8, 12), mat(8, 10)), 1);
+  EXPECT_EQ(k(mat(8, 12), ts::Buffer::full({9, 13}, 1.0, ts::f32)).to_vector(),
+            std::vector<double>(96, 1.0));
+  EXPECT_NE(user_error([&] { k(mat(8, 12), mat(8, 10)); }).find("less than the bound"),
+            std::string::npos);
 }
 
 // An output argument whose elements overlap (stride 0) would race on a GPU.

@@ -229,8 +229,8 @@ TEST(Contractions, TheStageFindsTheContractionInParsedIrText) {
     EXPECT_NE(d.find("32 registers per value; slots outer to inner: [t0: 64] [t1: 64]\n"),
               std::string::npos)
         << d;
-    EXPECT_NE(d.find("contracts %17 over t2, 16640 bytes of shared memory; factors: %16 in vectors "
-                     "of 4, 4 groups, [t0: 64] [t2: 32] padded; %15"),
+    EXPECT_NE(d.find("contracts %16 over t2, 16640 bytes of shared memory; factors: %15 in vectors "
+                     "of 4, 4 groups, [t0: 64] [t2: 32] padded; %14"),
               std::string::npos)
         << d;
   }

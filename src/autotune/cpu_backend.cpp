@@ -29,21 +29,16 @@ std::vector<Buffer> CpuBackend::run(const Config& config) {
   env.args.resize(args_.size());
   env.arg_buffers.resize(args_.size());
   std::vector<Buffer> inputs(args_.size());  // fresh inputs every run
+  std::vector<detail::CallArg> fresh = args_;
   for (size_t i = 0; i < args_.size(); ++i) {
     if (const Buffer* b = detail::buffer_arg(args_[i])) {
       inputs[i] = Buffer::empty(b->shape(), b->dtype(), cpu(), {});
       inputs[i].copy_from(*b, {});
       env.arg_buffers[i] = &inputs[i];
-      env.args[i].shape = &inputs[i].shape();
-      env.args[i].strides = &inputs[i].strides();
-    } else if (const int64_t* v = std::get_if<int64_t>(&args_[i])) {
-      env.args[i].ivalue = *v;
-      env.args[i].fvalue = static_cast<double>(*v);
-    } else {
-      env.args[i].fvalue = std::get<double>(args_[i]);
-      env.args[i].ivalue = static_cast<int64_t>(env.args[i].fvalue);
+      fresh[i] = &inputs[i];
     }
   }
+  rt::arg_values(fresh, env.args);
   std::vector<Buffer> outs = rt::run_host_program(g, complete, env, nullptr);
   // Then written arguments that are not returned.
   std::vector<const ir::Node*> written;

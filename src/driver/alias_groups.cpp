@@ -20,17 +20,14 @@ std::pair<uintptr_t, uintptr_t> byte_range(const Buffer& b) {
 }
 
 std::vector<int> alias_groups(const std::vector<const Buffer*>& tensors) {
-  const int n = static_cast<int>(tensors.size());
-  // Each tensor's range once (on the stack for the usual few arguments).
-  std::pair<uintptr_t, uintptr_t> stack[16];
-  std::vector<std::pair<uintptr_t, uintptr_t>> heap;
-  std::pair<uintptr_t, uintptr_t>* range = stack;
-  if (n > 16) {
-    heap.resize(n);
-    range = heap.data();
-  }
-  for (int i = 0; i < n; ++i)
-    range[i] = tensors[i] ? byte_range(*tensors[i]) : std::pair<uintptr_t, uintptr_t>{0, 0};
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i]) ranges[i] = byte_range(*tensors[i]);
+  return alias_groups(ranges);
+}
+
+std::vector<int> alias_groups(std::span<const std::pair<uintptr_t, uintptr_t>> range) {
+  const int n = static_cast<int>(range.size());
   auto overlap = [&](int i, int j) {
     auto [a0, a1] = range[i];
     auto [b0, b1] = range[j];

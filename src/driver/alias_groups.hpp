@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -20,5 +21,7 @@ std::pair<uintptr_t, uintptr_t> byte_range(const Buffer& b);
 /// overlaps no other tensor's. Empty when no two ranges overlap (the common case; no
 /// allocation).
 std::vector<int> alias_groups(const std::vector<const Buffer*>& tensors);
+/// The same over each argument's byte_range ({0, 0}: not a tensor, or no elements).
+std::vector<int> alias_groups(std::span<const std::pair<uintptr_t, uintptr_t>> ranges);
 
 }  // namespace tessel::rt

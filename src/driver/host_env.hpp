@@ -2,6 +2,7 @@
 // allocated tensors, and evaluation of host scalar expressions.
 #pragma once
 
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "tessel/buffer.hpp"
 #include "tessel/config.hpp"
 #include "tessel/error.hpp"
+#include "tessel/kernel.hpp"
 
 namespace tessel::rt {
 
@@ -45,5 +47,24 @@ struct HostEnv {
   int64_t eval_int(const ir::Node* n) const { return ir::eval_host_int(n, args); }
   ir::HostScalar eval(const ir::Node* n) const { return ir::eval_host(n, args); }
 };
+
+/// The host evaluator's view of a call's arguments in `out` (one entry each): a tensor's
+/// shape and strides, a number as both an integer and a double (truncated, or converted).
+inline void arg_values(detail::CallArgs args, std::span<ir::ArgValue> out) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    ir::ArgValue& v = out[i];
+    v = {};
+    if (const Buffer* b = detail::buffer_arg(args[i])) {
+      v.shape = &b->shape();
+      v.strides = &b->strides();
+    } else if (const int64_t* n = std::get_if<int64_t>(&args[i])) {
+      v.ivalue = *n;
+      v.fvalue = static_cast<double>(*n);
+    } else {
+      v.fvalue = std::get<double>(args[i]);
+      v.ivalue = static_cast<int64_t>(v.fvalue);
+    }
+  }
+}
 
 }  // namespace tessel::rt

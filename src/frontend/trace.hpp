@@ -52,6 +52,8 @@ using ir::describe_tensor;
 /// or more (a zero-stride view: its indices do not fit 32 bits). The specialization key
 /// holds this per tensor argument (runtime/kernel_impl.cpp).
 bool needs_64bit_indexing(const Buffer& b);
+/// The same, given the Buffer's shape and span (elements).
+bool needs_64bit_indexing(const std::vector<int64_t>& shape, int64_t span);
 
 class TraceContext {
  public:

@@ -62,28 +62,36 @@ bool host_computable(const Node* n) {
 
 static const Node* tensor_root(const Node* t) { return t; }
 
+// Argument i of a call (InternalError past the call's arguments).
+static const ArgValue& arg_at(std::span<const ArgValue> args, int64_t i) {
+  if (i < 0 || static_cast<size_t>(i) >= args.size())
+    throw InternalError("host evaluation of argument " + std::to_string(i) + " of a call of " +
+                        std::to_string(args.size()));
+  return args[static_cast<size_t>(i)];
+}
+
 static HostScalar make_int(int64_t v) { return {false, v, 0}; }
 static HostScalar make_float(double v) { return {true, 0, v}; }
 
-static std::vector<int64_t> alloc_shape(const Node* alloc, const std::vector<ArgValue>& args) {
+static std::vector<int64_t> alloc_shape(const Node* alloc, std::span<const ArgValue> args) {
   std::vector<int64_t> shape;
   for (const Node* e : alloc->args) shape.push_back(eval_host_int(e, args));
   return shape;
 }
 
-std::vector<int64_t> alloc_strides(const Node* alloc, const std::vector<ArgValue>& args) {
+std::vector<int64_t> alloc_strides(const Node* alloc, std::span<const ArgValue> args) {
   std::vector<int64_t> shape = alloc_shape(alloc, args);
   if (!alloc->like) return contiguous_strides(shape);
-  const ArgValue& a = args.at(alloc->like->ival);
+  const ArgValue& a = arg_at(args, alloc->like->ival);
   return preserve_format_strides(*a.shape, *a.strides);
 }
 
-HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
+HostScalar eval_host(const Node* n, std::span<const ArgValue> args) {
   switch (n->op) {
     case Op::Const:
       return is_float(n->dtype) ? make_float(n->fval) : make_int(n->ival);
     case Op::Arg: {
-      const ArgValue& a = args.at(n->ival);
+      const ArgValue& a = arg_at(args, n->ival);
       return n->arg_kind == ArgKind::float_scalar ? make_float(a.fvalue) : make_int(a.ivalue);
     }
     case Op::Size:
@@ -91,7 +99,7 @@ HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args) {
       const Node* t = tensor_root(n->args[0]);
       int d = static_cast<int>(n->ival);
       if (t->op == Op::Arg) {
-        const ArgValue& a = args.at(t->ival);
+        const ArgValue& a = arg_at(args, t->ival);
         return make_int(n->op == Op::Size ? a.shape->at(d) : a.strides->at(d));
       }
       if (n->op == Op::Size) return make_int(alloc_shape(t, args).at(d));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -41,8 +42,8 @@ class HostOverflow : public Error {
 
 /// Value of a host-computable scalar node. Throws InternalError for other nodes and
 /// HostOverflow for an integer add, sub or mul whose result does not fit int64.
-HostScalar eval_host(const Node* n, const std::vector<ArgValue>& args);
-inline int64_t eval_host_int(const Node* n, const std::vector<ArgValue>& args) {
+HostScalar eval_host(const Node* n, std::span<const ArgValue> args);
+inline int64_t eval_host_int(const Node* n, std::span<const ArgValue> args) {
   HostScalar v = eval_host(n, args);
   return v.is_float ? static_cast<int64_t>(v.f) : v.i;
 }
@@ -50,7 +51,7 @@ inline int64_t eval_host_int(const Node* n, const std::vector<ArgValue>& args) {
 /// Strides (elements) of the tensor of Alloc `alloc` on the call of `args`: row-major,
 /// or, for an allocation like an argument (Node::like), that argument's stride order
 /// (preserve_format_strides, common/preserve_format.hpp: torch's empty_like).
-std::vector<int64_t> alloc_strides(const Node* alloc, const std::vector<ArgValue>& args);
+std::vector<int64_t> alloc_strides(const Node* alloc, std::span<const ArgValue> args);
 
 /// A ShapeCheck node's test on one call, given its two sizes a and b: ival 0 needs a == b
 /// (dimensions indexed with ts::all that the kernel combines), ival 1 needs a >= b (a

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <span>
 
 #include "driver/alias_groups.hpp"
 #include "frontend/trace.hpp"
@@ -48,59 +49,75 @@ ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
 
 void write_argument_key(CallArgs args, const std::vector<ParamKind>& params, bool exact,
                         bool on_gpu, bool check_bounds, KeyText& k) {
-  k.reserve(8);
-  k.put(on_gpu ? 'g' : 'c');
+  // Each tensor's bytes once: for the alias groups and for its span (64-bit indexing).
+  std::pair<uintptr_t, uintptr_t> stack[16];
+  std::vector<std::pair<uintptr_t, uintptr_t>> heap;
+  std::span<std::pair<uintptr_t, uintptr_t>> ranges(stack, std::min<size_t>(args.size(), 16));
+  if (args.size() > 16) {
+    heap.resize(args.size());
+    ranges = heap;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Buffer* b = buffer_arg(args[i]);
+    ranges[i] = b ? rt::byte_range(*b) : std::pair<uintptr_t, uintptr_t>{0, 0};
+  }
+  const std::vector<int> groups = rt::alias_groups(ranges);
   bool big = false;
-  const std::vector<int> groups = rt::alias_groups(tensor_args(args));
+  char* p = k.begin(1);
+  *p++ = on_gpu ? 'g' : 'c';
+  k.end(p);
   for (size_t i = 0; i < args.size(); ++i) {
     if (const Buffer* b = buffer_arg(args[i])) {
-      int es = dtype_size(b->dtype());
+      const int es = dtype_size(b->dtype());
       const std::vector<int64_t>& shape = b->shape();
       const std::vector<int64_t>& strides = b->strides();
       const size_t rank = shape.size();
-      k.reserve(16 + 4 * rank);  // all but the digits of exact sizes and indices (put_int)
-      k.put('|');
-      k.put(static_cast<char>('a' + static_cast<int>(b->dtype())));
-      k.put(static_cast<char>('0' + b->dim()));  // one character per field where it fits
+      // Per dim at most ',', '#' and an integer, or ',' and three marks; around them the
+      // dtype, rank, stride class, unit dim, alignment, alias group and device.
+      p = k.begin(8 + 2 * KeyText::kIntChars + rank * (2 + KeyText::kIntChars));
+      *p++ = '|';
+      *p++ = static_cast<char>('a' + static_cast<int>(b->dtype()));
+      *p++ = static_cast<char>('0' + rank);  // one character per field where it fits
       for (size_t d = 0; d < rank; ++d) {
-        int64_t s = shape[d];
-        k.put(',');
+        const int64_t s = shape[d];
+        *p++ = ',';
         if (exact) {
-          k.put('#');
-          k.put_int(s);
-          k.reserve(4 * (rank - d));
+          *p++ = '#';
+          p = KeyText::put_int(p, s);
         } else {
-          k.put(s == 1 ? '-' : size_bucket(s));
+          *p++ = s == 1 ? '-' : size_bucket(s);
+          if (s % 16 == 0) *p++ = '%';                      // Triton's divisibility by 16
+          if (ir::size_fixed_by_key(s, false)) *p++ = '!';  // exactly its power of two
         }
-        if (!exact && s % 16 == 0) k.put('%');  // Triton's divisibility-by-16 specialization
-        if (!exact && ir::size_fixed_by_key(s, false)) k.put('!');  // exactly its power of two
         // Every stride but a unit innermost one: vectors along another dim (a transposed
         // view) are aligned when all the others are (Emitter::outer_strides_aligned).
-        if (d + 1 < rank || strides[d] != 1) k.put((strides[d] * es) % 16 == 0 ? 'a' : 'u');
+        if (d + 1 < rank || strides[d] != 1) *p++ = (strides[d] * es) % 16 == 0 ? 'a' : 'u';
       }
       if (rank > 0) {
-        k.put(strides[rank - 1] == 1 ? 'c' : 's');
+        *p++ = strides[rank - 1] == 1 ? 'c' : 's';
         if (strides[rank - 1] != 1)
-          if (int u = unit_stride_dim(*b); u >= 0) k.put_int(u);
+          if (int u = unit_stride_dim(*b); u >= 0) p = KeyText::put_int(p, u);
       }
-      k.reserve(4);
-      k.put((reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0) ? 'A' : 'U');
+      *p++ = reinterpret_cast<uintptr_t>(b->data_ptr()) % 16 == 0 ? 'A' : 'U';
       if (!groups.empty() && groups[i] >= 0) {  // may share memory with another argument
-        k.put('S');
-        k.put_int(groups[i]);
+        *p++ = 'S';
+        p = KeyText::put_int(p, groups[i]);
       }
-      big |= frontend::needs_64bit_indexing(*b);
       if (on_gpu) {
-        k.reserve(2);
-        k.put('@');
-        k.put(static_cast<char>('0' + b->device().index));
+        *p++ = '@';
+        *p++ = static_cast<char>('0' + b->device().index);
       }
+      k.end(p);
+      big |= frontend::needs_64bit_indexing(
+          shape, static_cast<int64_t>(ranges[i].second - ranges[i].first) / es);
     } else if (params[i] == ParamKind::specialized || params[i] == ParamKind::specialized_int) {
       k.put("|=");
-      if (std::holds_alternative<int64_t>(args[i]))
-        k.put_int(std::get<int64_t>(args[i]));
-      else
+      if (std::holds_alternative<int64_t>(args[i])) {
+        p = k.begin(KeyText::kIntChars);
+        k.end(KeyText::put_int(p, std::get<int64_t>(args[i])));
+      } else {
         k.put(fmt::format("{}", std::get<double>(args[i])));
+      }
     } else if (const int64_t* v = std::get_if<int64_t>(&args[i])) {
       k.put("|i");
       big |= *v < INT32_MIN || *v > INT32_MAX;  // as Triton types such an int i64

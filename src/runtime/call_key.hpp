@@ -16,25 +16,27 @@ namespace tessel::detail {
 
 /// A specialization key being written (KernelImpl::key): characters stored through an
 /// index into a buffer reused by the thread's calls, which grows when an argument may not
-/// fit (a call builds its key every time).
+/// fit (a call builds its key every time). Runs of characters are written through a
+/// cursor (`begin`, then `end`): a local pointer, which stores of characters do not
+/// make the compiler reload as they would a member.
 class KeyText {
  public:
   explicit KeyText(std::string& buf) : buf_(buf) {}
-  /// Room for `m` more characters.
-  void reserve(size_t m) {
+  /// Room for `m` more characters: where to write them.
+  char* begin(size_t m) {
     if (n_ + m > buf_.size()) [[unlikely]]
       grow(n_ + m);
+    return buf_.data() + n_;
   }
-  /// Appends one character (after reserve).
-  void put(char c) { buf_[n_++] = c; }
-  /// Appends the decimal digits of v.
-  void put_int(int64_t v) {
-    reserve(24);
-    n_ = static_cast<size_t>(std::to_chars(&buf_[n_], &buf_[n_] + 24, v).ptr - buf_.data());
-  }
+  /// The characters up to `p` (from begin's cursor) are written.
+  void end(const char* p) { n_ = static_cast<size_t>(p - buf_.data()); }
+  /// Writes the decimal digits of v at p (at most kIntChars): past them.
+  static char* put_int(char* p, int64_t v) { return std::to_chars(p, p + kIntChars, v).ptr; }
+  static constexpr size_t kIntChars = 20;  // "-9223372036854775808"
   void put(std::string_view t) {
-    reserve(t.size());
-    for (char c : t) buf_[n_++] = c;
+    char* p = begin(t.size());
+    for (char c : t) *p++ = c;
+    end(p);
   }
   std::string_view view() const { return {buf_.data(), n_}; }
 

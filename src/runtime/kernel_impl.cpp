@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -64,7 +65,9 @@ bool env_flag(const char* name) {
 /// One traced specialization and its compiled forms.
 struct Specialization {
   std::mutex mu;
-  bool traced = false;
+  /// Set under `mu` once what they announce is done, read without it by cached calls:
+  /// the graph is traced; the GPU program is made; the interpreter's code is shown.
+  std::atomic<bool> traced{false};
   ir::Graph graph;
   /// The compile pipeline's result for `graph` and the specialization's config (its CUDA
   /// emitted once the specialization runs on a GPU: KernelImpl::make_gpu_program).
@@ -94,7 +97,8 @@ struct Specialization {
   const ir::Graph& program() const { return stages.program(); }
   const Config& config() const { return stages.config; }
   std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call (refers to stages)
-  bool code_shown = false;              // interpreter: show_interpreted_code has run
+  std::atomic<bool> gpu_made{false};
+  std::atomic<bool> code_shown{false};  // TESSEL_PRINT_CODE, TESSEL_DUMP_DIR: once
   std::vector<int> written_args;        // positions of the tensor arguments the kernel stores to
 };
 
@@ -272,22 +276,6 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
   if (rt::LaunchObserver* o = rt::launch_observer(); o && o->dry) on_gpu = true;
 }
 
-// The host evaluator's view of call arguments (shapes, strides, scalars).
-static std::vector<ir::ArgValue> arg_values(CallArgs args) {
-  std::vector<ir::ArgValue> vals(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (const Buffer* b = buffer_arg(args[i])) {
-      vals[i].shape = &b->shape();
-      vals[i].strides = &b->strides();
-    } else if (std::holds_alternative<int64_t>(args[i])) {
-      vals[i].ivalue = std::get<int64_t>(args[i]);
-    } else {
-      vals[i].fvalue = std::get<double>(args[i]);
-    }
-  }
-  return vals;
-}
-
 // Appends the decimal digits of v (no allocation; this runs on every call).
 static void append_int(std::string& k, int64_t v) {
   char buf[24];
@@ -358,8 +346,8 @@ static void collect_layout_guards(const ir::Graph& g, std::vector<Specialization
 }
 
 // An alloc_layout guard's value on the call of `vals`.
-static char alloc_layout_value(const ir::Node* alloc, const std::vector<ir::ArgValue>& vals) {
-  const ir::ArgValue& a = vals.at(static_cast<size_t>(alloc->like->ival));
+static char alloc_layout_value(const ir::Node* alloc, std::span<const ir::ArgValue> vals) {
+  const ir::ArgValue& a = vals[static_cast<size_t>(alloc->like->ival)];
   // A row-major argument gives its own strides (no allocation on the common call).
   bool row_major = row_major_strides(*a.shape, *a.strides) ||
                    row_major_strides(*a.shape, preserve_format_strides(*a.shape, *a.strides));
@@ -369,7 +357,7 @@ static char alloc_layout_value(const ir::Node* alloc, const std::vector<ir::ArgV
 // Why index_32 guard node `n` does not fit 32-bit index arithmetic on the call of `vals`
 // ("" when it fits): an allocation of 2^31 elements or more (or with such a size), or a
 // host integer outside int32.
-static std::string index_guard_failure(const ir::Node* n, const std::vector<ir::ArgValue>& vals) {
+static std::string index_guard_failure(const ir::Node* n, std::span<const ir::ArgValue> vals) {
   constexpr int64_t kLimit = int64_t{1} << 31;
   if (n->op == ir::Op::Alloc) {
     int64_t numel = 1;
@@ -410,7 +398,8 @@ void KernelImpl::set_guards(Specialization& s, CallArgs args) {
   if (s.graph.index_dtype == DType::i32) collect_index_guards(s.graph, s.guards);
   // The values this specialization stands for (a 32-bit one: I).
   s.guard_values.clear();
-  std::vector<ir::ArgValue> vals = arg_values(args);
+  std::vector<ir::ArgValue> vals(args.size());
+  rt::arg_values(args, vals);
   for (const Specialization::Guard& g : s.guards)
     if (g.kind == Specialization::Guard::padded_extent) {
       append_int(s.guard_values, next_pow2(ir::eval_host_int(g.node, vals)));
@@ -437,6 +426,7 @@ void KernelImpl::make_gpu_program(Specialization& s, const std::string& key) {
       s.graph, s.config(),
       {.emit = codegen::PipelineOptions::Emit::all, .record_ir = !rt::dump_dir().empty()});
   s.gpu = std::make_unique<rt::GpuProgram>(s.stages, settings_, full_key(s, key));
+  s.gpu_made = true;
 }
 
 void KernelImpl::trace_into(ir::Graph& graph, CallArgs args, const Settings& settings) {
@@ -547,6 +537,7 @@ std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs 
         it = specs_.emplace(std::string(key), std::make_shared<Specialization>()).first;
       spec = it->second;
     }
+    if (spec->traced.load(std::memory_order_acquire)) return spec;
     std::lock_guard<std::mutex> lock(spec->mu);
     if (!spec->traced) {
       try {
@@ -562,7 +553,11 @@ std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs 
   };
   std::shared_ptr<Specialization> spec = get(k, false);
   if (spec->guards.empty()) return spec;
-  std::vector<ir::ArgValue> vals = arg_values(args);
+  ir::ArgValue stack[16];  // on the stack for the usual few arguments (a call's path)
+  std::vector<ir::ArgValue> heap(args.size() > 16 ? args.size() : 0);
+  std::span<ir::ArgValue> vals = args.size() > 16 ? std::span<ir::ArgValue>(heap)
+                                                  : std::span<ir::ArgValue>(stack, args.size());
+  rt::arg_values(args, vals);
   std::string g, wide;
   const ir::Node* where = nullptr;
   bool index_guards = false;
@@ -605,8 +600,11 @@ std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) 
   // elements overlaps nothing.
   for (int i : spec->written_args) {
     const Buffer& b = *std::get<const Buffer*>(args[i]);
-    for (int d = 0; d < b.dim() && b.numel() > 0; ++d)
-      if (b.stride(d) == 0 && b.size(d) > 1)
+    const std::vector<int64_t>& shape = b.shape();
+    const std::vector<int64_t>& strides = b.strides();
+    if (std::find(shape.begin(), shape.end(), 0) != shape.end()) continue;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (strides[d] == 0 && shape[d] > 1)
         fail_at(
             at,
             fmt::format(
@@ -615,7 +613,7 @@ std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) 
                 i, d, b.size(d)),
             "pass a tensor whose elements do not overlap (e.g. .contiguous())");
   }
-  {
+  if (!(on_gpu ? spec->gpu_made : spec->code_shown).load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(spec->mu);
     if (on_gpu && !spec->gpu) {
       // First GPU call of this specialization: tune, or find the tuned config on disk.
@@ -627,32 +625,38 @@ std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) 
       }
       make_gpu_program(*spec, own_key);
     }
-    if (!on_gpu && !spec->code_shown) {  // TESSEL_PRINT_CODE, TESSEL_DUMP_DIR: once
-      spec->code_shown = true;
+    if (!on_gpu && !spec->code_shown) {
       rt::show_interpreted_code(spec->graph, spec->config(), settings_, full_key(*spec, k),
                                 wants_tuning());
+      spec->code_shown = true;
     }
   }
   rt::HostEnv env;
+  // The argument vectors of the thread's previous call, handed back after this one (no
+  // allocation per call; a call made meanwhile on this thread allocates its own).
+  thread_local std::vector<ir::ArgValue> t_args;
+  thread_local std::vector<const Buffer*> t_arg_buffers;
+  env.args.swap(t_args);
+  env.arg_buffers.swap(t_arg_buffers);
+  struct GiveBack {
+    rt::HostEnv& env;
+    ~GiveBack() {
+      env.args.swap(t_args);
+      env.arg_buffers.swap(t_arg_buffers);
+    }
+  } give_back{env};
   env.graph = &spec->program();
   env.stream = stream;
   env.args.resize(args.size());
+  rt::arg_values(args, env.args);
   env.arg_buffers.resize(args.size());
   env.device = on_gpu ? cuda(0) : cpu();
   bool have_device = false;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (const Buffer* b = buffer_arg(args[i])) {
-      env.arg_buffers[i] = b;
-      env.args[i].shape = &b->shape();
-      env.args[i].strides = &b->strides();
-      if (!have_device) env.device = b->device();  // GPU Buffers under TESSEL_INTERPRET are staged
+    env.arg_buffers[i] = buffer_arg(args[i]);
+    if (env.arg_buffers[i] && !have_device) {
+      env.device = env.arg_buffers[i]->device();  // GPU Buffers under TESSEL_INTERPRET are staged
       have_device = true;
-    } else if (std::holds_alternative<int64_t>(args[i])) {
-      env.args[i].ivalue = std::get<int64_t>(args[i]);
-      env.args[i].fvalue = static_cast<double>(env.args[i].ivalue);
-    } else {
-      env.args[i].fvalue = std::get<double>(args[i]);
-      env.args[i].ivalue = static_cast<int64_t>(env.args[i].fvalue);
     }
   }
   if (!on_gpu) return rt::run_host_program(spec->program(), spec->config(), env, nullptr);
