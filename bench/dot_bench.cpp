@@ -94,7 +94,11 @@ const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},
                                      {64, 128, 64, 4, 8, 1, kFlat, 2},
                                      {64, 128, 64, 4, 6, 1, kFlat, 4},
                                      {64, 128, 128, 4, 3, 1, kFlat, 4},
-                                     {64, 64, 64, 4, 8, 1, kFlat, 8}};
+                                     {64, 64, 64, 4, 8, 1, kFlat, 8},
+                                     // two warpgroups along N
+                                     {64, 256, 64, 8, 6, 1, kFlat, 2},
+                                     {64, 128, 64, 8, 8, 1, kFlat, 2},
+                                     {64, 256, 64, 8, 4, 1, kFlat, 4}};
 
 std::vector<Shape> parse_shapes(const std::string& text) {
   std::vector<Shape> out;
@@ -289,6 +293,9 @@ int main(int argc, char** argv) {
                                          {128, 64, 4, 4},
                                          {256, 64, 4, 3},
                                          {256, 64, 4, 4},
+                                         {256, 64, 8, 3},
+                                         {256, 64, 8, 4},
+                                         {128, 64, 8, 4},
                                          {128, 128, 4, 3}}) {
       auto k = examples::make_grouped_matmul(
           ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{bn, bk},

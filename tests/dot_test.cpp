@@ -473,6 +473,20 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
     seeded |= c.block_sizes->at(0) == 64 && c.block_sizes->at(1) == 128 && c.split_k == 2;
   }
   EXPECT_TRUE(seeded);
+  // The grouped GEMM fixes M's block (64 rows): its N and K blocks, warps and stages are
+  // seeded, 8 warps giving two warpgroups along N (wgmma 64 x 128 each).
+  moe_test::Routed r = moe_test::route({64, 128}, 256, 256, 192, ts::bf16);
+  auto grouped = examples::make_grouped_matmul();
+  ts::autotune::ConfigSpace gs(autotune_test::graph_of(grouped, r.x, r.w, r.n_rows, r.block_expert),
+                               {}, "grouped_matmul");
+  std::vector<std::string> gconfigs;
+  for (const ts::autotune::Point& p : gs.matmul_points()) {
+    ts::Config c = gs.config(p);
+    gconfigs.push_back(fmt::format("{}x{} w{} s{}", c.block_sizes->at(0), c.block_sizes->at(1),
+                                   *c.num_warps, *c.num_stages));
+  }
+  EXPECT_NE(std::find(gconfigs.begin(), gconfigs.end(), "256x64 w8 s4"), gconfigs.end())
+      << fmt::format("{}", fmt::join(gconfigs, "; "));
   // Without a sum of products, none.
   auto add = ts::kernel("add", [](ts::Tensor a, ts::Tensor b) {
     ts::Tensor out = ts::empty_like(a);

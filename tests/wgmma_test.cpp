@@ -77,6 +77,61 @@ TEST(Wgmma, TakesTilesOf64RowsPerWarpgroupAndARingOfNumStagesBuffers) {
   }
 }
 
+// Warpgroups beyond M's block (64 rows each) take columns of N: a 64 x 256 tile on 8 warps
+// is two warpgroups of 64 x 128 (the grouped GEMM's 64-row tiles on two warpgroups), each
+// issuing m64n128k16 from its own columns of B; in an N-major B those start at a 64-column
+// chunk, so 32 columns each stay on mma.sync unless B is K-major.
+TEST(Wgmma, WarpgroupsBeyondTheRowsOfMTakeColumnsOfN) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({256, 256}, ts::bf16),
+             y = ts::Buffer::zeros({256, 256}, ts::bf16);
+  struct Case {
+    int64_t m, n;
+    int warps, warps_m, warps_n;
+  };
+  for (Case c : {Case{64, 256, 8, 4, 2}, Case{128, 256, 16, 8, 2}, Case{64, 128, 8, 4, 2}}) {
+    auto k = make_dot(ts::Settings{.config = staged_config(c.m, c.n, 64, c.warps, 3)});
+    stage_test::Staged s =
+        stage_test::staged("layout", false, k, staged_config(c.m, c.n, 64, c.warps, 3), x, y);
+    const passes::Layout& L = s.stages.loops.at(0).layout;
+    const passes::Contraction& con = L.contractions.at(0);
+    ASSERT_TRUE(con.mma && con.mma->wgmma) << s.text;
+    EXPECT_EQ(con.mma->warps_m, c.warps_m);
+    EXPECT_EQ(con.mma->warps_n, c.warps_n);
+    const int32_t cols = static_cast<int32_t>(c.n / c.warps_n);
+    const ts::layout::LinearLayout acc = ts::layout::wgmma_accumulator(
+        {static_cast<int32_t>(c.m), static_cast<int32_t>(c.n)}, cols, {c.warps_m, c.warps_n});
+    EXPECT_EQ(passes::with_placement(L, acc).slot_bits, L.slot_bits);
+    EXPECT_NE(s.text.find(fmt::format("wgmma m64n{}k16 bf16, {} warpgroups (2 along N)", cols,
+                                      c.warps / 4)),
+              std::string::npos)
+        << s.text;
+    const std::string cu = nvrtc_test::compile(k, x, y);
+    EXPECT_NE(cu.find(fmt::format("ts_wgmma_{}_bf16_01(", cols)), std::string::npos) << cu;
+    // Each warpgroup's B descriptor starts at its columns' chunk.
+    EXPECT_NE(
+        cu.find(fmt::format("const unsigned long long b_desc = ts::wgmma_desc(at + {} + "
+                            "(({} * ({})) >> 6) * {} + ks * 2048",
+                            c.m * 64 * 2, cols, c.warps_m == 4 ? "wg" : "wg / 2", 64 * 64 * 2)),
+        std::string::npos)
+        << cu;
+  }
+  // 32 columns per warpgroup: within a chunk of an N-major B (mma.sync), or rows of a
+  // K-major one (wgmma m64n32).
+  auto k = make_dot(ts::Settings{.config = staged_config(64, 64, 64, 8, 3)});
+  auto plan = [&](const ts::Buffer& b) {
+    stage_test::Staged s =
+        stage_test::staged("layout", false, k, staged_config(64, 64, 64, 8, 3), x, b);
+    return s.stages.loops.at(0).layout.contractions.at(0).mma;
+  };
+  EXPECT_FALSE(plan(y)->wgmma);
+  ts::Buffer yt = ts::Buffer::zeros({256, 256}, ts::bf16).transpose(0, 1);
+  auto m = plan(yt);
+  ASSERT_TRUE(m && m->wgmma);
+  EXPECT_EQ(m->warps_n, 2);
+  EXPECT_NE(nvrtc_test::compile(k, x, yt).find("ts_wgmma_32_bf16_00("), std::string::npos);
+}
+
 TEST(Wgmma, DotsItCannotTakeStayOnMmaSync) {
   auto k = make_dot();
   ts::Buffer x = ts::Buffer::zeros({256, 256}, ts::bf16),

@@ -544,14 +544,16 @@ std::vector<Point> ConfigSpace::matmul_points() const {
     if (loop->op != ir::Op::Loop) continue;
     for (const passes::ContractionMatch& c : passes::find_contractions(loop)) {
       const ir::Shape& mn = c.sum->shape;
-      if (mn.size() != 2 || !mn[0] || !mn[1] || mn[0]->block_id < 0 || mn[1]->block_id < 0 ||
-          c.k->block_id < 0)
-        continue;
+      if (mn.size() != 2 || !mn[0] || !mn[1]) continue;
+      // A dim whose block the kernel fixes (a grouped GEMM's 64 rows) keeps it: the tile's
+      // other blocks, warps and stages still seed the search.
+      const int ids[3] = {mn[0]->block_id, mn[1]->block_id, c.k->block_id};
+      if (ids[0] < 0 && ids[1] < 0 && ids[2] < 0) continue;
       for (const Tile& t : kTiles) {
         Config cfg = base;
-        cfg.block_sizes->at(static_cast<size_t>(mn[0]->block_id)) = t.m;
-        cfg.block_sizes->at(static_cast<size_t>(mn[1]->block_id)) = t.n;
-        cfg.block_sizes->at(static_cast<size_t>(c.k->block_id)) = t.k;
+        const int64_t sizes[3] = {t.m, t.n, t.k};
+        for (int d = 0; d < 3; ++d)
+          if (ids[d] >= 0) cfg.block_sizes->at(static_cast<size_t>(ids[d])) = sizes[d];
         cfg.num_warps = t.warps;
         cfg.num_stages = t.stages;
         if (t.persistent) cfg.pid_type = PidType::persistent_blocked;

@@ -212,8 +212,9 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   const SharedUse& st = shared_use(n);
   const int s = mma.stages;
   const int64_t bm = nest_.slot_block[0], bn = nest_.slot_block[1], bk = plan_.block(c.match.k);
-  const int warpgroups = L_->threads / 128;
-  const int64_t reps = bm / (64 * warpgroups);  // 64-row tiles per warpgroup
+  const int wm = mma.warps_m / 4, wn = mma.warps_n;  // warpgroups along M and N
+  const int64_t reps = bm / (64 * wm);               // 64-row tiles per warpgroup
+  const int64_t cols = bn / wn;                      // columns per warpgroup
   const int a = mma.a, b = 1 - mma.a;
   const Node* loop = c.match.k->loop;
   const DimVars dv = dims.at({loop, 0});
@@ -223,14 +224,14 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   const bool pipelined = starts_from_zeros(loop, accumulation_of(n).acc);
   uses_wgmma_ = true;
   uses_mma_ = true;  // ts::smem_addr
-  const std::string fn = fmt::format("ts_wgmma_{}_{}_{}{}", bn, dtype_name(mma.operand),
+  const std::string fn = fmt::format("ts_wgmma_{}_{}_{}{}", cols, dtype_name(mma.operand),
                                      mma.k_inner[a] ? 0 : 1, mma.k_inner[b] ? 0 : 1);
   if (!wgmma_functions_.count(fn))
-    wgmma_functions_[fn] = wgmma_function(bn, mma.operand, !mma.k_inner[a], !mma.k_inner[b]);
+    wgmma_functions_[fn] = wgmma_function(cols, mma.operand, !mma.k_inner[a], !mma.k_inner[b]);
   const ContractionSum sum = declare_contraction_sum(
       n, fmt::format("sum over {} of products on tensor cores (wgmma m64n{}k16 {}, {} buffers "
                      "filled by TMA)",
-                     ir::sym_name(c.match.k), bn, dtype_name(mma.operand), s));
+                     ir::sym_name(c.match.k), cols, dtype_name(mma.operand), s));
   open("");
   line(fmt::format("const unsigned s = {}_use % {};", ring, s));
   line(fmt::format("ts::mbarrier_wait(ts_smem + {} + 8 * s, ({}_use / {}) & 1u);  // filled",
@@ -268,8 +269,18 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   if (!sum.init.empty()) line(fmt::format("TS_FOR(r) {}[r] = {};", sum.name, sum.init));
   line("ts::wgmma_fence();");
   line(fmt::format("const unsigned at = ts::smem_addr(buf);"));
-  line(fmt::format("const int wg = tid >> 7;  // warpgroup: rows 64 (wg + {} i) of the tile",
-                   warpgroups));
+  // Warpgroup wg: rows 64 (wg % wm + wm i) of the tile, columns cols (wg / wm).
+  const std::string wg_n = wm == 1 ? "wg" : fmt::format("wg / {}", wm);
+  if (wn == 1)
+    line(
+        fmt::format("const int wg = tid >> 7;  // warpgroup: rows 64 (wg + {} i) of the tile", wm));
+  else if (wm == 1)
+    line(fmt::format("const int wg = tid >> 7;  // warpgroup: columns {} wg of the tile", cols));
+  else
+    line(
+        fmt::format("const int wg = tid >> 7;  // warpgroup: rows 64 (wg % {0} + {0} i), columns "
+                    "{1} ({2}) of the tile",
+                    wm, cols, wg_n));
   open_unrolled(fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", bk / 16));
   // Descriptor of factor f's operand at k = 16 ks, rows (M or N) from `first`.
   // (The rows' term is left out when they start at 0.)
@@ -283,10 +294,14 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
                        first == "0" ? "" : fmt::format(" + (({}) >> 6) * {}", first, chunk[f]),
                        chunk[f]);
   };
-  line(fmt::format("const unsigned long long b_desc = {};", desc(b, "0")));
+  line(fmt::format("const unsigned long long b_desc = {};",
+                   desc(b, wn == 1 ? "0" : fmt::format("{} * ({})", cols, wg_n))));
+  const std::string a_rows = wn == 1   ? fmt::format("64 * (wg + {} * i)", wm)
+                             : wm == 1 ? std::string("64 * i")
+                                       : fmt::format("64 * (wg % {0} + {0} * i)", wm);
   line(fmt::format(
       "_Pragma(\"unroll\") for (int i = 0; i < {}; ++i) {}(&{}[i * {}], {}, b_desc, {});", reps, fn,
-      sum.name, bn / 2, desc(a, fmt::format("64 * (wg + {} * i)", warpgroups)),
+      sum.name, cols / 2, desc(a, a_rows),
       pipelined ? fmt::format("ks > 0 || {}_ > {}", dv.tb, dv.lb) : "1"));
   close();
   line("ts::wgmma_commit();");

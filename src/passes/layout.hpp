@@ -120,8 +120,9 @@ struct Contraction {
     /// Per factor: K is its innermost dim (its rows run along K: ldmatrix without .trans;
     /// wgmma: its tensor is contiguous along K, a K-major operand).
     bool k_inner[2] = {false, false};
-    /// wgmma.mma_async (sm_90a) instead of mma.sync: warps_m / 4 warpgroups along M, each
-    /// issuing m64nNk16 with N the tile's block of N for each 64 rows it holds. The factors'
+    /// wgmma.mma_async (sm_90a) instead of mma.sync: warps_m / 4 warpgroups along M times
+    /// warps_n along N, each issuing m64nNk16 with N the tile's block of N / warps_n for each
+    /// 64 rows it holds. The factors'
     /// tiles are copied by the TMA (box[i], 128-byte swizzle, the wgmma operand layout) into
     /// a ring of `stages` buffers of stage_bytes (factor 0's box, then factor 1's), filled
     /// `stages` tiles of K ahead (passes/tensor_cores.hpp).

@@ -74,7 +74,7 @@ layout::LinearLayout accumulator(const Layout& L, const Contraction::Mma& mma) {
   if (mma.wgmma)
     return layout::wgmma_accumulator(
         {static_cast<int32_t>(L.slot_block[0]), static_cast<int32_t>(L.slot_block[1])},
-        static_cast<int32_t>(L.slot_block[1]), {mma.warps_m, 1});
+        static_cast<int32_t>(L.slot_block[1] / mma.warps_n), {mma.warps_m, mma.warps_n});
   return layout::mma_sync_accumulator(
       {static_cast<int32_t>(L.slot_block[0]), static_cast<int32_t>(L.slot_block[1])},
       {mma.warps_m, mma.warps_n});
@@ -154,29 +154,38 @@ std::optional<TmaBox> wgmma_box(const ir::Graph& g, const KernelPlan& plan, cons
 }
 
 // The wgmma plan of contraction c whose mma.sync plan is `mma` (16-bit operands), or none:
-// warps a multiple of 4 with M's block a multiple of 64 per warpgroup, N's a multiple of 8 up
-// to 256, K's of 16; K a device loop of one dim that is not flattened, each factor a load at
-// its top level whose tile the TMA can copy ahead (wgmma_box, may_load_ahead); the ring of at
-// least 2 stages within a program's shared memory (num_stages stages where they fit).
+// warps a multiple of 4, the warpgroups along M where M's block has 64 rows for each, the
+// others along N (a 64-row tile on 8 warps: two warpgroups of 64 x N / 2), each issuing
+// m64nNk16 for n = N's block / warpgroups along N, a multiple of 8 up to 256 (of 64 where
+// B's tile is N-major: its 64-column chunks), K's block a multiple of 16; K a device loop of
+// one dim that is not flattened, each factor a load at its top level whose tile the TMA can
+// copy ahead (wgmma_box, may_load_ahead); the ring of at least 2 stages within a program's
+// shared memory (num_stages stages where they fit).
 std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan& plan,
                                            const Layout& L, const Contraction& c,
                                            Contraction::Mma mma) {
   const ir::Sym* k = c.match.k;
   const int64_t bm = L.slot_block[0], bn = L.slot_block[1], bk = plan.block(k);
   const int warpgroups = L.threads / 128;
-  if (mma.operand == DType::f32 || g.check_bounds || L.threads % 128 != 0 ||
-      bm % (64 * warpgroups) != 0 || bn % 8 != 0 || bn > 256 || bk % 16 != 0 ||
-      k->kind != ir::Sym::tile || k->loop->dims.size() != 1 || plan.knobs(k->loop).flatten)
+  int wm = std::max(warpgroups, 1);  // warpgroups along M, then along N
+  while (wm > 1 && bm % (64 * wm) != 0) wm /= 2;
+  const int wn = std::max(warpgroups, 1) / wm;
+  const int64_t n = bn / wn;  // columns of each warpgroup's wgmma
+  if (mma.operand == DType::f32 || g.check_bounds || L.threads % 128 != 0 || bm % 64 != 0 ||
+      bn % (8 * wn) != 0 || n > 256 || bk % 16 != 0 || k->kind != ir::Sym::tile ||
+      k->loop->dims.size() != 1 || plan.knobs(k->loop).flatten)
     return std::nullopt;
-  // The accumulator's registers (bm / (64 warpgroups) fragments of bn / 2) and room for the
-  // rest: under a smaller Config::maxnreg ptxas cannot allocate wgmma's operands.
-  if (plan.maxnreg && *plan.maxnreg < bm / (64 * warpgroups) * bn / 2 + 64) return std::nullopt;
+  // The accumulator's registers (bm / (64 wm) fragments of n / 2) and room for the rest:
+  // under a smaller Config::maxnreg ptxas cannot allocate wgmma's operands.
+  if (plan.maxnreg && *plan.maxnreg < bm / (64 * wm) * n / 2 + 64) return std::nullopt;
   mma.stage_bytes = 0;
   for (int i = 0; i < 2; ++i) {
     if (!may_load_ahead(g, plan.loop, k->loop, c.match.factor[i].load())) return std::nullopt;
     bool k_major = false;
     std::optional<TmaBox> b = wgmma_box(g, plan, c, i, k_major);
     if (!b) return std::nullopt;
+    // Warpgroups along N start at column n wg: in an N-major B, a 64-column chunk.
+    if (wn > 1 && i != mma.a && !k_major && n % 64 != 0) return std::nullopt;
     mma.box[i] = *b;
     mma.k_inner[i] = k_major;
     mma.stage_bytes += b->bytes;
@@ -187,8 +196,8 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
         may_load_across_programs(g, plan.loop, k->loop, c.match.factor[i].load());
   mma.stages = std::max(2, plan.num_stages);  // as many as fit: plan_tensor_cores
   mma.wgmma = true;
-  mma.warps_m = L.threads / 32;
-  mma.warps_n = 1;
+  mma.warps_m = 4 * wm;
+  mma.warps_n = wn;
   return mma;
 }
 

@@ -189,7 +189,9 @@ TEST(DotGpu, WgmmaDotsMatchTheInterpreter) {
   for (ts::DType t : {ts::bf16, ts::f16})
     for (Blocks b :
          {Blocks{128, 128, 64, 4, 1}, Blocks{128, 256, 64, 8, 4}, Blocks{64, 64, 64, 4, 3},
-          Blocks{256, 128, 64, 8, 3}, Blocks{128, 128, 128, 4, 2}, Blocks{64, 256, 64, 4, 4}})
+          Blocks{256, 128, 64, 8, 3}, Blocks{128, 128, 128, 4, 2}, Blocks{64, 256, 64, 4, 4},
+          // warpgroups along N: 2 of 64 x 128; 2 x 2 of 64 x 128
+          Blocks{64, 256, 64, 8, 4}, Blocks{128, 256, 64, 16, 3}})
       for (Shape s : shapes) {
         ts::Config c = blocks(b.m, b.n, b.k, b.warps);
         c.num_stages = b.stages;
@@ -212,6 +214,9 @@ TEST(DotGpu, WgmmaTransposedAndPersistentDotsMatchTheInterpreter) {
   c.num_stages = 3;
   auto k = dot_test::make_dot(ts::Settings{.config = c});
   expect_transposes_match(k, 200, 136, 264, 19);
+  // Two warpgroups along N, each 64 x 32: wgmma where B is K-major (y.t()), else mma.sync.
+  auto kn = dot_test::make_dot(ts::Settings{.config = blocks(64, 64, 64, 8)});
+  expect_transposes_match(kn, 200, 136, 264, 29);
   auto from_ones = dot_test::make_dot(ts::Settings{.config = c}, 1.0);
   expect_close_to_interpreter(from_ones, "from ones",
                               ts::Buffer::randn({200, 136}, ts::bf16, ts::cpu(), 25),
@@ -246,6 +251,10 @@ TEST(DotGpu, AGroupedMatmulOverDeviceResidentRowsMatchesTheInterpreter) {
         ts::Config{// wgmma, each tile's expert's box by TMA
                    .block_sizes = std::vector<int64_t>{128, 64},
                    .num_warps = 4,
+                   .num_stages = 3},
+        ts::Config{// wgmma on two warpgroups along N
+                   .block_sizes = std::vector<int64_t>{256, 64},
+                   .num_warps = 8,
                    .num_stages = 3}}) {
     auto k = examples::make_grouped_matmul(ts::Settings{.config = c});
     ts::Buffer want = k(r.x, r.w, r.n_rows, r.block_expert);
