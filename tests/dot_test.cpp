@@ -280,7 +280,11 @@ TEST(TensorCores, TheLayoutStagesTextReadsBackAndKeepsTheAccumulatorsPlacement) 
              y = ts::Buffer::zeros({128, 128}, ts::bf16);
   auto k = make_dot();
   stage_test::Staged s = stage_test::staged("layout", false, k, blocks(64, 64, 32, 4), x, y);
-  EXPECT_NE(s.text.find("on tensor cores (mma.sync m16n8k16 bf16, warps 2 x 2)"), std::string::npos)
+  EXPECT_NE(
+      s.text.find(
+          "on tensor cores (mma.sync m16n8k16 bf16, warps 2 x 2; not wgmma: factor %18's tile has "
+          "rows of 64 bytes along its contiguous dim"),
+      std::string::npos)
       << s.text;
   const ts::codegen::LoopStages& l = s.stages.loops.at(0);
   passes::Layout parsed =

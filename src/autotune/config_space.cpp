@@ -33,12 +33,15 @@ bool is_persistent(int64_t pid) {
 
 using passes::extent_elems;
 
-// Per block id: the largest extent_elems of the top-level nests that use it.
-std::vector<int64_t> carried_extents(const ir::Graph& g) {
+// Per block id: the largest extent_elems of the top-level nests that use it (`contractions`:
+// each top-level loop's).
+std::vector<int64_t> carried_extents(
+    const ir::Graph& g,
+    const std::vector<std::pair<const ir::Node*, std::vector<passes::ContractionMatch>>>&
+        contractions) {
   std::vector<int64_t> out(g.num_block_sizes, 1);
-  for (const ir::Node* top : g.host) {
-    if (top->op != ir::Op::Loop) continue;
-    int64_t e = extent_elems(top->body, passes::staged_nodes(passes::find_contractions(top)));
+  for (const auto& [top, matches] : contractions) {
+    int64_t e = extent_elems(top->body, passes::staged_nodes(matches));
     ir::walk({const_cast<ir::Node*>(top)}, [&](const ir::Node* n) {
       if (n->op != ir::Op::Loop) return;
       for (const ir::LoopDim& d : n->dims)
@@ -56,15 +59,19 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   Config def = passes::complete_config(g, forced, kernel);
   base_.indexing = forced.indexing;
 
-  std::vector<int64_t> carried = carried_extents(g);
+  for (const ir::Node* loop : g.host)
+    if (loop->op == ir::Op::Loop) contractions_.emplace_back(loop, passes::find_contractions(loop));
+  std::vector<int64_t> carried = carried_extents(g, contractions_);
   // A dot's M and N blocks reach 64 however short the extent: wgmma multiplies tiles of
   // 64 rows (M = 16 in a 64-row tile, the decode case, runs on wgmma and can split K).
   std::set<int> product_dims;
-  for (const ir::Node* loop : g.host)
-    if (loop->op == ir::Op::Loop)
-      for (const passes::ContractionMatch& c : passes::find_contractions(loop))
-        for (const ir::Sym* s : c.sum->shape)
-          if (s && s->block_id >= 0) product_dims.insert(s->block_id);
+  bool products = false;
+  for (const auto& [loop, matches] : contractions_)
+    for (const passes::ContractionMatch& c : matches) {
+      products = true;
+      for (const ir::Sym* s : c.sum->shape)
+        if (s && s->block_id >= 0) product_dims.insert(s->block_id);
+    }
   for (int b = 0; b < g.num_block_sizes; ++b) {
     Knob k{Knob::block_size, b, "block_sizes[" + std::to_string(b) + "]", {}, true};
     int64_t d = def.block_sizes->at(b);
@@ -104,9 +111,6 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   scan(g.host, 0);
   // A sum of products on wgmma rings num_stages buffers of its operands' tiles
   // (passes/tensor_cores.hpp): 3 and 4 are offered there.
-  bool products = false;
-  for (const ir::Node* loop : g.host)
-    products |= loop->op == ir::Op::Loop && !passes::find_contractions(loop).empty();
   knobs_.push_back({Knob::num_stages, 0, "num_stages",
                     fixed_or(forced.num_stages, products ? std::vector<int64_t>{1, 2, 3, 4}
                                                          : std::vector<int64_t>{1, 2})});
@@ -193,9 +197,7 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
     // Loads the TMA may move, but not a dot's factors: wgmma's are copied by the TMA
     // whatever their entry says, mma.sync's never are.
     std::set<const ir::Node*> factors;
-    for (const ir::Node* loop : g.host)
-      if (loop->op == ir::Op::Loop)
-        factors.merge(passes::staged_nodes(passes::find_contractions(loop)));
+    for (const auto& [loop, matches] : contractions_) factors.merge(passes::staged_nodes(matches));
     std::map<int, const ir::Node*> loads;  // by load id
     ir::walk(g.host, [&](const ir::Node* n) {
       if (n->op == ir::Op::Load && n->load_id >= 0) loads.emplace(n->load_id, n);
@@ -540,9 +542,8 @@ std::vector<Point> ConfigSpace::matmul_points() const {
       {256, 128, 64, 8, 4, true}, {64, 128, 64, 4, 4, false, 2}};
   std::vector<Point> out;
   const Config base = config(default_);
-  for (const ir::Node* loop : graph_.host) {
-    if (loop->op != ir::Op::Loop) continue;
-    for (const passes::ContractionMatch& c : passes::find_contractions(loop)) {
+  for (const auto& [loop, matches] : contractions_) {
+    for (const passes::ContractionMatch& c : matches) {
       const ir::Shape& mn = c.sum->shape;
       if (mn.size() != 2 || !mn[0] || !mn[1]) continue;
       // A dim whose block the kernel fixes (a grouped GEMM's 64 rows) keeps it: the tile's

@@ -55,9 +55,11 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "passes/contractions.hpp"
 #include "tessel/config.hpp"
 
 namespace tessel::autotune {
@@ -146,6 +148,9 @@ class ConfigSpace {
 
   const ir::Graph& graph_;
   std::string kernel_;
+  /// Per top-level loop (in host order): its sums of products (passes::find_contractions),
+  /// found once for the knobs and matmul_points.
+  std::vector<std::pair<const ir::Node*, std::vector<passes::ContractionMatch>>> contractions_;
   bool nested_loops_ = false;  // the traced kernel has a loop inside a top-level loop
   Config base_;                // forced fields not covered by knobs (indexing when forced)
   int num_stores_ = 0;         // the kernel's stores (Config::indexing's last entries)

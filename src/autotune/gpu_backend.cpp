@@ -151,8 +151,8 @@ std::optional<Message> GpuBackend::run_message(const BuiltCandidate& c, std::str
         continue;
       }
       if (k.params[p].kind == codegen::Param::split_workspace) {  // the worker allocates it
-        params.push_back({{"workspace", plan.split_tiles * (k.split_bytes + 4)},
-                          {"zeroed_from", plan.split_tiles * k.split_bytes}});
+        const rt::SplitWorkspace w = rt::split_workspace(plan, k);
+        params.push_back({{"workspace", w.bytes}, {"zeroed_from", w.counters_at}});
         continue;
       }
       bool pointer = k.params[p].kind == codegen::Param::tensor_ptr ||

@@ -142,6 +142,12 @@ void Emitter::emit_factor(const passes::Contraction& c, int i,
 }
 
 Emitter::Accumulation Emitter::accumulation_of(const Node* s) const {
+  auto it = accumulations_.find(s);
+  if (it == accumulations_.end()) it = accumulations_.emplace(s, find_accumulation(s)).first;
+  return it->second;
+}
+
+Emitter::Accumulation Emitter::find_accumulation(const Node* s) const {
   // The add using s, where that is s's only use among the nest's live nodes.
   Accumulation out;
   int uses = 0;

@@ -24,6 +24,11 @@ const Node* Emitter::find_split_loop(std::string& why_not) const {
   });
   if (!found) {
     why_not = "the program has no loop whose ts::dot runs on wgmma";
+    for (const passes::Contraction& c : nest_.contractions)
+      if (!c.not_wgmma.empty()) {
+        why_not += " (not on wgmma: " + c.not_wgmma + ")";
+        break;
+      }
     return nullptr;
   }
   if (loops > 1) {

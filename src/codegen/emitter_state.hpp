@@ -200,6 +200,8 @@ class Emitter {
     bool from_zeros = false;
   };
   Accumulation accumulation_of(const ir::Node* s) const;
+  Accumulation find_accumulation(const ir::Node* s) const;         // accumulation_of, not memoized
+  mutable std::map<const ir::Node*, Accumulation> accumulations_;  // accumulation_of's
   /// Whether `carried` of `loop` is a wgmma ring's accumulator starting from zeros: its
   /// first products of each loop overwrite it (scale-d 0), so it is not initialized (an
   /// initialization would end wgmma's pipelining: ptxas C7515) but zeroed when the loop

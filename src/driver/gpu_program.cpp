@@ -200,14 +200,12 @@ void GpuProgram::launch(const ir::Node* loop, HostEnv& env) {
   // stream, freed there after the launch (stream-ordered: a CUDA graph captures all three).
   Buffer split;
   if (plan.split_tiles > 0 && !dry) {
-    const int64_t bytes = plan.split_tiles * c.kernel.split_bytes;
-    split = Buffer::empty_on_stream({(bytes + plan.split_tiles * 4 + 7) / 8}, DType::i64,
-                                    env.device, env.stream);
+    const SplitWorkspace w = split_workspace(plan, c.kernel);
+    split = Buffer::empty_on_stream({(w.bytes + 7) / 8}, DType::i64, env.device, env.stream);
     void* base = split.data_ptr();
-    rt::memset_d8(static_cast<unsigned char*>(base) + bytes, 0, plan.split_tiles * 4, env.stream);
-    for (const AbiSlot& s : c.abi.slots)
-      if (s.source == codegen::Param::split_workspace)
-        std::memcpy(block + s.offset, &base, sizeof(void*));
+    rt::memset_d8(static_cast<unsigned char*>(base) + w.counters_at, 0, w.bytes - w.counters_at,
+                  env.stream);
+    set_split_workspace(c.abi, base, plan);
   }
   if (!dry)
     rt::launch(l.fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.threads, plan.shared_bytes,

@@ -183,7 +183,7 @@ void plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKe
       case codegen::Param::host_int:
         put_int(g, s, s.value.eval(env), at);
         break;
-      case codegen::Param::split_workspace:  // the caller's (LaunchPlan::split_tiles)
+      case codegen::Param::split_workspace:  // the caller's: set_split_workspace
         std::memset(at, 0, sizeof(void*));
         break;
       case codegen::Param::check_record:
@@ -266,6 +266,17 @@ void plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKe
                       "use larger block sizes, or a persistent pid_type");
     plan.grid[0] = static_cast<unsigned>(total);
   }
+}
+
+SplitWorkspace split_workspace(const LaunchPlan& plan, const codegen::CudaKernel& k) {
+  const int64_t sums = plan.split_tiles * k.split_bytes;
+  return {sums, sums + plan.split_tiles * 4};
+}
+
+void set_split_workspace(const LaunchAbi& abi, void* base, LaunchPlan& plan) {
+  for (const AbiSlot& s : abi.slots)
+    if (s.source == codegen::Param::split_workspace)
+      std::memcpy(plan.block() + s.offset, &base, sizeof(void*));
 }
 
 }  // namespace tessel::rt

@@ -114,4 +114,16 @@ void plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKe
                  const LaunchAbi& abi, const HostEnv& env, int persistent_programs,
                  LaunchPlan& plan);
 
+/// Config::split_k's workspace of `plan` for kernel `k`: the partial sums
+/// (CudaKernel::split_bytes per output tile), then a 32-bit counter per tile, which must be
+/// zero at the launch (the kernel leaves them zero).
+struct SplitWorkspace {
+  int64_t counters_at = 0;  // bytes of partial sums before the counters
+  int64_t bytes = 0;        // in all
+};
+SplitWorkspace split_workspace(const LaunchPlan& plan, const codegen::CudaKernel& k);
+
+/// Points plan's split_workspace slot (plan_launch leaves it null) at `base`.
+void set_split_workspace(const LaunchAbi& abi, void* base, LaunchPlan& plan);
+
 }  // namespace tessel::rt

@@ -201,10 +201,11 @@ std::string describe(const Layout& L, const ir::Node* loop) {
                           c.mma->warps_m / 4 * c.mma->warps_n,
                           c.mma->warps_n > 1 ? fmt::format(" ({} along N)", c.mma->warps_n) : "",
                           c.mma->stages, c.mma->across_programs ? " across programs" : "")
-            : fmt::format(", on tensor cores (mma.sync {}, warps {} x {})",
+            : fmt::format(", on tensor cores (mma.sync {}, warps {} x {}{})",
                           c.mma->operand == DType::f32 ? std::string("m16n8k8 tf32")
                                                        : "m16n8k16 " + dtype_name(c.mma->operand),
-                          c.mma->warps_m, c.mma->warps_n));
+                          c.mma->warps_m, c.mma->warps_n,
+                          c.not_wgmma.empty() ? "" : "; not wgmma: " + c.not_wgmma));
     for (int i = 0; i < 2; ++i) {
       const Layout& F = c.factor_layout[i];
       if (c.mma && c.mma->wgmma)  // never in registers: by TMA into the ring, swizzled

@@ -137,6 +137,8 @@ struct Contraction {
     int64_t stage_bytes = 0;
   };
   std::optional<Mma> mma;
+  /// On mma.sync rather than wgmma (16-bit operands): why (passes/tensor_cores.hpp).
+  std::string not_wgmma;
 };
 
 /// Contraction match m planned for `threads` threads: each factor's layout has its

@@ -1,5 +1,7 @@
 #include "passes/tensor_cores.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <set>
 
@@ -134,18 +136,33 @@ int tensor_dim_of(const ir::Node* n, const ir::Sym* s) {
 // Factor i's box for wgmma: its load's tile as one TMA box whose contiguous dim (K for a
 // K-major operand, M or N else) is a multiple of 64 16-bit elements, cut into chunks of 128
 // bytes (the 128-byte swizzle's row), its other tile dim a block of M, N or K and every other
-// dim a scalar index; or none.
+// dim a scalar index; or none, `why_not` saying why.
 std::optional<TmaBox> wgmma_box(const ir::Graph& g, const KernelPlan& plan, const Contraction& c,
-                                int i, bool& k_major) {
+                                int i, bool& k_major, std::string& why_not) {
   const ir::Node* load = c.match.factor[i].load();
   std::optional<TmaBox> b = tile_box(g, plan, load, kSharedBytesLimit);
-  if (!b || b->box.size() < 2) return std::nullopt;
+  if (!b || b->box.size() < 2) {
+    why_not = fmt::format(
+        "the TMA cannot copy factor %{}'s tile (a 2-D tile of a tensor with a unit-stride dim, "
+        "16-byte aligned base and rows, 32-bit indices)",
+        c.match.factor[i].value()->id);
+    return std::nullopt;
+  }
   const int64_t elem = dtype_size(load->dtype);
-  if (b->box[0] * elem % 128 != 0) return std::nullopt;
+  if (b->box[0] * elem % 128 != 0) {
+    why_not = fmt::format(
+        "factor %{}'s tile has rows of {} bytes along its contiguous dim, not a multiple of the "
+        "128-byte swizzle",
+        c.match.factor[i].value()->id, b->box[0] * elem);
+    return std::nullopt;
+  }
   int tiles = 0;
   for (size_t j = 1; j < b->box.size(); ++j) tiles += b->box[j] > 1;
-  if (tiles != 1 || b->box[1] <= 1)
-    return std::nullopt;  // rows: the TMA dim after the contiguous one
+  if (tiles != 1 || b->box[1] <= 1) {  // rows: the TMA dim after the contiguous one
+    why_not =
+        fmt::format("factor %{}'s tile is not 2-D in its tensor", c.match.factor[i].value()->id);
+    return std::nullopt;
+  }
   k_major = tensor_dim_of(load, c.match.k) == b->dims[0];
   b->chunks = static_cast<int>(b->box[0] * elem / 128);
   b->box[0] = 128 / elem;
@@ -161,9 +178,14 @@ std::optional<TmaBox> wgmma_box(const ir::Graph& g, const KernelPlan& plan, cons
 // one dim that is not flattened, each factor a load at its top level whose tile the TMA can
 // copy ahead (wgmma_box, may_load_ahead); the ring of at least 2 stages within a program's
 // shared memory (num_stages stages where they fit).
+// `why_not` says why not.
 std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan& plan,
                                            const Layout& L, const Contraction& c,
-                                           Contraction::Mma mma) {
+                                           Contraction::Mma mma, std::string& why_not) {
+  auto refuse = [&](std::string why) {
+    why_not = std::move(why);
+    return std::nullopt;
+  };
   const ir::Sym* k = c.match.k;
   const int64_t bm = L.slot_block[0], bn = L.slot_block[1], bk = plan.block(k);
   const int warpgroups = L.threads / 128;
@@ -171,21 +193,30 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
   while (wm > 1 && bm % (64 * wm) != 0) wm /= 2;
   const int wn = std::max(warpgroups, 1) / wm;
   const int64_t n = bn / wn;  // columns of each warpgroup's wgmma
-  if (mma.operand == DType::f32 || g.check_bounds || L.threads % 128 != 0 || bm % 64 != 0 ||
-      bn % (8 * wn) != 0 || n > 256 || bk % 16 != 0 || k->kind != ir::Sym::tile ||
-      k->loop->dims.size() != 1 || plan.knobs(k->loop).flatten)
-    return std::nullopt;
+  if (mma.operand == DType::f32) return refuse("TF32 operands");
+  if (g.check_bounds) return refuse("bounds checking (each access checked where it runs)");
+  if (L.threads % 128 != 0) return refuse("fewer than 4 warps (a warpgroup)");
+  if (bm % 64 != 0) return refuse(fmt::format("M's block {} is not a multiple of 64", bm));
+  if (bn % (8 * wn) != 0 || n > 256)
+    return refuse(fmt::format("N's block {} on {} warpgroups along N", bn, wn));
+  if (bk % 16 != 0) return refuse(fmt::format("K's block {} is not a multiple of 16", bk));
+  if (k->kind != ir::Sym::tile || k->loop->dims.size() != 1 || plan.knobs(k->loop).flatten)
+    return refuse("K is not the only dim of an unflattened tile loop");
   // The accumulator's registers (bm / (64 wm) fragments of n / 2) and room for the rest:
   // under a smaller Config::maxnreg ptxas cannot allocate wgmma's operands.
-  if (plan.maxnreg && *plan.maxnreg < bm / (64 * wm) * n / 2 + 64) return std::nullopt;
+  if (plan.maxnreg && *plan.maxnreg < bm / (64 * wm) * n / 2 + 64)
+    return refuse(fmt::format("maxnreg {} leaves no room for the accumulator", *plan.maxnreg));
   mma.stage_bytes = 0;
   for (int i = 0; i < 2; ++i) {
-    if (!may_load_ahead(g, plan.loop, k->loop, c.match.factor[i].load())) return std::nullopt;
+    if (!may_load_ahead(g, plan.loop, k->loop, c.match.factor[i].load()))
+      return refuse(fmt::format("factor %{} cannot be loaded ahead of its use",
+                                c.match.factor[i].value()->id));
     bool k_major = false;
-    std::optional<TmaBox> b = wgmma_box(g, plan, c, i, k_major);
+    std::optional<TmaBox> b = wgmma_box(g, plan, c, i, k_major, why_not);
     if (!b) return std::nullopt;
     // Warpgroups along N start at column n wg: in an N-major B, a 64-column chunk.
-    if (wn > 1 && i != mma.a && !k_major && n % 64 != 0) return std::nullopt;
+    if (wn > 1 && i != mma.a && !k_major && n % 64 != 0)
+      return refuse(fmt::format("{} columns per warpgroup of an N-major B (64-column chunks)", n));
     mma.box[i] = *b;
     mma.k_inner[i] = k_major;
     mma.stage_bytes += b->bytes;
@@ -207,10 +238,11 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   if (L.slot_block.size() != 2 || any_flattened(plan)) return;
   std::vector<std::optional<Contraction::Mma>> plans;
   int64_t per_stage = 0;  // bytes of one buffer of every ring
-  for (const Contraction& c : L.contractions) {
+  for (Contraction& c : L.contractions) {
+    c.not_wgmma.clear();
     std::optional<Contraction::Mma> mma = plan_mma(plan, L, c);
     if (mma)
-      if (std::optional<Contraction::Mma> w = plan_wgmma(g, plan, L, c, *mma)) mma = w;
+      if (std::optional<Contraction::Mma> w = plan_wgmma(g, plan, L, c, *mma, c.not_wgmma)) mma = w;
     if (mma && mma->wgmma) per_stage += mma->stage_bytes;
     plans.push_back(mma);
   }
@@ -225,10 +257,12 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     Contraction& c = L.contractions[i];
     std::optional<Contraction::Mma> mma = plans[i];
     if (mma && mma->wgmma) {
-      if (stages * per_stage > budget)
+      if (stages * per_stage > budget) {
         mma = plan_mma(plan, L, c);
-      else
+        c.not_wgmma = "two stages of its rings do not fit in shared memory";
+      } else {
         mma->stages = stages;
+      }
     }
     // One placement holds the nest: every contraction on tensor cores has the same one.
     if (!mma || (first && (first->wgmma != mma->wgmma || first->warps_m != mma->warps_m ||
