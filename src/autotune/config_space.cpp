@@ -536,10 +536,10 @@ std::vector<Point> ConfigSpace::matmul_points() const {
   // mma.sync tiles, then wgmma ones (K blocks of 64, TMA rings: passes/tensor_cores.hpp); a
   // persistent program's ring runs on into its next tile (Contraction::Mma::across_programs).
   static const Tile kTiles[] = {
-      {128, 128, 32, 4, 2},       {128, 64, 32, 4, 2},          {64, 64, 32, 4, 2},
-      {128, 256, 32, 8, 2},       {16, 32, 128, 2, 2},          {128, 256, 64, 8, 4},
-      {128, 128, 64, 4, 4},       {256, 128, 64, 8, 3},         {128, 256, 64, 8, 4, true},
-      {256, 128, 64, 8, 4, true}, {64, 128, 64, 4, 4, false, 2}};
+      {128, 128, 32, 4, 2},       {128, 64, 32, 4, 2},           {64, 64, 32, 4, 2},
+      {128, 256, 32, 8, 2},       {16, 32, 128, 2, 2},           {128, 256, 64, 8, 4},
+      {128, 128, 64, 4, 4},       {256, 128, 64, 8, 3},          {128, 256, 64, 8, 4, true},
+      {256, 128, 64, 8, 4, true}, {64, 128, 64, 4, 4, false, 2}, {64, 256, 64, 8, 4, false, 4}};
   std::vector<Point> out;
   const Config base = config(default_);
   for (const auto& [loop, matches] : contractions_) {
