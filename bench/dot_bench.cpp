@@ -293,6 +293,7 @@ int main(int argc, char** argv) {
                                          {128, 64, 4, 4},
                                          {256, 64, 4, 3},
                                          {256, 64, 4, 4},
+                                         {256, 64, 4, 2},
                                          {256, 64, 8, 3},
                                          {256, 64, 8, 4},
                                          {128, 64, 8, 4},
@@ -335,6 +336,29 @@ int main(int argc, char** argv) {
         fused_ms = ms;
         fused_cfg = c.str();
       }
+    }
+    // What the epilogue costs: the same tile without it, and with gelu's tanh form written
+    // as x sigmoid(2u) (the same function: 0.5 (1 + tanh u) = sigmoid(2u)), whose exp is
+    // one ex2.approx where tanhf is a libdevice routine.
+    {
+      const Candidate c{128, 256, 64, 8, 4};
+      auto plain = examples::make_dot_matmul(ts::Settings{.config = c.config()});
+      auto sigmoid_form = ts::kernel(
+          "matmul_bias_gelu_sigmoid",
+          [](ts::Tensor x, ts::Tensor y, ts::Tensor bias) {
+            ts::Tensor out = x.new_empty({x.size(0), y.size(1)});
+            for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+              ts::Value acc = ts::zeros({tm, tn});
+              for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+              ts::Value h = acc + bias(ts::newaxis, tn).to(ts::f32);
+              out(tm, tn) = h * ts::sigmoid(1.5957691216057308 * (h + 0.044715 * h * h * h));
+            }
+            return out;
+          },
+          ts::Settings{.config = c.config()});
+      std::printf("  %s: matmul alone %.3f ms, fused with gelu as x sigmoid(2u) %.3f ms\n",
+                  c.str().c_str(), bench::gpu_time_ms([&] { plain(x, y); }, iters),
+                  bench::gpu_time_ms([&] { sigmoid_form(x, y, bias); }, iters));
     }
     double peer_ms = 0;
 #ifdef TESSEL_BENCH_CUBLAS
