@@ -151,8 +151,8 @@ int main(int argc, char** argv) {
   }
   ts::Device dev = dry ? ts::cpu() : ts::cuda(0);
   if (!dry) std::printf("device: %s\n", ts::rt::device_name(0).c_str());
-  std::printf("%d calls per round, median of %d rounds (tessel and bare alternating)\n", calls,
-              rounds);
+  std::printf("%d calls per round, median of %d rounds%s\n", calls, rounds,
+              dry ? "" : " (tessel and bare alternating)");
 
   auto add_into = ts::kernel("add_into", [](ts::Tensor x, ts::Tensor y, ts::Tensor out) {
     for (auto t : ts::tile(x.size(0))) out(t) = x(t) + y(t);
@@ -181,6 +181,12 @@ int main(int argc, char** argv) {
       {"padded_sum", [&] { padded_sum(xs, size, os); }},
       {"add (allocs)", [&] { add(x, y); }},
   };
+  if (!only.empty() &&
+      std::none_of(cases.begin(), cases.end(), [&](const Case& c) { return c.name == only; })) {
+    std::printf("no case '%s' (the cases: add_into, axpby_bias_2d, padded_sum, add (allocs))\n",
+                only.c_str());
+    return 2;
+  }
   if (!dry) std::printf("%-16s %10s %10s %10s\n", "kernel", "tessel us", "bare us", "overhead");
   for (const Case& c : cases)
     if (only.empty() || c.name == only) run(c, dry, launch);

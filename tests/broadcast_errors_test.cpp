@@ -49,4 +49,24 @@ TEST(BroadcastErrors, TilesOfTwoLoopsSayTilesNeverBroadcastTogether) {
                                   "do not broadcast", "tiles of different loops never broadcast");
 }
 
+// y(t) of a 2-D y is [t, all] (as y[t] in torch): added to a 1-D x(t), the hint says the
+// ranks differ before anything else.
+TEST(BroadcastErrors, OperandsOfDifferentRanksSaySoFirst) {
+  auto k = ts::kernel("short_index", [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      g_line = __LINE__ + 1;
+      out(t) = x(t) + y(t);
+    }
+    return out;
+  });
+  std::string msg = user_error_test::user_error([&] {
+    k(ts::Buffer::zeros({10}, ts::f32), ts::Buffer::zeros({10, 2}, ts::f32));
+  });
+  user_error_test::expect_message(msg, "short_index", "broadcast_errors_test.cpp", g_line,
+                                  "do not broadcast",
+                                  "the operands have 1 and 2 dims (a tensor indexed with fewer "
+                                  "indices than its dims keeps the others whole");
+}
+
 }  // namespace

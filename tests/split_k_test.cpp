@@ -130,11 +130,14 @@ TEST(SplitK, IsNotAppliedWithoutADotOnWgmmaIntoAnAccumulatorFromZeros) {
   // K's block of 32: mma.sync.
   unsplit(nvrtc_test::compile(make_dot(ts::Settings{.config = split(128, 128, 32, 4, 2, 2)}), x, y),
           "the program has no loop whose ts::dot runs on wgmma (not on wgmma: factor %");
-  EXPECT_NE(
-      nvrtc_test::compile(make_dot(ts::Settings{.config = split(128, 128, 32, 4, 2, 2)}), x, y)
-          .find("'s tile has rows of 64 bytes along its contiguous dim, not a multiple of "
-                "the 128-byte swizzle)"),
-      std::string::npos);
+  const std::string mma_sync =
+      nvrtc_test::compile(make_dot(ts::Settings{.config = split(128, 128, 32, 4, 2, 2)}), x, y);
+  EXPECT_NE(mma_sync.find("'s tile has rows of 64 bytes along its contiguous dim, not a multiple "
+                          "of the 128-byte swizzle)"),
+            std::string::npos);
+  // The sum's own comment says it too.
+  EXPECT_NE(mma_sync.find("(mma.sync m16n8k16, bf16; not wgmma: factor %"), std::string::npos)
+      << mma_sync;
   unsplit(
       nvrtc_test::compile(make_dot(ts::Settings{.config = split(64, 128, 64, 4, 4, 2)}, 1.0), x, y),
       "the loop over K carries a value other than a dot's accumulator from ts::zeros");

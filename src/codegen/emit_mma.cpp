@@ -53,10 +53,11 @@ void Emitter::emit_mma_contraction(const passes::Contraction& c) {
   uses_mma_ = true;
   const ContractionSum sum = declare_contraction_sum(
       n, fmt::format("sum over {} of products, factors in shared memory, on tensor cores "
-                     "(mma.sync {})",
+                     "(mma.sync {}{})",
                      ir::sym_name(c.match.k),
                      mma.operand == DType::f32 ? std::string("m16n8k8, tf32")
-                                               : "m16n8k16, " + dtype_name(mma.operand)));
+                                               : "m16n8k16, " + dtype_name(mma.operand),
+                     c.not_wgmma.empty() ? "" : "; not wgmma: " + c.not_wgmma));
   const std::string& nm = sum.name;
   const SharedUse& use = shared_use(n);  // the kernel IR's stage (passes/shared_plan.hpp)
   const std::string elem = dtype_cuda_storage(mma.operand);

@@ -534,11 +534,22 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc
     } else if (ctx.unify(x, y, loc)) {
       out[i] = ctx.canon(x);
     } else {
-      ctx.fail(loc,
-               fmt::format("shapes {} and {} do not broadcast: dimension {} is {} in one and {} "
-                           "in the other",
-                           ir::shape_str(a), ir::shape_str(b), i, describe_sym(x), describe_sym(y)),
-               x->kind == ir::Sym::extent_k && y->kind == ir::Sym::extent_k &&
+      // Operands of different ranks: often a tensor indexed with fewer indices than its dims.
+      const std::string ranks =
+          a.size() == b.size()
+              ? ""
+              : fmt::format(
+                    "the operands have {} and {} dims (a tensor indexed with fewer indices than "
+                    "its dims keeps the others whole, as y[t] does in torch: y(t) of a 2-D y is "
+                    "[t, all]); ",
+                    a.size(), b.size());
+      ctx.fail(
+          loc,
+          fmt::format("shapes {} and {} do not broadcast: dimension {} is {} in one and {} "
+                      "in the other",
+                      ir::shape_str(a), ir::shape_str(b), i, describe_sym(x), describe_sym(y)),
+          ranks +
+              (x->kind == ir::Sym::extent_k && y->kind == ir::Sym::extent_k &&
                        x->extent_at_trace != y->extent_at_trace
                    ? fmt::format("the two sizes differ on this call ({} and {}): check the "
                                  "tensors' shapes",
@@ -549,7 +560,7 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, SourceLoc loc
                    : "tiles of different loops never broadcast together, even with equal block "
                      "sizes; index both operands with the same tile, or add ts::newaxis (a value "
                      "built with a ts::register_block_size dim, ts::zeros({tm, bs}), lines up "
-                     "with the tiles of every loop using bs)");
+                     "with the tiles of every loop using bs)"));
     }
   }
   return out;
