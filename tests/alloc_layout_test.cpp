@@ -147,4 +147,20 @@ TEST(AllocLayout, AnArgumentOfTheSameKeyWithAnotherLayoutGetsItsOwnCode) {
   EXPECT_EQ(make_double()(stepped).strides(), (Ints{6, 1}));
 }
 
+// The host program moves a returned allocation out (its last use); one returned twice is
+// the same tensor twice, an argument returned is the argument.
+TEST(AllocLayout, AnAllocationReturnedTwiceIsOneTensorTwice) {
+  auto k = ts::kernel("twice", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * 2.0;
+    return std::make_tuple(out, x, out);
+  });
+  ts::Buffer x = interp_test::buffer(interp_test::ramp(10), {10});
+  auto [a, b, c] = k(x);
+  EXPECT_EQ(a.to_vector(), times(interp_test::ramp(10), 2.0));
+  EXPECT_EQ(a.storage(), c.storage());
+  EXPECT_EQ(b.storage(), x.storage());
+  EXPECT_EQ(c.to_vector(), a.to_vector());
+}
+
 }  // namespace

@@ -35,6 +35,13 @@ struct HostEnv {
       if (a == n) return b;
     throw InternalError("the tensor of %" + std::to_string(n->id) + " is not allocated yet");
   }
+  /// Allocation n's Buffer, moved out (the host program returning it: its last use).
+  /// Errors: InternalError for an Alloc not made yet.
+  Buffer take_alloc(const ir::Node* n) {
+    for (auto& [a, b] : allocs)
+      if (a == n) return std::move(b);
+    throw InternalError("the tensor of %" + std::to_string(n->id) + " is not allocated yet");
+  }
   /// Allocation n's Buffer is b (replacing an earlier one of n).
   void set_alloc(const ir::Node* n, Buffer b) {
     for (auto& [a, old] : allocs)

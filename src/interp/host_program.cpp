@@ -81,14 +81,29 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
         if (n->like) {
           const ir::ArgValue& a = env.args.at(n->like->ival);
           like_strides = preserve_format_strides(*a.shape, *a.strides);
-          if (like_strides == contiguous_strides(shape)) like_strides.clear();
+          // Row-major (contiguous_strides(shape), compared without building it): none.
+          bool row_major = like_strides.size() == shape.size();
+          int64_t expected = 1;
+          for (size_t d = shape.size(); row_major && d-- > 0;) {
+            row_major = like_strides[d] == expected;
+            expected *= std::max<int64_t>(shape[d], 1);
+          }
+          if (row_major) like_strides.clear();
         }
         Buffer b;
         try {
-          b = Buffer::empty_on_stream(
-              like_strides.empty() ? shape : std::vector<int64_t>{nbytes / dtype_size(n->dtype)},
-              n->dtype, alloc_device, staged ? nullptr : env.stream);
+          // A dense allocation takes the shape itself (no copy); one like an argument, its
+          // elements, viewed with the argument's strides below.
+          std::vector<int64_t> dims;
+          if (like_strides.empty())
+            dims.swap(shape);
+          else
+            dims = {nbytes / dtype_size(n->dtype)};
+          b = Buffer::empty_on_stream(std::move(dims), n->dtype, alloc_device,
+                                      staged ? nullptr : env.stream);
         } catch (const RuntimeError& e) {  // out of memory: the call's sizes are too large
+          shape.clear();  // moved into the allocation: evaluated again for the message
+          for (const ir::Node* d : n->args) shape.push_back(env.eval_int(d));
           // "cannot allocate N bytes on cuda:0: ... (out of memory)": what matters is said.
           std::string why = e.what();
           if (why.rfind("tessel: ", 0) == 0) why.erase(0, 8);
@@ -112,8 +127,15 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
         else
           interp::run_loop(g, n, env, config, *unwritten);
         break;
-      case ir::Op::Return:
-        for (const ir::Node* o : n->args) outputs.push_back(env.tensor(o));
+      case ir::Op::Return:  // the program's last statement
+        outputs.reserve(n->args.size());
+        for (auto o = n->args.begin(); o != n->args.end(); ++o) {
+          // An allocation returned once is moved out (its last use), not copied.
+          if ((*o)->op == ir::Op::Alloc && std::find(o + 1, n->args.end(), *o) == n->args.end())
+            outputs.push_back(env.take_alloc(*o));
+          else
+            outputs.push_back(env.tensor(*o));
+        }
         break;
       // Scalars, and device ops (never in the host block).
       case ir::Op::Arg:
