@@ -6,6 +6,7 @@
 #include <bit>
 #include <span>
 
+#include "common/stack_span.hpp"
 #include "driver/alias_groups.hpp"
 #include "frontend/trace.hpp"
 
@@ -50,13 +51,8 @@ ir::ArgFacts arg_facts(const Buffer& b, bool exact) {
 void write_argument_key(CallArgs args, const std::vector<ParamKind>& params, bool exact,
                         bool on_gpu, bool check_bounds, KeyText& k) {
   // Each tensor's bytes once: for the alias groups and for its span (64-bit indexing).
-  std::pair<uintptr_t, uintptr_t> stack[16];
-  std::vector<std::pair<uintptr_t, uintptr_t>> heap;
-  std::span<std::pair<uintptr_t, uintptr_t>> ranges(stack, std::min<size_t>(args.size(), 16));
-  if (args.size() > 16) {
-    heap.resize(args.size());
-    ranges = heap;
-  }
+  StackSpan<std::pair<uintptr_t, uintptr_t>, 16> scratch(args.size());
+  const std::span<std::pair<uintptr_t, uintptr_t>> ranges = scratch.span();
   for (size_t i = 0; i < args.size(); ++i) {
     const Buffer* b = buffer_arg(args[i]);
     ranges[i] = b ? rt::byte_range(*b) : std::pair<uintptr_t, uintptr_t>{0, 0};

@@ -22,6 +22,7 @@
 #include "common/count_text.hpp"
 #include "common/pow2.hpp"
 #include "common/preserve_format.hpp"
+#include "common/stack_span.hpp"
 #include "driver/alias_groups.hpp"
 #include "driver/code_dump.hpp"
 #include "driver/cuda_api.hpp"
@@ -553,10 +554,8 @@ std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs 
   };
   std::shared_ptr<Specialization> spec = get(k, false);
   if (spec->guards.empty()) return spec;
-  ir::ArgValue stack[16];  // on the stack for the usual few arguments (a call's path)
-  std::vector<ir::ArgValue> heap(args.size() > 16 ? args.size() : 0);
-  std::span<ir::ArgValue> vals = args.size() > 16 ? std::span<ir::ArgValue>(heap)
-                                                  : std::span<ir::ArgValue>(stack, args.size());
+  StackSpan<ir::ArgValue, 16> scratch(args.size());  // a call's path: no allocation
+  const std::span<ir::ArgValue> vals = scratch.span();
   rt::arg_values(args, vals);
   std::string g, wide;
   const ir::Node* where = nullptr;
