@@ -256,15 +256,20 @@ int main(int argc, char** argv) {
                 tf);
   }
   // Grouped GEMM (examples::make_grouped_matmul): 8 experts of 512 rows each, K = N = 4096,
-  // the row count and each 64-row block's expert in device memory, against a loop of one
-  // cuBLAS GEMM per expert.
+  // the row count and each 64- or 128-row block's expert in device memory, against a loop of
+  // one cuBLAS GEMM per expert.
   {
     const int64_t experts = 8, rows = 512, kk = 4096, nn = 4096, t = experts * rows;
     ts::Buffer x = ts::Buffer::randn({t, kk}, ts::bf16, ts::cuda(0), 8);
     ts::Buffer w = ts::Buffer::randn({experts, kk, nn}, ts::bf16, ts::cuda(0), 9);
-    std::vector<double> blocks(static_cast<size_t>(t / 64));
-    for (size_t b = 0; b < blocks.size(); ++b) blocks[b] = static_cast<double>(b * 64 / rows);
-    ts::Buffer block_expert = ts::Buffer::from_vector(blocks, {t / 64}, ts::i32).to(ts::cuda(0));
+    // Each block's expert, for groups padded to 64 and to 128 rows (block_m).
+    auto block_expert_of = [&](int64_t block_m) {
+      std::vector<double> blocks(static_cast<size_t>(t / block_m));
+      for (size_t b = 0; b < blocks.size(); ++b)
+        blocks[b] = static_cast<double>(static_cast<int64_t>(b) * block_m / rows);
+      return ts::Buffer::from_vector(blocks, {t / block_m}, ts::i32).to(ts::cuda(0));
+    };
+    const ts::Buffer block_expert64 = block_expert_of(64), block_expert128 = block_expert_of(128);
     ts::Buffer n_rows = ts::Buffer::scalar(t, ts::i32, ts::cuda(0));
     const Shape s{t, nn, kk};
     double peer = 0;
@@ -289,22 +294,30 @@ int main(int argc, char** argv) {
 #endif
     double best = 0;
     std::string best_cfg;
-    for (auto [bn, bk, warps, stages] : {std::tuple{128, 32, 4, 2},
-                                         {128, 64, 4, 4},
-                                         {256, 64, 4, 3},
-                                         {256, 64, 4, 4},
-                                         {256, 64, 4, 2},
-                                         {256, 64, 8, 3},
-                                         {256, 64, 8, 4},
-                                         {128, 64, 8, 4},
-                                         {128, 128, 4, 3}}) {
+    // block_m (the routing's padding: 64, or 128 for two warpgroups along M), N and K blocks,
+    // warps, stages.
+    for (auto [bm, bn, bk, warps, stages] : {std::tuple{64, 128, 32, 4, 2},
+                                             {64, 128, 64, 4, 4},
+                                             {64, 256, 64, 4, 3},
+                                             {64, 256, 64, 4, 4},
+                                             {64, 256, 64, 4, 2},
+                                             {64, 256, 64, 8, 3},
+                                             {64, 256, 64, 8, 4},
+                                             {64, 128, 64, 8, 4},
+                                             {64, 128, 128, 4, 3},
+                                             {128, 256, 64, 8, 3},
+                                             {128, 256, 64, 8, 4},
+                                             {128, 128, 64, 8, 4},
+                                             {128, 128, 64, 4, 4}}) {
       auto k = examples::make_grouped_matmul(
           ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{bn, bk},
                                             .num_warps = warps,
-                                            .num_stages = stages}});
+                                            .num_stages = stages}},
+          bm);
+      const ts::Buffer& block_expert = bm == 64 ? block_expert64 : block_expert128;
       double tf = tflops(s, bench::gpu_time_ms([&] { k(x, w, n_rows, block_expert); }, iters));
-      std::string cfg = "64x" + std::to_string(bn) + "x" + std::to_string(bk) + " w" +
-                        std::to_string(warps) + " s" + std::to_string(stages);
+      std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) +
+                        " w" + std::to_string(warps) + " s" + std::to_string(stages);
       std::printf("  grouped %-22s %8.1f TFLOP/s\n", cfg.c_str(), tf);
       if (tf > best) {
         best = tf;

@@ -517,6 +517,19 @@ TEST(TensorCores, AGroupedMatmulOverDeviceResidentRowsMultipliesEachGroupByItsEx
       only_contraction(nest_layout(k, ts::Config{.block_sizes = std::vector<int64_t>{32, 16}}, r.x,
                                    r.w, r.n_rows, r.block_expert))
           .mma);
+  // Groups padded to 128 rows, block_expert per 128 rows: 128-row tiles (two warpgroups of
+  // wgmma along M where the tile fits it).
+  moe_test::Routed r128 = moe_test::route({5, 130, 0, 64}, 48, 40, 512, ts::bf16, 128);
+  const ts::Config c128{.block_sizes = std::vector<int64_t>{32, 16}, .num_warps = 8};
+  auto k128 = examples::make_grouped_matmul(ts::Settings{.config = c128}, 128);
+  for (int call = 0; call < 2; ++call) {
+    std::vector<double> got128 = k128(r128.x, r128.w, r128.n_rows, r128.block_expert).to_vector();
+    for (size_t i = 0; i < r128.want.size(); ++i)
+      ASSERT_NEAR(got128[i], r128.want[i], 0.01 * (1 + std::abs(r128.want[i]))) << i;
+  }
+  const passes::Layout L128 =
+      nest_layout(k128, c128, r128.x, r128.w, r128.n_rows, r128.block_expert);
+  EXPECT_EQ(L128.slot_block.at(0), 128);
 }
 
 // Whole K dims of sizes that differ by a power of two are refused at trace time, as K.

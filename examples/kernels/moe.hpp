@@ -50,22 +50,25 @@ inline auto make_silu_and_mul_packed(ts::Settings settings = {}) {
 
 /// Grouped GEMM (a mixture of experts' expert projections): out[t] = x[t] @ w[expert of t]
 /// for the rows t < n_rows (one i32 element in device memory). Rows are grouped by expert,
-/// each group padded to a multiple of 64 rows (the routing's alignment, as vLLM's
-/// moe_align_block_size gives), and block_expert[i] (i32) is the expert of rows
-/// [64 i, 64 i + 64). A tile loop over the device-resident row count (seed 002's form: a
-/// persistent kernel, CUDA-graph safe, no host sync), the tile's expert a scalar loaded on
-/// the GPU, ts::dot of x's [tm, tk] tile and that expert's [tk, tn] tile (tensor cores for
-/// f16 and bf16). x [T, K], w [E, K, N], block_expert [T / 64]; out [T, N] of x's dtype,
-/// rows from n_rows on zero. Tunables: the N and K block sizes, num_warps (M's is 64).
-/// block_expert must have an entry per 64 rows below n_rows and each entry must be an
-/// expert: a read past its end, like any masked load, gives 0 (expert 0), and an expert
-/// out of range gives zero rows; Settings::check_bounds reports both.
-inline auto make_grouped_matmul(ts::Settings settings = {}) {
+/// each group padded to a multiple of `block_m` rows (the routing's alignment, as vLLM's
+/// moe_align_block_size gives; 64 or 128), and block_expert[i] (i32) is the expert of rows
+/// [block_m i, block_m (i + 1)). A tile loop over the device-resident row count (seed 002's
+/// form: a persistent kernel, CUDA-graph safe, no host sync), the tile's expert a scalar
+/// loaded on the GPU, ts::dot of x's [tm, tk] tile and that expert's [tk, tn] tile (tensor
+/// cores for f16 and bf16; 128 rows fill two warpgroups of wgmma along M). x [T, K], w [E, K,
+/// N], block_expert [T / block_m]; out [T, N] of x's dtype, rows from n_rows on zero.
+/// Tunables: the N and K block sizes, num_warps (M's is block_m). block_expert must have an
+/// entry per block_m rows below n_rows and each entry must be an expert: a read past its
+/// end, like any masked load, gives 0 (expert 0), and an expert out of range gives zero
+/// rows; Settings::check_bounds reports both.
+inline auto make_grouped_matmul(ts::Settings settings = {}, int64_t block_m = 64) {
+  settings.static_captures = true;  // `block_m` is fixed for the kernel object
   return ts::kernel(
       "grouped_matmul", {"x", "w", "n_rows", "block_expert"},
-      [](ts::Tensor x, ts::Tensor w, ts::Tensor n_rows, ts::Tensor block_expert) {
+      [block_m](ts::Tensor x, ts::Tensor w, ts::Tensor n_rows, ts::Tensor block_expert) {
         ts::Tensor out = x.new_zeros({x.size(0), w.size(2)}).named("out");
-        for (auto [tm, tn] : ts::tile(n_rows, w.size(2), ts::TileOptions{.block_size = {64, 0}})) {
+        for (auto [tm, tn] :
+             ts::tile(n_rows, w.size(2), ts::TileOptions{.block_size = {block_m, 0}})) {
           ts::Value e = block_expert(tm.id());
           ts::Value acc = ts::zeros({tm, tn});
           for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), w(e, tk, tn), acc);

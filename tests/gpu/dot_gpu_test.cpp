@@ -268,6 +268,17 @@ TEST(DotGpu, AGroupedMatmulOverDeviceResidentRowsMatchesTheInterpreter) {
         k(r.x, r.w, ts::Buffer::from_vector({128}, {1}, ts::i32), r.block_expert);
     EXPECT_EQ(ts::count_mismatches(fewer, want_fewer, 0.02, 0.01), 0) << c.to_json();
   }
+  // Groups padded to 128 rows: 128-row tiles, two warpgroups of wgmma along M.
+  moe_test::Routed r128 = moe_test::route({5, 70, 0, 130}, 96, 72, 512, ts::bf16, 128);
+  auto k128 = examples::make_grouped_matmul(
+      ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{256, 64},
+                                        .num_warps = 8,
+                                        .num_stages = 3}},
+      128);
+  ts::Buffer want128 = k128(r128.x, r128.w, r128.n_rows, r128.block_expert);
+  ts::Buffer got128 = k128(r128.x.to(ts::cuda(0)), r128.w.to(ts::cuda(0)),
+                           r128.n_rows.to(ts::cuda(0)), r128.block_expert.to(ts::cuda(0)));
+  EXPECT_EQ(ts::count_mismatches(got128.to(ts::cpu()), want128, 0.02, 0.01), 0);
 }
 
 // The grouped GEMM captured once in a CUDA graph (global mode: no hidden host sync) and
