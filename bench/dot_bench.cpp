@@ -1,6 +1,7 @@
 // ts::dot on tensor cores (examples::make_dot_matmul, src/passes/tensor_cores.hpp) against
 // cuBLAS in the same run: bf16 operands, f32 accumulation, bf16 output, row-major; then f32
-// operands under TF32 against cuBLAS SGEMM with TF32 tensor-op math.
+// operands under TF32 against cuBLAS SGEMM with TF32 tensor-op math (y row-major, and a
+// Linear layer's x w^T).
 //   compile   NVRTC time of one GEMM candidate (128 x 128 x 32, 8 warps; no GPU needed)
 //   per shape M x N x K: cuBLAS (cublasGemmEx, CUBLAS_COMPUTE_32F, default algorithm) and
 //             tessel over a few configs (block sizes, warps, num_stages); TFLOP/s, the
@@ -200,22 +201,27 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   // f32 operands under TF32 (ts::dot's default precision) against cuBLAS SGEMM with TF32
-  // tensor-op math.
-  {
+  // tensor-op math, in two layouts: y row-major [K, N] (N-major: mma.sync, wgmma reads TF32
+  // K-major only) and y = w^T of a [N, K] tensor (a Linear layer's weight: both K-major,
+  // wgmma m64nNk8).
+  for (bool linear : {false, true}) {
     const Shape s{4096, 4096, 4096};
+    const int n = static_cast<int>(s.n);
     ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::f32, ts::cuda(0), 6);
-    ts::Buffer y = ts::Buffer::randn({s.k, s.n}, ts::f32, ts::cuda(0), 7);
+    ts::Buffer w = ts::Buffer::randn({s.k, s.n}, ts::f32, ts::cuda(0), 7);  // y, or [N, K]
+    const ts::Buffer y = linear ? w.transpose(0, 1) : w;
+    const char* name = linear ? "tf32 x w^T" : "tf32";
     double peer = 0;
 #ifdef TESSEL_BENCH_CUBLAS
     {
       ts::Buffer c = ts::Buffer::empty({s.m, s.n}, ts::f32, ts::cuda(0));
       cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);
       const float one = 1, zero = 0;
-      const int n = static_cast<int>(s.n);
+      // Column-major: out^T = y^T x^T, y^T is w ([N, K] row-major: transposed) or y.
       double ms = bench::gpu_time_ms(
           [&] {
-            cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
-                        static_cast<const float*>(y.data_ptr()), n,
+            cublasSgemm(h, linear ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
+                        static_cast<const float*>(w.data_ptr()), n,
                         static_cast<const float*>(x.data_ptr()), n, &zero,
                         static_cast<float*>(c.data_ptr()), n);
           },
@@ -226,18 +232,25 @@ int main(int argc, char** argv) {
 #endif
     double best = 0;
     std::string best_cfg;
-    for (const Candidate& c : {Candidate{128, 128, 16, 8, 2}, Candidate{128, 128, 32, 8, 2},
-                               Candidate{128, 64, 32, 4, 2}, Candidate{64, 64, 32, 4, 2}}) {
+    const std::vector<Candidate> mma_sync{
+        {128, 128, 16, 8, 2}, {128, 128, 32, 8, 2}, {128, 64, 32, 4, 2}, {64, 64, 32, 4, 2}};
+    const std::vector<Candidate> wgmma{{128, 256, 32, 8, 4},
+                                       {128, 256, 32, 8, 3},
+                                       {128, 128, 32, 8, 4},
+                                       {128, 128, 64, 8, 3},
+                                       {128, 256, 32, 8, 4, 1, ts::PidType::persistent_blocked},
+                                       {128, 256, 32, 8, 4, 8}};
+    for (const Candidate& c : linear ? wgmma : mma_sync) {
       auto k = examples::make_dot_matmul(ts::Settings{.config = c.config()});
       double tf = tflops(s, bench::gpu_time_ms([&] { k(x, y); }, iters));
-      std::printf("  tf32 4096^3 %-22s %8.1f TFLOP/s\n", c.str().c_str(), tf);
+      std::printf("  %s 4096^3 %-22s %8.1f TFLOP/s\n", name, c.str().c_str(), tf);
       if (tf > best) {
         best = tf;
         best_cfg = c.str();
       }
     }
-    std::printf("tf32 4096x4096x4096: cuBLAS (TF32) %.1f TFLOP/s, tessel %.1f TFLOP/s (%s)", peer,
-                best, best_cfg.c_str());
+    std::printf("%s 4096x4096x4096: cuBLAS (TF32) %.1f TFLOP/s, tessel %.1f TFLOP/s (%s)", name,
+                peer, best, best_cfg.c_str());
     if (peer > 0) std::printf(" = %.3f of cuBLAS", best / peer);
     std::printf("\n");
   }

@@ -62,16 +62,16 @@ TEST(Dot, SixteenBitOperandsAreMultipliedAndSummedInF32) {
   }
 }
 
-TEST(Dot, RoundTf32RoundsToNearestWithTiesAwayFromZero) {
-  auto bits = [](float f) { return std::bit_cast<uint32_t>(ts::round_tf32(f)); };
+TEST(Dot, TruncateTf32ClearsThe13LowMantissaBits) {
+  auto bits = [](float f) { return std::bit_cast<uint32_t>(ts::truncate_tf32(f)); };
   auto f = [](uint32_t u) { return std::bit_cast<float>(u); };
-  EXPECT_EQ(bits(f(0x3f800fffu)), 0x3f800000u);  // below half of the dropped 13 bits
-  EXPECT_EQ(bits(f(0x3f801000u)), 0x3f802000u);  // a tie rounds away from zero
-  EXPECT_EQ(bits(f(0xbf801000u)), 0xbf802000u);  // also for negatives
-  EXPECT_EQ(bits(f(0x3f803000u)), 0x3f804000u);
-  EXPECT_EQ(bits(f(0x7f7fffffu)), 0x7f800000u);  // past the largest TF32: infinity
+  EXPECT_EQ(bits(f(0x3f800fffu)), 0x3f800000u);
+  EXPECT_EQ(bits(f(0x3f801fffu)), 0x3f800000u);  // toward zero, past half of the 13 bits
+  EXPECT_EQ(bits(f(0xbf801fffu)), 0xbf800000u);  // also for negatives
+  EXPECT_EQ(bits(f(0x3f803000u)), 0x3f802000u);
+  EXPECT_EQ(bits(f(0x7f7fffffu)), 0x7f7fe000u);  // the largest f32: the largest TF32
   EXPECT_EQ(bits(std::numeric_limits<float>::infinity()), 0x7f800000u);
-  EXPECT_TRUE(std::isnan(ts::round_tf32(f(0x7f800001u))));  // a NaN stays a NaN
+  EXPECT_TRUE(std::isnan(ts::truncate_tf32(f(0x7f800001u))));  // a NaN stays a NaN
 }
 
 // 1 + 2^-12 needs 12 mantissa bits: TF32 keeps 10, so each product is 1 under tf32 and
@@ -362,7 +362,7 @@ TEST(TensorCores, Tf32DotsRunOnTensorCoresAndIeeeOnesDoNot) {
   auto kc = make_dot(ts::Settings{.config = blocks(64, 64, 32, 4)});
   std::string cu = nvrtc_test::compile(kc, x, y);
   EXPECT_NE(cu.find("ts::mma_1688_tf32"), std::string::npos) << cu;
-  EXPECT_NE(cu.find("ts::round_tf32"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("ts::truncate_tf32"), std::string::npos) << cu;
   std::string cut = nvrtc_test::compile(kc, x.transpose(0, 1).contiguous().transpose(0, 1),
                                         y.transpose(0, 1).contiguous().transpose(0, 1));
   EXPECT_NE(cut.find("ts::mma_1688_tf32"), std::string::npos) << cut;
@@ -493,6 +493,21 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
   }
   EXPECT_NE(std::find(gconfigs.begin(), gconfigs.end(), "256x64 w8 s4"), gconfigs.end())
       << fmt::format("{}", fmt::join(gconfigs, "; "));
+  // f32 operands (TF32): the same bytes of K, half the elements (a wgmma tile of 128x256x32,
+  // an mma.sync one of 128x128x16).
+  ts::Buffer xf = ts::Buffer::zeros({4096, 4096}, ts::f32),
+             wf = ts::Buffer::zeros({4096, 4096}, ts::f32);
+  ts::autotune::ConfigSpace fs(autotune_test::graph_of(k, xf, wf.transpose(0, 1)), {},
+                               "dot_matmul");
+  std::vector<std::string> fconfigs;
+  for (const ts::autotune::Point& p : fs.matmul_points()) {
+    ts::Config c = fs.config(p);
+    fconfigs.push_back(fmt::format("{}x{}x{} w{} s{}", c.block_sizes->at(0), c.block_sizes->at(1),
+                                   c.block_sizes->at(2), *c.num_warps, *c.num_stages));
+  }
+  for (const char* want : {"128x256x32 w8 s4", "128x128x16 w4 s2"})
+    EXPECT_NE(std::find(fconfigs.begin(), fconfigs.end(), want), fconfigs.end())
+        << want << ": " << fmt::format("{}", fmt::join(fconfigs, "; "));
   // Without a sum of products, none.
   auto add = ts::kernel("add", [](ts::Tensor a, ts::Tensor b) {
     ts::Tensor out = ts::empty_like(a);

@@ -156,10 +156,44 @@ TEST(Wgmma, DotsItCannotTakeStayOnMmaSync) {
   // Settings::check_bounds checks each access where it runs, not a TMA box.
   auto checked = make_dot(ts::Settings{.check_bounds = true});
   EXPECT_FALSE(plan(blocks(128, 128, 64, 4), x, y, checked)->wgmma);
-  // TF32 stays on mma.sync.
+  // A TF32 factor that is not K-major (y row-major: N-major) stays on mma.sync, and the
+  // layout stage says why.
   ts::Buffer xf = ts::Buffer::zeros({256, 256}, ts::f32),
              yf = ts::Buffer::zeros({256, 256}, ts::f32);
   EXPECT_FALSE(plan(blocks(128, 128, 64, 4), xf, yf, k)->wgmma);
+  stage_test::Staged s = stage_test::staged("layout", false, k, blocks(128, 128, 64, 4), xf, yf);
+  EXPECT_NE(s.text.find("is N-major: wgmma reads TF32 operands K-major only"), std::string::npos)
+      << s.text;
+}
+
+// TF32 operands both K-major (x row-major, y the transpose of a [N, K] tensor: a Linear
+// layer's x w^T) run on wgmma m64nNk8: boxes of 32 f32 (128 bytes) of K, BK / 8 instructions
+// per tile, no transpose operands in the instruction.
+TEST(Wgmma, Tf32OperandsBothKMajorTakeWgmmaK8) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({512, 256}, ts::f32), w = ts::Buffer::zeros({512, 256}, ts::f32);
+  const ts::Buffer wt = w.transpose(0, 1);
+  const ts::Config c = staged_config(128, 256, 32, 8, 4);
+  auto k = make_dot(ts::Settings{.config = c});
+  stage_test::Staged s = stage_test::staged("layout", false, k, c, x, wt);
+  const passes::Contraction& con = s.stages.loops.at(0).layout.contractions.at(0);
+  ASSERT_TRUE(con.mma && con.mma->wgmma) << s.text;
+  EXPECT_EQ(con.mma->operand, ts::f32);
+  EXPECT_TRUE(con.mma->k_inner[0] && con.mma->k_inner[1]);
+  EXPECT_EQ(con.mma->box[0].box, (std::vector<int64_t>{32, 128}));
+  EXPECT_EQ(con.mma->box[1].box, (std::vector<int64_t>{32, 256}));
+  EXPECT_EQ(con.mma->stage_bytes, (128 + 256) * 32 * 4);
+  EXPECT_NE(s.text.find("wgmma m64n256k8 tf32, 2 warpgroups"), std::string::npos) << s.text;
+  const std::string cu = nvrtc_test::compile(k, x, wt);
+  EXPECT_NE(cu.find("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"), std::string::npos)
+      << cu;
+  EXPECT_NE(cu.find("p, 1, 1;"), std::string::npos) << cu;  // no transpose operands
+  EXPECT_NE(cu.find("for (int ks = 0; ks < 4; ++ks)"), std::string::npos) << cu;
+  EXPECT_EQ(cu.find("ts::truncate_tf32"), std::string::npos) << cu;  // the tensor cores do
+  // A ragged K's partial tile is zeroed a 32-bit word at a time.
+  ts::Buffer xr = ts::Buffer::zeros({200, 72}, ts::f32), wr = ts::Buffer::zeros({136, 72}, ts::f32);
+  const std::string cur = nvrtc_test::compile(k, xr, wr.transpose(0, 1));
+  EXPECT_NE(cur.find("*reinterpret_cast<unsigned*>(buf + "), std::string::npos) << cur;
 }
 
 TEST(Wgmma, TheKernelIrHasARingStageAndSwizzledBoxesAndReadsBack) {

@@ -180,9 +180,10 @@ struct Config {
 enum class AutotuneEffort : uint8_t { none, quick, full };
 
 /// How ts::dot multiplies f32 operands (Triton's input_precision, Helion's dot_precision).
-/// tf32: each operand element is first rounded to TF32 (10 mantissa bits, to nearest with
-/// ties away from zero, as PTX cvt.rna.tf32.f32), then the products are summed in f32: what
-/// a tensor core computes from f32 inputs (about 3 decimal digits per element). ieee: full
+/// tf32: each operand element is first truncated to TF32 (10 mantissa bits, toward zero: its
+/// 13 low mantissa bits cleared), then the products are summed in f32: what a tensor core
+/// computes from f32 inputs (wgmma reads TF32 operands from f32 bits in shared memory so, as
+/// Triton's and cuBLAS's TF32 kernels on sm_90; about 3 decimal digits per element). ieee: full
 /// f32 products. tf32x3: about f32 accuracy from three TF32 products (Triton's 3xTF32);
 /// tessel computes it as ieee (the same or better accuracy, on the CUDA cores).
 enum class DotPrecision : uint8_t { tf32, tf32x3, ieee };

@@ -462,7 +462,7 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// have one dtype, f16, bf16 or f32 (cast one otherwise); K is the same dim of both (the
 /// same tile, `x(tm, tk)` and `y(tk, tn)`, or two whole dims of equal size). The products
 /// are summed in f32 (f16 and bf16 products are exact in f32); f32 operands are first
-/// rounded as Settings::dot_precision says (TF32 by default, as Triton and Helion). The
+/// truncated as Settings::dot_precision says (TF32 by default, as Triton and Helion). The
 /// result is f32, or `out_dtype`: the product is rounded to it before anything is added
 /// (Helion's out_dtype, "the output type of the multiplication prior to any
 /// accumulation"). With `acc`, the result is acc + the product, in acc's dtype (a K loop:
@@ -476,7 +476,9 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// TESSEL_DUMP_DIR's layout stage says which ("on tensor cores"). On sm_90, f16 and bf16
 /// dots whose tiles the TMA can copy (rows 16-byte aligned, the dot's loads at the top of
 /// the loop over K) with num_warps a multiple of 4, M's block 64 per warpgroup of 4 warps
-/// (or a multiple), N's at most 256 and K's a multiple of 64 run on wgmma instead, their
+/// (or a multiple), N's at most 256 and K's a multiple of 64 run on wgmma instead (TF32
+/// too where both operands are contiguous along K, as x w^T with w [N, K], K's block a
+/// multiple of 32: wgmma reads TF32 K-major only), their
 /// operands copied into a ring of num_stages buffers (src/passes/tensor_cores.hpp): the
 /// fastest path (128 x 256 x 64 or 256 x 128 x 64 on 8 warps, 3 or 4 stages, for large
 /// matrices). A computed operand (`ts::dot(p,

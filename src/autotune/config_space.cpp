@@ -550,9 +550,12 @@ std::vector<Point> ConfigSpace::matmul_points() const {
       // other blocks, warps and stages still seed the search.
       const int ids[3] = {mn[0]->block_id, mn[1]->block_id, c.k->block_id};
       if (ids[0] < 0 && ids[1] < 0 && ids[2] < 0) continue;
+      // The tiles' K blocks are for 16-bit operands: the same bytes of K for others (a TF32
+      // tile of 32: a 128-byte row, as bf16's 64).
+      const int64_t elem = dtype_size(c.factor[0].load()->dtype);
       for (const Tile& t : kTiles) {
         Config cfg = base;
-        const int64_t sizes[3] = {t.m, t.n, t.k};
+        const int64_t sizes[3] = {t.m, t.n, std::max<int64_t>(8, t.k * 2 / elem)};
         for (int d = 0; d < 3; ++d)
           if (ids[d] >= 0) cfg.block_sizes->at(static_cast<size_t>(ids[d])) = sizes[d];
         cfg.num_warps = t.warps;

@@ -64,7 +64,7 @@ static std::string unary_expr(ir::UnaryFn fn, DType t, const std::string& a) {
     case ir::UnaryFn::erf:
       return math_fn("erf", t) + "(" + a + ")";
     case ir::UnaryFn::tf32:
-      return "ts::round_tf32(" + a + ")";
+      return "ts::truncate_tf32(" + a + ")";
   }
   return a;
 }

@@ -19,6 +19,7 @@
 //     ...
 //     wait for buffer use % S (`filled`); a partial last tile: zero its elements past K's end
 //     wgmma.fence; for (ks < BK / 16) for (i < 64-row tiles of the warpgroup) wgmma m64nNk16
+//     (TF32: BK / 8, m64nNk8)
 //     commit; wait for the previous tile's products (this tile's stay in flight); after
 //     the first tile: each warp's lane 0 arrives on the previous buffer's `read` mbarrier,
 //     thread 0 refills it (ring_fill)
@@ -26,6 +27,8 @@
 //   wait for the last tile's products; each warp arrives on its buffer's `read` mbarrier;
 //   across programs, thread 0 refills it with the next program's tile before the epilogue
 #include <fmt/format.h>
+
+#include <string_view>
 
 #include "codegen/emitter_state.hpp"
 #include "common/pow2.hpp"
@@ -40,32 +43,34 @@ std::string ring_name(const passes::Contraction& c) {
   return fmt::format("ring{}", c.match.sum->id);
 }
 
-// The wgmma instruction for n columns of `operand` (f16, bf16) with A and B transposed (M-
-// and N-major) or not, as a device function of the kernel's source: d += a b over the
-// warpgroup's 64 x n accumulator d[0 .. n / 2).
-std::string wgmma_function(int64_t n, DType operand, bool ta, bool tb) {
-  const std::string t = operand == DType::f16 ? "f16" : "bf16";
+// The wgmma instruction for n columns of operand type `t` (f16, bf16 or tf32: Mma::
+// ptx_operand) with A and B transposed (M- and N-major) or not, as a device function of the
+// kernel's source: d += a b over the warpgroup's 64 x n accumulator d[0 .. n / 2). TF32
+// operands are K-major (no transpose operands: PTX ISA); the tensor cores read their f32
+// bits truncated to TF32.
+std::string wgmma_function(int64_t n, const std::string& t, int64_t k, bool ta, bool tb) {
   std::string regs, outs;
   for (int64_t r = 0; r < n / 2; ++r) {
     regs += fmt::format("{}%{}", r ? ", " : "", r);
     outs += fmt::format("{}\"+f\"(d[{}])", r ? ", " : "", r);
   }
+  const std::string trans = t == "tf32" ? "" : fmt::format(", {}, {}", ta ? 1 : 0, tb ? 1 : 0);
   return fmt::format(
-      "// d += a b, a 64 x {n} x 16 product of {t} operands in shared memory (wgmma descriptors;\n"
+      "// d += a b, a 64 x {n} x {k} product of {t} operands in shared memory (wgmma descriptors;\n"
       "// A {am}-major, B {bm}-major) into the warpgroup's f32 accumulator fragments d; with\n"
       "// scale_d 0, d = a b.\n"
       "__device__ __forceinline__ void ts_wgmma_{n}_{t}_{ta}{tb}(float* d, unsigned long long a, "
       "unsigned long long b, int scale_d) {{\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{pi}, 0;\\n\"\n"
-      "               \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{{regs}}}, %{ai}, "
-      "%{bi}, p, 1, 1, {ta}, {tb};\\n}}\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{t}.{t} {{{regs}}}, %{ai}, "
+      "%{bi}, p, 1, 1{trans};\\n}}\\n\"\n"
       "               : {outs}\n"
       "               : \"l\"(a), \"l\"(b), \"r\"(scale_d));\n"
       "}}\n",
-      fmt::arg("n", n), fmt::arg("t", t), fmt::arg("am", ta ? "M" : "K"),
+      fmt::arg("n", n), fmt::arg("k", k), fmt::arg("t", t), fmt::arg("am", ta ? "M" : "K"),
       fmt::arg("bm", tb ? "N" : "K"), fmt::arg("ta", ta ? 1 : 0), fmt::arg("tb", tb ? 1 : 0),
-      fmt::arg("regs", regs), fmt::arg("outs", outs), fmt::arg("ai", n / 2),
-      fmt::arg("bi", n / 2 + 1), fmt::arg("pi", n / 2 + 2));
+      fmt::arg("trans", trans), fmt::arg("regs", regs), fmt::arg("outs", outs),
+      fmt::arg("ai", n / 2), fmt::arg("bi", n / 2 + 1), fmt::arg("pi", n / 2 + 2));
 }
 
 }  // namespace
@@ -224,14 +229,15 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   const bool pipelined = starts_from_zeros(loop, accumulation_of(n).acc);
   uses_wgmma_ = true;
   uses_mma_ = true;  // ts::smem_addr
-  const std::string fn = fmt::format("ts_wgmma_{}_{}_{}{}", cols, dtype_name(mma.operand),
+  const std::string fn = fmt::format("ts_wgmma_{}_{}_{}{}", cols, mma.ptx_operand(),
                                      mma.k_inner[a] ? 0 : 1, mma.k_inner[b] ? 0 : 1);
   if (!wgmma_functions_.count(fn))
-    wgmma_functions_[fn] = wgmma_function(cols, mma.operand, !mma.k_inner[a], !mma.k_inner[b]);
+    wgmma_functions_[fn] =
+        wgmma_function(cols, mma.ptx_operand(), mma.wgmma_k(), !mma.k_inner[a], !mma.k_inner[b]);
   const ContractionSum sum = declare_contraction_sum(
-      n, fmt::format("sum over {} of products on tensor cores (wgmma m64n{}k16 {}, {} buffers "
+      n, fmt::format("sum over {} of products on tensor cores (wgmma m64n{}k{} {}, {} buffers "
                      "filled by TMA)",
-                     ir::sym_name(c.match.k), cols, dtype_name(mma.operand), s));
+                     ir::sym_name(c.match.k), cols, mma.wgmma_k(), mma.ptx_operand(), s));
   open("");
   line(fmt::format("const unsigned s = {}_use % {};", ring, s));
   line(fmt::format("ts::mbarrier_wait(ts_smem + {} + 8 * s, ({}_use / {}) & 1u);  // filled",
@@ -249,18 +255,22 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   // zeros past its end); they are zeroed in both factors.
   open(fmt::format("if ({} - {} < {})", dv.te, dv.tb, bk));
   line(fmt::format("const int kn = {} - {};", dv.te, dv.tb));
+  const int64_t elem = dtype_size(mma.operand), per_chunk = 128 / elem;  // elements per row
+  const std::string_view word = elem == 4 ? "unsigned" : "unsigned short";
   for (int i = 0; i < 2; ++i) {
     // K-major: row = M or N, column = k; else row = k, column = M or N.
-    const std::string k = mma.k_inner[i] ? "(e % " + std::to_string(bk) + ")"
-                                         : "(e / " + std::to_string(64 * mma.box[i].chunks) + ")";
+    const std::string k = mma.k_inner[i]
+                              ? "(e % " + std::to_string(bk) + ")"
+                              : "(e / " + std::to_string(per_chunk * mma.box[i].chunks) + ")";
     const std::string row = mma.k_inner[i] ? fmt::format("(e / {})", bk) : k;
-    const std::string col = mma.k_inner[i] ? k : fmt::format("(e % {})", 64 * mma.box[i].chunks);
-    const int64_t elems = mma.k_inner[i] ? rows[i] * bk : bk * 64 * mma.box[i].chunks;
+    const std::string col =
+        mma.k_inner[i] ? k : fmt::format("(e % {})", per_chunk * mma.box[i].chunks);
+    const int64_t elems = mma.k_inner[i] ? rows[i] * bk : bk * per_chunk * mma.box[i].chunks;
     open(fmt::format("for (int e = tid; e < {}; e += TS_T)", elems));
     line(
-        fmt::format("if ({} >= kn) *reinterpret_cast<unsigned short*>(buf + {} + ({} >> 6) * {} + "
-                    "ts::swizzled_128({}, {} & 63)) = 0;",
-                    k, offset[i], col, chunk[i], row, col));
+        fmt::format("if ({} >= kn) *reinterpret_cast<{}*>(buf + {} + ({} / {}) * {} + "
+                    "ts::swizzled_128({}, {} % {} * {})) = 0;",
+                    k, word, offset[i], col, per_chunk, chunk[i], row, col, per_chunk, elem));
     close();
   }
   line("ts::fence_proxy_async_shared();");
@@ -281,11 +291,12 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
         fmt::format("const int wg = tid >> 7;  // warpgroup: rows 64 (wg % {0} + {0} i), columns "
                     "{1} ({2}) of the tile",
                     wm, cols, wg_n));
-  open_unrolled(fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", bk / 16));
-  // Descriptor of factor f's operand at k = 16 ks, rows (M or N) from `first`.
+  open_unrolled(
+      fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", bk / mma.wgmma_k()));
+  // Descriptor of factor f's operand at k = wgmma_k ks (32 bytes), rows (M or N) from `first`.
   // (The rows' term is left out when they start at 0.)
   auto desc = [&](int f, const std::string& first) {
-    if (mma.k_inner[f])  // chunk ks / 4 of K, 32 bytes per 16 k in its rows
+    if (mma.k_inner[f])  // chunk ks / 4 of K, 32 bytes per wgmma_k in its rows
       return fmt::format("ts::wgmma_desc(at + {} + (ks >> 2) * {}{} + (ks & 3) * 32, 16, 1024)",
                          offset[f], chunk[f],
                          first == "0" ? "" : fmt::format(" + ({}) * 128", first));

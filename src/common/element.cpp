@@ -198,10 +198,10 @@ int64_t integer_bits(double v) {
                                     : static_cast<int64_t>(v);
 }
 
-float round_tf32(float f) {
+float truncate_tf32(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof u);
-  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;  // finite: round
+  if ((u & 0x7f800000u) != 0x7f800000u) u &= 0xffffe000u;  // finite: truncate
   std::memcpy(&f, &u, sizeof u);
   return f;
 }

@@ -16,10 +16,11 @@ float f16_bits_to_float(uint16_t h);
 uint16_t float_to_bf16_bits(float f);
 float bf16_bits_to_float(uint16_t h);
 
-/// f32 rounded to TF32 (10 mantissa bits) to nearest, ties away from zero, as PTX
-/// cvt.rna.tf32.f32 (the result is an f32 with its 13 low mantissa bits zero); NaN and
-/// infinities are kept. Generated code's ts::round_tf32 computes the same bits.
-float round_tf32(float f);
+/// f32 truncated to TF32 (10 mantissa bits, toward zero): the f32 with its 13 low mantissa
+/// bits cleared, what the tensor cores read from f32 bits (wgmma's TF32 operands in shared
+/// memory, PTX ISA). NaN and infinities are kept. Generated code's ts::truncate_tf32
+/// computes the same bits.
+float truncate_tf32(float f);
 
 /// Reads element `ptr` of dtype `t` as double (integers exactly up to 2^53).
 double read_element(const void* ptr, DType t);

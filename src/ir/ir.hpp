@@ -105,7 +105,7 @@ const char* op_name(Op op);
   X(sin, "sin", true) X(cos, "cos", true) X(tanh, "tanh", true)                    \
   X(sigmoid, "sigmoid", true) X(exp2, "exp2", true) X(log2, "log2", true)          \
   X(floor, "floor", false) X(ceil, "ceil", false) X(erf, "erf", true)              \
-  X(tf32, "tf32", true)  /* rounded to TF32 (ts::dot's operands): cvt.rna.tf32.f32 */
+  X(tf32, "tf32", true)  /* truncated to TF32 (ts::dot's operands) */
 
 /// Binary elementwise functions. X(name, "printed", kind) kind: a = arithmetic,
 /// c = comparison (bool result), l = logical (bool operands), b = bitwise (ints)

@@ -195,9 +195,9 @@ std::string describe(const Layout& L, const ir::Node* loop) {
         c.match.product->id, ir::sym_name(c.match.k), c.shared_bytes,
         !c.mma ? std::string()
         : c.mma->wgmma
-            ? fmt::format(", on tensor cores (wgmma m64n{}k16 {}, {} warpgroups{}, a ring of {} "
+            ? fmt::format(", on tensor cores (wgmma m64n{}k{} {}, {} warpgroups{}, a ring of {} "
                           "buffers filled by TMA{})",
-                          L.slot_block[1] / c.mma->warps_n, dtype_name(c.mma->operand),
+                          L.slot_block[1] / c.mma->warps_n, c.mma->wgmma_k(), c.mma->ptx_operand(),
                           c.mma->warps_m / 4 * c.mma->warps_n,
                           c.mma->warps_n > 1 ? fmt::format(" ({} along N)", c.mma->warps_n) : "",
                           c.mma->stages, c.mma->across_programs ? " across programs" : "")

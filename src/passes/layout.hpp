@@ -121,11 +121,10 @@ struct Contraction {
     /// wgmma: its tensor is contiguous along K, a K-major operand).
     bool k_inner[2] = {false, false};
     /// wgmma.mma_async (sm_90a) instead of mma.sync: warps_m / 4 warpgroups along M times
-    /// warps_n along N, each issuing m64nNk16 with N the tile's block of N / warps_n for each
-    /// 64 rows it holds. The factors'
-    /// tiles are copied by the TMA (box[i], 128-byte swizzle, the wgmma operand layout) into
-    /// a ring of `stages` buffers of stage_bytes (factor 0's box, then factor 1's), filled
-    /// `stages` tiles of K ahead (passes/tensor_cores.hpp).
+    /// warps_n along N, each issuing m64nNk16 (k8 for TF32) with N the tile's block of N / warps_n
+    /// for each 64 rows it holds. The factors' tiles are copied by the TMA (box[i], 128-byte
+    /// swizzle, the wgmma operand layout) into a ring of `stages` buffers of stage_bytes (factor
+    /// 0's box, then factor 1's), filled `stages` tiles of K ahead (passes/tensor_cores.hpp).
     bool wgmma = false;
     int stages = 0;
     /// wgmma in a persistent kernel whose loop over K stands in the program's body and whose
@@ -135,6 +134,12 @@ struct Contraction {
     bool across_programs = false;
     TmaBox box[2];
     int64_t stage_bytes = 0;
+    /// K of one wgmma instruction: 32 bytes of the operand (16 f16 or bf16, 8 TF32).
+    int64_t wgmma_k() const { return 32 / dtype_size(operand); }
+    /// The operand type as PTX names it: f16, bf16 or tf32.
+    std::string ptx_operand() const {
+      return operand == DType::f32 ? std::string("tf32") : dtype_name(operand);
+    }
   };
   std::optional<Mma> mma;
   /// On mma.sync rather than wgmma (16-bit operands): why (passes/tensor_cores.hpp).

@@ -134,7 +134,7 @@ int tensor_dim_of(const ir::Node* n, const ir::Sym* s) {
 }
 
 // Factor i's box for wgmma: its load's tile as one TMA box whose contiguous dim (K for a
-// K-major operand, M or N else) is a multiple of 64 16-bit elements, cut into chunks of 128
+// K-major operand, M or N else) is a multiple of 128 bytes, cut into chunks of 128
 // bytes (the 128-byte swizzle's row), its other tile dim a block of M, N or K and every other
 // dim a scalar index; or none, `why_not` saying why.
 std::optional<TmaBox> wgmma_box(const ir::Graph& g, const KernelPlan& plan, const Contraction& c,
@@ -170,11 +170,12 @@ std::optional<TmaBox> wgmma_box(const ir::Graph& g, const KernelPlan& plan, cons
   return b;
 }
 
-// The wgmma plan of contraction c whose mma.sync plan is `mma` (16-bit operands), or none:
+// The wgmma plan of contraction c whose mma.sync plan is `mma`, or none:
 // warps a multiple of 4, the warpgroups along M where M's block has 64 rows for each, the
 // others along N (a 64-row tile on 8 warps: two warpgroups of 64 x N / 2), each issuing
-// m64nNk16 for n = N's block / warpgroups along N, a multiple of 8 up to 256 (of 64 where
-// B's tile is N-major: its 64-column chunks), K's block a multiple of 16; K a device loop of
+// m64nNk16 (k8: TF32) for n = N's block / warpgroups along N, a multiple of 8 up to 256 (of
+// 64 where B's tile is N-major: its 64-column chunks), K's block a multiple of that k, TF32
+// factors both K-major; K a device loop of
 // one dim that is not flattened, each factor a load at its top level whose tile the TMA can
 // copy ahead (wgmma_box, may_load_ahead); the ring of at least 2 stages within a program's
 // shared memory (num_stages stages where they fit).
@@ -193,13 +194,13 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
   while (wm > 1 && bm % (64 * wm) != 0) wm /= 2;
   const int wn = std::max(warpgroups, 1) / wm;
   const int64_t n = bn / wn;  // columns of each warpgroup's wgmma
-  if (mma.operand == DType::f32) return refuse("TF32 operands");
   if (g.check_bounds) return refuse("bounds checking (each access checked where it runs)");
   if (L.threads % 128 != 0) return refuse("fewer than 4 warps (a warpgroup)");
   if (bm % 64 != 0) return refuse(fmt::format("M's block {} is not a multiple of 64", bm));
   if (bn % (8 * wn) != 0 || n > 256)
     return refuse(fmt::format("N's block {} on {} warpgroups along N", bn, wn));
-  if (bk % 16 != 0) return refuse(fmt::format("K's block {} is not a multiple of 16", bk));
+  if (bk % mma.wgmma_k() != 0)
+    return refuse(fmt::format("K's block {} is not a multiple of {}", bk, mma.wgmma_k()));
   if (k->kind != ir::Sym::tile || k->loop->dims.size() != 1 || plan.knobs(k->loop).flatten)
     return refuse("K is not the only dim of an unflattened tile loop");
   // The accumulator's registers (bm / (64 wm) fragments of n / 2) and room for the rest:
@@ -214,6 +215,14 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
     bool k_major = false;
     std::optional<TmaBox> b = wgmma_box(g, plan, c, i, k_major, why_not);
     if (!b) return std::nullopt;
+    // wgmma reads 32-bit (TF32) operands K-major only (PTX ISA, "Matrix Descriptor Format":
+    // the transpose operands exist for 16-bit types alone).
+    if (mma.operand == DType::f32 && !k_major)
+      return refuse(fmt::format(
+          "TF32 factor %{} is {}-major: wgmma reads TF32 operands K-major only (pass it as the "
+          "transpose of a tensor contiguous along K, as a Linear layer's weight w.transpose(0, "
+          "1))",
+          c.match.factor[i].value()->id, i == mma.a ? "M" : "N"));
     // Warpgroups along N start at column n wg: in an N-major B, a 64-column chunk.
     if (wn > 1 && i != mma.a && !k_major && n % 64 != 0)
       return refuse(fmt::format("{} columns per warpgroup of an N-major B (64-column chunks)", n));

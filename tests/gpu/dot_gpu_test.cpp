@@ -205,6 +205,40 @@ TEST(DotGpu, WgmmaDotsMatchTheInterpreter) {
       }
 }
 
+// TF32 on wgmma m64nNk8 (both factors K-major: x w^T, w a [N, K] tensor): 1 and 2
+// warpgroups, K blocks of 32 and 64 (2 chunks of a K-major row), ragged M, N and K (K's last
+// tile zeroed past its end), M = 1, K = 0, a persistent program loop. The operands are
+// truncated to TF32 by the tensor cores as by the interpreter, so only the order of the f32
+// sums differs.
+TEST(DotGpu, Tf32WgmmaDotsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  struct Blocks {
+    int64_t m, n, k;
+    int warps, stages;
+    ts::PidType pid = ts::PidType::flat;
+  };
+  const std::vector<Shape> shapes{{256, 128, 192}, {264, 72, 136},  {1, 64, 40},
+                                  {8, 8, 8},       {136, 200, 264}, {64, 0, 136}};
+  for (Blocks b : {Blocks{128, 256, 32, 8, 4}, Blocks{128, 128, 32, 4, 3},
+                   Blocks{64, 128, 64, 4, 2}, Blocks{128, 128, 64, 8, 3},
+                   Blocks{128, 256, 32, 8, 3, ts::PidType::persistent_interleaved}}) {
+    ts::Config c = blocks(b.m, b.n, b.k, b.warps);
+    c.num_stages = b.stages;
+    c.pid_type = b.pid;
+    auto k = dot_test::make_dot(ts::Settings{.max_sms = 3, .config = c});
+    for (Shape s : shapes) {
+      const std::string what = c.to_json() + " " + std::to_string(s.m) + "x" + std::to_string(s.k) +
+                               "x" + std::to_string(s.n);
+      ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::f32, ts::cpu(), 31);
+      ts::Buffer w = ts::Buffer::randn({s.n, s.k}, ts::f32, ts::cpu(), 32);
+      ts::Buffer want = k(x, w.transpose(0, 1));
+      ts::Buffer got = k(x.to(ts::cuda(0)), w.to(ts::cuda(0)).transpose(0, 1));
+      ASSERT_EQ(got.shape(), want.shape()) << what;
+      EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0) << what;
+    }
+  }
+}
+
 // wgmma with M-major A (x.t()) and K-major B (y.t()); persistent programs whose ring runs on
 // from one tile into the next (Contraction::Mma::across_programs); an accumulator that does not
 // start from zeros (each tile's products waited for before the next).

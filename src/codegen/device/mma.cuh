@@ -68,7 +68,7 @@ __device__ __forceinline__ void mma_16816_f16(float* d, const unsigned (&a)[4],
 }
 
 /// d += a b for one 16 x 8 x 8 fragment of TF32 operands (f32 bit patterns, rounded to TF32
-/// already: ts::round_tf32), f32 accumulator d[0..4). Fragments (g = lane / 4, t = lane % 4):
+/// already: ts::truncate_tf32), f32 accumulator d[0..4). Fragments (g = lane / 4, t = lane % 4):
 /// a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4); b0 (t, g), b1 (t + 4, g); d as
 /// the 16-bit instruction's c.
 __device__ __forceinline__ void mma_1688_tf32(float* d, const unsigned (&a)[4],

@@ -20,12 +20,12 @@ __device__ __forceinline__ float round_f16(float x) { return __half2float(__floa
 __device__ __forceinline__ float round_bf16(float x) {
   return __bfloat162float(__float2bfloat16_rn(x));
 }
-/// To TF32 (ts::dot's f32 operands): to nearest, ties away from zero, the 13 low mantissa
-/// bits cleared (cvt.rna.tf32.f32's result; the interpreter's round_tf32 computes the same
-/// bits). NaN and infinities are kept.
-__device__ __forceinline__ float round_tf32(float x) {
+/// To TF32 (ts::dot's f32 operands): toward zero, the 13 low mantissa bits cleared, as the
+/// tensor cores read f32 bits (the interpreter's truncate_tf32 computes the same bits). NaN
+/// and infinities are kept.
+__device__ __forceinline__ float truncate_tf32(float x) {
   unsigned u = __float_as_uint(x);
-  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+  if ((u & 0x7f800000u) != 0x7f800000u) u &= 0xffffe000u;
   return __uint_as_float(u);
 }
 

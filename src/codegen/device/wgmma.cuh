@@ -85,11 +85,10 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
 }
 
-/// The byte offset of element (row, col) of a 128-byte-swizzled tile of 16-bit elements
-/// (rows of 128 bytes, 64 elements): the 16-byte chunk col / 8 moves to chunk
-/// (col / 8) ^ (row % 8).
-__device__ __forceinline__ int swizzled_128(int row, int col) {
-  return row * 128 + ((((col >> 3) ^ row) & 7) << 4) + (col & 7) * 2;
+/// The byte offset of byte `byte` (0 .. 127) of row `row` of a 128-byte-swizzled tile (rows
+/// of 128 bytes): the 16-byte chunk byte / 16 moves to chunk (byte / 16) ^ (row % 8).
+__device__ __forceinline__ int swizzled_128(int row, int byte) {
+  return row * 128 + ((((byte >> 4) ^ row) & 7) << 4) + (byte & 15);
 }
 
 }  // namespace ts
