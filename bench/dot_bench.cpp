@@ -8,6 +8,7 @@
 //             ratio of tessel's best to cuBLAS, and the config that gave it
 //   grouped   examples::make_grouped_matmul (8 experts x 512 rows, device-resident row count
 //             and block experts) against a loop of cuBLAS GEMMs, one per expert
+//   fp8       f8e4m3 x w^T with per-tensor scales against cuBLASLt's FP8 matmul
 //   fused     matmul + bias + gelu (examples::make_matmul_bias_gelu) against cuBLAS plus
 //             the same epilogue as a separate tessel kernel
 //   tune      (--tune) wall time of quick autotuning of a 4096^3 GEMM, and its result
@@ -26,6 +27,7 @@
 #include "examples/kernels/moe.hpp"
 
 #ifdef TESSEL_BENCH_CUBLAS
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #endif
 
@@ -253,6 +255,95 @@ int main(int argc, char** argv) {
                 peer, best, best_cfg.c_str());
     if (peer > 0) std::printf(" = %.3f of cuBLAS", best / peer);
     std::printf("\n");
+  }
+  // f8e4m3 operands with per-tensor scales into bf16 (examples::make_fp8_matmul, x w^T:
+  // both K-major, wgmma m64nNk32) against cuBLASLt's FP8 matmul (what torch._scaled_mm
+  // calls) with the same scales; the row-wise scaled kernel measured beside it.
+  {
+    const Shape s{4096, 4096, 4096};
+    ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::f8e4m3, ts::cuda(0), 12);
+    ts::Buffer w = ts::Buffer::randn({s.n, s.k}, ts::f8e4m3, ts::cuda(0), 13);
+    ts::Buffer sx = ts::Buffer::full({1}, 0.5, ts::f32, ts::cuda(0));
+    ts::Buffer sy = ts::Buffer::full({1}, 2.0, ts::f32, ts::cuda(0));
+    ts::Buffer rx = ts::Buffer::rand({s.m}, ts::f32, ts::cuda(0), 14);
+    ts::Buffer ry = ts::Buffer::rand({s.n}, ts::f32, ts::cuda(0), 15);
+    double peer = 0;
+#ifdef TESSEL_BENCH_CUBLAS
+    {
+      // Column-major: out^T [N, M] = w^T^T x^T, A = w (transposed), B = x: cuBLASLt's "TN".
+      ts::Buffer c = ts::Buffer::empty({s.m, s.n}, ts::bf16, ts::cuda(0));
+      ts::Buffer workspace = ts::Buffer::empty({8 << 20}, ts::i32, ts::cuda(0));
+      cublasLtHandle_t lt;
+      cublasLtCreate(&lt);
+      cublasLtMatmulDesc_t desc;
+      cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+      const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+      const void* scale_a = sy.data_ptr();  // A is w
+      const void* scale_b = sx.data_ptr();
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a,
+                                     sizeof scale_a);
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b,
+                                     sizeof scale_b);
+      cublasLtMatrixLayout_t a, b, d;
+      cublasLtMatrixLayoutCreate(&a, CUDA_R_8F_E4M3, s.k, s.n, s.k);
+      cublasLtMatrixLayoutCreate(&b, CUDA_R_8F_E4M3, s.k, s.m, s.k);
+      cublasLtMatrixLayoutCreate(&d, CUDA_R_16BF, s.n, s.m, s.n);
+      cublasLtMatmulPreference_t pref;
+      cublasLtMatmulPreferenceCreate(&pref);
+      const size_t ws = static_cast<size_t>(workspace.numel()) * 4;
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                           sizeof ws);
+      cublasLtMatmulHeuristicResult_t heur{};
+      int found = 0;
+      cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, d, d, pref, 1, &heur, &found);
+      if (found > 0) {
+        const float one = 1, zero = 0;
+        double ms = bench::gpu_time_ms(
+            [&] {
+              cublasLtMatmul(lt, desc, &one, w.data_ptr(), a, x.data_ptr(), b, &zero, c.data_ptr(),
+                             d, c.data_ptr(), d, &heur.algo, workspace.data_ptr(), ws, nullptr);
+            },
+            iters);
+        peer = tflops(s, ms);
+      } else {
+        std::printf("  cuBLASLt offers no FP8 algorithm here\n");
+      }
+      cublasLtMatmulPreferenceDestroy(pref);
+      cublasLtMatrixLayoutDestroy(a);
+      cublasLtMatrixLayoutDestroy(b);
+      cublasLtMatrixLayoutDestroy(d);
+      cublasLtMatmulDescDestroy(desc);
+      cublasLtDestroy(lt);
+    }
+#endif
+    double best = 0;
+    std::string best_cfg;
+    const ts::Buffer y = w.transpose(0, 1);
+    for (const Candidate& c : {Candidate{128, 256, 128, 8, 4}, Candidate{128, 256, 128, 8, 3},
+                               Candidate{128, 128, 128, 8, 4}, Candidate{256, 128, 128, 8, 3},
+                               Candidate{128, 256, 128, 8, 4, 1, ts::PidType::persistent_blocked},
+                               Candidate{128, 256, 128, 8, 4, 8}}) {
+      auto k = examples::make_fp8_matmul(ts::Settings{.config = c.config()});
+      double tf = tflops(s, bench::gpu_time_ms([&] { k(x, y, sx, sy); }, iters));
+      std::printf("  fp8 4096^3 %-22s %8.1f TFLOP/s\n", c.str().c_str(), tf);
+      if (tf > best) {
+        best = tf;
+        best_cfg = c.str();
+      }
+    }
+    std::printf(
+        "fp8 e4m3 4096x4096x4096 (per-tensor scales, bf16 out): cuBLASLt %.1f TFLOP/s, "
+        "tessel %.1f TFLOP/s (%s)",
+        peer, best, best_cfg.c_str());
+    if (peer > 0) std::printf(" = %.3f of cuBLASLt", best / peer);
+    std::printf("\n");
+    Candidate rc{128, 256, 128, 8, 4};
+    auto rows = examples::make_fp8_matmul_rowwise(ts::Settings{.config = rc.config()});
+    std::printf("fp8 e4m3 4096x4096x4096 row-wise scales: tessel %.1f TFLOP/s (%s)\n",
+                tflops(s, bench::gpu_time_ms([&] { rows(x, y, rx, ry); }, iters)),
+                rc.str().c_str());
   }
   // Quick autotuning of a 4096^3 bf16 GEMM (a fresh tuning cache: TESSEL_CACHE_DIR, below):
   // wall time of the first call's tuning and the tuned config's speed.

@@ -14,8 +14,8 @@ namespace buffer_cases {
 namespace ts = tessel;
 
 inline const std::vector<ts::DType>& all_dtypes() {
-  static const std::vector<ts::DType> all = {ts::boolean, ts::i32,  ts::i64, ts::u64,
-                                             ts::f16,     ts::bf16, ts::f32, ts::f64};
+  static const std::vector<ts::DType> all = {ts::boolean, ts::i32, ts::i64, ts::u64,    ts::f16,
+                                             ts::bf16,    ts::f32, ts::f64, ts::f8e4m3, ts::f8e5m2};
   return all;
 }
 

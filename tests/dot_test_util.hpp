@@ -31,6 +31,23 @@ inline auto make_dot(ts::Settings settings = {}, double init = 0) {
       settings);
 }
 
+/// out = x @ w^T in f32 (x [M, K], w [N, K]: a Linear layer's weight), w's tile transposed
+/// in the kernel: ts::dot(x(tm, tk), w(tn, tk).t(), acc).
+inline auto make_dot_wt(ts::Settings settings = {}) {
+  return ts::kernel(
+      "dot_wt", {"x", "w"},
+      [](ts::Tensor x, ts::Tensor w) {
+        ts::Tensor out = ts::empty({x.size(0), w.size(0)}, ts::f32).named("out");
+        for (auto [tm, tn] : ts::tile(x.size(0), w.size(0))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), w(tn, tk).t(), acc);
+          out(tm, tn) = acc;
+        }
+        return out;
+      },
+      settings);
+}
+
 /// out = silu(x @ wg) * (x @ wu) in f32 (x [M, K], wg and wu [K, N]): two dots in one loop
 /// over K (a gated MLP's gate and up projections).
 inline auto make_gate_up(ts::Settings settings = {}) {

@@ -111,8 +111,10 @@ TEST(IrParseErrors, AClosingBraceWithoutALoop) {
 }
 
 TEST(IrParseErrors, AnUnknownDtype) {
-  expect_failure(with_line(10, "    %5 = load %0[tile %4 as t0] #0 : f33[t0]"), 10, 38,
-                 "expected a dtype (bool, i32, i64, u64, f16, bf16, f32, f64), found 'f33'");
+  expect_failure(
+      with_line(10, "    %5 = load %0[tile %4 as t0] #0 : f33[t0]"), 10, 38,
+      "expected a dtype (bool, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2), found "
+      "'f33'");
 }
 
 TEST(IrParseErrors, ASymThatIsNeverDeclared) {

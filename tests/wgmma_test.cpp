@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <tessel/tessel.hpp>
+#include <tessel/testing.hpp>
 
 #include "examples/kernels/moe.hpp"
 #include "layout/mma_layouts.hpp"
@@ -162,7 +163,7 @@ TEST(Wgmma, DotsItCannotTakeStayOnMmaSync) {
              yf = ts::Buffer::zeros({256, 256}, ts::f32);
   EXPECT_FALSE(plan(blocks(128, 128, 64, 4), xf, yf, k)->wgmma);
   stage_test::Staged s = stage_test::staged("layout", false, k, blocks(128, 128, 64, 4), xf, yf);
-  EXPECT_NE(s.text.find("is N-major: wgmma reads TF32 operands K-major only"), std::string::npos)
+  EXPECT_NE(s.text.find("is N-major: wgmma reads tf32 operands K-major only"), std::string::npos)
       << s.text;
 }
 
@@ -194,6 +195,24 @@ TEST(Wgmma, Tf32OperandsBothKMajorTakeWgmmaK8) {
   ts::Buffer xr = ts::Buffer::zeros({200, 72}, ts::f32), wr = ts::Buffer::zeros({136, 72}, ts::f32);
   const std::string cur = nvrtc_test::compile(k, xr, wr.transpose(0, 1));
   EXPECT_NE(cur.find("*reinterpret_cast<unsigned*>(buf + "), std::string::npos) << cur;
+}
+
+// A weight tile transposed in the kernel (`w(tn, tk).t()`, w [N, K]) is a factor as a
+// transposed view passed in is: both K-major on wgmma (bf16 and TF32), the same values.
+TEST(Wgmma, AWeightTileTransposedInTheKernelIsAKMajorFactor) {
+  REQUIRE_NVRTC();
+  const ts::Config c = staged_config(128, 128, 64, 4, 3);
+  auto k = dot_test::make_dot_wt(ts::Settings{.config = c});
+  for (ts::DType t : {ts::bf16, ts::f32}) {
+    ts::Buffer x = ts::Buffer::randn({200, 136}, t, ts::cpu(), 5),
+               w = ts::Buffer::randn({72, 136}, t, ts::cpu(), 6);
+    stage_test::Staged s = stage_test::staged("layout", false, k, c, x, w);
+    const passes::Contraction& con = s.stages.loops.at(0).layout.contractions.at(0);
+    ASSERT_TRUE(con.mma && con.mma->wgmma) << s.text;
+    EXPECT_TRUE(con.mma->k_inner[0] && con.mma->k_inner[1]);
+    EXPECT_EQ(nvrtc_test::count(nvrtc_test::compile(k, x, w), "wgmma.mma_async.sync"), 1);
+    EXPECT_EQ(ts::count_mismatches(k(x, w), make_dot()(x, w.transpose(0, 1)), 1e-5, 1e-5), 0);
+  }
 }
 
 TEST(Wgmma, TheKernelIrHasARingStageAndSwizzledBoxesAndReadsBack) {

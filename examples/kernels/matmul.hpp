@@ -86,6 +86,42 @@ inline auto make_matmul_bias_gelu(ts::Settings settings = {}) {
       settings);
 }
 
+/// out = (x @ y) * scale_x * scale_y as bf16 (torch._scaled_mm): x [M, K] and y [K, N] of
+/// f8e4m3 or f8e5m2, products summed in f32, the scales applied to the f32 sum, one rounding
+/// at the store. Rowwise false: per-tensor scales, scale_x and scale_y f32 [1] (on the
+/// device, as _scaled_mm's); true: scale_x f32 [M] (one per row of x), scale_y f32 [N] (one
+/// per column of y). On sm_90 the dot runs on wgmma where both operands are contiguous along
+/// K: pass y as w.transpose(0, 1) of a [N, K] tensor (what _scaled_mm asks too); else on the
+/// CUDA cores.
+template <bool Rowwise>
+inline auto make_scaled_fp8_matmul(ts::Settings settings) {
+  return ts::kernel(
+      Rowwise ? "fp8_matmul_rowwise" : "fp8_matmul", {"x", "y", "scale_x", "scale_y"},
+      [](ts::Tensor x, ts::Tensor y, ts::Tensor scale_x, ts::Tensor scale_y) {
+        ts::Tensor out = x.new_empty({x.size(0), y.size(1)}, ts::bf16).named("out");
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          if constexpr (Rowwise)
+            out(tm, tn) = acc * scale_x(tm, ts::newaxis) * scale_y(ts::newaxis, tn);
+          else
+            out(tm, tn) = acc * (scale_x(0) * scale_y(0));
+        }
+        return out;
+      },
+      settings);
+}
+
+/// Per-tensor scales (make_scaled_fp8_matmul<false>).
+inline auto make_fp8_matmul(ts::Settings settings = {}) {
+  return make_scaled_fp8_matmul<false>(settings);
+}
+
+/// Row-wise scales, _scaled_mm's rowwise (make_scaled_fp8_matmul<true>).
+inline auto make_fp8_matmul_rowwise(ts::Settings settings = {}) {
+  return make_scaled_fp8_matmul<true>(settings);
+}
+
 /// out[b] = x[b] @ y[b] (torch.bmm): x [B, M, K], y [B, K, N]. The batch is a tile of one
 /// element (block size fixed at 1, as Helion's block_size=[1, None, None]) indexed by its
 /// first index, so that each program multiplies 2-D [M, K] and [K, N] tiles (on tensor cores

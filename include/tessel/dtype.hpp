@@ -6,8 +6,13 @@
 
 namespace tessel {
 
-/// Element type. Names follow PyTorch (`torch.float32` is `f32`, ...).
-enum class DType : uint8_t { boolean, i32, i64, u64, f16, bf16, f32, f64 };
+/// Element type. Names follow PyTorch (`torch.float32` is `f32`, ...). The 8-bit floats
+/// (OCP FP8, as torch.float8_e4m3fn and torch.float8_e5m2): f8e4m3 has 4 exponent bits, 3
+/// mantissa bits, no infinities and a largest finite value of 448; f8e5m2 has 5 and 2, IEEE
+/// infinities, and 57344. A conversion to either rounds to nearest even and saturates:
+/// values past the largest finite one (infinities too) become it, NaN stays NaN (CUDA's
+/// __NV_SATFINITE and Triton's fp8 casts; PyTorch's own casts give NaN or infinity there).
+enum class DType : uint8_t { boolean, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2 };
 
 inline constexpr DType boolean = DType::boolean;
 inline constexpr DType i32 = DType::i32;
@@ -17,6 +22,8 @@ inline constexpr DType f16 = DType::f16;
 inline constexpr DType bf16 = DType::bf16;
 inline constexpr DType f32 = DType::f32;
 inline constexpr DType f64 = DType::f64;
+inline constexpr DType f8e4m3 = DType::f8e4m3;
+inline constexpr DType f8e5m2 = DType::f8e5m2;
 
 namespace detail {
 [[noreturn]] void unknown_dtype(DType t);
@@ -27,6 +34,8 @@ namespace detail {
 inline int dtype_size(DType t) {
   switch (t) {
     case DType::boolean:
+    case DType::f8e4m3:
+    case DType::f8e5m2:
       return 1;
     case DType::f16:
     case DType::bf16:
@@ -50,10 +59,16 @@ DType dtype_from_name(const std::string& name);
 
 bool is_float(DType t);
 bool is_integer(DType t);  // i32, i64, u64 (not bool)
+/// Floats narrower than f32 (f16, bf16, f8e4m3, f8e5m2): computed in f32 and rounded to
+/// their dtype where a value of that dtype is made (PyTorch's semantics for such ops).
+bool is_narrow_float(DType t);
+/// f8e4m3 or f8e5m2.
+bool is_f8(DType t);
 
 /// PyTorch's result type of a binary op between two tensors (torch.result_type):
 /// categories bool < integer < float; within a category the wider type wins;
-/// f16 with bf16 gives f32.
+/// f16 with bf16 gives f32. An 8-bit float with another float gives the other one (both
+/// 8-bit floats: f32); PyTorch refuses to promote its float8 types.
 DType promote(DType a, DType b);
 
 /// Promotion with a weakly typed C++ literal (PyTorch's "wrapped number" rule):

@@ -15,6 +15,9 @@ Tolerance tolerance_for(DType t) {
     case DType::f16:
     case DType::bf16:
       return {1e-2, 1e-2};
+    case DType::f8e4m3:  // 3 mantissa bits: an ulp is 2^-3 of the binade
+    case DType::f8e5m2:
+      return {1.3e-1, 1.3e-1};
     case DType::boolean:
     case DType::i32:
     case DType::i64:

@@ -24,8 +24,8 @@ using ir::Node;
 using ir::Op;
 
 std::string reg_type(DType t) {
-  // 16-bit floats compute in f32 registers; every other dtype is held as it is stored.
-  return t == DType::f16 || t == DType::bf16 ? "float" : dtype_cuda_storage(t);
+  // 16- and 8-bit floats compute in f32 registers; every other dtype is held as it is stored.
+  return is_narrow_float(t) ? "float" : dtype_cuda_storage(t);
 }
 
 std::string literal(DType t, double f, int64_t i) {
@@ -46,6 +46,8 @@ std::string literal(DType t, double f, int64_t i) {
                  : fmt::format("{:.17g}", f);
     case DType::f16:
     case DType::bf16:
+    case DType::f8e4m3:
+    case DType::f8e5m2:
     case DType::f32: {
       float x = static_cast<float>(f);
       if (std::isinf(x)) return x > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";

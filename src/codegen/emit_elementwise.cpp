@@ -20,6 +20,8 @@ using ir::Op;
 static std::string round_to(DType t, const std::string& e) {
   if (t == DType::f16) return "ts::round_f16(" + e + ")";
   if (t == DType::bf16) return "ts::round_bf16(" + e + ")";
+  if (t == DType::f8e4m3) return "ts::round_f8e4m3(" + e + ")";
+  if (t == DType::f8e5m2) return "ts::round_f8e5m2(" + e + ")";
   return e;
 }
 

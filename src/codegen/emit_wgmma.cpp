@@ -46,15 +46,16 @@ std::string ring_name(const passes::Contraction& c) {
 // The wgmma instruction for n columns of operand type `t` (f16, bf16 or tf32: Mma::
 // ptx_operand) with A and B transposed (M- and N-major) or not, as a device function of the
 // kernel's source: d += a b over the warpgroup's 64 x n accumulator d[0 .. n / 2). TF32
-// operands are K-major (no transpose operands: PTX ISA); the tensor cores read their f32
-// bits truncated to TF32.
+// and 8-bit operands are K-major (no transpose operands: PTX ISA); the tensor cores read
+// TF32 operands' f32 bits truncated.
 std::string wgmma_function(int64_t n, const std::string& t, int64_t k, bool ta, bool tb) {
   std::string regs, outs;
   for (int64_t r = 0; r < n / 2; ++r) {
     regs += fmt::format("{}%{}", r ? ", " : "", r);
     outs += fmt::format("{}\"+f\"(d[{}])", r ? ", " : "", r);
   }
-  const std::string trans = t == "tf32" ? "" : fmt::format(", {}, {}", ta ? 1 : 0, tb ? 1 : 0);
+  const std::string trans =
+      k != 16 ? std::string() : fmt::format(", {}, {}", ta ? 1 : 0, tb ? 1 : 0);
   return fmt::format(
       "// d += a b, a 64 x {n} x {k} product of {t} operands in shared memory (wgmma descriptors;\n"
       "// A {am}-major, B {bm}-major) into the warpgroup's f32 accumulator fragments d; with\n"
@@ -256,7 +257,9 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   open(fmt::format("if ({} - {} < {})", dv.te, dv.tb, bk));
   line(fmt::format("const int kn = {} - {};", dv.te, dv.tb));
   const int64_t elem = dtype_size(mma.operand), per_chunk = 128 / elem;  // elements per row
-  const std::string_view word = elem == 4 ? "unsigned" : "unsigned short";
+  const std::string_view word = elem == 4   ? "unsigned"
+                                : elem == 2 ? "unsigned short"
+                                            : "unsigned char";
   for (int i = 0; i < 2; ++i) {
     // K-major: row = M or N, column = k; else row = k, column = M or N.
     const std::string k = mma.k_inner[i]

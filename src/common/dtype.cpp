@@ -29,6 +29,10 @@ std::string dtype_name(DType t) {
       return "f32";
     case DType::f64:
       return "f64";
+    case DType::f8e4m3:
+      return "f8e4m3";
+    case DType::f8e5m2:
+      return "f8e5m2";
   }
   throw InternalError("dtype_name: unknown dtype " + std::to_string(static_cast<int>(t)));
 }
@@ -51,29 +55,51 @@ std::string dtype_cuda_storage(DType t) {
       return "float";
     case DType::f64:
       return "double";
+    case DType::f8e4m3:
+      return "__nv_fp8_e4m3";
+    case DType::f8e5m2:
+      return "__nv_fp8_e5m2";
   }
   throw InternalError("dtype_cuda_storage: unknown dtype " + std::to_string(static_cast<int>(t)));
 }
 
 DType dtype_from_name(const std::string& name) {
   static const std::pair<const char*, DType> names[] = {
-      {"bool", DType::boolean},  {"boolean", DType::boolean}, {"i32", DType::i32},
-      {"int32", DType::i32},     {"i64", DType::i64},         {"int64", DType::i64},
-      {"u64", DType::u64},       {"uint64", DType::u64},      {"f16", DType::f16},
-      {"float16", DType::f16},   {"half", DType::f16},        {"bf16", DType::bf16},
-      {"bfloat16", DType::bf16}, {"f32", DType::f32},         {"float32", DType::f32},
-      {"float", DType::f32},     {"f64", DType::f64},         {"float64", DType::f64},
+      {"bool", DType::boolean},
+      {"boolean", DType::boolean},
+      {"i32", DType::i32},
+      {"int32", DType::i32},
+      {"i64", DType::i64},
+      {"int64", DType::i64},
+      {"u64", DType::u64},
+      {"uint64", DType::u64},
+      {"f16", DType::f16},
+      {"float16", DType::f16},
+      {"half", DType::f16},
+      {"bf16", DType::bf16},
+      {"bfloat16", DType::bf16},
+      {"f32", DType::f32},
+      {"float32", DType::f32},
+      {"float", DType::f32},
+      {"f64", DType::f64},
+      {"float64", DType::f64},
       {"double", DType::f64},
+      {"f8e4m3", DType::f8e4m3},
+      {"float8_e4m3fn", DType::f8e4m3},
+      {"f8e5m2", DType::f8e5m2},
+      {"float8_e5m2", DType::f8e5m2},
   };
   for (const auto& [n, t] : names)
     if (name == n) return t;
   throw UserError("", SourceLoc{}, "unknown dtype name '" + name + "'",
-                  "Use one of bool, i32, i64, u64, f16, bf16, f32, f64");
+                  "Use one of bool, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2");
 }
 
-bool is_float(DType t) {
-  return t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64;
-}
+bool is_float(DType t) { return t == DType::f32 || t == DType::f64 || is_narrow_float(t); }
+
+bool is_narrow_float(DType t) { return t == DType::f16 || t == DType::bf16 || is_f8(t); }
+
+bool is_f8(DType t) { return t == DType::f8e4m3 || t == DType::f8e5m2; }
 
 bool is_integer(DType t) { return t == DType::i32 || t == DType::i64 || t == DType::u64; }
 
@@ -90,11 +116,12 @@ DType promote(DType a, DType b) {
     if (a == DType::u64 || b == DType::u64) return DType::i64;
     return DType::i64;  // i32 with i64
   }
-  // Floats. f16 with bf16 has no common 16-bit type: f32, as in PyTorch.
+  // Floats. f16 with bf16 has no common 16-bit type: f32, as in PyTorch; nor have the two
+  // 8-bit floats (tessel's rule: PyTorch refuses them).
   auto rank = [](DType t) {
-    return t == DType::f64 ? 3 : t == DType::f32 ? 2 : 1;  // f16, bf16 -> 1
+    return t == DType::f64 ? 3 : t == DType::f32 ? 2 : is_f8(t) ? 0 : 1;  // f16, bf16 -> 1
   };
-  if (rank(a) == 1 && rank(b) == 1) return DType::f32;
+  if (rank(a) == rank(b) && rank(a) < 2) return DType::f32;
   return rank(a) >= rank(b) ? a : b;
 }
 

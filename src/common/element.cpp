@@ -1,6 +1,8 @@
 #include "common/element.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace tessel {
 
@@ -83,6 +85,39 @@ static void store(void* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
+uint8_t float_to_f8_bits(float f, DType t) {
+  const bool e4 = t == DType::f8e4m3;
+  const int mant = e4 ? 3 : 2, min_exp = e4 ? -6 : -14;  // mantissa bits, smallest normal
+  const double largest = e4 ? 448.0 : 57344.0;
+  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  if (std::isnan(f)) return 0x7f;
+  const double a = std::fabs(static_cast<double>(f));
+  if (a >= largest) return sign | (e4 ? 0x7e : 0x7b);
+  // The spacing of a's binade (the subnormals' below 2^min_exp), then to nearest even.
+  int e = 0;
+  std::frexp(a, &e);
+  const double r = std::nearbyint(std::ldexp(a, mant - std::max(e - 1, min_exp)));
+  if (r < std::ldexp(1.0, mant)) return sign | static_cast<uint8_t>(r);  // subnormal or 0
+  // A normal of binade e - 1; a carry past 2^(mant + 1) starts the next binade.
+  const int be = std::max(e - 1, min_exp) + (r >= std::ldexp(1.0, mant + 1) ? 1 : 0);
+  const double m = r >= std::ldexp(1.0, mant + 1) ? r / 2 : r;
+  return sign | static_cast<uint8_t>((be - min_exp + 1) << mant) |
+         static_cast<uint8_t>(m - std::ldexp(1.0, mant));
+}
+
+float f8_bits_to_float(uint8_t b, DType t) {
+  const bool e4 = t == DType::f8e4m3;
+  const int mant = e4 ? 3 : 2, min_exp = e4 ? -6 : -14;
+  const int exp = (b & 0x7f) >> mant, m = b & ((1 << mant) - 1);
+  const float sign = b & 0x80 ? -1.0f : 1.0f;
+  if (e4 && exp == 15 && m == 7) return std::numeric_limits<float>::quiet_NaN();
+  if (!e4 && exp == 31)
+    return m ? std::numeric_limits<float>::quiet_NaN()
+             : sign * std::numeric_limits<float>::infinity();
+  if (exp == 0) return sign * static_cast<float>(std::ldexp(m, min_exp - mant));
+  return sign * static_cast<float>(std::ldexp(m + (1 << mant), exp - 1 + min_exp - mant));
+}
+
 double read_element(const void* p, DType t) {
   switch (t) {
     case DType::boolean:
@@ -101,6 +136,9 @@ double read_element(const void* p, DType t) {
       return load<float>(p);
     case DType::f64:
       return load<double>(p);
+    case DType::f8e4m3:
+    case DType::f8e5m2:
+      return f8_bits_to_float(load<uint8_t>(p), t);
   }
   return 0;
 }
@@ -138,6 +176,10 @@ void write_element(void* p, DType t, double v) {
     case DType::f64:
       store<double>(p, v);
       break;
+    case DType::f8e4m3:
+    case DType::f8e5m2:
+      store<uint8_t>(p, float_to_f8_bits(static_cast<float>(v), t));
+      break;
   }
 }
 
@@ -155,6 +197,8 @@ int64_t read_element_int(const void* p, DType t) {
     case DType::bf16:
     case DType::f32:
     case DType::f64:
+    case DType::f8e4m3:
+    case DType::f8e5m2:
       break;
   }
   return to_int(read_element(p, t));
@@ -178,6 +222,8 @@ void write_element_int(void* p, DType t, int64_t v) {
     case DType::bf16:
     case DType::f32:
     case DType::f64:
+    case DType::f8e4m3:
+    case DType::f8e5m2:
       write_element(p, t, static_cast<double>(v));
   }
 }
@@ -224,6 +270,9 @@ double round_to(DType t, double v) {
       return static_cast<float>(v);
     case DType::f64:
       return v;
+    case DType::f8e4m3:
+    case DType::f8e5m2:
+      return f8_bits_to_float(float_to_f8_bits(static_cast<float>(v), t), t);
   }
   return v;
 }

@@ -15,6 +15,12 @@ float f16_bits_to_float(uint16_t h);
 /// bfloat16 <-> float, round to nearest even (as CUDA's __float2bfloat16_rn).
 uint16_t float_to_bf16_bits(float f);
 float bf16_bits_to_float(uint16_t h);
+/// An 8-bit float (t: f8e4m3 or f8e5m2, tessel/dtype.hpp) from an f32: to nearest even,
+/// saturating at the largest finite value (infinities too), NaN to 0x7f; what CUDA's
+/// __nv_fp8_e4m3(float) / __nv_fp8_e5m2(float) compute (__NV_SATFINITE).
+uint8_t float_to_f8_bits(float f, DType t);
+/// The value of 8-bit float bits b of dtype t (exact in f32).
+float f8_bits_to_float(uint8_t b, DType t);
 
 /// f32 truncated to TF32 (10 mantissa bits, toward zero): the f32 with its 13 low mantissa
 /// bits cleared, what the tensor cores read from f32 bits (wgmma's TF32 operands in shared

@@ -19,10 +19,12 @@ using ir::Op;
 
 namespace {
 
-bool dot_dtype(DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::f32; }
+bool dot_dtype(DType t) {
+  return t == DType::f16 || t == DType::bf16 || t == DType::f32 || is_f8(t);
+}
 
-// Operand `x` as f32 for the products: f16 and bf16 widened (exact), f32 rounded to TF32
-// under DotPrecision::tf32.
+// Operand `x` as f32 for the products: f16, bf16 and the 8-bit floats widened (exact), f32
+// truncated to TF32 under DotPrecision::tf32.
 Node* f32_operand(TraceContext& ctx, Node* x, DotPrecision precision, SourceLoc loc) {
   if (x->dtype != DType::f32) return ctx.add(Op::Cast, DType::f32, x->shape, {x}, loc);
   if (precision != DotPrecision::tf32) return x;
@@ -53,7 +55,8 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
   for (const Node* o : {x, y})
     if (!dot_dtype(o->dtype))
       ctx.fail(loc,
-               fmt::format("ts::dot of a {} value: its operands are f16, bf16 or f32",
+               fmt::format("ts::dot of a {} value: its operands are f16, bf16, f32, f8e4m3 or "
+                           "f8e5m2",
                            dtype_name(o->dtype)),
                "cast the operand, e.g. .to(ts::f32)");
   if (x->dtype != y->dtype)

@@ -323,7 +323,7 @@ void check_reads(Frame& f, const Node* n, const Buffer& t, const Addressing& a) 
     for_each_offset(a, [&](int64_t off) { u->read(n, *w, t, off); });
 }
 
-// Calls f(T{}) with the C++ type a dtype is stored as, when it has one (not f16/bf16).
+// Calls f(T{}) with the C++ type a dtype is stored as, when it has one (not f16, bf16, f8).
 template <class F>
 bool with_native_type(DType t, F&& f) {
   switch (t) {
@@ -345,6 +345,8 @@ bool with_native_type(DType t, F&& f) {
       return true;
     case DType::f16:
     case DType::bf16:
+    case DType::f8e4m3:
+    case DType::f8e5m2:
       break;
   }
   return false;

@@ -59,6 +59,8 @@ void round_in_place(TileValue& v) {
       return;
     case DType::f16:
     case DType::bf16:
+    case DType::f8e4m3:
+    case DType::f8e5m2:
       for (int64_t k = 0; k < n; ++k) f[k] = round_to(v.dtype, f[k]);
       return;
     case DType::i32:

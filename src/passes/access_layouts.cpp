@@ -58,8 +58,8 @@ std::vector<int> own_order(const ir::Graph& g, const ir::Node* n, const Config& 
 }  // namespace
 
 int64_t conversion_bytes(const Layout& L, DType t) {
-  // Registers hold 16-bit floats as float (codegen::reg_type).
-  int64_t elem = t == DType::f16 || t == DType::bf16 ? 4 : dtype_size(t);
+  // Registers hold 16- and 8-bit floats as float (codegen::reg_type).
+  int64_t elem = is_narrow_float(t) ? 4 : dtype_size(t);
   int64_t inner = L.slot_block.empty() ? 1 : L.slot_block.back();
   return (L.elems + L.elems / inner) * elem;
 }

@@ -28,8 +28,9 @@ bool has_sym(const Node* n, const ir::Sym* s) {
   return std::find(n->shape.begin(), n->shape.end(), s) != n->shape.end();
 }
 
-// The factor whose multiply operand is `v`: casts to f32 and views down to a load, each
-// used once. Empty when `v` is not such a factor.
+// The factor whose multiply operand is `v`: casts to f32, views and permutes (a transposed
+// load, `w(tn, tk).t()`: each element keeps its coordinates) down to a load, each used once.
+// Empty when `v` is not such a factor.
 ContractionFactor factor_of(const Node* v, const std::map<const Node*, int>& uses) {
   ContractionFactor f;
   const Node* n = v;
@@ -38,7 +39,8 @@ ContractionFactor factor_of(const Node* v, const std::map<const Node*, int>& use
     if (u == uses.end() || u->second != 1) return {};
     f.nodes.insert(f.nodes.begin(), n);
     if (n->op == Op::Load) break;
-    if (n->op == Op::View || (n->op == Op::Cast && n->dtype == DType::f32) ||
+    if (n->op == Op::View || n->op == Op::Permute ||
+        (n->op == Op::Cast && n->dtype == DType::f32) ||
         (n->op == Op::Unary && n->ufn() == ir::UnaryFn::tf32)) {
       n = n->args[0];
       continue;

@@ -193,7 +193,7 @@ std::string describe(const Layout& L, const ir::Node* loop) {
     out += fmt::format(
         "//   %{} contracts %{} over {}, {} bytes of shared memory{}; factors:", c.match.sum->id,
         c.match.product->id, ir::sym_name(c.match.k), c.shared_bytes,
-        !c.mma ? std::string()
+        !c.mma ? (c.not_wgmma.empty() ? std::string() : "; not on tensor cores: " + c.not_wgmma)
         : c.mma->wgmma
             ? fmt::format(", on tensor cores (wgmma m64n{}k{} {}, {} warpgroups{}, a ring of {} "
                           "buffers filled by TMA{})",

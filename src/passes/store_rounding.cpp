@@ -24,7 +24,7 @@ std::set<const Node*> values_rounded_by_stores(const ir::Graph& g,
   std::set<const Node*> out;
   for (const Node* n : live) {
     bool rounds = n->op == Op::Cast || n->op == Op::Unary || n->op == Op::Binary;
-    if (!rounds || (n->dtype != DType::f16 && n->dtype != DType::bf16)) continue;
+    if (!rounds || !is_narrow_float(n->dtype)) continue;
     auto it = uses.find(n);
     if (it == uses.end()) continue;
     bool only_stored = true;

@@ -13,15 +13,16 @@ namespace tessel::passes {
 
 namespace {
 
-// The operand dtype of factor f on tensor cores: f16 or bf16 for a load of that dtype
-// widened to f32, f32 (TF32) for an f32 load rounded to TF32 (views aside); else none.
+// The operand dtype of factor f on tensor cores: f16, bf16, f8e4m3 or f8e5m2 for a load of
+// that dtype widened to f32, f32 (TF32) for an f32 load truncated to TF32 (views aside);
+// else none.
 std::optional<DType> operand_dtype(const ContractionFactor& f) {
   const DType t = f.load()->dtype;
-  if (t != DType::f16 && t != DType::bf16 && t != DType::f32) return std::nullopt;
+  if (t != DType::f16 && t != DType::bf16 && t != DType::f32 && !is_f8(t)) return std::nullopt;
   bool tf32 = false;
   for (size_t i = 1; i < f.nodes.size(); ++i) {
     const ir::Node* n = f.nodes[i];
-    if (n->op == ir::Op::View) continue;
+    if (n->op == ir::Op::View || n->op == ir::Op::Permute) continue;
     if (t != DType::f32 && n->op == ir::Op::Cast && n->dtype == DType::f32) continue;
     if (t == DType::f32 && n->op == ir::Op::Unary && n->ufn() == ir::UnaryFn::tf32 && !tf32) {
       tf32 = true;
@@ -96,7 +97,7 @@ std::optional<Contraction::Mma> plan_mma(const KernelPlan& plan, const Layout& L
   const int64_t bm = plan.block(m), bn = plan.block(n), bk = plan.block(k);
   const std::optional<DType> t = operand_dtype(c.match.factor[0]);
   if (!t || t != operand_dtype(c.match.factor[1])) return std::nullopt;
-  if (L.slot_block[0] != bm || L.slot_block[1] != bn || bk % (*t == DType::f32 ? 8 : 16) != 0)
+  if (L.slot_block[0] != bm || L.slot_block[1] != bn || bk % (32 / dtype_size(*t)) != 0)
     return std::nullopt;
   Contraction::Mma mma;
   mma.operand = *t;
@@ -215,14 +216,15 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
     bool k_major = false;
     std::optional<TmaBox> b = wgmma_box(g, plan, c, i, k_major, why_not);
     if (!b) return std::nullopt;
-    // wgmma reads 32-bit (TF32) operands K-major only (PTX ISA, "Matrix Descriptor Format":
-    // the transpose operands exist for 16-bit types alone).
-    if (mma.operand == DType::f32 && !k_major)
+    // wgmma reads 32-bit (TF32) and 8-bit operands K-major only (PTX ISA, "Matrix
+    // Descriptor Format": the transpose operands exist for 16-bit types alone).
+    if (dtype_size(mma.operand) != 2 && !k_major)
       return refuse(fmt::format(
-          "TF32 factor %{} is {}-major: wgmma reads TF32 operands K-major only (pass it as the "
+          "{} factor %{} is {}-major: wgmma reads {} operands K-major only (pass it as the "
           "transpose of a tensor contiguous along K, as a Linear layer's weight w.transpose(0, "
           "1))",
-          c.match.factor[i].value()->id, i == mma.a ? "M" : "N"));
+          mma.ptx_operand(), c.match.factor[i].value()->id, i == mma.a ? "M" : "N",
+          mma.ptx_operand()));
     // Warpgroups along N start at column n wg: in an N-major B, a 64-column chunk.
     if (wn > 1 && i != mma.a && !k_major && n % 64 != 0)
       return refuse(fmt::format("{} columns per warpgroup of an N-major B (64-column chunks)", n));
@@ -252,6 +254,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     std::optional<Contraction::Mma> mma = plan_mma(plan, L, c);
     if (mma)
       if (std::optional<Contraction::Mma> w = plan_wgmma(g, plan, L, c, *mma, c.not_wgmma)) mma = w;
+    if (mma && !mma->wgmma && is_f8(mma->operand)) mma.reset();  // no mma.sync path: CUDA cores
     if (mma && mma->wgmma) per_stage += mma->stage_bytes;
     plans.push_back(mma);
   }
@@ -268,6 +271,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     if (mma && mma->wgmma) {
       if (stages * per_stage > budget) {
         mma = plan_mma(plan, L, c);
+        if (mma && is_f8(mma->operand)) mma.reset();
         c.not_wgmma = "two stages of its rings do not fit in shared memory";
       } else {
         mma->stages = stages;

@@ -20,7 +20,8 @@ namespace {
 static_assert(static_cast<int>(DType::boolean) == 0 && static_cast<int>(DType::i32) == 1 &&
               static_cast<int>(DType::i64) == 2 && static_cast<int>(DType::u64) == 3 &&
               static_cast<int>(DType::f16) == 4 && static_cast<int>(DType::bf16) == 5 &&
-              static_cast<int>(DType::f32) == 6 && static_cast<int>(DType::f64) == 7);
+              static_cast<int>(DType::f32) == 6 && static_cast<int>(DType::f64) == 7 &&
+              static_cast<int>(DType::f8e4m3) == 8 && static_cast<int>(DType::f8e5m2) == 9);
 
 // The kernels' common source: only device functions, cheap to compile. Each kernel is
 // compiled on first use as this source plus a one-line __global__ wrapper (see
@@ -63,6 +64,32 @@ __device__ __forceinline__ unsigned short f2bf(float f) {
   x += 0x7fffu + ((x >> 16) & 1u);
   return (unsigned short)(x >> 16);
 }
+// The 8-bit floats (e4: f8e4m3, else f8e5m2): to nearest even, saturating.
+__device__ __forceinline__ unsigned char f2f8(float f, bool e4) {
+  const int mant = e4 ? 3 : 2, min_exp = e4 ? -6 : -14;
+  const double largest = e4 ? 448.0 : 57344.0;
+  const unsigned char sign = (__float_as_uint(f) >> 31) ? 0x80 : 0;
+  if (f != f) return 0x7f;
+  const double a = fabs((double)f);
+  if (a >= largest) return sign | (e4 ? 0x7e : 0x7b);
+  int e = 0;
+  frexp(a, &e);
+  const double r = rint(ldexp(a, mant - max(e - 1, min_exp)));
+  if (r < ldexp(1.0, mant)) return sign | (unsigned char)r;
+  const bool carry = r >= ldexp(1.0, mant + 1);
+  const int be = max(e - 1, min_exp) + (carry ? 1 : 0);
+  const double m = carry ? r / 2 : r;
+  return sign | (unsigned char)((be - min_exp + 1) << mant) | (unsigned char)(m - ldexp(1.0, mant));
+}
+__device__ __forceinline__ float f82f(unsigned char b, bool e4) {
+  const int mant = e4 ? 3 : 2, min_exp = e4 ? -6 : -14;
+  const int exp = (b & 0x7f) >> mant, m = b & ((1 << mant) - 1);
+  const float sign = b & 0x80 ? -1.0f : 1.0f;
+  if (e4 && exp == 15 && m == 7) return __int_as_float(0x7fc00000);
+  if (!e4 && exp == 31) return m ? __int_as_float(0x7fc00000) : sign * __int_as_float(0x7f800000);
+  if (exp == 0) return sign * (float)ldexp((double)m, min_exp - mant);
+  return sign * (float)ldexp((double)(m + (1 << mant)), exp - 1 + min_exp - mant);
+}
 __device__ __forceinline__ i64 to_int(double v) {
   if (v != v) return 0;
   if (v >= 9.2233720368547758e18) return 0x7fffffffffffffffll;
@@ -79,12 +106,15 @@ template <> struct Ty<4> { typedef unsigned short S; enum { is_int = 0 }; };
 template <> struct Ty<5> { typedef unsigned short S; enum { is_int = 0 }; };
 template <> struct Ty<6> { typedef float S; enum { is_int = 0 }; };
 template <> struct Ty<7> { typedef double S; enum { is_int = 0 }; };
+template <> struct Ty<8> { typedef unsigned char S; enum { is_int = 0 }; };
+template <> struct Ty<9> { typedef unsigned char S; enum { is_int = 0 }; };
 
 template <int T> __device__ __forceinline__ double ld_d(const void* p) {
   typename Ty<T>::S v = *(const typename Ty<T>::S*)p;
   if constexpr (T == 0) return v ? 1.0 : 0.0;
   else if constexpr (T == 4) return h2f(v);
   else if constexpr (T == 5) return bf2f(v);
+  else if constexpr (T == 8 || T == 9) return f82f(v, T == 8);
   else return (double)v;
 }
 template <int T> __device__ __forceinline__ i64 ld_i(const void* p) {
@@ -100,6 +130,7 @@ template <int T> __device__ __forceinline__ void st_d(void* p, double v) {
   else if constexpr (T == 3) *(S*)p = v < 0 ? (u64)to_int(v) : (u64)v;
   else if constexpr (T == 4) *(S*)p = f2h((float)v);
   else if constexpr (T == 5) *(S*)p = f2bf((float)v);
+  else if constexpr (T == 8 || T == 9) *(S*)p = f2f8((float)v, T == 8);
   else *(S*)p = (S)v;
 }
 template <int T> __device__ __forceinline__ void st_i(void* p, i64 v) {
@@ -118,6 +149,8 @@ __device__ double ld_any(const char* base, i64 i, int t) {
     case 4: return ld_d<4>(base + i * 2);
     case 5: return ld_d<5>(base + i * 2);
     case 6: return ld_d<6>(base + i * 4);
+    case 8: return ld_d<8>(base + i);
+    case 9: return ld_d<9>(base + i);
     default: return ld_d<7>(base + i * 8);
   }
 }
@@ -128,6 +161,8 @@ __device__ double round_any(double v, int t) {
     case 4: return (double)h2f(f2h((float)v));
     case 5: return (double)bf2f(f2bf((float)v));
     case 6: return (double)(float)v;
+    case 8: return (double)f82f(f2f8((float)v, true), true);
+    case 9: return (double)f82f(f2f8((float)v, false), false);
     default: return v;
   }
 }
@@ -181,6 +216,8 @@ __device__ __forceinline__ void random_body(const RandArgs& a) {
       case 4: st_d<4>((unsigned short*)a.dst + i, v); break;
       case 5: st_d<5>((unsigned short*)a.dst + i, v); break;
       case 6: st_d<6>((float*)a.dst + i, v); break;
+      case 8: st_d<8>((unsigned char*)a.dst + i, v); break;
+      case 9: st_d<9>((unsigned char*)a.dst + i, v); break;
       default: st_d<7>((double*)a.dst + i, v); break;
     }
   }
@@ -197,6 +234,8 @@ __device__ __forceinline__ void arange_body(const ArangeArgs& a) {
       case 4: st_i<4>((unsigned short*)a.dst + i, i); break;
       case 5: st_i<5>((unsigned short*)a.dst + i, i); break;
       case 6: st_i<6>((float*)a.dst + i, i); break;
+      case 8: st_i<8>((unsigned char*)a.dst + i, i); break;
+      case 9: st_i<9>((unsigned char*)a.dst + i, i); break;
       default: st_i<7>((double*)a.dst + i, i); break;
     }
   }
@@ -428,8 +467,8 @@ int64_t gpu_count_mismatches(const Buffer& a, const Buffer& e, double atol, doub
 std::string kernel_source(const std::string& name) {
   std::string body;
   int s = 0, d = 0;
-  if (std::sscanf(name.c_str(), "tessel_copy_%d_%d", &s, &d) == 2 && s >= 0 && s < 8 && d >= 0 &&
-      d < 8) {
+  if (std::sscanf(name.c_str(), "tessel_copy_%d_%d", &s, &d) == 2 && s >= 0 && s < 10 && d >= 0 &&
+      d < 10) {
     body = "(CopyArgs a) { copy_body<" + std::to_string(s) + ", " + std::to_string(d) + ">(a); }";
   } else if (name == "tessel_fill_1" || name == "tessel_fill_2" || name == "tessel_fill_4" ||
              name == "tessel_fill_8") {

@@ -53,6 +53,13 @@ DLDataType to_dl(DType t) {
       return make(kDLFloat, 32);
     case DType::f64:
       return make(kDLFloat, 64);
+    case DType::f8e4m3:
+    case DType::f8e5m2:
+      throw dlpack_error("a " + dtype_name(t) +
+                             " tensor has no DLPack dtype here (the DLPack headers tessel was "
+                             "built with have no 8-bit float codes)",
+                         "share it as raw bytes (a u8 view on the other side) or convert it to "
+                         "f16 or bf16 first");
   }
   throw InternalError("to_dl: unknown dtype");
 }

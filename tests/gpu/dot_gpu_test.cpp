@@ -239,6 +239,19 @@ TEST(DotGpu, Tf32WgmmaDotsMatchTheInterpreter) {
   }
 }
 
+// A weight tile transposed in the kernel (w(tn, tk).t()): on wgmma for bf16 and TF32 (both
+// factors K-major), on mma.sync at a 64 x 64 x 32 tile.
+TEST(DotGpu, AWeightTileTransposedInTheKernelMatchesTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  for (ts::DType t : {ts::bf16, ts::f32})
+    for (ts::Config c : {blocks(128, 128, 64, 4), blocks(64, 64, 32, 4)}) {
+      auto k = dot_test::make_dot_wt(ts::Settings{.config = c});
+      expect_close_to_interpreter(k, ts::dtype_name(t) + " " + c.to_json(),
+                                  ts::Buffer::randn({200, 136}, t, ts::cpu(), 33),
+                                  ts::Buffer::randn({264, 136}, t, ts::cpu(), 34));
+    }
+}
+
 // wgmma with M-major A (x.t()) and K-major B (y.t()); persistent programs whose ring runs on
 // from one tile into the next (Contraction::Mma::across_programs); an accumulator that does not
 // start from zeros (each tile's products waited for before the next).

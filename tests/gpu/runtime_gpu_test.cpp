@@ -123,13 +123,15 @@ TEST(GpuRuntime, FillOnTheGpuIncludingStridedViews) {
 
 TEST(GpuRuntime, RandMatchesTheHostExactly) {
   TESSEL_REQUIRE_GPU();
-  for (ts::DType t : {ts::f16, ts::bf16, ts::f32, ts::f64}) {
+  for (ts::DType t : {ts::f16, ts::bf16, ts::f32, ts::f64, ts::f8e4m3, ts::f8e5m2}) {
     auto d = ts::Buffer::rand({1 << 20}, t, ts::cuda(), 1234);
     auto h = ts::Buffer::rand({1 << 20}, t, ts::cpu(), 1234);
     expect_same(d, h, "rand " + ts::dtype_name(t));
     auto dn = ts::Buffer::randn({1 << 20}, t, ts::cuda(), 99);
     auto hn = ts::Buffer::randn({1 << 20}, t, ts::cpu(), 99);
-    double tol = t == ts::f64 || t == ts::f32 ? 1e-5 : 1e-2;
+    // (An 8-bit float's ulp is an eighth of its binade: a last-bit difference of the double
+    // normal value that flips a rounding is that far off.)
+    double tol = t == ts::f64 || t == ts::f32 ? 1e-5 : ts::is_f8(t) ? 0.13 : 1e-2;
     EXPECT_EQ(ts::count_mismatches(dn.to(ts::cpu()), hn, tol, tol), 0) << ts::dtype_name(t);
     if (t == ts::f32) {
       // f32 values almost always round identically; allow a few last-bit differences.

@@ -1,0 +1,211 @@
+// The 8-bit floats f8e4m3 and f8e5m2 (tessel/dtype.hpp): their conversions (to nearest even,
+// saturating), promotion, kernels that load, compute in f32 and store them, and ts::dot of
+// 8-bit operands: on wgmma m64nNk32 where both are K-major (the CUDA NVRTC compiles for
+// sm_90a), else on the CUDA cores, the layout stage saying why. GPU values:
+// tests/gpu/f8_gpu_test.cpp.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <tessel/tessel.hpp>
+
+#include "common/element.hpp"
+#include "examples/kernels/matmul.hpp"
+#include "nvrtc_test_util.hpp"
+#include "passes/layout.hpp"
+#include "stage_test_util.hpp"
+#include "tests/dot_test_util.hpp"
+
+namespace ts = tessel;
+
+namespace {
+
+using dot_test::blocks;
+
+double f8(double v, ts::DType t) {
+  return ts::f8_bits_to_float(ts::float_to_f8_bits(static_cast<float>(v), t), t);
+}
+
+}  // namespace
+
+TEST(F8, ConversionsRoundToNearestEvenAndSaturate) {
+  const float inf = std::numeric_limits<float>::infinity();
+  // e4m3: 1.xxx * 2^e, bias 7, largest finite 448 (0x7e), NaN 0x7f, no infinities.
+  EXPECT_EQ(ts::float_to_f8_bits(1.0f, ts::f8e4m3), 0x38);
+  EXPECT_EQ(ts::float_to_f8_bits(-1.0f, ts::f8e4m3), 0xb8);
+  EXPECT_EQ(ts::float_to_f8_bits(448.0f, ts::f8e4m3), 0x7e);
+  EXPECT_EQ(ts::float_to_f8_bits(1e6f, ts::f8e4m3), 0x7e);  // saturates
+  EXPECT_EQ(ts::float_to_f8_bits(inf, ts::f8e4m3), 0x7e);   // infinities too
+  EXPECT_EQ(ts::float_to_f8_bits(-inf, ts::f8e4m3), 0xfe);
+  EXPECT_EQ(ts::float_to_f8_bits(std::nanf(""), ts::f8e4m3), 0x7f);
+  EXPECT_EQ(ts::float_to_f8_bits(std::ldexp(1.0f, -9), ts::f8e4m3), 0x01);   // smallest subnormal
+  EXPECT_EQ(ts::float_to_f8_bits(std::ldexp(1.0f, -10), ts::f8e4m3), 0x00);  // tie: to even
+  EXPECT_EQ(ts::float_to_f8_bits(std::ldexp(3.0f, -10), ts::f8e4m3), 0x02);  // tie: to even
+  EXPECT_EQ(ts::float_to_f8_bits(1.0625f, ts::f8e4m3), 0x38);  // tie between 1 and 1.125
+  EXPECT_EQ(ts::float_to_f8_bits(1.1875f, ts::f8e4m3), 0x3a);  // tie between 1.125 and 1.25
+  EXPECT_EQ(ts::float_to_f8_bits(15.9f, ts::f8e4m3), 0x58);    // carries into 16
+  EXPECT_EQ(ts::float_to_f8_bits(std::ldexp(0.99f, -6), ts::f8e4m3), 0x08);  // to the normal
+  // e5m2: bias 15, largest finite 57344 (0x7b), infinities 0x7c.
+  EXPECT_EQ(ts::float_to_f8_bits(1.0f, ts::f8e5m2), 0x3c);
+  EXPECT_EQ(ts::float_to_f8_bits(57344.0f, ts::f8e5m2), 0x7b);
+  EXPECT_EQ(ts::float_to_f8_bits(inf, ts::f8e5m2), 0x7b);  // saturating conversions
+  EXPECT_EQ(ts::float_to_f8_bits(std::ldexp(1.0f, -16), ts::f8e5m2), 0x01);
+  EXPECT_EQ(ts::f8_bits_to_float(0x7c, ts::f8e5m2), inf);  // stored infinities read back
+  EXPECT_TRUE(std::isnan(ts::f8_bits_to_float(0x7f, ts::f8e4m3)));
+  EXPECT_TRUE(std::isnan(ts::f8_bits_to_float(0x7e, ts::f8e5m2)));
+  // Every finite bit pattern reads back to itself.
+  for (ts::DType t : {ts::f8e4m3, ts::f8e5m2})
+    for (int b = 0; b < 256; ++b) {
+      const float v = ts::f8_bits_to_float(static_cast<uint8_t>(b), t);
+      if (std::isnan(v) || std::isinf(v)) continue;
+      EXPECT_EQ(ts::float_to_f8_bits(v, t), v == 0 ? (b & 0x80) : b) << ts::dtype_name(t) << b;
+    }
+}
+
+TEST(F8, DtypesNamePromoteAndStoreOneByte) {
+  EXPECT_EQ(ts::dtype_size(ts::f8e4m3), 1);
+  EXPECT_EQ(ts::dtype_from_name("float8_e4m3fn"), ts::f8e4m3);
+  EXPECT_EQ(ts::dtype_from_name("f8e5m2"), ts::f8e5m2);
+  EXPECT_TRUE(ts::is_float(ts::f8e5m2));
+  EXPECT_EQ(ts::promote(ts::f8e4m3, ts::bf16), ts::bf16);
+  EXPECT_EQ(ts::promote(ts::f16, ts::f8e5m2), ts::f16);
+  EXPECT_EQ(ts::promote(ts::f8e4m3, ts::f8e5m2), ts::f32);
+  EXPECT_EQ(ts::promote(ts::f8e4m3, ts::i32), ts::f8e4m3);
+  ts::Buffer b = ts::Buffer::from_vector({0.3, -500.0, 2.5}, {3}, ts::f8e4m3);
+  EXPECT_EQ(b.dtype(), ts::f8e4m3);
+  EXPECT_EQ(b.to_vector(), (std::vector<double>{0.3125, -448.0, 2.5}));
+}
+
+// A kernel reads 8-bit floats into f32, computes, and stores each result rounded to its
+// dtype: the interpreter's values are the conversions' own; NVRTC compiles the CUDA.
+TEST(F8, KernelsLoadComputeInF32AndStoreRounded) {
+  auto k = ts::kernel("f8_axpy", [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = ts::empty_like(y);
+    ts::Tensor wide = ts::empty({x.size(0)}, ts::f32);
+    for (auto t : ts::tile(x.size(0))) {
+      out(t) = x(t) * 3.0 + y(t);
+      wide(t) = x(t).to(ts::f32) * 3.0;
+    }
+    return std::tuple{out, wide};
+  });
+  std::vector<double> xs, ys;
+  for (int i = 0; i < 300; ++i) {
+    xs.push_back(std::ldexp(1.0 + i % 7, i % 23 - 12) * (i % 2 ? -1 : 1));
+    ys.push_back(0.37 * i - 40);
+  }
+  ts::Buffer x = ts::Buffer::from_vector(xs, {300}, ts::f8e4m3);
+  ts::Buffer y = ts::Buffer::from_vector(ys, {300}, ts::f8e5m2);
+  auto [out, wide] = k(x, y);
+  EXPECT_EQ(out.dtype(), ts::f8e5m2);
+  const std::vector<double> o = out.to_vector(), w = wide.to_vector(), xv = x.to_vector(),
+                            yv = y.to_vector();
+  for (int i = 0; i < 300; ++i) {
+    EXPECT_EQ(w[i], static_cast<float>(xv[i] * 3.0)) << i;
+    // x * 3.0 is e4m3 (a literal keeps the dtype), + y (e5m2) is f32, stored as e5m2.
+    EXPECT_EQ(o[i], f8(static_cast<float>(f8(xv[i] * 3.0, ts::f8e4m3) + yv[i]), ts::f8e5m2)) << i;
+  }
+  REQUIRE_NVRTC();
+  const std::string cu = nvrtc_test::compile(k, x, y);
+  EXPECT_NE(cu.find("__nv_fp8_e4m3"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("__nv_fp8_e5m2"), std::string::npos) << cu;
+}
+
+// ts::dot of 8-bit operands sums exact f32 products (an f8 product has at most 8 significant
+// bits) in f32, as the reference does in double here (small integers: exact either way).
+TEST(F8, DotsSumExactProducts) {
+  auto k = dot_test::make_dot(ts::Settings{.config = blocks(64, 64, 32, 4)});
+  for (ts::DType t : {ts::f8e4m3, ts::f8e5m2}) {
+    std::vector<double> xs, ws;
+    const int64_t m = 70, n = 50, kk = 45;
+    for (int64_t i = 0; i < m * kk; ++i) xs.push_back(static_cast<double>(i % 9) - 4);
+    for (int64_t i = 0; i < n * kk; ++i) ws.push_back(static_cast<double>(i % 5) * 0.5 - 1);
+    ts::Buffer x = ts::Buffer::from_vector(xs, {m, kk}, t);
+    ts::Buffer w = ts::Buffer::from_vector(ws, {n, kk}, t);
+    const std::vector<double> got = k(x, w.transpose(0, 1)).to_vector();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0;
+        for (int64_t q = 0; q < kk; ++q) want += xs[i * kk + q] * ws[j * kk + q];
+        ASSERT_EQ(got[i * n + j], want) << ts::dtype_name(t) << " " << i << "," << j;
+      }
+  }
+  // Scaled, into bf16 (examples::make_fp8_matmul): per-tensor and per-row scales.
+  ts::Buffer x = ts::Buffer::from_vector(std::vector<double>(8 * 32, 2.0), {8, 32}, ts::f8e4m3);
+  ts::Buffer w = ts::Buffer::from_vector(std::vector<double>(4 * 32, 0.5), {4, 32}, ts::f8e4m3);
+  ts::Buffer sx = ts::Buffer::full({1}, 0.25, ts::f32), sy = ts::Buffer::full({1}, 3.0, ts::f32);
+  for (double v : examples::make_fp8_matmul()(x, w.transpose(0, 1), sx, sy).to_vector())
+    EXPECT_EQ(v, 32 * 0.25 * 3.0);
+  ts::Buffer rx = ts::Buffer::arange(8, ts::f32), ry = ts::Buffer::full({4}, 0.5, ts::f32);
+  ts::Buffer r = examples::make_fp8_matmul_rowwise()(x, w.transpose(0, 1), rx, ry);
+  EXPECT_EQ(r.dtype(), ts::bf16);
+  const std::vector<double> rv = r.to_vector();
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(rv[i * 4 + j], 32 * i * 0.5) << i << "," << j;
+}
+
+// Both factors K-major (x w^T): wgmma m64nNk32 e4m3 with boxes of 128 bytes of K; a row-major
+// y stays off tensor cores (no mma.sync path for 8-bit operands here) and the layout stage says
+// why.
+TEST(F8, KMajorDotsTakeWgmmaK32) {
+  ts::Buffer x = ts::Buffer::zeros({512, 512}, ts::f8e4m3),
+             w = ts::Buffer::zeros({512, 512}, ts::f8e4m3);
+  ts::Config c = blocks(128, 256, 128, 8);
+  c.num_stages = 4;
+  auto k = dot_test::make_dot(ts::Settings{.config = c});
+  stage_test::Staged s = stage_test::staged("layout", false, k, c, x, w.transpose(0, 1));
+  const ts::passes::Contraction& con = s.stages.loops.at(0).layout.contractions.at(0);
+  ASSERT_TRUE(con.mma && con.mma->wgmma) << s.text;
+  EXPECT_EQ(con.mma->box[0].box, (std::vector<int64_t>{128, 128}));
+  EXPECT_EQ(con.mma->stage_bytes, (128 + 256) * 128);
+  EXPECT_EQ(con.mma->stages, 4);
+  EXPECT_NE(s.text.find("wgmma m64n256k32 e4m3, 2 warpgroups"), std::string::npos) << s.text;
+  stage_test::Staged row = stage_test::staged("layout", false, k, c, x, w);
+  EXPECT_FALSE(row.stages.loops.at(0).layout.contractions.at(0).mma);
+  EXPECT_NE(row.text.find("not on tensor cores: e4m3 factor %"), std::string::npos) << row.text;
+  EXPECT_NE(row.text.find("wgmma reads e4m3 operands K-major only"), std::string::npos);
+  REQUIRE_NVRTC();
+  const std::string cu = nvrtc_test::compile(k, x, w.transpose(0, 1));
+  EXPECT_NE(cu.find("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"), std::string::npos)
+      << cu;
+  EXPECT_NE(cu.find("for (int ks = 0; ks < 4; ++ks)"), std::string::npos) << cu;
+  // A ragged K (its partial tile zeroed a byte at a time) in e5m2; the row-major y on the
+  // CUDA cores.
+  ts::Buffer xr = ts::Buffer::zeros({200, 80}, ts::f8e5m2),
+             wr = ts::Buffer::zeros({136, 80}, ts::f8e5m2);
+  const std::string cur = nvrtc_test::compile(k, xr, wr.transpose(0, 1));
+  EXPECT_NE(cur.find("m64n256k32.f32.e5m2.e5m2"), std::string::npos) << cur;
+  EXPECT_NE(cur.find("*reinterpret_cast<unsigned char*>(buf + "), std::string::npos) << cur;
+  const std::string cuda_cores = nvrtc_test::compile(k, x, w);
+  EXPECT_EQ(cuda_cores.find("wgmma.mma_async"), std::string::npos);
+}
+
+TEST(F8, ADotOfAnF8AndAnotherDtypeIsAnErrorAtItsLine) {
+  auto k = dot_test::make_dot();
+  ts::Buffer x = ts::Buffer::zeros({16, 16}, ts::f8e4m3), y = ts::Buffer::zeros({16, 16}, ts::bf16);
+  try {
+    k(x, y);
+    FAIL() << "expected a UserError";
+  } catch (const ts::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("ts::dot of a f8e4m3 and a bf16 value"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("dot_test_util.hpp"), std::string::npos) << e.what();
+  }
+}
+
+// examples::make_fp8_matmul and its row-wise form compile for sm_90a on wgmma.
+TEST(F8, TheScaledExamplesCompileOnWgmma) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({256, 256}, ts::f8e4m3),
+             w = ts::Buffer::zeros({256, 256}, ts::f8e4m3);
+  ts::Buffer s1 = ts::Buffer::ones({1}, ts::f32), s256 = ts::Buffer::ones({256}, ts::f32);
+  ts::Config c = blocks(128, 256, 128, 8);
+  c.num_stages = 4;
+  const std::string tensor = nvrtc_test::compile(
+      examples::make_fp8_matmul(ts::Settings{.config = c}), x, w.transpose(0, 1), s1, s1);
+  EXPECT_NE(tensor.find("m64n256k32.f32.e4m3.e4m3"), std::string::npos) << tensor;
+  const std::string rows =
+      nvrtc_test::compile(examples::make_fp8_matmul_rowwise(ts::Settings{.config = c}), x,
+                          w.transpose(0, 1), s256, s256);
+  EXPECT_NE(rows.find("m64n256k32.f32.e4m3.e4m3"), std::string::npos) << rows;
+}

@@ -1,0 +1,139 @@
+// The 8-bit floats on the GPU against the interpreter (tests/f8_test.cpp on the CPU): CUDA's
+// conversions (__nv_fp8_e4m3 / __nv_fp8_e5m2 from float) give the interpreter's bits, and
+// ts::dot of 8-bit operands on wgmma (both K-major) and on the CUDA cores (a row-major y).
+// wgmma sums 8-bit products with fewer than f32's bits in its accumulator before adding them
+// to the f32 accumulator registers (sm_90), so its sums agree with the interpreter's f32 ones
+// within 2e-3 * (1 + |value|) for the sums of a few hundred products of magnitude ~1 here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <tessel/tessel.hpp>
+#include <tessel/testing.hpp>
+
+#include "examples/kernels/matmul.hpp"
+#include "gpu_test_util.hpp"
+#include "tests/dot_test_util.hpp"
+
+namespace ts = tessel;
+
+namespace {
+
+using dot_test::blocks;
+
+struct Shape {
+  int64_t m, k, n;
+};
+
+}  // namespace
+
+// Stores of f32 values into each 8-bit float: ties, subnormals, saturation, infinities, NaN,
+// and 2^16 values spread over the binades, bit for bit.
+TEST(F8Gpu, StoresRoundAsTheInterpreterDoes) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel("f8_store", [](ts::Tensor x) {
+    ts::Tensor e4 = ts::empty({x.size(0)}, ts::f8e4m3), e5 = ts::empty({x.size(0)}, ts::f8e5m2);
+    for (auto t : ts::tile(x.size(0))) {
+      e4(t) = x(t);
+      e5(t) = x(t) * 2.0;
+    }
+    return std::tuple{e4, e5};
+  });
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v = {0,
+                           -0.0,
+                           448,
+                           460,
+                           464,
+                           470,
+                           1e6,
+                           -1e6,
+                           inf,
+                           -inf,
+                           57344,
+                           61440,
+                           1.0625,
+                           1.1875,
+                           15.9,
+                           0.001,
+                           1e-30,
+                           -2.5,
+                           std::ldexp(1.0, -10),
+                           std::ldexp(3.0, -10),
+                           std::ldexp(1.0, -17)};
+  ts::Buffer r = ts::Buffer::randn({1 << 16}, ts::f32, ts::cpu(), 3);
+  const std::vector<double> rv = r.to_vector();
+  for (size_t i = 0; i < rv.size(); ++i)
+    v.push_back(std::ldexp(rv[i], static_cast<int>(i % 40) - 24));
+  ts::Buffer x = ts::Buffer::from_vector(v, {static_cast<int64_t>(v.size())}, ts::f32);
+  auto [e4, e5] = k(x);
+  auto [g4, g5] = k(x.to(ts::cuda(0)));
+  EXPECT_EQ(ts::count_mismatches(g4.to(ts::cpu()), e4, 0, 0), 0);
+  EXPECT_EQ(ts::count_mismatches(g5.to(ts::cpu()), e5, 0, 0), 0);
+  ts::Buffer nan = ts::Buffer::full({4}, std::nan(""), ts::f32, ts::cuda(0));
+  for (double y : std::get<0>(k(nan)).to_vector()) EXPECT_TRUE(std::isnan(y));
+}
+
+// wgmma m64nNk32 (x w^T): 1 and 2 warpgroups, K blocks of 128 and 256 (2 chunks of a K-major
+// row), ragged M, N and K (K's last tile zeroed past its end), M = 1, K = 0, persistent
+// programs; e4m3 and e5m2. A row-major y on the CUDA cores sums in f32 as the interpreter.
+TEST(F8Gpu, DotsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  struct Blocks {
+    int64_t m, n, k;
+    int warps, stages;
+    ts::PidType pid = ts::PidType::flat;
+  };
+  const std::vector<Shape> shapes{{256, 192, 128}, {264, 80, 136},  {1, 48, 64},
+                                  {16, 16, 16},    {136, 272, 208}, {64, 0, 136}};
+  for (ts::DType t : {ts::f8e4m3, ts::f8e5m2})
+    for (Blocks b :
+         {Blocks{128, 256, 128, 8, 4}, Blocks{128, 128, 128, 4, 3}, Blocks{64, 128, 256, 4, 2},
+          Blocks{128, 256, 128, 8, 3, ts::PidType::persistent_blocked}}) {
+      ts::Config c = blocks(b.m, b.n, b.k, b.warps);
+      c.num_stages = b.stages;
+      c.pid_type = b.pid;
+      auto k = dot_test::make_dot(ts::Settings{.max_sms = 3, .config = c});
+      for (Shape s : shapes) {
+        const std::string what = ts::dtype_name(t) + " " + c.to_json() + " " + std::to_string(s.m) +
+                                 "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
+        ts::Buffer x = ts::Buffer::randn({s.m, s.k}, t, ts::cpu(), 41);
+        ts::Buffer w = ts::Buffer::randn({s.n, s.k}, t, ts::cpu(), 42);
+        ts::Buffer want = k(x, w.transpose(0, 1));
+        ts::Buffer got = k(x.to(ts::cuda(0)), w.to(ts::cuda(0)).transpose(0, 1));
+        ASSERT_EQ(got.shape(), want.shape()) << what;
+        EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 2e-3, 2e-3), 0) << what;
+      }
+    }
+  auto k = dot_test::make_dot(ts::Settings{.config = blocks(64, 64, 32, 4)});
+  ts::Buffer x = ts::Buffer::randn({100, 72}, ts::f8e4m3, ts::cpu(), 43);
+  ts::Buffer y = ts::Buffer::randn({72, 56}, ts::f8e4m3, ts::cpu(), 44);
+  EXPECT_EQ(ts::count_mismatches(k(x.to(ts::cuda(0)), y.to(ts::cuda(0))).to(ts::cpu()), k(x, y),
+                                 1e-4, 1e-4),
+            0);
+}
+
+// examples::make_fp8_matmul and its row-wise form: the scales applied to the f32 sum, one
+// rounding to bf16.
+TEST(F8Gpu, ScaledMatmulsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  ts::Config c = blocks(128, 128, 128, 8);
+  c.num_stages = 3;
+  const int64_t m = 200, n = 136, kk = 272;
+  ts::Buffer x = ts::Buffer::randn({m, kk}, ts::f8e4m3, ts::cpu(), 45);
+  ts::Buffer w = ts::Buffer::randn({n, kk}, ts::f8e4m3, ts::cpu(), 46);
+  ts::Buffer sx = ts::Buffer::full({1}, 0.5, ts::f32), sy = ts::Buffer::full({1}, 0.75, ts::f32);
+  ts::Buffer rx = ts::Buffer::rand({m}, ts::f32, ts::cpu(), 47);
+  ts::Buffer ry = ts::Buffer::rand({n}, ts::f32, ts::cpu(), 48);
+  auto gpu = [](const ts::Buffer& b) { return b.to(ts::cuda(0)); };
+  auto tensor = examples::make_fp8_matmul(ts::Settings{.config = c});
+  EXPECT_EQ(
+      ts::count_mismatches(tensor(gpu(x), gpu(w).transpose(0, 1), gpu(sx), gpu(sy)).to(ts::cpu()),
+                           tensor(x, w.transpose(0, 1), sx, sy), 1e-2, 1e-2),
+      0);
+  auto rows = examples::make_fp8_matmul_rowwise(ts::Settings{.config = c});
+  EXPECT_EQ(
+      ts::count_mismatches(rows(gpu(x), gpu(w).transpose(0, 1), gpu(rx), gpu(ry)).to(ts::cpu()),
+                           rows(x, w.transpose(0, 1), rx, ry), 1e-2, 1e-2),
+      0);
+}
