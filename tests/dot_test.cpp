@@ -562,3 +562,48 @@ TEST(Dot, WholeKDimsOfDifferentPaddedSizesAreAKError) {
   user_error_test::expect_message(msg, "dot_all_k", g_line, "ts::dot's operands differ in K",
                                   "transpose it (.t())");
 }
+
+// K tiled over x's size: a y of another K (longer, or a [N, K] weight passed as [K, N]) is
+// refused on the call at the dot's line, where torch.matmul raises; a shorter one is the
+// tile loop's cover check.
+TEST(Dot, OperandsOfDifferentKSizesAreAUserErrorOnTheCall) {
+  auto k = ts::kernel("dot_k", {"x", "y"}, [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32);
+    for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+      ts::Value acc = ts::zeros({tm, tn});
+      g_line = __LINE__ + 1;
+      for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+      out(tm, tn) = acc;
+    }
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::ones({100, 40}, ts::f32);
+  for (std::vector<int64_t> y_shape :
+       {std::vector<int64_t>{41, 72}, std::vector<int64_t>{72, 40}}) {
+    ts::Buffer y = ts::Buffer::ones(y_shape, ts::f32);
+    std::string msg = user_error_test::user_error([&] { k(x, y); });
+    user_error_test::expect_message(
+        msg, "dot_k", g_line,
+        fmt::format("ts::dot's operands differ in K on this call: tensor argument 0 ('x') size(1) "
+                    "is 40, tensor argument 1 ('y') size(0) is {}",
+                    y_shape[0]),
+        "w.transpose(0, 1)");
+  }
+  // Equal K on this specialization's calls: the same kernel runs.
+  EXPECT_EQ(k(x, ts::Buffer::ones({40, 72}, ts::f32)).to_vector()[0], 40.0);
+  // x @ x^T through one tensor (x(tn, tk).t()) and sizes the key fixes need no check.
+  auto gram = ts::kernel(
+      "gram",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty({x.size(0), x.size(0)}, ts::f32);
+        for (auto [tm, tn] : ts::tile(x.size(0), x.size(0))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), x(tn, tk).t(), acc);
+          out(tm, tn) = acc;
+        }
+        return out;
+      },
+      ts::Settings{.static_shapes = true});
+  EXPECT_EQ(gram(x).to_vector()[5], 40.0);
+  EXPECT_EQ(gram.ir(x).find("shape_check"), std::string::npos) << gram.ir(x);
+}

@@ -109,6 +109,10 @@ TEST(F8, KernelsLoadComputeInF32AndStoreRounded) {
   const std::string cu = nvrtc_test::compile(k, x, y);
   EXPECT_NE(cu.find("__nv_fp8_e4m3"), std::string::npos) << cu;
   EXPECT_NE(cu.find("__nv_fp8_e5m2"), std::string::npos) << cu;
+  // <cuda_fp8.h> (NVRTC time) only where an 8-bit float is used.
+  EXPECT_NE(cu.find("#include \"tessel/fp8.cuh\""), std::string::npos) << cu;
+  ts::Buffer f = ts::Buffer::zeros({300}, ts::f32);
+  EXPECT_EQ(nvrtc_test::compile(k, f, f).find("tessel/fp8.cuh"), std::string::npos);
 }
 
 // ts::dot of 8-bit operands sums exact f32 products (an f8 product has at most 8 significant

@@ -528,6 +528,10 @@ void Emitter::run() {
   if (uses_tma_) src << "#include \"tessel/tma.cuh\"\n";
   if (uses_mma_) src << "#include \"tessel/mma.cuh\"\n";
   if (uses_wgmma_) src << "#include \"tessel/wgmma.cuh\"\n";
+  // <cuda_fp8.h> likewise: where a value or argument of the kernel is an 8-bit float.
+  if (std::any_of(g_.nodes().begin(), g_.nodes().end(),
+                  [](const std::unique_ptr<Node>& m) { return is_f8(m->dtype); }))
+    src << "#include \"tessel/fp8.cuh\"\n";
   src << "\n";
   for (const auto& [name, text] : wgmma_functions_) src << text << "\n";
   src << fmt::format(

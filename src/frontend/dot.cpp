@@ -40,6 +40,20 @@ Node* with_newaxis(TraceContext& ctx, Node* x, size_t at, SourceLoc loc) {
   return ctx.add(Op::View, x->dtype, s, {x}, loc);
 }
 
+// The load that value `v` reads through views, permutes and casts, and the dim of its
+// tensor that tile Sym `k` indexes; {nullptr, -1} when there is none.
+std::pair<Node*, int> load_dim_of(Node* v, const ir::Sym* k) {
+  while (v->op == Op::View || v->op == Op::Permute || v->op == Op::Cast) v = v->args[0];
+  if (v->op != Op::Load || v->is_multicast_access()) return {nullptr, -1};
+  int dim = 0;
+  for (const ir::IndexInfo& info : v->access) {
+    if (info.kind == ir::IndexKind::newaxis) continue;
+    if (info.kind == ir::IndexKind::tile && info.sym == k) return {v, dim};
+    ++dim;
+  }
+  return {nullptr, -1};
+}
+
 // The f32 product of a and b (checked), then cast to out_dtype.
 Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype, SourceLoc loc) {
   TraceContext& ctx = TraceContext::current(loc);
@@ -88,6 +102,19 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
     } catch (const UserError&) {
       k_differs();
     }
+  }
+  // Both operands loads whose tensors K indexes with one tile: their K sizes are equal on
+  // each call, as torch.matmul asks (a tile loop over one of them would read a prefix of
+  // a longer other; a shorter one is the tile loop's cover check).
+  if (ka && ka == kb && ka->kind == ir::Sym::tile) {
+    const auto [la, da] = load_dim_of(x, ka);
+    const auto [lb, db] = load_dim_of(y, kb);
+    if (la && lb && (la->args[0] != lb->args[0] || da != db))
+      ctx.check_equal_sizes(la->args[0], da, lb->args[0], db,
+                            "ts::dot's operands differ in K on this call",
+                            "pass operands of one K: a [N, K] weight multiplies as "
+                            "w.transpose(0, 1), or index it w(tn, tk).t() in the kernel",
+                            loc);
   }
   if (rank == 3) {
     const ir::Sym* ba = x->shape[0];

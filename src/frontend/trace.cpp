@@ -397,6 +397,22 @@ ir::Node* TraceContext::exact_float(ir::Node* n) {
   return e;
 }
 
+void TraceContext::check_equal_sizes(ir::Node* a, int dim_a, ir::Node* b, int dim_b,
+                                     const std::string& what, const std::string& hint,
+                                     SourceLoc loc) {
+  ir::Node* sa = tensor_attr(ir::Op::Size, a, dim_a, loc);
+  ir::Node* sb = tensor_attr(ir::Op::Size, b, dim_b, loc);
+  if (sa == sb || (sa->op == ir::Op::Const && sb->op == ir::Op::Const && sa->ival == sb->ival))
+    return;
+  ir::Node* check = graph_.new_node(ir::Op::ShapeCheck, loc);
+  check->dtype = DType::boolean;
+  check->args = {sa, sb};
+  check->name = fmt::format("{}\n{} size({})\n{} size({})\n{}", what, describe_tensor(a), dim_a,
+                            describe_tensor(b), dim_b, hint);
+  ir::Block& host = graph_.host;
+  host.insert(depth() > 0 ? host.end() - 1 : host.end(), check);
+}
+
 void TraceContext::check_tile_covers(ir::Node* tensor, int dim, ir::Node* end,
                                      const std::string& what, SourceLoc loc) {
   std::pair<ir::Node*, int> origin;

@@ -134,6 +134,11 @@ class TraceContext {
   /// tensor's size: adds a per-call check that tensor.size(dim) >= end (a smaller tensor
   /// would be read or written past its end, masked, instead of the error torch gives).
   /// `what` and `bound` describe the two sizes for the error message.
+  /// A host check that size(dim_a) of tensor a equals size(dim_b) of tensor b on each call,
+  /// raising `what` with `hint` at `loc` (a ShapeCheck eq with names) where they differ; none
+  /// where the key fixes both sizes equal.
+  void check_equal_sizes(ir::Node* a, int dim_a, ir::Node* b, int dim_b, const std::string& what,
+                         const std::string& hint, SourceLoc loc);
   void check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, const std::string& what,
                          SourceLoc loc);
   ir::Sym* extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc);

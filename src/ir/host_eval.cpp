@@ -314,6 +314,18 @@ HostScalar eval_host(const Node* n, std::span<const ArgValue> args) {
 namespace tessel::ir {
 
 void check_shape(const Graph& g, const Node* n, int64_t a, int64_t b) {
+  if (n->ival == 0 && !n->name.empty() && a != b) {  // named: what, the two sizes, a hint
+    std::vector<std::string> part;
+    for (size_t at = 0; at != std::string::npos && part.size() < 4;) {
+      const size_t end = n->name.find('\n', at);
+      part.push_back(n->name.substr(at, end == std::string::npos ? end : end - at));
+      at = end == std::string::npos ? end : end + 1;
+    }
+    part.resize(4);
+    throw UserError(g.kernel_name, n->loc,
+                    fmt::format("{}: {} is {}, {} is {}", part[0], part[1], a, part[2], b),
+                    part[3]);
+  }
   if (n->ival == 0) {
     if (a != b)
       throw UserError(

@@ -9,7 +9,6 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cuda_fp8.h>
 
 namespace ts {
 
@@ -21,10 +20,6 @@ __device__ __forceinline__ float round_f16(float x) { return __half2float(__floa
 __device__ __forceinline__ float round_bf16(float x) {
   return __bfloat162float(__float2bfloat16_rn(x));
 }
-/// To the 8-bit floats: to nearest even, saturating at the largest finite value (cuda_fp8's
-/// __NV_SATFINITE conversions; the interpreter's float_to_f8_bits computes the same bits).
-__device__ __forceinline__ float round_f8e4m3(float x) { return float(__nv_fp8_e4m3(x)); }
-__device__ __forceinline__ float round_f8e5m2(float x) { return float(__nv_fp8_e5m2(x)); }
 /// To TF32 (ts::dot's f32 operands): toward zero, the 13 low mantissa bits cleared, as the
 /// tensor cores read f32 bits (the interpreter's truncate_tf32 computes the same bits). NaN
 /// and infinities are kept.
@@ -81,18 +76,6 @@ struct Mem<__nv_bfloat16> {
   static __device__ __forceinline__ __nv_bfloat16 from_reg(float v) {
     return __float2bfloat16_rn(v);
   }
-};
-template <>
-struct Mem<__nv_fp8_e4m3> {
-  typedef float reg;
-  static __device__ __forceinline__ float to_reg(__nv_fp8_e4m3 v) { return float(v); }
-  static __device__ __forceinline__ __nv_fp8_e4m3 from_reg(float v) { return __nv_fp8_e4m3(v); }
-};
-template <>
-struct Mem<__nv_fp8_e5m2> {
-  typedef float reg;
-  static __device__ __forceinline__ float to_reg(__nv_fp8_e5m2 v) { return float(v); }
-  static __device__ __forceinline__ __nv_fp8_e5m2 from_reg(float v) { return __nv_fp8_e5m2(v); }
 };
 template <>
 struct Mem<double> {
