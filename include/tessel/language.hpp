@@ -459,9 +459,11 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 // ---- matrix products ----
 /// Matrix product of two tile values (Helion's hl.dot, Triton's tl.dot): a [M, K] times
 /// b [K, N] is [M, N]; batched, a [B, M, K] times b [B, K, N] is [B, M, N]. Both operands
-/// have one dtype, f16, bf16 or f32 (cast one otherwise); K is the same dim of both (the
-/// same tile, `x(tm, tk)` and `y(tk, tn)`, or two whole dims of equal size). The products
-/// are summed in f32 (f16 and bf16 products are exact in f32); f32 operands are first
+/// have one dtype, f16, bf16, f32, f8e4m3 or f8e5m2 (cast one otherwise); K is the same dim
+/// of both (the same tile, `x(tm, tk)` and `y(tk, tn)` or `w(tn, tk).t()`, or two whole dims
+/// of equal size; where the tile loop runs over one operand's size, the other's K size must
+/// equal it on each call). The products are summed in f32 (f16, bf16 and 8-bit products are
+/// exact in f32; wgmma adds 8-bit products with fewer bits, see README); f32 operands are first
 /// truncated as Settings::dot_precision says (TF32 by default, as Triton and Helion). The
 /// result is f32, or `out_dtype`: the product is rounded to it before anything is added
 /// (Helion's out_dtype, "the output type of the multiplication prior to any
@@ -479,12 +481,14 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// (or a multiple), N's at most 256 and K's a multiple of 64 run on wgmma instead (TF32
 /// too where both operands are contiguous along K, as x w^T with w [N, K], K's block a
 /// multiple of 32: wgmma reads TF32 K-major only), their
-/// operands copied into a ring of num_stages buffers (src/passes/tensor_cores.hpp): the
+/// operands copied into a ring of num_stages buffers (src/passes/tensor_cores.hpp; 8-bit
+/// operands: both K-major, K's block a multiple of 128, else on the CUDA cores): the
 /// fastest path (128 x 256 x 64 or 256 x 128 x 64 on 8 warps, 3 or 4 stages, for large
 /// matrices). A computed operand (`ts::dot(p,
 /// v(tk, tn))` with p = exp(...)) holds the whole product in registers: small tiles only (a config
 /// past the register budget is a UserError naming the dot). Errors (UserError at this line):
-/// operands of other ranks or dtypes, K or batch dims that differ, a non-float `out_dtype` or
+/// operands of other ranks or dtypes, K or batch dims that differ (K sizes: on the call),
+/// a non-float `out_dtype` or
 /// accumulator, an accumulator that does not broadcast to the product's shape.
 Value dot(const Operand& a, const Operand& b, std::optional<DType> out_dtype = std::nullopt,
           Loc loc = Loc::current());
