@@ -589,6 +589,12 @@ TEST(Dot, OperandsOfDifferentKSizesAreAUserErrorOnTheCall) {
                     y_shape[0]),
         "w.transpose(0, 1)");
   }
+  // cuda() makes the call's size checks too (code is shown for arguments a call takes).
+  ts::Buffer y39 = ts::Buffer::ones({39, 72}, ts::f32), y41 = ts::Buffer::ones({41, 72}, ts::f32);
+  EXPECT_NE(user_error_test::user_error([&] { k.cuda(false, x, y41); }).find("differ in K"),
+            std::string::npos);
+  EXPECT_NE(user_error_test::user_error([&] { k.cuda(false, x, y39); }).find("less than the bound"),
+            std::string::npos);
   // Equal K on this specialization's calls: the same kernel runs.
   EXPECT_EQ(k(x, ts::Buffer::ones({40, 72}, ts::f32)).to_vector()[0], 40.0);
   // x @ x^T through one tensor (x(tn, tk).t()) and sizes the key fixes need no check.

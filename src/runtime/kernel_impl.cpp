@@ -27,6 +27,7 @@
 #include "driver/code_dump.hpp"
 #include "driver/cuda_api.hpp"
 #include "driver/gpu_program.hpp"
+#include "driver/host_env.hpp"
 #include "frontend/trace.hpp"
 #include "interp/host_program.hpp"
 #include "ir/host_eval.hpp"
@@ -721,6 +722,13 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
                                      SourceLoc called_at) {
   Specialization& s = overflow_as_user_error(
       k, [&]() -> Specialization& { return k.specialize(args, true, called_at); });
+  // The call's size checks, as a call makes them: code is shown for arguments a call takes.
+  std::vector<ir::ArgValue> values(args.size());
+  rt::arg_values(args, values);
+  for (const ir::Node* n : s.graph.host)
+    if (n->op == ir::Op::ShapeCheck)
+      ir::check_shape(s.graph, n, ir::eval_host_int(n->args[0], values),
+                      ir::eval_host_int(n->args[1], values));
   codegen::CompiledStages stages = codegen::compile_pipeline(s.graph, s.config(), {});
   std::vector<std::string> out;
   for (const codegen::LoopStages& l : stages.loops) {
