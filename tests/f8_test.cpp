@@ -5,6 +5,7 @@
 // tests/gpu/f8_gpu_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -212,4 +213,49 @@ TEST(F8, TheScaledExamplesCompileOnWgmma) {
       nvrtc_test::compile(examples::make_fp8_matmul_rowwise(ts::Settings{.config = c}), x,
                           w.transpose(0, 1), s256, s256);
   EXPECT_NE(rows.find("m64n256k32.f32.e4m3.e4m3"), std::string::npos) << rows;
+}
+
+// Buffer::rand of an 8-bit float draws k / 2^bits exact in it: in [0, 1), never 1.
+TEST(F8, RandStaysBelowOne) {
+  for (ts::DType t : {ts::f8e4m3, ts::f8e5m2}) {
+    const std::vector<double> v = ts::Buffer::rand({20000}, t, ts::cpu(), 3).to_vector();
+    EXPECT_EQ(*std::max_element(v.begin(), v.end()), t == ts::f8e4m3 ? 0.9375 : 0.875);
+    EXPECT_GE(*std::min_element(v.begin(), v.end()), 0.0);
+  }
+}
+
+// ts::mean of a narrower float sums and divides in f32 and rounds once (torch.mean of an f16
+// tensor): a sum past the dtype's range and a count it cannot hold do not change the mean.
+TEST(F8, AMeanOfANarrowFloatSumsAndDividesInF32) {
+  auto k = ts::kernel("mean_all", [](ts::Tensor x) {
+    ts::Tensor o = ts::empty({1}, ts::f32);
+    for (auto t : ts::tile(1)) o(t) = ts::mean(x(ts::all), 0);
+    return o;
+  });
+  EXPECT_EQ(k(ts::Buffer::from_vector({448, 448}, {2}, ts::f8e4m3)).item(), 448.0);
+  EXPECT_EQ(k(ts::Buffer::full({9}, 1.5, ts::f8e5m2)).item(), 1.5);
+  EXPECT_EQ(k(ts::Buffer::full({2100}, 1.5, ts::f8e4m3)).item(), 1.5);
+  EXPECT_EQ(k(ts::Buffer::from_vector({60000, 60000}, {2}, ts::f16)).item(), 60000.0);
+  REQUIRE_NVRTC();
+  const std::string cu = nvrtc_test::compile(k, ts::Buffer::full({9}, 1.5, ts::f8e5m2));
+  EXPECT_NE(cu.find("ts::round_f8e5m2("), std::string::npos) << cu;  // once, after the division
+}
+
+// Atomic adds into an 8-bit float tensor: refused at the call's line (no atomic on them).
+TEST(F8, AnAtomicAddIntoAnF8TensorIsAUserError) {
+  auto k = ts::kernel("f8_atomic", [](ts::Tensor x) {
+    ts::Tensor o = ts::zeros_like(x);
+    for (auto t : ts::tile(x.size(0))) ts::atomic_add(o, {t}, x(t));
+    return o;
+  });
+  try {
+    k(ts::Buffer::ones({8}, ts::f8e5m2));
+    FAIL() << "expected a UserError";
+  } catch (const ts::UserError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("of dtype f8e5m2: supported dtypes are i32, i64, u64, f16"),
+        std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("f8_test.cpp"), std::string::npos) << e.what();
+  }
 }

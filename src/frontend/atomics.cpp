@@ -18,7 +18,7 @@ bool integer_dtype(DType t) { return t == DType::i32 || t == DType::i64 || t == 
 // The dtypes `fn` supports (tessel/language.hpp): integers, and the floats for add.
 void check_dtype(AtomicFn fn, const Node* t, const char* what, SourceLoc loc) {
   DType d = t->dtype;
-  if (integer_dtype(d) || (fn == AtomicFn::add && is_float(d))) return;
+  if (integer_dtype(d) || (fn == AtomicFn::add && is_float(d) && !is_f8(d))) return;
   TraceContext::current(loc).fail(
       loc,
       fmt::format(

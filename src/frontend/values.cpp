@@ -467,7 +467,13 @@ Value mean(const Operand& a, int dim, bool keepdim, Loc l) {
   int rank = static_cast<int>(a.node()->shape.size());
   int d = dim < 0 ? dim + rank : dim;
   ir::Sym* s = (d >= 0 && d < rank) ? ctx.canon(a.node()->shape[d]) : nullptr;
-  Value total = reduce(ir::ReduceFn::sum, a, dim, keepdim, l);
+  // A narrower float is summed and divided in f32 and rounded once, as torch.mean of an f16
+  // tensor (its sum would saturate or round first, and the count might not be exact).
+  const DType out = a.node()->dtype;
+  Value total = is_narrow_float(out)
+                    ? reduce(ir::ReduceFn::sum, Value::wrap(cast_node(a.node(), DType::f32, loc)),
+                             dim, keepdim, l)
+                    : reduce(ir::ReduceFn::sum, a, dim, keepdim, l);
   Value count = 1;
   if (s && s->kind == ir::Sym::extent_k) {
     count = Value::wrap(s->extent);
@@ -479,9 +485,8 @@ Value mean(const Operand& a, int dim, bool keepdim, Loc l) {
     count = t.end(l) - t.begin(l);
   }
   // Operands located at the user's call, so the generated division names their line.
-  return Value::wrap(
-      cast_node(binary(ir::BinaryFn::div, Operand(total).at(loc), Operand(count).at(loc)).node(),
-                total.dtype(), loc));
+  return Value::wrap(cast_node(
+      binary(ir::BinaryFn::div, Operand(total).at(loc), Operand(count).at(loc)).node(), out, loc));
 }
 
 }  // namespace tessel

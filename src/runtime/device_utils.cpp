@@ -201,7 +201,8 @@ __device__ __forceinline__ u64 random_bits(u64 seed, u64 counter) {
 
 struct RandArgs { char* dst; i64 n; u64 seed; int dtype; int normal; };
 __device__ __forceinline__ void random_body(const RandArgs& a) {
-  const int bits = a.dtype == 7 ? 53 : a.dtype == 6 ? 24 : a.dtype == 4 ? 11 : 8;
+  const int bits = a.dtype == 7 ? 53 : a.dtype == 6 ? 24 : a.dtype == 4 ? 11
+                 : a.dtype == 8 ? 4 : a.dtype == 9 ? 3 : 8;
   GRID_STRIDE(i, a.n) {
     double v;
     if (a.normal) {
@@ -502,7 +503,14 @@ uint64_t random_bits(uint64_t seed, uint64_t counter) {
 }
 
 double random_uniform(uint64_t seed, uint64_t index, DType t) {
-  int bits = t == DType::f64 ? 53 : t == DType::f32 ? 24 : t == DType::f16 ? 11 : 8;
+  // The dtype's significant bits: every value k / 2^bits below 1 is exact in it (none rounds
+  // up to 1).
+  int bits = t == DType::f64      ? 53
+             : t == DType::f32    ? 24
+             : t == DType::f16    ? 11
+             : t == DType::f8e4m3 ? 4
+             : t == DType::f8e5m2 ? 3
+                                  : 8;
   return static_cast<double>(random_bits(seed, index) >> (64 - bits)) *
          (1.0 / static_cast<double>(uint64_t{1} << bits));
 }

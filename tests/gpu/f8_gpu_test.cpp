@@ -156,3 +156,27 @@ TEST(F8Gpu, ScaledMatmulsMatchTheInterpreter) {
                            rows(x, w.transpose(0, 1), rx, ry), 1e-2, 1e-2),
       0);
 }
+
+// ts::mean of 8- and 16-bit floats: summed and divided in f32, rounded once, on the GPU as
+// on the interpreter (rows of 3000 values in [0, 1): their sums pass e4m3's range).
+TEST(F8Gpu, MeansOfNarrowFloatsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel("row_mean", [](ts::Tensor x) {
+    ts::Tensor o = ts::empty({x.size(0)}, x.dtype());
+    ts::register_reduction_dim(x.size(1));
+    for (auto tm : ts::tile(x.size(0))) o(tm) = ts::mean(x(tm, ts::all), 1);
+    return o;
+  });
+  for (ts::DType t : {ts::f8e4m3, ts::f8e5m2, ts::f16, ts::bf16}) {
+    ts::Buffer x = ts::Buffer::rand({64, 3000}, ts::f32, ts::cpu(), 49);
+    ts::Buffer xt = ts::Buffer::empty({64, 3000}, t);
+    xt.copy_from(x);
+    const ts::Buffer want = k(xt);
+    // Within one unit of the dtype's last place: the f32 sums' order differs, which may flip
+    // a rounding (a saturated 8-bit sum would give 448 / 3000 for a mean near 0.5).
+    const double ulp = ts::is_f8(t) ? 0.13 : 1e-2;
+    EXPECT_EQ(ts::count_mismatches(k(xt.to(ts::cuda(0))).to(ts::cpu()), want, 0, ulp), 0)
+        << ts::dtype_name(t);
+    for (double v : want.to_vector()) EXPECT_NEAR(v, 0.5, 0.05) << ts::dtype_name(t);
+  }
+}
