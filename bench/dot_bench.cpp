@@ -9,6 +9,7 @@
 //   grouped   examples::make_grouped_matmul (8 experts x 512 rows, device-resident row count
 //             and block experts) against a loop of cuBLAS GEMMs, one per expert
 //   fp8       f8e4m3 x w^T with per-tensor scales against cuBLASLt's FP8 matmul
+//   int8      i8 x w^T summed in i32 against cuBLASLt's int8 matmul
 //   fused     matmul + bias + gelu (examples::make_matmul_bias_gelu) against cuBLAS plus
 //             the same epilogue as a separate tessel kernel
 //   tune      (--tune) wall time of quick autotuning of a 4096^3 GEMM, and its result
@@ -117,6 +118,95 @@ std::vector<Shape> parse_shapes(const std::string& text) {
 double tflops(const Shape& s, double ms) {
   return 2.0 * static_cast<double>(s.m) * s.n * s.k / ms / 1e9;
 }
+
+// The fastest of the 8-bit candidates (K blocks of 128: wgmma k32, 128-byte rows) by
+// time_ms(candidate), each printed with `label`, in units of shape s's operations per
+// second; and that candidate.
+template <class TimeMs>
+std::pair<double, std::string> best_8bit(const Shape& s, const char* label, const char* unit,
+                                         TimeMs&& time_ms) {
+  double best = 0;
+  std::string best_cfg;
+  for (const Candidate& c :
+       {Candidate{128, 256, 128, 8, 4}, Candidate{128, 256, 128, 8, 3},
+        Candidate{128, 128, 128, 8, 4}, Candidate{256, 128, 128, 8, 3},
+        Candidate{128, 256, 128, 8, 4, 1, kPb}, Candidate{128, 256, 128, 8, 4, 8}}) {
+    const double tf = tflops(s, time_ms(c));
+    std::printf("  %s %-22s %8.1f %s\n", label, c.str().c_str(), tf, unit);
+    if (tf > best) {
+      best = tf;
+      best_cfg = c.str();
+    }
+  }
+  return {best, best_cfg};
+}
+
+#ifdef TESSEL_BENCH_CUBLAS
+// The types of a cuBLASLt matmul, and its operands' scale pointers (8-bit floats: A's
+// and B's per-tensor scales; none for other types).
+struct LtMatmul {
+  cudaDataType_t in, out, scale;
+  cublasComputeType_t compute;
+  const void* scale_a = nullptr;
+  const void* scale_b = nullptr;
+};
+
+// TFLOP/s of cuBLASLt's out = x w^T (x [M, K], w [N, K], out [M, N], row-major) in the types
+// t: column-major out^T [N, M] = w x^T, A = w transposed, B = x (cuBLASLt's "TN", the layout
+// its 8-bit kernels take); 0 when cuBLASLt offers no algorithm. alpha 1, beta 0.
+double lt_tflops(const Shape& s, const ts::Buffer& x, const ts::Buffer& w, ts::Buffer& out,
+                 const LtMatmul& t, int iters) {
+  ts::Buffer workspace = ts::Buffer::empty({8 << 20}, ts::i32, ts::cuda(0));
+  cublasLtHandle_t lt;
+  cublasLtCreate(&lt);
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatmulDescCreate(&desc, t.compute, t.scale);
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  if (t.scale_a) {
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &t.scale_a,
+                                   sizeof t.scale_a);
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &t.scale_b,
+                                   sizeof t.scale_b);
+  }
+  cublasLtMatrixLayout_t a, b, d;
+  cublasLtMatrixLayoutCreate(&a, t.in, s.k, s.n, s.k);
+  cublasLtMatrixLayoutCreate(&b, t.in, s.k, s.m, s.k);
+  cublasLtMatrixLayoutCreate(&d, t.out, s.n, s.m, s.n);
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulPreferenceCreate(&pref);
+  const size_t ws = static_cast<size_t>(workspace.numel()) * 4;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                       sizeof ws);
+  cublasLtMatmulHeuristicResult_t heur{};
+  int found = 0;
+  cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, d, d, pref, 1, &heur, &found);
+  double tf = 0;
+  if (found > 0) {
+    // alpha and beta in the scale type: f32, or i32 for integer matmuls.
+    const float onef = 1, zerof = 0;
+    const int32_t onei = 1, zeroi = 0;
+    const bool integer = t.scale == CUDA_R_32I;
+    const void* one = integer ? static_cast<const void*>(&onei) : &onef;
+    const void* zero = integer ? static_cast<const void*>(&zeroi) : &zerof;
+    tf = tflops(s, bench::gpu_time_ms(
+                       [&] {
+                         cublasLtMatmul(lt, desc, one, w.data_ptr(), a, x.data_ptr(), b, zero,
+                                        out.data_ptr(), d, out.data_ptr(), d, &heur.algo,
+                                        workspace.data_ptr(), ws, nullptr);
+                       },
+                       iters));
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(a);
+  cublasLtMatrixLayoutDestroy(b);
+  cublasLtMatrixLayoutDestroy(d);
+  cublasLtMatmulDescDestroy(desc);
+  cublasLtDestroy(lt);
+  return tf;
+}
+#endif
 
 }  // namespace
 
@@ -270,69 +360,19 @@ int main(int argc, char** argv) {
     double peer = 0;
 #ifdef TESSEL_BENCH_CUBLAS
     {
-      // Column-major: out^T [N, M] = w^T^T x^T, A = w (transposed), B = x: cuBLASLt's "TN".
       ts::Buffer c = ts::Buffer::empty({s.m, s.n}, ts::bf16, ts::cuda(0));
-      ts::Buffer workspace = ts::Buffer::empty({8 << 20}, ts::i32, ts::cuda(0));
-      cublasLtHandle_t lt;
-      cublasLtCreate(&lt);
-      cublasLtMatmulDesc_t desc;
-      cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-      const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
-      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
-      const void* scale_a = sy.data_ptr();  // A is w
-      const void* scale_b = sx.data_ptr();
-      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a,
-                                     sizeof scale_a);
-      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b,
-                                     sizeof scale_b);
-      cublasLtMatrixLayout_t a, b, d;
-      cublasLtMatrixLayoutCreate(&a, CUDA_R_8F_E4M3, s.k, s.n, s.k);
-      cublasLtMatrixLayoutCreate(&b, CUDA_R_8F_E4M3, s.k, s.m, s.k);
-      cublasLtMatrixLayoutCreate(&d, CUDA_R_16BF, s.n, s.m, s.n);
-      cublasLtMatmulPreference_t pref;
-      cublasLtMatmulPreferenceCreate(&pref);
-      const size_t ws = static_cast<size_t>(workspace.numel()) * 4;
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                           sizeof ws);
-      cublasLtMatmulHeuristicResult_t heur{};
-      int found = 0;
-      cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, d, d, pref, 1, &heur, &found);
-      if (found > 0) {
-        const float one = 1, zero = 0;
-        double ms = bench::gpu_time_ms(
-            [&] {
-              cublasLtMatmul(lt, desc, &one, w.data_ptr(), a, x.data_ptr(), b, &zero, c.data_ptr(),
-                             d, c.data_ptr(), d, &heur.algo, workspace.data_ptr(), ws, nullptr);
-            },
-            iters);
-        peer = tflops(s, ms);
-      } else {
-        std::printf("  cuBLASLt offers no FP8 algorithm here\n");
-      }
-      cublasLtMatmulPreferenceDestroy(pref);
-      cublasLtMatrixLayoutDestroy(a);
-      cublasLtMatrixLayoutDestroy(b);
-      cublasLtMatrixLayoutDestroy(d);
-      cublasLtMatmulDescDestroy(desc);
-      cublasLtDestroy(lt);
+      peer = lt_tflops(s, x, w, c,
+                       {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, sy.data_ptr(),
+                        sx.data_ptr()},
+                       iters);
+      if (peer == 0) std::printf("  cuBLASLt offers no FP8 algorithm here\n");
     }
 #endif
-    double best = 0;
-    std::string best_cfg;
     const ts::Buffer y = w.transpose(0, 1);
-    for (const Candidate& c : {Candidate{128, 256, 128, 8, 4}, Candidate{128, 256, 128, 8, 3},
-                               Candidate{128, 128, 128, 8, 4}, Candidate{256, 128, 128, 8, 3},
-                               Candidate{128, 256, 128, 8, 4, 1, ts::PidType::persistent_blocked},
-                               Candidate{128, 256, 128, 8, 4, 8}}) {
+    const auto [best, best_cfg] = best_8bit(s, "fp8 4096^3", "TFLOP/s", [&](const Candidate& c) {
       auto k = examples::make_fp8_matmul(ts::Settings{.config = c.config()});
-      double tf = tflops(s, bench::gpu_time_ms([&] { k(x, y, sx, sy); }, iters));
-      std::printf("  fp8 4096^3 %-22s %8.1f TFLOP/s\n", c.str().c_str(), tf);
-      if (tf > best) {
-        best = tf;
-        best_cfg = c.str();
-      }
-    }
+      return bench::gpu_time_ms([&] { k(x, y, sx, sy); }, iters);
+    });
     std::printf(
         "fp8 e4m3 4096x4096x4096 (per-tensor scales, bf16 out): cuBLASLt %.1f TFLOP/s, "
         "tessel %.1f TFLOP/s (%s)",
@@ -344,6 +384,32 @@ int main(int argc, char** argv) {
     std::printf("fp8 e4m3 4096x4096x4096 row-wise scales: tessel %.1f TFLOP/s (%s)\n",
                 tflops(s, bench::gpu_time_ms([&] { rows(x, y, rx, ry); }, iters)),
                 rc.str().c_str());
+  }
+  // i8 operands summed in i32 (examples::make_int8_matmul, x w^T: both K-major, wgmma
+  // m64nNk32 s8) against cuBLASLt's int8 matmul with i32 output (what torch._int_mm calls).
+  {
+    const Shape s{4096, 4096, 4096};
+    ts::Buffer x = ts::Buffer::empty({s.m, s.k}, ts::i8, ts::cuda(0));
+    ts::Buffer w = ts::Buffer::empty({s.n, s.k}, ts::i8, ts::cuda(0));
+    x.copy_from(ts::Buffer::randn({s.m, s.k}, ts::f32, ts::cuda(0), 16));  // -4 .. 4
+    w.copy_from(ts::Buffer::randn({s.n, s.k}, ts::f32, ts::cuda(0), 17));
+    double peer = 0;
+#ifdef TESSEL_BENCH_CUBLAS
+    {
+      ts::Buffer c = ts::Buffer::empty({s.m, s.n}, ts::i32, ts::cuda(0));
+      peer = lt_tflops(s, x, w, c, {CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I}, iters);
+      if (peer == 0) std::printf("  cuBLASLt offers no int8 algorithm here\n");
+    }
+#endif
+    const ts::Buffer y = w.transpose(0, 1);
+    const auto [best, best_cfg] = best_8bit(s, "int8 4096^3", "TOP/s", [&](const Candidate& c) {
+      auto k = examples::make_int8_matmul(ts::Settings{.config = c.config()});
+      return bench::gpu_time_ms([&] { k(x, y); }, iters);
+    });
+    std::printf("int8 4096x4096x4096 (i32 out): cuBLASLt %.1f TOP/s, tessel %.1f TOP/s (%s)", peer,
+                best, best_cfg.c_str());
+    if (peer > 0) std::printf(" = %.3f of cuBLASLt", best / peer);
+    std::printf("\n");
   }
   // Quick autotuning of a 4096^3 bf16 GEMM (a fresh tuning cache: TESSEL_CACHE_DIR, below):
   // wall time of the first call's tuning and the tuned config's speed.

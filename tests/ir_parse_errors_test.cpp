@@ -113,7 +113,7 @@ TEST(IrParseErrors, AClosingBraceWithoutALoop) {
 TEST(IrParseErrors, AnUnknownDtype) {
   expect_failure(
       with_line(10, "    %5 = load %0[tile %4 as t0] #0 : f33[t0]"), 10, 38,
-      "expected a dtype (bool, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2), found "
+      "expected a dtype (bool, i8, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2), found "
       "'f33'");
 }
 

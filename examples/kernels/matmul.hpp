@@ -122,6 +122,44 @@ inline auto make_fp8_matmul_rowwise(ts::Settings settings = {}) {
   return make_scaled_fp8_matmul<true>(settings);
 }
 
+/// out = x @ y (torch._int_mm): x [M, K] and y [K, N] of i8, products summed in i32 (wrapping
+/// modulo 2^32), out i32 [M, N]. On sm_90 the dot runs on wgmma (s8) where both operands
+/// are contiguous along K: pass y as w.transpose(0, 1) of a [N, K] tensor; else on the CUDA
+/// cores.
+inline auto make_int8_matmul(ts::Settings settings = {}) {
+  return ts::kernel(
+      "int8_matmul", {"x", "y"},
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = x.new_empty({x.size(0), y.size(1)}, ts::i32).named("out");
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn}, ts::i32);
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          out(tm, tn) = acc;
+        }
+        return out;
+      },
+      settings);
+}
+
+/// W8A8 (SmoothQuant's int8 Linear): out = (x @ y) * scale_x * scale_y as bf16, x [M, K] and
+/// y [K, N] of i8, summed exactly in i32, then converted to f32 and scaled per row of x
+/// (scale_x f32 [M]) and per column of y (scale_y f32 [N]), one rounding at the store.
+/// wgmma as make_int8_matmul.
+inline auto make_int8_matmul_rowwise(ts::Settings settings = {}) {
+  return ts::kernel(
+      "int8_matmul_rowwise", {"x", "y", "scale_x", "scale_y"},
+      [](ts::Tensor x, ts::Tensor y, ts::Tensor scale_x, ts::Tensor scale_y) {
+        ts::Tensor out = x.new_empty({x.size(0), y.size(1)}, ts::bf16).named("out");
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn}, ts::i32);
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          out(tm, tn) = acc.to(ts::f32) * scale_x(tm, ts::newaxis) * scale_y(ts::newaxis, tn);
+        }
+        return out;
+      },
+      settings);
+}
+
 /// out[b] = x[b] @ y[b] (torch.bmm): x [B, M, K], y [B, K, N]. The batch is a tile of one
 /// element (block size fixed at 1, as Helion's block_size=[1, None, None]) indexed by its
 /// first index, so that each program multiplies 2-D [M, K] and [K, N] tiles (on tensor cores

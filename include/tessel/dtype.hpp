@@ -12,7 +12,9 @@ namespace tessel {
 /// infinities, and 57344. A conversion to either rounds to nearest even and saturates:
 /// values past the largest finite one (infinities too) become it, NaN stays NaN (CUDA's
 /// __NV_SATFINITE and Triton's fp8 casts; PyTorch's own casts give NaN or infinity there).
-enum class DType : uint8_t { boolean, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2 };
+/// i8 is torch.int8: arithmetic wraps modulo 2^8 as in PyTorch; a float converts to it by
+/// truncation toward zero, saturating at [-128, 127] (NaN: 0), as to i32.
+enum class DType : uint8_t { boolean, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2, i8 };
 
 inline constexpr DType boolean = DType::boolean;
 inline constexpr DType i32 = DType::i32;
@@ -24,6 +26,7 @@ inline constexpr DType f32 = DType::f32;
 inline constexpr DType f64 = DType::f64;
 inline constexpr DType f8e4m3 = DType::f8e4m3;
 inline constexpr DType f8e5m2 = DType::f8e5m2;
+inline constexpr DType i8 = DType::i8;
 
 namespace detail {
 [[noreturn]] void unknown_dtype(DType t);
@@ -34,6 +37,7 @@ namespace detail {
 inline int dtype_size(DType t) {
   switch (t) {
     case DType::boolean:
+    case DType::i8:
     case DType::f8e4m3:
     case DType::f8e5m2:
       return 1;
@@ -58,7 +62,7 @@ std::string dtype_cuda_storage(DType t);
 DType dtype_from_name(const std::string& name);
 
 bool is_float(DType t);
-bool is_integer(DType t);  // i32, i64, u64 (not bool)
+bool is_integer(DType t);  // i8, i32, i64, u64 (not bool)
 /// Floats narrower than f32 (f16, bf16, f8e4m3, f8e5m2): computed in f32 and rounded to
 /// their dtype where a value of that dtype is made (PyTorch's semantics for such ops).
 bool is_narrow_float(DType t);
@@ -66,7 +70,8 @@ bool is_narrow_float(DType t);
 bool is_f8(DType t);
 
 /// PyTorch's result type of a binary op between two tensors (torch.result_type):
-/// categories bool < integer < float; within a category the wider type wins;
+/// categories bool < integer < float; within a category the wider type wins (i8 < i32 <
+/// i64);
 /// f16 with bf16 gives f32. An 8-bit float with another float gives the other one (both
 /// 8-bit floats: f32); PyTorch refuses to promote its float8 types.
 DType promote(DType a, DType b);

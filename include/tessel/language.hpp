@@ -459,7 +459,7 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 // ---- matrix products ----
 /// Matrix product of two tile values (Helion's hl.dot, Triton's tl.dot): a [M, K] times
 /// b [K, N] is [M, N]; batched, a [B, M, K] times b [B, K, N] is [B, M, N]. Both operands
-/// have one dtype, f16, bf16, f32, f8e4m3 or f8e5m2 (cast one otherwise); K is the same dim
+/// have one dtype, f16, bf16, f32, f8e4m3, f8e5m2 or i8 (cast one otherwise); K is the same dim
 /// of both (the same tile, `x(tm, tk)` and `y(tk, tn)` or `w(tn, tk).t()`, or two whole dims
 /// of equal size; where the tile loop runs over one operand's size, the other's K size must
 /// equal it on each call). The products are summed in f32 (f16, bf16 and 8-bit products are
@@ -467,7 +467,11 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// truncated as Settings::dot_precision says (TF32 by default, as Triton and Helion). The
 /// result is f32, or `out_dtype`: the product is rounded to it before anything is added
 /// (Helion's out_dtype, "the output type of the multiplication prior to any
-/// accumulation"). With `acc`, the result is acc + the product, in acc's dtype (a K loop:
+/// accumulation"). i8 operands multiply and sum in i32, wrapping modulo 2^32 (torch._int_mm,
+/// Triton's int8 tl.dot): the result is i32, out_dtype may only be i32 and acc must be i32;
+/// on sm_90 they run on wgmma (s8, both K-major, K's block a multiple of 128 as for the
+/// 8-bit floats), else on the CUDA cores.
+/// With `acc`, the result is acc + the product, in acc's dtype (a K loop:
 /// `acc = ts::dot(x(tm, tk), y(tk, tn), acc);` with an f32 acc; an out_dtype there rounds
 /// each partial product). Lowering (src/passes/contractions.hpp): where both operands are
 /// loads made in the loop of the dot (seen through casts and views), the [M, K, N] product
@@ -489,7 +493,8 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// past the register budget is a UserError naming the dot). Errors (UserError at this line):
 /// operands of other ranks or dtypes, K or batch dims that differ (K sizes: on the call),
 /// a non-float `out_dtype` or
-/// accumulator, an accumulator that does not broadcast to the product's shape.
+/// accumulator (i8 operands: other than i32), an accumulator that does not broadcast to the
+/// product's shape.
 Value dot(const Operand& a, const Operand& b, std::optional<DType> out_dtype = std::nullopt,
           Loc loc = Loc::current());
 Value dot(const Operand& a, const Operand& b, const Operand& acc,
@@ -558,7 +563,8 @@ class Target {
 // Dtypes: add on i32, i64, u64, f16, bf16 (a GPU of compute capability 9.0 or later),
 // f32, f64 (floats round to nearest even); max, min, and, or, xor, xchg, cas on i32, i64,
 // u64 (max/min of u64 compare unsigned). Errors: UserError at the call's line for another
-// dtype (bool, float max/min, ...), host code, or indices that a load would refuse.
+// dtype (bool, i8, the 8-bit floats, float max/min, ...), host code, or indices that a
+// load would refuse.
 Value atomic_add(const Target& target, std::vector<Index> index, const Operand& value,
                  Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
 Value atomic_max(const Target& target, std::vector<Index> index, const Operand& value,

@@ -61,6 +61,8 @@ inline DType dtype_from_torch(at::ScalarType t, std::source_location loc) {
   switch (t) {
     case at::kBool:
       return DType::boolean;
+    case at::kChar:
+      return DType::i8;
     case at::kInt:
       return DType::i32;
     case at::kLong:
@@ -78,7 +80,7 @@ inline DType dtype_from_torch(at::ScalarType t, std::source_location loc) {
     default:
       throw torch_error(
           loc, std::string("from_torch: torch dtype ") + c10::toString(t) + " has no tessel dtype",
-          "tessel takes bool, int32, int64, uint64, float16, bfloat16, float32 and "
+          "tessel takes bool, int8, int32, int64, uint64, float16, bfloat16, float32 and "
           "float64 tensors (convert with tensor.to(...))");
   }
 }

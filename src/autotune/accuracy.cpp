@@ -19,6 +19,7 @@ Tolerance tolerance_for(DType t) {
     case DType::f8e5m2:
       return {1.3e-1, 1.3e-1};
     case DType::boolean:
+    case DType::i8:
     case DType::i32:
     case DType::i64:
     case DType::u64:

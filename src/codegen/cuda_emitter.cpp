@@ -34,6 +34,8 @@ std::string literal(DType t, double f, int64_t i) {
       return i ? "true" : "false";
     case DType::i32:
       return i == INT32_MIN ? "(-2147483647 - 1)" : fmt::format("{}", static_cast<int32_t>(i));
+    case DType::i8:
+      return fmt::format("(signed char)({})", static_cast<int8_t>(i));
     case DType::i64:
       return i == INT64_MIN ? "(-9223372036854775807LL - 1)" : fmt::format("{}LL", i);
     case DType::u64:
@@ -202,13 +204,15 @@ void Emitter::emit_loop(const Node* n) {
       // In a persistent program the zeros end the previous tile's accumulator: left
       // undefined, ptxas keeps its registers live across the program loop, beside the
       // epilogue's values (255 registers and spills at 128x256 tiles on 8 warps).
-      line(fmt::format("float {}[TS_N];  // zeros, though the first products overwrite them:", nm),
+      line(fmt::format("{} {}[TS_N];  // zeros, though the first products overwrite them:",
+                       reg_type(c->dtype), nm),
            n->inits[i]);
-      line(fmt::format("TS_FOR(r) {}[r] = 0.0f;  // the previous tile's accumulator ends", nm));
+      line(fmt::format("TS_FOR(r) {}[r] = {};  // the previous tile's accumulator ends", nm,
+                       literal(c->dtype, 0, 0)));
     } else if (starts_from_zeros(n, c)) {
-      line(
-          fmt::format("float {}[TS_N];  // zeros: the first products of the loop overwrite it", nm),
-          n->inits[i]);
+      line(fmt::format("{} {}[TS_N];  // zeros: the first products of the loop overwrite it",
+                       reg_type(c->dtype), nm),
+           n->inits[i]);
     } else if (is_array(c)) {
       line(fmt::format("{} {}[TS_N];", reg_type(c->dtype), nm), n);
       line(fmt::format("TS_FOR(r) {}[r] = {};", nm, at(n->inits[i], "r")));

@@ -163,7 +163,7 @@ Emitter::Accumulation Emitter::find_accumulation(const Node* s) const {
   const Node* acc = add ? add->args[add->args[0] == s ? 1 : 0] : nullptr;
   // Nodes are numbered in program order: acc (a carried value, or one computed ahead of
   // s) has been emitted.
-  if (uses != 1 || !add || add->dtype != DType::f32 || acc->dtype != DType::f32 ||
+  if (uses != 1 || !add || add->dtype != s->dtype || acc->dtype != s->dtype ||
       acc->shape != s->shape || acc->id > s->id || !is_array(acc))
     return {};
   out.acc = acc;
@@ -199,9 +199,9 @@ Emitter::ContractionSum Emitter::declare_contraction_sum(const Node* s,
                                                          const std::string& comment) {
   const Accumulation a = accumulation_of(s);
   if (!a.add) {
-    ContractionSum sum{ids_.value(s), "0.0f"};
+    ContractionSum sum{ids_.value(s), literal(s->dtype, 0, 0)};
     names_[s] = sum.name;
-    line(fmt::format("float {}[TS_N];  // {}", sum.name, comment), s);
+    line(fmt::format("{} {}[TS_N];  // {}", reg_type(s->dtype), sum.name, comment), s);
     return sum;
   }
   summed_into_.insert(a.add);
@@ -215,7 +215,9 @@ Emitter::ContractionSum Emitter::declare_contraction_sum(const Node* s,
   }
   ContractionSum sum{ids_.value(a.add), at(a.acc, "r")};
   names_[s] = names_[a.add] = sum.name;
-  line(fmt::format("float {}[TS_N];  // the accumulator plus the {}", sum.name, comment), s);
+  line(fmt::format("{} {}[TS_N];  // the accumulator plus the {}", reg_type(s->dtype), sum.name,
+                   comment),
+       s);
   return sum;
 }
 
@@ -228,11 +230,13 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
   const std::string& nm = sum.name;
   const SharedUse& use = shared_use(n);  // the kernel IR's stage (passes/shared_plan.hpp)
   open("");
+  // Factors in shared memory and registers as the sum's dtype (f32; i32 for i8 dots).
+  const std::string type = reg_type(n->dtype);
   std::string tile[2];
   for (int i = 0; i < 2; ++i) {
     tile[i] = fmt::format("f{}_{}", n->id, i);
-    line(fmt::format("float* {} = reinterpret_cast<float*>(ts_smem + {});", tile[i],
-                     use.offset + c.shared_offset[i]));
+    line(fmt::format("{t}* {} = reinterpret_cast<{t}*>(ts_smem + {});", tile[i],
+                     use.offset + c.shared_offset[i], fmt::arg("t", type)));
   }
   if (use.barrier) line("__syncthreads();  // earlier readers of shared memory are done");
   for (int i = 0; i < 2; ++i) {
@@ -255,9 +259,8 @@ void Emitter::emit_contraction(const passes::Contraction& c) {
     const unsigned mask = factor_register_bits(*this, c, i);
     const int count = 1 << __builtin_popcount(mask);
     operand[i] = fmt::format("a{}", i);
-    line(fmt::format(
-        "float {}[{}];  // factor {} at k: one value per setting of register bits {:#x}",
-        operand[i], count, i, mask));
+    line(fmt::format("{} {}[{}];  // factor {} at k: one value per setting of register bits {:#x}",
+                     type, operand[i], count, i, mask));
     open_unrolled(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; ++j)", count));
     line(fmt::format("const int r = {};", spread(mask, "j")));
     line(fmt::format("{}[j] = {}[{}];", operand[i], tile[i], factor_place(*this, c, i)));

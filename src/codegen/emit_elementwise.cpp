@@ -22,6 +22,8 @@ static std::string round_to(DType t, const std::string& e) {
   if (t == DType::bf16) return "ts::round_bf16(" + e + ")";
   if (t == DType::f8e4m3) return "ts::round_f8e4m3(" + e + ")";
   if (t == DType::f8e5m2) return "ts::round_f8e5m2(" + e + ")";
+  // C++ computes i8 arithmetic in int: back to i8, wrapping modulo 2^8 as PyTorch.
+  if (t == DType::i8) return "(signed char)(" + e + ")";
   return e;
 }
 

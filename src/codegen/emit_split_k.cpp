@@ -1,5 +1,5 @@
 // Split-K (Config::split_k): S programs share each output tile of a dot on wgmma, program
-// `split` summing its share of the loop over K's tiles. After the loop each writes its f32
+// `split` summing its share of the loop over K's tiles. After the loop each writes its f32 (i32)
 // partial sums to the call's workspace (laid out by thread: 16-byte vectors, whole warps
 // contiguous), then counts itself in at the tile's counter; the last to arrive adds the S
 // partial sums in split order (its own from registers: the same values), resets the
@@ -77,9 +77,13 @@ void Emitter::emit_split_bounds(const Node* loop) {
 
 void Emitter::emit_split_reduction(const Node* loop) {
   const int s = plan_.split_k;
-  std::vector<std::string> accs;
-  for (const passes::Contraction* c : rings_of(loop))
+  // Each accumulator's name and 4-wide vector type: float4 (f32 sums), int4 (i32 sums of i8
+  // dots; their adds wrap as the accumulation does).
+  std::vector<std::string> accs, vec;
+  for (const passes::Contraction* c : rings_of(loop)) {
     accs.push_back(names_.at(accumulation_of(c->match.sum).acc));
+    vec.push_back(reg_type(c->match.sum->dtype) + "4");
+  }
   const int64_t n = L_->regs(), per_split = static_cast<int64_t>(accs.size()) * n * L_->threads;
   line(fmt::format("// split-K: {} programs per tile; the last to arrive adds their partial sums",
                    s));
@@ -92,10 +96,11 @@ void Emitter::emit_split_reduction(const Node* loop) {
                    s * per_split * 4));
   for (size_t a = 0; a < accs.size(); ++a)
     line(fmt::format(
-        "  _Pragma(\"unroll\") for (int r = 0; r < TS_N; r += 4) __stcg(reinterpret_cast<float4*>("
-        "part + split * {} + {}) + (r / 4) * TS_T + tid, make_float4({}[r], {}[r + 1], {}[r + 2], "
-        "{}[r + 3]));",
-        per_split, static_cast<int64_t>(a) * n * L_->threads, accs[a], accs[a], accs[a], accs[a]));
+        "  _Pragma(\"unroll\") for (int r = 0; r < TS_N; r += 4) __stcg(reinterpret_cast<{v}*>("
+        "part + split * {} + {}) + (r / 4) * TS_T + tid, make_{v}({a}[r], {a}[r + 1], {a}[r + 2], "
+        "{a}[r + 3]));",
+        per_split, static_cast<int64_t>(a) * n * L_->threads, fmt::arg("v", vec[a]),
+        fmt::arg("a", accs[a])));
   line("  __threadfence();");
   line("  __syncthreads();");
   line("  int arrived = 0;  // programs of the tile before this one (thread 0)");
@@ -105,12 +110,13 @@ void Emitter::emit_split_reduction(const Node* loop) {
   line("  __threadfence();");
   for (size_t a = 0; a < accs.size(); ++a) {
     line("  _Pragma(\"unroll\") for (int r = 0; r < TS_N; r += 4) {");
-    line("    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
+    line(fmt::format("    {v} sum = make_{v}(0, 0, 0, 0);", fmt::arg("v", vec[a])));
     line(fmt::format("    _Pragma(\"unroll\") for (int q = 0; q < {}; ++q) {{", s));
     line(fmt::format(
-        "      const float4 v = q == split ? make_float4({}[r], {}[r + 1], {}[r + 2], {}[r + 3]) : "
-        "__ldcg(reinterpret_cast<const float4*>(part + q * {} + {}) + (r / 4) * TS_T + tid);",
-        accs[a], accs[a], accs[a], accs[a], per_split, static_cast<int64_t>(a) * n * L_->threads));
+        "      const {v} v = q == split ? make_{v}({a}[r], {a}[r + 1], {a}[r + 2], {a}[r + 3]) : "
+        "__ldcg(reinterpret_cast<const {v}*>(part + q * {} + {}) + (r / 4) * TS_T + tid);",
+        per_split, static_cast<int64_t>(a) * n * L_->threads, fmt::arg("v", vec[a]),
+        fmt::arg("a", accs[a])));
     line("      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;");
     line("    }");
     line(fmt::format("    {}[r] = sum.x, {}[r + 1] = sum.y, {}[r + 2] = sum.z, {}[r + 3] = sum.w;",

@@ -43,34 +43,38 @@ std::string ring_name(const passes::Contraction& c) {
   return fmt::format("ring{}", c.match.sum->id);
 }
 
-// The wgmma instruction for n columns of operand type `t` (f16, bf16 or tf32: Mma::
-// ptx_operand) with A and B transposed (M- and N-major) or not, as a device function of the
-// kernel's source: d += a b over the warpgroup's 64 x n accumulator d[0 .. n / 2). TF32
-// and 8-bit operands are K-major (no transpose operands: PTX ISA); the tensor cores read
-// TF32 operands' f32 bits truncated.
+// The wgmma instruction for n columns of operand type `t` (f16, bf16, tf32, e4m3, e5m2 or s8:
+// Mma::ptx_operand) with A and B transposed (M- and N-major) or not, as a device function of
+// the kernel's source: d += a b over the warpgroup's 64 x n accumulator d[0 .. n / 2), f32
+// (s32 for s8 operands, whose adds wrap modulo 2^32). TF32 and 8-bit operands are K-major
+// (no transpose operands: PTX ISA); the tensor cores read TF32 operands' f32 bits truncated.
+// Integer wgmma takes no scale-a, scale-b operands either.
 std::string wgmma_function(int64_t n, const std::string& t, int64_t k, bool ta, bool tb) {
+  const bool integer = t == "s8";
   std::string regs, outs;
   for (int64_t r = 0; r < n / 2; ++r) {
     regs += fmt::format("{}%{}", r ? ", " : "", r);
-    outs += fmt::format("{}\"+f\"(d[{}])", r ? ", " : "", r);
+    outs += fmt::format("{}\"+{}\"(d[{}])", r ? ", " : "", integer ? "r" : "f", r);
   }
-  const std::string trans =
-      k != 16 ? std::string() : fmt::format(", {}, {}", ta ? 1 : 0, tb ? 1 : 0);
+  const std::string scales = integer   ? std::string()
+                             : k != 16 ? std::string(", 1, 1")
+                                       : fmt::format(", 1, 1, {}, {}", ta ? 1 : 0, tb ? 1 : 0);
   return fmt::format(
       "// d += a b, a 64 x {n} x {k} product of {t} operands in shared memory (wgmma descriptors;\n"
-      "// A {am}-major, B {bm}-major) into the warpgroup's f32 accumulator fragments d; with\n"
+      "// A {am}-major, B {bm}-major) into the warpgroup's {dt} accumulator fragments d; with\n"
       "// scale_d 0, d = a b.\n"
-      "__device__ __forceinline__ void ts_wgmma_{n}_{t}_{ta}{tb}(float* d, unsigned long long a, "
+      "__device__ __forceinline__ void ts_wgmma_{n}_{t}_{ta}{tb}({ct}* d, unsigned long long a, "
       "unsigned long long b, int scale_d) {{\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{pi}, 0;\\n\"\n"
-      "               \"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{t}.{t} {{{regs}}}, %{ai}, "
-      "%{bi}, p, 1, 1{trans};\\n}}\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{dt}.{t}.{t} {{{regs}}}, %{ai}, "
+      "%{bi}, p{scales};\\n}}\\n\"\n"
       "               : {outs}\n"
       "               : \"l\"(a), \"l\"(b), \"r\"(scale_d));\n"
       "}}\n",
       fmt::arg("n", n), fmt::arg("k", k), fmt::arg("t", t), fmt::arg("am", ta ? "M" : "K"),
       fmt::arg("bm", tb ? "N" : "K"), fmt::arg("ta", ta ? 1 : 0), fmt::arg("tb", tb ? 1 : 0),
-      fmt::arg("trans", trans), fmt::arg("regs", regs), fmt::arg("outs", outs),
+      fmt::arg("scales", scales), fmt::arg("regs", regs), fmt::arg("outs", outs),
+      fmt::arg("dt", integer ? "s32" : "f32"), fmt::arg("ct", integer ? "int" : "float"),
       fmt::arg("ai", n / 2), fmt::arg("bi", n / 2 + 1), fmt::arg("pi", n / 2 + 2));
 }
 
@@ -353,8 +357,8 @@ void Emitter::emit_ring_last(const Node* loop, const passes::Contraction& c) {
   line(fmt::format("if (le{}_0 > {} && (tid & 31) == 0)", loop->id, dv.lb));
   line(fmt::format("  ts::mbarrier_arrive(ts_smem + {} + 8 * (({}_use + {}) % {}));",
                    st.mbarrier + 8 * s, ring_name(c), s - 1, s));
-  line(fmt::format("if (le{}_0 <= {}) TS_FOR(r) {}[r] = 0.0f;  // no tile of K: zeros", loop->id,
-                   dv.lb, names_.at(acc.acc)));
+  line(fmt::format("if (le{}_0 <= {}) TS_FOR(r) {}[r] = {};  // no tile of K: zeros", loop->id,
+                   dv.lb, names_.at(acc.acc), literal(c.match.sum->dtype, 0, 0)));
   if (c.mma->across_programs)
     line(fmt::format("if (tid == 0) {}_fill();  // the next program's tile, before the epilogue",
                      ring_name(c)));

@@ -33,6 +33,8 @@ std::string dtype_name(DType t) {
       return "f8e4m3";
     case DType::f8e5m2:
       return "f8e5m2";
+    case DType::i8:
+      return "i8";
   }
   throw InternalError("dtype_name: unknown dtype " + std::to_string(static_cast<int>(t)));
 }
@@ -59,6 +61,8 @@ std::string dtype_cuda_storage(DType t) {
       return "__nv_fp8_e4m3";
     case DType::f8e5m2:
       return "__nv_fp8_e5m2";
+    case DType::i8:
+      return "signed char";
   }
   throw InternalError("dtype_cuda_storage: unknown dtype " + std::to_string(static_cast<int>(t)));
 }
@@ -88,11 +92,13 @@ DType dtype_from_name(const std::string& name) {
       {"float8_e4m3fn", DType::f8e4m3},
       {"f8e5m2", DType::f8e5m2},
       {"float8_e5m2", DType::f8e5m2},
+      {"i8", DType::i8},
+      {"int8", DType::i8},
   };
   for (const auto& [n, t] : names)
     if (name == n) return t;
   throw UserError("", SourceLoc{}, "unknown dtype name '" + name + "'",
-                  "Use one of bool, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2");
+                  "Use one of bool, i8, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2");
 }
 
 bool is_float(DType t) { return t == DType::f32 || t == DType::f64 || is_narrow_float(t); }
@@ -101,7 +107,9 @@ bool is_narrow_float(DType t) { return t == DType::f16 || t == DType::bf16 || is
 
 bool is_f8(DType t) { return t == DType::f8e4m3 || t == DType::f8e5m2; }
 
-bool is_integer(DType t) { return t == DType::i32 || t == DType::i64 || t == DType::u64; }
+bool is_integer(DType t) {
+  return t == DType::i8 || t == DType::i32 || t == DType::i64 || t == DType::u64;
+}
 
 // 0 = bool, 1 = integer, 2 = float.
 static int category(DType t) { return t == DType::boolean ? 0 : is_integer(t) ? 1 : 2; }
@@ -114,7 +122,8 @@ DType promote(DType a, DType b) {
     // Unsigned 64-bit mixed with a signed type: tessel chooses i64 (PyTorch has no
     // general rule for uint64; i64 keeps signed arithmetic, values >= 2^63 wrap).
     if (a == DType::u64 || b == DType::u64) return DType::i64;
-    return DType::i64;  // i32 with i64
+    if (a == DType::i8 || b == DType::i8) return a == DType::i8 ? b : a;  // the wider one
+    return DType::i64;                                                    // i32 with i64
   }
   // Floats. f16 with bf16 has no common 16-bit type: f32, as in PyTorch; nor have the two
   // 8-bit floats (tessel's rule: PyTorch refuses them).

@@ -122,6 +122,8 @@ double read_element(const void* p, DType t) {
   switch (t) {
     case DType::boolean:
       return load<uint8_t>(p) ? 1.0 : 0.0;
+    case DType::i8:
+      return load<int8_t>(p);
     case DType::i32:
       return load<int32_t>(p);
     case DType::i64:
@@ -155,6 +157,9 @@ void write_element(void* p, DType t, double v) {
     case DType::boolean:
       store<uint8_t>(p, v != 0.0 ? 1 : 0);
       break;
+    case DType::i8:
+      store<int8_t>(p, static_cast<int8_t>(to_int(v)));
+      break;
     case DType::i32:
       store<int32_t>(p, static_cast<int32_t>(to_int(v)));
       break;
@@ -185,6 +190,8 @@ void write_element(void* p, DType t, double v) {
 
 int64_t read_element_int(const void* p, DType t) {
   switch (t) {
+    case DType::i8:
+      return load<int8_t>(p);
     case DType::i32:
       return load<int32_t>(p);
     case DType::i64:
@@ -206,6 +213,9 @@ int64_t read_element_int(const void* p, DType t) {
 
 void write_element_int(void* p, DType t, int64_t v) {
   switch (t) {
+    case DType::i8:
+      store<int8_t>(p, static_cast<int8_t>(v));
+      break;
     case DType::i32:
       store<int32_t>(p, static_cast<int32_t>(v));
       break;
@@ -232,11 +242,13 @@ bool holds_integer_value(DType t, double v) {
   if (!is_integer(t)) return true;
   // [lo, end): end is the first value past the dtype's max (exact in a double).
   const double two63 = 9223372036854775808.0;
-  double lo = t == DType::i32 ? -2147483648.0 : -two63;
-  double end = t == DType::i32 ? 2147483648.0 : t == DType::u64 ? 2 * two63 : two63;
+  const bool narrow = t == DType::i32 || t == DType::i8;
+  const double half = t == DType::i8 ? 128.0 : 2147483648.0;  // 2^(bits - 1) of i8 and i32
+  double lo = narrow ? -half : -two63;
+  double end = narrow ? half : t == DType::u64 ? 2 * two63 : two63;
   bool integral = std::isfinite(v) && v == std::trunc(v);
   if (t == DType::u64 && !integral) lo = 0;
-  return v >= lo && (t == DType::i32 && !integral ? v <= 2147483647.0 : v < end);
+  return v >= lo && (narrow && !integral ? v <= half - 1 : v < end);
 }
 
 int64_t integer_bits(double v) {
@@ -256,6 +268,8 @@ double round_to(DType t, double v) {
   switch (t) {
     case DType::boolean:
       return v != 0.0 ? 1.0 : 0.0;
+    case DType::i8:
+      return static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint64_t>(to_int(v))));
     case DType::i32:
       return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(to_int(v))));
     case DType::i64:

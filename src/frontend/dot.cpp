@@ -6,7 +6,8 @@
 //   %xv = view %x : f32[M, K, 1]      %yv = view %y : f32[1, K, N]
 //   %p = binary mul %xv, %yv : f32[M, K, N]
 //   %d = reduce sum %p dim 1 : f32[M, N]
-// then the cast to out_dtype and the add of acc, as the user would write them.
+// then the cast to out_dtype and the add of acc, as the user would write them. i8 operands
+// are cast to i32 and multiplied and summed in i32 (torch._int_mm, Triton's int8 tl.dot).
 #include <fmt/format.h>
 
 #include "frontend/trace.hpp"
@@ -20,13 +21,16 @@ using ir::Op;
 namespace {
 
 bool dot_dtype(DType t) {
-  return t == DType::f16 || t == DType::bf16 || t == DType::f32 || is_f8(t);
+  return t == DType::f16 || t == DType::bf16 || t == DType::f32 || is_f8(t) || t == DType::i8;
 }
 
-// Operand `x` as f32 for the products: f16, bf16 and the 8-bit floats widened (exact), f32
-// truncated to TF32 under DotPrecision::tf32.
-Node* f32_operand(TraceContext& ctx, Node* x, DotPrecision precision, SourceLoc loc) {
-  if (x->dtype != DType::f32) return ctx.add(Op::Cast, DType::f32, x->shape, {x}, loc);
+// The dtype a dot of operands of dtype t multiplies and sums in: i32 for i8, else f32.
+DType product_dtype(DType t) { return t == DType::i8 ? DType::i32 : DType::f32; }
+
+// Operand `x` in the products' dtype: f16, bf16 and the 8-bit floats widened to f32 and i8
+// to i32 (exact), f32 truncated to TF32 under DotPrecision::tf32.
+Node* product_operand(TraceContext& ctx, Node* x, DotPrecision precision, SourceLoc loc) {
+  if (x->dtype != DType::f32) return ctx.add(Op::Cast, product_dtype(x->dtype), x->shape, {x}, loc);
   if (precision != DotPrecision::tf32) return x;
   Node* n = ctx.add(Op::Unary, DType::f32, x->shape, {x}, loc);
   n->fn = static_cast<uint8_t>(ir::UnaryFn::tf32);
@@ -54,7 +58,7 @@ std::pair<Node*, int> load_dim_of(Node* v, const ir::Sym* k) {
   return {nullptr, -1};
 }
 
-// The f32 product of a and b (checked), then cast to out_dtype.
+// The f32 (i32) product of a and b (checked), then cast to out_dtype.
 Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype, SourceLoc loc) {
   TraceContext& ctx = TraceContext::current(loc);
   Node* x = a.node();
@@ -69,8 +73,8 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
   for (const Node* o : {x, y})
     if (!dot_dtype(o->dtype))
       ctx.fail(loc,
-               fmt::format("ts::dot of a {} value: its operands are f16, bf16, f32, f8e4m3 or "
-                           "f8e5m2",
+               fmt::format("ts::dot of a {} value: its operands are f16, bf16, f32, f8e4m3, "
+                           "f8e5m2 or i8",
                            dtype_name(o->dtype)),
                "cast the operand, e.g. .to(ts::f32)");
   if (x->dtype != y->dtype)
@@ -78,7 +82,14 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
              fmt::format("ts::dot of a {} and a {} value: both operands have one dtype",
                          dtype_name(x->dtype), dtype_name(y->dtype)),
              "cast one of them, e.g. .to(ts::bf16)");
-  if (out_dtype && !is_float(*out_dtype))
+  const DType pt = product_dtype(x->dtype);
+  if (out_dtype && pt == DType::i32 && *out_dtype != DType::i32)
+    ctx.fail(loc,
+             fmt::format("ts::dot of i8 operands with out_dtype {}: their product is i32",
+                         dtype_name(*out_dtype)),
+             "leave out out_dtype (or pass ts::i32) and cast the result afterwards, e.g. "
+             "ts::dot(x, w).to(ts::f32) * scale");
+  if (out_dtype && pt == DType::f32 && !is_float(*out_dtype))
     ctx.fail(loc,
              fmt::format("ts::dot's out_dtype is {}, not a float dtype", dtype_name(*out_dtype)),
              "use ts::f32, ts::f16 or ts::bf16 (or cast the result afterwards)");
@@ -129,15 +140,15 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
                "tn)))");
   }
   const DotPrecision precision = ctx.settings().dot_precision.value_or(DotPrecision::tf32);
-  Node* xv = with_newaxis(ctx, f32_operand(ctx, x, precision, loc), rank, loc);  // [.., M, K, 1]
+  Node* xv = with_newaxis(ctx, product_operand(ctx, x, precision, loc), rank, loc);  // [M, K, 1]
   Node* yv =
-      with_newaxis(ctx, f32_operand(ctx, y, precision, loc), rank - 2, loc);  // [.., 1, K, N]
+      with_newaxis(ctx, product_operand(ctx, y, precision, loc), rank - 2, loc);  // [1, K, N]
   // Broadcasting checks the batch dims and whole K dims (equal sizes on each call).
   ir::Shape shape = frontend::broadcast_shapes(xv->shape, yv->shape, loc);
-  Node* p = ctx.add(Op::Binary, DType::f32, shape, {xv, yv}, loc);
+  Node* p = ctx.add(Op::Binary, pt, shape, {xv, yv}, loc);
   p->fn = static_cast<uint8_t>(ir::BinaryFn::mul);
   shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(rank - 1));
-  Node* d = ctx.add(Op::Reduce, DType::f32, shape, {p}, loc);
+  Node* d = ctx.add(Op::Reduce, pt, shape, {p}, loc);
   d->fn = static_cast<uint8_t>(ir::ReduceFn::sum);
   d->ival = static_cast<int64_t>(rank - 1);
   Value r = Value::wrap(d);
@@ -156,7 +167,12 @@ Value dot(const Operand& a, const Operand& b, const Operand& acc, std::optional<
   Value r = product(a, b, out_dtype, loc);
   TraceContext& ctx = TraceContext::current(loc);
   const DType t = acc.weak() ? r.dtype() : acc.node()->dtype;
-  if (!is_float(t))
+  if (r.dtype() == DType::i32 && t != DType::i32)
+    ctx.fail(loc,
+             fmt::format("ts::dot of i8 operands with a {} accumulator: it accumulates in i32",
+                         dtype_name(t)),
+             "accumulate in i32: ts::zeros({tm, tn}, ts::i32) before the K loop");
+  if (r.dtype() != DType::i32 && !is_float(t))
     ctx.fail(loc, fmt::format("ts::dot's accumulator is {}, not a float dtype", dtype_name(t)),
              "accumulate in f32: ts::zeros({tm, tn}) before the K loop");
   const ir::Shape& shape = r.node()->shape;

@@ -411,6 +411,7 @@ int64_t float_to_int(DType t, double v) {
   v = std::trunc(v);
   if (t == DType::i32)
     return static_cast<int64_t>(std::fmin(std::fmax(v, -2147483648.0), 2147483647.0));
+  if (t == DType::i8) return static_cast<int64_t>(std::fmin(std::fmax(v, -128.0), 127.0));
   if (t == DType::u64) {
     if (v <= 0) return 0;
     if (v >= 18446744073709551615.0) return -1;  // all bits set
@@ -514,8 +515,12 @@ int64_t reduce_int(ReduceFn fn, const std::vector<int64_t>& v, Lane l, DType t) 
       };
       int64_t best = 0;
       // The identity of an empty lane: the dtype's lowest / highest value.
-      const int64_t lo = t == DType::i32 ? INT32_MIN : INT64_MIN,
-                    hi = t == DType::i32 ? INT32_MAX : INT64_MAX;
+      const int64_t lo = t == DType::i32  ? INT32_MIN
+                         : t == DType::i8 ? INT8_MIN
+                                          : INT64_MIN,
+                    hi = t == DType::i32  ? INT32_MAX
+                         : t == DType::i8 ? INT8_MAX
+                                          : INT64_MAX;
       int64_t bv = is_max ? (u64 ? 0 : lo) : (u64 ? -1 : hi);
       for (int64_t c = 0; c < l.n; ++c) {
         int64_t x = v[l.first + c * l.stride];

@@ -336,6 +336,9 @@ bool with_native_type(DType t, F&& f) {
     case DType::i32:
       f(int32_t{});
       return true;
+    case DType::i8:
+      f(int8_t{});
+      return true;
     case DType::i64:
     case DType::u64:
       f(int64_t{});

@@ -64,8 +64,8 @@ void round_in_place(TileValue& v) {
       for (int64_t k = 0; k < n; ++k) f[k] = round_to(v.dtype, f[k]);
       return;
     case DType::i32:
-      for (int64_t k = 0; k < n; ++k)
-        i[k] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(i[k])));
+    case DType::i8:
+      for (int64_t k = 0; k < n; ++k) i[k] = wrap_int(v.dtype, i[k]);
       return;
     case DType::boolean:
       for (int64_t k = 0; k < n; ++k) i[k] = i[k] != 0;

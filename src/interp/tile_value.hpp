@@ -36,9 +36,10 @@ inline double round_float(DType t, double v) {
   return round_to(t, v);
 }
 
-/// Wraps `v` to integer dtype `t` (i32 two's complement wrap, bool to 0/1).
+/// Wraps `v` to integer dtype `t` (i32 and i8 two's complement wrap, bool to 0/1).
 inline int64_t wrap_int(DType t, int64_t v) {
   if (t == DType::i32) return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+  if (t == DType::i8) return static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint64_t>(v)));
   if (t == DType::boolean) return v != 0;
   return v;
 }

@@ -148,12 +148,12 @@ class TextCursor {
   }
   DType dtype() {
     Pos p = here();
-    std::string w = word("a dtype (bool, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2)");
-    for (DType t : {DType::boolean, DType::i32, DType::i64, DType::u64, DType::f16, DType::bf16,
-                    DType::f32, DType::f64, DType::f8e4m3, DType::f8e5m2})
+    std::string w = word("a dtype (bool, i8, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2)");
+    for (DType t : {DType::boolean, DType::i8, DType::i32, DType::i64, DType::u64, DType::f16,
+                    DType::bf16, DType::f32, DType::f64, DType::f8e4m3, DType::f8e5m2})
       if (dtype_name(t) == w) return t;
-    fail_at(p, fmt::format("expected a dtype (bool, i32, i64, u64, f16, bf16, f32, f64, f8e4m3, "
-                           "f8e5m2), found '{}'",
+    fail_at(p, fmt::format("expected a dtype (bool, i8, i32, i64, u64, f16, bf16, f32, f64, "
+                           "f8e4m3, f8e5m2), found '{}'",
                            w));
   }
 

@@ -28,10 +28,10 @@ bool has_sym(const Node* n, const ir::Sym* s) {
   return std::find(n->shape.begin(), n->shape.end(), s) != n->shape.end();
 }
 
-// The factor whose multiply operand is `v`: casts to f32, views and permutes (a transposed
-// load, `w(tn, tk).t()`: each element keeps its coordinates) down to a load, each used once.
-// Empty when `v` is not such a factor.
-ContractionFactor factor_of(const Node* v, const std::map<const Node*, int>& uses) {
+// The factor whose multiply operand is `v`: casts to the sum's dtype `acc` (f32 or i32),
+// views and permutes (a transposed load, `w(tn, tk).t()`: each element keeps its
+// coordinates) down to a load, each used once. Empty when `v` is not such a factor.
+ContractionFactor factor_of(const Node* v, const std::map<const Node*, int>& uses, DType acc) {
   ContractionFactor f;
   const Node* n = v;
   while (true) {
@@ -39,8 +39,7 @@ ContractionFactor factor_of(const Node* v, const std::map<const Node*, int>& use
     if (u == uses.end() || u->second != 1) return {};
     f.nodes.insert(f.nodes.begin(), n);
     if (n->op == Op::Load) break;
-    if (n->op == Op::View || n->op == Op::Permute ||
-        (n->op == Op::Cast && n->dtype == DType::f32) ||
+    if (n->op == Op::View || n->op == Op::Permute || (n->op == Op::Cast && n->dtype == acc) ||
         (n->op == Op::Unary && n->ufn() == ir::UnaryFn::tf32)) {
       n = n->args[0];
       continue;
@@ -65,14 +64,17 @@ bool lacks_a_dim_of(const Node* b, const Node* a) {
 ContractionMatch match(const ir::Block& b, size_t at, const std::map<const Node*, int>& uses) {
   const Node* r = b[at];
   ContractionMatch m;
-  if (r->rfn() != ir::ReduceFn::sum || r->keepdim || r->dtype != DType::f32) return {};
+  // Sums in f32 (float dots) or i32 (i8 dots).
+  if (r->rfn() != ir::ReduceFn::sum || r->keepdim ||
+      (r->dtype != DType::f32 && r->dtype != DType::i32))
+    return {};
   const Node* p = r->args[0];
-  if (p->op != Op::Binary || p->bfn() != ir::BinaryFn::mul || p->dtype != DType::f32) return {};
+  if (p->op != Op::Binary || p->bfn() != ir::BinaryFn::mul || p->dtype != r->dtype) return {};
   if (uses.at(p) != 1 || p->args[0] == p->args[1]) return {};
   m.k = p->shape.at(static_cast<size_t>(r->ival));
   if (!m.k) return {};
   for (int i = 0; i < 2; ++i) {
-    m.factor[i] = factor_of(p->args[i], uses);
+    m.factor[i] = factor_of(p->args[i], uses, r->dtype);
     if (m.factor[i].nodes.empty() || !has_sym(m.factor[i].value(), m.k)) return {};
   }
   if (!lacks_a_dim_of(m.factor[0].value(), p) || !lacks_a_dim_of(m.factor[1].value(), p)) return {};

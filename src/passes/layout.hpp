@@ -113,7 +113,7 @@ struct Contraction {
   /// tensor's contiguous one), `pitch` elements apart (the row plus 16 bytes, 32 for TF32
   /// rows along M or N).
   struct Mma {
-    DType operand = DType::bf16;  // f16, bf16, f32 (TF32 values), f8e4m3 or f8e5m2 (wgmma)
+    DType operand = DType::bf16;  // f16, bf16, f32 (TF32 values); f8e4m3, f8e5m2, i8 (wgmma)
     int a = 0;
     int warps_m = 1, warps_n = 1;
     int64_t pitch[2] = {0, 0};
@@ -134,13 +134,14 @@ struct Contraction {
     bool across_programs = false;
     TmaBox box[2];
     int64_t stage_bytes = 0;
-    /// K of one wgmma instruction: 32 bytes of the operand (16 f16 or bf16, 8 TF32, 32 f8).
+    /// K of one wgmma instruction: 32 bytes of the operand (16 f16 or bf16, 8 TF32, 32 f8, i8).
     int64_t wgmma_k() const { return 32 / dtype_size(operand); }
-    /// The operand type as PTX names it: f16, bf16, tf32, e4m3 or e5m2.
+    /// The operand type as PTX names it: f16, bf16, tf32, e4m3, e5m2 or s8.
     std::string ptx_operand() const {
       return operand == DType::f32      ? std::string("tf32")
              : operand == DType::f8e4m3 ? std::string("e4m3")
              : operand == DType::f8e5m2 ? std::string("e5m2")
+             : operand == DType::i8     ? std::string("s8")
                                         : dtype_name(operand);
     }
   };

@@ -14,16 +14,18 @@ namespace tessel::passes {
 namespace {
 
 // The operand dtype of factor f on tensor cores: f16, bf16, f8e4m3 or f8e5m2 for a load of
-// that dtype widened to f32, f32 (TF32) for an f32 load truncated to TF32 (views aside);
-// else none.
+// that dtype widened to f32, i8 for an i8 load widened to i32, f32 (TF32) for an f32 load
+// truncated to TF32 (views aside); else none.
 std::optional<DType> operand_dtype(const ContractionFactor& f) {
   const DType t = f.load()->dtype;
-  if (t != DType::f16 && t != DType::bf16 && t != DType::f32 && !is_f8(t)) return std::nullopt;
+  if (t != DType::f16 && t != DType::bf16 && t != DType::f32 && !is_f8(t) && t != DType::i8)
+    return std::nullopt;
+  const DType widened = t == DType::i8 ? DType::i32 : DType::f32;
   bool tf32 = false;
   for (size_t i = 1; i < f.nodes.size(); ++i) {
     const ir::Node* n = f.nodes[i];
     if (n->op == ir::Op::View || n->op == ir::Op::Permute) continue;
-    if (t != DType::f32 && n->op == ir::Op::Cast && n->dtype == DType::f32) continue;
+    if (t != DType::f32 && n->op == ir::Op::Cast && n->dtype == widened) continue;
     if (t == DType::f32 && n->op == ir::Op::Unary && n->ufn() == ir::UnaryFn::tf32 && !tf32) {
       tf32 = true;
       continue;
@@ -33,6 +35,10 @@ std::optional<DType> operand_dtype(const ContractionFactor& f) {
   if (t == DType::f32 && !tf32) return std::nullopt;  // ieee products: CUDA cores
   return t;
 }
+
+// Whether mma.sync takes operands of dtype t here (m16n8k16 and m16n8k8): 16-bit floats and
+// TF32. 8-bit floats and i8 run on wgmma or the CUDA cores.
+bool on_mma_sync(DType t) { return dtype_size(t) >= 2; }
 
 // The Syms of v's shape (size-1 dims left out).
 std::set<const ir::Sym*> dims_of(const ir::Node* v) {
@@ -254,7 +260,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     std::optional<Contraction::Mma> mma = plan_mma(plan, L, c);
     if (mma)
       if (std::optional<Contraction::Mma> w = plan_wgmma(g, plan, L, c, *mma, c.not_wgmma)) mma = w;
-    if (mma && !mma->wgmma && is_f8(mma->operand)) mma.reset();  // no mma.sync path: CUDA cores
+    if (mma && !mma->wgmma && !on_mma_sync(mma->operand)) mma.reset();  // CUDA cores
     if (mma && mma->wgmma) per_stage += mma->stage_bytes;
     plans.push_back(mma);
   }
@@ -271,7 +277,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     if (mma && mma->wgmma) {
       if (stages * per_stage > budget) {
         mma = plan_mma(plan, L, c);
-        if (mma && is_f8(mma->operand)) mma.reset();
+        if (mma && !on_mma_sync(mma->operand)) mma.reset();
         c.not_wgmma = "two stages of its rings do not fit in shared memory";
       } else {
         mma->stages = stages;

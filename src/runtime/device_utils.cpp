@@ -21,7 +21,8 @@ static_assert(static_cast<int>(DType::boolean) == 0 && static_cast<int>(DType::i
               static_cast<int>(DType::i64) == 2 && static_cast<int>(DType::u64) == 3 &&
               static_cast<int>(DType::f16) == 4 && static_cast<int>(DType::bf16) == 5 &&
               static_cast<int>(DType::f32) == 6 && static_cast<int>(DType::f64) == 7 &&
-              static_cast<int>(DType::f8e4m3) == 8 && static_cast<int>(DType::f8e5m2) == 9);
+              static_cast<int>(DType::f8e4m3) == 8 && static_cast<int>(DType::f8e5m2) == 9 &&
+              static_cast<int>(DType::i8) == 10);
 
 // The kernels' common source: only device functions, cheap to compile. Each kernel is
 // compiled on first use as this source plus a one-line __global__ wrapper (see
@@ -108,6 +109,7 @@ template <> struct Ty<6> { typedef float S; enum { is_int = 0 }; };
 template <> struct Ty<7> { typedef double S; enum { is_int = 0 }; };
 template <> struct Ty<8> { typedef unsigned char S; enum { is_int = 0 }; };
 template <> struct Ty<9> { typedef unsigned char S; enum { is_int = 0 }; };
+template <> struct Ty<10> { typedef signed char S; enum { is_int = 1 }; };
 
 template <int T> __device__ __forceinline__ double ld_d(const void* p) {
   typename Ty<T>::S v = *(const typename Ty<T>::S*)p;
@@ -125,7 +127,7 @@ template <int T> __device__ __forceinline__ i64 ld_i(const void* p) {
 template <int T> __device__ __forceinline__ void st_d(void* p, double v) {
   typedef typename Ty<T>::S S;
   if constexpr (T == 0) *(S*)p = v != 0.0 ? 1 : 0;
-  else if constexpr (T == 1) *(S*)p = (int)to_int(v);
+  else if constexpr (T == 1 || T == 10) *(S*)p = (S)to_int(v);
   else if constexpr (T == 2) *(S*)p = to_int(v);
   else if constexpr (T == 3) *(S*)p = v < 0 ? (u64)to_int(v) : (u64)v;
   else if constexpr (T == 4) *(S*)p = f2h((float)v);
@@ -151,6 +153,7 @@ __device__ double ld_any(const char* base, i64 i, int t) {
     case 6: return ld_d<6>(base + i * 4);
     case 8: return ld_d<8>(base + i);
     case 9: return ld_d<9>(base + i);
+    case 10: return ld_d<10>(base + i);
     default: return ld_d<7>(base + i * 8);
   }
 }
@@ -237,6 +240,7 @@ __device__ __forceinline__ void arange_body(const ArangeArgs& a) {
       case 6: st_i<6>((float*)a.dst + i, i); break;
       case 8: st_i<8>((unsigned char*)a.dst + i, i); break;
       case 9: st_i<9>((unsigned char*)a.dst + i, i); break;
+      case 10: st_i<10>((signed char*)a.dst + i, i); break;
       default: st_i<7>((double*)a.dst + i, i); break;
     }
   }
@@ -468,8 +472,8 @@ int64_t gpu_count_mismatches(const Buffer& a, const Buffer& e, double atol, doub
 std::string kernel_source(const std::string& name) {
   std::string body;
   int s = 0, d = 0;
-  if (std::sscanf(name.c_str(), "tessel_copy_%d_%d", &s, &d) == 2 && s >= 0 && s < 10 && d >= 0 &&
-      d < 10) {
+  if (std::sscanf(name.c_str(), "tessel_copy_%d_%d", &s, &d) == 2 && s >= 0 && s < 11 && d >= 0 &&
+      d < 11) {
     body = "(CopyArgs a) { copy_body<" + std::to_string(s) + ", " + std::to_string(d) + ">(a); }";
   } else if (name == "tessel_fill_1" || name == "tessel_fill_2" || name == "tessel_fill_4" ||
              name == "tessel_fill_8") {

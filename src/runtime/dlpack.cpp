@@ -39,6 +39,8 @@ DLDataType to_dl(DType t) {
     case DType::boolean:
       return make(kDLUInt, 8);
 #endif
+    case DType::i8:
+      return make(kDLInt, 8);
     case DType::i32:
       return make(kDLInt, 32);
     case DType::i64:
@@ -72,6 +74,7 @@ DType from_dl(DLDataType d) {
   if (d.code == kDLBool && d.bits == 8) return DType::boolean;
 #endif
   if (d.code == kDLUInt && d.bits == 8) return DType::boolean;
+  if (d.code == kDLInt && d.bits == 8) return DType::i8;
   if (d.code == kDLInt && d.bits == 32) return DType::i32;
   if (d.code == kDLInt && d.bits == 64) return DType::i64;
   if (d.code == kDLUInt && d.bits == 64) return DType::u64;
@@ -81,7 +84,7 @@ DType from_dl(DLDataType d) {
   if (d.code == kDLFloat && d.bits == 64) return DType::f64;
   throw dlpack_error("DLPack dtype (code " + std::to_string(d.code) + ", " +
                          std::to_string(d.bits) + " bits) has no tessel dtype",
-                     "tessel supports bool, i32, i64, u64, f16, bf16, f32 and f64");
+                     "tessel supports bool, i8, i32, i64, u64, f16, bf16, f32 and f64");
 }
 
 // What an exported DLManagedTensor owns: a handle on the Buffer and the arrays it points to.

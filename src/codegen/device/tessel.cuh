@@ -42,6 +42,13 @@ __device__ __forceinline__ int to_i32(F x) {
   return static_cast<int>(x);
 }
 template <class F>
+__device__ __forceinline__ signed char to_i8(F x) {
+  if (x != x) return 0;
+  if (x >= F(127.0)) return 127;
+  if (x <= F(-128.0)) return -128;
+  return static_cast<signed char>(x);
+}
+template <class F>
 __device__ __forceinline__ long long to_i64(F x) {
   if (x != x) return 0LL;
   if (x >= F(9.2233720368547758e18)) return 0x7fffffffffffffffLL;
@@ -90,6 +97,15 @@ struct Mem<int> {
   static __device__ __forceinline__ int from_reg(int v) { return v; }
   static __device__ __forceinline__ int from_reg(float v) { return to_i32(v); }
   static __device__ __forceinline__ int from_reg(double v) { return to_i32(v); }
+};
+template <>
+struct Mem<signed char> {  // i8: arithmetic wraps modulo 2^8 (a narrowing conversion)
+  typedef signed char reg;
+  static __device__ __forceinline__ signed char to_reg(signed char v) { return v; }
+  static __device__ __forceinline__ signed char from_reg(signed char v) { return v; }
+  static __device__ __forceinline__ signed char from_reg(int v) { return (signed char)v; }
+  static __device__ __forceinline__ signed char from_reg(float v) { return to_i8(v); }
+  static __device__ __forceinline__ signed char from_reg(double v) { return to_i8(v); }
 };
 template <>
 struct Mem<long long> {
