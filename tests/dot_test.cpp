@@ -182,12 +182,12 @@ TEST(Dot, OperandsItCannotMultiplyAreUserErrors) {
          g_line = __LINE__ + 1;
          return ts::dot(x(tm, tk), y(tk, tn).to(ts::f16));
        },
-       "ts::dot of a bf16 and a f16 value", "cast one of them"},
+       "ts::dot of a bf16 and an f16 value", "cast one of them, e.g. .to(ts::bf16)"},
       {[](ts::Tensor& x, ts::Tensor& y, ts::Tile& tm, ts::Tile& tn, ts::Tile& tk) {
          g_line = __LINE__ + 1;
          return ts::dot(x(tm, tk).to(ts::i32), y(tk, tn).to(ts::i32));
        },
-       "ts::dot of a i32 value", "cast the operand"},
+       "ts::dot of an i32 value", "cast the operand: .to(ts::i8)"},
       {[](ts::Tensor& x, ts::Tensor& y, ts::Tile& tm, ts::Tile& tn, ts::Tile& tk) {
          g_line = __LINE__ + 1;
          return ts::dot(x(tm, tk), y(tm, tn));
@@ -359,7 +359,8 @@ TEST(TensorCores, Tf32DotsRunOnTensorCoresAndIeeeOnesDoNot) {
   auto ieee = make_dot(ts::Settings{.dot_precision = ts::DotPrecision::ieee});
   EXPECT_FALSE(only_contraction(nest_layout(ieee, blocks(64, 64, 8, 4), x, y)).mma);
   REQUIRE_NVRTC();
-  auto kc = make_dot(ts::Settings{.config = blocks(64, 64, 32, 4)});
+  // K blocks of 16: rows of 64 bytes, which wgmma's 128-byte swizzle cannot take.
+  auto kc = make_dot(ts::Settings{.config = blocks(64, 64, 16, 4)});
   std::string cu = nvrtc_test::compile(kc, x, y);
   EXPECT_NE(cu.find("ts::mma_1688_tf32"), std::string::npos) << cu;
   EXPECT_NE(cu.find("ts::truncate_tf32"), std::string::npos) << cu;

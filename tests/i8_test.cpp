@@ -131,8 +131,8 @@ TEST(I8, DotsSumInI32) {
 }
 
 // Both factors K-major (x w^T): wgmma m64nNk32 s8 into s32 accumulators, boxes of 128 bytes
-// of K; the partial last tile of K zeroed a byte at a time; a row-major y stays on the CUDA
-// cores (no mma.sync path for i8 here) and the layout stage says why.
+// of K; the partial last tile of K zeroed a byte at a time; a row-major y copied K-major by
+// the threads; K blocks under 128 bytes on the CUDA cores (no mma.sync path for i8 here).
 TEST(I8, KMajorDotsTakeWgmmaS8) {
   ts::Buffer x = ts::Buffer::zeros({512, 512}, ts::i8), w = ts::Buffer::zeros({512, 512}, ts::i8);
   ts::Config c = blocks(128, 256, 128, 8);
@@ -145,8 +145,8 @@ TEST(I8, KMajorDotsTakeWgmmaS8) {
   EXPECT_EQ(con.mma->stage_bytes, (128 + 256) * 128);
   EXPECT_NE(s.text.find("wgmma m64n256k32 s8, 2 warpgroups"), std::string::npos) << s.text;
   stage_test::Staged row = stage_test::staged("layout", false, k, c, x, w);
-  EXPECT_FALSE(row.stages.loops.at(0).layout.contractions.at(0).mma);
-  EXPECT_NE(row.text.find("wgmma reads s8 operands K-major only"), std::string::npos) << row.text;
+  const auto& rm = row.stages.loops.at(0).layout.contractions.at(0).mma;
+  ASSERT_TRUE(rm && rm->wgmma && rm->transposed[1]) << row.text;
   REQUIRE_NVRTC();
   const std::string cu = nvrtc_test::compile(k, x, w.transpose(0, 1));
   EXPECT_NE(cu.find("wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8"), std::string::npos) << cu;
@@ -154,7 +154,11 @@ TEST(I8, KMajorDotsTakeWgmmaS8) {
   ts::Buffer xr = ts::Buffer::zeros({200, 80}, ts::i8), wr = ts::Buffer::zeros({136, 80}, ts::i8);
   const std::string ragged = nvrtc_test::compile(k, xr, wr.transpose(0, 1));
   EXPECT_NE(ragged.find("*reinterpret_cast<unsigned char*>(buf + "), std::string::npos) << ragged;
-  const std::string cuda_cores = nvrtc_test::compile(k, x, w);
+  const std::string copied = nvrtc_test::compile(k, x, w);
+  EXPECT_NE(copied.find("alignas(16) unsigned char v[16];"), std::string::npos) << copied;
+  // K blocks of 32 bytes: the CUDA cores.
+  auto small = examples::make_int8_matmul(ts::Settings{.config = blocks(64, 64, 32, 4)});
+  const std::string cuda_cores = nvrtc_test::compile(small, x, w);
   EXPECT_EQ(cuda_cores.find("wgmma.mma_async"), std::string::npos);
   EXPECT_NE(cuda_cores.find("int* f"), std::string::npos) << cuda_cores;  // i32 factors
   // Split-K adds i32 partial sums (int4 vectors); the row-wise example compiles too.
@@ -183,8 +187,8 @@ TEST(I8, DotsOfI8RefuseFloatAccumulatorsAndOutDtypes) {
     }
   };
   // dot_test::make_dot accumulates in f32.
-  expect_error([&] { dot_test::make_dot()(x, y); }, "ts::dot of i8 operands with a f32 accumulator",
-               "dot_test_util.hpp");
+  expect_error([&] { dot_test::make_dot()(x, y); },
+               "ts::dot of i8 operands with an f32 accumulator", "dot_test_util.hpp");
   auto f16_out = ts::kernel("i8_f16_out", [](ts::Tensor x, ts::Tensor y) {
     ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f16);
     for (auto [tm, tn] : ts::tile(x.size(0), y.size(1)))
@@ -193,7 +197,7 @@ TEST(I8, DotsOfI8RefuseFloatAccumulatorsAndOutDtypes) {
   });
   expect_error([&] { f16_out(x, y); }, "ts::dot of i8 operands with out_dtype f16");
   ts::Buffer b = ts::Buffer::zeros({16, 16}, ts::bf16);
-  expect_error([&] { examples::make_int8_matmul()(x, b); }, "ts::dot of a i8 and a bf16 value",
+  expect_error([&] { examples::make_int8_matmul()(x, b); }, "ts::dot of an i8 and a bf16 value",
                "matmul.hpp");
   // No 8-bit atomics on the GPU: an atomic add into an i8 tensor is refused.
   auto atomic = ts::kernel("i8_atomic", [](ts::Tensor c, ts::Tensor v) {
@@ -201,4 +205,89 @@ TEST(I8, DotsOfI8RefuseFloatAccumulatorsAndOutDtypes) {
   });
   ts::Buffer c8 = ts::Buffer::zeros({16}, ts::i8);
   expect_error([&] { atomic(c8, c8); }, "supported dtypes are i32, i64, u64");
+}
+
+// max, min, argmax and argmin of i8 rows pad with i8's own lowest and highest values:
+// ragged rows (a tile past the row's end) and rows past one tile's reach (16384 columns:
+// a loop over chunks), all-negative and all-equal rows.
+TEST(I8, ReductionsPadWithI8sIdentities) {
+  auto k = ts::kernel("i8_extremes", [](ts::Tensor x) {
+    ts::Tensor mx = ts::empty({x.size(0)}, ts::i8), mn = ts::empty({x.size(0)}, ts::i8);
+    ts::Tensor amx = ts::empty({x.size(0)}, ts::i64), amn = ts::empty({x.size(0)}, ts::i64);
+    for (auto t : ts::tile(x.size(0))) {
+      mx(t) = ts::max(x(t, ts::all), 1);
+      mn(t) = ts::min(x(t, ts::all), 1);
+      amx(t) = ts::argmax(x(t, ts::all), 1);
+      amn(t) = ts::argmin(x(t, ts::all), 1);
+    }
+    return std::tuple{mx, mn, amx, amn};
+  });
+  for (int64_t cols : {37, 20001}) {
+    // Row 0: all -50 but the last, -3; row 1: all 7; row 2: all 100 but the first, 120.
+    std::vector<double> v;
+    for (int64_t j = 0; j < cols; ++j) v.push_back(j == cols - 1 ? -3 : -50);
+    for (int64_t j = 0; j < cols; ++j) v.push_back(7);
+    for (int64_t j = 0; j < cols; ++j) v.push_back(j == 0 ? 120 : 100);
+    auto [mx, mn, amx, amn] = k(ts::Buffer::from_vector(v, {3, cols}, ts::i8));
+    EXPECT_EQ(mx.to_vector(), (std::vector<double>{-3, 7, 120})) << cols;
+    EXPECT_EQ(mn.to_vector(), (std::vector<double>{-50, 7, 100})) << cols;
+    EXPECT_EQ(amx.to_vector(), (std::vector<double>{static_cast<double>(cols - 1), 0, 0})) << cols;
+    EXPECT_EQ(amn.to_vector(), (std::vector<double>{0, 0, 1})) << cols;
+  }
+  REQUIRE_NVRTC();
+  const std::string cu = nvrtc_test::compile(k, ts::Buffer::zeros({3, 37}, ts::i8));
+  EXPECT_NE(cu.find("(signed char)(-128)"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("(signed char)(127)"), std::string::npos) << cu;
+}
+
+// A C++ integer next to an i8 value takes i8: one outside [-128, 127] is an error at its line
+// (torch refuses int8 + 1000), in arithmetic, comparisons and ts::where; a C++ fraction as an
+// i8 dot's accumulator too; Buffer::arange past 127.
+TEST(I8, ConstantsOutsideI8AreErrors) {
+  ts::Buffer x = ts::Buffer::zeros({8}, ts::i8);
+  auto expect_error = [](auto&& call, const std::string& what) {
+    try {
+      call();
+      FAIL() << "expected a UserError: " << what;
+    } catch (const ts::UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("i8_test.cpp"), std::string::npos) << e.what();
+    }
+  };
+  auto less = ts::kernel("i8_less", [](ts::Tensor x) {
+    ts::Tensor o = ts::empty({x.size(0)}, ts::boolean);
+    for (auto t : ts::tile(x.size(0))) o(t) = x(t) < 200;
+    return o;
+  });
+  expect_error([&] { less(x); }, "the constant 200 does not fit i8");
+  auto times = ts::kernel("i8_times", [](ts::Tensor x) {
+    ts::Tensor o = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) o(t) = x(t) * 1000;
+    return o;
+  });
+  expect_error([&] { times(x); }, "the constant 1000 does not fit i8");
+  auto pick = ts::kernel("i8_where", [](ts::Tensor x) {
+    ts::Tensor o = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) o(t) = ts::where(x(t) > 0, x(t), -129);
+    return o;
+  });
+  expect_error([&] { pick(x); }, "the constant -129 does not fit i8");
+  auto in_range = ts::kernel("i8_in_range", [](ts::Tensor x) {
+    ts::Tensor o = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) o(t) = ts::where(x(t) < 127, x(t) * 2, -128);
+    return o;
+  });
+  EXPECT_EQ(in_range(ts::Buffer::from_vector({1, -70, 127}, {3}, ts::i8)).to_vector(),
+            (std::vector<double>{2, 116, -128}));
+  auto weak_acc = ts::kernel("i8_weak_acc", [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::i32);
+    for (auto [tm, tn] : ts::tile(x.size(0), y.size(1)))
+      out(tm, tn) = ts::dot(x(tm, ts::all), y(ts::all, tn), 0.5);
+    return out;
+  });
+  ts::Buffer m = ts::Buffer::ones({16, 16}, ts::i8);
+  expect_error([&] { weak_acc(m, m); },
+               "ts::dot of i8 operands with a float constant as accumulator");
+  EXPECT_THROW(ts::Buffer::arange(129, ts::i8), ts::UserError);
+  EXPECT_EQ(ts::Buffer::arange(128, ts::i8).to_vector().back(), 127);
 }

@@ -157,14 +157,48 @@ TEST(Wgmma, DotsItCannotTakeStayOnMmaSync) {
   // Settings::check_bounds checks each access where it runs, not a TMA box.
   auto checked = make_dot(ts::Settings{.check_bounds = true});
   EXPECT_FALSE(plan(blocks(128, 128, 64, 4), x, y, checked)->wgmma);
-  // A TF32 factor that is not K-major (y row-major: N-major) stays on mma.sync, and the
-  // layout stage says why.
+  // TF32 factors that are not K-major (x M-major, y row-major: N-major) are copied K-major
+  // by the threads, whole 128-byte rows of K: at a K block of 16 (64 bytes) they stay on
+  // mma.sync, and the layout stage says why.
   ts::Buffer xf = ts::Buffer::zeros({256, 256}, ts::f32),
              yf = ts::Buffer::zeros({256, 256}, ts::f32);
-  EXPECT_FALSE(plan(blocks(128, 128, 64, 4), xf, yf, k)->wgmma);
-  stage_test::Staged s = stage_test::staged("layout", false, k, blocks(128, 128, 64, 4), xf, yf);
-  EXPECT_NE(s.text.find("is N-major: wgmma reads tf32 operands K-major only"), std::string::npos)
+  const ts::Buffer xm = xf.transpose(0, 1).contiguous().transpose(0, 1);  // M-major
+  auto t = plan(blocks(128, 128, 64, 4), xf, yf, k);
+  ASSERT_TRUE(t && t->wgmma);
+  EXPECT_FALSE(t->transposed[0]);
+  EXPECT_TRUE(t->transposed[1]);
+  EXPECT_EQ(t->transpose_total(), 2 * 64 * 128 * 4);
+  EXPECT_FALSE(plan(blocks(128, 128, 16, 4), xm, yf, k)->wgmma);
+  stage_test::Staged s = stage_test::staged("layout", false, k, blocks(128, 128, 16, 4), xm, yf);
+  EXPECT_NE(s.text.find("is M-major: wgmma reads it K-major only, from a copy whose rows of K "
+                        "are 128 bytes (32 elements; K's block is 16)"),
+            std::string::npos)
       << s.text;
+}
+
+// A row-major TF32 y (N-major) and an M-major x on wgmma: each tile copied K-major from the
+// ring into one of two buffers past it (16-byte stores of 4 values of K), fenced for the async
+// proxy, and read by wgmma through K-major descriptors.
+TEST(Wgmma, Tf32FactorsNotKMajorAreCopiedKMajor) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({512, 256}, ts::f32), y = ts::Buffer::zeros({256, 512}, ts::f32);
+  ts::Config c = blocks(128, 256, 32, 8);
+  c.num_stages = 3;
+  auto k = make_dot(ts::Settings{.config = c});
+  stage_test::Staged s = stage_test::staged("layout", false, k, c, x, y);
+  const passes::Contraction& con = s.stages.loops.at(0).layout.contractions.at(0);
+  ASSERT_TRUE(con.mma && con.mma->wgmma) << s.text;
+  EXPECT_EQ(con.shared_bytes, 3 * (128 + 256) * 32 * 4 + 2 * 256 * 32 * 4);
+  EXPECT_NE(s.text.find("copied K-major by the threads"), std::string::npos) << s.text;
+  const std::string cu = nvrtc_test::compile(k, x, y);
+  EXPECT_NE(cu.find("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"), std::string::npos)
+      << cu;
+  EXPECT_NE(cu.find("alignas(16) unsigned v[4];"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("ts::wgmma_desc(at_tr + "), std::string::npos) << cu;
+  // x M-major too: both copied.
+  const std::string both =
+      nvrtc_test::compile(k, x.transpose(0, 1).contiguous().transpose(0, 1), y);
+  EXPECT_EQ(nvrtc_test::count_matches(both, R"(alignas\(16\) unsigned v\[4\];)"), 2) << both;
 }
 
 // TF32 operands both K-major (x row-major, y the transpose of a [N, K] tensor: a Linear

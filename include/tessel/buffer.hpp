@@ -72,7 +72,7 @@ class Buffer {
   /// UserError for a non-float dtype.
   static Buffer rand(std::vector<int64_t> shape, DType dtype, Device device = cpu(),
                      uint64_t seed = 0, std::source_location at = std::source_location::current());
-  /// 0, 1, ..., n-1.
+  /// 0, 1, ..., n-1. UserError where n - 1 is outside an integer dtype's range.
   static Buffer arange(int64_t n, DType dtype, Device device = cpu(),
                        std::source_location at = std::source_location::current());
   /// A one-element tensor of shape [1] holding `value` (e.g. a device-side loop bound).

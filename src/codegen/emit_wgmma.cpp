@@ -234,11 +234,12 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   const bool pipelined = starts_from_zeros(loop, accumulation_of(n).acc);
   uses_wgmma_ = true;
   uses_mma_ = true;  // ts::smem_addr
-  const std::string fn = fmt::format("ts_wgmma_{}_{}_{}{}", cols, mma.ptx_operand(),
-                                     mma.k_inner[a] ? 0 : 1, mma.k_inner[b] ? 0 : 1);
+  // wgmma reads a transposed factor's K-major copy.
+  const bool ka = mma.k_inner[a] || mma.transposed[a], kb = mma.k_inner[b] || mma.transposed[b];
+  const std::string fn =
+      fmt::format("ts_wgmma_{}_{}_{}{}", cols, mma.ptx_operand(), ka ? 0 : 1, kb ? 0 : 1);
   if (!wgmma_functions_.count(fn))
-    wgmma_functions_[fn] =
-        wgmma_function(cols, mma.ptx_operand(), mma.wgmma_k(), !mma.k_inner[a], !mma.k_inner[b]);
+    wgmma_functions_[fn] = wgmma_function(cols, mma.ptx_operand(), mma.wgmma_k(), !ka, !kb);
   const ContractionSum sum = declare_contraction_sum(
       n, fmt::format("sum over {} of products on tensor cores (wgmma m64n{}k{} {}, {} buffers "
                      "filled by TMA)",
@@ -284,8 +285,41 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   line("__syncthreads();");
   close();
   if (!sum.init.empty()) line(fmt::format("TS_FOR(r) {}[r] = {};", sum.name, sum.init));
+  // Transposed factors (Mma::transposed): the tile, M- or N-major in the ring, copied
+  // K-major into copy ring_use % 2 past the ring, 16 bytes of K (V elements) per thread and
+  // step: a warp reads V rows of 32 consecutive columns and writes 32 rows' 16 bytes.
+  int64_t tr_offset[2] = {0, mma.transpose_bytes[0]};
+  if (mma.transposed[0] || mma.transposed[1]) {
+    line("__syncthreads();  // every warpgroup's products of the tile before last are done");
+    line(fmt::format(
+        "unsigned char* const tr = ts_smem + {} + ({}_use & 1) * {};  // K-major copies",
+        st.offset + s * mma.stage_bytes, ring, mma.transpose_total() / 2));
+    const int64_t v = 16 / elem;
+    for (int i = 0; i < 2; ++i) {
+      if (!mma.transposed[i]) continue;
+      const int64_t cols = per_chunk * mma.box[i].chunks;  // M or N
+      open(fmt::format("for (int e = tid; e < {}; e += TS_T)", cols * bk / v));
+      line(fmt::format("const int c = e % {}, k = e / {} * {};", cols, cols, v));
+      line(fmt::format("alignas(16) {} v[{}];", word, v));
+      line(fmt::format(
+          "_Pragma(\"unroll\") for (int j = 0; j < {}; ++j) v[j] = *reinterpret_cast<const "
+          "{}*>(buf + {} + (c / {}) * {} + ts::swizzled_128(k + j, c % {} * {}));",
+          v, word, offset[i], per_chunk, chunk[i], per_chunk, elem));
+      line(fmt::format(
+          "*reinterpret_cast<uint4*>(tr + {} + (k / {}) * {} + ts::swizzled_128(c, k % {} * {})) "
+          "= *reinterpret_cast<const uint4*>(v);",
+          tr_offset[i], per_chunk, cols * 128, per_chunk, elem));
+      close();
+      // wgmma reads the copy as a K-major box: 128-byte chunks of K of `cols` rows.
+      offset[i] = tr_offset[i];
+      chunk[i] = cols * 128;
+    }
+    line("ts::fence_proxy_async_shared();  // the copies, to wgmma (the async proxy)");
+    line("__syncthreads();");
+  }
   line("ts::wgmma_fence();");
   line(fmt::format("const unsigned at = ts::smem_addr(buf);"));
+  if (mma.transposed[0] || mma.transposed[1]) line("const unsigned at_tr = ts::smem_addr(tr);");
   // Warpgroup wg: rows 64 (wg % wm + wm i) of the tile, columns cols (wg / wm).
   const std::string wg_n = wm == 1 ? "wg" : fmt::format("wg / {}", wm);
   if (wn == 1)
@@ -303,9 +337,9 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   // Descriptor of factor f's operand at k = wgmma_k ks (32 bytes), rows (M or N) from `first`.
   // (The rows' term is left out when they start at 0.)
   auto desc = [&](int f, const std::string& first) {
-    if (mma.k_inner[f])  // chunk ks / 4 of K, 32 bytes per wgmma_k in its rows
-      return fmt::format("ts::wgmma_desc(at + {} + (ks >> 2) * {}{} + (ks & 3) * 32, 16, 1024)",
-                         offset[f], chunk[f],
+    if (mma.k_inner[f] || mma.transposed[f])  // chunk ks / 4 of K, 32 bytes per wgmma_k
+      return fmt::format("ts::wgmma_desc({} + {} + (ks >> 2) * {}{} + (ks & 3) * 32, 16, 1024)",
+                         mma.transposed[f] ? "at_tr" : "at", offset[f], chunk[f],
                          first == "0" ? "" : fmt::format(" + ({}) * 128", first));
     // rows of k: 2048 bytes per 16; chunks of 64 along M or N, `chunk` bytes apart
     return fmt::format("ts::wgmma_desc(at + {}{} + ks * 2048, {}, 1024)", offset[f],

@@ -24,6 +24,12 @@ bool dot_dtype(DType t) {
   return t == DType::f16 || t == DType::bf16 || t == DType::f32 || is_f8(t) || t == DType::i8;
 }
 
+// "a bf16", "an f32", "an i8": the dtype's name with its article.
+std::string with_article(DType t) {
+  const std::string n = dtype_name(t);
+  return (n[0] == 'f' || n[0] == 'i' ? "an " : "a ") + n;
+}
+
 // The dtype a dot of operands of dtype t multiplies and sums in: i32 for i8, else f32.
 DType product_dtype(DType t) { return t == DType::i8 ? DType::i32 : DType::f32; }
 
@@ -73,15 +79,21 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
   for (const Node* o : {x, y})
     if (!dot_dtype(o->dtype))
       ctx.fail(loc,
-               fmt::format("ts::dot of a {} value: its operands are f16, bf16, f32, f8e4m3, "
+               fmt::format("ts::dot of {} value: its operands are f16, bf16, f32, f8e4m3, "
                            "f8e5m2 or i8",
-                           dtype_name(o->dtype)),
-               "cast the operand, e.g. .to(ts::f32)");
-  if (x->dtype != y->dtype)
+                           with_article(o->dtype)),
+               is_float(o->dtype) || o->dtype == DType::boolean
+                   ? "cast the operand, e.g. .to(ts::f32)"
+                   : "cast the operand: .to(ts::i8) for an i32 product (i8 values), or "
+                     ".to(ts::f32)");
+  if (x->dtype != y->dtype) {
+    // The hint casts to the dot dtype of the two (the first's where both are).
+    const DType to = dot_dtype(x->dtype) ? x->dtype : y->dtype;
     ctx.fail(loc,
-             fmt::format("ts::dot of a {} and a {} value: both operands have one dtype",
-                         dtype_name(x->dtype), dtype_name(y->dtype)),
-             "cast one of them, e.g. .to(ts::bf16)");
+             fmt::format("ts::dot of {} and {} value: both operands have one dtype",
+                         with_article(x->dtype), with_article(y->dtype)),
+             fmt::format("cast one of them, e.g. .to(ts::{})", dtype_name(to)));
+  }
   const DType pt = product_dtype(x->dtype);
   if (out_dtype && pt == DType::i32 && *out_dtype != DType::i32)
     ctx.fail(loc,
@@ -166,15 +178,22 @@ Value dot(const Operand& a, const Operand& b, const Operand& acc, std::optional<
   const SourceLoc loc = SourceLoc::from(l);
   Value r = product(a, b, out_dtype, loc);
   TraceContext& ctx = TraceContext::current(loc);
-  const DType t = acc.weak() ? r.dtype() : acc.node()->dtype;
+  // A C++ number as acc takes the product's dtype; a fraction cannot be an i32 one.
+  const bool weak_fraction = acc.weak() && is_float(acc.node()->dtype) && r.dtype() == DType::i32;
+  const DType t = acc.weak() && !weak_fraction ? r.dtype() : acc.node()->dtype;
   if (r.dtype() == DType::i32 && t != DType::i32)
     ctx.fail(loc,
-             fmt::format("ts::dot of i8 operands with a {} accumulator: it accumulates in i32",
-                         dtype_name(t)),
-             "accumulate in i32: ts::zeros({tm, tn}, ts::i32) before the K loop");
+             fmt::format("ts::dot of i8 operands with {} accumulator: it accumulates in i32",
+                         acc.weak() ? "a float constant as" : with_article(t)),
+             "accumulate in i32: ts::zeros({tm, tn}, ts::i32) before the K loop (or cast the "
+             "result, e.g. ts::dot(x, y).to(ts::f32) + acc)");
   if (r.dtype() != DType::i32 && !is_float(t))
-    ctx.fail(loc, fmt::format("ts::dot's accumulator is {}, not a float dtype", dtype_name(t)),
-             "accumulate in f32: ts::zeros({tm, tn}) before the K loop");
+    ctx.fail(loc,
+             fmt::format("ts::dot of {} operands with {} accumulator, not a float one",
+                         dtype_name(a.node()->dtype), with_article(t)),
+             is_integer(t) ? "accumulate in f32 (ts::zeros({tm, tn}) before the K loop), or pass "
+                             "i8 operands for an i32 product"
+                           : "accumulate in f32: ts::zeros({tm, tn}) before the K loop");
   const ir::Shape& shape = r.node()->shape;
   const ir::Shape& acc_shape = acc.node()->shape;
   bool fits = acc_shape.size() <= shape.size();  // broadcasts to the product's shape

@@ -222,13 +222,40 @@ Node* cast_node(Node* n, DType t, SourceLoc loc) {
     if (t == DType::boolean)
       return ctx.constant_int(from_float ? n->fval != 0 : n->ival != 0, t, loc);
     if (!from_float)
-      return ctx.constant_int(
-          t == DType::i32 ? static_cast<int32_t>(static_cast<uint32_t>(n->ival)) : n->ival, t, loc);
+      return ctx.constant_int(t == DType::i32 ? static_cast<int32_t>(static_cast<uint32_t>(n->ival))
+                              : t == DType::i8 ? static_cast<int8_t>(static_cast<uint8_t>(n->ival))
+                                               : n->ival,
+                              t, loc);
   }
   return ctx.add(Op::Cast, t, n->shape, {n}, loc);
 }
 
 SourceLoc pick_loc(const Operand& a, const Operand& b) { return a.loc().line ? a.loc() : b.loc(); }
+
+// A C++ integer next to an i8 or i32 tile value takes its dtype (torch's rule for Python
+// scalars): one that does not fit is refused, as torch refuses it, instead of wrapping. A
+// negative one next to a u64 value wraps as two's complement (torch's integer scalars do),
+// and an unsigned one past 2^63 - 1 fits u64 only.
+void check_weak_constants(DType common, const Operand& a, const Operand& b, SourceLoc loc) {
+  for (const Operand* o : {&a, &b}) {
+    const Node* c = o->node();
+    if (!o->weak() || c->op != Op::Const || is_float(c->dtype)) continue;
+    const bool big_unsigned = c->dtype == DType::u64;
+    const bool narrow = common == DType::i32 || common == DType::i8;
+    const int64_t lo = common == DType::i8 ? INT8_MIN : INT32_MIN,
+                  hi = common == DType::i8 ? INT8_MAX : INT32_MAX;
+    if ((narrow && (big_unsigned || c->ival < lo || c->ival > hi)) ||
+        (common == DType::i64 && big_unsigned))
+      TraceContext::current(loc).fail(
+          loc,
+          fmt::format("the constant {} does not fit {}, the dtype of the other operand",
+                      big_unsigned ? std::to_string(static_cast<uint64_t>(c->ival))
+                                   : std::to_string(c->ival),
+                      dtype_name(common)),
+          big_unsigned ? "convert the tile value to ts::u64 first"
+                       : "convert the tile value first, e.g. .to(ts::i32) or .to(ts::i64)");
+  }
+}
 
 DType common_dtype(const Operand& a, const Operand& b) {
   DType da = a.node()->dtype, db = b.node()->dtype;
@@ -252,24 +279,7 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
                                                        : ir::binary_name(fn),
                          dtype_name(common)),
              "convert with .to(ts::i32) first, or use && / || on bool values");
-  // A C++ integer next to an i32 tile value takes i32 (torch's rule for Python scalars):
-  // one that does not fit is refused, as torch refuses it, instead of wrapping. A negative
-  // one next to a u64 value wraps as two's complement (torch's integer scalars do), and an
-  // unsigned one past 2^63 - 1 fits u64 only.
-  for (const Operand* o : {&a, &b}) {
-    const Node* c = o->node();
-    if (!o->weak() || c->op != Op::Const || is_float(c->dtype)) continue;
-    const bool big_unsigned = c->dtype == DType::u64;
-    if ((common == DType::i32 && (big_unsigned || c->ival < INT32_MIN || c->ival > INT32_MAX)) ||
-        (common == DType::i64 && big_unsigned))
-      ctx.fail(loc,
-               fmt::format("the constant {} does not fit {}, the dtype of the other operand",
-                           big_unsigned ? std::to_string(static_cast<uint64_t>(c->ival))
-                                        : std::to_string(c->ival),
-                           dtype_name(common)),
-               big_unsigned ? "convert the tile value to ts::u64 first"
-                            : "convert the tile value first, e.g. .to(ts::i64)");
-  }
+  check_weak_constants(common, a, b, loc);
   if (fn == ir::BinaryFn::div && !is_float(common)) common = DType::f32;
   if (fn == ir::BinaryFn::pow && common == DType::boolean) common = DType::i64;
   ir::Shape shape = frontend::broadcast_shapes(a.node()->shape, b.node()->shape, loc);
@@ -373,6 +383,7 @@ Value where(const Operand& cond, const Operand& a, const Operand& b) {
   Node* c = cond.node();
   if (c->dtype != DType::boolean) c = binary(ir::BinaryFn::ne, cond, 0).node();
   DType t = common_dtype(a, b);
+  check_weak_constants(t, a, b, loc);
   ir::Shape shape = frontend::broadcast_shapes(
       c->shape, frontend::broadcast_shapes(a.node()->shape, b.node()->shape, loc), loc);
   Node* n = ctx.add(Op::Where, t, shape,

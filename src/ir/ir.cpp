@@ -78,6 +78,7 @@ ConstValue reduce_identity(ReduceFn f, DType t) {
   }
   if (is_float(t)) return {0, mx ? -INFINITY : INFINITY};
   int64_t lo = 0, hi = 1;  // boolean
+  if (t == DType::i8) lo = INT8_MIN, hi = INT8_MAX;
   if (t == DType::i32) lo = INT32_MIN, hi = INT32_MAX;
   if (t == DType::i64) lo = INT64_MIN, hi = INT64_MAX;
   if (t == DType::u64) lo = 0, hi = -1;  // all bits set: 2^64 - 1

@@ -134,6 +134,16 @@ struct Contraction {
     bool across_programs = false;
     TmaBox box[2];
     int64_t stage_bytes = 0;
+    /// Per factor: a TF32 or 8-bit factor that is M- or N-major (a row-major y), which wgmma
+    /// cannot read (K-major only): the threads copy each of its tiles from the ring into a
+    /// K-major buffer with the 128-byte swizzle (two, alternating, after the ring) that wgmma
+    /// reads instead (Emitter::emit_wgmma_contraction). k_inner stays false: the ring's box
+    /// is the tensor's.
+    bool transposed[2] = {false, false};
+    /// Bytes of one factor's K-major copy (its box's bytes); 0 where none is transposed.
+    int64_t transpose_bytes[2] = {0, 0};
+    /// Shared memory past the ring: two K-major copies of each transposed factor.
+    int64_t transpose_total() const { return 2 * (transpose_bytes[0] + transpose_bytes[1]); }
     /// K of one wgmma instruction: 32 bytes of the operand (16 f16 or bf16, 8 TF32, 32 f8, i8).
     int64_t wgmma_k() const { return 32 / dtype_size(operand); }
     /// The operand type as PTX names it: f16, bf16, tf32, e4m3, e5m2 or s8.

@@ -223,16 +223,19 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
     std::optional<TmaBox> b = wgmma_box(g, plan, c, i, k_major, why_not);
     if (!b) return std::nullopt;
     // wgmma reads 32-bit (TF32) and 8-bit operands K-major only (PTX ISA, "Matrix
-    // Descriptor Format": the transpose operands exist for 16-bit types alone).
-    if (dtype_size(mma.operand) != 2 && !k_major)
+    // Descriptor Format": the transpose operands exist for 16-bit types alone): such a
+    // factor that is M- or N-major is copied K-major by the threads (Mma::transposed), its
+    // K block whole 128-byte rows of the copy.
+    mma.transposed[i] = dtype_size(mma.operand) != 2 && !k_major;
+    if (mma.transposed[i] && bk * dtype_size(mma.operand) % 128 != 0)
       return refuse(fmt::format(
-          "{} factor %{} is {}-major: wgmma reads {} operands K-major only (pass it as the "
-          "transpose of a tensor contiguous along K, as a Linear layer's weight w.transpose(0, "
-          "1))",
+          "{} factor %{} is {}-major: wgmma reads it K-major only, from a copy whose rows of K "
+          "are 128 bytes ({} elements; K's block is {})",
           mma.ptx_operand(), c.match.factor[i].value()->id, i == mma.a ? "M" : "N",
-          mma.ptx_operand()));
+          128 / dtype_size(mma.operand), bk));
+    if (mma.transposed[i]) mma.transpose_bytes[i] = b->bytes;
     // Warpgroups along N start at column n wg: in an N-major B, a 64-column chunk.
-    if (wn > 1 && i != mma.a && !k_major && n % 64 != 0)
+    if (wn > 1 && i != mma.a && !k_major && !mma.transposed[i] && n % 64 != 0)
       return refuse(fmt::format("{} columns per warpgroup of an N-major B (64-column chunks)", n));
     mma.box[i] = *b;
     mma.k_inner[i] = k_major;
@@ -255,6 +258,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   if (L.slot_block.size() != 2 || any_flattened(plan)) return;
   std::vector<std::optional<Contraction::Mma>> plans;
   int64_t per_stage = 0;  // bytes of one buffer of every ring
+  int64_t fixed = 0;      // and of their K-major copies
   for (Contraction& c : L.contractions) {
     c.not_wgmma.clear();
     std::optional<Contraction::Mma> mma = plan_mma(plan, L, c);
@@ -262,13 +266,14 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
       if (std::optional<Contraction::Mma> w = plan_wgmma(g, plan, L, c, *mma, c.not_wgmma)) mma = w;
     if (mma && !mma->wgmma && !on_mma_sync(mma->operand)) mma.reset();  // CUDA cores
     if (mma && mma->wgmma) per_stage += mma->stage_bytes;
+    if (mma && mma->wgmma) fixed += mma->transpose_total();
     plans.push_back(mma);
   }
   // The rings of a nest's contractions on wgmma share a program's shared memory (less their
   // mbarriers and the 1024-byte alignment): num_stages buffers each where they fit, else as
   // many as fit, at least 2; else mma.sync.
   int stages = std::max(2, plan.num_stages);
-  const int64_t budget = kSharedBytesLimit - 2048;
+  const int64_t budget = kSharedBytesLimit - 2048 - fixed;
   while (stages > 2 && stages * per_stage > budget) --stages;
   std::optional<Contraction::Mma> first;
   for (size_t i = 0; i < L.contractions.size(); ++i) {
@@ -291,7 +296,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     c.mma = mma;
     if (mma->wgmma) {
       c.padded[0] = c.padded[1] = false;
-      c.shared_bytes = mma->stages * mma->stage_bytes;
+      c.shared_bytes = mma->stages * mma->stage_bytes + mma->transpose_total();
       continue;
     }
     c.shared_bytes = 0;

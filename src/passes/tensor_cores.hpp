@@ -26,9 +26,10 @@
 //   //       m16n8k16 bf16, warps 2 x 2); factors: ...
 // and the nest's placement (its linear layout line) is the accumulator's.
 // On sm_90 a contraction whose factors the TMA can copy runs on wgmma instead (plan_wgmma
-// in the .cpp says when): f16 and bf16 factors K-major or M/N-major, TF32 and 8-bit (f8e4m3,
-// f8e5m2) factors both K-major (wgmma has no transpose for them; a row-major TF32 B stays on
-// mma.sync, an 8-bit one on the CUDA cores: no mma.sync path for 8-bit operands here).
+// in the .cpp says when): f16 and bf16 factors K-major or M/N-major; TF32 and 8-bit (f8e4m3,
+// f8e5m2, i8) factors K-major, or M/N-major (a row-major y) copied K-major by the threads
+// from the ring into one of two buffers wgmma reads (Contraction::Mma::transposed: wgmma
+// has no transpose for those types), K's block then whole 128-byte rows of K.
 // wgmma reads a TF32 operand's f32 bits truncated, as DotPrecision::tf32 defines it; an
 // f32 NaN whose payload lies in the 13 low mantissa bits alone reads as an infinity there.
 #pragma once

@@ -264,6 +264,8 @@ Buffer Buffer::rand(std::vector<int64_t> shape, DType dtype, Device device, uint
 Buffer Buffer::arange(int64_t n, DType dtype, Device device, std::source_location at) {
   UserCall call(at);
   if (n < 0) throw buffer_error("arange of a negative length " + std::to_string(n));
+  // Its largest value must fit an integer dtype (arange(300) of i8 is refused, not wrapped).
+  if (is_integer(dtype) && n > 0) check_integer_value(static_cast<double>(n - 1), dtype);
   Buffer b = empty({n}, dtype, device);
   if (device.is_cuda()) {
     rt::set_device(device.index);

@@ -205,11 +205,11 @@ TEST(DotGpu, WgmmaDotsMatchTheInterpreter) {
       }
 }
 
-// TF32 on wgmma m64nNk8 (both factors K-major: x w^T, w a [N, K] tensor): 1 and 2
-// warpgroups, K blocks of 32 and 64 (2 chunks of a K-major row), ragged M, N and K (K's last
-// tile zeroed past its end), M = 1, K = 0, a persistent program loop. The operands are
-// truncated to TF32 by the tensor cores as by the interpreter, so only the order of the f32
-// sums differs.
+// TF32 on wgmma m64nNk8 (both factors K-major: x w^T, w a [N, K] tensor; and a row-major y
+// and an M-major x, copied K-major by the threads): 1 and 2 warpgroups, K blocks of 32 and 64
+// (2 chunks of a K-major row), ragged M, N and K (K's last tile zeroed past its end), M = 1,
+// K = 0, a persistent program loop. The operands are truncated to TF32 by the tensor cores as
+// by the interpreter, so only the order of the f32 sums differs.
 TEST(DotGpu, Tf32WgmmaDotsMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   struct Blocks {
@@ -235,6 +235,18 @@ TEST(DotGpu, Tf32WgmmaDotsMatchTheInterpreter) {
       ts::Buffer got = k(x.to(ts::cuda(0)), w.to(ts::cuda(0)).transpose(0, 1));
       ASSERT_EQ(got.shape(), want.shape()) << what;
       EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0) << what;
+      // y row-major (N-major), then x M-major as well.
+      ts::Buffer y = ts::Buffer::randn({s.k, s.n}, ts::f32, ts::cpu(), 33);
+      ts::Buffer xt = ts::Buffer::randn({s.k, s.m}, ts::f32, ts::cpu(), 34);
+      EXPECT_EQ(ts::count_mismatches(k(x.to(ts::cuda(0)), y.to(ts::cuda(0))).to(ts::cpu()), k(x, y),
+                                     1e-4, 1e-4),
+                0)
+          << what << " y row-major";
+      EXPECT_EQ(ts::count_mismatches(
+                    k(xt.to(ts::cuda(0)).transpose(0, 1), y.to(ts::cuda(0))).to(ts::cpu()),
+                    k(xt.transpose(0, 1), y), 1e-4, 1e-4),
+                0)
+          << what << " x M-major, y row-major";
     }
   }
 }

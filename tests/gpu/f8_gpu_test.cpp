@@ -1,6 +1,7 @@
 // The 8-bit floats on the GPU against the interpreter (tests/f8_test.cpp on the CPU): CUDA's
 // conversions (__nv_fp8_e4m3 / __nv_fp8_e5m2 from float) give the interpreter's bits, and
-// ts::dot of 8-bit operands on wgmma (both K-major) and on the CUDA cores (a row-major y).
+// ts::dot of 8-bit operands on wgmma (K-major, or a row-major y copied K-major by the threads)
+// and on the CUDA cores (K blocks under 128 bytes).
 // wgmma keeps fewer than f32's 24 bits when it adds 8-bit products into its accumulator
 // (sm_90: about 14, as measured by others), so its sums differ from the interpreter's f32
 // ones by a few units of 2^-14 of the partial sums' magnitude: the check is |got - want| <=
@@ -86,7 +87,8 @@ TEST(F8Gpu, StoresRoundAsTheInterpreterDoes) {
 
 // wgmma m64nNk32 (x w^T): 1 and 2 warpgroups, K blocks of 128 and 256 (2 chunks of a K-major
 // row), ragged M, N and K (K's last tile zeroed past its end), M = 1, K = 0, persistent
-// programs; e4m3 and e5m2. A row-major y on the CUDA cores sums in f32 as the interpreter.
+// programs; e4m3 and e5m2; a row-major y copied K-major. A row-major y at K blocks of 32 on
+// the CUDA cores sums in f32 as the interpreter.
 TEST(F8Gpu, DotsMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   struct Blocks {
@@ -122,6 +124,15 @@ TEST(F8Gpu, DotsMatchTheInterpreter) {
           bad += std::abs(g[i] - e[i]) > std::ldexp(bound[i], -8);
         }
         EXPECT_EQ(bad, 0) << what << ": worst |got - want| / sum |products| " << worst;
+        // y row-major: copied K-major by the threads.
+        ts::Buffer y = ts::Buffer::randn({s.k, s.n}, t, ts::cpu(), 49);
+        const std::vector<double> gy = k(x.to(ts::cuda(0)), y.to(ts::cuda(0))).to_vector(),
+                                  ey = k(x, y).to_vector(),
+                                  by = k(abs_of(x), abs_of(y)).to_vector();
+        int64_t bad_y = 0;
+        for (size_t i = 0; i < ey.size(); ++i)
+          bad_y += std::abs(gy[i] - ey[i]) > std::ldexp(by[i], -8);
+        EXPECT_EQ(bad_y, 0) << what << " y row-major";
       }
     }
   auto k = dot_test::make_dot(ts::Settings{.config = blocks(64, 64, 32, 4)});

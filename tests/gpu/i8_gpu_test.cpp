@@ -62,8 +62,9 @@ TEST(I8Gpu, ArithmeticWrapsAndCastsSaturateAsTheInterpreter) {
   EXPECT_EQ(ts::count_mismatches(gm.to(ts::cpu()), m, 0, 0), 0);
 }
 
-// wgmma m64nNk32 s8 (x w^T): 1 and 2 warpgroups, K blocks of 128 and 256, ragged M, N and K,
-// M = 1, N = 0, persistent programs and split-K; a row-major y on the CUDA cores. Exact.
+// wgmma m64nNk32 s8 (x w^T, and a row-major y copied K-major): 1 and 2 warpgroups, K blocks
+// of 128 and 256, ragged M, N and K, M = 1, N = 0, persistent programs and split-K; a
+// row-major y at K blocks of 32 on the CUDA cores. Exact.
 TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
   TESSEL_REQUIRE_GPU();
   struct Blocks {
@@ -91,6 +92,10 @@ TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
       ts::Buffer got = k(gpu(x), gpu(w).transpose(0, 1));
       ASSERT_EQ(got.shape(), want.shape()) << what;
       EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0, 0), 0) << what;
+      // y row-major: copied K-major by the threads.
+      ts::Buffer y = random_i8({s.k, s.n}, 47);
+      EXPECT_EQ(ts::count_mismatches(k(gpu(x), gpu(y)).to(ts::cpu()), k(x, y), 0, 0), 0)
+          << what << " y row-major";
     }
   }
   auto k = examples::make_int8_matmul(ts::Settings{.config = blocks(64, 64, 32, 4)});
@@ -112,4 +117,36 @@ TEST(I8Gpu, RowwiseScaledMatmulMatchesTheInterpreter) {
       ts::count_mismatches(rows(gpu(x), gpu(w).transpose(0, 1), gpu(rx), gpu(ry)).to(ts::cpu()),
                            rows(x, w.transpose(0, 1), rx, ry), 0, 0),
       0);
+}
+
+// max, min, argmax and argmin of i8 rows on the GPU pad with i8's lowest and highest values
+// (ragged rows of 37 and 1000 columns; rows of all-negative values) as the interpreter does.
+TEST(I8Gpu, RaggedReductionsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  auto k = ts::kernel("i8_extremes_gpu", [](ts::Tensor x) {
+    ts::Tensor mx = ts::empty({x.size(0)}, ts::i8), mn = ts::empty({x.size(0)}, ts::i8);
+    ts::Tensor amx = ts::empty({x.size(0)}, ts::i64), amn = ts::empty({x.size(0)}, ts::i64);
+    for (auto t : ts::tile(x.size(0))) {
+      mx(t) = ts::max(x(t, ts::all), 1);
+      mn(t) = ts::min(x(t, ts::all), 1);
+      amx(t) = ts::argmax(x(t, ts::all), 1);
+      amn(t) = ts::argmin(x(t, ts::all), 1);
+    }
+    return std::tuple{mx, mn, amx, amn};
+  });
+  for (int64_t cols : {37, 1000}) {
+    std::vector<double> v;
+    for (int64_t i = 0; i < 64; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        v.push_back(i % 3 == 0   ? -100 + (i * 7 + j * 13) % 90  // all negative
+                    : i % 3 == 1 ? 20 + (i + j * 31) % 100       // all positive
+                                 : (i * 5 + j * 17) % 256 - 128);
+    ts::Buffer x = ts::Buffer::from_vector(v, {64, cols}, ts::i8);
+    auto [mx, mn, amx, amn] = k(x);
+    auto [gmx, gmn, gamx, gamn] = k(gpu(x));
+    EXPECT_EQ(gmx.to_vector(), mx.to_vector()) << cols;
+    EXPECT_EQ(gmn.to_vector(), mn.to_vector()) << cols;
+    EXPECT_EQ(gamx.to_vector(), amx.to_vector()) << cols;
+    EXPECT_EQ(gamn.to_vector(), amn.to_vector()) << cols;
+  }
 }

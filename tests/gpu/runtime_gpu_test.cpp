@@ -100,8 +100,9 @@ TEST(GpuRuntime, BuffersRoundTripEveryDtype) {
     EXPECT_EQ(d.str(), ts::dtype_name(t) + "[2, 4] cuda:0");
     EXPECT_EQ(d.to_vector(), h.to_vector()) << ts::dtype_name(t);
     EXPECT_EQ(d.item(), h.item());
-    EXPECT_EQ(ts::Buffer::arange(1000, t, ts::cuda()).to_vector(),
-              ts::Buffer::arange(1000, t).to_vector())
+    const int64_t n = t == ts::i8 ? 128 : 1000;  // i8's range ends at 127
+    EXPECT_EQ(ts::Buffer::arange(n, t, ts::cuda()).to_vector(),
+              ts::Buffer::arange(n, t).to_vector())
         << ts::dtype_name(t);
   }
   auto z = ts::Buffer::zeros({3, 5}, ts::bf16, ts::cuda());
