@@ -294,9 +294,9 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   // f32 operands under TF32 (ts::dot's default precision) against cuBLAS SGEMM with TF32
-  // tensor-op math, in two layouts: y row-major [K, N] (N-major: mma.sync, wgmma reads TF32
-  // K-major only) and y = w^T of a [N, K] tensor (a Linear layer's weight: both K-major,
-  // wgmma m64nNk8).
+  // tensor-op math, in two layouts: y row-major [K, N] (N-major: wgmma reads TF32 K-major
+  // only, so the threads copy each tile of y K-major; mma.sync at K blocks of 16) and y = w^T
+  // of a [N, K] tensor (a Linear layer's weight: both K-major, wgmma m64nNk8).
   for (bool linear : {false, true}) {
     const Shape s{4096, 4096, 4096};
     const int n = static_cast<int>(s.n);
@@ -325,15 +325,20 @@ int main(int argc, char** argv) {
 #endif
     double best = 0;
     std::string best_cfg;
-    const std::vector<Candidate> mma_sync{
-        {128, 128, 16, 8, 2}, {128, 128, 32, 8, 2}, {128, 64, 32, 4, 2}, {64, 64, 32, 4, 2}};
+    const std::vector<Candidate> copied{
+        {128, 128, 16, 8, 2},  // mma.sync
+        {128, 256, 32, 8, 3},   {128, 256, 32, 8, 3, 1, ts::PidType::persistent_blocked},
+        {128, 128, 32, 8, 4},   {128, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
+        {128, 128, 64, 8, 3},   {256, 128, 32, 8, 3},
+        {256, 128, 32, 8, 4},   {256, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
+        {256, 128, 32, 8, 4, 8}};
     const std::vector<Candidate> wgmma{{128, 256, 32, 8, 4},
                                        {128, 256, 32, 8, 3},
                                        {128, 128, 32, 8, 4},
                                        {128, 128, 64, 8, 3},
                                        {128, 256, 32, 8, 4, 1, ts::PidType::persistent_blocked},
                                        {128, 256, 32, 8, 4, 8}};
-    for (const Candidate& c : linear ? wgmma : mma_sync) {
+    for (const Candidate& c : linear ? wgmma : copied) {
       auto k = examples::make_dot_matmul(ts::Settings{.config = c.config()});
       double tf = tflops(s, bench::gpu_time_ms([&] { k(x, y); }, iters));
       std::printf("  %s 4096^3 %-22s %8.1f TFLOP/s\n", name, c.str().c_str(), tf);

@@ -298,7 +298,8 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
     for (int i = 0; i < 2; ++i) {
       if (!mma.transposed[i]) continue;
       const int64_t cols = per_chunk * mma.box[i].chunks;  // M or N
-      open(fmt::format("for (int e = tid; e < {}; e += TS_T)", cols * bk / v));
+      // Unrolled: every load of a thread's steps issued before the first store waits.
+      open(fmt::format("_Pragma(\"unroll\") for (int e = tid; e < {}; e += TS_T)", cols * bk / v));
       line(fmt::format("const int c = e % {}, k = e / {} * {};", cols, cols, v));
       line(fmt::format("alignas(16) {} v[{}];", word, v));
       line(fmt::format(
