@@ -291,3 +291,33 @@ TEST(I8, ConstantsOutsideI8AreErrors) {
   EXPECT_THROW(ts::Buffer::arange(129, ts::i8), ts::UserError);
   EXPECT_EQ(ts::Buffer::arange(128, ts::i8).to_vector().back(), 127);
 }
+
+// A C++ integer stored into an i8 tensor, or atomically added to an i32 one, must fit its
+// dtype (torch: "value cannot be converted to type int8_t without overflow"); one that fits
+// is stored as it is.
+TEST(I8, StoredConstantsMustFitTheTensor) {
+  auto fill = [](int64_t v) {
+    return ts::kernel("i8_fill", [v](ts::Tensor x) {
+      ts::Tensor o = ts::empty_like(x);
+      for (auto t : ts::tile(x.size(0))) o(t) = v;
+      return o;
+    });
+  };
+  ts::Buffer x = ts::Buffer::zeros({4}, ts::i8);
+  try {
+    fill(300)(x);
+    FAIL() << "a store of 300 into an i8 tensor";
+  } catch (const ts::UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("the constant 300 does not fit i8, the dtype of "), std::string::npos) << m;
+    EXPECT_NE(m.find("i8_test.cpp"), std::string::npos) << m;
+  }
+  EXPECT_EQ(fill(-128)(x).to_vector(), std::vector<double>(4, -128));
+  auto add_big = ts::kernel("i32_add_big", [](ts::Tensor c) {
+    for (auto t : ts::tile(c.size(0))) ts::atomic_add(c, {t}, int64_t{1} << 33);
+    return c;
+  });
+  EXPECT_THROW(add_big(ts::Buffer::zeros({4}, ts::i32)), ts::UserError);
+  EXPECT_EQ(add_big(ts::Buffer::zeros({4}, ts::i64)).to_vector(),
+            std::vector<double>(4, 8589934592.0));
+}

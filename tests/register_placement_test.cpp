@@ -29,9 +29,12 @@ TEST(FoldBits, GatherAndScatterRunsOfBits) {
   EXPECT_EQ(fold::gather_bits("f", {}), "0");
   EXPECT_EQ(fold::gather_bits("f", {6, 7}), "((f >> 6) & 3)");
   EXPECT_EQ(fold::gather_bits("f", {0, 1, 2}), "(f & 7)");
-  EXPECT_EQ(fold::gather_bits("f", {2, 6, 7}), "((f >> 2) & 1) | (((f >> 6) & 3) << 1)");
+  EXPECT_EQ(fold::gather_bits("f", {2, 6, 7}), "(((f >> 2) & 1) | (((f >> 6) & 3) << 1))");
   EXPECT_EQ(fold::scatter_bits("c", {4, 5}), "(c << 4)");
-  EXPECT_EQ(fold::scatter_bits("c", {2, 6, 7}), "((c & 1) << 2) | (((c >> 1) & 3) << 6)");
+  EXPECT_EQ(fold::scatter_bits("c", {2, 6, 7}), "(((c & 1) << 2) | (((c >> 1) & 3) << 6))");
+  // Several runs bind as one operand: an owner test compares the whole coordinate.
+  EXPECT_EQ(fold::cmp(fold::gather_bits("f", {2, 6, 7}), "==", "0"),
+            "(((f >> 2) & 1) | (((f >> 6) & 3) << 1)) == 0");
 }
 
 // The layout of tile_mix's nest at 64 x 64 on 4 warps.

@@ -2,6 +2,7 @@
 // it and which stay on mma.sync, the TMA boxes and ring of the plan, the kernel IR's ring
 // stage and swizzled accesses read back, and the CUDA NVRTC compiles for sm_90a. GPU values:
 // tests/gpu/dot_gpu_test.cpp (DotGpu.*Wgmma*).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <tessel/tessel.hpp>
@@ -199,6 +200,16 @@ TEST(Wgmma, Tf32FactorsNotKMajorAreCopiedKMajor) {
   const std::string both =
       nvrtc_test::compile(k, x.transpose(0, 1).contiguous().transpose(0, 1), y);
   EXPECT_EQ(nvrtc_test::count_matches(both, R"(alignas\(16\) unsigned v\[4\];)"), 2) << both;
+  // The layout dump names both copied factors.
+  const ts::Buffer xm = x.transpose(0, 1).contiguous().transpose(0, 1);
+  stage_test::Staged s2 = stage_test::staged("layout", false, k, c, xm, y);
+  const passes::Contraction& c2 = s2.stages.loops.at(0).layout.contractions.at(0);
+  ASSERT_TRUE(c2.mma && c2.mma->transposed[0] && c2.mma->transposed[1]) << s2.text;
+  EXPECT_NE(
+      s2.text.find(fmt::format("%{} and %{} copied K-major by the threads",
+                               c2.match.factor[0].value()->id, c2.match.factor[1].value()->id)),
+      std::string::npos)
+      << s2.text;
 }
 
 // TF32 operands both K-major (x row-major, y the transpose of a [N, K] tensor: a Linear

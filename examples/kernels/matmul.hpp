@@ -90,9 +90,10 @@ inline auto make_matmul_bias_gelu(ts::Settings settings = {}) {
 /// f8e4m3 or f8e5m2, products summed in f32, the scales applied to the f32 sum, one rounding
 /// at the store. Rowwise false: per-tensor scales, scale_x and scale_y f32 [1] (on the
 /// device, as _scaled_mm's); true: scale_x f32 [M] (one per row of x), scale_y f32 [N] (one
-/// per column of y). On sm_90 the dot runs on wgmma where both operands are contiguous along
-/// K: pass y as w.transpose(0, 1) of a [N, K] tensor (what _scaled_mm asks too); else on the
-/// CUDA cores.
+/// per column of y). On sm_90 the dot runs on wgmma at K blocks of 128 or more: fastest
+/// where both operands are contiguous along K (y as w.transpose(0, 1) of a [N, K] tensor,
+/// what _scaled_mm asks too); a row-major y is copied K-major by the threads tile by tile.
+/// Smaller K blocks run on the CUDA cores.
 template <bool Rowwise>
 inline auto make_scaled_fp8_matmul(ts::Settings settings) {
   return ts::kernel(
@@ -123,9 +124,9 @@ inline auto make_fp8_matmul_rowwise(ts::Settings settings = {}) {
 }
 
 /// out = x @ y (torch._int_mm): x [M, K] and y [K, N] of i8, products summed in i32 (wrapping
-/// modulo 2^32), out i32 [M, N]. On sm_90 the dot runs on wgmma (s8) where both operands
-/// are contiguous along K: pass y as w.transpose(0, 1) of a [N, K] tensor; else on the CUDA
-/// cores.
+/// modulo 2^32), out i32 [M, N]. On sm_90 the dot runs on wgmma (s8) at K blocks of 128 or
+/// more, fastest with y as w.transpose(0, 1) of a [N, K] tensor (a row-major y is copied
+/// K-major by the threads); smaller K blocks run on the CUDA cores.
 inline auto make_int8_matmul(ts::Settings settings = {}) {
   return ts::kernel(
       "int8_matmul", {"x", "y"},

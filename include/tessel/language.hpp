@@ -469,8 +469,8 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// (Helion's out_dtype, "the output type of the multiplication prior to any
 /// accumulation"). i8 operands multiply and sum in i32, wrapping modulo 2^32 (torch._int_mm,
 /// Triton's int8 tl.dot): the result is i32, out_dtype may only be i32 and acc must be i32;
-/// on sm_90 they run on wgmma (s8, both K-major, K's block a multiple of 128 as for the
-/// 8-bit floats), else on the CUDA cores.
+/// on sm_90 they run on wgmma (s8, K's block a multiple of 128 as for the 8-bit floats; an
+/// operand not contiguous along K copied K-major as below), else on the CUDA cores.
 /// With `acc`, the result is acc + the product, in acc's dtype (a K loop:
 /// `acc = ts::dot(x(tm, tk), y(tk, tn), acc);` with an f32 acc; an out_dtype there rounds
 /// each partial product). Lowering (src/passes/contractions.hpp): where both operands are

@@ -428,8 +428,8 @@ int64_t Emitter::copy_bits(const Node* n) const {
 static std::vector<std::string> owner_terms(const Emitter& e, const Node* n) {
   std::vector<std::string> terms;
   for (int k : passes::copy_slots(*e.L_, n))
-    terms.push_back(fold::gather_bits("TS_FLAT(r)", e.L_->slot_bits[static_cast<size_t>(k)]) +
-                    " == 0");
+    terms.push_back(fold::cmp(
+        fold::gather_bits("TS_FLAT(r)", e.L_->slot_bits[static_cast<size_t>(k)]), "==", "0"));
   return terms;
 }
 

@@ -157,11 +157,14 @@ std::vector<std::pair<size_t, int>> runs(const std::vector<int>& pos) {
   return out;
 }
 
-// The terms ORed, without parentheses around each other.
+// The terms ORed, parenthesized as a whole so that the result binds as one operand
+// (`a | b == 0` would compare b alone).
 std::string or_all(const std::vector<std::string>& terms) {
+  if (terms.empty()) return "0";
+  if (terms.size() == 1) return terms[0];
   std::string out;
   for (const std::string& t : terms) out += (out.empty() ? "" : " | ") + paren(t);
-  return terms.size() == 1 ? terms[0] : out.empty() ? "0" : out;
+  return "(" + out + ")";
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ std::string bits(const std::string& e, int shift, int64_t mask);
 /// index): each run of consecutive positions one field, ORed; bits(e, pos[0], mask) for a
 /// single run. "0" for no positions.
 ///   gather_bits("f", {6, 7})        -> "((f >> 6) & 3)"
-///   gather_bits("f", {2, 6, 7})     -> "((f >> 2) & 1) | (((f >> 6) & 3) << 1)"
+///   gather_bits("f", {2, 6, 7})     -> "(((f >> 2) & 1) | (((f >> 6) & 3) << 1))"
 std::string gather_bits(const std::string& e, const std::vector<int>& pos);
 /// The inverse: bit j of e (below 2^pos.size()) at bit `pos[j]`; shl(e, pos[0]) for a
 /// single run.

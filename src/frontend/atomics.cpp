@@ -28,12 +28,24 @@ void check_dtype(AtomicFn fn, const Node* t, const char* what, SourceLoc loc) {
       "use a tensor of a supported dtype (an i32 tensor for flags and counters)");
 }
 
+// The operands' nodes, each C++ integer among them checked to fit the tensor's dtype.
+std::vector<Node*> operand_nodes(const std::vector<const Operand*>& operands, const Node* tensor,
+                                 SourceLoc loc) {
+  std::vector<Node*> nodes;
+  for (const Operand* o : operands) {
+    frontend::check_weak_constant(tensor->dtype, *o, ir::describe_tensor(tensor), loc);
+    nodes.push_back(o->node());
+  }
+  return nodes;
+}
+
 Value atomic(AtomicFn fn, const char* what, const Target& target, const std::vector<Index>& index,
-             std::vector<Node*> operands, Sem sem, Scope scope, Loc l) {
+             const std::vector<const Operand*>& operands, Sem sem, Scope scope, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   Node* t = target.node_at(loc);
   check_dtype(fn, t, what, loc);
-  Node* n = frontend::trace_memory_op(Op::Atomic, t, index, std::move(operands), what, loc);
+  Node* n =
+      frontend::trace_memory_op(Op::Atomic, t, index, operand_nodes(operands, t, loc), what, loc);
   n->fn = static_cast<uint8_t>(fn);
   n->sem = sem;
   n->scope = scope;
@@ -55,9 +67,9 @@ Node* pad_op(Op op, const char* what, const Target& pad, const std::vector<Index
   SourceLoc loc = SourceLoc::from(l);
   Node* p = pad.node_at(loc);
   check_pad(p, what, loc);
-  std::vector<Node*> operands{value.node()};
-  if (second) operands.push_back(second->node());
-  Node* n = frontend::trace_memory_op(op, p, index, std::move(operands), what, loc);
+  std::vector<const Operand*> operands{&value};
+  if (second) operands.push_back(&*second);
+  Node* n = frontend::trace_memory_op(op, p, index, operand_nodes(operands, p, loc), what, loc);
   n->sem = op == Op::Signal ? Sem::release : Sem::acquire;
   n->scope = scope;
   return n;
@@ -73,7 +85,7 @@ Node* Target::node_at(SourceLoc loc) const {
 #define TESSEL_ATOMIC(name, fn)                                                             \
   Value name(const Target& t, std::vector<Index> i, const Operand& v, Sem sem, Scope scope, \
              Loc l) {                                                                       \
-    return atomic(AtomicFn::fn, "ts::" #name, t, i, {v.node()}, sem, scope, l);             \
+    return atomic(AtomicFn::fn, "ts::" #name, t, i, {&v}, sem, scope, l);                   \
   }
 TESSEL_ATOMIC(atomic_add, add)
 TESSEL_ATOMIC(atomic_max, max)
@@ -86,7 +98,7 @@ TESSEL_ATOMIC(atomic_xchg, xchg)
 
 Value atomic_cas(const Target& t, std::vector<Index> i, const Operand& expected, const Operand& v,
                  Sem sem, Scope scope, Loc l) {
-  return atomic(AtomicFn::cas, "ts::atomic_cas", t, i, {expected.node(), v.node()}, sem, scope, l);
+  return atomic(AtomicFn::cas, "ts::atomic_cas", t, i, {&expected, &v}, sem, scope, l);
 }
 
 Value signal(const Target& pad, std::vector<Index> index, const Operand& signal,

@@ -451,7 +451,9 @@ Value TensorRef::operator()(const Index& a, const Index& b, const Index& c, cons
 }
 
 TensorRef& TensorRef::operator=(const Operand& v) {
-  store(v.node(), v.loc().line ? v.loc() : loc_);
+  const SourceLoc loc = v.loc().line ? v.loc() : loc_;
+  frontend::check_weak_constant(tensor_->dtype, v, tensor_name(tensor_), loc);
+  store(v.node(), loc);
   return *this;
 }
 TensorRef& TensorRef::operator=(const TensorRef& r) {

@@ -195,6 +195,12 @@ bool lined_up(const ir::Sym* x, const ir::Sym* y);
 ir::Node* trace_memory_op(ir::Op op, ir::Node* tensor, const std::vector<Index>& idx,
                           std::vector<ir::Node*> operands, const char* what, SourceLoc loc);
 
+/// Refuses a C++ integer constant `o` (a weak operand) that does not fit integer dtype
+/// `target` (i8, i32; or i64 for one past 2^63 - 1), as torch refuses a Python scalar that
+/// overflows: UserError at `loc` naming `whose` dtype it is ("the other operand", "tensor
+/// 'x'"). Other operands pass.
+void check_weak_constant(DType target, const Operand& o, const std::string& whose, SourceLoc loc);
+
 /// Describes a Sym for an error message ("the tile of the loop at k.cpp:12").
 std::string describe_sym(const ir::Sym* s);
 

@@ -232,29 +232,9 @@ Node* cast_node(Node* n, DType t, SourceLoc loc) {
 
 SourceLoc pick_loc(const Operand& a, const Operand& b) { return a.loc().line ? a.loc() : b.loc(); }
 
-// A C++ integer next to an i8 or i32 tile value takes its dtype (torch's rule for Python
-// scalars): one that does not fit is refused, as torch refuses it, instead of wrapping. A
-// negative one next to a u64 value wraps as two's complement (torch's integer scalars do),
-// and an unsigned one past 2^63 - 1 fits u64 only.
-void check_weak_constants(DType common, const Operand& a, const Operand& b, SourceLoc loc) {
-  for (const Operand* o : {&a, &b}) {
-    const Node* c = o->node();
-    if (!o->weak() || c->op != Op::Const || is_float(c->dtype)) continue;
-    const bool big_unsigned = c->dtype == DType::u64;
-    const bool narrow = common == DType::i32 || common == DType::i8;
-    const int64_t lo = common == DType::i8 ? INT8_MIN : INT32_MIN,
-                  hi = common == DType::i8 ? INT8_MAX : INT32_MAX;
-    if ((narrow && (big_unsigned || c->ival < lo || c->ival > hi)) ||
-        (common == DType::i64 && big_unsigned))
-      TraceContext::current(loc).fail(
-          loc,
-          fmt::format("the constant {} does not fit {}, the dtype of the other operand",
-                      big_unsigned ? std::to_string(static_cast<uint64_t>(c->ival))
-                                   : std::to_string(c->ival),
-                      dtype_name(common)),
-          big_unsigned ? "convert the tile value to ts::u64 first"
-                       : "convert the tile value first, e.g. .to(ts::i32) or .to(ts::i64)");
-  }
+static void check_weak_constants(DType common, const Operand& a, const Operand& b, SourceLoc loc) {
+  frontend::check_weak_constant(common, a, "the other operand", loc);
+  frontend::check_weak_constant(common, b, "the other operand", loc);
 }
 
 DType common_dtype(const Operand& a, const Operand& b) {
@@ -499,5 +479,33 @@ Value mean(const Operand& a, int dim, bool keepdim, Loc l) {
   return Value::wrap(cast_node(
       binary(ir::BinaryFn::div, Operand(total).at(loc), Operand(count).at(loc)).node(), out, loc));
 }
+
+namespace frontend {
+
+// A C++ integer next to an i8 or i32 tile value takes its dtype (torch's rule for Python
+// scalars): one that does not fit is refused, as torch refuses it, instead of wrapping. A
+// negative one next to a u64 value wraps as two's complement (torch's integer scalars do),
+// and an unsigned one past 2^63 - 1 fits u64 only.
+void check_weak_constant(DType target, const Operand& o, const std::string& whose, SourceLoc loc) {
+  const Node* c = o.node();
+  if (!o.weak() || c->op != Op::Const || is_float(c->dtype)) return;
+  const bool big_unsigned = c->dtype == DType::u64;
+  const bool narrow = target == DType::i32 || target == DType::i8;
+  const int64_t lo = target == DType::i8 ? INT8_MIN : INT32_MIN,
+                hi = target == DType::i8 ? INT8_MAX : INT32_MAX;
+  if ((narrow && (big_unsigned || c->ival < lo || c->ival > hi)) ||
+      (target == DType::i64 && big_unsigned))
+    TraceContext::current(loc).fail(
+        loc,
+        fmt::format(
+            "the constant {} does not fit {}, the dtype of {}",
+            big_unsigned ? std::to_string(static_cast<uint64_t>(c->ival)) : std::to_string(c->ival),
+            dtype_name(target), whose),
+        big_unsigned ? "convert the tile value to ts::u64 first"
+                     : "use a constant in range, or convert the tile value first, e.g. "
+                       ".to(ts::i32) or .to(ts::i64)");
+}
+
+}  // namespace frontend
 
 }  // namespace tessel

@@ -166,6 +166,16 @@ std::set<const ir::Node*> staged_nodes(const Layout& L) {
   return staged_nodes(found);
 }
 
+// The factors of a wgmma contraction that the threads copy K-major, for the layout dump:
+// "; %3 and %5 copied K-major by the threads", or "" for none.
+static std::string copied_factors(const Contraction& c) {
+  std::string ids;
+  for (int i = 0; i < 2; ++i)
+    if (c.mma->transposed[i])
+      ids += fmt::format("{}%{}", ids.empty() ? "" : " and ", c.match.factor[i].value()->id);
+  return ids.empty() ? "" : "; " + ids + " copied K-major by the threads";
+}
+
 std::string describe(const Layout& L, const ir::Node* loop) {
   const std::vector<std::string> names = slot_names(L, " ");
   auto slots = [&](const std::vector<int>& order) {
@@ -195,17 +205,13 @@ std::string describe(const Layout& L, const ir::Node* loop) {
         c.match.product->id, ir::sym_name(c.match.k), c.shared_bytes,
         !c.mma ? (c.not_wgmma.empty() ? std::string() : "; not on tensor cores: " + c.not_wgmma)
         : c.mma->wgmma
-            ? fmt::format(
-                  ", on tensor cores (wgmma m64n{}k{} {}, {} warpgroups{}, a ring of {} "
-                  "buffers filled by TMA{}{})",
-                  L.slot_block[1] / c.mma->warps_n, c.mma->wgmma_k(), c.mma->ptx_operand(),
-                  c.mma->warps_m / 4 * c.mma->warps_n,
-                  c.mma->warps_n > 1 ? fmt::format(" ({} along N)", c.mma->warps_n) : "",
-                  c.mma->stages, c.mma->across_programs ? " across programs" : "",
-                  c.mma->transposed[0] || c.mma->transposed[1]
-                      ? fmt::format("; %{} copied K-major by the threads",
-                                    c.match.factor[c.mma->transposed[0] ? 0 : 1].value()->id)
-                      : "")
+            ? fmt::format(", on tensor cores (wgmma m64n{}k{} {}, {} warpgroups{}, a ring of {} "
+                          "buffers filled by TMA{}{})",
+                          L.slot_block[1] / c.mma->warps_n, c.mma->wgmma_k(), c.mma->ptx_operand(),
+                          c.mma->warps_m / 4 * c.mma->warps_n,
+                          c.mma->warps_n > 1 ? fmt::format(" ({} along N)", c.mma->warps_n) : "",
+                          c.mma->stages, c.mma->across_programs ? " across programs" : "",
+                          copied_factors(c))
             : fmt::format(", on tensor cores (mma.sync {}, warps {} x {}{})",
                           c.mma->operand == DType::f32 ? std::string("m16n8k8 tf32")
                                                        : "m16n8k16 " + dtype_name(c.mma->operand),

@@ -6,6 +6,7 @@
 // of magnitude ~1). Exact agreement on small integers: tests/gpu/contractions_gpu_test.cpp.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 #include <tuple>
@@ -502,4 +503,41 @@ TEST(DotGpu, AWgmmaGroupedMatmulWithAnExpertPast32BitsGivesZeroRows) {
   EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0);
   const std::vector<double> w = want.to_vector();
   for (int64_t i = 64 * 128; i < 128 * 128; ++i) ASSERT_EQ(w[static_cast<size_t>(i)], 0.0);
+}
+
+// ts::atomic_add of an accumulator's row sums: each row's sum is held by several lanes of
+// the accumulator's layout, and only its owner adds it (the owner test of a multi-run slot
+// once compared one run alone and added each sum several times). Small integers, so the GPU
+// and the interpreter agree exactly; N spans three column tiles that add into the same rows.
+TEST(DotGpu, AtomicAddsOfAnAccumulatorsRowSumsAddOnce) {
+  TESSEL_REQUIRE_GPU();
+  auto make = [](const ts::Config& c) {
+    return ts::kernel(
+        "dot_row_sums",
+        [](ts::Tensor x, ts::Tensor y, ts::Tensor sums) {
+          for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+            ts::Value acc = ts::zeros({tm, tn});
+            for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+            ts::atomic_add(sums, {tm}, ts::sum(acc, 1));
+          }
+          return sums;
+        },
+        ts::Settings{.config = c});
+  };
+  auto small_ints = [](std::vector<int64_t> shape, uint64_t seed) {
+    ts::Buffer r = ts::Buffer::rand(shape, ts::f32, ts::cpu(), seed);
+    std::vector<double> v = r.to_vector();
+    for (double& e : v) e = std::floor(e * 5) - 2;  // -2 .. 2
+    return ts::Buffer::from_vector(v, shape, ts::bf16);
+  };
+  ts::Config wgmma = blocks(128, 128, 64, 4);
+  wgmma.num_stages = 3;
+  for (const ts::Config& c : {blocks(64, 64, 32, 4), wgmma, blocks(128, 256, 64, 8)}) {
+    auto k = make(c);
+    ts::Buffer x = small_ints({256, 128}, 41), y = small_ints({128, 384}, 42);
+    ts::Buffer want = k(x, y, ts::Buffer::zeros({256}, ts::f32));
+    ts::Buffer got =
+        k(x.to(ts::cuda(0)), y.to(ts::cuda(0)), ts::Buffer::zeros({256}, ts::f32, ts::cuda(0)));
+    EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0, 0), 0) << c.to_json();
+  }
 }
