@@ -280,9 +280,14 @@ TEST(Buffer, CopyConvertsDtypesAndStrides) {
   auto src = ts::Buffer::from_vector({1.5, -2.5, 3e9, kNan, 65520, 0.1}, {2, 3}, ts::f64);
   auto as_i32 = ts::Buffer::empty({2, 3}, ts::i32);
   as_i32.copy_from(src);
-  EXPECT_EQ(as_i32.to_vector(),
-            (std::vector<double>{1, -2, static_cast<double>(static_cast<int32_t>(3000000000LL)), 0,
-                                 65520, 0}));
+  // Floats to integers truncate toward zero and saturate, NaN -> 0, as a kernel's cast.
+  EXPECT_EQ(as_i32.to_vector(), (std::vector<double>{1, -2, 2147483647, 0, 65520, 0}));
+  auto as_i8 = ts::Buffer::empty({2, 3}, ts::i8);
+  as_i8.copy_from(src);
+  EXPECT_EQ(as_i8.to_vector(), (std::vector<double>{1, -2, 127, 0, 127, 0}));
+  as_i8.copy_from(
+      ts::Buffer::from_vector({-300, -128.9, 127.9, 300, -1e30, 1e30}, {2, 3}, ts::f32));
+  EXPECT_EQ(as_i8.to_vector(), (std::vector<double>{-128, -128, 127, 127, -128, 127}));
   auto as_f16 = ts::Buffer::empty({2, 3}, ts::f16);
   as_f16.copy_from(src);
   auto h = as_f16.to_vector();

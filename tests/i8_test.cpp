@@ -15,6 +15,7 @@
 #include "passes/layout.hpp"
 #include "stage_test_util.hpp"
 #include "tests/dot_test_util.hpp"
+#include "tests/i8_test_util.hpp"
 
 namespace ts = tessel;
 
@@ -174,6 +175,39 @@ TEST(I8, KMajorDotsTakeWgmmaS8) {
   EXPECT_NE(rowwise.find("m64n256k32.s32.s8.s8"), std::string::npos) << rowwise;
 }
 
+// A K block of 256 i8 values: the factors' f32 staging for the CUDA cores (384 KiB) would
+// not fit shared memory, but two stages of the wgmma ring (2 x 96 KiB) do, so the dot is
+// kept for tensor cores and lands on wgmma; where it cannot, the error names the dot's
+// line, the shared memory and why it is not on wgmma.
+TEST(I8, AKBlockOf256TakesWgmmaWhereItsRingFits) {
+  ts::Buffer x = ts::Buffer::zeros({512, 512}, ts::i8), w = ts::Buffer::zeros({512, 512}, ts::i8);
+  ts::Config c = blocks(128, 256, 256, 8);
+  c.num_stages = 2;
+  auto k = examples::make_int8_matmul(ts::Settings{.config = c});
+  stage_test::Staged s = stage_test::staged("layout", false, k, c, x, w.transpose(0, 1));
+  const ts::passes::Contraction& con = s.stages.loops.at(0).layout.contractions.at(0);
+  ASSERT_TRUE(con.mma && con.mma->wgmma) << s.text;
+  EXPECT_EQ(con.shared_bytes, 2 * (128 + 256) * 256);
+  REQUIRE_NVRTC();
+  const std::string cu = nvrtc_test::compile(k, x, w.transpose(0, 1));
+  EXPECT_NE(cu.find("wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8"), std::string::npos) << cu;
+  // An M-major x: its two K-major copies (2 x 32 KiB) past the ring leave no room for two
+  // stages, and the CUDA cores' staging does not fit either: a UserError.
+  const ts::Buffer xm = x.transpose(0, 1).contiguous().transpose(0, 1);
+  try {
+    k.cuda(false, xm, w.transpose(0, 1));
+    FAIL() << "neither a ring nor the CUDA cores staging fits";
+  } catch (const ts::UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("KiB of shared memory (at most 227 KiB) where it is not on wgmma"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("matmul.hpp:"), std::string::npos) << m;
+    EXPECT_NE(m.find("two stages of its rings do not fit"), std::string::npos) << m;
+    EXPECT_NE(m.find("use a smaller block size for the summed dim"), std::string::npos) << m;
+  }
+}
+
 TEST(I8, DotsOfI8RefuseFloatAccumulatorsAndOutDtypes) {
   ts::Buffer x = ts::Buffer::zeros({16, 16}, ts::i8), y = ts::Buffer::zeros({16, 16}, ts::i8);
   // The error names the line of the dot (or atomic): this file's, or the example's.
@@ -211,17 +245,7 @@ TEST(I8, DotsOfI8RefuseFloatAccumulatorsAndOutDtypes) {
 // ragged rows (a tile past the row's end) and rows past one tile's reach (16384 columns:
 // a loop over chunks), all-negative and all-equal rows.
 TEST(I8, ReductionsPadWithI8sIdentities) {
-  auto k = ts::kernel("i8_extremes", [](ts::Tensor x) {
-    ts::Tensor mx = ts::empty({x.size(0)}, ts::i8), mn = ts::empty({x.size(0)}, ts::i8);
-    ts::Tensor amx = ts::empty({x.size(0)}, ts::i64), amn = ts::empty({x.size(0)}, ts::i64);
-    for (auto t : ts::tile(x.size(0))) {
-      mx(t) = ts::max(x(t, ts::all), 1);
-      mn(t) = ts::min(x(t, ts::all), 1);
-      amx(t) = ts::argmax(x(t, ts::all), 1);
-      amn(t) = ts::argmin(x(t, ts::all), 1);
-    }
-    return std::tuple{mx, mn, amx, amn};
-  });
+  auto k = i8_test::make_row_extremes();
   for (int64_t cols : {37, 20001}) {
     // Row 0: all -50 but the last, -3; row 1: all 7; row 2: all 100 but the first, 120.
     std::vector<double> v;
@@ -320,4 +344,30 @@ TEST(I8, StoredConstantsMustFitTheTensor) {
   EXPECT_THROW(add_big(ts::Buffer::zeros({4}, ts::i32)), ts::UserError);
   EXPECT_EQ(add_big(ts::Buffer::zeros({4}, ts::i64)).to_vector(),
             std::vector<double>(4, 8589934592.0));
+}
+
+// ts::arange in i8 counts at most to 127: an extent of at most 128 (a constant, or a size
+// the trace knows) is taken, a larger one is an error at its line that says to count in i32
+// and convert.
+TEST(I8, AnI8ArangePast127IsAnError) {
+  auto count = ts::kernel("i8_arange", [](ts::Tensor x) {
+    ts::Tensor o = ts::empty({x.size(0)}, ts::i8);
+    for (auto t : ts::grid(1)) {
+      (void)t;
+      o(ts::all) = ts::arange(x.size(0), ts::i8);
+    }
+    return o;
+  });
+  const std::vector<double> got = count(ts::Buffer::zeros({128}, ts::i8)).to_vector();
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(got[static_cast<size_t>(i)], i);
+  try {
+    count(ts::Buffer::zeros({200}, ts::i8));
+    FAIL() << "an i8 arange over 200 elements";
+  } catch (const ts::UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("ts::arange of dtype i8 over an extent that may pass 128"), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("ts::arange(n).to(ts::i8)"), std::string::npos) << m;
+    EXPECT_NE(m.find("i8_test.cpp"), std::string::npos) << m;
+  }
 }

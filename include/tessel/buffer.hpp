@@ -125,7 +125,8 @@ class Buffer {
   /// A contiguous tensor with the same values on the same device: *this itself (sharing
   /// memory) when already contiguous, like torch, else a copy.
   Buffer contiguous() const;
-  /// Copies `src` (same shape; any dtype, converted; any device) into this Buffer.
+  /// Copies `src` (same shape; any dtype, converted as a kernel's cast converts: floats to
+  /// integers truncated toward zero and saturating, NaN -> 0; any device) into this Buffer.
   void copy_from(const Buffer& src, std::source_location at = std::source_location::current());
   /// Sets every element to `value`. On a GPU this is enqueued on the legacy default stream
   /// and does not wait (like copy_from between two Buffers of one GPU).

@@ -102,6 +102,27 @@ void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config
           "reductions");
 }
 
+// Refuses a contraction kept for tensor cores (8- and 16-bit factors whose f32 staging for
+// the CUDA cores does not fit shared memory: passes/layout.cpp) that did not land on them.
+void check_contraction_staging(const ir::Graph& g, const Config& config, const passes::Layout& L) {
+  for (const passes::Contraction& c : L.contractions) {
+    if (c.shared_bytes <= passes::kSharedBytesLimit) continue;
+    const ir::Sym* k = c.match.k;
+    throw UserError(
+        g.kernel_name, c.match.sum->loc,
+        fmt::format("config {}: the factors of this sum of products need {} KiB of shared "
+                    "memory (at most {} KiB) where it is not on wgmma{}",
+                    config.to_json(), (c.shared_bytes + 1023) / 1024,
+                    passes::kSharedBytesLimit / 1024,
+                    c.not_wgmma.empty() ? "" : " (not on wgmma: " + c.not_wgmma + ")"),
+        k->kind == ir::Sym::tile
+            ? fmt::format("use a smaller block size for the summed dim (the tile of the loop "
+                          "at {})",
+                          k->loop->loc.str())
+            : std::string("sum over a ts::tile of that dim instead of all of it"));
+  }
+}
+
 std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
   std::vector<LoopStages> out;
   for (const ir::Node* n : g.host) {
@@ -113,6 +134,7 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
     passes::KernelPlan plan = passes::plan_kernel(g, n, config);
     passes::assign_access_layouts(g, n, config, plan, L);
     passes::plan_tensor_cores(g, plan, L);
+    check_contraction_staging(g, config, L);
     out.push_back(LoopStages{n, std::move(plan), L, {}, {}, {}});
   }
   return out;

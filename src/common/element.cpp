@@ -157,11 +157,11 @@ void write_element(void* p, DType t, double v) {
     case DType::boolean:
       store<uint8_t>(p, v != 0.0 ? 1 : 0);
       break;
-    case DType::i8:
-      store<int8_t>(p, static_cast<int8_t>(to_int(v)));
+    case DType::i8:  // saturating, as a kernel's cast
+      store<int8_t>(p, static_cast<int8_t>(std::clamp<int64_t>(to_int(v), INT8_MIN, INT8_MAX)));
       break;
     case DType::i32:
-      store<int32_t>(p, static_cast<int32_t>(to_int(v)));
+      store<int32_t>(p, static_cast<int32_t>(std::clamp<int64_t>(to_int(v), INT32_MIN, INT32_MAX)));
       break;
     case DType::i64:
       store<int64_t>(p, to_int(v));

@@ -31,7 +31,7 @@ float truncate_tf32(float f);
 /// Reads element `ptr` of dtype `t` as double (integers exactly up to 2^53).
 double read_element(const void* ptr, DType t);
 /// Writes `v` converted to `t` (floats rounded to nearest even; integers truncated toward
-/// zero as a C++ cast does; bool is v != 0).
+/// zero, saturating at t's range and NaN -> 0, as a kernel's cast; bool is v != 0).
 void write_element(void* ptr, DType t, double v);
 /// Integer read without the double round trip (i64/u64 beyond 2^53).
 int64_t read_element_int(const void* ptr, DType t);

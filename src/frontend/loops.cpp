@@ -298,7 +298,14 @@ Value arange(const Extent& n, DType dtype, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   require_device(loc, "ts::arange");
   TraceContext& ctx = TraceContext::current(loc);
-  ir::Shape shape = {ctx.extent_sym(n.value().node(), "arange extent", loc)};
+  // An i8 count stops at 127 (torch.arange refuses ends past the dtype's range): only a
+  // constant extent of at most 128 is known to stay in range.
+  ir::Node* extent = n.value().node();
+  if (dtype == DType::i8 && (extent->op != Op::Const || extent->ival > 128))
+    ctx.fail(loc, "ts::arange of dtype i8 over an extent that may pass 128",
+             "count in ts::i32 (the default) and convert: ts::arange(n).to(ts::i8), or use "
+             "a constant extent of at most 128");
+  ir::Shape shape = {ctx.extent_sym(extent, "arange extent", loc)};
   return Value::wrap(ctx.add(Op::Arange, dtype, shape, {}, loc));
 }
 

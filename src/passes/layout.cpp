@@ -327,13 +327,27 @@ Contraction plan_contraction(const ContractionMatch& m, const Config& config, in
   return c;
 }
 
+// Whether contraction c, whose factors' f32 staging for the CUDA cores is past the shared
+// memory limit, may still fit on tensor cores: 8- and 16-bit factors, two stages of a
+// wgmma ring of them within the limit (plan_tensor_cores decides; layouts() refuses it if
+// it lands elsewhere).
+static bool may_fit_on_tensor_cores(const Contraction& c) {
+  int64_t ring = 0;
+  for (int i = 0; i < 2; ++i) {
+    const int size = dtype_size(c.match.factor[i].load()->dtype);
+    if (size > 2) return false;
+    ring += 2 * c.factor_layout[i].elems * size;
+  }
+  return ring <= kSharedBytesLimit;
+}
+
 Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Graph* g) {
   const int threads = 32 * config.num_warps.value_or(4);
   std::vector<Contraction> contractions, too_large;
   std::vector<ContractionMatch> found;
   for (const ContractionMatch& m : find_contractions(loop)) {
     Contraction c = plan_contraction(m, config, threads);
-    if (c.shared_bytes > kSharedBytesLimit) {  // stays a product and a sum
+    if (c.shared_bytes > kSharedBytesLimit && !may_fit_on_tensor_cores(c)) {  // stays a product
       too_large.push_back(c);
       continue;
     }

@@ -156,7 +156,8 @@ struct Contraction {
     }
   };
   std::optional<Mma> mma;
-  /// On mma.sync rather than wgmma (16-bit operands): why (passes/tensor_cores.hpp).
+  /// On mma.sync rather than wgmma, or on the CUDA cores rather than tensor cores: why
+  /// (passes/tensor_cores.hpp); the layout dump prints it.
   std::string not_wgmma;
 };
 

@@ -89,22 +89,37 @@ layout::LinearLayout accumulator(const Layout& L, const Contraction::Mma& mma) {
       {mma.warps_m, mma.warps_n});
 }
 
-// The tensor-core plan of contraction c in nest L, or none (the conditions of the header).
+// The tensor-core plan of contraction c in nest L, or none (the conditions of the header),
+// `why_not` saying why.
 std::optional<Contraction::Mma> plan_mma(const KernelPlan& plan, const Layout& L,
-                                         const Contraction& c) {
+                                         const Contraction& c, std::string& why_not) {
+  auto refuse = [&](std::string why) {
+    why_not = std::move(why);
+    return std::nullopt;
+  };
   const ir::Node* sum = c.match.sum;
-  if (sum->shape.size() != 2 || !sum->shape[0] || !sum->shape[1]) return std::nullopt;
+  if (sum->shape.size() != 2 || !sum->shape[0] || !sum->shape[1])
+    return refuse("the product is not 2-D (batched dots run on the CUDA cores)");
   const ir::Sym* m = sum->shape[0];
   const ir::Sym* n = sum->shape[1];
   const ir::Sym* k = c.match.k;
   auto sm = L.slot_of.find(m), sn = L.slot_of.find(n);
   if (sm == L.slot_of.end() || sn == L.slot_of.end() || sm->second != 0 || sn->second != 1)
-    return std::nullopt;
+    return refuse(fmt::format(
+        "the loop's layout does not hold the result as [{}, {}] (rows outer, columns inner): "
+        "a transposed store or another value of the loop sets its order; store the result "
+        "as it is (out(tm, tn) = acc) and transpose it in a separate kernel",
+        ir::sym_name(m), ir::sym_name(n)));
   const int64_t bm = plan.block(m), bn = plan.block(n), bk = plan.block(k);
   const std::optional<DType> t = operand_dtype(c.match.factor[0]);
-  if (!t || t != operand_dtype(c.match.factor[1])) return std::nullopt;
-  if (L.slot_block[0] != bm || L.slot_block[1] != bn || bk % (32 / dtype_size(*t)) != 0)
-    return std::nullopt;
+  if (!t || t != operand_dtype(c.match.factor[1]))
+    return refuse(
+        "the factors are not loads of one tensor-core dtype (f16, bf16, TF32, 8-bit), widened "
+        "only");
+  if (L.slot_block[0] != bm || L.slot_block[1] != bn)
+    return refuse("the loop's layout holds more than one block of M or N");
+  if (bk % (32 / dtype_size(*t)) != 0)
+    return refuse(fmt::format("K's block {} is not a multiple of {}", bk, 32 / dtype_size(*t)));
   Contraction::Mma mma;
   mma.operand = *t;
   const std::set<const ir::Sym*> a_dims{m, k}, b_dims{k, n};
@@ -115,9 +130,12 @@ std::optional<Contraction::Mma> plan_mma(const KernelPlan& plan, const Layout& L
   else if (d1 == a_dims && d0 == b_dims)
     mma.a = 1;
   else
-    return std::nullopt;
+    return refuse("a factor has dims other than [M, K] or [K, N]");
   std::tie(mma.warps_m, mma.warps_n) = split_warps(L.threads / 32, bm, bn);
-  if (mma.warps_m == 0) return std::nullopt;
+  if (mma.warps_m == 0)
+    return refuse(fmt::format(
+        "no split of {} warps gives each 16 rows of M's block {} and 8 columns of N's block {}",
+        L.threads / 32, bm, bn));
   for (int i = 0; i < 2; ++i) {
     const Layout& F = c.factor_layout[i];
     mma.k_inner[i] = innermost(F) == k;
@@ -255,13 +273,19 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
 }  // namespace
 
 void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
-  if (L.slot_block.size() != 2 || any_flattened(plan)) return;
+  if (L.slot_block.size() != 2 || any_flattened(plan)) {
+    for (Contraction& c : L.contractions)
+      c.not_wgmma = L.slot_block.size() != 2
+                        ? "the loop's tiles are not 2-D (batched dots run on the CUDA cores)"
+                        : "the Config flattens a loop (flatten_loops)";
+    return;
+  }
   std::vector<std::optional<Contraction::Mma>> plans;
   int64_t per_stage = 0;  // bytes of one buffer of every ring
   int64_t fixed = 0;      // and of their K-major copies
   for (Contraction& c : L.contractions) {
     c.not_wgmma.clear();
-    std::optional<Contraction::Mma> mma = plan_mma(plan, L, c);
+    std::optional<Contraction::Mma> mma = plan_mma(plan, L, c, c.not_wgmma);
     if (mma)
       if (std::optional<Contraction::Mma> w = plan_wgmma(g, plan, L, c, *mma, c.not_wgmma)) mma = w;
     if (mma && !mma->wgmma && !on_mma_sync(mma->operand)) mma.reset();  // CUDA cores
@@ -281,7 +305,8 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     std::optional<Contraction::Mma> mma = plans[i];
     if (mma && mma->wgmma) {
       if (stages * per_stage > budget) {
-        mma = plan_mma(plan, L, c);
+        std::string unused;
+        mma = plan_mma(plan, L, c, unused);
         if (mma && !on_mma_sync(mma->operand)) mma.reset();
         c.not_wgmma = "two stages of its rings do not fit in shared memory";
       } else {

@@ -127,7 +127,8 @@ template <int T> __device__ __forceinline__ i64 ld_i(const void* p) {
 template <int T> __device__ __forceinline__ void st_d(void* p, double v) {
   typedef typename Ty<T>::S S;
   if constexpr (T == 0) *(S*)p = v != 0.0 ? 1 : 0;
-  else if constexpr (T == 1 || T == 10) *(S*)p = (S)to_int(v);
+  else if constexpr (T == 1) *(S*)p = (S)max(min(to_int(v), (i64)2147483647), (i64)-2147483648ll);
+  else if constexpr (T == 10) *(S*)p = (S)max(min(to_int(v), (i64)127), (i64)-128);
   else if constexpr (T == 2) *(S*)p = to_int(v);
   else if constexpr (T == 3) *(S*)p = v < 0 ? (u64)to_int(v) : (u64)v;
   else if constexpr (T == 4) *(S*)p = f2h((float)v);

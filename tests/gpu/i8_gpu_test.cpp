@@ -11,6 +11,7 @@
 #include "examples/kernels/matmul.hpp"
 #include "gpu_test_util.hpp"
 #include "tests/dot_test_util.hpp"
+#include "tests/i8_test_util.hpp"
 
 namespace ts = tessel;
 
@@ -123,17 +124,7 @@ TEST(I8Gpu, RowwiseScaledMatmulMatchesTheInterpreter) {
 // (ragged rows of 37 and 1000 columns; rows of all-negative values) as the interpreter does.
 TEST(I8Gpu, RaggedReductionsMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
-  auto k = ts::kernel("i8_extremes_gpu", [](ts::Tensor x) {
-    ts::Tensor mx = ts::empty({x.size(0)}, ts::i8), mn = ts::empty({x.size(0)}, ts::i8);
-    ts::Tensor amx = ts::empty({x.size(0)}, ts::i64), amn = ts::empty({x.size(0)}, ts::i64);
-    for (auto t : ts::tile(x.size(0))) {
-      mx(t) = ts::max(x(t, ts::all), 1);
-      mn(t) = ts::min(x(t, ts::all), 1);
-      amx(t) = ts::argmax(x(t, ts::all), 1);
-      amn(t) = ts::argmin(x(t, ts::all), 1);
-    }
-    return std::tuple{mx, mn, amx, amn};
-  });
+  auto k = i8_test::make_row_extremes();
   for (int64_t cols : {37, 1000}) {
     std::vector<double> v;
     for (int64_t i = 0; i < 64; ++i)
