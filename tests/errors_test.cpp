@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
 #include <string>
 #include <tessel/tessel.hpp>
 
+#include "common/element.hpp"
 #include "user_error_util.hpp"
 
 namespace ts = tessel;
@@ -307,6 +309,32 @@ TEST(Errors, IntegerConstantBeyondTheTileDtype) {
                  ".to(ts::i64)");
   EXPECT_EQ(k(ts::Buffer::zeros({4}, ts::i64)).to_vector(),
             std::vector<double>(4, 1099511627776.0));
+}
+
+// A C++ float stored into a tensor must be a value of its dtype (torch: "value cannot be
+// converted to type int32_t without overflow"): 1e20 into i32, 1e10 into f16; in range it
+// is stored (a fraction into an integer tensor truncates toward 0, as torch's).
+TEST(Errors, StoredFloatConstantsMustFitTheTensor) {
+  auto fill = [](double v) {
+    return ts::kernel("fill_constant", [v](ts::Tensor x) {
+      ts::Tensor o = ts::empty_like(x);
+      for (auto t : ts::tile(x.size(0))) {
+        g_line = __LINE__ + 1;
+        o(t) = v;
+      }
+      return o;
+    });
+  };
+  std::string msg = user_error([&] { fill(1e20)(ts::Buffer::zeros({4}, ts::i32)); });
+  expect_message(msg, "fill_constant", g_line, "the constant 1e+20 does not fit i32",
+                 "use a constant in the dtype's range");
+  msg = user_error([&] { fill(1e10)(ts::Buffer::zeros({4}, ts::f16)); });
+  expect_message(msg, "fill_constant", g_line, "the constant 10000000000 does not fit f16",
+                 "use a constant in the dtype's range");
+  EXPECT_EQ(fill(-2.7)(ts::Buffer::zeros({2}, ts::i32)).to_vector(), (std::vector<double>{-2, -2}));
+  EXPECT_EQ(fill(6e4)(ts::Buffer::zeros({2}, ts::f16)).to_vector(),
+            (std::vector<double>{ts::round_to(ts::f16, 6e4), ts::round_to(ts::f16, 6e4)}));
+  EXPECT_TRUE(std::isinf(fill(-INFINITY)(ts::Buffer::zeros({1}, ts::f16)).to_vector()[0]));
 }
 
 // C++ unsigned integers past 2^63 - 1 fit u64 tile values only; a negative C++ integer

@@ -33,7 +33,7 @@ std::vector<Node*> operand_nodes(const std::vector<const Operand*>& operands, co
                                  SourceLoc loc) {
   std::vector<Node*> nodes;
   for (const Operand* o : operands) {
-    frontend::check_weak_constant(tensor->dtype, *o, ir::describe_tensor(tensor), loc);
+    frontend::check_stored_constant(tensor->dtype, *o, ir::describe_tensor(tensor), loc);
     nodes.push_back(o->node());
   }
   return nodes;

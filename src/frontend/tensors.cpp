@@ -452,7 +452,7 @@ Value TensorRef::operator()(const Index& a, const Index& b, const Index& c, cons
 
 TensorRef& TensorRef::operator=(const Operand& v) {
   const SourceLoc loc = v.loc().line ? v.loc() : loc_;
-  frontend::check_weak_constant(tensor_->dtype, v, tensor_name(tensor_), loc);
+  frontend::check_stored_constant(tensor_->dtype, v, tensor_name(tensor_), loc);
   store(v.node(), loc);
   return *this;
 }

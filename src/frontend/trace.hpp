@@ -201,6 +201,11 @@ ir::Node* trace_memory_op(ir::Op op, ir::Node* tensor, const std::vector<Index>&
 /// 'x'"). Other operands pass.
 void check_weak_constant(DType target, const Operand& o, const std::string& whose, SourceLoc loc);
 
+/// check_weak_constant for a constant stored into (or atomically applied to) a tensor of
+/// dtype `target`; a C++ float must also be a value of it: in an integer dtype's range, or
+/// finite in f16, bf16 and f32 where it is finite (torch refuses such scalar stores).
+void check_stored_constant(DType target, const Operand& o, const std::string& whose, SourceLoc loc);
+
 /// Describes a Sym for an error message ("the tile of the loop at k.cpp:12").
 std::string describe_sym(const ir::Sym* s);
 

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+
 #include "common/count_text.hpp"
 #include "common/element.hpp"
 #include "frontend/trace.hpp"
@@ -504,6 +506,27 @@ void check_weak_constant(DType target, const Operand& o, const std::string& whos
         big_unsigned ? "convert the tile value to ts::u64 first"
                      : "use a constant in range, or convert the tile value first, e.g. "
                        ".to(ts::i32) or .to(ts::i64)");
+}
+
+// A C++ number stored into a tensor (or applied by an atomic) must be a value of its dtype,
+// as torch refuses `t[i] = 1e20` for an int32 t ("value cannot be converted ... without
+// overflow"): integers as check_weak_constant says, fractions and floats in an integer
+// dtype's range, finite floats that stay finite in f16, bf16 and f32. (8-bit floats
+// saturate by design: tessel/dtype.hpp.)
+void check_stored_constant(DType target, const Operand& o, const std::string& whose,
+                           SourceLoc loc) {
+  check_weak_constant(target, o, whose, loc);
+  const Node* c = o.node();
+  if (!o.weak() || c->op != Op::Const || !is_float(c->dtype)) return;
+  const double v = c->fval;
+  const bool integer = !is_float(target) && target != DType::boolean;
+  const bool narrow_float = target == DType::f16 || target == DType::bf16 || target == DType::f32;
+  if ((integer && !holds_integer_value(target, v)) ||
+      (narrow_float && std::isfinite(v) && std::isinf(round_to(target, v))))
+    TraceContext::current(loc).fail(loc,
+                                    fmt::format("the constant {} does not fit {}, the dtype of {}",
+                                                v, dtype_name(target), whose),
+                                    "use a constant in the dtype's range");
 }
 
 }  // namespace frontend
