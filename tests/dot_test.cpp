@@ -256,37 +256,41 @@ TEST(TensorCores, ContractionsThatDoNotFitStayOnTheCudaCores) {
   EXPECT_FALSE(only_contraction(nest_layout(ieee, blocks(64, 64, 32, 4), xf, yf)).mma);  // f32
 }
 
-// Where a dot stays on the CUDA cores, the layout stage says why: K's block, the warps'
-// split, and a result stored transposed (out(tn, tm) = acc.t(): the store orders the loop's
-// layout [N, M]).
+// Where a dot stays on the CUDA cores, the layout stage says why: K's block and the warps'
+// split.
 TEST(TensorCores, TheLayoutStageSaysWhyADotIsNotOnTensorCores) {
   ts::Buffer x = ts::Buffer::zeros({64, 64}, ts::bf16), y = ts::Buffer::zeros({64, 64}, ts::bf16);
   auto k = make_dot();
-  auto why = [&](const auto& kernel, const ts::Config& c) {
-    stage_test::Staged s = stage_test::staged("layout", false, kernel, c, x, y);
+  auto why = [&](const ts::Config& c) {
+    stage_test::Staged s = stage_test::staged("layout", false, k, c, x, y);
     EXPECT_FALSE(s.stages.loops.at(0).layout.contractions.at(0).mma) << s.text;
     return s.text;
   };
-  EXPECT_NE(why(k, blocks(64, 64, 8, 4))
-                .find("not on tensor cores: K's block 8 is not a "
-                      "multiple of 16"),
+  EXPECT_NE(why(blocks(64, 64, 8, 4))
+                .find("not on tensor cores: K's block 8 is not a multiple "
+                      "of 16"),
             std::string::npos);
-  EXPECT_NE(why(k, blocks(16, 8, 16, 4)).find("not on tensor cores: no split of 4 warps"),
+  EXPECT_NE(why(blocks(16, 8, 16, 4)).find("not on tensor cores: no split of 4 warps"),
             std::string::npos);
-  auto transposed = ts::kernel("dot_stored_transposed", [](ts::Tensor x, ts::Tensor y) {
-    ts::Tensor out = ts::empty({y.size(1), x.size(0)}, ts::f32);
-    for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
-      ts::Value acc = ts::zeros({tm, tn});
-      for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
-      out(tn, tm) = acc.t();
-    }
-    return out;
-  });
-  const std::string t = why(transposed, blocks(64, 64, 32, 4));
-  EXPECT_NE(t.find("not on tensor cores: the loop's layout does not hold the result as"),
-            std::string::npos)
-      << t;
-  // Its values are still right (on the CUDA cores).
+}
+
+// A result stored transposed (out(tn, tm) = acc.t()): the loop's layout holds the
+// accumulator [M, N] (on tensor cores, mma.sync and wgmma) and the store converts to a
+// layout of its own whose vectors run along M, out's contiguous dim; values as the
+// reference's. GPU values: DotGpu.AResultStoredTransposedMatchesTheInterpreter.
+TEST(TensorCores, AResultStoredTransposedStaysOnTensorCores) {
+  auto transposed = dot_test::make_dot_stored_transposed();
+  ts::Buffer x = ts::Buffer::zeros({256, 256}, ts::bf16),
+             y = ts::Buffer::zeros({256, 256}, ts::bf16);
+  ts::Config wgmma = blocks(128, 128, 64, 4);
+  wgmma.num_stages = 3;
+  for (const ts::Config& c : {blocks(64, 64, 32, 4), wgmma}) {
+    stage_test::Staged s = stage_test::staged("layout", false, transposed, c, x, y);
+    const passes::Layout& L = s.stages.loops.at(0).layout;
+    ASSERT_TRUE(L.contractions.at(0).mma) << s.text;
+    EXPECT_EQ(L.contractions.at(0).mma->wgmma, c.num_stages > 1) << s.text;
+    EXPECT_EQ(L.own_order.size(), 1u) << s.text;  // the store
+  }
   ts::Buffer xr = ts::Buffer::randn({40, 24}, ts::bf16, ts::cpu(), 3),
              yr = ts::Buffer::randn({24, 56}, ts::bf16, ts::cpu(), 4);
   const std::vector<double> want = reference(xr, yr), got = transposed(xr, yr).to_vector();
@@ -294,6 +298,14 @@ TEST(TensorCores, TheLayoutStageSaysWhyADotIsNotOnTensorCores) {
     for (int64_t j = 0; j < 56; ++j)
       ASSERT_NEAR(got[static_cast<size_t>(j * 40 + i)], want[static_cast<size_t>(i * 56 + j)],
                   1e-4 * (1 + std::abs(want[static_cast<size_t>(i * 56 + j)])));
+  REQUIRE_NVRTC();
+  for (const ts::Config& c : {blocks(64, 64, 32, 4), wgmma}) {
+    auto k = dot_test::make_dot_stored_transposed(ts::Settings{.config = c});
+    const std::string cu = nvrtc_test::compile(k, x, y);
+    EXPECT_NE(cu.find(c.num_stages > 1 ? "wgmma.mma_async" : "ts::mma_16816_bf16("),
+              std::string::npos)
+        << cu;
+  }
 }
 
 TEST(TensorCores, TheCudaLoadsFragmentsWithLdmatrixAndCompiles) {

@@ -48,6 +48,23 @@ inline auto make_dot_wt(ts::Settings settings = {}) {
       settings);
 }
 
+/// out = (x @ y)^T in f32 [N, M] (x [M, K], y [K, N]): the accumulator stored transposed,
+/// out(tn, tm) = acc.t().
+inline auto make_dot_stored_transposed(ts::Settings settings = {}) {
+  return ts::kernel(
+      "dot_stored_transposed",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty({y.size(1), x.size(0)}, ts::f32);
+        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+          ts::Value acc = ts::zeros({tm, tn});
+          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+          out(tn, tm) = acc.t();
+        }
+        return out;
+      },
+      settings);
+}
+
 /// out = silu(x @ wg) * (x @ wu) in f32 (x [M, K], wg and wu [K, N]): two dots in one loop
 /// over K (a gated MLP's gate and up projections).
 inline auto make_gate_up(ts::Settings settings = {}) {

@@ -50,6 +50,18 @@ void check_index_bounds(const ir::Graph& traced, const ir::Graph& g) {
   scan(g.host);
 }
 
+// The hint for a contraction whose factors do not fit shared memory: a smaller block of its
+// summed dim (`more` after it), or a tile loop over a whole summed dim.
+std::string smaller_k_hint(const passes::Contraction& c, const char* more) {
+  const ir::Sym* k = c.match.k;
+  return k->kind == ir::Sym::tile
+             ? fmt::format(
+                   "use a smaller block size for the summed dim (the tile of the loop "
+                   "at {}){}",
+                   k->loop->loc.str(), more)
+             : std::string("sum over a ts::tile of that dim instead of all of it");
+}
+
 // Stage 5: tile values are held in registers: a config that cannot fit is refused (a
 // clear error instead of spilled code, an allocation failure or a compiler that runs for
 // minutes).
@@ -66,13 +78,7 @@ void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config
         "; the sum of products at {} is held as a product: its factors need {} KiB of shared "
         "memory (at most {} KiB)",
         c.match.sum->loc.str(), (c.shared_bytes + 1023) / 1024, passes::kSharedBytesLimit / 1024);
-    const ir::Sym* k = c.match.k;
-    hint = k->kind == ir::Sym::tile
-               ? fmt::format(
-                     "use a smaller block size for the summed dim (the tile of the loop at "
-                     "{}) or for the factors' other dims; ",
-                     k->loop->loc.str())
-               : std::string("sum over a ts::tile of that dim instead of all of it; ");
+    hint = smaller_k_hint(c, " or for the factors' other dims") + "; ";
   }
   // Sums of products that are not contractions (an operand computed, or loaded outside the
   // sum's loop: passes/contractions.hpp) hold their whole product.
@@ -107,7 +113,6 @@ void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config
 void check_contraction_staging(const ir::Graph& g, const Config& config, const passes::Layout& L) {
   for (const passes::Contraction& c : L.contractions) {
     if (c.shared_bytes <= passes::kSharedBytesLimit) continue;
-    const ir::Sym* k = c.match.k;
     throw UserError(
         g.kernel_name, c.match.sum->loc,
         fmt::format("config {}: the factors of this sum of products need {} KiB of shared "
@@ -115,11 +120,7 @@ void check_contraction_staging(const ir::Graph& g, const Config& config, const p
                     config.to_json(), (c.shared_bytes + 1023) / 1024,
                     passes::kSharedBytesLimit / 1024,
                     c.not_wgmma.empty() ? "" : " (not on wgmma: " + c.not_wgmma + ")"),
-        k->kind == ir::Sym::tile
-            ? fmt::format("use a smaller block size for the summed dim (the tile of the loop "
-                          "at {})",
-                          k->loop->loc.str())
-            : std::string("sum over a ts::tile of that dim instead of all of it"));
+        smaller_k_hint(c, ""));
   }
 }
 

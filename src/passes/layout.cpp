@@ -359,6 +359,12 @@ Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Grap
   std::set<std::pair<const ir::Sym*, const ir::Sym*>> interfere;
   int min_bytes = 16;
   collect(g, loop->body, config, staged_nodes(found), order, info, interfere, min_bytes);
+  // A 2-D contraction's result is held with its last dim innermost (a tensor-core
+  // accumulator's columns, passes/tensor_cores.hpp): in a tie it outvotes the accesses,
+  // which convert (`out(tn, tm) = acc.t()` stores through its own layout).
+  for (const Contraction& c : contractions)
+    if (c.match.sum->shape.size() == 2 && c.match.sum->shape[1])
+      info[c.match.sum->shape[1]].accessed_last += int64_t{1} << 50;
 
   // Greedy slot assignment, largest blocks first (ties: first appearance), so that dims
   // that never meet share a slot with dims of their own size: `c(ts::all)` [1024] beside

@@ -541,3 +541,19 @@ TEST(DotGpu, AtomicAddsOfAnAccumulatorsRowSumsAddOnce) {
     EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0, 0), 0) << c.to_json();
   }
 }
+
+// A result stored transposed (out(tn, tm) = acc.t()) stays on tensor cores and its store
+// converts to out's layout through shared memory: mma.sync, wgmma on 1 and 2 warpgroups,
+// ragged M and N.
+TEST(DotGpu, AResultStoredTransposedMatchesTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  ts::Config wgmma = blocks(128, 128, 64, 4), wide = blocks(128, 256, 64, 8);
+  wgmma.num_stages = wide.num_stages = 3;
+  for (const ts::Config& c : {blocks(64, 64, 32, 4), wgmma, wide})
+    for (Shape s : {Shape{256, 128, 256}, Shape{200, 136, 264}}) {
+      auto k = dot_test::make_dot_stored_transposed(ts::Settings{.config = c});
+      expect_close_to_interpreter(k, c.to_json() + " " + std::to_string(s.m),
+                                  ts::Buffer::randn({s.m, s.k}, ts::bf16, ts::cpu(), 31),
+                                  ts::Buffer::randn({s.k, s.n}, ts::bf16, ts::cpu(), 32));
+    }
+}
