@@ -151,7 +151,7 @@ TEST(F8, DotsSumExactProducts) {
 
 // Both factors K-major (x w^T): wgmma m64nNk32 e4m3 with boxes of 128 bytes of K; a row-major
 // y is copied K-major by the threads (16 bytes of K per store); at K blocks under 128 bytes
-// the dot stays off tensor cores (no mma.sync path for 8-bit operands here).
+// x w^T runs on mma.sync m16n8k32 and a row-major y on the CUDA cores.
 TEST(F8, KMajorDotsTakeWgmmaK32) {
   ts::Buffer x = ts::Buffer::zeros({512, 512}, ts::f8e4m3),
              w = ts::Buffer::zeros({512, 512}, ts::f8e4m3);
@@ -186,6 +186,11 @@ TEST(F8, KMajorDotsTakeWgmmaK32) {
   auto small = dot_test::make_dot(ts::Settings{.config = blocks(64, 64, 32, 4)});
   const std::string cuda_cores = nvrtc_test::compile(small, x, w);
   EXPECT_EQ(cuda_cores.find("wgmma.mma_async"), std::string::npos);
+  EXPECT_EQ(cuda_cores.find("ts::mma_16832_"), std::string::npos);
+  const std::string on_sync = nvrtc_test::compile(small, x, w.transpose(0, 1));
+  EXPECT_NE(on_sync.find("ts::mma_16832_e4m3("), std::string::npos) << on_sync;
+  const std::string e5 = nvrtc_test::compile(small, xr, wr.transpose(0, 1));
+  EXPECT_NE(e5.find("ts::mma_16832_e5m2("), std::string::npos) << e5;
 }
 
 TEST(F8, ADotOfAnF8AndAnotherDtypeIsAnErrorAtItsLine) {

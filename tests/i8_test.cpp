@@ -133,7 +133,8 @@ TEST(I8, DotsSumInI32) {
 
 // Both factors K-major (x w^T): wgmma m64nNk32 s8 into s32 accumulators, boxes of 128 bytes
 // of K; the partial last tile of K zeroed a byte at a time; a row-major y copied K-major by
-// the threads; K blocks under 128 bytes on the CUDA cores (no mma.sync path for i8 here).
+// the threads; K blocks under 128 bytes on mma.sync m16n8k32 where both factors are K-major,
+// else on the CUDA cores.
 TEST(I8, KMajorDotsTakeWgmmaS8) {
   ts::Buffer x = ts::Buffer::zeros({512, 512}, ts::i8), w = ts::Buffer::zeros({512, 512}, ts::i8);
   ts::Config c = blocks(128, 256, 128, 8);
@@ -157,8 +158,21 @@ TEST(I8, KMajorDotsTakeWgmmaS8) {
   EXPECT_NE(ragged.find("*reinterpret_cast<unsigned char*>(buf + "), std::string::npos) << ragged;
   const std::string copied = nvrtc_test::compile(k, x, w);
   EXPECT_NE(copied.find("alignas(16) unsigned char v[16];"), std::string::npos) << copied;
-  // K blocks of 32 bytes: the CUDA cores.
+  // K blocks of 32 bytes: mma.sync m16n8k32 for x w^T (staged K-major, rows padded by 16
+  // bytes; ldmatrix at byte offsets), the CUDA cores for a row-major y, which ldmatrix
+  // cannot transpose by bytes (the layout stage says so).
   auto small = examples::make_int8_matmul(ts::Settings{.config = blocks(64, 64, 32, 4)});
+  stage_test::Staged ms =
+      stage_test::staged("layout", false, small, blocks(64, 64, 32, 4), x, w.transpose(0, 1));
+  const auto& sync = ms.stages.loops.at(0).layout.contractions.at(0).mma;
+  ASSERT_TRUE(sync && !sync->wgmma) << ms.text;
+  EXPECT_EQ(sync->pitch[0], 32 + 16);
+  const std::string on_sync = nvrtc_test::compile(small, x, w.transpose(0, 1));
+  EXPECT_NE(on_sync.find("ts::mma_16832_s8("), std::string::npos) << on_sync;
+  EXPECT_NE(on_sync.find("signed char s[TS_V];"), std::string::npos) << on_sync;
+  stage_test::Staged rs = stage_test::staged("layout", false, small, blocks(64, 64, 32, 4), x, w);
+  EXPECT_NE(rs.text.find("mma.sync reads 8-bit factors K-major only"), std::string::npos)
+      << rs.text;
   const std::string cuda_cores = nvrtc_test::compile(small, x, w);
   EXPECT_EQ(cuda_cores.find("wgmma.mma_async"), std::string::npos);
   EXPECT_NE(cuda_cores.find("int* f"), std::string::npos) << cuda_cores;  // i32 factors

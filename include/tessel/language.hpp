@@ -470,15 +470,18 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// accumulation"). i8 operands multiply and sum in i32, wrapping modulo 2^32 (torch._int_mm,
 /// Triton's int8 tl.dot): the result is i32, out_dtype may only be i32 and acc must be i32;
 /// on sm_90 they run on wgmma (s8, K's block a multiple of 128 as for the 8-bit floats; an
-/// operand not contiguous along K copied K-major as below), else on the CUDA cores.
+/// operand not contiguous along K copied K-major as below), else on mma.sync m16n8k32 as
+/// the 8-bit floats (both operands contiguous along K, K's block a multiple of 32), else on
+/// the CUDA cores.
 /// With `acc`, the result is acc + the product, in acc's dtype (a K loop:
 /// `acc = ts::dot(x(tm, tk), y(tk, tn), acc);` with an f32 acc; an out_dtype there rounds
 /// each partial product). Lowering (src/passes/contractions.hpp): where both operands are
 /// loads made in the loop of the dot (seen through casts and views), the [M, K, N] product
 /// is never held; on the GPU it then runs on tensor cores (mma.sync, sm_80 and later) for
-/// f16, bf16 and TF32 operands (both of one kind) whose block sizes fit the instruction
+/// f16, bf16 and TF32 operands (both of one kind; 8-bit ones too, both contiguous along K,
+/// on m16n8k32) whose block sizes fit the instruction
 /// (2-D products; M's block a multiple of 16 per row of warps and N's of 8 per column of
-/// warps for some split of num_warps, K's of 16, 8 for TF32), else on the CUDA cores;
+/// warps for some split of num_warps, K's of 16, 8 for TF32, 32 for 8-bit), else on the CUDA cores;
 /// TESSEL_DUMP_DIR's layout stage says which ("on tensor cores"). On sm_90, f16 and bf16
 /// dots whose tiles the TMA can copy (rows 16-byte aligned, the dot's loads at the top of
 /// the loop over K) with num_warps a multiple of 4, M's block 64 per warpgroup of 4 warps

@@ -36,9 +36,16 @@ std::optional<DType> operand_dtype(const ContractionFactor& f) {
   return t;
 }
 
-// Whether mma.sync takes operands of dtype t here (m16n8k16 and m16n8k8): 16-bit floats and
-// TF32. 8-bit floats and i8 run on wgmma or the CUDA cores.
-bool on_mma_sync(DType t) { return dtype_size(t) >= 2; }
+// Whether mma.sync takes the plan's operands (m16n8k16, m16n8k8 and m16n8k32): 16-bit floats
+// and TF32 staged either way; 8-bit ones (f8e4m3, f8e5m2, i8) staged K-major only (ldmatrix
+// transposes 16-bit elements, not bytes), `why_not` saying so.
+bool on_mma_sync(const Contraction::Mma& mma, std::string& why_not) {
+  if (dtype_size(mma.operand) >= 2 || (mma.k_inner[0] && mma.k_inner[1])) return true;
+  why_not += std::string(why_not.empty() ? "" : "; ") +
+             "and mma.sync reads 8-bit factors K-major only (pass y as w.transpose(0, 1) of "
+             "a [N, K] tensor)";
+  return false;
+}
 
 // The Syms of v's shape (size-1 dims left out).
 std::set<const ir::Sym*> dims_of(const ir::Node* v) {
@@ -142,7 +149,9 @@ std::optional<Contraction::Mma> plan_mma(const KernelPlan& plan, const Layout& L
     // 16 bytes of padding: the rows one ldmatrix reads (16-bit), or the rows and columns
     // the threads of a warp read (TF32: 4 rows of 8 along K, 8 along M or N), fall in
     // distinct banks.
-    mma.pitch[i] = F.slot_block.back() + (*t != DType::f32 ? 8 : mma.k_inner[i] ? 4 : 8);
+    mma.pitch[i] = F.slot_block.back() + (*t != DType::f32 ? 16 / dtype_size(*t)
+                                          : mma.k_inner[i] ? 4
+                                                           : 8);
   }
   return mma;
 }
@@ -288,7 +297,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     std::optional<Contraction::Mma> mma = plan_mma(plan, L, c, c.not_wgmma);
     if (mma)
       if (std::optional<Contraction::Mma> w = plan_wgmma(g, plan, L, c, *mma, c.not_wgmma)) mma = w;
-    if (mma && !mma->wgmma && !on_mma_sync(mma->operand)) mma.reset();  // CUDA cores
+    if (mma && !mma->wgmma && !on_mma_sync(*mma, c.not_wgmma)) mma.reset();  // CUDA cores
     if (mma && mma->wgmma) per_stage += mma->stage_bytes;
     if (mma && mma->wgmma) fixed += mma->transpose_total();
     plans.push_back(mma);
@@ -307,8 +316,8 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
       if (stages * per_stage > budget) {
         std::string unused;
         mma = plan_mma(plan, L, c, unused);
-        if (mma && !on_mma_sync(mma->operand)) mma.reset();
         c.not_wgmma = "two stages of its rings do not fit in shared memory";
+        if (mma && !on_mma_sync(*mma, c.not_wgmma)) mma.reset();
       } else {
         mma->stages = stages;
       }

@@ -6,12 +6,15 @@
 // f32 accumulation computes the same sum on tensor cores (PTX ISA, "Warp Level Matrix
 // Multiply-Accumulate Instructions"; Triton lowers tl.dot of 16-bit operands the same way
 // on sm_80 and sm_89). One of f32 loads each rounded to TF32 (ts::dot's f32 operands under
-// DotPrecision::tf32) is what mma.sync.m16n8k8.tf32 computes. Such a contraction runs on
+// DotPrecision::tf32) is what mma.sync.m16n8k8.tf32 computes; one of 8-bit loads (f8e4m3,
+// f8e5m2 widened to f32, i8 widened to i32) is what mma.sync.m16n8k32 computes, its fragments
+// the 16-bit ones in bytes, where both factors are staged K-major (ldmatrix transposes 16-bit
+// elements only). Such a contraction runs on
 // tensor cores when:
 //   - its sum is a [M, N] tile value and its factors [M, K] (A) and [K, N] (B) tiles,
 //   - the nest holds exactly the M and N slots, M outer, each of the tile's block,
 //   - the warps split into wm x wn with M's block a multiple of 16 wm, N's of 8 wn, and K's
-//     block is a multiple of 16 (8 for TF32),
+//     block is a multiple of 16 (8 for TF32, 32 for 8-bit),
 //   - no loop of the nest is flattened.
 // The nest's values are then held in the mma.sync accumulator layout
 // (layout::mma_sync_accumulator: each warp a 16 x 8 fragment repeated over the tile, a

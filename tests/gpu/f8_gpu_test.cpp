@@ -1,7 +1,7 @@
 // The 8-bit floats on the GPU against the interpreter (tests/f8_test.cpp on the CPU): CUDA's
 // conversions (__nv_fp8_e4m3 / __nv_fp8_e5m2 from float) give the interpreter's bits, and
 // ts::dot of 8-bit operands on wgmma (K-major, or a row-major y copied K-major by the threads)
-// and on the CUDA cores (K blocks under 128 bytes).
+// and, at K blocks under 128 bytes, on mma.sync m16n8k32 (K-major) and the CUDA cores.
 // wgmma keeps fewer than f32's 24 bits when it adds 8-bit products into its accumulator
 // (sm_90: about 14, as measured by others), so its sums differ from the interpreter's f32
 // ones by a few units of 2^-14 of the partial sums' magnitude: the check is |got - want| <=
@@ -87,8 +87,8 @@ TEST(F8Gpu, StoresRoundAsTheInterpreterDoes) {
 
 // wgmma m64nNk32 (x w^T): 1 and 2 warpgroups, K blocks of 128 and 256 (2 chunks of a K-major
 // row), ragged M, N and K (K's last tile zeroed past its end), M = 1, K = 0, persistent
-// programs; e4m3 and e5m2; a row-major y copied K-major. A row-major y at K blocks of 32 on
-// the CUDA cores sums in f32 as the interpreter.
+// programs; e4m3 and e5m2; a row-major y copied K-major. At K blocks of 32 and 64, x w^T on
+// mma.sync m16n8k32 and a row-major y on the CUDA cores, which sum in f32 as the interpreter.
 TEST(F8Gpu, DotsMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   struct Blocks {
@@ -101,7 +101,9 @@ TEST(F8Gpu, DotsMatchTheInterpreter) {
   for (ts::DType t : {ts::f8e4m3, ts::f8e5m2})
     for (Blocks b :
          {Blocks{128, 256, 128, 8, 4}, Blocks{128, 128, 128, 4, 3}, Blocks{64, 128, 256, 4, 2},
-          Blocks{128, 256, 128, 8, 3, ts::PidType::persistent_blocked}}) {
+          Blocks{128, 256, 128, 8, 3, ts::PidType::persistent_blocked},
+          // K blocks under 128 bytes: mma.sync m16n8k32 (x w^T), the CUDA cores (y row-major).
+          Blocks{64, 64, 32, 4, 1}, Blocks{16, 8, 32, 1, 1}, Blocks{128, 64, 64, 8, 2}}) {
       ts::Config c = blocks(b.m, b.n, b.k, b.warps);
       c.num_stages = b.stages;
       c.pid_type = b.pid;

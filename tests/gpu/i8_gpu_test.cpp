@@ -64,8 +64,9 @@ TEST(I8Gpu, ArithmeticWrapsAndCastsSaturateAsTheInterpreter) {
 }
 
 // wgmma m64nNk32 s8 (x w^T, and a row-major y copied K-major): 1 and 2 warpgroups, K blocks
-// of 128 and 256, ragged M, N and K, M = 1, N = 0, persistent programs and split-K; a
-// row-major y at K blocks of 32 on the CUDA cores. Exact.
+// of 128 and 256, ragged M, N and K, M = 1, N = 0, persistent programs and split-K; at K
+// blocks of 32 and 64 mma.sync m16n8k32 s8 (x w^T) and the CUDA cores (a row-major y).
+// Exact.
 TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
   TESSEL_REQUIRE_GPU();
   struct Blocks {
@@ -79,7 +80,9 @@ TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
   for (Blocks b :
        {Blocks{128, 256, 128, 8, 4}, Blocks{128, 128, 128, 4, 3}, Blocks{64, 128, 256, 4, 2},
         Blocks{128, 256, 128, 8, 3, ts::PidType::persistent_blocked},
-        Blocks{128, 128, 128, 8, 3, ts::PidType::flat, 2}}) {
+        Blocks{128, 128, 128, 8, 3, ts::PidType::flat, 2},
+        // K blocks under 128 bytes: mma.sync m16n8k32 (x w^T), the CUDA cores (y row-major).
+        Blocks{64, 64, 32, 4, 1}, Blocks{16, 8, 32, 1, 1}, Blocks{128, 64, 64, 8, 2}}) {
     ts::Config c = blocks(b.m, b.n, b.k, b.warps);
     c.num_stages = b.stages;
     c.pid_type = b.pid;

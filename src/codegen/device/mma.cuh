@@ -1,7 +1,9 @@
 // Sums of products on tensor cores (passes/tensor_cores.hpp): ldmatrix and
-// mma.sync.aligned.m16n8k16 (f16, bf16) and .m16n8k8 (TF32) with f32 accumulation (PTX ISA, "Warp
-// Level Matrix Multiply-Accumulate Instructions"). sm_80 and later. libcu++'s cuda::ptx has no
-// wrappers for these two instructions, hence inline PTX. Included only by kernels that use them.
+// mma.sync.aligned.m16n8k16 (f16, bf16) and .m16n8k8 (TF32) with f32 accumulation, and
+// .m16n8k32 (f8e4m3 and f8e5m2 with f32 accumulation, sm_89 and later; i8 with i32) (PTX
+// ISA, "Warp Level Matrix Multiply-Accumulate Instructions"). sm_80 and later. libcu++'s
+// cuda::ptx has no wrappers for these instructions, hence inline PTX. Included only by
+// kernels that use them.
 //
 // Fragments (groupID g = lane / 4, t = lane % 4), each register two 16-bit elements:
 //   A (16 x 16, M x K): a0 (g, 2t..2t+1), a1 (g + 8, ..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..)
@@ -74,6 +76,37 @@ __device__ __forceinline__ void mma_16816_f16(float* d, const unsigned (&a)[4],
 __device__ __forceinline__ void mma_1688_tf32(float* d, const unsigned (&a)[4],
                                               const unsigned (&b)[2]) {
   asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/// d += a b for one 16 x 8 x 32 fragment of i8 operands, wrapping i32 accumulator d[0..4).
+/// Fragments as the 16-bit instruction's in bytes: each register holds 4 consecutive values
+/// of K (a0 (g, 4t..4t+3), a1 (g + 8, ..), a2 (g, 4t + 16..), a3 (g + 8, 4t + 16..); b0
+/// (4t..4t+3, g), b1 (4t + 16.., g)); d as the 16-bit instruction's c.
+__device__ __forceinline__ void mma_16832_s8(int* d, const unsigned (&a)[4],
+                                             const unsigned (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/// d += a b for one 16 x 8 x 32 fragment of f8e4m3 operands (sm_89 and later), f32
+/// accumulator d[0..4); fragments as mma_16832_s8's.
+__device__ __forceinline__ void mma_16832_e4m3(float* d, const unsigned (&a)[4],
+                                               const unsigned (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/// The same for f8e5m2 operands.
+__device__ __forceinline__ void mma_16832_e5m2(float* d, const unsigned (&a)[4],
+                                               const unsigned (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
       "{%8, %9}, {%0, %1, %2, %3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
