@@ -12,6 +12,7 @@
 #include <tessel/tessel.hpp>
 
 #include "examples/kernels/basic.hpp"
+#include "examples/kernels/matmul.hpp"
 #include "examples/kernels/norms.hpp"
 #include "tests/nvrtc_test_util.hpp"
 #include "tests/user_error_util.hpp"
@@ -327,3 +328,24 @@ TEST_F(CodeOverride, AnOverrideDirectoryThatDoesNotExistIsAnError) {
 }
 
 }  // namespace
+
+// A config the pipeline refuses (here a matmul whose K block needs more shared memory and
+// registers than a program has) still leaves its trail in TESSEL_DUMP_DIR: the IR of each
+// stage before the failing one, and the error in failure.txt; the call throws the error.
+TEST_F(CodeDump, AFailingConfigDumpsItsStagesAndTheError) {
+  ::setenv("TESSEL_DUMP_DIR", dir_.c_str(), 1);
+  auto k = examples::make_matmul(ts::Settings{
+      .config = ts::Config{.block_sizes = std::vector<int64_t>{64, 64, 512}, .num_warps = 4}});
+  const std::string msg = user_error_test::user_error([&] {
+    k(ts::Buffer::ones({256, 4096}, ts::f32), ts::Buffer::ones({4096, 256}, ts::f32));
+  });
+  EXPECT_TRUE(has(msg, "need 257 KiB of shared memory")) << msg;
+  std::vector<fs::path> stages = files(".stages");
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages[0].filename().string().rfind("matmul-spec_", 0), 0u) << stages[0];
+  const std::string failure = read(stages[0] / "failure.txt");
+  EXPECT_TRUE(has(failure, "// kernel 'matmul'")) << failure;
+  EXPECT_TRUE(has(failure, "need 257 KiB of shared memory")) << failure;
+  EXPECT_TRUE(has(read(stages[0] / "04-index_bounds.ir"), "// stage 4: index_bounds"));
+  EXPECT_FALSE(fs::exists(stages[0] / "05-layout.ir"));
+}

@@ -182,22 +182,27 @@ CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
          fmt::format("// stage {}: {}\n// config: {}\n{}{}", number, stage_names().at(number - 1),
                      s.config.to_json(), layouts, ir::print(s.program()))});
   };
-  done(1);
-  s.config = passes::complete_config(traced, config, traced.kernel_name);
-  done(2);
-  s.lowered = roll(traced, config, s.config);
-  done(3);
-  check_index_bounds(traced, s.program());
-  done(4);
-  s.loops = layouts(s.program(), s.config);
-  done(5);
-  const ir::Graph& g = s.program();
-  per_loop(options.emit, s.loops,
-           [&](LoopStages& l) { l.nir = passes::lower_nest(g, l.plan, l.layout); });
-  done(6);
-  per_loop(options.emit, s.loops,
-           [&](LoopStages& l) { l.kernel = generate_cuda(g, l.plan, l.nir); });
-  done(7);
+  try {
+    done(1);
+    s.config = passes::complete_config(traced, config, traced.kernel_name);
+    done(2);
+    s.lowered = roll(traced, config, s.config);
+    done(3);
+    check_index_bounds(traced, s.program());
+    done(4);
+    s.loops = layouts(s.program(), s.config);
+    done(5);
+    const ir::Graph& g = s.program();
+    per_loop(options.emit, s.loops,
+             [&](LoopStages& l) { l.nir = passes::lower_nest(g, l.plan, l.layout); });
+    done(6);
+    per_loop(options.emit, s.loops,
+             [&](LoopStages& l) { l.kernel = generate_cuda(g, l.plan, l.nir); });
+    done(7);
+  } catch (const UserError& e) {
+    if (options.on_failure) options.on_failure(s, e.what());
+    throw;
+  }
   return s;
 }
 

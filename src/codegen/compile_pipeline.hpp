@@ -30,6 +30,7 @@
 //                       (codegen::generate_cuda); only with PipelineOptions::emit
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,8 @@ namespace tessel::codegen {
 /// is refused by every caller (docs/DECISIONS.md, "One register budget").
 inline constexpr int kMaxRegistersPerTileValue = 256;
 
+struct CompiledStages;
+
 struct PipelineOptions {
   enum class Emit : uint8_t {
     none,  // stop after the layout stage (config checks, the interpreter)
@@ -58,6 +61,9 @@ struct PipelineOptions {
   Emit emit = Emit::all;
   /// Keep the IR after each stage (CompiledStages::stage_ir; TESSEL_DUMP_DIR writes it).
   bool record_ir = false;
+  /// Called with the stages made before a stage threw a UserError, and its message; the
+  /// error is then rethrown (TESSEL_DUMP_DIR writes what a failing config got to).
+  std::function<void(const CompiledStages&, const std::string& error)> on_failure;
 };
 
 /// What the stages made of one top-level loop.
@@ -96,7 +102,8 @@ const std::vector<std::string>& stage_names();
 /// nothing). Errors: UserError naming the kernel and the user's line for an invalid config
 /// (complete_config), a reduction that cannot be chunked as asked, a loop bound beyond
 /// 32-bit indices, a tile value past kMaxRegistersPerTileValue registers per thread, and
-/// (Emit::all) IR the CUDA backend cannot lower yet.
+/// (Emit::all) IR the CUDA backend cannot lower yet; options.on_failure sees the stages
+/// made before such an error.
 CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
                                 const PipelineOptions& options);
 

@@ -88,6 +88,25 @@ void CodeDump::stages(const codegen::CompiledStages& stages) const {
         fmt::format("// kernel '{}'\n// specialization key: {}\n{}", kernel_, spec_key_, s.ir));
 }
 
+void CodeDump::failure(const codegen::CompiledStages& stages, const std::string& error) const {
+  if (dir_.empty()) return;
+  this->stages(stages);
+  write_file(kernel_, fs::path(dir_) / (stem() + ".stages") / "failure.txt",
+             fmt::format("// kernel '{}'\n// specialization key: {}\n// config: {}\n{}\n", kernel_,
+                         spec_key_, config_json_, error));
+}
+
+codegen::PipelineOptions dumped_pipeline(codegen::PipelineOptions::Emit emit,
+                                         const std::string& spec_key) {
+  codegen::PipelineOptions options{.emit = emit};
+  if (dump_dir().empty()) return options;
+  options.record_ir = true;
+  options.on_failure = [spec_key](const codegen::CompiledStages& s, const std::string& error) {
+    CodeDump(s.traced->kernel_name, spec_key, s.config).failure(s, error);
+  };
+  return options;
+}
+
 void CodeDump::cuda(const codegen::CudaKernel& k) const {
   if (dir_.empty()) return;
   write_file(kernel_, fs::path(dir_) / (k.name + tag_ + ".cu"), k.source);
@@ -105,10 +124,8 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
                            const std::string& spec_key, bool tunes) {
   bool print = print_code_requested(settings);
   if (!print && dump_dir().empty()) return;
-  codegen::PipelineOptions options;
-  options.emit = codegen::PipelineOptions::Emit::all_reporting_failures;
-  options.record_ir = !dump_dir().empty();
-  codegen::CompiledStages stages = codegen::compile_pipeline(g, config, options);
+  codegen::CompiledStages stages = codegen::compile_pipeline(
+      g, config, dumped_pipeline(codegen::PipelineOptions::Emit::all_reporting_failures, spec_key));
   CodeDump dump(g.kernel_name, spec_key, stages.config);
   dump.ir(stages.program());
   dump.stages(stages);

@@ -11,6 +11,8 @@
 //                                  the specialization key and the config
 //   <stem>.stages/<NN>-<stage>.ir  the IR after each stage of codegen::compile_pipeline,
 //                                  numbered in stage order (01-traced ... 07-emit)
+//   <stem>.stages/failure.txt      a config that fails: the error (the stages before it
+//                                  are written too)
 //   <kernel>_loop<i>-<...>.cu      the CUDA of top-level loop i, as compiled
 //   <kernel>_loop<i>-<...>.sm_XX.ptx / .sm_XX.cubin   what NVRTC made of it
 // An edited copy of a .cu or .ptx file in TESSEL_OVERRIDE_DIR is used in its place
@@ -40,6 +42,9 @@ class CodeDump {
   void ir(const ir::Graph& g) const;
   /// Writes the IR after each stage that `stages` recorded (PipelineOptions::record_ir).
   void stages(const codegen::CompiledStages& stages) const;
+  /// Writes the IR of the stages a failing pipeline made before `error`, and the error in
+  /// <stem>.stages/failure.txt.
+  void failure(const codegen::CompiledStages& stages, const std::string& error) const;
   /// Writes the CUDA of `k`, and with a non-empty `cubin` its PTX and cubin for sm_`arch`
   /// (no-op without TESSEL_DUMP_DIR).
   void cuda(const codegen::CudaKernel& k) const;
@@ -52,6 +57,11 @@ class CodeDump {
   std::string stem() const;  // "<kernel>" + tag()
   std::string dir_, kernel_, spec_key_, config_json_, tag_;
 };
+
+/// PipelineOptions for a compile whose stages TESSEL_DUMP_DIR (when set) writes, the stages
+/// of a failing one included (CodeDump::failure), under specialization key `spec_key`.
+codegen::PipelineOptions dumped_pipeline(codegen::PipelineOptions::Emit emit,
+                                         const std::string& spec_key);
 
 /// TESSEL_PRINT_CODE / TESSEL_DUMP_DIR on the interpreter (once per specialization): the
 /// CUDA of each top-level loop of traced graph `g` under `config` (compile_pipeline, as a

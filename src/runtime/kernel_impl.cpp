@@ -417,7 +417,10 @@ void KernelImpl::set_guards(Specialization& s, CallArgs args) {
 
 void KernelImpl::set_config(Specialization& s, const Config& c) {
   s.gpu.reset();
-  s.stages = codegen::compile_pipeline(s.graph, c, {.emit = codegen::PipelineOptions::Emit::none});
+  // The key is not known yet at the trace (its guards): a failing config's dump is named
+  // by the kernel and config alone.
+  s.stages = codegen::compile_pipeline(
+      s.graph, c, rt::dumped_pipeline(codegen::PipelineOptions::Emit::none, ""));
   if (s.stages.lowered && env_flag("TESSEL_PRINT_IR"))
     std::cerr << "after roll_reductions:\n" << ir::print(*s.stages.lowered);
 }
@@ -426,7 +429,7 @@ void KernelImpl::make_gpu_program(Specialization& s, const std::string& key) {
   s.gpu.reset();
   s.stages = codegen::compile_pipeline(
       s.graph, s.config(),
-      {.emit = codegen::PipelineOptions::Emit::all, .record_ir = !rt::dump_dir().empty()});
+      rt::dumped_pipeline(codegen::PipelineOptions::Emit::all, full_key(s, key)));
   s.gpu = std::make_unique<rt::GpuProgram>(s.stages, settings_, full_key(s, key));
   s.gpu_made = true;
 }
