@@ -360,9 +360,9 @@ TEST(I8, StoredConstantsMustFitTheTensor) {
             std::vector<double>(4, 8589934592.0));
 }
 
-// ts::arange in i8 counts at most to 127: an extent of at most 128 (a constant, or a size
-// the trace knows) is taken, a larger one is an error at its line that says to count in i32
-// and convert.
+// ts::arange in i8 counts at most to 127: an extent of at most 128 (100 and 128: sizes of
+// one specialization) is taken, a larger one is an error at its line that says to count in
+// i32 and convert.
 TEST(I8, AnI8ArangePast127IsAnError) {
   auto count = ts::kernel("i8_arange", [](ts::Tensor x) {
     ts::Tensor o = ts::empty({x.size(0)}, ts::i8);
@@ -372,14 +372,17 @@ TEST(I8, AnI8ArangePast127IsAnError) {
     }
     return o;
   });
-  const std::vector<double> got = count(ts::Buffer::zeros({128}, ts::i8)).to_vector();
-  for (int i = 0; i < 128; ++i) ASSERT_EQ(got[static_cast<size_t>(i)], i);
+  for (int64_t size : {100, 128}) {
+    const std::vector<double> got = count(ts::Buffer::zeros({size}, ts::i8)).to_vector();
+    for (int64_t i = 0; i < size; ++i) ASSERT_EQ(got[static_cast<size_t>(i)], i);
+  }
   try {
     count(ts::Buffer::zeros({200}, ts::i8));
     FAIL() << "an i8 arange over 200 elements";
   } catch (const ts::UserError& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("ts::arange of dtype i8 over an extent that may pass 128"), std::string::npos)
+    EXPECT_NE(m.find("ts::arange of dtype i8 over 200 elements: i8 counts to 127 only"),
+              std::string::npos)
         << m;
     EXPECT_NE(m.find("ts::arange(n).to(ts::i8)"), std::string::npos) << m;
     EXPECT_NE(m.find("i8_test.cpp"), std::string::npos) << m;

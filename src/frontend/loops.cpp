@@ -298,14 +298,14 @@ Value arange(const Extent& n, DType dtype, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   require_device(loc, "ts::arange");
   TraceContext& ctx = TraceContext::current(loc);
-  // An i8 count stops at 127 (torch.arange refuses ends past the dtype's range): only a
-  // constant extent of at most 128 is known to stay in range.
-  ir::Node* extent = n.value().node();
-  if (dtype == DType::i8 && (extent->op != Op::Const || extent->ival > 128))
-    ctx.fail(loc, "ts::arange of dtype i8 over an extent that may pass 128",
-             "count in ts::i32 (the default) and convert: ts::arange(n).to(ts::i8), or use "
-             "a constant extent of at most 128");
-  ir::Shape shape = {ctx.extent_sym(extent, "arange extent", loc)};
+  ir::Shape shape = {ctx.extent_sym(n.value().node(), "arange extent", loc)};
+  // An i8 count stops at 127 (torch.arange refuses ends past the dtype's range). The
+  // specialization holds the extent's next power of two, so at most 128 always fits.
+  if (dtype == DType::i8 && shape[0]->extent_pow2 > 128)
+    ctx.fail(loc,
+             fmt::format("ts::arange of dtype i8 over {} elements: i8 counts to 127 only",
+                         shape[0]->extent_at_trace),
+             "count in ts::i32 (the default) and convert: ts::arange(n).to(ts::i8)");
   return Value::wrap(ctx.add(Op::Arange, dtype, shape, {}, loc));
 }
 

@@ -39,11 +39,16 @@ std::optional<DType> operand_dtype(const ContractionFactor& f) {
 // Whether mma.sync takes the plan's operands (m16n8k16, m16n8k8 and m16n8k32): 16-bit floats
 // and TF32 staged either way; 8-bit ones (f8e4m3, f8e5m2, i8) staged K-major only (ldmatrix
 // transposes 16-bit elements, not bytes), `why_not` saying so.
-bool on_mma_sync(const Contraction::Mma& mma, std::string& why_not) {
+bool on_mma_sync(const Contraction& c, const Contraction::Mma& mma, std::string& why_not) {
   if (dtype_size(mma.operand) >= 2 || (mma.k_inner[0] && mma.k_inner[1])) return true;
-  why_not += std::string(why_not.empty() ? "" : "; ") +
-             "and mma.sync reads 8-bit factors K-major only (pass y as w.transpose(0, 1) of "
-             "a [N, K] tensor)";
+  for (int i = 0; i < 2; ++i)
+    if (!mma.k_inner[i])
+      why_not += fmt::format(
+          "{}and mma.sync reads 8-bit factors K-major only: factor %{} (a tile of {}) is not "
+          "contiguous along K (pass a K-major view, e.g. w.transpose(0, 1) of a [N, K] tensor "
+          "for y)",
+          why_not.empty() ? "" : "; ", c.match.factor[i].value()->id,
+          ir::describe_tensor(c.match.factor[i].load()->args[0]));
   return false;
 }
 
@@ -297,7 +302,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     std::optional<Contraction::Mma> mma = plan_mma(plan, L, c, c.not_wgmma);
     if (mma)
       if (std::optional<Contraction::Mma> w = plan_wgmma(g, plan, L, c, *mma, c.not_wgmma)) mma = w;
-    if (mma && !mma->wgmma && !on_mma_sync(*mma, c.not_wgmma)) mma.reset();  // CUDA cores
+    if (mma && !mma->wgmma && !on_mma_sync(c, *mma, c.not_wgmma)) mma.reset();  // CUDA cores
     if (mma && mma->wgmma) per_stage += mma->stage_bytes;
     if (mma && mma->wgmma) fixed += mma->transpose_total();
     plans.push_back(mma);
@@ -317,7 +322,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
         std::string unused;
         mma = plan_mma(plan, L, c, unused);
         c.not_wgmma = "two stages of its rings do not fit in shared memory";
-        if (mma && !on_mma_sync(*mma, c.not_wgmma)) mma.reset();
+        if (mma && !on_mma_sync(c, *mma, c.not_wgmma)) mma.reset();
       } else {
         mma->stages = stages;
       }

@@ -79,12 +79,21 @@ void check_integer_value(double v, DType dt) {
 bool int_like(DType t) { return t == DType::boolean || is_integer(t); }
 
 void convert_element(void* dst, DType dt, const void* src, DType st) {
-  if (dt == st)
+  if (dt == st) {
     std::memcpy(dst, src, dtype_size(dt));
-  else if (int_like(dt) && int_like(st))
+  } else if (int_like(dt) && int_like(st)) {
     write_element_int(dst, dt, read_element_int(src, st));
-  else
+  } else if (dt == DType::u64) {
+    // A float to u64 as a kernel's cast: truncated, saturating at 0 and 2^64 - 1, NaN -> 0
+    // (write_element wraps a negative integral value, torch's rule for scalars).
+    const double v = read_element(src, st);
+    const uint64_t u = !(v > 0)                      ? 0
+                       : v >= 18446744073709551615.0 ? UINT64_MAX
+                                                     : static_cast<uint64_t>(v);
+    std::memcpy(dst, &u, sizeof u);
+  } else {
     write_element(dst, dt, read_element(src, st));
+  }
 }
 
 // Copies host `src` into host `dst` (same shape), converting dtypes.

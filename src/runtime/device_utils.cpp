@@ -130,7 +130,7 @@ template <int T> __device__ __forceinline__ void st_d(void* p, double v) {
   else if constexpr (T == 1) *(S*)p = (S)max(min(to_int(v), (i64)2147483647), (i64)-2147483648ll);
   else if constexpr (T == 10) *(S*)p = (S)max(min(to_int(v), (i64)127), (i64)-128);
   else if constexpr (T == 2) *(S*)p = to_int(v);
-  else if constexpr (T == 3) *(S*)p = v < 0 ? (u64)to_int(v) : (u64)v;
+  else if constexpr (T == 3) *(S*)p = !(v > 0) ? 0ull : v >= 18446744073709551615.0 ? ~0ull : (u64)v;
   else if constexpr (T == 4) *(S*)p = f2h((float)v);
   else if constexpr (T == 5) *(S*)p = f2bf((float)v);
   else if constexpr (T == 8 || T == 9) *(S*)p = f2f8((float)v, T == 8);

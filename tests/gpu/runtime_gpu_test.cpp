@@ -146,7 +146,7 @@ TEST(GpuRuntime, CopyConvertsAcrossDtypesAndStrides) {
   for (ts::DType st : cases::all_dtypes()) {
     for (ts::DType dt : cases::all_dtypes()) {
       std::string what = ts::dtype_name(st) + " -> " + ts::dtype_name(dt);
-      auto src_h = cases::conversion_source(st, dt);
+      auto src_h = cases::conversion_source(st);
       auto src_d = src_h.to(ts::cuda());
       // Contiguous to contiguous.
       auto dst_d = ts::Buffer::empty({4, 6}, dt, ts::cuda());
