@@ -24,7 +24,7 @@ const std::vector<ts::Scope> kScopes = {ts::Scope::cta, ts::Scope::gpu, ts::Scop
 
 }  // namespace
 
-TEST(AtomicsCodegen, EveryOpSemAndScopeCompilesForSm90) {
+TEST(AtomicsCodegen, EveryOpSemAndScopeCompilesForSm90AndSm80) {
   REQUIRE_NVRTC();
   // One kernel holding each combination (one NVRTC compile) on i64, the adds of every
   // float dtype (f16 and bf16 through PTX), and every op on i32 and u64.
@@ -72,6 +72,14 @@ TEST(AtomicsCodegen, EveryOpSemAndScopeCompilesForSm90) {
   EXPECT_EQ(nvrtc_test::count(src, "ts::wait_for<true, ts::acquire"), 3) << src;
   EXPECT_EQ(nvrtc_test::count(src, "ts::wait_for<true, ts::release"), 3) << src;
   EXPECT_NE(src.find("#include \"tessel/atomics.cuh\""), std::string::npos);
+  // And for sm_80, which has no atom.add.bf16 (atomic_add_bf16_cas) and lowers the same
+  // kernel the same way.
+  ::setenv("TESSEL_TARGET_ARCH", "80", 1);
+  const std::string sm80 =
+      nvrtc_test::compile(k, buf(ts::i32), buf(ts::i64), buf(ts::u64), buf(ts::f16), buf(ts::bf16),
+                          buf(ts::f32), buf(ts::f64));
+  ::unsetenv("TESSEL_TARGET_ARCH");
+  EXPECT_EQ(sm80, src);
 }
 
 TEST(AtomicsCodegen, EveryTestKernelCompiles) {

@@ -277,7 +277,7 @@ TEST(AutotuneSpace, LoadsTheTmaMayMoveGetIndexingKnobsOnTmaGpus) {
   ts::Buffer x = ts::Buffer::empty({1 << 20}, ts::f32), y = ts::Buffer::empty({1 << 20}, ts::f32);
   const ts::ir::Graph& g = graph_of(add, x, y);
   EXPECT_FALSE(has_knob(at::ConfigSpace(g, {}, "add"), "indexing[0]"));  // no TMA
-  at::ConfigSpace s(g, {}, "add", /*tma=*/true);
+  at::ConfigSpace s(g, {}, "add", /*gpu_arch=*/90);
   EXPECT_EQ(knob(s, "indexing[0]").choices, (std::vector<int64_t>{0, 1}));
   EXPECT_FALSE(knob(s, "indexing[1]").ordered);
   EXPECT_FALSE(has_knob(s, "indexing[2]"));  // the store
@@ -312,7 +312,7 @@ TEST(AutotuneSpace, ADotsFactorsGetNoIndexingKnobButItsEpiloguesLoadsDo) {
   ts::Buffer x = ts::Buffer::empty({512, 256}, ts::bf16),
              y = ts::Buffer::empty({256, 512}, ts::bf16), bias = ts::Buffer::empty({512}, ts::bf16);
   const ts::ir::Graph& g = graph_of(mm, x, y, bias);
-  at::ConfigSpace s(g, {}, "matmul_bias_gelu", true);
+  at::ConfigSpace s(g, {}, "matmul_bias_gelu", 90);
   int knobs = 0;
   for (const at::Knob& k : s.knobs()) knobs += k.kind == at::Knob::indexing;
   EXPECT_EQ(knobs, 1);

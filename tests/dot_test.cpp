@@ -299,9 +299,12 @@ TEST(TensorCores, AResultStoredTransposedStaysOnTensorCores) {
       ASSERT_NEAR(got[static_cast<size_t>(j * 40 + i)], want[static_cast<size_t>(i * 56 + j)],
                   1e-4 * (1 + std::abs(want[static_cast<size_t>(i * 56 + j)])));
   REQUIRE_NVRTC();
-  ts::Config wide = blocks(128, 128, 64, 8);  // two warpgroups: ring and conversion fit
+  ts::Config wide = blocks(128, 128, 64, 8);  // two warpgroups
   wide.num_stages = 3;
-  for (const ts::Config& c : {blocks(64, 64, 32, 4), wgmma, wide}) {
+  // 144 KiB of ring and a 64 KiB conversion: the conversion reuses the ring's bytes.
+  ts::Config big = blocks(128, 256, 64, 8);
+  big.num_stages = 3;
+  for (const ts::Config& c : {blocks(64, 64, 32, 4), wgmma, wide, big}) {
     auto k = dot_test::make_dot_stored_transposed(ts::Settings{.config = c});
     const std::string cu = nvrtc_test::compile(k, x, y);
     EXPECT_NE(cu.find(c.num_stages > 1 ? "wgmma.mma_async" : "ts::mma_16816_bf16("),

@@ -45,7 +45,7 @@ TEST(KernelPlan, HoldsTheBlocksKnobsAndProgramMapOfTheConfig) {
   EXPECT_EQ(p.maxnreg, 128);
   EXPECT_EQ(p.config_json, s.config.to_json());
   std::string d = ts::passes::describe(p);
-  EXPECT_NE(d.find("plan: pid_type persistent_interleaved, num_stages 3, maxnreg 128"),
+  EXPECT_NE(d.find("plan: sm_90, pid_type persistent_interleaved, num_stages 3, maxnreg 128"),
             std::string::npos)
       << d;
   EXPECT_NE(d.find("blocks [8, 64], order [1, 0], flattened"), std::string::npos) << d;

@@ -21,21 +21,29 @@ struct Staged {
   std::string text;  // the dump of the stage asked for
 };
 
-/// The stages of kernel k (which must outlive them) on `args` under config c, with the
-/// dump of stage `stage` (a name of codegen::stage_names()); `emit`: through code generation
-/// (else the pipeline stops after the layout stage).
+/// The stages of kernel k lowered for a GPU of compute capability `arch`
+/// (PipelineOptions::arch); staged() below, for passes::kDefaultArch.
 template <class K, class... A>
-Staged staged(const std::string& stage, bool emit, const K& k, const tessel::Config& c,
-              const A&... args) {
+Staged staged_for(int arch, const std::string& stage, bool emit, const K& k,
+                  const tessel::Config& c, const A&... args) {
   namespace cg = tessel::codegen;
   const tessel::ir::Graph& g = autotune_test::graph_of(k, args...);
-  cg::PipelineOptions options{.record_ir = true};
+  cg::PipelineOptions options{.arch = arch, .record_ir = true};
   if (!emit) options.emit = cg::PipelineOptions::Emit::none;
   Staged s{cg::compile_pipeline(g, c, options), ""};
   for (const cg::StageIr& ir : s.stages.stage_ir)
     if (ir.stage == stage) s.text = ir.ir;
   EXPECT_FALSE(s.text.empty()) << "no dump of stage " << stage;
   return s;
+}
+
+/// The stages of kernel k (which must outlive them) on `args` under config c, with the
+/// dump of stage `stage` (a name of codegen::stage_names()); `emit`: through code generation
+/// (else the pipeline stops after the layout stage).
+template <class K, class... A>
+Staged staged(const std::string& stage, bool emit, const K& k, const tessel::Config& c,
+              const A&... args) {
+  return staged_for(tessel::passes::kDefaultArch, stage, emit, k, c, args...);
 }
 
 // The kernel IR's line for node n (the line starting "//   %<id> " after "// kernel IR of

@@ -375,8 +375,11 @@ TEST(Wgmma, TwoDotsInOneLoopEachHaveARingAndShareTheBudget) {
 }
 
 // Shared memory the loop needs beyond its rings (a transposed store's conversion, a
-// reduction) that does not fit beside them is the dot's error, with the num_stages hint.
-TEST(Wgmma, ARingWithoutRoomForTheEpiloguesSharedMemoryIsAUserError) {
+// reduction) after the loop over K reuses the rings' bytes, a barrier before its writes
+// (passes::ring_free_at); in a persistent program, whose next tile's copies may fill the
+// ring meanwhile, it comes after them, and where it does not fit there it is the dot's
+// error, with the num_stages hint.
+TEST(Wgmma, TheEpiloguesSharedMemoryReusesTheRingUnlessTheProgramIsPersistent) {
   auto k = ts::kernel(
       "dot_epilogue",
       [](ts::Tensor x, ts::Tensor y) {
@@ -393,8 +396,30 @@ TEST(Wgmma, ARingWithoutRoomForTheEpiloguesSharedMemoryIsAUserError) {
       ts::Settings{.config = staged_config(128, 256, 64, 8, 4)});
   ts::Buffer x = ts::Buffer::zeros({256, 128}, ts::bf16),
              y = ts::Buffer::zeros({128, 256}, ts::bf16);
+  stage_test::Staged s =
+      stage_test::staged("kernel_ir", true, k, staged_config(128, 256, 64, 8, 4), x, y);
+  const passes::NestIr& nir = s.stages.loops.at(0).nir;
+  int reusing = 0;
+  for (const auto& [n, st] : nir.shared) {
+    if (st.kind == passes::SharedStage::Kind::ring) {
+      EXPECT_EQ(st.offset, 0);
+      EXPECT_EQ(st.bytes, 4 * 48 * 1024);
+      continue;
+    }
+    // The conversion (128.5 KiB), in the ring's first bytes (the row sums need none: each
+    // row lies in one warp).
+    EXPECT_LT(st.offset, 4 * 48 * 1024) << s.text;
+    EXPECT_TRUE(st.barrier) << s.text;
+    ++reusing;
+  }
+  EXPECT_EQ(reusing, 1) << s.text;
+  EXPECT_LT(nir.shared_bytes, 4 * 48 * 1024 + 1024) << s.text;  // the ring and its mbarriers
+  REQUIRE_NVRTC();
+  EXPECT_NE(nvrtc_test::compile(k, x, y).find("wgmma.mma_async"), std::string::npos);
+  ts::Config persistent = staged_config(128, 256, 64, 8, 4);
+  persistent.pid_type = ts::PidType::persistent_blocked;
   try {
-    k.cuda(false, x, y);
+    stage_test::staged("kernel_ir", true, k, persistent, x, y);
     ADD_FAILURE() << "no UserError";
   } catch (const ts::UserError& e) {
     const std::string m = e.what();

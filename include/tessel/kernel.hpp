@@ -215,8 +215,9 @@ class Kernel {
     return detail::kernel_ir(*impl_, detail::call_args(args...), SourceLoc::from(loc));
   }
   /// The CUDA C++ generated for these arguments (one source per launch), as on a GPU,
-  /// without running. With compile = true each is also compiled with NVRTC for sm_90
-  /// (works without a GPU); a failure throws UserError with NVRTC's log.
+  /// without running: lowered for the GPU (TESSEL_TARGET_ARCH, else GPU 0, else sm_90
+  /// without one). With compile = true each is also compiled with NVRTC for that
+  /// architecture (works without a GPU); a failure throws UserError with NVRTC's log.
   std::vector<std::string> cuda(bool compile, detail::ArgOf<P>... args,
                                 Loc loc = Loc::current()) const {
     return detail::kernel_cuda(*impl_, detail::call_args(args...), compile, SourceLoc::from(loc));

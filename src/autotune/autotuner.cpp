@@ -127,9 +127,10 @@ TuneResult tune_for_call(const CallToTune& call, const TuneOptions& options) {
       return r;
     }
   }
-  // Loads get indexing knobs on GPUs with the TMA (sm_90 and later).
-  const bool tma = !options.backend && rt::cuda_available() && rt::compute_capability(device) >= 90;
-  ConfigSpace space(*call.graph, forced, call.kernel, tma);  // UserError for invalid overrides
+  // Configs as lowered for the GPU (loads get indexing knobs where it has the TMA).
+  std::optional<int> arch;
+  if (!options.backend && rt::cuda_available()) arch = rt::target_arch();
+  ConfigSpace space(*call.graph, forced, call.kernel, arch);  // UserError for invalid overrides
   TuneOptions opts = options;
   for (Config& c : opts.list) c = apply_overrides(c, forced);
   Progress progress(call.kernel);

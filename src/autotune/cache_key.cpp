@@ -52,7 +52,10 @@ std::string kernel_content_hash(const ir::Graph& g) {
 }
 
 std::string gpu_description(int device) {
-  return fmt::format("{} sm_{}", rt::device_name(device), rt::compute_capability(device));
+  // Code lowered for another architecture (TESSEL_TARGET_ARCH) is tuned apart.
+  const int cc = rt::compute_capability(device), target = rt::target_arch();
+  return fmt::format("{} sm_{}{}", rt::device_name(device), cc,
+                     target == cc ? "" : fmt::format(" lowered for sm_{}", target));
 }
 
 ConfigKeyParts config_key_parts(const ir::Graph& g, const std::string& spec_key,

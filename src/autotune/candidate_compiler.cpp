@@ -19,7 +19,7 @@ std::string first_lines(const std::string& s, size_t max_chars = 600) {
 BuiltCandidate generate(const Config& config, const GraphFor& graph_for) {
   BuiltCandidate c;
   try {
-    c.stages = codegen::compile_pipeline(graph_for(config), config, {});
+    c.stages = codegen::compile_pipeline(graph_for(config), config, {.arch = rt::target_arch()});
     c.graph = &c.stages.program();
     c.config = c.stages.config;
     for (codegen::LoopStages& l : c.stages.loops)

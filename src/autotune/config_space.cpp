@@ -54,8 +54,12 @@ std::vector<int64_t> carried_extents(
 }  // namespace
 
 ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::string& kernel,
-                         bool tma)
-    : graph_(g), kernel_(kernel), num_stores_(passes::num_stores(g)) {
+                         std::optional<int> gpu_arch)
+    : graph_(g),
+      kernel_(kernel),
+      arch_(gpu_arch.value_or(passes::kDefaultArch)),
+      num_stores_(passes::num_stores(g)) {
+  const bool tma = gpu_arch && passes::has_tma(*gpu_arch);
   Config def = passes::complete_config(g, forced, kernel);
   base_.indexing = forced.indexing;
 
@@ -460,7 +464,8 @@ bool ConfigSpace::valid(const Point& p) const {
     return false;  // cannot launch
   try {
     // What a call with this config runs, up to its CUDA (the register budget included).
-    codegen::compile_pipeline(graph_, c, {.emit = codegen::PipelineOptions::Emit::none});
+    codegen::compile_pipeline(graph_, c,
+                              {.emit = codegen::PipelineOptions::Emit::none, .arch = arch_});
   } catch (const std::exception&) {
     return false;  // e.g. a reduction the pass cannot chunk, too many registers
   }

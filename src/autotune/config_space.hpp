@@ -53,6 +53,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -60,6 +61,7 @@
 
 #include "ir/ir.hpp"
 #include "passes/contractions.hpp"
+#include "passes/kernel_plan.hpp"
 #include "tessel/config.hpp"
 
 namespace tessel::autotune {
@@ -99,10 +101,13 @@ class ConfigSpace {
  public:
   /// The space of traced kernel `g` (which must outlive the space), with the fields set
   /// in `forced` fixed. Errors: UserError (naming `kernel`) when `forced` is not a valid
-  /// config for `g` (passes::complete_config's checks). `tma`: the target GPU has the
-  /// Tensor Memory Accelerator (sm_90 and later), so loads get indexing knobs.
+  /// config for `g` (passes::complete_config's checks). `gpu_arch`: the compute capability
+  /// of the GPU the configs are for (rt::target_arch()): configs are checked as lowered for
+  /// it, and loads get indexing knobs where it has the Tensor Memory Accelerator
+  /// (passes::has_tma). Unset: no GPU (a custom backend): checked as lowered for
+  /// passes::kDefaultArch, no indexing knobs.
   ConfigSpace(const ir::Graph& g, const Config& forced, const std::string& kernel,
-              bool tma = false);
+              std::optional<int> gpu_arch = std::nullopt);
 
   const std::vector<Knob>& knobs() const { return knobs_; }
   /// The complete config of a point (valid for passes::complete_config).
@@ -149,6 +154,7 @@ class ConfigSpace {
 
   const ir::Graph& graph_;
   std::string kernel_;
+  int arch_ = passes::kDefaultArch;  // what valid() lowers for
   /// Per top-level loop (in host order): its sums of products (passes::find_contractions),
   /// found once for the knobs and matmul_points.
   std::vector<std::pair<const ir::Node*, std::vector<passes::ContractionMatch>>> contractions_;

@@ -124,7 +124,7 @@ void check_contraction_staging(const ir::Graph& g, const Config& config, const p
   }
 }
 
-std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
+std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config, int arch) {
   std::vector<LoopStages> out;
   for (const ir::Node* n : g.host) {
     if (n->op != ir::Op::Loop) continue;
@@ -132,7 +132,7 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config) {
     check_registers(g, n, config, L);
     for (const passes::Contraction& c : L.contractions)
       for (const passes::Layout& F : c.factor_layout) check_registers(g, n, config, F);
-    passes::KernelPlan plan = passes::plan_kernel(g, n, config);
+    passes::KernelPlan plan = passes::plan_kernel(g, n, config, arch);
     passes::assign_access_layouts(g, n, config, plan, L);
     passes::plan_tensor_cores(g, plan, L);
     check_contraction_staging(g, config, L);
@@ -190,7 +190,7 @@ CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
     done(3);
     check_index_bounds(traced, s.program());
     done(4);
-    s.loops = layouts(s.program(), s.config);
+    s.loops = layouts(s.program(), s.config, options.arch);
     done(5);
     const ir::Graph& g = s.program();
     per_loop(options.emit, s.loops,

@@ -17,9 +17,9 @@
 //   4. index_bounds     with a forced 32-bit index dtype, no constant loop bound beyond
 //                       32 bits (tile indices are computed in the index dtype)
 //   5. layout           passes::plan_kernel of each top-level loop (the config applied
-//                       once: blocks, loop knobs, program map; code generation reads
-//                       nothing else of the config), passes::compute_layout, refused past
-//                       kMaxRegistersPerTileValue registers per thread; then
+//                       once for PipelineOptions::arch: blocks, loop knobs, program map;
+//                       code generation reads nothing else of the config), passes::compute_layout,
+//                       refused past kMaxRegistersPerTileValue registers per thread; then
 //                       passes::assign_access_layouts: loads and stores contiguous along
 //                       another dimension than the nest's innermost get their own layout
 //   6. kernel_ir        per top-level loop: passes::lower_nest, its kernel IR: the live
@@ -59,6 +59,10 @@ struct PipelineOptions {
     all_reporting_failures,
   };
   Emit emit = Emit::all;
+  /// The compute capability of the GPU the code is for (passes::KernelPlan::arch): which
+  /// tensor-core instructions and copies the layout stage may choose (passes::has_wgmma,
+  /// has_mma_sync, has_tma). Callers pass the device's (rt::target_arch()).
+  int arch = passes::kDefaultArch;
   /// Keep the IR after each stage (CompiledStages::stage_ir; TESSEL_DUMP_DIR writes it).
   bool record_ir = false;
   /// Called with the stages made before a stage threw a UserError, and its message; the

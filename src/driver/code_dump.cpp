@@ -98,7 +98,7 @@ void CodeDump::failure(const codegen::CompiledStages& stages, const std::string&
 
 codegen::PipelineOptions dumped_pipeline(codegen::PipelineOptions::Emit emit,
                                          const std::string& spec_key) {
-  codegen::PipelineOptions options{.emit = emit};
+  codegen::PipelineOptions options{.emit = emit, .arch = target_arch()};
   if (dump_dir().empty()) return options;
   options.record_ir = true;
   options.on_failure = [spec_key](const codegen::CompiledStages& s, const std::string& error) {
@@ -140,6 +140,7 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
       g.kernel_name, stages.config.to_json(),
       tunes ? ", after autotuning (Settings::autotune_effort), which may choose another config"
             : "");
+  const int arch = target_arch();
   for (const codegen::LoopStages& l : stages.loops) {
     if (!l.failure.empty()) {
       out << fmt::format("// no CUDA for the loop at {}: {}\n", l.loop->loc.str(), l.failure);
@@ -151,13 +152,13 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
     if (!compile) continue;
     KernelImage image;
     try {
-      image = compile_kernel(g.kernel_name, k, dump.tag(), 90, /*want_ptx=*/true);
+      image = compile_kernel(g.kernel_name, k, dump.tag(), arch, /*want_ptx=*/true);
     } catch (const CompileError& e) {
-      out << fmt::format("// NVRTC could not compile {} for sm_90:\n{}\n", k.name, e.log);
+      out << fmt::format("// NVRTC could not compile {} for sm_{}:\n{}\n", k.name, arch, e.log);
       continue;
     }
     // A PTX override is compiled by a GPU's driver: there is no cubin here.
-    dump.binary(k, 90, image.ptx, image.ptx_override ? "" : image.image);
+    dump.binary(k, arch, image.ptx, image.ptx_override ? "" : image.image);
   }
   if (stages.loops.empty())
     out << fmt::format("// kernel '{}' has no top-level loop: a GPU would compile nothing.\n",

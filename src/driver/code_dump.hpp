@@ -2,8 +2,8 @@
 // prints the CUDA to stderr; TESSEL_DUMP_DIR=<dir> writes, per specialization and config,
 // the IR and, per top-level loop, the CUDA, PTX and cubin (Triton's TRITON_CACHE_DIR and
 // MLIR_ENABLE_DUMP, in one place). On the interpreter both show the CUDA a GPU would
-// compile for the specialization's config (compiled for sm_90 where NVRTC is present), or
-// say why there is none.
+// compile for the specialization's config (compiled for rt::target_arch() where NVRTC is present),
+// or say why there is none.
 //
 // Files (<stem> = <kernel>-spec_<8 hex of the specialization key>-config_<8 hex of the
 // config's JSON>):
@@ -58,8 +58,9 @@ class CodeDump {
   std::string dir_, kernel_, spec_key_, config_json_, tag_;
 };
 
-/// PipelineOptions for a compile whose stages TESSEL_DUMP_DIR (when set) writes, the stages
-/// of a failing one included (CodeDump::failure), under specialization key `spec_key`.
+/// PipelineOptions for a compile for rt::target_arch() whose stages TESSEL_DUMP_DIR (when
+/// set) writes, the stages of a failing one included (CodeDump::failure), under
+/// specialization key `spec_key`.
 codegen::PipelineOptions dumped_pipeline(codegen::PipelineOptions::Emit emit,
                                          const std::string& spec_key);
 
@@ -67,8 +68,8 @@ codegen::PipelineOptions dumped_pipeline(codegen::PipelineOptions::Emit emit,
 /// CUDA of each top-level loop of traced graph `g` under `config` (compile_pipeline, as a
 /// GPU call would run it), printed to stderr with a line saying
 /// that a GPU would compile it (and that with `tunes` it would autotune first and may pick
-/// another config), and dumped with its IR, PTX and cubin (sm_90, where NVRTC is present).
-/// A loop the backend cannot lower is reported with the reason, not raised: the
+/// another config), and dumped with its IR, PTX and cubin (for rt::target_arch(), where NVRTC is
+/// present). A loop the backend cannot lower is reported with the reason, not raised: the
 /// interpreter runs it.
 void show_interpreted_code(const ir::Graph& g, const Config& config, const Settings& settings,
                            const std::string& spec_key, bool tunes);

@@ -5,10 +5,12 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -19,6 +21,7 @@
 #include <unordered_set>
 
 #include "driver/block_cache.hpp"
+#include "passes/kernel_plan.hpp"
 
 namespace tessel::rt {
 namespace {
@@ -308,6 +311,22 @@ void set_device(int device) {
 int device_count() { return cuda_available() ? driver().count : 0; }
 int sm_count(int device) { return device_state(device).sms; }
 int compute_capability(int device) { return device_state(device).cc; }
+
+int target_arch() {
+  if (const char* v = std::getenv("TESSEL_TARGET_ARCH"); v && *v) {
+    std::string s = v;
+    if (s.rfind("sm_", 0) == 0) s = s.substr(3);
+    int arch = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), arch);
+    if (ec != std::errc() || end != s.data() + s.size() || arch < 70 || arch > 129)
+      throw UserError("", SourceLoc{},
+                      fmt::format("TESSEL_TARGET_ARCH is '{}', not a compute capability", v),
+                      "set it to the GPU's major x 10 + minor, e.g. 80 (A100), 89 (L40) or "
+                      "90 (H100), or unset it to lower for GPU 0");
+    return arch;
+  }
+  return cuda_available() ? compute_capability(0) : passes::kDefaultArch;
+}
 
 std::string device_name(int device) {
   DeviceState& s = device_state(device);

@@ -24,6 +24,13 @@ int sm_count(int device);
 /// Compute capability as major*10+minor, e.g. 90 for an H100/H200.
 int compute_capability(int device);
 std::string device_name(int device);
+/// The compute capability tessel lowers kernels for (codegen::PipelineOptions::arch; the
+/// tensor-core instructions and copies it may use: passes::has_wgmma, ...): the value of
+/// TESSEL_TARGET_ARCH when set ("80" or "sm_80": an sm_90 GPU then runs code lowered for
+/// an sm_80 one, as the tests of that lowering do), else GPU 0's, else passes::kDefaultArch
+/// (no GPU). Read on every call. Errors: UserError for a TESSEL_TARGET_ARCH that is not a
+/// compute capability from 70 to 129.
+int target_arch();
 /// Maximum dynamic shared memory per block with opt-in (bytes).
 int max_shared_memory_per_block(int device);
 

@@ -330,7 +330,8 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
     nir.shared[n] = s;
   });
   plan_shared(nir);
-  // A ring keeps its bytes for the whole loop over K: the other stages come after it.
+  // A ring keeps its bytes for its loop over K: the stages that may run while it is not free
+  // (ring_free_at) come after it.
   for (const auto& [n, st] : nir.shared)
     if (st.kind == SharedStage::Kind::ring && nir.shared_bytes > kSharedBytesLimit)
       throw UserError(

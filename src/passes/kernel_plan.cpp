@@ -27,9 +27,12 @@ const LoopKnobs& KernelPlan::knobs(const ir::Node* l) const {
   throw InternalError(fmt::format("kernel plan: the loop at {} is not in the nest", l->loc.str()));
 }
 
-KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c) {
+bool has_mma_sync(int arch, DType operand) { return arch >= (is_f8(operand) ? 89 : 80); }
+
+KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c, int arch) {
   KernelPlan p;
   p.loop = loop;
+  p.arch = arch;
   p.config_json = c.to_json();
   p.pid_type = c.pid_type.value_or(PidType::flat);
   p.persistent =
@@ -38,7 +41,7 @@ KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c
   p.maxnreg = c.maxnreg;
   p.split_k = c.split_k.value_or(1);
   if (c.load_eviction_policies) p.load_eviction = *c.load_eviction_policies;
-  if (c.indexing) {
+  if (c.indexing && has_tma(arch)) {
     // One entry for all memory ops, or one per op: the loads first (Config::indexing).
     const std::vector<std::string>& ix = *c.indexing;
     for (int i = 0; i < g.num_loads; ++i)
@@ -59,10 +62,10 @@ KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c
 }
 
 std::string describe(const KernelPlan& p) {
-  std::string out =
-      fmt::format("//   plan: pid_type {}, num_stages {}{}{}\n", pid_type_name(p.pid_type),
-                  p.num_stages, p.maxnreg ? fmt::format(", maxnreg {}", *p.maxnreg) : "",
-                  p.split_k > 1 ? fmt::format(", split_k {}", p.split_k) : "");
+  std::string out = fmt::format("//   plan: sm_{}, pid_type {}, num_stages {}{}{}\n", p.arch,
+                                pid_type_name(p.pid_type), p.num_stages,
+                                p.maxnreg ? fmt::format(", maxnreg {}", *p.maxnreg) : "",
+                                p.split_k > 1 ? fmt::format(", split_k {}", p.split_k) : "");
   for (const auto& [l, k] : p.knobs_by_loop) {
     std::vector<int64_t> blocks;
     for (const ir::LoopDim& d : l->dims) blocks.push_back(p.block(d));

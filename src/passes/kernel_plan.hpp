@@ -20,8 +20,21 @@
 
 namespace tessel::passes {
 
+/// The compute capability (major x 10 + minor) tessel lowers for where no GPU says
+/// otherwise: sm_90 (H100, H200). CPU tests compile generated code for it with NVRTC.
+inline constexpr int kDefaultArch = 90;
+
+/// Which tensor-core and copy instructions compute capability `arch` has (PTX ISA, the
+/// target ISA notes of each instruction): mma.sync on 16-bit floats, TF32 and i8 from sm_80,
+/// on f8e4m3 and f8e5m2 from sm_89; wgmma on sm_90 only (sm_90a; later GPUs have other
+/// tensor-core instructions); the TMA (bulk tensor copies) from sm_90.
+bool has_mma_sync(int arch, DType operand);
+inline bool has_wgmma(int arch) { return arch == 90; }
+inline bool has_tma(int arch) { return arch >= 90; }
+
 struct KernelPlan {
   const ir::Node* loop = nullptr;  // the top-level loop
+  int arch = kDefaultArch;         // the target GPU's compute capability (has_wgmma, ...)
   std::string config_json;         // the complete config (the kernel's header comment)
   PidType pid_type = PidType::flat;
   bool persistent = false;  // pid_type persistent_blocked or persistent_interleaved
@@ -30,8 +43,9 @@ struct KernelPlan {
   int split_k = 1;  // Config::split_k: programs per output tile of a dot on wgmma
   /// Per load (Node::load_id): its L2 eviction priority; empty: none set.
   std::vector<EvictionPolicy> load_eviction;
-  /// Per load (Node::load_id): whether Config::indexing asks for a tensor descriptor (TMA);
-  /// empty: none does.
+  /// Per load (Node::load_id): whether Config::indexing asks for a tensor descriptor (TMA)
+  /// and the target has the TMA (below sm_90 such loads read through pointers, as Triton's
+  /// tensor descriptors do there); empty: none does.
   std::vector<bool> tensor_descriptor_loads;
 
   /// Elements `s` spans in a tile value (null: 1): a tile's block size, a padded extent's
@@ -49,8 +63,10 @@ struct KernelPlan {
   std::vector<std::pair<const ir::Node*, LoopKnobs>> knobs_by_loop;  // pre-order (ir::walk)
 };
 
-/// The plan of top-level loop `loop` of `g` under complete config `c`.
-KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c);
+/// The plan of top-level loop `loop` of `g` under complete config `c`, for a GPU of compute
+/// capability `arch`.
+KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c,
+                       int arch = kDefaultArch);
 
 /// The plan as comment lines for stage dumps: pid type, stages, register cap, each loop's
 /// knobs and each tile dimension's block.

@@ -40,7 +40,24 @@ std::vector<const Node*> in_order(const NestIr& nir) {
   return out;
 }
 
+// Per node of the nest's body: the index of the statement of the body that holds it.
+std::map<const Node*, size_t> statement_of(const NestIr& nir) {
+  std::map<const Node*, size_t> out;
+  const ir::Block& body = nir.loop->body;
+  for (size_t i = 0; i < body.size(); ++i) {
+    out[body[i]] = i;
+    ir::walk(body[i]->body, [&](const Node* n) { out[n] = i; });
+  }
+  return out;
+}
+
 }  // namespace
+
+bool ring_free_at(const NestIr& nir, const Node* ring, const Node* n) {
+  if (nir.persistent || nir.loop->persistent) return false;
+  const std::map<const Node*, size_t> at = statement_of(nir);
+  return at.at(n) > at.at(ring);
+}
 
 std::map<const Node*, std::set<const Node*>> shared_neighbours(const NestIr& nir) {
   std::map<const Node*, std::set<const Node*>> before;
@@ -99,8 +116,13 @@ void plan_shared(NestIr& nir) {
   for (const Node* n : in_order(nir)) {
     SharedStage& u = nir.shared.at(n);
     if (is_ring(u)) continue;
-    // The lowest offset past every placed neighbour's bytes that keeps within the cap.
-    for (int64_t at = round_to(base, alignment(u));;) {
+    // From the rings' first byte where every ring is free (ring_free_at), else past them:
+    // the lowest offset past every placed neighbour's bytes that keeps within the cap.
+    bool rings_free = true;
+    for (const auto& [r, ring] : nir.shared)
+      if (is_ring(ring)) rings_free &= ring_free_at(nir, r, n);
+    const int64_t start = rings_free ? 0 : base;
+    for (int64_t at = round_to(start, alignment(u));;) {
       bool clear = true;
       for (const Node* p : before.at(n))
         if (p != n && placed.count(p)) {
@@ -110,8 +132,8 @@ void plan_shared(NestIr& nir) {
             at = round_to(q.offset + q.bytes, alignment(u));
           }
         }
-      if (clear || at + u.bytes > base + cap) {
-        u.offset = clear && at + u.bytes <= base + cap ? at : round_to(base, alignment(u));
+      if (clear || at + u.bytes > start + cap) {
+        u.offset = clear && at + u.bytes <= start + cap ? at : round_to(start, alignment(u));
         break;
       }
     }
@@ -157,7 +179,7 @@ std::string shared_plan_error(const NestIr& nir) {
     const SharedStage& u = nir.shared.at(n);
     if (is_ring(u)) {
       for (const auto& [m, q] : nir.shared)
-        if (m != n && overlap(q, u))
+        if (m != n && overlap(q, u) && (is_ring(q) || !ring_free_at(nir, n, m)))
           return fmt::format("%{}: its ring overlaps %{}'s bytes", n->id, m->id);
       continue;
     }

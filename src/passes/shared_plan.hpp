@@ -17,6 +17,9 @@
 //   a load by tensor descriptor in a loop over k:              at 0 (a multiple of 128),
 //                                                             barrier (the previous
 //                                                             iteration's reads)
+//   a ts::dot's ring, then a transposed store after its loop:   ring at 0; the store's
+//                                                             conversion at 0 too (the ring
+//                                                             is free), barrier before
 #pragma once
 
 #include <map>
@@ -36,7 +39,17 @@ inline constexpr int64_t kFreeSharedBytes = 32 * 1024;
 /// just before it with no barrier between (itself, across a loop's back edge).
 std::map<const ir::Node*, std::set<const ir::Node*>> shared_neighbours(const NestIr& nir);
 
+/// Whether the bytes of ring stage `ring` (a ts::dot's TMA ring) are free when staging op
+/// `n` runs: the nest's body runs once per program (not persistent) and `n` stands in a
+/// statement of it after the one holding the ring's loop over K. Every TMA copy into the
+/// ring has then been read, and every thread has waited for its last wgmma (after the loop:
+/// codegen's emit_ring_last); a barrier before n's writes (a ring is its neighbour) makes
+/// that true of all threads.
+bool ring_free_at(const NestIr& nir, const ir::Node* ring, const ir::Node* n);
+
 /// Sets the offsets and barriers of nir.shared (kinds and bytes set) and nir.shared_bytes.
+/// Rings take the first bytes; a stage where every ring is free (ring_free_at) may reuse
+/// them (an epilogue's layout conversion after the loop over K), the others come after.
 void plan_shared(NestIr& nir);
 
 /// Places the tma stages' mbarriers (8 bytes each, in node order) past every stage's

@@ -130,6 +130,9 @@ std::optional<Contraction::Mma> plan_mma(const KernelPlan& plan, const Layout& L
         "only");
   if (L.slot_block[0] != bm || L.slot_block[1] != bn)
     return refuse("the loop's layout holds more than one block of M or N");
+  if (!has_mma_sync(plan.arch, *t))
+    return refuse(fmt::format("sm_{} has no mma.sync for {} (sm_{} and later)", plan.arch,
+                              dtype_name(*t), is_f8(*t) ? 89 : 80));
   if (bk % (32 / dtype_size(*t)) != 0)
     return refuse(fmt::format("K's block {} is not a multiple of {}", bk, 32 / dtype_size(*t)));
   Contraction::Mma mma;
@@ -233,6 +236,8 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
   while (wm > 1 && bm % (64 * wm) != 0) wm /= 2;
   const int wn = std::max(warpgroups, 1) / wm;
   const int64_t n = bn / wn;  // columns of each warpgroup's wgmma
+  if (!has_wgmma(plan.arch))
+    return refuse(fmt::format("sm_{} has no wgmma (sm_90 only)", plan.arch));
   if (g.check_bounds) return refuse("bounds checking (each access checked where it runs)");
   if (L.threads % 128 != 0) return refuse("fewer than 4 warps (a warpgroup)");
   if (bm % 64 != 0) return refuse(fmt::format("M's block {} is not a multiple of 64", bm));

@@ -28,6 +28,9 @@
 //   //   %20 contracts %19 over t2, 9728 bytes of shared memory, on tensor cores (mma.sync
 //   //       m16n8k16 bf16, warps 2 x 2); factors: ...
 // and the nest's placement (its linear layout line) is the accumulator's.
+// Which of these a GPU has is KernelPlan::arch's (the target's compute capability:
+// has_mma_sync, has_wgmma): below sm_80 (sm_89 for f8e4m3 and f8e5m2) a contraction stays on
+// the CUDA cores, and the layout dump says so ("sm_80 has no mma.sync for f8e4m3 ...").
 // On sm_90 a contraction whose factors the TMA can copy runs on wgmma instead (plan_wgmma
 // in the .cpp says when): f16 and bf16 factors K-major or M/N-major; TF32 and 8-bit (f8e4m3,
 // f8e5m2, i8) factors K-major, or M/N-major (a row-major y) copied K-major by the threads

@@ -732,14 +732,15 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
     if (n->op == ir::Op::ShapeCheck)
       ir::check_shape(s.graph, n, ir::eval_host_int(n->args[0], values),
                       ir::eval_host_int(n->args[1], values));
-  codegen::CompiledStages stages = codegen::compile_pipeline(s.graph, s.config(), {});
+  const int arch = rt::target_arch();
+  codegen::CompiledStages stages = codegen::compile_pipeline(s.graph, s.config(), {.arch = arch});
   std::vector<std::string> out;
   for (const codegen::LoopStages& l : stages.loops) {
     const codegen::CudaKernel& ck = l.kernel;
     if (compile) {
       if (rt::print_code_requested(k.settings())) std::cerr << ck.source << std::flush;
       rt::CompileOptions opts;
-      opts.arch = 90;
+      opts.arch = arch;
       opts.headers = embedded_headers();
       opts.extra = ck.nvrtc_options;
       try {

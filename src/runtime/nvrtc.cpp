@@ -150,11 +150,11 @@ std::string compile_cuda(const std::string& source, const std::string& program_n
     has_arch = true;
     if (o != own_arch && o != own_arch + "a") {
       const std::string why =
-          "'" + program_name + "' is " + o.substr(19) +
-          " code (ts::dot on wgmma, which only sm_90 runs), asked for sm_" +
+          "'" + program_name + "' was lowered for " + o.substr(19) +
+          " (ts::dot on wgmma, which only sm_90 runs), asked for sm_" +
           std::to_string(options.arch) +
-          ": on this GPU give the dot a block size of M below 64 per warpgroup, so that it runs "
-          "on mma.sync";
+          ": tessel lowers for GPU 0 or TESSEL_TARGET_ARCH; set TESSEL_TARGET_ARCH=" +
+          std::to_string(options.arch) + " to lower for this GPU";
       throw CompileError(why, why, source);
     }
   }

@@ -194,4 +194,17 @@ TEST(AtomicsGpu, HalfPrecisionAddsAreExactOnSmallIntegers) {
   // Sums of ones stay exact below 2^11 (f16) and 2^8 (bf16), in any order.
   EXPECT_EQ(on_cpu(k(ts::Buffer::full({1500}, 1, ts::f16, ts::cuda(0)))).item(), 1500);
   EXPECT_EQ(on_cpu(k(ts::Buffer::full({250}, 1, ts::bf16, ts::cuda(0)))).item(), 250);
+  // Lowered for sm_80 (no atom.add.bf16): a compare-and-swap loop per add, the same sums.
+  ::setenv("TESSEL_TARGET_ARCH", "80", 1);
+  auto k80 = ts::kernel("half_sum_sm80", [](ts::Tensor x) {
+    ts::Tensor s = x.new_zeros({1});
+    for (auto t : ts::tile(x.size(0))) ts::atomic_add(s, {t.index() * 0}, x(t), ts::Sem::acq_rel);
+    return s;
+  });
+  const double bf16_sum = on_cpu(k80(ts::Buffer::full({250}, 1, ts::bf16, ts::cuda(0)))).item();
+  const double quarters = on_cpu(k80(ts::Buffer::full({4000}, 0.25, ts::bf16, ts::cuda(0)))).item();
+  ::unsetenv("TESSEL_TARGET_ARCH");
+  EXPECT_EQ(bf16_sum, 250);
+  // 0.25 added 4000 times in bf16 stops at 64 (64 + 0.25 rounds to 64), in any order.
+  EXPECT_EQ(quarters, 64);
 }

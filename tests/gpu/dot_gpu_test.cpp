@@ -544,17 +544,66 @@ TEST(DotGpu, AtomicAddsOfAnAccumulatorsRowSumsAddOnce) {
 
 // A result stored transposed (out(tn, tm) = acc.t()) stays on tensor cores and its store
 // converts to out's layout through shared memory: mma.sync, wgmma on 1 and 2 warpgroups,
-// ragged M and N. (The conversion's buffer shares a program's shared memory with the ring:
-// 128 x 256 tiles with 3 stages do not fit, a UserError the tuner skips.)
+// ragged M and N; a 128 x 256 tile of 3 stages, whose conversion reuses the ring's bytes
+// after the loop over K (it does not fit beside them).
 TEST(DotGpu, AResultStoredTransposedMatchesTheInterpreter) {
   TESSEL_REQUIRE_GPU();
-  ts::Config wgmma = blocks(128, 128, 64, 4), wide = blocks(128, 128, 64, 8);
-  wgmma.num_stages = wide.num_stages = 3;
-  for (const ts::Config& c : {blocks(64, 64, 32, 4), wgmma, wide})
+  ts::Config wgmma = blocks(128, 128, 64, 4), wide = blocks(128, 128, 64, 8),
+             big = blocks(128, 256, 64, 8);
+  wgmma.num_stages = wide.num_stages = big.num_stages = 3;
+  for (const ts::Config& c : {blocks(64, 64, 32, 4), wgmma, wide, big})
     for (Shape s : {Shape{256, 128, 256}, Shape{200, 136, 264}}) {
       auto k = dot_test::make_dot_stored_transposed(ts::Settings{.config = c});
       expect_close_to_interpreter(k, c.to_json() + " " + std::to_string(s.m),
                                   ts::Buffer::randn({s.m, s.k}, ts::bf16, ts::cpu(), 31),
                                   ts::Buffer::randn({s.k, s.n}, ts::bf16, ts::cpu(), 32));
     }
+}
+
+// Code lowered for an sm_80 GPU (TESSEL_TARGET_ARCH=80: mma.sync instead of wgmma, pointer
+// loads instead of the TMA) and for an sm_89 one (fp8 on mma.sync m16n8k32) runs on this GPU
+// and matches the interpreter, at the tile the sm_90 lowering puts on wgmma.
+TEST(DotGpu, LoweredForSm80AndSm89MatchesTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  struct TargetArch {
+    explicit TargetArch(const char* v) { ::setenv("TESSEL_TARGET_ARCH", v, 1); }
+    ~TargetArch() { ::unsetenv("TESSEL_TARGET_ARCH"); }
+  };
+  ts::Config c = blocks(128, 128, 64, 4);
+  c.num_stages = 3;
+  {
+    TargetArch sm80("80");
+    auto k = dot_test::make_dot(ts::Settings{.config = c});
+    for (Shape s : kShapes) {
+      ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::bf16, ts::cpu(), 1);
+      ts::Buffer y = ts::Buffer::randn({s.k, s.n}, ts::bf16, ts::cpu(), 2);
+      expect_close_to_interpreter(k, "sm_80 bf16", x, y);
+      const std::string cu = k.cuda(false, x.to(ts::cuda(0)), y.to(ts::cuda(0))).at(0);
+      EXPECT_EQ(cu.find("wgmma"), std::string::npos) << cu;
+      EXPECT_NE(cu.find("m16n8k16"), std::string::npos) << cu;
+    }
+    moe_test::Routed r = moe_test::route({40, 100, 7}, 128, 128, 256, ts::bf16);
+    auto grouped = examples::make_grouped_matmul(ts::Settings{
+        .config = ts::Config{.block_sizes = std::vector<int64_t>{128, 64}, .num_warps = 4}});
+    ts::Buffer got = grouped(r.x.to(ts::cuda(0)), r.w.to(ts::cuda(0)), r.n_rows.to(ts::cuda(0)),
+                             r.block_expert.to(ts::cuda(0)));
+    const std::vector<double> g = got.to_vector();
+    for (size_t i = 0; i < r.want.size(); ++i)
+      ASSERT_NEAR(g[i], r.want[i], 0.01 * (1 + std::abs(r.want[i]))) << i;
+  }
+  TargetArch sm89("89");
+  auto fp8 = dot_test::make_dot(ts::Settings{.config = blocks(64, 64, 64, 4)});
+  // Small integers: every partial sum is exact in the fewer bits mma.sync adds fp8 products in.
+  auto ints = [](int64_t rows, int64_t cols, int seed) {
+    std::vector<double> v(static_cast<size_t>(rows * cols));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7 + seed) % 5) - 2;
+    return ts::Buffer::from_vector(v, {rows, cols}, ts::f8e4m3);
+  };
+  ts::Buffer x = ints(100, 192, 3), w = ints(70, 192, 4);
+  ts::Buffer want = fp8(x, w.transpose(0, 1));
+  ts::Buffer got = fp8(x.to(ts::cuda(0)), w.to(ts::cuda(0)).transpose(0, 1));
+  EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 1e-4, 1e-4), 0);
+  const std::string cu =
+      fp8.cuda(false, x.to(ts::cuda(0)), w.to(ts::cuda(0)).transpose(0, 1)).at(0);
+  EXPECT_NE(cu.find("mma_16832_e4m3"), std::string::npos) << cu;
 }

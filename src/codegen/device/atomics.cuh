@@ -38,7 +38,8 @@ struct scope_of {
 };
 
 // f16 / bf16 adds: cuda::atomic_ref has no fetch_add for them, PTX has
-// atom{.sem}{.scope}.global.add.noftz.f16 / .bf16 (bf16: sm_90); round to nearest even.
+// atom{.sem}{.scope}.global.add.noftz.f16 / .bf16 (bf16: sm_90; below it
+// atomic_add_bf16_cas); round to nearest even.
 #define TS_ATOM16(SEM, SCOPE, TY)                                             \
   asm volatile("atom." SEM "." SCOPE ".global.add.noftz." TY " %0, [%1], %2;" \
                : "=h"(out)                                                    \
@@ -72,6 +73,23 @@ TS_DEFINE_ATOMIC_ADD_16(__nv_bfloat16, "bf16")
 #undef TS_ATOM16_SCOPE
 #undef TS_ATOM16
 
+/// A bf16 add below sm_90, which has no atom.add.bf16: a compare-and-swap loop on the 16
+/// bits (order S on success), each try adding to the value it found in f32 and rounding
+/// once to nearest even, as atom.add.noftz.bf16 does (f32 holds the sum of two bf16 values
+/// closely enough that the second rounding is that of the exact sum).
+template <int S, int Sc>
+__device__ __forceinline__ __nv_bfloat16 atomic_add_bf16_cas(__nv_bfloat16* p, __nv_bfloat16 v) {
+  cuda::atomic_ref<unsigned short, scope_of<Sc>::value> a(*reinterpret_cast<unsigned short*>(p));
+  unsigned short held = a.load(cuda::std::memory_order_relaxed);
+  for (;;) {
+    const __nv_bfloat16 old = *reinterpret_cast<__nv_bfloat16*>(&held);
+    __nv_bfloat16 sum = __float2bfloat16_rn(__bfloat162float(old) + __bfloat162float(v));
+    if (a.compare_exchange_weak(held, *reinterpret_cast<unsigned short*>(&sum), order_of<S>(),
+                                cuda::std::memory_order_relaxed))
+      return old;
+  }
+}
+
 /// Atomic `Op` on *p with order `S` and scope `Sc`, returning the previous value (as a
 /// register value: f16/bf16 as float); nothing (and 0) when !ok. cas: where *p ==
 /// expected, *p = v.
@@ -81,7 +99,12 @@ __device__ __forceinline__ typename Mem<M>::reg atomic(M* p, bool ok, typename M
   if (!ok) return typename Mem<M>::reg(0);
   if constexpr (sizeof(M) == 2) {
     static_assert(Op == A_add, "ts::atomic: f16 and bf16 support add only");
-    return Mem<M>::to_reg(atomic_add_16<S, Sc>(p, Mem<M>::from_reg(v)));
+#if __CUDA_ARCH__ < 900
+    if constexpr (cuda::std::is_same<M, __nv_bfloat16>::value)
+      return Mem<M>::to_reg(atomic_add_bf16_cas<S, Sc>(p, Mem<M>::from_reg(v)));
+    else
+#endif
+      return Mem<M>::to_reg(atomic_add_16<S, Sc>(p, Mem<M>::from_reg(v)));
   } else {
     cuda::atomic_ref<M, scope_of<Sc>::value> a(*p);
     constexpr cuda::std::memory_order o = order_of<S>();
