@@ -182,12 +182,12 @@ int tensor_dim_of(const ir::Node* n, const ir::Sym* s) {
 std::optional<TmaBox> wgmma_box(const ir::Graph& g, const KernelPlan& plan, const Contraction& c,
                                 int i, bool& k_major, std::string& why_not) {
   const ir::Node* load = c.match.factor[i].load();
-  std::optional<TmaBox> b = tile_box(g, plan, load, kSharedBytesLimit);
+  std::string why;
+  std::optional<TmaBox> b = tile_box(g, plan, load, kSharedBytesLimit, &why);
   if (!b || b->box.size() < 2) {
-    why_not = fmt::format(
-        "the TMA cannot copy factor %{}'s tile (a 2-D tile of a tensor with a unit-stride dim, "
-        "16-byte aligned base and rows, 32-bit indices)",
-        c.match.factor[i].value()->id);
+    why_not = fmt::format("the TMA cannot copy factor %{}'s tile (a tile of {}): {}",
+                          c.match.factor[i].value()->id, ir::describe_tensor(load->args[0]),
+                          b ? "it is not 2-D" : why);
     return std::nullopt;
   }
   const int64_t elem = dtype_size(load->dtype);

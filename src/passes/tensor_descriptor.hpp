@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -51,13 +52,13 @@ std::optional<TmaBox> tensor_descriptor_box(const ir::Graph& g, const KernelPlan
 /// tensor_descriptor_box that do not depend on the config (a tile value of a tensor that is
 /// not multicast, no gather, a dim of unit stride, the data pointer and other strides
 /// 16-byte aligned, rank at most 5, 32-bit indices). The autotuner offers such loads an
-/// indexing knob (autotune/config_space.hpp).
-bool tma_may_move(const ir::Graph& g, const ir::Node* n);
+/// indexing knob (autotune/config_space.hpp). `why` (where given): the check that failed.
+bool tma_may_move(const ir::Graph& g, const ir::Node* n, std::string* why = nullptr);
 
 /// The box of load n's tile as tensor_descriptor_box finds it, whatever Config::indexing
 /// says (a tensor-core operand's loads, which the TMA moves when it can), and with boxes
-/// up to `max_bytes`.
+/// up to `max_bytes`. `why` (where given): the check that failed, as "it gathers ...".
 std::optional<TmaBox> tile_box(const ir::Graph& g, const KernelPlan& plan, const ir::Node* n,
-                               int64_t max_bytes);
+                               int64_t max_bytes, std::string* why = nullptr);
 
 }  // namespace tessel::passes

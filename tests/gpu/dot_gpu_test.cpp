@@ -579,7 +579,8 @@ TEST(DotGpu, LoweredForSm80AndSm89MatchesTheInterpreter) {
       ts::Buffer y = ts::Buffer::randn({s.k, s.n}, ts::bf16, ts::cpu(), 2);
       expect_close_to_interpreter(k, "sm_80 bf16", x, y);
       const std::string cu = k.cuda(false, x.to(ts::cuda(0)), y.to(ts::cuda(0))).at(0);
-      EXPECT_EQ(cu.find("wgmma"), std::string::npos) << cu;
+      EXPECT_EQ(cu.find("wgmma.mma_async"), std::string::npos) << cu;
+      EXPECT_EQ(cu.find("tessel/wgmma.cuh"), std::string::npos) << cu;
       EXPECT_NE(cu.find("m16n8k16"), std::string::npos) << cu;
     }
     moe_test::Routed r = moe_test::route({40, 100, 7}, 128, 128, 256, ts::bf16);
