@@ -62,7 +62,8 @@ TEST(TargetArch, ADotLandsOnTheTensorCoreInstructionsItsGpuHas) {
     EXPECT_EQ(con.not_wgmma, fmt::format("sm_{} has no wgmma (sm_90 only)", arch));
     EXPECT_NE(text.find(fmt::format("plan: sm_{}, ", arch)), std::string::npos) << text;
   }
-  auto [on75, text75] = contraction_for(75, k, c, x, y);
+  ts::Config c75 = blocks(128, 128, 32, 4);  // 64-deep factors in f32 pass sm_75's 64 KiB
+  auto [on75, text75] = contraction_for(75, k, c75, x, y);
   EXPECT_FALSE(on75.mma) << text75;
   EXPECT_EQ(on75.not_wgmma, "sm_75 has no mma.sync for bf16 (sm_80 and later)");
   // Later GPUs have no wgmma either (their tensor cores take other instructions).
@@ -106,25 +107,95 @@ TEST(TargetArch, LoadsByTensorDescriptorReadThroughPointersWithoutATma) {
   const std::string& src = ptr.stages.loops.at(0).kernel.source;
   EXPECT_EQ(src.find("tma"), std::string::npos) << src;
   EXPECT_EQ(ptr.stages.loops.at(0).nir.shared_bytes, 0);
+  stage_test::Staged plan = stage_test::staged_for(80, "layout", false, add, c, x, y);
+  EXPECT_NE(plan.text.find("plan: sm_80, pid_type flat, num_stages 1, indexing tensor_descriptor "
+                           "read through pointers (sm_80 has no TMA)"),
+            std::string::npos)
+      << plan.text;
+  EXPECT_EQ(tma.text.find("read through pointers"), std::string::npos) << tma.text;
+}
+
+// A program's shared memory is its GPU's: 163 KiB on sm_80, 99 KiB on sm_86 (the opt-in
+// maximum per block). TF32 factors staged for mma.sync at 128 x 128 x 128 (128 KiB and
+// padding) fit the one and are a clear error on the other.
+TEST(TargetArch, SharedMemoryIsTheTargetGpusShare) {
+  EXPECT_EQ(passes::shared_bytes_limit(90), 227 * 1024);
+  EXPECT_EQ(passes::shared_bytes_limit(80), 163 * 1024);
+  EXPECT_EQ(passes::shared_bytes_limit(89), 99 * 1024);
+  EXPECT_EQ(passes::shared_bytes_limit(75), 64 * 1024);
+  auto k = examples::make_dot_matmul();
+  ts::Buffer x = ts::Buffer::zeros({256, 256}, ts::f32), y = ts::Buffer::zeros({256, 256}, ts::f32);
+  const ts::Config c = blocks(128, 128, 128, 8);
+  stage_test::Staged a100 = stage_test::staged_for(80, "layout", false, k, c, x, y);
+  const passes::Layout& L = a100.stages.loops.at(0).layout;
+  EXPECT_EQ(L.shared_limit, 163 * 1024);
+  ASSERT_TRUE(L.contractions.at(0).mma) << a100.text;
+  EXPECT_GT(L.contractions.at(0).shared_bytes, 128 * 1024) << a100.text;
+  EXPECT_LE(L.contractions.at(0).shared_bytes, 163 * 1024) << a100.text;
+  try {
+    (void)stage_test::staged_for(86, "layout", false, k, c, x, y);
+    ADD_FAILURE() << "128 KiB of factors on sm_86";
+  } catch (const ts::UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("KiB of shared memory (at most 99 KiB)"), std::string::npos) << m;
+    EXPECT_NE(m.find("matmul.hpp:"), std::string::npos) << m;
+  }
 }
 
 TEST(TargetArch, AValueThatIsNoComputeCapabilityIsAClearError) {
-  for (const char* bad : {"90a", "sm_", "9", "hopper", "1000"}) {
-    TargetArch t(bad);
+  auto message = [](const char* value) -> std::string {
+    TargetArch t(value);
     try {
       (void)ts::rt::target_arch();
-      ADD_FAILURE() << bad;
     } catch (const ts::UserError& e) {
-      EXPECT_NE(std::string(e.what()).find(fmt::format("TESSEL_TARGET_ARCH is '{}', not a "
-                                                       "compute capability",
-                                                       bad)),
-                std::string::npos)
-          << e.what();
-      EXPECT_NE(std::string(e.what()).find("e.g. 80 (A100)"), std::string::npos) << e.what();
+      return e.what();
     }
+    ADD_FAILURE() << value << " was accepted";
+    return "";
+  };
+  for (const char* bad : {"sm_", "9", "hopper", "1000", "sm_90 a"}) {
+    const std::string m = message(bad);
+    EXPECT_NE(m.find(fmt::format("TESSEL_TARGET_ARCH is '{}', not a compute capability", bad)),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("e.g. 80 (A100)"), std::string::npos) << m;
   }
-  TargetArch sm("sm_86");
+  // The architecture-specific targets are tessel's to choose.
+  for (const char* specific : {"90a", "sm_100f"}) {
+    const std::string m = message(specific);
+    EXPECT_NE(m.find("not a compute capability"), std::string::npos) << m;
+    EXPECT_NE(
+        m.find(std::string(specific).find("100") != std::string::npos ? "give 100 without 'f'"
+                                                                      : "give 90 without 'a'"),
+        std::string::npos)
+        << m;
+  }
+  TargetArch sm(" sm_86 ");
   EXPECT_EQ(ts::rt::target_arch(), 86);
+}
+
+// A compute capability NVRTC does not compile for (sm_70: CUDA 13 has no Volta) is refused
+// with the list it does compile for.
+TEST(TargetArch, AComputeCapabilityNvrtcCannotCompileForIsAClearError) {
+  REQUIRE_NVRTC();
+  const std::vector<int> archs = ts::rt::nvrtc_archs();
+  ASSERT_FALSE(archs.empty());
+  EXPECT_NE(std::find(archs.begin(), archs.end(), 90), archs.end());
+  int missing = 70;
+  while (std::find(archs.begin(), archs.end(), missing) != archs.end()) ++missing;
+  TargetArch t(std::to_string(missing).c_str());
+  try {
+    (void)ts::rt::target_arch();
+    ADD_FAILURE() << missing << " was accepted";
+  } catch (const ts::UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(fmt::format("TESSEL_TARGET_ARCH is '{}', which NVRTC {} does not compile "
+                                 "for",
+                                 missing, ts::rt::nvrtc_version())),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find(fmt::format("set it to one of {}, ", archs.front())), std::string::npos) << m;
+  }
 }
 
 // kernel.cuda(true) lowers for TESSEL_TARGET_ARCH and compiles for it: every example on sm_80

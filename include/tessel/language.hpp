@@ -564,11 +564,11 @@ class Target {
 // programs may update one element: that is what atomics are for (no race error).
 // `sem` orders the program's other memory accesses around the update (default relaxed,
 // as Helion); `scope` says which threads it is atomic with (default gpu).
-// Dtypes: add on i32, i64, u64, f16, bf16 (a GPU of compute capability 9.0 or later),
-// f32, f64 (floats round to nearest even); max, min, and, or, xor, xchg, cas on i32, i64,
-// u64 (max/min of u64 compare unsigned). Errors: UserError at the call's line for another
-// dtype (bool, i8, the 8-bit floats, float max/min, ...), host code, or indices that a
-// load would refuse.
+// Dtypes: add on i32, i64, u64, f16, bf16 (atom.add.bf16 from sm_90; a compare-and-swap
+// loop before, rounding the same), f32, f64 (floats round to nearest even); max, min, and, or, xor,
+// xchg, cas on i32, i64, u64 (max/min of u64 compare unsigned). Errors: UserError at the call's
+// line for another dtype (bool, i8, the 8-bit floats, float max/min, ...), host code, or indices
+// that a load would refuse.
 Value atomic_add(const Target& target, std::vector<Index> index, const Operand& value,
                  Sem sem = Sem::relaxed, Scope scope = Scope::gpu, Loc loc = Loc::current());
 Value atomic_max(const Target& target, std::vector<Index> index, const Operand& value,

@@ -77,7 +77,7 @@ void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config
     why += fmt::format(
         "; the sum of products at {} is held as a product: its factors need {} KiB of shared "
         "memory (at most {} KiB)",
-        c.match.sum->loc.str(), (c.shared_bytes + 1023) / 1024, passes::kSharedBytesLimit / 1024);
+        c.match.sum->loc.str(), (c.shared_bytes + 1023) / 1024, L.shared_limit / 1024);
     hint = smaller_k_hint(c, " or for the factors' other dims") + "; ";
   }
   // Sums of products that are not contractions (an operand computed, or loaded outside the
@@ -112,13 +112,12 @@ void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config
 // the CUDA cores does not fit shared memory: passes/layout.cpp) that did not land on them.
 void check_contraction_staging(const ir::Graph& g, const Config& config, const passes::Layout& L) {
   for (const passes::Contraction& c : L.contractions) {
-    if (c.shared_bytes <= passes::kSharedBytesLimit) continue;
+    if (c.shared_bytes <= L.shared_limit) continue;
     throw UserError(
         g.kernel_name, c.match.sum->loc,
         fmt::format("config {}: the factors of this sum of products need {} KiB of shared "
                     "memory (at most {} KiB) where it is not on wgmma{}",
-                    config.to_json(), (c.shared_bytes + 1023) / 1024,
-                    passes::kSharedBytesLimit / 1024,
+                    config.to_json(), (c.shared_bytes + 1023) / 1024, L.shared_limit / 1024,
                     c.not_wgmma.empty() ? "" : " (not on wgmma: " + c.not_wgmma + ")"),
         smaller_k_hint(c, ""));
   }
@@ -128,7 +127,7 @@ std::vector<LoopStages> layouts(const ir::Graph& g, const Config& config, int ar
   std::vector<LoopStages> out;
   for (const ir::Node* n : g.host) {
     if (n->op != ir::Op::Loop) continue;
-    passes::Layout L = passes::compute_layout(n, config, &g);
+    passes::Layout L = passes::compute_layout(n, config, &g, arch);
     check_registers(g, n, config, L);
     for (const passes::Contraction& c : L.contractions)
       for (const passes::Layout& F : c.factor_layout) check_registers(g, n, config, F);

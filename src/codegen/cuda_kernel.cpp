@@ -35,6 +35,7 @@ CudaKernel generate_cuda(const ir::Graph& g, const passes::KernelPlan& plan,
     if (n->op == ir::Op::Loop) ++index;
   }
   k.name = fmt::format("{}_loop{}", kernel_identifier(g.kernel_name), index);
+  k.arch = plan.arch;
   PidType pid = plan.pid_type;
   k.grid.persistent = plan.persistent;
   const passes::LoopKnobs& knobs = plan.knobs(loop);

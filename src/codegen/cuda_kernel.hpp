@@ -53,6 +53,7 @@ struct GridSpec {
 
 struct CudaKernel {
   std::string name;    // the __global__ function's name
+  int arch = 90;       // the compute capability it is lowered for (KernelPlan::arch)
   std::string source;  // complete CUDA C++ (includes tessel's device headers)
   std::vector<Param> params;
   GridSpec grid;

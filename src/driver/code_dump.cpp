@@ -109,7 +109,8 @@ codegen::PipelineOptions dumped_pipeline(codegen::PipelineOptions::Emit emit,
 
 void CodeDump::cuda(const codegen::CudaKernel& k) const {
   if (dir_.empty()) return;
-  write_file(kernel_, fs::path(dir_) / (k.name + tag_ + ".cu"), k.source);
+  write_file(kernel_, fs::path(dir_) / fmt::format("{}{}.sm_{}.cu", k.name, tag_, k.arch),
+             k.source);
 }
 
 void CodeDump::binary(const codegen::CudaKernel& k, int arch, const std::string& ptx,
@@ -134,13 +135,13 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
     std::cerr << "// TESSEL_DUMP_DIR: NVRTC was not found (CUDA_HOME, /usr/local/cuda): the IR "
                  "and CUDA are written, no PTX or cubin\n";
   std::ostringstream out;
+  const int arch = target_arch();
   out << fmt::format(
       "// TESSEL_PRINT_CODE: kernel '{}' runs on the interpreter; a GPU would compile the CUDA "
-      "below (config {}){}.\n",
-      g.kernel_name, stages.config.to_json(),
+      "below (config {}, lowered for sm_{}){}.\n",
+      g.kernel_name, stages.config.to_json(), arch,
       tunes ? ", after autotuning (Settings::autotune_effort), which may choose another config"
             : "");
-  const int arch = target_arch();
   for (const codegen::LoopStages& l : stages.loops) {
     if (!l.failure.empty()) {
       out << fmt::format("// no CUDA for the loop at {}: {}\n", l.loop->loc.str(), l.failure);

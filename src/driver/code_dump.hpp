@@ -13,7 +13,8 @@
 //                                  numbered in stage order (01-traced ... 07-emit)
 //   <stem>.stages/failure.txt      a config that fails: the error (the stages before it
 //                                  are written too)
-//   <kernel>_loop<i>-<...>.cu      the CUDA of top-level loop i, as compiled
+//   <kernel>_loop<i>-<...>.sm_XX.cu   the CUDA of top-level loop i, as lowered for sm_XX
+//                                  (the target: rt::target_arch()) and compiled
 //   <kernel>_loop<i>-<...>.sm_XX.ptx / .sm_XX.cubin   what NVRTC made of it
 // An edited copy of a .cu or .ptx file in TESSEL_OVERRIDE_DIR is used in its place
 // (driver/code_override.hpp).

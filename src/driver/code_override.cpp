@@ -43,7 +43,7 @@ KernelImage compile_kernel(const std::string& kernel, const codegen::CudaKernel&
                            const std::string& tag, int arch, bool want_ptx) {
   KernelImage out;
   std::string dir = override_dir();
-  fs::path cu = fs::path(dir) / (k.name + tag + ".cu");
+  fs::path cu = fs::path(dir) / fmt::format("{}{}.sm_{}.cu", k.name, tag, k.arch);
   fs::path ptx = fs::path(dir) / fmt::format("{}{}.sm_{}.ptx", k.name, tag, arch);
   std::error_code ec;
   if (!dir.empty() && !fs::is_directory(dir, ec))

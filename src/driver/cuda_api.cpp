@@ -6,6 +6,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -313,19 +314,36 @@ int sm_count(int device) { return device_state(device).sms; }
 int compute_capability(int device) { return device_state(device).cc; }
 
 int target_arch() {
-  if (const char* v = std::getenv("TESSEL_TARGET_ARCH"); v && *v) {
-    std::string s = v;
-    if (s.rfind("sm_", 0) == 0) s = s.substr(3);
-    int arch = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), arch);
-    if (ec != std::errc() || end != s.data() + s.size() || arch < 70 || arch > 129)
-      throw UserError("", SourceLoc{},
-                      fmt::format("TESSEL_TARGET_ARCH is '{}', not a compute capability", v),
-                      "set it to the GPU's major x 10 + minor, e.g. 80 (A100), 89 (L40) or "
-                      "90 (H100), or unset it to lower for GPU 0");
-    return arch;
+  const char* v = std::getenv("TESSEL_TARGET_ARCH");
+  std::string s = v ? v : "";
+  s.erase(0, s.find_first_not_of(" \t"));
+  s.erase(s.find_last_not_of(" \t") + 1);
+  if (s.empty()) return cuda_available() ? compute_capability(0) : passes::kDefaultArch;
+  if (s.rfind("sm_", 0) == 0) s = s.substr(3);
+  auto fail = [&](const std::string& why, const std::string& hint) -> int {
+    throw UserError("", SourceLoc{}, fmt::format("TESSEL_TARGET_ARCH is '{}', {}", v, why), hint);
+  };
+  int arch = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), arch);
+  const std::string example =
+      "set it to the GPU's major x 10 + minor, e.g. 80 (A100), 89 (L40) or 90 (H100), or unset "
+      "it to lower for GPU 0";
+  if (ec == std::errc() && end != s.data() + s.size() && (*end == 'a' || *end == 'f') &&
+      end + 1 == s.data() + s.size())
+    return fail("not a compute capability",
+                fmt::format("give {} without '{}': tessel compiles for the architecture-specific "
+                            "target (sm_{}a) where its instructions need it",
+                            arch, *end, arch));
+  if (ec != std::errc() || end != s.data() + s.size() || arch < 70 || arch > 129)
+    return fail("not a compute capability", example);
+  if (nvrtc_available()) {
+    const std::vector<int> archs = nvrtc_archs();
+    if (!archs.empty() && std::find(archs.begin(), archs.end(), arch) == archs.end())
+      return fail(fmt::format("which NVRTC {} does not compile for", nvrtc_version()),
+                  fmt::format("set it to one of {}, or unset it to lower for GPU 0",
+                              fmt::join(archs, ", ")));
   }
-  return cuda_available() ? compute_capability(0) : passes::kDefaultArch;
+  return arch;
 }
 
 std::string device_name(int device) {

@@ -29,7 +29,7 @@ std::string device_name(int device);
 /// TESSEL_TARGET_ARCH when set ("80" or "sm_80": an sm_90 GPU then runs code lowered for
 /// an sm_80 one, as the tests of that lowering do), else GPU 0's, else passes::kDefaultArch
 /// (no GPU). Read on every call. Errors: UserError for a TESSEL_TARGET_ARCH that is not a
-/// compute capability from 70 to 129.
+/// compute capability NVRTC compiles for (nvrtc_archs; from 70 to 129 without NVRTC).
 int target_arch();
 /// Maximum dynamic shared memory per block with opt-in (bytes).
 int max_shared_memory_per_block(int device);
@@ -192,6 +192,9 @@ int current_sm_count(int device);
 bool nvrtc_available();
 /// "13.0" etc.; throws RuntimeError when NVRTC is missing.
 std::string nvrtc_version();
+/// The compute capabilities NVRTC compiles for (nvrtcGetSupportedArchs: 75, 80, ... 121 for
+/// CUDA 13.0), ascending; throws RuntimeError when NVRTC is missing.
+std::vector<int> nvrtc_archs();
 /// The CUDA include directories NVRTC needs ($CUDA_HOME/include and .../include/cccl).
 std::vector<std::string> cuda_include_dirs();
 

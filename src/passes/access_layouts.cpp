@@ -47,7 +47,7 @@ std::vector<int> own_order(const ir::Graph& g, const ir::Node* n, const Config& 
   if (k == inner || sym_block(last, config) != L.slot_block[static_cast<size_t>(k)] ||
       L.slot_block[static_cast<size_t>(k)] % L.vec != 0)
     return {};
-  if (conversion_bytes(L, value->dtype) > kSharedBytesLimit) return {};
+  if (conversion_bytes(L, value->dtype) > L.shared_limit) return {};
   std::vector<int> order;
   for (int i = 0; i < static_cast<int>(L.slot_block.size()); ++i)
     if (i != k) order.push_back(i);
@@ -77,7 +77,7 @@ void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Confi
     Contraction oriented =
         plan_contraction(c.match, config, L.threads, unit_stride_sym(g, c.match.factor[0].load()),
                          unit_stride_sym(g, c.match.factor[1].load()));
-    if (oriented.shared_bytes <= kSharedBytesLimit) c = oriented;
+    if (oriented.shared_bytes <= L.shared_limit) c = oriented;
   }
   L.own_order.clear();
   if (L.slot_block.size() < 2 || any_flattened(g, loop, config)) return;

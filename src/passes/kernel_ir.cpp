@@ -315,15 +315,15 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
     if (!nir.live.count(n) || n->op == Op::Loop) return;
     SharedStage s = stage_of(nir, staged, n);
     if (s.bytes == 0) return;
-    if (s.bytes > kSharedBytesLimit)
+    if (s.bytes > plan.shared_limit())
       throw UserError(
           g.kernel_name, n->loc,
           s.kind == SharedStage::Kind::broadcast
               ? fmt::format("the old values of this atomic reach {} threads through {} bytes of "
                             "shared memory, more than a program has ({})",
-                            L.threads, s.bytes, kSharedBytesLimit)
+                            L.threads, s.bytes, plan.shared_limit())
               : fmt::format("this needs {} bytes of shared memory, more than a program has ({})",
-                            s.bytes, kSharedBytesLimit),
+                            s.bytes, plan.shared_limit()),
           s.kind == SharedStage::Kind::broadcast
               ? "use smaller block sizes, or index the atomic with every tile of the loop"
               : "use smaller block sizes, fewer warps, or reduction_loops");
@@ -333,12 +333,12 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
   // A ring keeps its bytes for its loop over K: the stages that may run while it is not free
   // (ring_free_at) come after it.
   for (const auto& [n, st] : nir.shared)
-    if (st.kind == SharedStage::Kind::ring && nir.shared_bytes > kSharedBytesLimit)
+    if (st.kind == SharedStage::Kind::ring && nir.shared_bytes > plan.shared_limit())
       throw UserError(
           g.kernel_name, n->loc,
           fmt::format("this ts::dot's ring of {} buffers ({} bytes) and the loop's other shared "
                       "memory need {} bytes, more than a program has ({})",
-                      st.stages, st.bytes, nir.shared_bytes, kSharedBytesLimit),
+                      st.stages, st.bytes, nir.shared_bytes, plan.shared_limit()),
           "use a smaller num_stages (each buffer holds a tile of K of both operands) or smaller "
           "block sizes");
   nir.barrier_before = memory_order_barriers(g, nir);

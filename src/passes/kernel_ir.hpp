@@ -117,7 +117,7 @@ struct NestIr {
 
 /// The kernel IR of the nest of `plan` (its loop, a top-level loop of `g`) in layout L
 /// (compute_layout, assign_access_layouts). Errors: UserError (the kernel's line) for an op
-/// whose stage needs more than kSharedBytesLimit bytes.
+/// whose stage needs more than the target's shared memory (KernelPlan::shared_limit).
 NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L);
 
 /// Whether access n (load, store, atomic, signal, wait) reaches one element: only scalar

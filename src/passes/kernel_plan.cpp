@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "passes/default_config.hpp"
 
 namespace tessel::passes {
@@ -29,6 +31,23 @@ const LoopKnobs& KernelPlan::knobs(const ir::Node* l) const {
 
 bool has_mma_sync(int arch, DType operand) { return arch >= (is_f8(operand) ? 89 : 80); }
 
+int64_t shared_bytes_limit(int arch) {
+  switch (arch) {
+    case 75:
+      return 64 * 1024;
+    case 80:
+    case 87:
+      return 163 * 1024;
+    case 86:
+    case 89:
+    case 120:
+    case 121:
+      return 99 * 1024;
+    default:
+      return arch < 75 ? 96 * 1024 : 227 * 1024;  // sm_70 and sm_72; sm_90 and later
+  }
+}
+
 KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c, int arch) {
   KernelPlan p;
   p.loop = loop;
@@ -41,6 +60,9 @@ KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c
   p.maxnreg = c.maxnreg;
   p.split_k = c.split_k.value_or(1);
   if (c.load_eviction_policies) p.load_eviction = *c.load_eviction_policies;
+  if (c.indexing && !has_tma(arch))
+    p.tensor_descriptors_without_tma =
+        std::find(c.indexing->begin(), c.indexing->end(), "tensor_descriptor") != c.indexing->end();
   if (c.indexing && has_tma(arch)) {
     // One entry for all memory ops, or one per op: the loads first (Config::indexing).
     const std::vector<std::string>& ix = *c.indexing;
@@ -62,10 +84,14 @@ KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c
 }
 
 std::string describe(const KernelPlan& p) {
-  std::string out = fmt::format("//   plan: sm_{}, pid_type {}, num_stages {}{}{}\n", p.arch,
-                                pid_type_name(p.pid_type), p.num_stages,
-                                p.maxnreg ? fmt::format(", maxnreg {}", *p.maxnreg) : "",
-                                p.split_k > 1 ? fmt::format(", split_k {}", p.split_k) : "");
+  std::string out = fmt::format(
+      "//   plan: sm_{}, pid_type {}, num_stages {}{}{}{}\n", p.arch, pid_type_name(p.pid_type),
+      p.num_stages, p.maxnreg ? fmt::format(", maxnreg {}", *p.maxnreg) : "",
+      p.split_k > 1 ? fmt::format(", split_k {}", p.split_k) : "",
+      p.tensor_descriptors_without_tma
+          ? fmt::format(", indexing tensor_descriptor read through pointers (sm_{} has no TMA)",
+                        p.arch)
+          : "");
   for (const auto& [l, k] : p.knobs_by_loop) {
     std::vector<int64_t> blocks;
     for (const ir::LoopDim& d : l->dims) blocks.push_back(p.block(d));

@@ -31,11 +31,17 @@ inline constexpr int kDefaultArch = 90;
 bool has_mma_sync(int arch, DType operand);
 inline bool has_wgmma(int arch) { return arch == 90; }
 inline bool has_tma(int arch) { return arch >= 90; }
+/// Shared memory one program may use on compute capability `arch`, in bytes: the opt-in
+/// maximum per thread block (CUDA C++ Programming Guide, "Technical Specifications per
+/// Compute Capability"): 227 KiB on sm_90 and sm_100, 163 KiB on sm_80 and sm_87, 99 KiB on
+/// sm_86, sm_89 and sm_120, 64 KiB on sm_75.
+int64_t shared_bytes_limit(int arch);
 
 struct KernelPlan {
   const ir::Node* loop = nullptr;  // the top-level loop
   int arch = kDefaultArch;         // the target GPU's compute capability (has_wgmma, ...)
-  std::string config_json;         // the complete config (the kernel's header comment)
+  int64_t shared_limit() const { return shared_bytes_limit(arch); }
+  std::string config_json;  // the complete config (the kernel's header comment)
   PidType pid_type = PidType::flat;
   bool persistent = false;  // pid_type persistent_blocked or persistent_interleaved
   int num_stages = 1;       // Config::num_stages: loads issued num_stages - 1 tiles ahead
@@ -47,6 +53,9 @@ struct KernelPlan {
   /// and the target has the TMA (below sm_90 such loads read through pointers, as Triton's
   /// tensor descriptors do there); empty: none does.
   std::vector<bool> tensor_descriptor_loads;
+  /// Config::indexing asks for a tensor descriptor that the target, without the TMA, reads
+  /// through pointers (describe says so).
+  bool tensor_descriptors_without_tma = false;
 
   /// Elements `s` spans in a tile value (null: 1): a tile's block size, a padded extent's
   /// power of two, a BlockSize's block. Errors: InternalError for a Sym of another kernel.

@@ -331,23 +331,25 @@ Contraction plan_contraction(const ContractionMatch& m, const Config& config, in
 // memory limit, may still fit on tensor cores: 8- and 16-bit factors, two stages of a
 // wgmma ring of them within the limit (plan_tensor_cores decides; layouts() refuses it if
 // it lands elsewhere).
-static bool may_fit_on_tensor_cores(const Contraction& c) {
+static bool may_fit_on_tensor_cores(const Contraction& c, int64_t shared_limit) {
   int64_t ring = 0;
   for (int i = 0; i < 2; ++i) {
     const int size = dtype_size(c.match.factor[i].load()->dtype);
     if (size > 2) return false;
     ring += 2 * c.factor_layout[i].elems * size;
   }
-  return ring <= kSharedBytesLimit;
+  return ring <= shared_limit;
 }
 
-Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Graph* g) {
+Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Graph* g, int arch) {
   const int threads = 32 * config.num_warps.value_or(4);
+  const int64_t shared_limit = shared_bytes_limit(arch);
   std::vector<Contraction> contractions, too_large;
   std::vector<ContractionMatch> found;
   for (const ContractionMatch& m : find_contractions(loop)) {
     Contraction c = plan_contraction(m, config, threads);
-    if (c.shared_bytes > kSharedBytesLimit && !may_fit_on_tensor_cores(c)) {  // stays a product
+    if (c.shared_bytes > shared_limit &&
+        !may_fit_on_tensor_cores(c, shared_limit)) {  // stays a product
       too_large.push_back(c);
       continue;
     }
@@ -436,6 +438,7 @@ Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Grap
 
   Layout L;
   L.threads = threads;
+  L.shared_limit = shared_limit;
   L.contractions = contractions;
   L.unfit_contractions = too_large;
   L.slot_block.assign(slots.size(), 1);

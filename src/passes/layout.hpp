@@ -37,10 +37,6 @@ namespace tessel::passes {
 
 struct Contraction;
 
-/// Shared memory one program may use on sm_90 (227 KiB, CUDA C++ Programming Guide,
-/// "Technical Specifications per Compute Capability").
-inline constexpr int64_t kSharedBytesLimit = 227 * 1024;
-
 struct Layout {
   std::vector<int64_t> slot_block;  // per slot, outer to inner
   /// Per slot: the bit of the flat index f holding each bit of the slot's coordinate, low
@@ -49,6 +45,8 @@ struct Layout {
   std::vector<std::vector<int>> slot_bits;
   std::map<const ir::Sym*, int> slot_of;
   int threads = 128;
+  /// Shared memory one program may use on the GPU the layout is for (shared_bytes_limit).
+  int64_t shared_limit = shared_bytes_limit(kDefaultArch);
   int vec = 1;        // V
   int groups = 1;     // G
   int64_t elems = 1;  // E
@@ -59,7 +57,7 @@ struct Layout {
   /// The nest's contractions (passes/contractions.hpp): their factors and products are
   /// not held in this layout.
   std::vector<Contraction> contractions;
-  /// Contractions whose factors do not fit in shared memory (kSharedBytesLimit): their
+  /// Contractions whose factors do not fit in shared memory (shared_limit): their
   /// products are held in this layout (errors about its size name them).
   std::vector<Contraction> unfit_contractions;
   int regs() const { return groups * vec; }  // registers per thread per tile value
@@ -163,7 +161,7 @@ struct Contraction {
 
 /// Contraction match m planned for `threads` threads: each factor's layout has its
 /// shape's dims in order, inner0 / inner1 (when a dim of factor 0 / 1) moved innermost
-/// (the dim its tensor is contiguous along); shared_bytes may pass kSharedBytesLimit.
+/// (the dim its tensor is contiguous along); shared_bytes may pass the shared memory limit.
 Contraction plan_contraction(const ContractionMatch& m, const Config& config, int threads,
                              const ir::Sym* inner0 = nullptr, const ir::Sym* inner1 = nullptr);
 
@@ -180,8 +178,10 @@ std::string describe(const Layout& L, const ir::Node* loop);
 /// width is 16 bytes of the smallest element size among the nest's memory accesses.
 /// With the loop's graph `g`, an access votes for the innermost slot (in a nest that
 /// permutes a value) with the dim its tensor is contiguous along (ir::unit_stride_dim),
-/// else with its last index.
-Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Graph* g = nullptr);
+/// else with its last index. `arch`: the compute capability of the GPU it is for (its
+/// shared memory, Layout::shared_limit).
+Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Graph* g = nullptr,
+                      int arch = kDefaultArch);
 
 /// The index Sym of access n along its tensor's unit-stride dim (ir::unit_stride_dim; a
 /// tile or ts::all), or null.

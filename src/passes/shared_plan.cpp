@@ -171,9 +171,9 @@ std::string shared_plan_error(const NestIr& nir) {
     end = std::max(end, u.offset + u.bytes);
     if (u.offset < 0 || u.offset % alignment(u) != 0)
       return fmt::format("%{}: offset {} is not a multiple of {}", n->id, u.offset, alignment(u));
-    if (u.offset + u.bytes > kSharedBytesLimit)
+    if (u.offset + u.bytes > nir.nest().shared_limit)
       return fmt::format("%{}: its bytes end at {}, past the {} a program has", n->id,
-                         u.offset + u.bytes, kSharedBytesLimit);
+                         u.offset + u.bytes, nir.nest().shared_limit);
   }
   for (const auto& [id, n] : by_id) {
     const SharedStage& u = nir.shared.at(n);

@@ -58,7 +58,7 @@ void place_mbarriers(NestIr& nir);
 
 /// Why the plan of `nir` is wrong ("" when it is right): a stage overlapping a neighbour's
 /// bytes without a barrier, an offset that is not a multiple of 16, a stage past
-/// kSharedBytesLimit, or shared_bytes other than the end of the last stage.
+/// the nest layout's shared_limit, or shared_bytes other than the end of the last stage.
 std::string shared_plan_error(const NestIr& nir);
 
 }  // namespace tessel::passes

@@ -183,7 +183,7 @@ std::optional<TmaBox> wgmma_box(const ir::Graph& g, const KernelPlan& plan, cons
                                 int i, bool& k_major, std::string& why_not) {
   const ir::Node* load = c.match.factor[i].load();
   std::string why;
-  std::optional<TmaBox> b = tile_box(g, plan, load, kSharedBytesLimit, &why);
+  std::optional<TmaBox> b = tile_box(g, plan, load, plan.shared_limit(), &why);
   if (!b || b->box.size() < 2) {
     why_not = fmt::format("the TMA cannot copy factor %{}'s tile (a tile of {}): {}",
                           c.match.factor[i].value()->id, ir::describe_tensor(load->args[0]),
@@ -316,7 +316,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   // mbarriers and the 1024-byte alignment): num_stages buffers each where they fit, else as
   // many as fit, at least 2; else mma.sync.
   int stages = std::max(2, plan.num_stages);
-  const int64_t budget = kSharedBytesLimit - 2048 - fixed;
+  const int64_t budget = plan.shared_limit() - 2048 - fixed;
   while (stages > 2 && stages * per_stage > budget) --stages;
   std::optional<Contraction::Mma> first;
   for (size_t i = 0; i < L.contractions.size(); ++i) {

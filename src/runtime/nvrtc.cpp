@@ -19,6 +19,8 @@ namespace fs = std::filesystem;
 // clang-format off
 #define TESSEL_NVRTC_FUNCTIONS(X) \
   X(nvrtcVersion) \
+  X(nvrtcGetNumSupportedArchs) \
+  X(nvrtcGetSupportedArchs) \
   X(nvrtcGetErrorString) \
   X(nvrtcCreateProgram) \
   X(nvrtcDestroyProgram) \
@@ -118,6 +120,15 @@ std::string nvrtc_version() {
   int major = 0, minor = 0;
   n.p_nvrtcVersion(&major, &minor);
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::vector<int> nvrtc_archs() {
+  Nvrtc& n = nvrtc_ready();
+  int count = 0;
+  if (n.p_nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0) return {};
+  std::vector<int> archs(static_cast<size_t>(count));
+  if (n.p_nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
+  return archs;
 }
 
 std::vector<std::string> cuda_include_dirs() {
