@@ -2,8 +2,10 @@
 # Builds the PyTorch extension example (examples/torch_extension) against a tessel build
 # tree and runs its checks: torch_interop_test (<tessel/torch.hpp>), test_rms_norm.py
 # (torch.ops.tessel_examples.rms_norm against torch; on CUDA too where torch sees a GPU,
-# with torch.cuda.graph capture and replay), then, on a GPU, bench/torch_op_vs_torch.py
-# (the op against torch.nn.functional.rms_norm, timed in the same run).
+# with torch.cuda.graph capture and replay) and test_dot_ops.py (matmul_bias_gelu and
+# grouped_matmul against torch), then, on a GPU, bench/torch_op_vs_torch.py (rms_norm against
+# torch.nn.functional.rms_norm) and bench/torch_dot_vs_torch.py (the dot ops against torch's
+# matmul with its epilogue and its grouped mm), each timed in the same run.
 #
 # Usage: bash scripts/torch_check.sh [--build DIR] [--python PY] [--cuda] [--no-bench]
 #                                    [--skip-without-torch]
@@ -98,8 +100,13 @@ say "running torch_interop_test"
 say "running test_rms_norm.py"
 TESSEL_TORCH_REQUIRE_CUDA=$need_cuda "$python" "$root/examples/torch_extension/test_rms_norm.py" "$lib" ||
   status=1
+say "running test_dot_ops.py"
+TESSEL_TORCH_REQUIRE_CUDA=$need_cuda "$python" "$root/examples/torch_extension/test_dot_ops.py" "$lib" ||
+  status=1
 if [ "$bench" = 1 ] && [ "$cuda_available" = 1 ]; then
   say "timing against torch.nn.functional.rms_norm"
   "$python" "$root/bench/torch_op_vs_torch.py" "$lib" --device cuda || status=1
+  say "timing the fused matmul + bias + gelu and the grouped GEMM against torch"
+  "$python" "$root/bench/torch_dot_vs_torch.py" "$lib" || status=1
 fi
 [ $status = 0 ] && say "all checks passed" || fail "see the failures above"
