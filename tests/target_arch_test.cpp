@@ -174,6 +174,22 @@ TEST(TargetArch, AValueThatIsNoComputeCapabilityIsAClearError) {
   EXPECT_EQ(ts::rt::target_arch(), 86);
 }
 
+// A call names its kernel and line (once per specialization, where a GPU would compile).
+TEST(TargetArch, ABadValueIsAnErrorAtTheCall) {
+  TargetArch bad("hopper");
+  auto add = examples::make_add();
+  ts::Buffer x = ts::Buffer::ones({10}, ts::f32);
+  try {
+    add(x, x);
+    ADD_FAILURE() << "TESSEL_TARGET_ARCH=hopper was accepted";
+  } catch (const ts::UserError& e) {
+    EXPECT_EQ(e.kernel(), "add");
+    EXPECT_NE(std::string(e.what()).find("target_arch_test.cpp:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("TESSEL_TARGET_ARCH is 'hopper'"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A compute capability NVRTC does not compile for (sm_70: CUDA 13 has no Volta) is refused
 // with the list it does compile for.
 TEST(TargetArch, AComputeCapabilityNvrtcCannotCompileForIsAClearError) {

@@ -60,7 +60,8 @@ class Checks:
     device = "cpu"
     gelu_shapes = [(70, 40, 48), (1, 24, 16), (33, 9, 1)]  # M, N, K
     grouped = dict(experts=3, block_m=64, rows=160, k=40, n=24)
-    configs = [""]
+    configs = [""]  # of matmul_bias_gelu
+    grouped_configs = [""]
 
     def test_matmul_bias_gelu_matches_torch(self):
         for dtype in DTYPES:
@@ -80,7 +81,7 @@ class Checks:
         t, block_m = p["rows"], p["block_m"]
         blocks = (t + block_m - 1) // block_m
         for dtype in DTYPES:
-            for config in self.configs:
+            for config in self.grouped_configs:
                 with self.subTest(dtype=dtype, config=config):
                     x = randn((t, p["k"]), dtype, self.device, 4, scale=p["k"] ** -0.5)
                     w = randn((p["experts"], p["k"], p["n"]), dtype, self.device, 5)
@@ -148,6 +149,7 @@ class CudaDotOps(Checks, unittest.TestCase):
     gelu_shapes = Checks.gelu_shapes + [(1000, 520, 328), (512, 1024, 256)]
     grouped = dict(experts=5, block_m=64, rows=1000, k=264, n=320)
     configs = ["", PINNED]
+    grouped_configs = ["", '{"block_sizes":[128,64],"num_warps":4,"num_stages":3}']
 
     def test_grouped_matmul_pinned_on_128_row_blocks(self):
         t, k, n, block_m = 768, 256, 512, 128

@@ -313,15 +313,15 @@ int device_count() { return cuda_available() ? driver().count : 0; }
 int sm_count(int device) { return device_state(device).sms; }
 int compute_capability(int device) { return device_state(device).cc; }
 
-int target_arch() {
+std::optional<int> target_arch_override(const std::string& kernel, SourceLoc loc) {
   const char* v = std::getenv("TESSEL_TARGET_ARCH");
   std::string s = v ? v : "";
   s.erase(0, s.find_first_not_of(" \t"));
   s.erase(s.find_last_not_of(" \t") + 1);
-  if (s.empty()) return cuda_available() ? compute_capability(0) : passes::kDefaultArch;
+  if (s.empty()) return std::nullopt;
   if (s.rfind("sm_", 0) == 0) s = s.substr(3);
   auto fail = [&](const std::string& why, const std::string& hint) -> int {
-    throw UserError("", SourceLoc{}, fmt::format("TESSEL_TARGET_ARCH is '{}', {}", v, why), hint);
+    throw UserError(kernel, loc, fmt::format("TESSEL_TARGET_ARCH is '{}', {}", v, why), hint);
   };
   int arch = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), arch);
@@ -344,6 +344,11 @@ int target_arch() {
                               fmt::join(archs, ", ")));
   }
   return arch;
+}
+
+int target_arch(const std::string& kernel, SourceLoc loc) {
+  if (std::optional<int> arch = target_arch_override(kernel, loc)) return *arch;
+  return cuda_available() ? compute_capability(0) : passes::kDefaultArch;
 }
 
 std::string device_name(int device) {

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "tessel/error.hpp"
 
 namespace tessel::rt {
 
@@ -29,8 +32,12 @@ std::string device_name(int device);
 /// TESSEL_TARGET_ARCH when set ("80" or "sm_80": an sm_90 GPU then runs code lowered for
 /// an sm_80 one, as the tests of that lowering do), else GPU 0's, else passes::kDefaultArch
 /// (no GPU). Read on every call. Errors: UserError for a TESSEL_TARGET_ARCH that is not a
-/// compute capability NVRTC compiles for (nvrtc_archs; from 70 to 129 without NVRTC).
-int target_arch();
+/// compute capability NVRTC compiles for (nvrtc_archs; from 70 to 129 without NVRTC), naming
+/// `kernel` and the call at `loc` when given.
+int target_arch(const std::string& kernel = "", SourceLoc loc = {});
+/// TESSEL_TARGET_ARCH's compute capability, none when it is unset or blank; errors as
+/// target_arch's.
+std::optional<int> target_arch_override(const std::string& kernel = "", SourceLoc loc = {});
 /// Maximum dynamic shared memory per block with opt-in (bytes).
 int max_shared_memory_per_block(int device);
 
@@ -226,11 +233,6 @@ std::string nvrtc_identity();
 /// call did not recompile).
 int64_t compile_count();
 
-}  // namespace tessel::rt
-
-#include "tessel/error.hpp"
-
-namespace tessel::rt {
 /// NVRTC rejected a program. `log` is NVRTC's log; `source` the program.
 class CompileError : public RuntimeError {
  public:

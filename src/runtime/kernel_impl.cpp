@@ -546,6 +546,7 @@ std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs 
     std::lock_guard<std::mutex> lock(spec->mu);
     if (!spec->traced) {
       try {
+        (void)rt::target_arch_override(name_, t_call_site);  // a bad value: an error here
         trace(*spec, args, wide);
       } catch (...) {
         // A failed trace leaves a partial graph: forget it, so the next call traces anew.
@@ -618,6 +619,7 @@ std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) 
   }
   if (!(on_gpu ? spec->gpu_made : spec->code_shown).load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(spec->mu);
+    (void)rt::target_arch_override(name_, at);  // TESSEL_TARGET_ARCH changed since the trace
     if (on_gpu && !spec->gpu) {
       // First GPU call of this specialization: tune, or find the tuned config on disk.
       std::string own_key(k);  // tuning may run other calls, which reuse key()'s buffer
@@ -732,7 +734,7 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
     if (n->op == ir::Op::ShapeCheck)
       ir::check_shape(s.graph, n, ir::eval_host_int(n->args[0], values),
                       ir::eval_host_int(n->args[1], values));
-  const int arch = rt::target_arch();
+  const int arch = rt::target_arch(k.name(), called_at);
   codegen::CompiledStages stages = codegen::compile_pipeline(s.graph, s.config(), {.arch = arch});
   std::vector<std::string> out;
   for (const codegen::LoopStages& l : stages.loops) {
