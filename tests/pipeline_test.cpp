@@ -11,6 +11,7 @@
 
 #include "driver/cuda_api.hpp"
 #include "examples/kernels/basic.hpp"
+#include "examples/kernels/matmul.hpp"
 #include "examples/kernels/norms.hpp"
 #include "nvrtc_test_util.hpp"
 
@@ -114,7 +115,11 @@ TEST(Pipeline, PersistentProgramsLoadTheNextTileEarly) {
     two.config->pid_type = one.config->pid_type = pid;
     std::string src = compile(examples::make_softmax(two), x);
     EXPECT_EQ(count(src, kNext), 1) << src;
-    EXPECT_EQ(count(src, "const long long pid = pid_next;"), 1) << src;
+    const std::regex next("const long long pid = pid_next[0-9]+;");
+    EXPECT_EQ(
+        std::distance(std::sregex_iterator(src.begin(), src.end(), next), std::sregex_iterator()),
+        1)
+        << src;
     EXPECT_EQ(count(compile(examples::make_softmax(one), x), kNext), 0);
     EXPECT_EQ(count(compile(examples::make_softmax(flat), x), kNext), 0);  // one tile per program
   }
@@ -130,6 +135,27 @@ TEST(Pipeline, PersistentProgramsLoadTheNextTileEarly) {
   std::string ce = compile(examples::make_cross_entropy(c), ts::Buffer::zeros({64, 4096}, ts::bf16),
                            ts::Buffer::zeros({64}, ts::i64));
   EXPECT_EQ(count(ce, "loaded early  //"), 1) << ce;
+}
+
+// A load after a loop over K (a fused epilogue's bias) is taken from its buffer where it
+// stands, and the next program's tile of it issued there: through the loop the buffer lives
+// (the bias in bf16), not the value beside the accumulator.
+TEST(Pipeline, APersistentEpiloguesLoadIsTakenWhereItStands) {
+  REQUIRE_NVRTC();
+  ts::Config c = ts::Config{.block_sizes = std::vector<int64_t>{128, 256, 64},
+                            .num_warps = 8,
+                            .num_stages = 4,
+                            .pid_type = ts::PidType::persistent_blocked};
+  ts::Buffer x = ts::Buffer::zeros({512, 256}, ts::bf16),
+             y = ts::Buffer::zeros({256, 512}, ts::bf16);
+  std::string src = compile(examples::make_matmul_bias_gelu(ts::Settings{.config = c}), x, y,
+                            ts::Buffer::zeros({512}, ts::bf16));
+  const size_t loop_end = src.find("ts::wgmma_wait<0>();"), take = src.find("ts::to_regs<");
+  ASSERT_NE(loop_end, std::string::npos) << src;
+  ASSERT_NE(take, std::string::npos) << src;
+  EXPECT_GT(take, loop_end) << src;
+  EXPECT_EQ(count(src, "the next program's tile of it"), 1) << src;
+  EXPECT_LT(src.find("__nv_bfloat16 p"), loop_end) << src;  // the buffer, before the loop
 }
 
 TEST(Pipeline, InterpreterResultsDoNotDependOnStages) {

@@ -512,10 +512,10 @@ void Emitter::run() {
   } else {
     emit_program_tiles(knobs, counts, xyz);
   }
-  if (!early.empty())
-    emit_program_prefetch_next(early, knobs, counts,
-                               pid == PidType::persistent_blocked ? "pid + 1" : "pid + gridDim.x",
-                               pid == PidType::persistent_blocked ? "pid_end" : "total");
+  // Each early load is taken where it stands (emit_load: take_program_prefetch).
+  program_prefetched_.insert(early.begin(), early.end());
+  program_next_ = pid == PidType::persistent_blocked ? "pid + 1" : "pid + gridDim.x";
+  program_end_ = pid == PidType::persistent_blocked ? "pid_end" : "total";
   emit_block(n->body);
   close();
 

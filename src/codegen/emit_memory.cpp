@@ -280,6 +280,7 @@ void Emitter::emit_vector_load_into(const Node* n, const std::string& raw) {
 }
 
 void Emitter::emit_load(const Node* n) {
+  if (program_prefetched_.count(n)) return take_program_prefetch(n);  // by the program before
   if (prefetched_.count(n)) return;  // loaded one iteration early (emit_pipeline.cpp)
   const Node* t = ir::addressed_tensor(n);
   std::string nm = ids_.value(n);

@@ -5,11 +5,12 @@
 // converts buffer 0 into the loads' values, moves buffers 1.. down by one (register moves), issues
 // iteration i + S - 1's loads into the last buffer, and computes; so the next tiles' loads are in
 // flight during this tile's work (reductions, __syncthreads, stores). In a persistent kernel
-// (pid_type persistent_*) the program loop over tiles is pipelined with one buffer: the next
-// program id's tile loads are issued before this tile's work. A contraction's factor
-// loads (emit_contract.cpp) are pipelined in their factors' layouts: the next tiles of
-// both factors are in flight while this tile's products are summed.
-// Source of the technique: Triton's num_stages (software pipelining of loads in loops).
+// (pid_type persistent_*) the program loop over tiles is pipelined with one buffer: where a
+// load stands in the tile's work, its value is taken from the buffer and the next program
+// id's tile of it is issued into the buffer, in flight until the next tile reaches it. A
+// contraction's factor loads (emit_contract.cpp) are pipelined in their factors' layouts: the next
+// tiles of both factors are in flight while this tile's products are summed. Source of the
+// technique: Triton's num_stages (software pipelining of loads in loops).
 #include <fmt/format.h>
 
 #include <functional>
@@ -112,16 +113,15 @@ void Emitter::emit_program_prefetch_first(const std::vector<const Node*>& loads,
   close();
 }
 
-void Emitter::emit_program_prefetch_next(const std::vector<const Node*>& loads,
-                                         const passes::LoopKnobs& knobs,
-                                         const std::vector<std::string>& counts,
-                                         const std::string& next, const std::string& end) {
-  take_prefetched(loads, 1);
-  line(fmt::format("const long long pid_next = {};", next));
-  open(fmt::format("if (pid_next < {})", end));
-  line("const long long pid = pid_next;");
-  emit_program_tiles(knobs, counts, false);
-  load_into_buffers(loads, 0, 1);
+void Emitter::take_program_prefetch(const Node* n) {
+  take_prefetched({n}, 1);
+  const std::string next = fmt::format("pid_next{}", n->id);
+  line(fmt::format("const long long {} = {};  // the next program's tile of it", next,
+                   program_next_));
+  open(fmt::format("if ({} < {})", next, program_end_));
+  line(fmt::format("const long long pid = {};", next));
+  emit_program_tiles(plan_.knobs(top_), program_counts_, false);
+  load_into_buffers({n}, 0, 1);
   close();
   // Back in the running program's scope: its tile variables again.
   for (size_t d = 0; d < top_->dims.size(); ++d)

@@ -107,12 +107,11 @@ class Emitter {
                                    const passes::LoopKnobs& knobs,
                                    const std::vector<std::string>& counts, const std::string& first,
                                    const std::string& end);
-  /// At the top of the program loop's body: converts the buffers into the loads' values,
-  /// then loads the tile of program id `next` (if below `end`) into them.
-  void emit_program_prefetch_next(const std::vector<const ir::Node*>& loads,
-                                  const passes::LoopKnobs& knobs,
-                                  const std::vector<std::string>& counts, const std::string& next,
-                                  const std::string& end);
+  /// Where early load n of the program loop stands in its body: converts its buffer into
+  /// its value, then loads the tile of program id program_next_ (if below program_end_)
+  /// into it; so the buffer, not the value, is what lives through the work before the load
+  /// (a loop over K holding an accumulator).
+  void take_program_prefetch(const ir::Node* n);
   void emit_store(const ir::Node* n);
   /// The layout of access n where it has its own (the kernel IR's), else null.
   const passes::Layout* own_layout(const ir::Node* n) const { return nir_.own_layout(n); }
@@ -318,6 +317,10 @@ class Emitter {
   /// The top-level loop's tile counts per dim (nt<d>), and in a persistent kernel this
   /// program's walk over program ids: the first, the step to the next, the bound.
   std::vector<std::string> program_counts_;
+  /// The program loop's early loads (emit_program_prefetch_first), not yet taken, and the
+  /// next program id of the running one and its bound.
+  std::set<const ir::Node*> program_prefetched_;
+  std::string program_next_, program_end_;
   struct ProgramWalk {
     std::string first, step, end;
   } program_walk_;
