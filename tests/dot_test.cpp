@@ -339,8 +339,8 @@ TEST(TensorCores, TheLayoutStagesTextReadsBackAndKeepsTheAccumulatorsPlacement) 
   stage_test::Staged s = stage_test::staged("layout", false, k, blocks(64, 64, 32, 4), x, y);
   EXPECT_NE(
       s.text.find(
-          "on tensor cores (mma.sync m16n8k16 bf16, warps 2 x 2; not wgmma: factor %18's tile has "
-          "rows of 64 bytes along its contiguous dim"),
+          "on tensor cores (mma.sync m16n8k16 bf16, warps 2 x 2; not wgmma: factor %18 (a tile of "
+          "tensor argument 0 ('x')) has rows of 64 bytes along its contiguous dim"),
       std::string::npos)
       << s.text;
   const ts::codegen::LoopStages& l = s.stages.loops.at(0);

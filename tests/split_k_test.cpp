@@ -132,7 +132,7 @@ TEST(SplitK, IsNotAppliedWithoutADotOnWgmmaIntoAnAccumulatorFromZeros) {
           "the program has no loop whose ts::dot runs on wgmma (not on wgmma: factor %");
   const std::string mma_sync =
       nvrtc_test::compile(make_dot(ts::Settings{.config = split(128, 128, 32, 4, 2, 2)}), x, y);
-  EXPECT_NE(mma_sync.find("'s tile has rows of 64 bytes along its contiguous dim, not a multiple "
+  EXPECT_NE(mma_sync.find(")) has rows of 64 bytes along its contiguous dim, not a multiple "
                           "of the 128-byte swizzle)"),
             std::string::npos);
   // The sum's own comment says it too.

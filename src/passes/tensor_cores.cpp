@@ -36,6 +36,12 @@ std::optional<DType> operand_dtype(const ContractionFactor& f) {
   return t;
 }
 
+// Factor i of c as reasons name it: its id in the stage dumps and the tensor it tiles.
+std::string factor_name(const Contraction& c, int i) {
+  return fmt::format("factor %{} (a tile of {})", c.match.factor[i].value()->id,
+                     ir::describe_tensor(c.match.factor[i].load()->args[0]));
+}
+
 // Whether mma.sync takes the plan's operands (m16n8k16, m16n8k8 and m16n8k32): 16-bit floats
 // and TF32 staged either way; 8-bit ones (f8e4m3, f8e5m2, i8) staged K-major only (ldmatrix
 // transposes 16-bit elements, not bytes), `why_not` saying so.
@@ -44,11 +50,9 @@ bool on_mma_sync(const Contraction& c, const Contraction::Mma& mma, std::string&
   for (int i = 0; i < 2; ++i)
     if (!mma.k_inner[i])
       why_not += fmt::format(
-          "{}and mma.sync reads 8-bit factors K-major only: factor %{} (a tile of {}) is not "
-          "contiguous along K (pass a K-major view, e.g. w.transpose(0, 1) of a [N, K] tensor "
-          "for y)",
-          why_not.empty() ? "" : "; ", c.match.factor[i].value()->id,
-          ir::describe_tensor(c.match.factor[i].load()->args[0]));
+          "{}and mma.sync reads 8-bit factors K-major only: {} is not contiguous along K (pass "
+          "a K-major view, e.g. w.transpose(0, 1) of a [N, K] tensor for y)",
+          why_not.empty() ? "" : "; ", factor_name(c, i));
   return false;
 }
 
@@ -185,24 +189,22 @@ std::optional<TmaBox> wgmma_box(const ir::Graph& g, const KernelPlan& plan, cons
   std::string why;
   std::optional<TmaBox> b = tile_box(g, plan, load, plan.shared_limit(), &why);
   if (!b || b->box.size() < 2) {
-    why_not = fmt::format("the TMA cannot copy factor %{}'s tile (a tile of {}): {}",
-                          c.match.factor[i].value()->id, ir::describe_tensor(load->args[0]),
-                          b ? "it is not 2-D" : why);
+    why_not =
+        fmt::format("the TMA cannot copy {}: {}", factor_name(c, i), b ? "it is not 2-D" : why);
     return std::nullopt;
   }
   const int64_t elem = dtype_size(load->dtype);
   if (b->box[0] * elem % 128 != 0) {
     why_not = fmt::format(
-        "factor %{}'s tile has rows of {} bytes along its contiguous dim, not a multiple of the "
-        "128-byte swizzle",
-        c.match.factor[i].value()->id, b->box[0] * elem);
+        "{} has rows of {} bytes along its contiguous dim, not a multiple of the 128-byte "
+        "swizzle",
+        factor_name(c, i), b->box[0] * elem);
     return std::nullopt;
   }
   int tiles = 0;
   for (size_t j = 1; j < b->box.size(); ++j) tiles += b->box[j] > 1;
   if (tiles != 1 || b->box[1] <= 1) {  // rows: the TMA dim after the contiguous one
-    why_not =
-        fmt::format("factor %{}'s tile is not 2-D in its tensor", c.match.factor[i].value()->id);
+    why_not = fmt::format("{} is not 2-D in its tensor", factor_name(c, i));
     return std::nullopt;
   }
   k_major = tensor_dim_of(load, c.match.k) == b->dims[0];
@@ -254,8 +256,7 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
   mma.stage_bytes = 0;
   for (int i = 0; i < 2; ++i) {
     if (!may_load_ahead(g, plan.loop, k->loop, c.match.factor[i].load()))
-      return refuse(fmt::format("factor %{} cannot be loaded ahead of its use",
-                                c.match.factor[i].value()->id));
+      return refuse(fmt::format("{} cannot be loaded ahead of its use", factor_name(c, i)));
     bool k_major = false;
     std::optional<TmaBox> b = wgmma_box(g, plan, c, i, k_major, why_not);
     if (!b) return std::nullopt;
@@ -266,9 +267,9 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
     mma.transposed[i] = dtype_size(mma.operand) != 2 && !k_major;
     if (mma.transposed[i] && bk * dtype_size(mma.operand) % 128 != 0)
       return refuse(fmt::format(
-          "{} factor %{} is {}-major: wgmma reads it K-major only, from a copy whose rows of K "
-          "are 128 bytes ({} elements; K's block is {})",
-          mma.ptx_operand(), c.match.factor[i].value()->id, i == mma.a ? "M" : "N",
+          "{} {} is {}-major: wgmma reads it K-major only, from a copy whose rows of K are 128 "
+          "bytes ({} elements; K's block is {})",
+          mma.ptx_operand(), factor_name(c, i), i == mma.a ? "M" : "N",
           128 / dtype_size(mma.operand), bk));
     if (mma.transposed[i]) mma.transpose_bytes[i] = b->bytes;
     // Warpgroups along N start at column n wg: in an N-major B, a 64-column chunk.
