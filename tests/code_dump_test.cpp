@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tessel/tessel.hpp>
@@ -139,6 +140,25 @@ TEST_F(CodeDump, TheCudaOfEachTargetIsAFileOfItsOwn) {
   EXPECT_EQ(files(".cu").size(), 2u);
 }
 
+// kernel.cuda() writes what a GPU call of its arguments would: the IR and the CUDA, and
+// compiled (cuda(true, ...)) the PTX and cubin too, under the GPU call's names.
+TEST_F(CodeDump, KernelCudaWritesTheDumpOfAGpuCall) {
+  ::setenv("TESSEL_DUMP_DIR", dir_.c_str(), 1);
+  auto k = examples::make_add();
+  const std::string cu = k.cuda(false, f32({1000}), f32({1000})).at(0);
+  ASSERT_EQ(files(".ir").size(), 1u);
+  ASSERT_EQ(files(".sm_90.cu").size(), 1u);
+  EXPECT_EQ(read(files(".sm_90.cu")[0]), cu);
+  EXPECT_EQ(files(".ptx").size(), 0u);
+  EXPECT_TRUE(
+      fs::is_regular_file(dir_ / (files(".ir")[0].stem().string() + ".stages") / "07-emit.ir"));
+  REQUIRE_NVRTC();
+  k.cuda(true, f32({1000}), f32({1000}));
+  EXPECT_EQ(files(".sm_90.cu").size(), 1u);  // the same specialization and config
+  EXPECT_EQ(files(".sm_90.ptx").size(), 1u);
+  EXPECT_EQ(files(".sm_90.cubin").size(), 1u);
+}
+
 TEST_F(CodeDump, DumpDirWritesTheIrCudaPtxAndCubinOfEachSpecialization) {
   ::setenv("TESSEL_DUMP_DIR", dir_.c_str(), 1);
   auto k = examples::make_add();
@@ -201,10 +221,13 @@ TEST_F(CodeDump, LongKernelNamesGiveShortDistinctFileNames) {
     EXPECT_TRUE(std::regex_search(src[0], std::regex(" n{80}_[0-9a-f]{8}_loop0\\(")))
         << src[0].substr(0, 600);
   }
+  // Per kernel the interpreter call's files and kernel.cuda()'s (a GPU call's key).
   std::vector<fs::path> ir = files(".ir"), cu = files(".cu");
-  ASSERT_EQ(ir.size(), 2u);
-  ASSERT_EQ(cu.size(), 2u);
-  EXPECT_NE(ir[0].filename(), ir[1].filename());
+  ASSERT_EQ(ir.size(), 4u);
+  ASSERT_EQ(cu.size(), 4u);
+  std::set<std::string> names;
+  for (const fs::path& p : ir) names.insert(p.filename().string());
+  EXPECT_EQ(names.size(), 4u);
   for (const fs::path& p : ir) EXPECT_LT(p.filename().string().size(), 160u) << p;
   for (const fs::path& p : cu) EXPECT_LT(p.filename().string().size(), 160u) << p;
 }

@@ -25,6 +25,7 @@
 #include "common/stack_span.hpp"
 #include "driver/alias_groups.hpp"
 #include "driver/code_dump.hpp"
+#include "driver/code_override.hpp"
 #include "driver/cuda_api.hpp"
 #include "driver/gpu_program.hpp"
 #include "driver/host_env.hpp"
@@ -165,6 +166,10 @@ class KernelImpl {
                             SourceLoc at = {});
   const std::string& name() const { return name_; }
   const Settings& settings() const { return settings_; }
+  /// The key a GPU call with `args` files specialization `s` under (its dump file names).
+  std::string gpu_key(const Specialization& s, CallArgs args) {
+    return full_key(s, key(args, true));
+  }
 
  private:
   /// An error of the kernel's definition (its settings): at the ts::kernel line.
@@ -735,18 +740,24 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
       ir::check_shape(s.graph, n, ir::eval_host_int(n->args[0], values),
                       ir::eval_host_int(n->args[1], values));
   const int arch = rt::target_arch(k.name(), called_at);
-  codegen::CompiledStages stages = codegen::compile_pipeline(s.graph, s.config(), {.arch = arch});
+  // TESSEL_DUMP_DIR gets what a GPU call of these arguments would write; TESSEL_OVERRIDE_DIR
+  // is compiled in place of the generated code, as for a call.
+  const std::string key = k.gpu_key(s, args);
+  codegen::CompiledStages stages = codegen::compile_pipeline(
+      s.graph, s.config(), rt::dumped_pipeline(codegen::PipelineOptions::Emit::all, key));
+  rt::CodeDump dump(k.name(), key, stages.config);
+  dump.ir(stages.program());
+  dump.stages(stages);
   std::vector<std::string> out;
   for (const codegen::LoopStages& l : stages.loops) {
     const codegen::CudaKernel& ck = l.kernel;
+    dump.cuda(ck);
     if (compile) {
       if (rt::print_code_requested(k.settings())) std::cerr << ck.source << std::flush;
-      rt::CompileOptions opts;
-      opts.arch = arch;
-      opts.headers = embedded_headers();
-      opts.extra = ck.nvrtc_options;
       try {
-        rt::compile_cuda(ck.source, ck.name + ".cu", opts);
+        const bool dumping = !rt::dump_dir().empty();
+        rt::KernelImage image = rt::compile_kernel(k.name(), ck, dump.tag(), arch, dumping);
+        if (dumping) dump.binary(ck, arch, image.ptx, image.ptx_override ? "" : image.image);
       } catch (const rt::CompileError& e) {
         throw UserError(s.graph.kernel_name, l.loop->loc,
                         "NVRTC could not compile the generated CUDA:\n" + e.log + "\n" + ck.source);
