@@ -46,13 +46,15 @@ struct Candidate {
   int group = 1;  // l2_groupings: programs of `group` rows of tiles take their columns in turn
   // persistent_interleaved or persistent_blocked: a wgmma ring runs on across the tiles
   ts::PidType pid = ts::PidType::flat;
-  int split = 1;  // split_k: programs per output tile, each summing a share of K
+  int split = 1;    // split_k: programs per output tile, each summing a share of K
+  bool ws = false;  // warp_specialize: a producer warpgroup issues the ring's copies
   ts::Config config() const {
     ts::Config c{
         .block_sizes = std::vector<int64_t>{bm, bn, bk}, .num_warps = warps, .num_stages = stages};
     if (group > 1) c.l2_groupings = std::vector<int>{group};
     if (pid != ts::PidType::flat) c.pid_type = pid;
     if (split > 1) c.split_k = split;
+    if (ws) c.warp_specialize = true;
     return c;
   }
   std::string str() const {
@@ -62,27 +64,45 @@ struct Candidate {
            (pid == ts::PidType::persistent_interleaved ? " pi"
             : pid == ts::PidType::persistent_blocked   ? " pb"
                                                        : "") +
-           (split > 1 ? " k" + std::to_string(split) : "");
+           (split > 1 ? " k" + std::to_string(split) : "") + (ws ? " ws" : "");
   }
 };
 
 constexpr ts::PidType kPi = ts::PidType::persistent_interleaved;
 constexpr ts::PidType kPb = ts::PidType::persistent_blocked;
+constexpr ts::PidType kFlat = ts::PidType::flat;
 
 // mma.sync (K blocks of 32), then wgmma (K blocks of 64: TMA rings of num_stages buffers),
 // then wgmma in persistent programs (pb: persistent_blocked, pi: persistent_interleaved),
 // whose rings run on from one tile into the next (Contraction::Mma::across_programs).
 const std::vector<Candidate> kCandidates{
-    {128, 128, 32, 4, 2},         {128, 64, 32, 4, 2},          {128, 128, 64, 4, 4},
-    {128, 128, 64, 8, 4},         {128, 256, 64, 8, 3},         {128, 256, 64, 8, 4},
-    {256, 128, 64, 8, 3},         {256, 128, 64, 8, 4},         {128, 256, 64, 8, 4, 8},
-    {256, 128, 64, 8, 3, 8},      {256, 128, 64, 8, 4, 8},      {128, 128, 64, 8, 4, 8},
-    {128, 256, 64, 8, 4, 1, kPb}, {128, 256, 64, 8, 4, 1, kPi}, {128, 256, 64, 8, 4, 8, kPi},
-    {256, 128, 64, 8, 4, 1, kPb}, {128, 128, 64, 4, 3, 1, kPb}, {128, 128, 64, 4, 3},
-    {128, 128, 64, 4, 2},         {128, 128, 64, 4, 3, 8}};
+    {128, 128, 32, 4, 2},
+    {128, 64, 32, 4, 2},
+    {128, 128, 64, 4, 4},
+    {128, 128, 64, 8, 4},
+    {128, 256, 64, 8, 3},
+    {128, 256, 64, 8, 4},
+    {256, 128, 64, 8, 3},
+    {256, 128, 64, 8, 4},
+    {128, 256, 64, 8, 4, 8},
+    {256, 128, 64, 8, 3, 8},
+    {256, 128, 64, 8, 4, 8},
+    {128, 128, 64, 8, 4, 8},
+    {128, 256, 64, 8, 4, 1, kPb},
+    {128, 256, 64, 8, 4, 1, kPi},
+    {128, 256, 64, 8, 4, 8, kPi},
+    {256, 128, 64, 8, 4, 1, kPb},
+    {128, 128, 64, 4, 3, 1, kPb},
+    {128, 128, 64, 4, 3},
+    {128, 128, 64, 4, 2},
+    {128, 128, 64, 4, 3, 8},
+    // ws: warp_specialize, a producer warpgroup issuing the ring's copies
+    {128, 256, 64, 8, 4, 8, kFlat, 1, true},
+    {128, 256, 64, 8, 4, 1, kPb, 1, true},
+    {128, 256, 64, 8, 4, 8, kPi, 1, true},
+    {256, 128, 64, 8, 3, 8, kFlat, 1, true}};
 // M = 16: mma.sync at 16 rows, or wgmma's 64 (48 of them zeros) with deep rings, and split
 // into 2 to 8 shares of K (k2 .. k8: split_k).
-constexpr ts::PidType kFlat = ts::PidType::flat;
 const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},
                                      {16, 32, 128, 2, 2},
                                      {64, 64, 64, 4, 4},
@@ -131,7 +151,8 @@ std::pair<double, std::string> best_8bit(const Shape& s, const char* label, cons
        {Candidate{128, 256, 128, 8, 4}, Candidate{128, 256, 128, 8, 3},
         Candidate{128, 128, 128, 8, 4}, Candidate{256, 128, 128, 8, 3},
         Candidate{128, 256, 128, 8, 4, 1, kPb}, Candidate{256, 128, 128, 8, 4, 1, kPb},
-        Candidate{128, 256, 128, 8, 4, 8, kPi}, Candidate{128, 256, 128, 8, 4, 8}}) {
+        Candidate{128, 256, 128, 8, 4, 8, kPi}, Candidate{128, 256, 128, 8, 4, 8},
+        Candidate{128, 256, 128, 8, 4, 1, kPb, 1, true}}) {
     const double tf = tflops(s, time_ms(c));
     std::printf("  %s %-22s %8.1f %s\n", label, c.str().c_str(), tf, unit);
     if (tf > best) {
@@ -327,17 +348,18 @@ int main(int argc, char** argv) {
     std::string best_cfg;
     const std::vector<Candidate> copied{
         {128, 128, 16, 8, 2},  // mma.sync
-        {128, 256, 32, 8, 3},   {128, 256, 32, 8, 3, 1, ts::PidType::persistent_blocked},
-        {128, 128, 32, 8, 4},   {128, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
-        {128, 128, 64, 8, 3},   {256, 128, 32, 8, 3},
-        {256, 128, 32, 8, 4},   {256, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
-        {256, 128, 32, 8, 4, 8}};
+        {128, 256, 32, 8, 3},    {128, 256, 32, 8, 3, 1, ts::PidType::persistent_blocked},
+        {128, 128, 32, 8, 4},    {128, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
+        {128, 128, 64, 8, 3},    {256, 128, 32, 8, 3},
+        {256, 128, 32, 8, 4},    {256, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
+        {256, 128, 32, 8, 4, 8}, {256, 128, 32, 8, 4, 8, ts::PidType::flat, 1, true}};
     const std::vector<Candidate> wgmma{{128, 256, 32, 8, 4},
                                        {128, 256, 32, 8, 3},
                                        {128, 128, 32, 8, 4},
                                        {128, 128, 64, 8, 3},
                                        {128, 256, 32, 8, 4, 1, ts::PidType::persistent_blocked},
-                                       {128, 256, 32, 8, 4, 8}};
+                                       {128, 256, 32, 8, 4, 8},
+                                       {128, 256, 32, 8, 4, 1, kPb, 1, true}};
     for (const Candidate& c : linear ? wgmma : copied) {
       auto k = examples::make_dot_matmul(ts::Settings{.config = c.config()});
       double tf = tflops(s, bench::gpu_time_ms([&] { k(x, y); }, iters));
@@ -513,11 +535,13 @@ int main(int argc, char** argv) {
     ts::Buffer bias = ts::Buffer::randn({s.n}, ts::bf16, ts::cuda(0), 5);
     double fused_ms = 0;
     std::string fused_cfg;
-    for (const Candidate& c : {Candidate{128, 128, 32, 4, 2}, Candidate{256, 128, 64, 8, 3},
-                               Candidate{128, 256, 64, 8, 4}, Candidate{256, 128, 64, 8, 3, 8},
-                               Candidate{128, 256, 64, 8, 4, 1, kPb},
-                               Candidate{128, 256, 64, 8, 4, 8, kPi}, Candidate{128, 128, 64, 4, 3},
-                               Candidate{128, 128, 64, 4, 2}, Candidate{128, 256, 64, 8, 4, 8}}) {
+    for (const Candidate& c :
+         {Candidate{128, 128, 32, 4, 2}, Candidate{256, 128, 64, 8, 3},
+          Candidate{128, 256, 64, 8, 4}, Candidate{256, 128, 64, 8, 3, 8},
+          Candidate{128, 256, 64, 8, 4, 1, kPb}, Candidate{128, 256, 64, 8, 4, 8, kPi},
+          Candidate{128, 128, 64, 4, 3}, Candidate{128, 128, 64, 4, 2},
+          Candidate{128, 256, 64, 8, 4, 8}, Candidate{128, 256, 64, 8, 4, 8, kFlat, 1, true},
+          Candidate{128, 256, 64, 8, 4, 1, kPb, 1, true}}) {
       auto fused = examples::make_matmul_bias_gelu(ts::Settings{.config = c.config()});
       const double ms = bench::gpu_time_ms([&] { fused(x, y, bias); }, iters);
       std::printf("  fused %-22s %8.3f ms\n", c.str().c_str(), ms);

@@ -42,6 +42,8 @@ FUSED_CONFIGS = [
     '{"block_sizes":[128,256,64],"num_warps":8,"num_stages":4,"l2_groupings":[8]}',
     '{"block_sizes":[128,256,64],"num_warps":8,"num_stages":4,"pid_type":"persistent_blocked"}',
     '{"block_sizes":[256,128,64],"num_warps":8,"num_stages":3,"l2_groupings":[8]}',
+    '{"block_sizes":[128,256,64],"num_warps":8,"num_stages":4,"l2_groupings":[8],'
+    '"warp_specialize":true}',
 ]
 # block_m, then the N and K blocks, warps and stages.
 GROUPED_CONFIGS = [

@@ -172,6 +172,8 @@ TEST(TargetArch, AValueThatIsNoComputeCapabilityIsAClearError) {
   }
   TargetArch sm(" sm_86 ");
   EXPECT_EQ(ts::rt::target_arch(), 86);
+  TargetArch upper("SM_89");
+  EXPECT_EQ(ts::rt::target_arch(), 89);
 }
 
 // A call names its kernel and line (once per specialization, where a GPU would compile).

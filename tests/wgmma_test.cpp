@@ -388,20 +388,23 @@ TEST(Wgmma, TwoDotsInOneLoopEachHaveARingAndShareTheBudget) {
 // ring meanwhile, it comes after them, and where it does not fit there it is the dot's
 // error, with the num_stages hint.
 TEST(Wgmma, TheEpiloguesSharedMemoryReusesTheRingUnlessTheProgramIsPersistent) {
-  auto k = ts::kernel(
-      "dot_epilogue",
-      [](ts::Tensor x, ts::Tensor y) {
-        ts::Tensor out = ts::empty({y.size(1), x.size(0)}, ts::f32);
-        ts::Tensor rs = ts::empty({x.size(0), y.size(1)}, ts::f32);
-        for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
-          ts::Value acc = ts::zeros({tm, tn});
-          for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
-          out(tn, tm) = acc.t();
-          rs(tm, tn) = acc - ts::sum(acc, 1, true);
-        }
-        return std::make_tuple(out, rs);
-      },
-      ts::Settings{.config = staged_config(128, 256, 64, 8, 4)});
+  auto make = [](const ts::Config& c) {
+    return ts::kernel(
+        "dot_epilogue",
+        [](ts::Tensor x, ts::Tensor y) {
+          ts::Tensor out = ts::empty({y.size(1), x.size(0)}, ts::f32);
+          ts::Tensor rs = ts::empty({x.size(0), y.size(1)}, ts::f32);
+          for (auto [tm, tn] : ts::tile(x.size(0), y.size(1))) {
+            ts::Value acc = ts::zeros({tm, tn});
+            for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, tn), acc);
+            out(tn, tm) = acc.t();
+            rs(tm, tn) = acc - ts::sum(acc, 1, true);
+          }
+          return std::make_tuple(out, rs);
+        },
+        ts::Settings{.config = c});
+  };
+  auto k = make(staged_config(128, 256, 64, 8, 4));
   ts::Buffer x = ts::Buffer::zeros({256, 128}, ts::bf16),
              y = ts::Buffer::zeros({128, 256}, ts::bf16);
   stage_test::Staged s =
@@ -424,15 +427,28 @@ TEST(Wgmma, TheEpiloguesSharedMemoryReusesTheRingUnlessTheProgramIsPersistent) {
   EXPECT_LT(nir.shared_bytes, 4 * 48 * 1024 + 1024) << s.text;  // the ring and its mbarriers
   REQUIRE_NVRTC();
   EXPECT_NE(nvrtc_test::compile(k, x, y).find("wgmma.mma_async"), std::string::npos);
+  // Persistent: the conversion past the ring, which gives up buffers until both fit (2).
   ts::Config persistent = staged_config(128, 256, 64, 8, 4);
   persistent.pid_type = ts::PidType::persistent_blocked;
+  stage_test::Staged p = stage_test::staged("kernel_ir", true, k, persistent, x, y);
+  for (const auto& [n, st] : p.stages.loops.at(0).nir.shared) {
+    if (st.kind == passes::SharedStage::Kind::ring)
+      EXPECT_EQ(st.stages, 2) << p.text;
+    else
+      EXPECT_GE(st.offset, 2 * 48 * 1024) << p.text;
+  }
+  EXPECT_NE(p.stages.loops.at(0).kernel.source.find("ring of 2 buffers"), std::string::npos);
+  EXPECT_NE(nvrtc_test::compile(make(persistent), x, y).find("wgmma.mma_async"), std::string::npos);
+  // Two buffers of 96 KiB (K blocks of 128) and the conversion do not fit: a UserError.
+  ts::Config deep = staged_config(128, 256, 128, 8, 4);
+  deep.pid_type = ts::PidType::persistent_blocked;
   try {
-    stage_test::staged("kernel_ir", true, k, persistent, x, y);
+    stage_test::staged("kernel_ir", true, k, deep, x, y);
     ADD_FAILURE() << "no UserError";
   } catch (const ts::UserError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("dot_epilogue"), std::string::npos) << m;
-    EXPECT_NE(m.find("ring of 4 buffers"), std::string::npos) << m;
+    EXPECT_NE(m.find("ring of 2 buffers"), std::string::npos) << m;
     EXPECT_NE(m.find("use a smaller num_stages"), std::string::npos) << m;
   }
 }

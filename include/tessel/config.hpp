@@ -36,7 +36,7 @@ std::string eviction_policy_name(EvictionPolicy p);  // "", "first", "last"
 
 /// The tuned knobs. Field order (for designated initializers):
 /// block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, split_k,
-/// loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing,
+/// warp_specialize, loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing,
 /// load_eviction_policies, tunables.
 struct Config {
   /// One entry per tunable block size, in the order they are created while tracing: each
@@ -85,6 +85,18 @@ struct Config {
   /// (none). Errors (UserError naming the kernel's first loop): not a power of two in
   /// 1..16, another pid_type.
   std::optional<int> split_k;
+  /// Warp specialization of a ts::dot on wgmma (sm_90; Triton's warp_specialize, CUTLASS's
+  /// warp-specialized mainloop): one more warpgroup per program, the producer, whose first
+  /// thread issues every TMA copy of the dot's ring (waiting for a buffer to be read before
+  /// refilling it) and exits; the num_warps consumer warps only wait for buffers, issue
+  /// wgmma and run the epilogue. Registers move from the producer to the consumers
+  /// (setmaxnreg: 40 per producer thread, up to 240 per consumer thread). Applies where the
+  /// top-level loop holds one dot on wgmma whose operands' tiles follow from the program id and K
+  /// alone (a loop over K with bounds from outside the loop, tiles indexed by the program's tiles,
+  /// K and host values), with pid_type flat, persistent_blocked or persistent_interleaved, split_k
+  /// 1 and no maxnreg; elsewhere the kernel runs without it and the layout stage's dump says why
+  /// ("warp_specialize not applied: ..."). Default false.
+  std::optional<bool> warp_specialize;
   /// loop_orders and flatten_loops have one entry per loop of two or more dimensions
   /// (`ts::tile(m, n)`, `ts::grid(m, n)`), top-level and nested alike, in trace order: a
   /// loop before the loops nested in it, earlier statements first. l2_groupings has one

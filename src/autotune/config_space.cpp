@@ -153,6 +153,11 @@ ConfigSpace::ConfigSpace(const ir::Graph& g, const Config& forced, const std::st
   knobs_.push_back({Knob::split_k, 0, "split_k",
                     fixed_or(forced.split_k, products && flat ? std::vector<int64_t>{1, 2, 4}
                                                               : std::vector<int64_t>{1})});
+  knobs_.push_back({Knob::warp_specialize, 0, "warp_specialize",
+                    forced.warp_specialize
+                        ? std::vector<int64_t>{*forced.warp_specialize ? 1 : 0}
+                        : (products ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}),
+                    false});
   knobs_.push_back(
       {Knob::num_sm_multiplier, 0, "num_sm_multiplier",
        fixed_or(forced.num_sm_multiplier,
@@ -325,6 +330,9 @@ Config ConfigSpace::config(const Point& p) const {
       case Knob::split_k:
         c.split_k = v > 1 ? std::optional<int>(static_cast<int>(v)) : std::nullopt;
         break;
+      case Knob::warp_specialize:
+        c.warp_specialize = v ? std::optional<bool>(true) : std::nullopt;
+        break;
       case Knob::indexing:
         // Set only when some load takes a tensor descriptor (configs stay short otherwise).
         if (v != 0) {
@@ -396,6 +404,9 @@ Point ConfigSpace::point(const Config& c) const {
         break;
       case Knob::split_k:
         v = c.split_k.value_or(1);
+        break;
+      case Knob::warp_specialize:
+        v = c.warp_specialize.value_or(false) ? 1 : 0;
         break;
       case Knob::indexing:  // one entry for all ops, or one per op (loads first)
         if (c.indexing) {

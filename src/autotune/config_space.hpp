@@ -35,6 +35,8 @@
 //   Kernels without loops of two or more dims have none of these three knobs.
 // - split_k: 1, 2, 4, for kernels with a sum of products (a ts::dot) whose pid_type may be
 //   flat; canonically 1 with another pid_type.
+// - warp_specialize: false, true, for kernels with a sum of products (Config::warp_specialize:
+//   a producer warpgroup for a dot on wgmma; not applied elsewhere).
 // - indexing[i], one per load (Graph::num_loads) that the TMA may move
 //   (passes::tma_may_move) and that is not a factor of a ts::dot, when the space is made
 //   for a GPU with the TMA (sm_90 and later): pointer, tensor_descriptor (Helion's
@@ -82,7 +84,8 @@ struct Knob {
     flatten_loop,
     l2_grouping,
     indexing,
-    split_k
+    split_k,
+    warp_specialize
   };
   Kind kind;
   int index = 0;     // block id, reduction dim, tunable position, load or loop index

@@ -73,6 +73,8 @@ Emitter::Emitter(const ir::Graph& g, const passes::KernelPlan& plan, const passe
       nir_(nir),
       live_(nir.live) {
   idx_t_ = g.index_dtype == DType::i64 ? "long long" : "int";
+  for (const passes::Contraction& c : nest_.contractions)
+    if (c.mma && c.mma->producer_warp && live_.count(c.match.sum)) producer_ = &c;
 }
 
 const Emitter::SharedUse& Emitter::shared_use(const Node* n) const {
@@ -83,7 +85,15 @@ const Emitter::SharedUse& Emitter::shared_use(const Node* n) const {
 }
 
 void Emitter::line(const std::string& s, const Node* at) {
-  body_ << std::string(indent_ * 2, ' ') << s;
+  body_ << std::string(indent_ * 2, ' ');
+  // Past a producer warpgroup's branch the program's barriers are the consumers' (the producer
+  // neither waits at them nor has exited while the consumers do).
+  static constexpr std::string_view kAll = "__syncthreads();";
+  const size_t at_all = consumers_only_ ? s.find(kAll) : std::string::npos;
+  if (at_all == std::string::npos)
+    body_ << s;
+  else
+    body_ << s.substr(0, at_all) << "ts::sync_threads_of(TS_T);" << s.substr(at_all + kAll.size());
   if (at) body_ << "  " << loc_comment(at);
   body_ << "\n";
 }
@@ -485,14 +495,16 @@ void Emitter::run() {
     line("const long long per = (total + gridDim.x - 1) / gridDim.x;");
     line("const long long pid_begin = (long long)blockIdx.x * per;");
     line("const long long pid_end = min(pid_begin + per, total);");
-    if (!early.empty()) emit_program_prefetch_first(early, knobs, counts, "pid_begin", "pid_end");
     program_walk_ = {"pid_begin", "1", "pid_end"};
+    if (producer_) emit_producer_warp(*producer_);
+    if (!early.empty()) emit_program_prefetch_first(early, knobs, counts, "pid_begin", "pid_end");
     declare_ring_cursors();
     open("for (long long pid = pid_begin; pid < pid_end; ++pid)");
   } else if (pid == PidType::persistent_interleaved) {
+    program_walk_ = {"(long long)blockIdx.x", "gridDim.x", "total"};
+    if (producer_) emit_producer_warp(*producer_);
     if (!early.empty())
       emit_program_prefetch_first(early, knobs, counts, "(long long)blockIdx.x", "total");
-    program_walk_ = {"(long long)blockIdx.x", "gridDim.x", "total"};
     declare_ring_cursors();
     open("for (long long pid = blockIdx.x; pid < total; pid += gridDim.x)");
   } else {
@@ -502,6 +514,8 @@ void Emitter::run() {
     } else if (!xyz) {
       line("const long long pid = blockIdx.x;");
       line("if (pid >= total) return;");
+      program_walk_ = {"pid", "1", "pid + 1"};  // one program id
+      if (producer_) emit_producer_warp(*producer_);
     }
   }
   if (knobs.flatten) {
@@ -546,8 +560,10 @@ void Emitter::run() {
   src << "#define TS_FOR(r) _Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r)\n\n";
   // __launch_bounds__ and __maxnreg__ exclude each other (nvcc/NVRTC); both set the
   // register budget, the first from the thread count, the second from Config::maxnreg.
+  // A producer warpgroup (Config::warp_specialize) runs past the nest's TS_T threads.
+  const int threads = L_->threads + (producer_ ? 128 : 0);
   std::string bounds = plan_.maxnreg ? fmt::format("__maxnreg__({})", *plan_.maxnreg)
-                                     : fmt::format("__launch_bounds__({})", L_->threads);
+                                     : fmt::format("__launch_bounds__({})", threads);
   src << fmt::format("extern \"C\" __global__ void {} {}(", bounds, out_.name);
   for (size_t i = 0; i < out_.params.size(); ++i) {
     const Param& p = out_.params[i];
@@ -600,7 +616,8 @@ void Emitter::run() {
   src << "  const int tid = threadIdx.x;\n";
   // Programs launch TS_T threads: with the range known, the compiler folds the masks of
   // register coordinates (TS_FLAT(r) & ...) and addresses registers by constant offsets.
-  src << "  __builtin_assume(tid >= 0 && tid < TS_T);\n";
+  src << (producer_ ? "  __builtin_assume(tid >= 0 && tid < TS_T + 128);  // a producer too\n"
+                    : "  __builtin_assume(tid >= 0 && tid < TS_T);\n");
   if (nir_.shared_bytes > 0)
     src << fmt::format("  extern __shared__ __align__({}) unsigned char ts_smem[];\n",
                        uses_wgmma_ ? 1024
@@ -623,7 +640,7 @@ void Emitter::run() {
   declare_rings(src);
   src << prologue_.str() << body_.str() << "}\n";
   out_.source = src.str();
-  out_.threads = L_->threads;
+  out_.threads = threads;
   out_.shared_bytes = static_cast<int>(nir_.shared_bytes);
   if (uses_atomics_ || uses_tma_) out_.nvrtc_options.push_back("-pch");
   // wgmma is an sm_90a instruction (arch-specific features: PTX ISA "Target ISA notes").

@@ -39,6 +39,10 @@ using ir::Node;
 
 namespace {
 
+// Registers per thread of a producer warpgroup (Config::warp_specialize): its one working
+// thread loops over tiles and issues copies.
+constexpr int kProducerRegisters = 40;
+
 std::string ring_name(const passes::Contraction& c) {
   return fmt::format("ring{}", c.match.sum->id);
 }
@@ -107,34 +111,33 @@ void Emitter::declare_rings(std::ostringstream& src) const {
   }
 }
 
+void Emitter::declare_ring_cursor(const passes::Contraction& c) {
+  const std::string ring = ring_name(c);
+  line(
+      fmt::format("long long {0}_pid = {1}, {0}_k = 0;  // the next tile {0} loads: its program "
+                  "id, its tile of K",
+                  ring, program_walk_.first));
+  std::vector<std::string> begins;
+  for (size_t d = 0; d < top_->dims.size(); ++d)
+    begins.push_back(fmt::format("{}_tb{} = 0", ring, d));
+  line(fmt::format("{} {};  // that program's tile begins (set at its first tile of K)", idx_t_,
+                   fmt::join(begins, ", ")));
+}
+
 void Emitter::declare_ring_cursors() {
   for (const passes::Contraction& c : nest_.contractions) {
-    if (!c.mma || !c.mma->wgmma || !c.mma->across_programs || !live_.count(c.match.sum)) continue;
-    const std::string ring = ring_name(c);
-    line(
-        fmt::format("long long {0}_pid = {1}, {0}_k = 0;  // the next tile {0} loads: its "
-                    "program id, its tile of K",
-                    ring, program_walk_.first));
-    std::vector<std::string> begins;
-    for (size_t d = 0; d < top_->dims.size(); ++d)
-      begins.push_back(fmt::format("{}_tb{} = 0", ring, d));
-    line(fmt::format("{} {};  // that program's tile begins (set at its first tile of K)", idx_t_,
-                     fmt::join(begins, ", ")));
+    if (!c.mma || !c.mma->wgmma || !c.mma->across_programs || c.mma->producer_warp ||
+        !live_.count(c.match.sum))
+      continue;
+    declare_ring_cursor(c);
   }
 }
 
-void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
+void Emitter::emit_ring_load(const passes::Contraction& c, bool across) {
   const passes::Contraction::Mma& mma = *c.mma;
   const std::string ring = ring_name(c);
   const SharedUse& st = shared_use(c.match.sum);
   const int s = mma.stages;
-  const DimVars dv = dim_vars(loop, 0);
-  line(fmt::format("// %{}'s factors by TMA into its ring: {} buffers of {} bytes at {}, {} tiles "
-                   "of K ahead",
-                   c.match.sum->id, s, mma.stage_bytes, st.offset, s),
-       c.match.sum);
-  const bool across = mma.across_programs;
-  if (!across) line(fmt::format("long long {}_k = 0;  // the next tile of K it loads", ring));
   // Across programs the tile's begins are the loading program's: parameters that shadow
   // the running program's.
   std::string begins;
@@ -182,28 +185,87 @@ void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
   line(fmt::format("++{}_ld;", ring));
   --indent_;
   line("};");
+}
+
+void Emitter::emit_ring_walk(const passes::Contraction& c, const std::string& condition) {
+  const std::string ring = ring_name(c);
+  const Node* loop = c.match.k->loop;
+  const DimVars dv = dim_vars(loop, 0);
+  const std::string le = fmt::format("le{}_0", loop->id);
+  const std::string kb = fmt::format("(int)({} + {}_k * {})", dv.lb, ring, dv.block);
+  open(fmt::format("while ({}{}_pid < {} && {} > {})", condition, ring, program_walk_.end, le,
+                   dv.lb));
+  // A program's tile begins come from its id once, at its first tile of K.
+  open(fmt::format("if ({}_k == 0)", ring));
+  line(fmt::format("const long long pid = {}_pid;", ring));
+  emit_program_tiles(plan_.knobs(top_), program_counts_, false);
+  std::string args;
+  for (size_t d = 0; d < top_->dims.size(); ++d) {
+    line(fmt::format("{}_tb{} = {};", ring, d, dim_vars(top_, static_cast<int>(d)).tb));
+    args += fmt::format(", {}_tb{}", ring, d);
+  }
+  close();
+  line(fmt::format("{}_load({}{});", ring, kb, args));
+  open(fmt::format("if ({} + ++{}_k * {} >= {})", dv.lb, ring, dv.block, le));
+  line(fmt::format("{0}_k = 0;  // on to the program's next tile", ring));
+  line(fmt::format("{}_pid += {};", ring, program_walk_.step));
+  close();
+  close();
+  // Back in the running program's scope: its tile variables again.
+  for (size_t d = 0; d < top_->dims.size(); ++d)
+    dims[{top_, static_cast<int>(d)}] = dim_vars(top_, static_cast<int>(d));
+}
+
+void Emitter::emit_producer_warp(const passes::Contraction& c) {
+  const std::string ring = ring_name(c);
+  const Node* loop = c.match.k->loop;
+  const DimVars dv = dim_vars(loop, 0);
+  // Registers move from the producer warpgroup to the consumers: 40 each for the producer,
+  // the rest of the SM's 65536 for the consumers (at most 240).
+  const int consumer_regs = std::min(240, (65536 - 128 * kProducerRegisters) / L_->threads / 8 * 8);
+  open("if (tid >= TS_T)");
+  line(
+      fmt::format("// the producer warpgroup: %{}'s TMA copies for the program's tiles (its "
+                  "first thread), then it exits",
+                  c.match.sum->id));
+  line(fmt::format("ts::registers_down<{}>();", kProducerRegisters));
+  open("if (tid == TS_T)");
+  // The loop over K's bounds are values from outside the program (plan_producer_warp).
+  line(fmt::format("const long long {} = {}, le{}_0 = {};", dv.lb, scalar(loop->dims[0].begin),
+                   loop->id, scalar(loop->dims[0].end)));
+  declare_ring_cursor(c);
+  for (size_t d = 0; d < top_->dims.size(); ++d)
+    dims[{top_, static_cast<int>(d)}] = dim_vars(top_, static_cast<int>(d));
+  emit_ring_load(c, true);
+  emit_ring_walk(c, "");
+  close();
+  line("return;");
+  close();
+  line("__builtin_assume(tid < TS_T);  // the consumers");
+  line(fmt::format("ts::registers_up<{}>();", consumer_regs));
+  consumers_only_ = true;
+}
+
+void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
+  const passes::Contraction::Mma& mma = *c.mma;
+  const std::string ring = ring_name(c);
+  const SharedUse& st = shared_use(c.match.sum);
+  const int s = mma.stages;
+  const DimVars dv = dim_vars(loop, 0);
+  line(fmt::format("// %{}'s factors by TMA into its ring: {} buffers of {} bytes at {}, {} tiles "
+                   "of K ahead{}",
+                   c.match.sum->id, s, mma.stage_bytes, st.offset, s,
+                   mma.producer_warp ? ", copied by the producer warpgroup" : ""),
+       c.match.sum);
+  if (mma.producer_warp) return;
+  const bool across = mma.across_programs;
+  if (!across) line(fmt::format("long long {}_k = 0;  // the next tile of K it loads", ring));
+  emit_ring_load(c, across);
   const std::string le = fmt::format("le{}_0", loop->id);
   const std::string kb = fmt::format("(int)({} + {}_k * {})", dv.lb, ring, dv.block);
   open(fmt::format("auto {}_fill = [&]()", ring));
   if (across) {
-    open(fmt::format("while ({0}_ld < {0}_use + {1} && {0}_pid < {2} && {3} > {4})", ring, s,
-                     program_walk_.end, le, dv.lb));
-    // A program's tile begins come from its id once, at its first tile of K.
-    open(fmt::format("if ({}_k == 0)", ring));
-    line(fmt::format("const long long pid = {}_pid;", ring));
-    emit_program_tiles(plan_.knobs(top_), program_counts_, false);
-    std::string args;
-    for (size_t d = 0; d < top_->dims.size(); ++d) {
-      line(fmt::format("{}_tb{} = {};", ring, d, dim_vars(top_, static_cast<int>(d)).tb));
-      args += fmt::format(", {}_tb{}", ring, d);
-    }
-    close();
-    line(fmt::format("{}_load({}{});", ring, kb, args));
-    open(fmt::format("if ({} + ++{}_k * {} >= {})", dv.lb, ring, dv.block, le));
-    line(fmt::format("{0}_k = 0;  // on to the program's next tile", ring));
-    line(fmt::format("{}_pid += {};", ring, program_walk_.step));
-    close();
-    close();
+    emit_ring_walk(c, fmt::format("{0}_ld < {0}_use + {1} && ", ring, s));
   } else {
     line(
         fmt::format("while ({0}_ld < {0}_use + {1} && {2} + {0}_k * {3} < {4}) {0}_load({5}), "
@@ -363,7 +425,7 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
     line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * s);  // read",
                      st.mbarrier + 8 * s));
     line(fmt::format("++{}_use;", ring));
-    line(fmt::format("if (tid == 0) {}_fill();", ring));
+    if (!mma.producer_warp) line(fmt::format("if (tid == 0) {}_fill();", ring));
     close();
     return;
   }
@@ -374,7 +436,7 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   line(fmt::format("const unsigned p = ({}_use + {}) % {};", ring, s - 1, s));
   line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * p);  // read",
                    st.mbarrier + 8 * s));
-  line(fmt::format("if (tid == 0) {}_fill();", ring));
+  if (!mma.producer_warp) line(fmt::format("if (tid == 0) {}_fill();", ring));
   close();
   line(fmt::format("++{}_use;", ring));
   close();
@@ -394,7 +456,7 @@ void Emitter::emit_ring_last(const Node* loop, const passes::Contraction& c) {
                    st.mbarrier + 8 * s, ring_name(c), s - 1, s));
   line(fmt::format("if (le{}_0 <= {}) TS_FOR(r) {}[r] = {};  // no tile of K: zeros", loop->id,
                    dv.lb, names_.at(acc.acc), literal(c.match.sum->dtype, 0, 0)));
-  if (c.mma->across_programs)
+  if (c.mma->across_programs && !c.mma->producer_warp)
     line(fmt::format("if (tid == 0) {}_fill();  // the next program's tile, before the epilogue",
                      ring_name(c)));
 }

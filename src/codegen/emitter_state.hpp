@@ -182,6 +182,23 @@ class Emitter {
   /// Before the persistent program loop: the cursor (program id, tile of K) of each ring
   /// that runs across programs (Contraction::Mma::across_programs).
   void declare_ring_cursors();
+  /// One ring's cursor, starting at the program walk's first program id.
+  void declare_ring_cursor(const passes::Contraction& c);
+  /// The ring's load function `ring_load(kb[, tile begins])`: waits until buffer ld % S is
+  /// read, arms its `filled` mbarrier, issues the TMA copies of tile kb of K (of the
+  /// program whose tile begins it takes, `across`; else the running program's).
+  void emit_ring_load(const passes::Contraction& c, bool across);
+  /// The cursor's next tile of K loaded and the cursor advanced, along K and on to the
+  /// program walk's next program id (program_walk_), while `condition` holds.
+  void emit_ring_walk(const passes::Contraction& c, const std::string& condition);
+  /// Config::warp_specialize (Contraction::Mma::producer_warp): the threads past TS_T, one
+  /// warp, whose first thread issues every copy of the ring for the program walk's program
+  /// ids (program_walk_), then exit; the consumers go on.
+  void emit_producer_warp(const passes::Contraction& c);
+  /// The contraction whose ring a producer warpgroup fills, or null; and whether the code
+  /// emitted is past the producer's branch (line(): __syncthreads becomes the consumers').
+  const passes::Contraction* producer_ = nullptr;
+  bool consumers_only_ = false;
   /// The array contraction sum `s` is summed into (declared here) and its initial value at
   /// register r: the add `acc + s` that is s's only use (f32, s's shape, acc computed
   /// earlier) takes s's place, starting from acc (the add is then not emitted: one

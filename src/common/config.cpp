@@ -57,6 +57,7 @@ std::string Config::to_json() const {
   if (pid_type) j["pid_type"] = pid_type_name(*pid_type);
   if (num_sm_multiplier) j["num_sm_multiplier"] = *num_sm_multiplier;
   if (split_k) j["split_k"] = *split_k;
+  if (warp_specialize) j["warp_specialize"] = *warp_specialize;
   if (loop_orders) j["loop_orders"] = *loop_orders;
   if (flatten_loops) j["flatten_loops"] = *flatten_loops;
   if (l2_groupings) j["l2_groupings"] = *l2_groupings;
@@ -141,7 +142,14 @@ Config Config::from_json(const std::string& text) {
         c.num_sm_multiplier = int32(v, key);
       else if (key == "split_k")
         c.split_k = int32(v, key);
-      else if (key == "loop_orders")
+      else if (key == "warp_specialize") {
+        if (!v.is_boolean())
+          throw UserError(
+              "", {},
+              fmt::format("config key 'warp_specialize' needs true or false, got {}", v.dump()),
+              "use the text printed by Config::to_json()");
+        c.warp_specialize = v.get<bool>();
+      } else if (key == "loop_orders")
         c.loop_orders = v.get<std::vector<std::vector<int>>>();
       else if (key == "flatten_loops")
         c.flatten_loops = v.get<std::vector<bool>>();
@@ -179,7 +187,8 @@ Config Config::from_json(const std::string& text) {
         throw UserError(
             "", {}, fmt::format("unknown config key '{}'", key),
             "keys are block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, "
-            "split_k, loop_orders, flatten_loops, l2_groupings, reduction_loops, indexing, "
+            "split_k, warp_specialize, loop_orders, flatten_loops, l2_groupings, reduction_loops, "
+            "indexing, "
             "load_eviction_policies, "
             "tunables");
     } catch (const json::exception& e) {
@@ -202,6 +211,8 @@ std::string Config::to_cpp() const {
   if (num_sm_multiplier)
     parts.push_back(fmt::format(".num_sm_multiplier = {}", *num_sm_multiplier));
   if (split_k) parts.push_back(fmt::format(".split_k = {}", *split_k));
+  if (warp_specialize)
+    parts.push_back(fmt::format(".warp_specialize = {}", *warp_specialize ? "true" : "false"));
   if (loop_orders) {
     std::vector<std::string> o;
     for (const auto& v : *loop_orders) o.push_back(list(v));

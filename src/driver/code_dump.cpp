@@ -65,11 +65,13 @@ CodeDump::CodeDump(const std::string& kernel, const std::string& spec_key, const
       kernel_(kernel),
       spec_key_(spec_key),
       config_json_(config.to_json()),
-      tag_("-spec_" + hex8(spec_key) + "-config_" + hex8(config_json_)) {}
+      tag_("-spec_" + hex8(spec_key) + "-config_" + hex8(config_json_)),
+      target_(dir_.empty() ? "" : fmt::format(".sm_{}", target_arch())) {}
 
 std::string CodeDump::stem() const {
-  // The file name keeps the kernel's name readable (and short: codegen::kernel_identifier).
-  return codegen::kernel_identifier(kernel_) + tag_;
+  // The file name keeps the kernel's name readable (and short: codegen::kernel_identifier);
+  // the stages differ by target.
+  return codegen::kernel_identifier(kernel_) + tag_ + target_;
 }
 
 void CodeDump::ir(const ir::Graph& g) const {

@@ -6,7 +6,7 @@
 // or say why there is none.
 //
 // Files (<stem> = <kernel>-spec_<8 hex of the specialization key>-config_<8 hex of the
-// config's JSON>):
+// config's JSON>.sm_XX, the target: rt::target_arch()):
 //   <stem>.ir                      the program the backend lowers (ir::print), headed by
 //                                  the specialization key and the config
 //   <stem>.stages/<NN>-<stage>.ir  the IR after each stage of codegen::compile_pipeline,
@@ -55,8 +55,8 @@ class CodeDump {
   const std::string& tag() const { return tag_; }
 
  private:
-  std::string stem() const;  // "<kernel>" + tag()
-  std::string dir_, kernel_, spec_key_, config_json_, tag_;
+  std::string stem() const;  // "<kernel>" + tag() + ".sm_XX"
+  std::string dir_, kernel_, spec_key_, config_json_, tag_, target_;
 };
 
 /// PipelineOptions for a compile for rt::target_arch() whose stages TESSEL_DUMP_DIR (when

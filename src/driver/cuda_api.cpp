@@ -319,7 +319,8 @@ std::optional<int> target_arch_override(const std::string& kernel, SourceLoc loc
   s.erase(0, s.find_first_not_of(" \t"));
   s.erase(s.find_last_not_of(" \t") + 1);
   if (s.empty()) return std::nullopt;
-  if (s.rfind("sm_", 0) == 0) s = s.substr(3);
+  if (s.size() > 3 && (s[0] == 's' || s[0] == 'S') && (s[1] == 'm' || s[1] == 'M') && s[2] == '_')
+    s = s.substr(3);
   auto fail = [&](const std::string& why, const std::string& hint) -> int {
     throw UserError(kernel, loc, fmt::format("TESSEL_TARGET_ARCH is '{}', {}", v, why), hint);
   };
@@ -327,20 +328,21 @@ std::optional<int> target_arch_override(const std::string& kernel, SourceLoc loc
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), arch);
   const std::string example =
       "set it to the GPU's major x 10 + minor, e.g. 80 (A100), 89 (L40) or 90 (H100), or unset "
-      "it to lower for GPU 0";
+      "it to lower for GPU 0 (sm_90 without a GPU)";
   if (ec == std::errc() && end != s.data() + s.size() && (*end == 'a' || *end == 'f') &&
       end + 1 == s.data() + s.size())
     return fail("not a compute capability",
-                fmt::format("give {} without '{}': tessel compiles for the architecture-specific "
-                            "target (sm_{}a) where its instructions need it",
-                            arch, *end, arch));
+                fmt::format("give {} without '{}': tessel picks the architecture-specific "
+                            "targets itself (sm_90a where it emits wgmma)",
+                            arch, *end));
   if (ec != std::errc() || end != s.data() + s.size() || arch < 70 || arch > 129)
     return fail("not a compute capability", example);
   if (nvrtc_available()) {
     const std::vector<int> archs = nvrtc_archs();
     if (!archs.empty() && std::find(archs.begin(), archs.end(), arch) == archs.end())
       return fail(fmt::format("which NVRTC {} does not compile for", nvrtc_version()),
-                  fmt::format("set it to one of {}, or unset it to lower for GPU 0",
+                  fmt::format("set it to one of {}, or unset it to lower for GPU 0 (sm_90 "
+                              "without a GPU)",
                               fmt::join(archs, ", ")));
   }
   return arch;

@@ -331,7 +331,21 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
   });
   plan_shared(nir);
   // A ring keeps its bytes for its loop over K: the stages that may run while it is not free
-  // (ring_free_at) come after it.
+  // (ring_free_at) come after it. Past the limit, a ring of more than two buffers gives one
+  // up (Config::num_stages: as many as fit, at least 2) and the plan is made again.
+  while (nir.shared_bytes > plan.shared_limit()) {
+    Contraction* shrunk = nullptr;
+    for (Contraction& c : nir.layouts.front().contractions)
+      if (c.mma && c.mma->wgmma && c.mma->stages > 2 && nir.shared.count(c.match.sum)) shrunk = &c;
+    if (!shrunk) break;
+    --shrunk->mma->stages;
+    shrunk->shared_bytes =
+        shrunk->mma->stages * shrunk->mma->stage_bytes + shrunk->mma->transpose_total();
+    SharedStage& st = nir.shared.at(shrunk->match.sum);
+    st.stages = shrunk->mma->stages;
+    st.bytes = shrunk->shared_bytes;
+    plan_shared(nir);
+  }
   for (const auto& [n, st] : nir.shared)
     if (st.kind == SharedStage::Kind::ring && nir.shared_bytes > plan.shared_limit())
       throw UserError(

@@ -59,6 +59,7 @@ KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c
   p.num_stages = c.num_stages.value_or(1);
   p.maxnreg = c.maxnreg;
   p.split_k = c.split_k.value_or(1);
+  p.warp_specialize = c.warp_specialize.value_or(false);
   if (c.load_eviction_policies) p.load_eviction = *c.load_eviction_policies;
   if (c.indexing && !has_tma(arch))
     p.tensor_descriptors_without_tma =
@@ -85,9 +86,10 @@ KernelPlan plan_kernel(const ir::Graph& g, const ir::Node* loop, const Config& c
 
 std::string describe(const KernelPlan& p) {
   std::string out = fmt::format(
-      "//   plan: sm_{}, pid_type {}, num_stages {}{}{}{}\n", p.arch, pid_type_name(p.pid_type),
+      "//   plan: sm_{}, pid_type {}, num_stages {}{}{}{}{}\n", p.arch, pid_type_name(p.pid_type),
       p.num_stages, p.maxnreg ? fmt::format(", maxnreg {}", *p.maxnreg) : "",
       p.split_k > 1 ? fmt::format(", split_k {}", p.split_k) : "",
+      p.warp_specialize ? ", warp_specialize" : "",
       p.tensor_descriptors_without_tma
           ? fmt::format(", indexing tensor_descriptor read through pointers (sm_{} has no TMA)",
                         p.arch)

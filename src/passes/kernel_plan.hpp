@@ -46,7 +46,8 @@ struct KernelPlan {
   bool persistent = false;  // pid_type persistent_blocked or persistent_interleaved
   int num_stages = 1;       // Config::num_stages: loads issued num_stages - 1 tiles ahead
   std::optional<int> maxnreg;
-  int split_k = 1;  // Config::split_k: programs per output tile of a dot on wgmma
+  int split_k = 1;               // Config::split_k: programs per output tile of a dot on wgmma
+  bool warp_specialize = false;  // Config::warp_specialize: a producer warpgroup for a wgmma ring
   /// Per load (Node::load_id): its L2 eviction priority; empty: none set.
   std::vector<EvictionPolicy> load_eviction;
   /// Per load (Node::load_id): whether Config::indexing asks for a tensor descriptor (TMA)

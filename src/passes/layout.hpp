@@ -130,6 +130,10 @@ struct Contraction {
     /// ring runs on into the program's next tile, whose first tiles of K are then in flight
     /// during this tile's last products and its epilogue.
     bool across_programs = false;
+    /// Config::warp_specialize applied: a producer warpgroup past the nest's threads issues every
+    /// TMA copy of the ring (its tiles follow from the program id and K: from_program_id)
+    /// and exits; the consumer threads only read the ring (plan_tensor_cores).
+    bool producer_warp = false;
     TmaBox box[2];
     int64_t stage_bytes = 0;
     /// Per factor: a TF32 or 8-bit factor that is M- or N-major (a row-major y), which wgmma
@@ -157,6 +161,8 @@ struct Contraction {
   /// On mma.sync rather than wgmma, or on the CUDA cores rather than tensor cores: why
   /// (passes/tensor_cores.hpp); the layout dump prints it.
   std::string not_wgmma;
+  /// Config::warp_specialize set but not applied to this dot: why (the layout dump).
+  std::string no_producer_warp;
 };
 
 /// Contraction match m planned for `threads` threads: each factor's layout has its

@@ -290,6 +290,48 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
   return mma;
 }
 
+// Whether node v of the nest of top-level loop `nest` is computed outside it (a host value
+// or a constant): what a producer warpgroup, which runs none of the nest's code, may read.
+bool outside_program(const ir::Node* nest, const ir::Node* v) {
+  if (v->op == ir::Op::Const) return true;
+  bool inside = false;
+  ir::walk(nest->body, [&](const ir::Node* m) { inside |= m == v; });
+  return !inside && v != nest;
+}
+
+// Config::warp_specialize: a producer warpgroup for the nest's one dot on wgmma whose factors'
+// tiles follow from the program id and K (their loop over K in the program's body, bounded
+// by values from outside it; their other indices likewise), or the reason it has none.
+void plan_producer_warp(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
+  std::vector<Contraction*> rings;
+  for (Contraction& c : L.contractions)
+    if (c.mma && c.mma->wgmma) rings.push_back(&c);
+  auto refuse = [&](const std::string& why) {
+    for (Contraction& c : L.contractions) c.no_producer_warp = why;
+  };
+  if (rings.size() != 1)
+    return refuse(rings.empty() ? "no ts::dot of the loop runs on wgmma"
+                                : "the loop has more than one ts::dot on wgmma");
+  Contraction& c = *rings.front();
+  if (plan.split_k > 1) return refuse("split_k shares each tile among programs");
+  if (plan.pid_type == PidType::xyz) return refuse("pid_type xyz (use flat or a persistent one)");
+  if (plan.maxnreg) return refuse("maxnreg caps the registers the consumers take from it");
+  const ir::Node* k = c.match.k->loop;
+  for (int i = 0; i < 2; ++i) {
+    const ir::Node* load = c.match.factor[i].load();
+    bool from_id = may_load_across_programs(g, plan.loop, k, load);
+    for (const ir::LoopDim& d : k->dims)
+      from_id &= outside_program(plan.loop, d.begin) && outside_program(plan.loop, d.end);
+    for (size_t j = 1; j < load->args.size(); ++j)
+      if (load->args[j] != k && load->args[j] != plan.loop)
+        from_id &= outside_program(plan.loop, load->args[j]);
+    if (!from_id)
+      return refuse(
+          fmt::format("{} does not follow from the program id and K alone", factor_name(c, i)));
+  }
+  c.mma->producer_warp = true;
+}
+
 }  // namespace
 
 void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
@@ -353,6 +395,7 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     }
   }
   if (!first) return;
+  if (plan.warp_specialize) plan_producer_warp(g, plan, L);
   // The accumulator places each of the tile's elements once: every thread holds
   // elems / threads of them (a tile of 16-bit loads may have set wider vectors).
   if (L.elems < static_cast<int64_t>(L.threads) * L.vec) {

@@ -154,6 +154,44 @@ TEST(DotGpu, AFusedEpilogueMatchesTheInterpreter) {
     }
 }
 
+// Config::warp_specialize: a producer warpgroup issues the ring's copies, flat and
+// persistent, at ragged shapes (partial tiles of K zeroed between the consumers' barriers),
+// through a fused epilogue, and for TF32 with a row-major y (copied K-major by the
+// consumers); several programs per SM walking their tiles (max_sms 3).
+TEST(DotGpu, WarpSpecializedDotsMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  for (ts::PidType pid :
+       {ts::PidType::flat, ts::PidType::persistent_blocked, ts::PidType::persistent_interleaved})
+    for (ts::Config c : {blocks(128, 256, 64, 8), blocks(128, 128, 64, 4)}) {
+      c.num_stages = 4;
+      c.pid_type = pid;
+      c.warp_specialize = true;
+      auto k = dot_test::make_dot(ts::Settings{.max_sms = 3, .config = c});
+      for (Shape s :
+           {Shape{256, 128, 192}, Shape{257, 200, 264}, Shape{1, 64, 40}, Shape{520, 8, 8}})
+        expect_close_to_interpreter(k,
+                                    c.to_json() + " " + std::to_string(s.m) + "x" +
+                                        std::to_string(s.k) + "x" + std::to_string(s.n),
+                                    ts::Buffer::randn({s.m, s.k}, ts::bf16, ts::cpu(), 41),
+                                    ts::Buffer::randn({s.k, s.n}, ts::bf16, ts::cpu(), 42));
+      auto fused = examples::make_matmul_bias_gelu(ts::Settings{.max_sms = 3, .config = c});
+      ts::Buffer x = ts::Buffer::randn({300, 136}, ts::bf16, ts::cpu(), 43);
+      ts::Buffer y = ts::Buffer::randn({136, 264}, ts::bf16, ts::cpu(), 44);
+      ts::Buffer bias = ts::Buffer::randn({264}, ts::bf16, ts::cpu(), 45);
+      ts::Buffer want = fused(x, y, bias);
+      ts::Buffer got = fused(x.to(ts::cuda(0)), y.to(ts::cuda(0)), bias.to(ts::cuda(0)));
+      EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0)
+          << c.to_json() << " fused";
+    }
+  ts::Config tf32 = blocks(256, 128, 32, 8);
+  tf32.num_stages = 4;
+  tf32.warp_specialize = true;
+  auto k = examples::make_dot_matmul(ts::Settings{.config = tf32});
+  expect_close_to_interpreter(k, "tf32 row-major y",
+                              ts::Buffer::randn({300, 96}, ts::f32, ts::cpu(), 46),
+                              ts::Buffer::randn({96, 264}, ts::f32, ts::cpu(), 47));
+}
+
 // tf32 (the default) on tensor cores (mma.sync.m16n8k8), ieee on the CUDA cores; both
 // operand orientations (transposed views taken on each device).
 TEST(DotGpu, F32DotsMatchTheInterpreter) {

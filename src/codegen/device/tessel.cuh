@@ -16,6 +16,11 @@ typedef long long i64;
 typedef unsigned long long u64;
 
 // ---- rounding of register values to a dtype's precision ----
+// A barrier of the program's first n threads (a multiple of 32; named barrier 1): where a
+// producer warpgroup past them runs on its own (Config::warp_specialize).
+__device__ __forceinline__ void sync_threads_of(int n) {
+  asm volatile("bar.sync 1, %0;" ::"r"(n) : "memory");
+}
 __device__ __forceinline__ float round_f16(float x) { return __half2float(__float2half_rn(x)); }
 __device__ __forceinline__ float round_bf16(float x) {
   return __bfloat162float(__float2bfloat16_rn(x));

@@ -60,6 +60,18 @@ __device__ __forceinline__ void mbarrier_arm(unsigned char* bar, unsigned bytes)
                                              cuda::ptx::space_shared, mbarrier_at(bar), bytes);
 }
 
+/// Every thread of the warpgroup: its registers per thread become R (setmaxnreg, sm_90a; a
+/// multiple of 8 in [24, 256]), lowered for a producer warpgroup, raised for the consumers
+/// (no cuda::ptx wrapper: inline PTX).
+template <int R>
+__device__ __forceinline__ void registers_down() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+template <int R>
+__device__ __forceinline__ void registers_up() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+
 /// One thread: copies the box of `map` at tensor coordinates `c` (TMA dim order) into `dst`
 /// (1024-byte aligned for a swizzled map), completing on `bar` (armed by mbarrier_arm).
 /// Out-of-bounds elements arrive as zeros.

@@ -1,0 +1,142 @@
+// Config::warp_specialize (passes/tensor_cores.cpp plan_producer_warp, codegen/emit_wgmma.cpp
+// emit_producer_warp): a producer warpgroup past the nest's threads issues every TMA copy
+// of a wgmma ring and exits, its registers moved to the consumers; the consumers' barriers
+// are a named barrier of their own; where it cannot apply the layout stage says why. GPU:
+// tests/gpu/dot_gpu_test.cpp (DotGpu.WarpSpecializedDotsMatchTheInterpreter).
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+#include <tessel/tessel.hpp>
+
+#include "examples/kernels/matmul.hpp"
+#include "examples/kernels/moe.hpp"
+#include "nvrtc_test_util.hpp"
+#include "passes/layout.hpp"
+#include "stage_test_util.hpp"
+#include "tests/dot_test_util.hpp"
+
+namespace ts = tessel;
+namespace passes = tessel::passes;
+
+namespace {
+
+ts::Config specialized(int64_t m, int64_t n, int64_t k, int warps, int stages, ts::PidType pid) {
+  ts::Config c = dot_test::blocks(m, n, k, warps);
+  c.num_stages = stages;
+  c.pid_type = pid;
+  c.warp_specialize = true;
+  return c;
+}
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(WarpSpecialize, TheConfigKeyReadsBackAndDefaultsToOff) {
+  ts::Config c = specialized(128, 256, 64, 8, 4, ts::PidType::flat);
+  EXPECT_EQ(ts::Config::from_json(c.to_json()), c);
+  EXPECT_NE(c.to_json().find("\"warp_specialize\":true"), std::string::npos) << c.to_json();
+  EXPECT_NE(c.to_cpp().find(".warp_specialize = true"), std::string::npos) << c.to_cpp();
+  EXPECT_FALSE(ts::Config::from_json("{}").warp_specialize);
+  try {
+    ts::Config::from_json(R"({"warp_specialize": 1})");
+    ADD_FAILURE() << "an integer was taken for a bool";
+  } catch (const ts::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("config key 'warp_specialize' needs true or false"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The producer's branch comes first: it lowers its registers, its first thread walks the
+// program's tiles issuing the ring's copies, it exits; the consumers raise theirs, never
+// refill the ring, and synchronize among themselves. 8 consumer warps: 232 registers each.
+TEST(WarpSpecialize, AProducerWarpgroupIssuesTheRingsCopies) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({1000, 520}, ts::bf16),
+             y = ts::Buffer::zeros({520, 776}, ts::bf16);
+  ts::Buffer bias = ts::Buffer::zeros({776}, ts::bf16);
+  for (ts::PidType pid :
+       {ts::PidType::flat, ts::PidType::persistent_blocked, ts::PidType::persistent_interleaved}) {
+    const ts::Config c = specialized(128, 256, 64, 8, 4, pid);
+    auto k = examples::make_matmul_bias_gelu(ts::Settings{.config = c});
+    stage_test::Staged s = stage_test::staged("layout", true, k, c, x, y, bias);
+    EXPECT_NE(s.text.find("issued by a producer warpgroup"), std::string::npos) << s.text;
+    EXPECT_EQ(s.stages.loops.at(0).kernel.threads, 256 + 128);
+    const std::string cu = nvrtc_test::compile(k, x, y, bias);
+    SCOPED_TRACE(c.to_json());
+    EXPECT_NE(cu.find("__launch_bounds__(384)"), std::string::npos) << cu;
+    const size_t producer = cu.find("if (tid >= TS_T) {");
+    const size_t consumers = cu.find("ts::registers_up<232>();");
+    ASSERT_NE(producer, std::string::npos) << cu;
+    ASSERT_NE(consumers, std::string::npos) << cu;
+    EXPECT_LT(producer, consumers);
+    EXPECT_LT(cu.find("ts::registers_down<40>();"), consumers);
+    EXPECT_EQ(count(cu, "_load(("), 1) << cu;  // the producer's one call of the load function
+    EXPECT_EQ(cu.find("_fill"), std::string::npos) << cu;
+    // The partial tile of K's zeroing: a barrier of the consumers alone.
+    EXPECT_GE(count(cu, "ts::sync_threads_of(TS_T);"), 1) << cu;
+    EXPECT_EQ(count(cu.substr(consumers), "__syncthreads()"), 0) << cu;
+  }
+  // TF32 with a row-major y: the consumers copy each tile K-major, between their barriers.
+  ts::Buffer xf = ts::Buffer::zeros({300, 256}, ts::f32),
+             yf = ts::Buffer::zeros({256, 520}, ts::f32);
+  auto tf32 = examples::make_dot_matmul(
+      ts::Settings{.config = specialized(256, 128, 32, 8, 4, ts::PidType::flat)});
+  const std::string cu = nvrtc_test::compile(tf32, xf, yf);
+  EXPECT_NE(cu.find("K-major copies"), std::string::npos) << cu;
+  EXPECT_GE(count(cu, "ts::sync_threads_of(TS_T);"), 2) << cu;
+  EXPECT_NE(cu.find("ts::registers_up<232>();"), std::string::npos) << cu;
+}
+
+// Where the operands' tiles do not follow from the program id and K (the grouped GEMM's
+// expert, loaded in the program), with split_k or pid_type xyz, the kernel runs without a
+// producer and the layout stage says why; the interpreter's values do not depend on it.
+TEST(WarpSpecialize, WhereItCannotApplyTheLayoutStageSaysWhy) {
+  ts::Buffer x = ts::Buffer::randn({256, 128}, ts::bf16, ts::cpu(), 1),
+             y = ts::Buffer::randn({128, 256}, ts::bf16, ts::cpu(), 2);
+  auto why = [](const stage_test::Staged& s) {
+    const std::string& t = s.text;
+    const size_t at = t.find("warp_specialize not applied: ");
+    return at == std::string::npos ? std::string("(applied)\n") + t
+                                   : t.substr(at, t.find('\n', at) - at);
+  };
+  ts::Config split = specialized(128, 128, 64, 4, 3, ts::PidType::flat);
+  split.split_k = 2;
+  auto k = dot_test::make_dot(ts::Settings{.config = split});
+  EXPECT_EQ(why(stage_test::staged("layout", false, k, split, x, y)),
+            "warp_specialize not applied: split_k shares each tile among programs");
+  ts::Config xyz = specialized(128, 128, 64, 4, 3, ts::PidType::xyz);
+  EXPECT_EQ(why(stage_test::staged("layout", false, k, xyz, x, y)),
+            "warp_specialize not applied: pid_type xyz (use flat or a persistent one)");
+  ts::Config capped = specialized(128, 128, 64, 4, 3, ts::PidType::flat);
+  capped.maxnreg = 200;
+  EXPECT_EQ(why(stage_test::staged("layout", false, k, capped, x, y)),
+            "warp_specialize not applied: maxnreg caps the registers the consumers take from it");
+  // The grouped GEMM: its expert is loaded in the program.
+  ts::Config grouped{.block_sizes = std::vector<int64_t>{128, 64}, .num_warps = 4, .num_stages = 3};
+  grouped.warp_specialize = true;
+  auto g = examples::make_grouped_matmul(ts::Settings{.config = grouped}, 64);
+  ts::Buffer w = ts::Buffer::randn({2, 128, 256}, ts::bf16, ts::cpu(), 3);
+  ts::Buffer n_rows = ts::Buffer::scalar(200, ts::i32);
+  ts::Buffer experts = ts::Buffer::from_vector({1, 0, 1, 0}, {4}, ts::i32);
+  const std::string reason =
+      why(stage_test::staged("layout", false, g, grouped, x, w, n_rows, experts));
+  EXPECT_TRUE(std::regex_search(reason, std::regex("warp_specialize not applied: factor %[0-9]+ "
+                                                   "\\(a tile of tensor argument 1 \\('w'\\)\\) "
+                                                   "does not follow from the program id and K "
+                                                   "alone")))
+      << reason;
+  // Off or on, the interpreter computes the same values.
+  ts::Config plain = specialized(128, 128, 64, 4, 3, ts::PidType::flat);
+  plain.warp_specialize = false;
+  EXPECT_EQ(dot_test::make_dot(ts::Settings{.config = plain})(x, y).to_vector(),
+            dot_test::make_dot(
+                ts::Settings{.config = specialized(128, 128, 64, 4, 3, ts::PidType::flat)})(x, y)
+                .to_vector());
+}
