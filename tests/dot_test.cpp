@@ -500,10 +500,10 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
     EXPECT_TRUE(space.valid(p));
     ts::Config c = space.config(p);
     const bool persistent = c.pid_type == ts::PidType::persistent_blocked;
-    configs.push_back(fmt::format("{}x{}x{} w{} s{}{}{}", c.block_sizes->at(0),
-                                  c.block_sizes->at(1), c.block_sizes->at(2), *c.num_warps,
-                                  *c.num_stages, persistent ? " p" : "",
-                                  c.split_k ? fmt::format(" k{}", *c.split_k) : ""));
+    configs.push_back(fmt::format(
+        "{}x{}x{} w{} s{}{}{}{}", c.block_sizes->at(0), c.block_sizes->at(1), c.block_sizes->at(2),
+        *c.num_warps, *c.num_stages, persistent ? " p" : "",
+        c.split_k ? fmt::format(" k{}", *c.split_k) : "", c.warp_specialize ? " ws" : ""));
   }
   EXPECT_NE(std::find(configs.begin(), configs.end(), "128x128x32 w4 s2"), configs.end());
   EXPECT_NE(std::find(configs.begin(), configs.end(), "128x256x32 w8 s2"), configs.end());
@@ -517,7 +517,10 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
       << fmt::format("{}", fmt::join(configs, "; "));
   EXPECT_NE(std::find(configs.begin(), configs.end(), "64x256x64 w8 s4 k4"), configs.end())
       << fmt::format("{}", fmt::join(configs, "; "));
-  EXPECT_EQ(configs.size(), 12u) << fmt::format("{}", fmt::join(configs, "; "));
+  // and with a producer warpgroup (warp_specialize)
+  EXPECT_NE(std::find(configs.begin(), configs.end(), "128x256x64 w8 s4 p ws"), configs.end())
+      << fmt::format("{}", fmt::join(configs, "; "));
+  EXPECT_EQ(configs.size(), 13u) << fmt::format("{}", fmt::join(configs, "; "));
   // split_k 1, 2, 4, canonically 1 in persistent programs.
   const auto& knobs = space.knobs();
   auto split = std::find_if(knobs.begin(), knobs.end(),

@@ -548,14 +548,23 @@ std::vector<Point> ConfigSpace::matmul_points() const {
     int warps, stages;
     bool persistent = false;  // persistent_blocked programs (no l2_groupings: slower there)
     int split = 1;            // split_k
+    bool ws = false;          // warp_specialize
   };
   // mma.sync tiles, then wgmma ones (K blocks of 64, TMA rings: passes/tensor_cores.hpp); a
   // persistent program's ring runs on into its next tile (Contraction::Mma::across_programs).
-  static const Tile kTiles[] = {
-      {128, 128, 32, 4, 2},       {128, 64, 32, 4, 2},           {64, 64, 32, 4, 2},
-      {128, 256, 32, 8, 2},       {16, 32, 128, 2, 2},           {128, 256, 64, 8, 4},
-      {128, 128, 64, 4, 4},       {256, 128, 64, 8, 3},          {128, 256, 64, 8, 4, true},
-      {256, 128, 64, 8, 4, true}, {64, 128, 64, 4, 4, false, 2}, {64, 256, 64, 8, 4, false, 4}};
+  static const Tile kTiles[] = {{128, 128, 32, 4, 2},
+                                {128, 64, 32, 4, 2},
+                                {64, 64, 32, 4, 2},
+                                {128, 256, 32, 8, 2},
+                                {16, 32, 128, 2, 2},
+                                {128, 256, 64, 8, 4},
+                                {128, 128, 64, 4, 4},
+                                {256, 128, 64, 8, 3},
+                                {128, 256, 64, 8, 4, true},
+                                {256, 128, 64, 8, 4, true},
+                                {64, 128, 64, 4, 4, false, 2},
+                                {64, 256, 64, 8, 4, false, 4},
+                                {128, 256, 64, 8, 4, true, 1, true}};
   std::vector<Point> out;
   const Config base = config(default_);
   for (const auto& [loop, matches] : contractions_) {
@@ -578,6 +587,7 @@ std::vector<Point> ConfigSpace::matmul_points() const {
         cfg.num_stages = t.stages;
         if (t.persistent) cfg.pid_type = PidType::persistent_blocked;
         if (t.split > 1) cfg.split_k = t.split;
+        if (t.ws) cfg.warp_specialize = true;
         Point p = canonical(point(cfg));
         if (valid(p) && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
       }

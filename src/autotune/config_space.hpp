@@ -141,8 +141,10 @@ class ConfigSpace {
   /// 4 warps for large squares, 128 x 64 x 32 for small ones, 64 x 64 x 32, 128 x 256 x 32 on
   /// 8 warps, 16 x 32 x 128 on 2 warps for M = 16; for wgmma 128 x 256 x 64 on 8 warps with
   /// 4 stages, 128 x 128 x 64 on 4 with 4, 256 x 128 x 64 on 8 with 3; the other knobs as the
-  /// default point; for M = 16, 64 x 128 x 64 on 4 warps with 4 stages and split_k 2, and
-  /// 64 x 256 x 64 on 8 warps (two warpgroups along N) with 4 stages and split_k 4;
+  /// default point; 128 x 256 x 64 on 8 warps with 4 stages in persistent_blocked programs,
+  /// with and without warp_specialize; for M = 16, 64 x 128 x 64 on 4 warps with 4 stages and
+  /// split_k 2, and 64 x 256 x 64 on 8 warps (two warpgroups along N) with 4 stages and
+  /// split_k 4;
   /// nearest choices, canonical, valid only, without duplicates. A dim whose block the
   /// kernel fixes (a grouped GEMM's 64 rows: no knob) keeps it, the others are set. The
   /// quick search starts from them too (pattern_search).
