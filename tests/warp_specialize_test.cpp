@@ -35,6 +35,14 @@ int count(const std::string& s, const std::string& what) {
   return n;
 }
 
+// The layout dump's "warp_specialize not applied: ..." to the end of its line, else the dump.
+std::string why(const stage_test::Staged& s) {
+  const std::string& t = s.text;
+  const size_t at = t.find("warp_specialize not applied: ");
+  return at == std::string::npos ? std::string("(applied)\n") + t
+                                 : t.substr(at, t.find('\n', at) - at);
+}
+
 }  // namespace
 
 TEST(WarpSpecialize, TheConfigKeyReadsBackAndDefaultsToOff) {
@@ -100,12 +108,6 @@ TEST(WarpSpecialize, AProducerWarpgroupIssuesTheRingsCopies) {
 TEST(WarpSpecialize, WhereItCannotApplyTheLayoutStageSaysWhy) {
   ts::Buffer x = ts::Buffer::randn({256, 128}, ts::bf16, ts::cpu(), 1),
              y = ts::Buffer::randn({128, 256}, ts::bf16, ts::cpu(), 2);
-  auto why = [](const stage_test::Staged& s) {
-    const std::string& t = s.text;
-    const size_t at = t.find("warp_specialize not applied: ");
-    return at == std::string::npos ? std::string("(applied)\n") + t
-                                   : t.substr(at, t.find('\n', at) - at);
-  };
   ts::Config split = specialized(128, 128, 64, 4, 3, ts::PidType::flat);
   split.split_k = 2;
   auto k = dot_test::make_dot(ts::Settings{.config = split});
@@ -139,4 +141,43 @@ TEST(WarpSpecialize, WhereItCannotApplyTheLayoutStageSaysWhy) {
             dot_test::make_dot(
                 ts::Settings{.config = specialized(128, 128, 64, 4, 3, ts::PidType::flat)})(x, y)
                 .to_vector());
+}
+
+// The producer's 128 threads must fit beside the consumers' within a program's 1024, and a
+// thread's registers one wgmma's fragment;
+// where no dot runs on wgmma (ieee f32 stays on the CUDA cores) the knob is said to be moot.
+TEST(WarpSpecialize, ItNeedsRoomForTheProducerAndADotOnWgmma) {
+  ts::Buffer x = ts::Buffer::randn({256, 128}, ts::bf16, ts::cpu(), 1),
+             y = ts::Buffer::randn({128, 256}, ts::bf16, ts::cpu(), 2);
+  // 256 x 256 on 32 warps: 64 registers per thread, too few for a wgmma of 128 columns, whose
+  // fragment alone is 64 (ptxas: "Insufficient registers"); mma.sync instead.
+  ts::Config wide = specialized(256, 256, 64, 32, 2, ts::PidType::flat);
+  auto k = dot_test::make_dot(ts::Settings{.config = wide});
+  stage_test::Staged s = stage_test::staged("layout", false, k, wide, x, y);
+  EXPECT_NE(s.text.find("not wgmma: num_warps 32 leaves 64 registers per thread, too few for a "
+                        "wgmma of 128 columns (fewer warps, or a smaller N block)"),
+            std::string::npos)
+      << s.text;
+  EXPECT_EQ(why(s), "warp_specialize not applied: no ts::dot of the loop runs on wgmma");
+  // 256 x 128 on 32 warps: 8 warpgroups of 64 rows x 64 columns on wgmma; the producer is what
+  // does not fit.
+  ts::Config narrower = specialized(256, 128, 64, 32, 2, ts::PidType::flat);
+  auto n = dot_test::make_dot(ts::Settings{.config = narrower});
+  stage_test::Staged on_wgmma = stage_test::staged("layout", false, n, narrower, x, y);
+  EXPECT_EQ(why(on_wgmma),
+            "warp_specialize not applied: num_warps 32 leaves no room for the producer's 128 "
+            "threads (a program has at most 1024 threads; use num_warps 28 or fewer)")
+      << on_wgmma.text;
+  if (ts::rt::nvrtc_available()) {
+    const std::string cu = nvrtc_test::compile(n, x, y);
+    EXPECT_NE(cu.find("__launch_bounds__(1024)"), std::string::npos) << cu;
+    EXPECT_EQ(cu.find("registers_up"), std::string::npos) << cu;
+  }
+  ts::Buffer xf = ts::Buffer::randn({256, 128}, ts::f32, ts::cpu(), 3),
+             yf = ts::Buffer::randn({128, 256}, ts::f32, ts::cpu(), 4);
+  ts::Config ieee_config = specialized(128, 128, 32, 4, 3, ts::PidType::flat);
+  auto ieee = examples::make_dot_matmul(
+      ts::Settings{.config = ieee_config, .dot_precision = ts::DotPrecision::ieee});
+  EXPECT_EQ(why(stage_test::staged("layout", false, ieee, ieee_config, xf, yf)),
+            "warp_specialize not applied: no ts::dot of the loop runs on wgmma");
 }

@@ -13,12 +13,12 @@ variable). TESSEL_TORCH_REQUIRE_CUDA=1 makes a machine without a visible GPU a f
 instead of skipping the CUDA tests.
 """
 
-import os
-import sys
 import unittest
 
 import torch
 import torch.nn.functional as F
+
+from op_test_main import cuda_skip_reason, main
 
 DTYPES = [torch.bfloat16, torch.float16]
 # One rounding of the dtype, and an absolute term for sums of K products near zero.
@@ -135,14 +135,6 @@ class MetaDotOps(unittest.TestCase):
         self.assertEqual(grouped_op(x, w, be, n, 64).shape, (300, 32))
 
 
-def cuda_skip_reason():
-    if torch.cuda.is_available():
-        return None
-    if os.environ.get("TESSEL_TORCH_REQUIRE_CUDA") == "1":
-        return None  # the tests run and fail
-    return "torch sees no CUDA device"
-
-
 @unittest.skipIf(cuda_skip_reason(), cuda_skip_reason() or "")
 class CudaDotOps(Checks, unittest.TestCase):
     device = "cuda"
@@ -165,9 +157,4 @@ class CudaDotOps(Checks, unittest.TestCase):
 
 
 if __name__ == "__main__":
-    lib = sys.argv.pop(1) if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else \
-        os.environ.get("TESSEL_TORCH_EXAMPLES_LIB")
-    if not lib:
-        sys.exit("usage: test_dot_ops.py LIBRARY (libtessel_torch_examples.so) [unittest args]")
-    torch.ops.load_library(lib)
-    unittest.main()
+    main("test_dot_ops.py")

@@ -14,12 +14,12 @@ variable). TESSEL_TORCH_REQUIRE_CUDA=1 makes a machine without a visible GPU a f
 instead of skipping the CUDA tests.
 """
 
-import os
-import sys
 import unittest
 
 import torch
 import torch.nn.functional as F
+
+from op_test_main import cuda_skip_reason, main
 
 EPS = 1e-6
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]
@@ -135,14 +135,6 @@ class MetaRmsNorm(unittest.TestCase):
         torch.testing.assert_close(f(x, w), 2 * reference(x, w), **TOL[torch.float32])
 
 
-def cuda_skip_reason():
-    if torch.cuda.is_available():
-        return None
-    if os.environ.get("TESSEL_TORCH_REQUIRE_CUDA") == "1":
-        return None  # the tests run and fail
-    return "torch sees no CUDA device"
-
-
 @unittest.skipIf(cuda_skip_reason(), cuda_skip_reason() or "")
 class CudaRmsNorm(Checks, unittest.TestCase):
     device = "cuda"
@@ -191,11 +183,4 @@ class CudaRmsNorm(Checks, unittest.TestCase):
 
 
 if __name__ == "__main__":
-    lib = sys.argv.pop(1) if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else \
-        os.environ.get("TESSEL_TORCH_EXAMPLES_LIB")
-    if not lib:
-        sys.exit("usage: test_rms_norm.py LIBRARY (libtessel_torch_examples.so) [unittest args]")
-    torch.ops.load_library(lib)
-    print(f"torch {torch.__version__}, CUDA {'available' if torch.cuda.is_available() else 'not available'}",
-          flush=True)
-    unittest.main(verbosity=2)
+    main("test_rms_norm.py")

@@ -67,7 +67,7 @@ struct PipelineOptions {
   bool record_ir = false;
   /// Called with the stages made before a stage threw a UserError, and its message; the
   /// error is then rethrown (TESSEL_DUMP_DIR writes what a failing config got to).
-  std::function<void(const CompiledStages&, const std::string& error)> on_failure;
+  std::function<void(const CompiledStages&, const std::string& error)> on_failure = nullptr;
 };
 
 /// What the stages made of one top-level loop.

@@ -17,6 +17,7 @@
 #include "passes/default_config.hpp"
 #include "passes/key_facts.hpp"
 #include "passes/loop_knobs.hpp"
+#include "passes/tensor_cores.hpp"
 
 namespace tessel::codegen {
 
@@ -561,7 +562,7 @@ void Emitter::run() {
   // __launch_bounds__ and __maxnreg__ exclude each other (nvcc/NVRTC); both set the
   // register budget, the first from the thread count, the second from Config::maxnreg.
   // A producer warpgroup (Config::warp_specialize) runs past the nest's TS_T threads.
-  const int threads = L_->threads + (producer_ ? 128 : 0);
+  const int threads = L_->threads + (producer_ ? passes::kProducerThreads : 0);
   std::string bounds = plan_.maxnreg ? fmt::format("__maxnreg__({})", *plan_.maxnreg)
                                      : fmt::format("__launch_bounds__({})", threads);
   src << fmt::format("extern \"C\" __global__ void {} {}(", bounds, out_.name);
@@ -616,7 +617,9 @@ void Emitter::run() {
   src << "  const int tid = threadIdx.x;\n";
   // Programs launch TS_T threads: with the range known, the compiler folds the masks of
   // register coordinates (TS_FLAT(r) & ...) and addresses registers by constant offsets.
-  src << (producer_ ? "  __builtin_assume(tid >= 0 && tid < TS_T + 128);  // a producer too\n"
+  src << (producer_ ? fmt::format("  __builtin_assume(tid >= 0 && tid < TS_T + {});  // a producer "
+                                  "too\n",
+                                  passes::kProducerThreads)
                     : "  __builtin_assume(tid >= 0 && tid < TS_T);\n");
   if (nir_.shared_bytes > 0)
     src << fmt::format("  extern __shared__ __align__({}) unsigned char ts_smem[];\n",

@@ -32,6 +32,7 @@
 
 #include "codegen/emitter_state.hpp"
 #include "common/pow2.hpp"
+#include "passes/tensor_cores.hpp"
 
 namespace tessel::codegen {
 
@@ -222,7 +223,8 @@ void Emitter::emit_producer_warp(const passes::Contraction& c) {
   const DimVars dv = dim_vars(loop, 0);
   // Registers move from the producer warpgroup to the consumers: 40 each for the producer,
   // the rest of the SM's 65536 for the consumers (at most 240).
-  const int consumer_regs = std::min(240, (65536 - 128 * kProducerRegisters) / L_->threads / 8 * 8);
+  const int consumer_regs =
+      std::min(240, (65536 - passes::kProducerThreads * kProducerRegisters) / L_->threads / 8 * 8);
   open("if (tid >= TS_T)");
   line(
       fmt::format("// the producer warpgroup: %{}'s TMA copies for the program's tiles (its "

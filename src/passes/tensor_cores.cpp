@@ -250,9 +250,17 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
   if (k->kind != ir::Sym::tile || k->loop->dims.size() != 1 || plan.knobs(k->loop).flatten)
     return refuse("K is not the only dim of an unflattened tile loop");
   // The accumulator's registers (bm / (64 wm) fragments of n / 2) and room for the rest:
-  // under a smaller Config::maxnreg ptxas cannot allocate wgmma's operands.
+  // under a smaller Config::maxnreg ptxas cannot allocate wgmma's operands. Without it a
+  // thread has 65536 / threads registers (at most 255): ptxas spills the fragments it has no
+  // room for, but one wgmma's fragment and its operands must fit: n / 2 + 26 by ptxas 13.0's
+  // "Insufficient registers" (256 columns on 16 warps, 128 on 32).
   if (plan.maxnreg && *plan.maxnreg < bm / (64 * wm) * n / 2 + 64)
     return refuse(fmt::format("maxnreg {} leaves no room for the accumulator", *plan.maxnreg));
+  if (const int per_thread = std::min(255, 65536 / L.threads); per_thread < n / 2 + 32)
+    return refuse(fmt::format(
+        "num_warps {} leaves {} registers per thread, too few for a wgmma of {} columns (fewer "
+        "warps, or a smaller N block)",
+        L.threads / 32, per_thread, n));
   mma.stage_bytes = 0;
   for (int i = 0; i < 2; ++i) {
     if (!may_load_ahead(g, plan.loop, k->loop, c.match.factor[i].load()))
@@ -316,6 +324,12 @@ void plan_producer_warp(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   if (plan.split_k > 1) return refuse("split_k shares each tile among programs");
   if (plan.pid_type == PidType::xyz) return refuse("pid_type xyz (use flat or a persistent one)");
   if (plan.maxnreg) return refuse("maxnreg caps the registers the consumers take from it");
+  if (L.threads + kProducerThreads > kMaxThreadsPerProgram)
+    return refuse(fmt::format(
+        "num_warps {} leaves no room for the producer's {} threads (a program has at most {} "
+        "threads; use num_warps {} or fewer)",
+        L.threads / 32, kProducerThreads, kMaxThreadsPerProgram,
+        (kMaxThreadsPerProgram - kProducerThreads) / 32 / 4 * 4));
   const ir::Node* k = c.match.k->loop;
   for (int i = 0; i < 2; ++i) {
     const ir::Node* load = c.match.factor[i].load();
@@ -332,9 +346,9 @@ void plan_producer_warp(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   c.mma->producer_warp = true;
 }
 
-}  // namespace
-
-void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
+// Places the nest's contractions on wgmma or mma.sync where they fit (Contraction::mma), else
+// says why (Contraction::not_wgmma); the accumulator's placement becomes the nest's.
+void place_on_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   if (L.slot_block.size() != 2 || any_flattened(plan)) {
     for (Contraction& c : L.contractions)
       c.not_wgmma = L.slot_block.size() != 2
@@ -395,7 +409,6 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     }
   }
   if (!first) return;
-  if (plan.warp_specialize) plan_producer_warp(g, plan, L);
   // The accumulator places each of the tile's elements once: every thread holds
   // elems / threads of them (a tile of 16-bit loads may have set wider vectors).
   if (L.elems < static_cast<int64_t>(L.threads) * L.vec) {
@@ -403,6 +416,13 @@ void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
     L.groups = 1;
   }
   L = with_placement(L, accumulator(L, *first));
+}
+
+}  // namespace
+
+void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
+  place_on_tensor_cores(g, plan, L);
+  if (plan.warp_specialize) plan_producer_warp(g, plan, L);
 }
 
 std::optional<layout::LinearLayout> tensor_core_placement(const Layout& L) {

@@ -46,10 +46,17 @@
 
 namespace tessel::passes {
 
+/// Config::warp_specialize's producer: one warpgroup past the nest's threads, which with them
+/// stay within a program's threads (CUDA's limit on every GPU since sm_20).
+inline constexpr int kProducerThreads = 128;
+inline constexpr int kMaxThreadsPerProgram = 1024;
+
 /// Puts the contractions of L (compute_layout and assign_access_layouts of top-level loop
 /// `plan.loop`) that qualify (above) on tensor cores: sets their `mma`, their shared bytes
 /// and offsets, and L's placement to the mma.sync accumulator. Leaves L as it is when none
-/// qualifies.
+/// qualifies. With `plan.warp_specialize`, marks the one dot on wgmma whose tiles a producer
+/// warpgroup can copy (Contraction::Mma::producer_warp), else says why on every contraction
+/// (Contraction::no_producer_warp).
 void plan_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L);
 
 /// The placement a nest whose contractions run on tensor cores must keep (the mma.sync
