@@ -338,7 +338,8 @@ TEST_F(CodeOverride, ACudaOverrideThatDoesNotCompileNamesTheFileAndNvrtcsLog) {
   fs::path used = override_with(dump_add(".cu"), "this is not CUDA\n");
   std::string msg =
       user_error_test::user_error([&] { examples::make_add()(f32({1000}), f32({1000})); });
-  EXPECT_TRUE(has(msg, "kernel 'add'")) << msg;
+  // The kernel and the line of its loop.
+  EXPECT_TRUE(std::regex_search(msg, std::regex("kernel 'add', [a-z_]+\\.hpp:[0-9]+: "))) << msg;
   EXPECT_TRUE(has(msg, "TESSEL_OVERRIDE_DIR: NVRTC could not compile " + used.string() +
                            " (in place of the generated add_loop0)"))
       << msg;
@@ -364,6 +365,25 @@ TEST_F(CodeOverride, FilesOfOtherNamesChangeNothing) {
   examples::make_add()(f32({1000}), f32({1000}));
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_FALSE(has(err, "TESSEL_OVERRIDE_DIR")) << err;
+  EXPECT_EQ(files(".sm_90.cubin", dir_ / "dump2").size(), 1u);
+}
+
+// A file named for another target (dumped under another TESSEL_TARGET_ARCH or GPU) is not
+// compiled for this one, and stderr says so.
+TEST_F(CodeOverride, AFileForAnotherTargetIsSaidAndPassedBy) {
+  REQUIRE_NVRTC();
+  fs::path cu = dump_add(".cu");
+  std::string name = cu.filename().string();
+  ASSERT_NE(name.find(".sm_90.cu"), std::string::npos) << name;
+  name.replace(name.find(".sm_90.cu"), 9, ".sm_80.cu");
+  fs::path used = override_with(cu.parent_path() / name, "this is not CUDA\n");
+  testing::internal::CaptureStderr();
+  examples::make_add()(f32({1000}), f32({1000}));
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(has(err, "tessel: kernel 'add': TESSEL_OVERRIDE_DIR: " + used.string() +
+                           " is for sm_80, not the sm_90 this call compiles for: the generated "
+                           "code is used"))
+      << err;
   EXPECT_EQ(files(".sm_90.cubin", dir_ / "dump2").size(), 1u);
 }
 
@@ -399,4 +419,13 @@ TEST_F(CodeDump, AFailingConfigDumpsItsStagesAndTheError) {
   EXPECT_TRUE(has(failure, "need 257 KiB of shared memory")) << failure;
   EXPECT_TRUE(has(read(stages[0] / "04-index_bounds.ir"), "// stage 4: index_bounds"));
   EXPECT_FALSE(fs::exists(stages[0] / "05-layout.ir"));
+  // Named by the call's specialization, as a config that works for the same arguments is.
+  auto works = examples::make_matmul(ts::Settings{
+      .config = ts::Config{.block_sizes = std::vector<int64_t>{64, 64, 32}, .num_warps = 4}});
+  works(ts::Buffer::ones({256, 4096}, ts::f32), ts::Buffer::ones({4096, 256}, ts::f32));
+  const std::string failed = stages[0].filename().string();
+  const std::string spec = failed.substr(0, failed.find("-config_"));
+  std::vector<fs::path> both = files(".stages");
+  ASSERT_EQ(both.size(), 2u);
+  for (const fs::path& p : both) EXPECT_EQ(p.filename().string().rfind(spec, 0), 0u) << p;
 }

@@ -134,7 +134,7 @@ TEST(RegisterPlacement, CodeInAnMmaFragmentLayoutCompiles) {
   cg::CudaKernel cuda = cg::generate_cuda(s.program(), l.plan, l.layout);
   EXPECT_NE(cuda.source.find("#define TS_V 2"), std::string::npos) << cuda.source;
   EXPECT_NE(cuda.source.find("(((TS_FLAT(r) >> 8) & 1) << 3)"), std::string::npos) << cuda.source;
-  EXPECT_NO_THROW(ts::rt::compile_kernel("tile_mix", cuda, "", 90, false)) << cuda.source;
+  EXPECT_NO_THROW(ts::rt::compile_kernel("tile_mix", {}, cuda, "", 90, false)) << cuda.source;
 }
 
 }  // namespace

@@ -142,6 +142,26 @@ TEST(TargetArch, SharedMemoryIsTheTargetGpusShare) {
   }
 }
 
+// A transpose of 128 x 256 f32 tiles converts through 128.5 KiB of shared memory on sm_90; on
+// sm_86 (99 KiB) its store keeps the nest's layout and the layout dump says why.
+TEST(TargetArch, ATransposeTooLargeToConvertOnItsTargetSaysWhy) {
+  auto k = examples::make_transpose();
+  ts::Buffer x = ts::Buffer::zeros({512, 512}, ts::f32);
+  const ts::Config c{.block_sizes = std::vector<int64_t>{128, 256}, .num_warps = 8};
+  stage_test::Staged h100 = stage_test::staged_for(90, "layout", false, k, c, x);
+  EXPECT_EQ(h100.stages.loops.at(0).layout.own_order.size(), 1u) << h100.text;
+  EXPECT_EQ(h100.text.find("in the nest's layout"), std::string::npos) << h100.text;
+  stage_test::Staged a10 = stage_test::staged_for(86, "layout", false, k, c, x);
+  const passes::Layout& L = a10.stages.loops.at(0).layout;
+  EXPECT_TRUE(L.own_order.empty()) << a10.text;
+  EXPECT_EQ(L.own_order_refused.size(), 1u) << a10.text;
+  EXPECT_NE(a10.text.find("in the nest's layout: converting its value to vectors along its "
+                          "contiguous dim needs 131584 bytes of shared memory, more than a "
+                          "program on sm_86 has (101376): one element per thread at a stride"),
+            std::string::npos)
+      << a10.text;
+}
+
 TEST(TargetArch, AValueThatIsNoComputeCapabilityIsAClearError) {
   auto message = [](const char* value) -> std::string {
     TargetArch t(value);

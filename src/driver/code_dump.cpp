@@ -155,7 +155,7 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
     if (!compile) continue;
     KernelImage image;
     try {
-      image = compile_kernel(g.kernel_name, k, dump.tag(), arch, /*want_ptx=*/true);
+      image = compile_kernel(g.kernel_name, l.loop->loc, k, dump.tag(), arch, /*want_ptx=*/true);
     } catch (const CompileError& e) {
       out << fmt::format("// NVRTC could not compile {} for sm_{}:\n{}\n", k.name, arch, e.log);
       continue;

@@ -22,14 +22,35 @@ namespace {
 const char* const kHint =
     "fix the file, or remove it (or unset TESSEL_OVERRIDE_DIR) to use the generated code";
 
-std::string read_text(const std::string& kernel, const fs::path& p) {
+std::string read_text(const std::string& kernel, SourceLoc at, const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   if (!in && !in.eof())
-    throw UserError(kernel, {}, fmt::format("TESSEL_OVERRIDE_DIR: {} cannot be read", p.string()),
+    throw UserError(kernel, at, fmt::format("TESSEL_OVERRIDE_DIR: {} cannot be read", p.string()),
                     kHint);
   return s.str();
+}
+
+// Says on stderr which files in `dir` are named for `k` on another target than sm_`arch` (an
+// override dumped where TESSEL_TARGET_ARCH or the GPU differed), which this call passes by.
+void note_other_targets(const std::string& kernel, const fs::path& dir,
+                        const codegen::CudaKernel& k, const std::string& tag, int arch) {
+  const std::string stem = k.name + tag + ".sm_";
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(stem, 0) != 0) continue;
+    const std::string target = name.substr(stem.size(), name.find('.', stem.size()) - stem.size());
+    // A .cu is named by the target it was lowered for, a .ptx by the one it was compiled for.
+    const std::string ext = e.path().extension().string();
+    const int want = ext == ".cu" ? k.arch : arch;
+    if ((ext == ".cu" || ext == ".ptx") && target != std::to_string(want))
+      std::cerr << fmt::format(
+          "tessel: kernel '{}': TESSEL_OVERRIDE_DIR: {} is for sm_{}, not the sm_{} this call "
+          "compiles for: the generated code is used (dump it again for sm_{}, or rename it)\n",
+          kernel, e.path().string(), target, want, want);
+  }
 }
 
 }  // namespace
@@ -39,7 +60,7 @@ std::string override_dir() {
   return v && *v ? v : "";
 }
 
-KernelImage compile_kernel(const std::string& kernel, const codegen::CudaKernel& k,
+KernelImage compile_kernel(const std::string& kernel, SourceLoc at, const codegen::CudaKernel& k,
                            const std::string& tag, int arch, bool want_ptx) {
   KernelImage out;
   std::string dir = override_dir();
@@ -47,17 +68,17 @@ KernelImage compile_kernel(const std::string& kernel, const codegen::CudaKernel&
   fs::path ptx = fs::path(dir) / fmt::format("{}{}.sm_{}.ptx", k.name, tag, arch);
   std::error_code ec;
   if (!dir.empty() && !fs::is_directory(dir, ec))
-    throw UserError(kernel, {}, fmt::format("TESSEL_OVERRIDE_DIR: {} is not a directory", dir),
+    throw UserError(kernel, at, fmt::format("TESSEL_OVERRIDE_DIR: {} is not a directory", dir),
                     "set it to the directory holding the edited .cu or .ptx files, or unset it");
   if (!dir.empty() && !dump_dir().empty() && fs::equivalent(dir, dump_dir(), ec))
     throw UserError(
-        kernel, {},
+        kernel, at,
         fmt::format("TESSEL_OVERRIDE_DIR and TESSEL_DUMP_DIR are one directory ({})", dir),
         "copy the dumped files to edit into a directory of their own and set "
         "TESSEL_OVERRIDE_DIR to it (a dump would overwrite the edits)");
   if (!dir.empty() && fs::is_regular_file(ptx, ec)) {
     out.override = ptx.string();
-    out.ptx = read_text(kernel, ptx);
+    out.ptx = read_text(kernel, at, ptx);
     out.image = out.ptx;
     out.ptx_override = true;
     std::cerr << fmt::format(
@@ -74,12 +95,13 @@ KernelImage compile_kernel(const std::string& kernel, const codegen::CudaKernel&
   std::string text;
   if (!dir.empty() && fs::is_regular_file(cu, ec)) {
     out.override = cu.string();
-    text = read_text(kernel, cu);
+    text = read_text(kernel, at, cu);
     source = &text;
     std::cerr << fmt::format(
         "tessel: kernel '{}': TESSEL_OVERRIDE_DIR: compiling {} in place of the generated {}\n",
         kernel, out.override, k.name);
   }
+  if (!dir.empty() && out.override.empty()) note_other_targets(kernel, dir, k, tag, arch);
   try {
     if (want_ptx)
       out.image = compile_cuda(*source, k.name + ".cu", opts, &out.ptx);
@@ -87,7 +109,7 @@ KernelImage compile_kernel(const std::string& kernel, const codegen::CudaKernel&
       out.image = compile_cached(*source, k.name + ".cu", opts);
   } catch (const CompileError& e) {
     if (out.override.empty()) throw;
-    throw UserError(kernel, {},
+    throw UserError(kernel, at,
                     fmt::format("TESSEL_OVERRIDE_DIR: NVRTC could not compile {} (in place of "
                                 "the generated {}):\n{}",
                                 out.override, k.name, e.log),
@@ -96,8 +118,9 @@ KernelImage compile_kernel(const std::string& kernel, const codegen::CudaKernel&
   return out;
 }
 
-void fail_ptx_override(const std::string& kernel, const std::string& file, const std::string& why) {
-  throw UserError(kernel, {},
+void fail_ptx_override(const std::string& kernel, SourceLoc at, const std::string& file,
+                       const std::string& why) {
+  throw UserError(kernel, at,
                   fmt::format("TESSEL_OVERRIDE_DIR: the driver could not load {}: {}", file, why),
                   kHint);
 }

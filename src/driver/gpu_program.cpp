@@ -120,7 +120,7 @@ GpuProgram::Loaded GpuProgram::compiled(const ir::Node* loop, int device) {
     bool dumping = !dump_dir().empty();
     KernelImage image;
     try {
-      image = compile_kernel(graph_.kernel_name, c.kernel, dump_.tag(), arch, dumping);
+      image = compile_kernel(graph_.kernel_name, loop->loc, c.kernel, dump_.tag(), arch, dumping);
     } catch (const CompileError& e) {
       report_compile_error(graph_.kernel_name, e, c.kernel.source);
     }
@@ -134,7 +134,7 @@ GpuProgram::Loaded GpuProgram::compiled(const ir::Node* loop, int device) {
     fn = load_function(c.cubin, c.kernel.name, device);
   } catch (const RuntimeError& e) {
     if (c.ptx_override.empty()) throw;
-    fail_ptx_override(graph_.kernel_name, c.ptx_override, e.what());
+    fail_ptx_override(graph_.kernel_name, loop->loc, c.ptx_override, e.what());
   }
   // The occupancy a persistent grid is sized by, asked of the driver once per context.
   int programs = c.kernel.grid.persistent ? persistent_programs(c, fn, device) : 0;

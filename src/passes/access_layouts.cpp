@@ -1,5 +1,7 @@
 #include "passes/access_layouts.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 
@@ -21,8 +23,9 @@ bool any_flattened(const ir::Graph& g, const ir::Node* loop, const Config& confi
 }
 
 // The slot order of access n's own layout, or empty when n keeps the nest's layout.
+// `refused`: why an access that would take one keeps the nest's layout.
 std::vector<int> own_order(const ir::Graph& g, const ir::Node* n, const Config& config,
-                           const Layout& L) {
+                           const KernelPlan& plan, const Layout& L, std::string& refused) {
   if (n->op != ir::Op::Load && n->op != ir::Op::Store) return {};
   const ir::Node* value = n->op == ir::Op::Load ? n : n->args[1];
   if (value->is_scalar() || n->is_multicast_access() || L.vec <= 1) return {};
@@ -47,7 +50,13 @@ std::vector<int> own_order(const ir::Graph& g, const ir::Node* n, const Config& 
   if (k == inner || sym_block(last, config) != L.slot_block[static_cast<size_t>(k)] ||
       L.slot_block[static_cast<size_t>(k)] % L.vec != 0)
     return {};
-  if (conversion_bytes(L, value->dtype) > L.shared_limit) return {};
+  if (const int64_t bytes = conversion_bytes(L, value->dtype); bytes > L.shared_limit) {
+    refused = fmt::format(
+        "converting its value to vectors along its contiguous dim needs {} bytes of shared "
+        "memory, more than a program on sm_{} has ({}): one element per thread at a stride",
+        bytes, plan.arch, L.shared_limit);
+    return {};
+  }
   std::vector<int> order;
   for (int i = 0; i < static_cast<int>(L.slot_block.size()); ++i)
     if (i != k) order.push_back(i);
@@ -80,13 +89,16 @@ void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Confi
     if (oriented.shared_bytes <= L.shared_limit) c = oriented;
   }
   L.own_order.clear();
+  L.own_order_refused.clear();
   if (L.slot_block.size() < 2 || any_flattened(g, loop, config)) return;
   std::set<const ir::Node*> staged = staged_nodes(L);  // loaded in the factors' layouts
   ir::walk(loop->body, [&](const ir::Node* n) {
     // A load by tensor descriptor lands in shared memory, whence any layout reads it.
     if (staged.count(n) || tensor_descriptor_box(g, plan, n)) return;
-    std::vector<int> order = own_order(g, n, config, L);
+    std::string refused;
+    std::vector<int> order = own_order(g, n, config, plan, L, refused);
     if (!order.empty()) L.own_order[n] = std::move(order);
+    if (!refused.empty()) L.own_order_refused[n] = std::move(refused);
   });
 }
 

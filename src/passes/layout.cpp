@@ -42,6 +42,7 @@ void Layout::place_blocked() {
 Layout Layout::reordered(const std::vector<int>& order) const {
   Layout R = *this;
   R.own_order.clear();
+  R.own_order_refused.clear();
   R.contractions.clear();
   R.unfit_contractions.clear();
   std::vector<int> rank(order.size());
@@ -199,6 +200,11 @@ std::string describe(const Layout& L, const ir::Node* loop) {
   for (const auto& [id, own_layout] : own)
     out += fmt::format("//   %{} ({}) in its own layout:{}\n", id,
                        ir::op_name(own_layout.first->op), slots(*own_layout.second));
+  std::map<int, std::pair<const ir::Node*, std::string>> kept;  // by node id
+  for (const auto& [n, why] : L.own_order_refused) kept[n->id] = {n, why};
+  for (const auto& [id, n_why] : kept)
+    out += fmt::format("//   %{} ({}) in the nest's layout: {}\n", id, ir::op_name(n_why.first->op),
+                       n_why.second);
   for (const Contraction& c : L.contractions) {
     out += fmt::format(
         "//   %{} contracts %{} over {}, {} bytes of shared memory{}; factors:", c.match.sum->id,

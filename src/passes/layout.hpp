@@ -54,6 +54,10 @@ struct Layout {
   /// store, the nest's slots in its order, outer to inner. Its value converts through
   /// shared memory between that layout and this one (codegen emit_convert.cpp).
   std::map<const ir::Node*, std::vector<int>> own_order;
+  /// Accesses that would take a layout of their own but keep the nest's (one element per
+  /// thread at a stride), and why: their value's conversion needs more shared memory than
+  /// the target's program has (the layout dump says so).
+  std::map<const ir::Node*, std::string> own_order_refused;
   /// The nest's contractions (passes/contractions.hpp): their factors and products are
   /// not held in this layout.
   std::vector<Contraction> contractions;

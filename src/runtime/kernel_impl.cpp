@@ -187,7 +187,7 @@ class KernelImpl {
   /// until its next key() call: a caller that keeps it past a trace or a tuning run copies it.
   std::string_view key(CallArgs args, bool on_gpu);
   /// Traces `s` for `args`; `wide`: with 64-bit indices (an index_32 guard failed).
-  void trace(Specialization& s, CallArgs args, bool wide);
+  void trace(Specialization& s, std::string_view key, CallArgs args, bool wide);
   /// Sets s.guards (padded extents; index_32 ones for a 32-bit graph) for s.graph (traced,
   /// or replaced by tuning) and s.guard_values for `args`.
   void set_guards(Specialization& s, CallArgs args);
@@ -197,8 +197,9 @@ class KernelImpl {
   /// the values of ts::register_tunable).
   void trace_into(ir::Graph& g, CallArgs args, const Settings& settings);
   /// Runs the compile pipeline on s.graph for `c` up to its checks (s.stages); drops
-  /// s.gpu, which referred to the stages replaced.
-  void set_config(Specialization& s, const Config& c);
+  /// s.gpu, which referred to the stages replaced. TESSEL_DUMP_DIR names a failing config's
+  /// dump by `spec_key` (full_key: the guards are set first).
+  void set_config(Specialization& s, const Config& c, const std::string& spec_key);
   /// Runs the compile pipeline again with its CUDA emitted and makes s.gpu from it.
   void make_gpu_program(Specialization& s, const std::string& key);
   /// Tunes `s` (traced; its lock held) and, with `apply`, sets its config to the result.
@@ -387,14 +388,14 @@ static std::string index_guard_failure(const ir::Node* n, std::span<const ir::Ar
   return fmt::format("a loop bound or extent computed in host code is {}", v);
 }
 
-void KernelImpl::trace(Specialization& s, CallArgs args, bool wide) {
+void KernelImpl::trace(Specialization& s, std::string_view key, CallArgs args, bool wide) {
   Settings st = settings_;
   if (wide) st.index_dtype = DType::i64;
   if (check_bounds()) st.check_bounds = true;
   trace_into(s.graph, args, st);
-  set_config(s, settings_.config.value_or(Config{}));
   collect_written_args(s.graph.host, s.written_args);
   set_guards(s, args);
+  set_config(s, settings_.config.value_or(Config{}), full_key(s, key));
   s.traced = true;
 }
 
@@ -420,12 +421,10 @@ void KernelImpl::set_guards(Specialization& s, CallArgs args) {
     s.guard_values += 'I';
 }
 
-void KernelImpl::set_config(Specialization& s, const Config& c) {
+void KernelImpl::set_config(Specialization& s, const Config& c, const std::string& spec_key) {
   s.gpu.reset();
-  // The key is not known yet at the trace (its guards): a failing config's dump is named
-  // by the kernel and config alone.
   s.stages = codegen::compile_pipeline(
-      s.graph, c, rt::dumped_pipeline(codegen::PipelineOptions::Emit::none, ""));
+      s.graph, c, rt::dumped_pipeline(codegen::PipelineOptions::Emit::none, spec_key));
   if (s.stages.lowered && env_flag("TESSEL_PRINT_IR"))
     std::cerr << "after roll_reductions:\n" << ir::print(*s.stages.lowered);
 }
@@ -515,8 +514,8 @@ autotune::TuneResult KernelImpl::tune_locked(Specialization& s, CallArgs args,
                               }};
   autotune::TuneResult r = rt::tune_specialization(t, args, options, apply);
   if (apply && r.best) {
-    set_config(s, *r.best);
     set_guards(s, args);  // tuning may have traced s.graph again (tunables)
+    set_config(s, *r.best, full_key(s, key));
   }
   return r;
 }
@@ -552,7 +551,7 @@ std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs 
     if (!spec->traced) {
       try {
         (void)rt::target_arch_override(name_, t_call_site);  // a bad value: an error here
-        trace(*spec, args, wide);
+        trace(*spec, key, args, wide);
       } catch (...) {
         // A failed trace leaves a partial graph: forget it, so the next call traces anew.
         std::lock_guard<std::mutex> map_lock(mu_);
@@ -756,7 +755,8 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
       if (rt::print_code_requested(k.settings())) std::cerr << ck.source << std::flush;
       try {
         const bool dumping = !rt::dump_dir().empty();
-        rt::KernelImage image = rt::compile_kernel(k.name(), ck, dump.tag(), arch, dumping);
+        rt::KernelImage image =
+            rt::compile_kernel(k.name(), l.loop->loc, ck, dump.tag(), arch, dumping);
         if (dumping) dump.binary(ck, arch, image.ptx, image.ptx_override ? "" : image.image);
       } catch (const rt::CompileError& e) {
         throw UserError(s.graph.kernel_name, l.loop->loc,
