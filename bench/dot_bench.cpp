@@ -316,7 +316,8 @@ int main(int argc, char** argv) {
   }
   // f32 operands under TF32 (ts::dot's default precision) against cuBLAS SGEMM with TF32
   // tensor-op math, in two layouts: y row-major [K, N] (N-major: wgmma reads TF32 K-major
-  // only, so the threads copy each tile of y K-major; mma.sync at K blocks of 16) and y = w^T
+  // only, so the consumers, or with ws the producer's other warps, copy each tile of y
+  // K-major; mma.sync at K blocks of 16) and y = w^T
   // of a [N, K] tensor (a Linear layer's weight: both K-major, wgmma m64nNk8).
   for (bool linear : {false, true}) {
     const Shape s{4096, 4096, 4096};
@@ -346,13 +347,22 @@ int main(int argc, char** argv) {
 #endif
     double best = 0;
     std::string best_cfg;
-    const std::vector<Candidate> copied{
-        {128, 128, 16, 8, 2},  // mma.sync
-        {128, 256, 32, 8, 3},    {128, 256, 32, 8, 3, 1, ts::PidType::persistent_blocked},
-        {128, 128, 32, 8, 4},    {128, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
-        {128, 128, 64, 8, 3},    {256, 128, 32, 8, 3},
-        {256, 128, 32, 8, 4},    {256, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
-        {256, 128, 32, 8, 4, 8}, {256, 128, 32, 8, 4, 8, ts::PidType::flat, 1, true}};
+    const std::vector<Candidate> copied{{128, 128, 16, 8, 2},  // mma.sync
+                                        {128, 256, 32, 8, 3},
+                                        {128, 256, 32, 8, 3, 1, ts::PidType::persistent_blocked},
+                                        {128, 128, 32, 8, 4},
+                                        {128, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
+                                        {128, 128, 64, 8, 3},
+                                        {256, 128, 32, 8, 3},
+                                        {256, 128, 32, 8, 4},
+                                        {256, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
+                                        {256, 128, 32, 8, 4, 8},
+                                        // ws: the producer's other warps copy y K-major
+                                        {256, 128, 32, 8, 4, 8, ts::PidType::flat, 1, true},
+                                        {256, 128, 32, 8, 4, 1, kPb, 1, true},
+                                        {256, 128, 32, 8, 4, 8, kPi, 1, true},
+                                        {128, 256, 32, 8, 3, 8, ts::PidType::flat, 1, true},
+                                        {128, 128, 32, 8, 4, 8, ts::PidType::flat, 1, true}};
     const std::vector<Candidate> wgmma{{128, 256, 32, 8, 4},
                                        {128, 256, 32, 8, 3},
                                        {128, 128, 32, 8, 4},

@@ -91,15 +91,33 @@ TEST(WarpSpecialize, AProducerWarpgroupIssuesTheRingsCopies) {
     EXPECT_GE(count(cu, "ts::sync_threads_of(TS_T);"), 1) << cu;
     EXPECT_EQ(count(cu.substr(consumers), "__syncthreads()"), 0) << cu;
   }
-  // TF32 with a row-major y: the consumers copy each tile K-major, between their barriers.
-  ts::Buffer xf = ts::Buffer::zeros({300, 256}, ts::f32),
-             yf = ts::Buffer::zeros({256, 520}, ts::f32);
-  auto tf32 = examples::make_dot_matmul(
-      ts::Settings{.config = specialized(256, 128, 32, 8, 4, ts::PidType::flat)});
-  const std::string cu = nvrtc_test::compile(tf32, xf, yf);
-  EXPECT_NE(cu.find("K-major copies"), std::string::npos) << cu;
-  EXPECT_GE(count(cu, "ts::sync_threads_of(TS_T);"), 2) << cu;
-  EXPECT_NE(cu.find("ts::registers_up<232>();"), std::string::npos) << cu;
+  // TF32 with a row-major y: the producer's other three warps copy each tile K-major (zeros
+  // past K's end) and arrive on the copy's mbarrier, which the consumers wait on instead of
+  // copying between their barriers; 56 registers each for the producer, 224 for the consumers.
+  ts::Buffer xf = ts::Buffer::zeros({300, 244}, ts::f32),
+             yf = ts::Buffer::zeros({244, 520}, ts::f32);
+  for (ts::PidType pid : {ts::PidType::flat, ts::PidType::persistent_interleaved}) {
+    const ts::Config c = specialized(256, 128, 32, 8, 4, pid);
+    auto tf32 = examples::make_dot_matmul(ts::Settings{.config = c});
+    SCOPED_TRACE(c.to_json());
+    stage_test::Staged s = stage_test::staged("layout", true, tf32, c, xf, yf);
+    EXPECT_NE(s.text.find("copied K-major by the producer's other warps"), std::string::npos)
+        << s.text;
+    const std::string cu = nvrtc_test::compile(tf32, xf, yf);
+    const size_t copiers = cu.find("if (tid >= TS_T + 32) {");
+    const size_t consumers = cu.find("ts::registers_up<224>();");
+    ASSERT_NE(copiers, std::string::npos) << cu;
+    ASSERT_NE(consumers, std::string::npos) << cu;
+    EXPECT_LT(copiers, consumers);
+    EXPECT_LT(cu.find("ts::registers_down<56>();"), copiers) << cu;
+    const std::string copier = cu.substr(copiers, consumers - copiers);
+    EXPECT_NE(copier.find("k + j < kn ? "), std::string::npos) << copier;
+    EXPECT_EQ(count(copier, "// copied"), 1) << copier;
+    const std::string consumer = cu.substr(consumers);
+    EXPECT_EQ(count(consumer, "// copied"), 1) << consumer;
+    EXPECT_EQ(count(consumer, "__syncthreads()"), 0) << consumer;
+    EXPECT_EQ(consumer.find("uint4"), std::string::npos) << consumer;  // no copy of their own
+  }
 }
 
 // Where the operands' tiles do not follow from the program id and K (the grouped GEMM's

@@ -176,6 +176,7 @@ SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, con
       if (c.mma && c.mma->wgmma) {
         SharedStage ring{K::ring, 0, c.shared_bytes};
         ring.stages = c.mma->stages;
+        ring.copied = c.mma->producer_copies();
         return ring;
       }
       return {K::contract, 0, round16(c.shared_bytes)};

@@ -22,9 +22,11 @@ int64_t alignment(const SharedStage& u) {
 
 bool is_ring(const SharedStage& u) { return u.kind == SharedStage::Kind::ring; }
 
-// The mbarriers' bytes: 8 per tma stage, 16 per ring buffer.
+// The mbarriers' bytes: 8 per tma stage, 16 per ring buffer (and 16 for its copies).
 int64_t mbarrier_bytes(const SharedStage& u) {
-  return u.kind == SharedStage::Kind::tma ? 8 : is_ring(u) ? 16 * u.stages : 0;
+  return u.kind == SharedStage::Kind::tma ? 8
+         : is_ring(u)                     ? 16 * u.stages + (u.copied ? 16 : 0)
+                                          : 0;
 }
 
 bool overlap(const SharedStage& x, const SharedStage& y) {

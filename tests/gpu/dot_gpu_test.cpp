@@ -183,13 +183,21 @@ TEST(DotGpu, WarpSpecializedDotsMatchTheInterpreter) {
       EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0)
           << c.to_json() << " fused";
     }
-  ts::Config tf32 = blocks(256, 128, 32, 8);
-  tf32.num_stages = 4;
-  tf32.warp_specialize = true;
-  auto k = examples::make_dot_matmul(ts::Settings{.config = tf32});
-  expect_close_to_interpreter(k, "tf32 row-major y",
-                              ts::Buffer::randn({300, 96}, ts::f32, ts::cpu(), 46),
-                              ts::Buffer::randn({96, 264}, ts::f32, ts::cpu(), 47));
+  // TF32 with a row-major y, copied K-major by the producer's other warps: a ragged last tile
+  // of K, more tiles of K than buffers, programs walking several tiles.
+  for (ts::PidType pid : {ts::PidType::flat, ts::PidType::persistent_interleaved}) {
+    ts::Config tf32 = blocks(256, 128, 32, 8);
+    tf32.num_stages = 4;
+    tf32.pid_type = pid;
+    tf32.warp_specialize = true;
+    auto k = examples::make_dot_matmul(ts::Settings{.max_sms = 3, .config = tf32});
+    for (Shape s : {Shape{300, 96, 264}, Shape{513, 1000, 136}, Shape{1, 4, 8}})
+      expect_close_to_interpreter(k,
+                                  tf32.to_json() + " tf32 row-major y " + std::to_string(s.m) +
+                                      "x" + std::to_string(s.k) + "x" + std::to_string(s.n),
+                                  ts::Buffer::randn({s.m, s.k}, ts::f32, ts::cpu(), 46),
+                                  ts::Buffer::randn({s.k, s.n}, ts::f32, ts::cpu(), 47));
+  }
 }
 
 // tf32 (the default) on tensor cores (mma.sync.m16n8k8), ieee on the CUDA cores; both

@@ -64,7 +64,8 @@ TEST(I8Gpu, ArithmeticWrapsAndCastsSaturateAsTheInterpreter) {
 }
 
 // wgmma m64nNk32 s8 (x w^T, and a row-major y copied K-major): 1 and 2 warpgroups, K blocks
-// of 128 and 256, ragged M, N and K, M = 1, N = 0, persistent programs and split-K; at K
+// of 128 and 256, ragged M, N and K, M = 1, N = 0, persistent programs, split-K and a
+// producer warpgroup (whose other warps copy a row-major y K-major); at K
 // blocks of 32 and 64 mma.sync m16n8k32 s8 (x w^T) and the CUDA cores (a row-major y).
 // Exact.
 TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
@@ -74,6 +75,7 @@ TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
     int warps, stages;
     ts::PidType pid = ts::PidType::flat;
     int split_k = 1;
+    bool ws = false;  // Config::warp_specialize: a row-major y copied by the producer's warps
   };
   const std::vector<Shape> shapes{{256, 192, 128}, {264, 80, 136},  {1, 48, 64},
                                   {16, 16, 16},    {136, 272, 208}, {64, 0, 136}};
@@ -81,12 +83,14 @@ TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
        {Blocks{128, 256, 128, 8, 4}, Blocks{128, 128, 128, 4, 3}, Blocks{64, 128, 256, 4, 2},
         Blocks{128, 256, 128, 8, 3, ts::PidType::persistent_blocked},
         Blocks{128, 128, 128, 8, 3, ts::PidType::flat, 2},
+        Blocks{128, 256, 128, 8, 4, ts::PidType::persistent_interleaved, 1, true},
         // K blocks under 128 bytes: mma.sync m16n8k32 (x w^T), the CUDA cores (y row-major).
         Blocks{64, 64, 32, 4, 1}, Blocks{16, 8, 32, 1, 1}, Blocks{128, 64, 64, 8, 2}}) {
     ts::Config c = blocks(b.m, b.n, b.k, b.warps);
     c.num_stages = b.stages;
     c.pid_type = b.pid;
     c.split_k = b.split_k;
+    if (b.ws) c.warp_specialize = true;
     auto k = examples::make_int8_matmul(ts::Settings{.max_sms = 3, .config = c});
     for (Shape s : shapes) {
       const std::string what = c.to_json() + " " + std::to_string(s.m) + "x" + std::to_string(s.k) +
