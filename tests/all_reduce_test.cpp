@@ -47,8 +47,7 @@ std::vector<double> reference(int64_t n, int world, int rows) {
 
 /// The line of examples/kernels/all_reduce.hpp holding `text` (its first), 0 when none.
 int header_line(const std::string& text) {
-  return user_error_test::line_in_file(
-      std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/all_reduce.hpp", text);
+  return user_error_test::line_in_file(TESSEL_SOURCE_DIR "/examples/kernels/all_reduce.hpp", text);
 }
 
 ts::Buffer all_ranks(int world) {

@@ -170,9 +170,24 @@ TEST(Errors, FractionalIntegerArgumentAndNonIndexDtype) {
   });
   int call = __LINE__ + 1;
   std::string msg = user_error([&] { scale(vec(8), 2.7); });
-  expect_message(msg, "scale", call,
-                 "argument 1 is 2.7, but the kernel's parameter 1 is an integer",
+  expect_message(msg, "scale", call, "argument 1 is 2.7, but the kernel's parameter is an integer",
                  "pass an integer");
+  // Where the kernel names its parameters, the error names the argument.
+  auto named = ts::kernel("scale_named", {"x", "a"}, [](ts::Tensor x, int a) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * a;
+    return out;
+  });
+  call = __LINE__ + 1;
+  msg = user_error([&] { named(vec(8), 2.7); });
+  expect_message(msg, "scale_named", call,
+                 "argument 1 ('a') is 2.7, but the kernel's parameter is an integer",
+                 "pass an integer");
+  call = __LINE__ + 1;
+  msg = user_error([&] { named(ts::Buffer(), 2); });
+  expect_message(msg, "scale_named", call,
+                 "argument 0 ('x') is an undefined Buffer (default-constructed or moved from)",
+                 "pass a Buffer that holds a tensor");
   EXPECT_EQ(scale(ts::Buffer::full({4}, 1.5, ts::f32), 2.0).to_vector(),
             std::vector<double>(4, 3.0));
   // Values an `int` cannot hold are refused, not truncated.
@@ -248,3 +263,24 @@ TEST(Errors, OutOfRangePidType) {
 }
 
 }  // namespace
+
+// A boolean environment variable takes 1/0, true/false, on/off or yes/no; anything else is an
+// error at the call naming the variable, not a silent choice.
+TEST(Errors, ABooleanEnvironmentVariableTakesOnlyBooleans) {
+  auto add_one = ts::kernel("add_one", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) + 1.0;
+    return out;
+  });
+  for (const char* on : {"1", "yes", "TRUE", "On"}) {
+    ::setenv("TESSEL_CHECK_BOUNDS", on, 1);
+    EXPECT_EQ(add_one(vec(4)).to_vector(), std::vector<double>(4, 1.0)) << on;
+  }
+  ::setenv("TESSEL_CHECK_BOUNDS", "maybe", 1);
+  const int call = __LINE__ + 1;
+  std::string msg = user_error([&] { add_one(vec(4)); });
+  ::unsetenv("TESSEL_CHECK_BOUNDS");
+  expect_message(msg, "add_one", call, "TESSEL_CHECK_BOUNDS=maybe is not a boolean",
+                 "set TESSEL_CHECK_BOUNDS=1 to turn it on, or 0 (or unset it) to turn it off");
+  EXPECT_EQ(add_one(vec(4)).to_vector(), std::vector<double>(4, 1.0));
+}

@@ -297,9 +297,28 @@ TEST(Contractions, FactorsTooLargeForSharedMemoryAreNamedInTheError) {
   std::string msg = user_error_test::user_error([&] { k.cuda(false, x, y); });
   EXPECT_NE(msg.find("kernel 'matmul'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("the sum of products at matmul.hpp:"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("need 257 KiB of shared memory (at most 227 KiB)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("staged for the CUDA cores its factors need 257 KiB of shared memory (at "
+                     "most 227 KiB), and on tensor cores two buffers of its factors' tiles need "
+                     "512 KiB"),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("use a smaller block size for the summed dim (the tile of the loop at "
                      "matmul.hpp:24)"),
+            std::string::npos)
+      << msg;
+  // A bf16 ts::dot too large for both; and on a GPU without tensor cores for it.
+  ts::Buffer xb = ts::Buffer::zeros({512, 512}, ts::bf16),
+             yb = ts::Buffer::zeros({512, 512}, ts::bf16);
+  auto dot = examples::make_dot_matmul(ts::Settings{.config = blocks(256, 256, 256, 4)});
+  msg = user_error_test::user_error([&] { dot.cuda(false, xb, yb); });
+  EXPECT_NE(msg.find("on tensor cores two buffers of its factors' tiles need 512 KiB"),
+            std::string::npos)
+      << msg;
+  ::setenv("TESSEL_TARGET_ARCH", "75", 1);
+  auto on_turing = examples::make_dot_matmul(ts::Settings{.config = blocks(128, 256, 64, 4)});
+  msg = user_error_test::user_error([&] { on_turing.cuda(false, xb, yb); });
+  ::unsetenv("TESSEL_TARGET_ARCH");
+  EXPECT_NE(msg.find("(at most 64 KiB), and sm_75 has no tensor-core instruction for bf16 factors"),
             std::string::npos)
       << msg;
 }

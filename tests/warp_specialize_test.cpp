@@ -131,6 +131,12 @@ TEST(WarpSpecialize, WhereItCannotApplyTheLayoutStageSaysWhy) {
   auto k = dot_test::make_dot(ts::Settings{.config = split});
   EXPECT_EQ(why(stage_test::staged("layout", false, k, split, x, y)),
             "warp_specialize not applied: split_k shares each tile among programs");
+  // The CUDA says so too, as it does of split_k.
+  const std::string cu = k.cuda(false, x, y).at(0);
+  EXPECT_NE(cu.find("// warp_specialize is not applied: split_k shares each tile among programs"),
+            std::string::npos)
+      << cu;
+  EXPECT_EQ(cu.find("registers_down"), std::string::npos) << cu;
   ts::Config xyz = specialized(128, 128, 64, 4, 3, ts::PidType::xyz);
   EXPECT_EQ(why(stage_test::staged("layout", false, k, xyz, x, y)),
             "warp_specialize not applied: pid_type xyz (use flat or a persistent one)");

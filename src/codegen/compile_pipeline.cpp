@@ -75,9 +75,10 @@ void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config
   for (const passes::Contraction& c : L.unfit_contractions) {
     // A sum of products whose factors would have been staged in shared memory.
     why += fmt::format(
-        "; the sum of products at {} is held as a product: its factors need {} KiB of shared "
-        "memory (at most {} KiB)",
-        c.match.sum->loc.str(), (c.shared_bytes + 1023) / 1024, L.shared_limit / 1024);
+        "; the sum of products at {} is held as a product: staged for the CUDA "
+        "cores its factors need {} KiB of shared memory (at most {} KiB){}",
+        c.match.sum->loc.str(), (c.shared_bytes + 1023) / 1024, L.shared_limit / 1024,
+        c.not_wgmma.empty() ? "" : ", and " + c.not_wgmma);
     hint = smaller_k_hint(c, " or for the factors' other dims") + "; ";
   }
   // Sums of products that are not contractions (an operand computed, or loaded outside the

@@ -456,6 +456,13 @@ void Emitter::run() {
   if (plan_.split_k > 1) split_loop_ = find_split_loop(no_split);
   if (!no_split.empty())
     line(fmt::format("// split_k {} is not applied: {}", plan_.split_k, no_split));
+  // Likewise Config::warp_specialize (passes::plan_tensor_cores says why).
+  if (plan_.warp_specialize && !producer_) {
+    std::string why = "the loop has no ts::dot";
+    for (const passes::Contraction& c : nest_.contractions)
+      if (!c.no_producer_warp.empty()) why = c.no_producer_warp;
+    line("// warp_specialize is not applied: " + why);
+  }
   // Program -> tile mapping of the top-level loop.
   const Node* n = top_;
   const passes::LoopKnobs& knobs = plan_.knobs(n);

@@ -341,15 +341,24 @@ Contraction plan_contraction(const ContractionMatch& m, const Config& config, in
 // Whether contraction c, whose factors' f32 staging for the CUDA cores is past the shared
 // memory limit, may still fit on tensor cores: 8- and 16-bit factors, two stages of a
 // wgmma ring of them within the limit (plan_tensor_cores decides; layouts() refuses it if
-// it lands elsewhere).
-static bool may_fit_on_tensor_cores(const Contraction& c, int64_t shared_limit) {
+// it lands elsewhere). Else says why in `why_not`.
+static bool may_fit_on_tensor_cores(const Contraction& c, int64_t shared_limit, int arch,
+                                    std::string& why_not) {
   int64_t ring = 0;
+  bool narrow = true;
   for (int i = 0; i < 2; ++i) {
-    const int size = dtype_size(c.match.factor[i].load()->dtype);
-    if (size > 2) return false;
-    ring += 2 * c.factor_layout[i].elems * size;
+    const DType t = c.match.factor[i].load()->dtype;
+    narrow &= dtype_size(t) <= 2;
+    ring += 2 * c.factor_layout[i].elems * dtype_size(t);
   }
-  return ring <= shared_limit;
+  if (narrow && ring <= shared_limit) return true;
+  const DType operand = c.match.factor[0].load()->dtype;
+  why_not = !has_mma_sync(arch, operand)
+                ? fmt::format("sm_{} has no tensor-core instruction for {} factors", arch,
+                              dtype_name(operand))
+                : fmt::format("on tensor cores two buffers of its factors' tiles need {} KiB",
+                              (ring + 1023) / 1024);
+  return false;
 }
 
 Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Graph* g, int arch) {
@@ -360,7 +369,7 @@ Layout compute_layout(const ir::Node* loop, const Config& config, const ir::Grap
   for (const ContractionMatch& m : find_contractions(loop)) {
     Contraction c = plan_contraction(m, config, threads);
     if (c.shared_bytes > shared_limit &&
-        !may_fit_on_tensor_cores(c, shared_limit)) {  // stays a product
+        !may_fit_on_tensor_cores(c, shared_limit, arch, c.not_wgmma)) {  // stays a product
       too_large.push_back(c);
       continue;
     }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -58,9 +59,23 @@ class CallSite {
   SourceLoc saved_;
 };
 
-bool env_flag(const char* name) {
+// A boolean environment variable, read by a call of kernel `kernel`: unset, empty, 0, false,
+// off or no is false; 1, true, on or yes is true (any case); anything else is a UserError.
+bool env_flag(const char* name, const std::string& kernel) {
   const char* v = std::getenv(name);
-  return v && *v && std::string(v) != "0";
+  if (!v || !*v) return false;
+  const std::string_view value(v);
+  auto is_one_of = [&](std::initializer_list<std::string_view> words) {
+    return std::any_of(words.begin(), words.end(), [&](std::string_view w) {
+      return std::equal(value.begin(), value.end(), w.begin(), w.end(), [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == b;
+      });
+    });
+  };
+  if (is_one_of({"0", "false", "off", "no"})) return false;
+  if (is_one_of({"1", "true", "on", "yes"})) return true;
+  throw UserError(kernel, t_call_site, fmt::format("{}={} is not a boolean", name, value),
+                  fmt::format("set {}=1 to turn it on, or 0 (or unset it) to turn it off", name));
 }
 
 }  // namespace
@@ -166,9 +181,12 @@ class KernelImpl {
                             SourceLoc at = {});
   const std::string& name() const { return name_; }
   const Settings& settings() const { return settings_; }
-  /// The key a GPU call with `args` files specialization `s` under (its dump file names).
+  /// The key a GPU call with `args` files specialization `s` under: its dump file names,
+  /// whether made by a GPU call, kernel.cuda() or the interpreter (TESSEL_OVERRIDE_DIR then
+  /// finds an edit of any of them). Leaves key()'s buffer as it is.
   std::string gpu_key(const Specialization& s, CallArgs args) {
-    return full_key(s, key(args, true));
+    std::string buf;
+    return full_key(s, write_key(args, true, buf));
   }
 
  private:
@@ -186,8 +204,10 @@ class KernelImpl {
   /// call (captures, ts::kernel) a hash of this call's trace. It is held by this thread
   /// until its next key() call: a caller that keeps it past a trace or a tuning run copies it.
   std::string_view key(CallArgs args, bool on_gpu);
+  /// key()'s text, in `buf`.
+  std::string_view write_key(CallArgs args, bool on_gpu, std::string& buf);
   /// Traces `s` for `args`; `wide`: with 64-bit indices (an index_32 guard failed).
-  void trace(Specialization& s, std::string_view key, CallArgs args, bool wide);
+  void trace(Specialization& s, CallArgs args, bool wide);
   /// Sets s.guards (padded extents; index_32 ones for a 32-bit graph) for s.graph (traced,
   /// or replaced by tuning) and s.guard_values for `args`.
   void set_guards(Specialization& s, CallArgs args);
@@ -211,7 +231,7 @@ class KernelImpl {
   }
   /// Settings::check_bounds or TESSEL_CHECK_BOUNDS (read per call: part of the key).
   bool check_bounds() const {
-    return settings_.check_bounds.value_or(false) || env_flag("TESSEL_CHECK_BOUNDS");
+    return settings_.check_bounds.value_or(false) || env_flag("TESSEL_CHECK_BOUNDS", name_);
   }
 
   std::string name_;
@@ -244,43 +264,49 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
                      static_cast<int64_t>(params_.size())));
   std::optional<Device> device;
   int first_tensor = -1;
+  // "argument 1 ('n')" where the kernel names its parameters.
+  auto arg = [&](size_t i) {
+    return i < param_names_.size() && !param_names_[i].empty()
+               ? fmt::format("argument {} ('{}')", i, param_names_[i])
+               : fmt::format("argument {}", i);
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     bool is_buffer = std::holds_alternative<const Buffer*>(args[i]);
     if ((params_[i] == ParamKind::tensor) != is_buffer)
       fail(fmt::format(
-          "argument {} is {}, the kernel's parameter {} takes {}", i,
-          is_buffer ? "a Buffer" : "a number", i,
+          "{} is {}, the kernel's parameter takes {}", arg(i), is_buffer ? "a Buffer" : "a number",
           params_[i] == ParamKind::tensor ? "a ts::Tensor (pass a ts::Buffer)" : "a number"));
     if (params_[i] == ParamKind::specialized_int && !is_buffer) {
       const double* d = std::get_if<double>(&args[i]);
       if (d && *d != std::trunc(*d))
-        fail(
-            fmt::format("argument {} is {}, but the kernel's parameter {} is an integer", i, *d, i),
-            "pass an integer (or declare the parameter as a floating-point type)");
+        fail(fmt::format("{} is {}, but the kernel's parameter is an integer", arg(i), *d),
+             "pass an integer (or declare the parameter as a floating-point type)");
       const IntRange& r = int_ranges_.at(i);
       bool fits = d ? *d >= static_cast<double>(r.lo) && *d <= static_cast<double>(r.hi)
                     : std::get<int64_t>(args[i]) >= r.lo && std::get<int64_t>(args[i]) <= r.hi;
       if (!fits)
-        fail(fmt::format("argument {} is {}, outside the range [{}, {}] of the kernel's integer "
-                         "parameter {}",
-                         i, d ? fmt::format("{}", *d) : std::to_string(std::get<int64_t>(args[i])),
-                         r.lo, r.hi, i),
+        fail(fmt::format("{} is {}, outside the range [{}, {}] of the kernel's integer parameter",
+                         arg(i),
+                         d ? fmt::format("{}", *d) : std::to_string(std::get<int64_t>(args[i])),
+                         r.lo, r.hi),
              "pass a value that fits, or declare the parameter as int64_t");
     }
     if (!is_buffer) continue;
     const Buffer& b = *std::get<const Buffer*>(args[i]);
-    if (!b.defined()) fail(fmt::format("argument {} is an undefined Buffer", i));
+    if (!b.defined())
+      fail(fmt::format("{} is an undefined Buffer (default-constructed or moved from)", arg(i)),
+           "pass a Buffer that holds a tensor (ts::Buffer::empty, zeros, from_vector, ...)");
     if (!device) {
       device = b.device();
       first_tensor = static_cast<int>(i);
     } else if (!(b.device() == *device)) {
-      fail(fmt::format("argument {} is on {} but argument {} is on {}", i, b.device().str(),
-                       first_tensor, device->str()),
+      fail(fmt::format("{} is on {} but {} is on {}", arg(i), b.device().str(),
+                       arg(static_cast<size_t>(first_tensor)), device->str()),
            "a kernel's tensors must all be on one device: a CPU buffer cannot be passed with a "
            "GPU buffer; move them with Buffer::to()");
     }
   }
-  on_gpu = device && device->is_cuda() && !env_flag("TESSEL_INTERPRET");
+  on_gpu = device && device->is_cuda() && !env_flag("TESSEL_INTERPRET", name_);
   if (rt::LaunchObserver* o = rt::launch_observer(); o && o->dry) on_gpu = true;
 }
 
@@ -293,6 +319,10 @@ static void append_int(std::string& k, int64_t v) {
 
 std::string_view KernelImpl::key(CallArgs args, bool on_gpu) {
   thread_local std::string buf;
+  return write_key(args, on_gpu, buf);
+}
+
+std::string_view KernelImpl::write_key(CallArgs args, bool on_gpu, std::string& buf) {
   KeyText k(buf);
   write_argument_key(args, params_, settings_.static_shapes.value_or(false), on_gpu, check_bounds(),
                      k);
@@ -388,14 +418,15 @@ static std::string index_guard_failure(const ir::Node* n, std::span<const ir::Ar
   return fmt::format("a loop bound or extent computed in host code is {}", v);
 }
 
-void KernelImpl::trace(Specialization& s, std::string_view key, CallArgs args, bool wide) {
+void KernelImpl::trace(Specialization& s, CallArgs args, bool wide) {
   Settings st = settings_;
   if (wide) st.index_dtype = DType::i64;
   if (check_bounds()) st.check_bounds = true;
   trace_into(s.graph, args, st);
   collect_written_args(s.graph.host, s.written_args);
   set_guards(s, args);
-  set_config(s, settings_.config.value_or(Config{}), full_key(s, key));
+  set_config(s, settings_.config.value_or(Config{}),
+             rt::dump_dir().empty() ? std::string() : gpu_key(s, args));
   s.traced = true;
 }
 
@@ -425,7 +456,7 @@ void KernelImpl::set_config(Specialization& s, const Config& c, const std::strin
   s.gpu.reset();
   s.stages = codegen::compile_pipeline(
       s.graph, c, rt::dumped_pipeline(codegen::PipelineOptions::Emit::none, spec_key));
-  if (s.stages.lowered && env_flag("TESSEL_PRINT_IR"))
+  if (s.stages.lowered && env_flag("TESSEL_PRINT_IR", name_))
     std::cerr << "after roll_reductions:\n" << ir::print(*s.stages.lowered);
 }
 
@@ -483,7 +514,7 @@ void KernelImpl::trace_into(ir::Graph& graph, CallArgs args, const Settings& set
   }
   ctx.add(ir::Op::Return, DType::boolean, {}, outs, {});
   graph.outputs = outs;
-  if (env_flag("TESSEL_PRINT_IR")) std::cerr << ir::print(graph);
+  if (env_flag("TESSEL_PRINT_IR", name_)) std::cerr << ir::print(graph);
   graph.reduction_syms = passes::reduction_dims(graph);
   ir::verify(graph);
   passes::check_races(graph);
@@ -551,7 +582,7 @@ std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs 
     if (!spec->traced) {
       try {
         (void)rt::target_arch_override(name_, t_call_site);  // a bad value: an error here
-        trace(*spec, key, args, wide);
+        trace(*spec, args, wide);
       } catch (...) {
         // A failed trace leaves a partial graph: forget it, so the next call traces anew.
         std::lock_guard<std::mutex> map_lock(mu_);
@@ -635,8 +666,9 @@ std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) 
       make_gpu_program(*spec, own_key);
     }
     if (!on_gpu && !spec->code_shown) {
-      rt::show_interpreted_code(spec->graph, spec->config(), settings_, full_key(*spec, k),
-                                wants_tuning());
+      if (rt::print_code_requested(settings_) || !rt::dump_dir().empty())
+        rt::show_interpreted_code(spec->graph, spec->config(), settings_, gpu_key(*spec, args),
+                                  wants_tuning());
       spec->code_shown = true;
     }
   }
