@@ -75,6 +75,10 @@ TEST(ReadableCode, FoldDropsIdentitiesAndParenthesizesByPrecedence) {
   EXPECT_EQ(fold::land({"true", "true"}), "true");
   EXPECT_EQ(fold::land({"a", "false", "b"}), "false");
   EXPECT_EQ(fold::land({"(a || b)", "c"}), "(a || b) && c");
+  EXPECT_EQ(fold::lor({"false", "i < n"}), "(i < n)");
+  EXPECT_EQ(fold::lor({"false", "(false)"}), "false");
+  EXPECT_EQ(fold::lor({"a", "true", "b"}), "true");
+  EXPECT_EQ(fold::lor({"a && b", "c"}), "(a && b) || c");
   EXPECT_EQ(fold::bits("TS_FLAT(r)", 0, 1023), "(TS_FLAT(r) & 1023)");
   EXPECT_EQ(fold::bits("TS_FLAT(r)", 10, 3), "((TS_FLAT(r) >> 10) & 3)");
   EXPECT_EQ(fold::bit_or("0", fold::shl("(tid & 7)", 0)), "(tid & 7)");

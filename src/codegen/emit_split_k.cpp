@@ -10,6 +10,7 @@
 
 #include "codegen/cuda_emitter.hpp"
 #include "codegen/emitter_state.hpp"
+#include "codegen/fold.hpp"
 
 namespace tessel::codegen {
 
@@ -84,6 +85,13 @@ void Emitter::emit_split_reduction(const Node* loop) {
     accs.push_back(names_.at(accumulation_of(c->match.sum).acc));
     vec.push_back(reg_type(c->match.sum->dtype) + "4");
   }
+  // A vector of registers r .. r + 3 all of whose elements lie past M or N (a ragged last
+  // tile: M = 16 in a 64-row wgmma tile) is neither written nor read: no store keeps it.
+  const ir::Shape& mn = rings_of(loop).front()->match.sum->shape;
+  const std::string in_tensor = fold::land({sym_valid(mn.at(0), "r"), sym_valid(mn.at(1), "r")});
+  const bool ragged = !fold::is_true(in_tensor);
+  const std::string kept =
+      "in_tensor(r) || in_tensor(r + 1) || in_tensor(r + 2) || in_tensor(r + 3)";
   const int64_t n = L_->regs(), per_split = static_cast<int64_t>(accs.size()) * n * L_->threads;
   line(fmt::format("// split-K: {} programs per tile; the last to arrive adds their partial sums",
                    s));
@@ -94,13 +102,20 @@ void Emitter::emit_split_reduction(const Node* loop) {
       s * per_split, s));
   line(fmt::format("  int* const count = reinterpret_cast<int*>(ts_split + total * {}LL) + pid;",
                    s * per_split * 4));
+  if (ragged) {
+    line(
+        "  // whether register r's element lies in the tensor: a vector of registers none of "
+        "which");
+    line("  // does (past M or N in a ragged last tile) is neither written nor read");
+    line(fmt::format("  auto in_tensor = [&](int r) {{ return {}; }};", in_tensor));
+  }
   for (size_t a = 0; a < accs.size(); ++a)
     line(fmt::format(
-        "  _Pragma(\"unroll\") for (int r = 0; r < TS_N; r += 4) __stcg(reinterpret_cast<{v}*>("
-        "part + split * {} + {}) + (r / 4) * TS_T + tid, make_{v}({a}[r], {a}[r + 1], {a}[r + 2], "
-        "{a}[r + 3]));",
+        "  _Pragma(\"unroll\") for (int r = 0; r < TS_N; r += 4) {k}__stcg(reinterpret_cast<"
+        "{v}*>(part + split * {} + {}) + (r / 4) * TS_T + tid, make_{v}({a}[r], {a}[r + 1], "
+        "{a}[r + 2], {a}[r + 3]));",
         per_split, static_cast<int64_t>(a) * n * L_->threads, fmt::arg("v", vec[a]),
-        fmt::arg("a", accs[a])));
+        fmt::arg("a", accs[a]), fmt::arg("k", ragged ? "if (" + kept + ") " : "")));
   line("  __threadfence();");
   line("  __syncthreads();");
   line("  int arrived = 0;  // programs of the tile before this one (thread 0)");
@@ -114,9 +129,10 @@ void Emitter::emit_split_reduction(const Node* loop) {
     line(fmt::format("    _Pragma(\"unroll\") for (int q = 0; q < {}; ++q) {{", s));
     line(fmt::format(
         "      const {v} v = q == split ? make_{v}({a}[r], {a}[r + 1], {a}[r + 2], {a}[r + 3]) : "
-        "__ldcg(reinterpret_cast<const {v}*>(part + q * {} + {}) + (r / 4) * TS_T + tid);",
+        "{k}__ldcg(reinterpret_cast<const {v}*>(part + q * {} + {}) + (r / 4) * TS_T + tid){z};",
         per_split, static_cast<int64_t>(a) * n * L_->threads, fmt::arg("v", vec[a]),
-        fmt::arg("a", accs[a])));
+        fmt::arg("a", accs[a]), fmt::arg("k", ragged ? "(" + kept + ") ? " : ""),
+        fmt::arg("z", ragged ? fmt::format(" : make_{}(0, 0, 0, 0)", vec[a]) : "")));
     line("      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;");
     line("    }");
     line(fmt::format("    {}[r] = sum.x, {}[r + 1] = sum.y, {}[r + 2] = sum.z, {}[r + 3] = sum.w;",

@@ -121,6 +121,16 @@ std::string land(const std::vector<std::string>& terms) {
   return out.empty() ? "true" : out;
 }
 
+std::string lor(const std::vector<std::string>& terms) {
+  std::string out;
+  for (const std::string& t : terms) {
+    if (t.empty() || core(t) == "false") continue;
+    if (is_true(t)) return "true";
+    out += (out.empty() ? "" : " || ") + paren(t);
+  }
+  return out.empty() ? "false" : out;
+}
+
 std::string bit_or(const std::string& a, const std::string& b) {
   if (is_zero(a)) return b;
   if (is_zero(b)) return a;

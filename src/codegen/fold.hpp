@@ -35,6 +35,9 @@ std::string unparen(const std::string& e);
 /// The conjunction of `terms` ("true" terms dropped; "true" when none is left; "false"
 /// when one is "false").
 std::string land(const std::vector<std::string>& terms);
+/// The disjunction of `terms` ("false" terms dropped; "false" when none is left; "true"
+/// when one is "true"), each term parenthesized.
+std::string lor(const std::vector<std::string>& terms);
 /// a | b ("0" operands dropped) and (e << k) (e itself for k = 0).
 std::string bit_or(const std::string& a, const std::string& b);
 std::string shl(const std::string& e, int k);
