@@ -89,13 +89,17 @@ struct Config {
   /// warp-specialized mainloop): one more warpgroup per program, the producer, whose first
   /// thread issues every TMA copy of the dot's ring (waiting for a buffer to be read before
   /// refilling it) and exits; the num_warps consumer warps only wait for buffers, issue
-  /// wgmma and run the epilogue. Registers move from the producer to the consumers
-  /// (setmaxnreg: 40 per producer thread, up to 240 per consumer thread). Applies where the
-  /// top-level loop holds one dot on wgmma whose operands' tiles follow from the program id and K
-  /// alone (a loop over K with bounds from outside the loop, tiles indexed by the program's tiles,
-  /// K and host values), with pid_type flat, persistent_blocked or persistent_interleaved, split_k
-  /// 1 and no maxnreg; elsewhere the kernel runs without it and the layout stage's dump says why
-  /// ("warp_specialize not applied: ..."). Default false.
+  /// wgmma and run the epilogue. A TF32 or 8-bit operand that is not K-major (a row-major y),
+  /// which wgmma cannot read, is copied K-major by the producer's other three warps, one tile
+  /// ahead of the consumers. Registers move from the producer to the consumers (setmaxnreg:
+  /// 40 per producer thread, 56 where it copies; up to 240 per consumer thread). Applies where
+  /// the top-level loop holds one dot on wgmma whose operands' tiles follow from the program id
+  /// and K alone (a loop over K with bounds from outside the loop, tiles indexed by the
+  /// program's tiles, K and host values), with pid_type flat, persistent_blocked or
+  /// persistent_interleaved, split_k 1, no maxnreg and num_warps 28 or fewer (the producer's
+  /// 128 threads beside the consumers' within 1024); elsewhere the kernel runs without it and
+  /// the layout stage's dump and the CUDA say why ("warp_specialize not applied: ...").
+  /// Default false.
   std::optional<bool> warp_specialize;
   /// loop_orders and flatten_loops have one entry per loop of two or more dimensions
   /// (`ts::tile(m, n)`, `ts::grid(m, n)`), top-level and nested alike, in trace order: a
