@@ -343,7 +343,8 @@ TEST_F(CodeOverride, AnEditedPtxFileIsTakenInPlaceOfNvrtcsPtx) {
 
 TEST_F(CodeOverride, ACudaOverrideThatDoesNotCompileNamesTheFileAndNvrtcsLog) {
   REQUIRE_NVRTC();
-  fs::path used = override_with(dump_add(".cu"), "this is not CUDA\n");
+  fs::path cu = dump_add(".cu");
+  fs::path used = override_with(cu, read(cu) + "\nthis is not CUDA\n");
   std::string msg =
       user_error_test::user_error([&] { examples::make_add()(f32({1000}), f32({1000})); });
   // The kernel and the line of its loop.
@@ -374,6 +375,28 @@ TEST_F(CodeOverride, FilesOfOtherNamesChangeNothing) {
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_FALSE(has(err, "TESSEL_OVERRIDE_DIR")) << err;
   EXPECT_EQ(files(".sm_90.cubin", dir_ / "dump2").size(), 1u);
+}
+
+// An override whose kernel was renamed would compile and then fail to load on a GPU: an
+// error names the file and the name the launch calls.
+TEST_F(CodeOverride, AnOverrideThatRenamesTheKernelIsAnError) {
+  REQUIRE_NVRTC();
+  for (const char* suffix : {".sm_90.ptx", ".cu"}) {
+    fs::path dumped = dump_add(suffix);
+    std::string text = read(dumped);
+    for (size_t at = text.find("add_loop0("); at != std::string::npos;
+         at = text.find("add_loop0(", at))
+      text.replace(at, 9, "renamed_loop0");
+    fs::path used = override_with(dumped, text);
+    std::string msg =
+        user_error_test::user_error([&] { examples::make_add()(f32({1000}), f32({1000})); });
+    EXPECT_TRUE(
+        has(msg, "TESSEL_OVERRIDE_DIR: " + used.string() + " does not define the kernel add_loop0"))
+        << msg;
+    EXPECT_TRUE(has(msg, "keep the generated kernel's name and parameters")) << msg;
+    fs::remove_all(dir_);
+    ::unsetenv("TESSEL_OVERRIDE_DIR");
+  }
 }
 
 // A file named for another target (dumped under another TESSEL_TARGET_ARCH or GPU) is not

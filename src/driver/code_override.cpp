@@ -76,9 +76,21 @@ KernelImage compile_kernel(const std::string& kernel, SourceLoc at, const codege
         fmt::format("TESSEL_OVERRIDE_DIR and TESSEL_DUMP_DIR are one directory ({})", dir),
         "copy the dumped files to edit into a directory of their own and set "
         "TESSEL_OVERRIDE_DIR to it (a dump would overwrite the edits)");
+  // The launch looks the kernel up by the generated name: an override that renamed it would
+  // compile here and fail to load on a GPU.
+  auto require_name = [&](const std::string& text, const std::string& file,
+                          const std::string& declared) {
+    if (text.find(declared) == std::string::npos)
+      throw UserError(kernel, at,
+                      fmt::format("TESSEL_OVERRIDE_DIR: {} does not define the kernel {} (no "
+                                  "'{}'): the launch calls it by that name",
+                                  file, k.name, declared),
+                      "keep the generated kernel's name and parameters in the edited file");
+  };
   if (!dir.empty() && fs::is_regular_file(ptx, ec)) {
     out.override = ptx.string();
     out.ptx = read_text(kernel, at, ptx);
+    require_name(out.ptx, out.override, ".entry " + k.name + "(");
     out.image = out.ptx;
     out.ptx_override = true;
     std::cerr << fmt::format(
@@ -96,6 +108,7 @@ KernelImage compile_kernel(const std::string& kernel, SourceLoc at, const codege
   if (!dir.empty() && fs::is_regular_file(cu, ec)) {
     out.override = cu.string();
     text = read_text(kernel, at, cu);
+    require_name(text, out.override, " " + k.name + "(");
     source = &text;
     std::cerr << fmt::format(
         "tessel: kernel '{}': TESSEL_OVERRIDE_DIR: compiling {} in place of the generated {}\n",
