@@ -418,6 +418,21 @@ TEST_F(CodeOverride, AFileForAnotherTargetIsSaidAndPassedBy) {
   EXPECT_EQ(files(".sm_90.cubin", dir_ / "dump2").size(), 1u);
 }
 
+// A file for another specialization or config of the kernel (another size bucket, other
+// block sizes) is said and passed by, as one for another target is.
+TEST_F(CodeOverride, AFileForAnotherSpecializationIsSaidAndPassedBy) {
+  REQUIRE_NVRTC();
+  fs::path cu = dump_add(".cu");
+  fs::path used = override_with(cu, "this is not CUDA\n");
+  testing::internal::CaptureStderr();
+  examples::make_add()(f32({300000}), f32({300000}));  // another size bucket
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(has(err, "TESSEL_OVERRIDE_DIR: " + used.string() +
+                           " is for another specialization or config of add_loop0"))
+      << err;
+  EXPECT_TRUE(has(err, "the generated code is used")) << err;
+}
+
 TEST_F(CodeOverride, AnOverrideDirectoryThatDoesNotExistIsAnError) {
   dump_add(".cu");
   ::setenv("TESSEL_OVERRIDE_DIR", (dir_ / "no_such_dir").c_str(), 1);

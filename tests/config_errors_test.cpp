@@ -183,6 +183,22 @@ TEST(Errors, FractionalIntegerArgumentAndNonIndexDtype) {
   expect_message(msg, "scale_named", call,
                  "argument 1 ('a') is 2.7, but the kernel's parameter is an integer",
                  "pass an integer");
+  // An unsigned value past INT64_MAX, or 2^63 as a double, is refused, not wrapped.
+  auto wide = ts::kernel("wide", {"x", "n"}, [](ts::Tensor x, int64_t n) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * n;
+    return out;
+  });
+  call = __LINE__ + 1;
+  msg = user_error([&] { wide(vec(4), UINT64_MAX); });
+  expect_message(msg, "wide", call,
+                 "argument 1 ('n') is 1.8446744073709552e+19, outside the range "
+                 "[-9223372036854775808, 9223372036854775807]",
+                 "a kernel's integer parameters hold at most 2^63 - 1");
+  call = __LINE__ + 1;
+  msg = user_error([&] { wide(vec(4), 9223372036854775808.0); });
+  expect_message(msg, "wide", call, "argument 1 ('n') is 9.223372036854776e+18, outside",
+                 "hold at most 2^63 - 1");
   call = __LINE__ + 1;
   msg = user_error([&] { named(ts::Buffer(), 2); });
   expect_message(msg, "scale_named", call,
@@ -283,4 +299,13 @@ TEST(Errors, ABooleanEnvironmentVariableTakesOnlyBooleans) {
   expect_message(msg, "add_one", call, "TESSEL_CHECK_BOUNDS=maybe is not a boolean",
                  "set TESSEL_CHECK_BOUNDS=1 to turn it on, or 0 (or unset it) to turn it off");
   EXPECT_EQ(add_one(vec(4)).to_vector(), std::vector<double>(4, 1.0));
+  // TESSEL_INTERPRET is checked on CPU Buffers too, TESSEL_PRINT_CODE at the trace.
+  ::setenv("TESSEL_INTERPRET", "2", 1);
+  msg = user_error([&] { add_one(vec(4)); });
+  ::unsetenv("TESSEL_INTERPRET");
+  EXPECT_NE(msg.find("TESSEL_INTERPRET=2 is not a boolean"), std::string::npos) << msg;
+  ::setenv("TESSEL_PRINT_CODE", "maybe", 1);
+  msg = user_error([&] { add_one(vec(7)); });
+  ::unsetenv("TESSEL_PRINT_CODE");
+  EXPECT_NE(msg.find("TESSEL_PRINT_CODE=maybe is not a boolean"), std::string::npos) << msg;
 }

@@ -1,6 +1,7 @@
 // Errors of the host side of a kernel: allocations in host code that cannot be made (a
 // byte count past 2^63 - 1, more memory than exists), and language calls made while no
 // kernel is being traced. Each names the user's line and says what to do.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -22,7 +23,7 @@ const char* const kFile = "host_errors_test.cpp";
 // `msg` names no kernel, this file at `line`, and says the call belongs in a kernel body.
 void expect_outside_kernel(const std::string& msg, int line) {
   EXPECT_EQ(msg.find("kernel '"), std::string::npos) << msg;
-  EXPECT_NE(msg.find(std::string(kFile) + ":" + std::to_string(line) + ": "), std::string::npos)
+  EXPECT_NE(msg.find(fmt::format("{}:{}: ", kFile, line)), std::string::npos)
       << "expected line " << line << " in: " << msg;
   EXPECT_NE(msg.find("while no kernel is being traced"), std::string::npos) << msg;
   EXPECT_NE(msg.find("must be inside a ts::kernel body"), std::string::npos) << msg;

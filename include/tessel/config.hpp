@@ -96,7 +96,7 @@ struct Config {
   /// the top-level loop holds one dot on wgmma whose operands' tiles follow from the program id
   /// and K alone (a loop over K with bounds from outside the loop, tiles indexed by the
   /// program's tiles, K and host values), with pid_type flat, persistent_blocked or
-  /// persistent_interleaved, split_k 1, no maxnreg and num_warps 28 or fewer (the producer's
+  /// persistent_interleaved, split_k 1, no maxnreg and num_warps 16 or fewer (the producer's
   /// 128 threads beside the consumers' within 1024); elsewhere the kernel runs without it and
   /// the layout stage's dump and the CUDA say why ("warp_specialize not applied: ...").
   /// Default false.

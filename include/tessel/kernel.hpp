@@ -163,8 +163,13 @@ R make_result(std::vector<Buffer>&& outs) {
 /// A number passed for a ts::Value or C++ number parameter: any C++ integer, bool or
 /// floating-point value (a fraction for an integer parameter is a UserError of the call).
 struct NumberArg {
+  // An unsigned value past INT64_MAX travels as a double, which the call's range check
+  // refuses (CallArg holds int64_t).
   template <class T>
-  requires std::is_integral_v<T> NumberArg(T v) : value(static_cast<int64_t>(v)) {}
+  requires std::is_integral_v<T> NumberArg(T v)
+      : value(std::is_unsigned_v<T> && static_cast<uint64_t>(v) > uint64_t{INT64_MAX}
+                  ? CallArg(static_cast<double>(v))
+                  : CallArg(static_cast<int64_t>(v))) {}
   template <class T>
   requires std::is_floating_point_v<T> NumberArg(T v) : value(static_cast<double>(v)) {}
   CallArg value;

@@ -247,12 +247,18 @@ void Emitter::emit_producer_warp(const passes::Contraction& c) {
   const std::string ring = ring_name(c);
   const Node* loop = c.match.k->loop;
   const DimVars dv = dim_vars(loop, 0);
-  // Registers move from the producer warpgroup to the consumers: 40 each for the producer,
-  // the rest of the SM's 65536 for the consumers (at most 240).
+  // Registers move from the producer warpgroup to the consumers: 40 each for the producer
+  // (56 where it copies), the rest of the program's for the consumers.
   const bool copies = c.mma->producer_copies();
   const int producer_regs = copies ? kCopierRegisters : kProducerRegisters;
-  const int consumer_regs =
-      std::min(240, (65536 - passes::kProducerThreads * producer_regs) / L_->threads / 8 * 8);
+  // setmaxnreg.inc waits until the program's pool holds the registers asked for, and the pool
+  // is what the program launched with: every thread's share of the 65536 under
+  // __launch_bounds__ (a multiple of 8, at most 255; 168 for 384 threads, 96 for 640). The
+  // consumers take what the producer gives up, at most 240 each; more would never come.
+  const int threads = L_->threads + passes::kProducerThreads;
+  const int at_launch = std::min(255, 65536 / threads) / 8 * 8;
+  const int consumer_regs = std::min(
+      240, (threads * at_launch - passes::kProducerThreads * producer_regs) / L_->threads / 8 * 8);
   open("if (tid >= TS_T)");
   line(
       fmt::format("// the producer warpgroup: %{}'s TMA copies for the program's tiles (its "

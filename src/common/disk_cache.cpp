@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/env_bool.hpp"
+
 namespace tessel {
 
 namespace fs = std::filesystem;
@@ -25,8 +27,8 @@ fs::path cache_dir() {
 }
 
 bool cache_disabled() {
-  std::string v = env("TESSEL_SKIP_CACHE");
-  return !v.empty() && v != "0";
+  // A value that is no boolean was refused at the kernel's trace (KernelImpl): on.
+  return parse_env_bool(std::getenv("TESSEL_SKIP_CACHE")).value_or(true);
 }
 
 bool write_file_atomic(const fs::path& path, std::string_view bytes) {

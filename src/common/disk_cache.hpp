@@ -16,8 +16,8 @@ namespace tessel {
 /// environment on every call (cheap; tests change it).
 std::filesystem::path cache_dir();
 
-/// True when TESSEL_SKIP_CACHE is set to anything but "" or "0": nothing is read from or
-/// written to the cache.
+/// True when TESSEL_SKIP_CACHE is on (common/env_bool.hpp: 1, true, on, yes; a value that is
+/// no boolean counts as on): nothing is read from or written to the cache.
 bool cache_disabled();
 
 /// Writes `bytes` to `path` atomically, creating missing directories. Returns false

@@ -32,20 +32,28 @@ std::string read_text(const std::string& kernel, SourceLoc at, const fs::path& p
   return s.str();
 }
 
-// Says on stderr which files in `dir` are named for `k` on another target than sm_`arch` (an
-// override dumped where TESSEL_TARGET_ARCH or the GPU differed), which this call passes by.
-void note_other_targets(const std::string& kernel, const fs::path& dir,
-                        const codegen::CudaKernel& k, const std::string& tag, int arch) {
-  const std::string stem = k.name + tag + ".sm_";
+// Says on stderr which files in `dir` are named for generated kernel `k` but not for this
+// call (`tag`: its specialization and config; sm_`arch`): dumped where TESSEL_TARGET_ARCH, the
+// GPU, the arguments' size bucket or the config differed. This call passes them by.
+void note_passed_by(const std::string& kernel, const fs::path& dir, const codegen::CudaKernel& k,
+                    const std::string& tag, int arch) {
+  const std::string stem = k.name + "-spec_", ours = k.name + tag + ".sm_";
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(stem, 0) != 0) continue;
-    const std::string target = name.substr(stem.size(), name.find('.', stem.size()) - stem.size());
-    // A .cu is named by the target it was lowered for, a .ptx by the one it was compiled for.
     const std::string ext = e.path().extension().string();
+    if (name.rfind(stem, 0) != 0 || (ext != ".cu" && ext != ".ptx")) continue;
+    // A .cu is named by the target it was lowered for, a .ptx by the one it was compiled for.
     const int want = ext == ".cu" ? k.arch : arch;
-    if ((ext == ".cu" || ext == ".ptx") && target != std::to_string(want))
+    if (name.rfind(ours, 0) != 0) {
+      std::cerr << fmt::format(
+          "tessel: kernel '{}': TESSEL_OVERRIDE_DIR: {} is for another specialization or config "
+          "of {} (this call's files are named {}{}.sm_{}{}): the generated code is used\n",
+          kernel, e.path().string(), k.name, k.name, tag, want, ext);
+      continue;
+    }
+    const std::string target = name.substr(ours.size(), name.find('.', ours.size()) - ours.size());
+    if (target != std::to_string(want))
       std::cerr << fmt::format(
           "tessel: kernel '{}': TESSEL_OVERRIDE_DIR: {} is for sm_{}, not the sm_{} this call "
           "compiles for: the generated code is used (dump it again for sm_{}, or rename it)\n",
@@ -114,12 +122,15 @@ KernelImage compile_kernel(const std::string& kernel, SourceLoc at, const codege
         "tessel: kernel '{}': TESSEL_OVERRIDE_DIR: compiling {} in place of the generated {}\n",
         kernel, out.override, k.name);
   }
-  if (!dir.empty() && out.override.empty()) note_other_targets(kernel, dir, k, tag, arch);
+  if (!dir.empty() && out.override.empty()) note_passed_by(kernel, dir, k, tag, arch);
+  // NVRTC's log names the file it compiled.
+  const std::string program =
+      out.override.empty() ? k.name + ".cu" : fs::path(out.override).filename().string();
   try {
     if (want_ptx)
-      out.image = compile_cuda(*source, k.name + ".cu", opts, &out.ptx);
+      out.image = compile_cuda(*source, program, opts, &out.ptx);
     else
-      out.image = compile_cached(*source, k.name + ".cu", opts);
+      out.image = compile_cached(*source, program, opts);
   } catch (const CompileError& e) {
     if (out.override.empty()) throw;
     throw UserError(kernel, at,

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "codegen/embedded.hpp"
+#include "common/env_bool.hpp"
 #include "driver/code_override.hpp"
 
 namespace tessel::rt {
@@ -54,7 +55,8 @@ const codegen::CudaKernel& GpuProgram::kernel(const ir::Node* loop) {
 
 bool print_code_requested(const Settings& s) {
   const char* v = std::getenv("TESSEL_PRINT_CODE");
-  return s.print_output_code.value_or(false) || (v && *v && std::string(v) != "0");
+  // A value that is no boolean was refused at the kernel's trace (KernelImpl).
+  return s.print_output_code.value_or(false) || parse_env_bool(v).value_or(true);
 }
 
 // Turns an NVRTC failure into a UserError at the user's line: generated statements end

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/pow2.hpp"
 #include "layout/mma_layouts.hpp"
 #include "passes/access_plan.hpp"
 #include "passes/prefetch_plan.hpp"
@@ -317,9 +318,16 @@ void plan_producer_warp(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   auto refuse = [&](const std::string& why) {
     for (Contraction& c : L.contractions) c.no_producer_warp = why;
   };
-  if (rings.size() != 1)
-    return refuse(rings.empty() ? "no ts::dot of the loop runs on wgmma"
-                                : "the loop has more than one ts::dot on wgmma");
+  if (rings.size() > 1) return refuse("the loop has more than one ts::dot on wgmma");
+  if (rings.empty()) {
+    std::string why = "no ts::dot of the loop runs on wgmma";
+    for (const Contraction& c : L.contractions)
+      if (!c.not_wgmma.empty()) {
+        why += " (not on wgmma: " + c.not_wgmma + ")";
+        break;
+      }
+    return refuse(why);
+  }
   Contraction& c = *rings.front();
   if (plan.split_k > 1) return refuse("split_k shares each tile among programs");
   if (plan.pid_type == PidType::xyz) return refuse("pid_type xyz (use flat or a persistent one)");
@@ -329,7 +337,7 @@ void plan_producer_warp(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
         "num_warps {} leaves no room for the producer's {} threads (a program has at most {} "
         "threads; use num_warps {} or fewer)",
         L.threads / 32, kProducerThreads, kMaxThreadsPerProgram,
-        (kMaxThreadsPerProgram - kProducerThreads) / 32 / 4 * 4));
+        prev_pow2((kMaxThreadsPerProgram - kProducerThreads) / 32)));
   const ir::Node* k = c.match.k->loop;
   for (int i = 0; i < 2; ++i) {
     const ir::Node* load = c.match.factor[i].load();

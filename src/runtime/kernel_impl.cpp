@@ -21,6 +21,7 @@
 #include "codegen/compile_pipeline.hpp"
 #include "codegen/embedded.hpp"
 #include "common/count_text.hpp"
+#include "common/env_bool.hpp"
 #include "common/pow2.hpp"
 #include "common/preserve_format.hpp"
 #include "common/stack_span.hpp"
@@ -59,22 +60,12 @@ class CallSite {
   SourceLoc saved_;
 };
 
-// A boolean environment variable, read by a call of kernel `kernel`: unset, empty, 0, false,
-// off or no is false; 1, true, on or yes is true (any case); anything else is a UserError.
+// A boolean environment variable (parse_env_bool), read by a call of kernel `kernel`: a value
+// that is no boolean is a UserError at the call.
 bool env_flag(const char* name, const std::string& kernel) {
   const char* v = std::getenv(name);
-  if (!v || !*v) return false;
-  const std::string_view value(v);
-  auto is_one_of = [&](std::initializer_list<std::string_view> words) {
-    return std::any_of(words.begin(), words.end(), [&](std::string_view w) {
-      return std::equal(value.begin(), value.end(), w.begin(), w.end(), [](char a, char b) {
-        return std::tolower(static_cast<unsigned char>(a)) == b;
-      });
-    });
-  };
-  if (is_one_of({"0", "false", "off", "no"})) return false;
-  if (is_one_of({"1", "true", "on", "yes"})) return true;
-  throw UserError(kernel, t_call_site, fmt::format("{}={} is not a boolean", name, value),
+  if (std::optional<bool> b = parse_env_bool(v)) return *b;
+  throw UserError(kernel, t_call_site, fmt::format("{}={} is not a boolean", name, v),
                   fmt::format("set {}=1 to turn it on, or 0 (or unset it) to turn it off", name));
 }
 
@@ -282,14 +273,18 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
         fail(fmt::format("{} is {}, but the kernel's parameter is an integer", arg(i), *d),
              "pass an integer (or declare the parameter as a floating-point type)");
       const IntRange& r = int_ranges_.at(i);
-      bool fits = d ? *d >= static_cast<double>(r.lo) && *d <= static_cast<double>(r.hi)
+      // In doubles INT64_MAX rounds up to 2^63, which no int64_t holds.
+      bool fits = d ? *d >= static_cast<double>(r.lo) &&
+                          (r.hi == INT64_MAX ? *d < 0x1p63 : *d <= static_cast<double>(r.hi))
                     : std::get<int64_t>(args[i]) >= r.lo && std::get<int64_t>(args[i]) <= r.hi;
       if (!fits)
         fail(fmt::format("{} is {}, outside the range [{}, {}] of the kernel's integer parameter",
                          arg(i),
                          d ? fmt::format("{}", *d) : std::to_string(std::get<int64_t>(args[i])),
                          r.lo, r.hi),
-             "pass a value that fits, or declare the parameter as int64_t");
+             r.hi == INT64_MAX
+                 ? "pass a value that fits (a kernel's integer parameters hold at most 2^63 - 1)"
+                 : "pass a value that fits, or declare the parameter as int64_t");
     }
     if (!is_buffer) continue;
     const Buffer& b = *std::get<const Buffer*>(args[i]);
@@ -306,7 +301,8 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
            "GPU buffer; move them with Buffer::to()");
     }
   }
-  on_gpu = device && device->is_cuda() && !env_flag("TESSEL_INTERPRET", name_);
+  const bool interpret = env_flag("TESSEL_INTERPRET", name_);  // checked wherever the call runs
+  on_gpu = device && device->is_cuda() && !interpret;
   if (rt::LaunchObserver* o = rt::launch_observer(); o && o->dry) on_gpu = true;
 }
 
@@ -423,6 +419,8 @@ void KernelImpl::trace(Specialization& s, CallArgs args, bool wide) {
   if (wide) st.index_dtype = DType::i64;
   if (check_bounds()) st.check_bounds = true;
   trace_into(s.graph, args, st);
+  // Read where the code is compiled, without the call's line: checked here.
+  for (const char* flag : {"TESSEL_PRINT_CODE", "TESSEL_SKIP_CACHE"}) (void)env_flag(flag, name_);
   collect_written_args(s.graph.host, s.written_args);
   set_guards(s, args);
   set_config(s, settings_.config.value_or(Config{}),
