@@ -418,6 +418,31 @@ TEST_F(CodeOverride, AFileForAnotherTargetIsSaidAndPassedBy) {
   EXPECT_EQ(files(".sm_90.cubin", dir_ / "dump2").size(), 1u);
 }
 
+// The launch passes the generated kernel's arguments: a CUDA override with other parameters
+// (dumped for sm_80, renamed for sm_90, say) is an error, not a launch reading them wrongly;
+// one that only reflows them compiles.
+TEST_F(CodeOverride, ACudaOverrideWithOtherParametersIsAnError) {
+  REQUIRE_NVRTC();
+  fs::path cu = dump_add(".cu");
+  std::string text = read(cu);
+  const size_t at = text.find("const float* __restrict__ x");
+  ASSERT_NE(at, std::string::npos) << text;
+  std::string other = text;
+  other.replace(at, 11, "const double*");
+  fs::path used = override_with(cu, other);
+  std::string msg =
+      user_error_test::user_error([&] { examples::make_add()(f32({1000}), f32({1000})); });
+  EXPECT_TRUE(has(msg, "TESSEL_OVERRIDE_DIR: the parameters of add_loop0 in " + used.string() +
+                           " differ from the generated kernel's, which the launch passes: ("))
+      << msg;
+  std::string reflowed = text;
+  reflowed.replace(at, 11, "const\n     float");
+  override_with(cu, reflowed);
+  testing::internal::CaptureStderr();
+  examples::make_add()(f32({1000}), f32({1000}));
+  EXPECT_TRUE(has(testing::internal::GetCapturedStderr(), "compiling " + used.string()));
+}
+
 // A file for another specialization or config of the kernel (another size bucket, other
 // block sizes) is said and passed by, as one for another target is.
 TEST_F(CodeOverride, AFileForAnotherSpecializationIsSaidAndPassedBy) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -61,6 +62,29 @@ void note_passed_by(const std::string& kernel, const fs::path& dir, const codege
   }
 }
 
+// The parameter list of the __global__ function `name` in CUDA `src` (from its '(' to the
+// matching ')'), each run of whitespace one space; "" when there is none.
+std::string parameters_of(const std::string& src, const std::string& name) {
+  const size_t global = src.find("__global__");
+  if (global == std::string::npos) return "";
+  size_t at = src.find(" " + name + "(", global);
+  if (at == std::string::npos) return "";
+  at += name.size() + 1;
+  std::string out;
+  int depth = 0;
+  for (size_t i = at; i < src.size(); ++i) {
+    const char c = src[i];
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+    if (depth == 0) break;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string override_dir() {
@@ -117,6 +141,15 @@ KernelImage compile_kernel(const std::string& kernel, SourceLoc at, const codege
     out.override = cu.string();
     text = read_text(kernel, at, cu);
     require_name(text, out.override, " " + k.name + "(");
+    // The launch passes the generated kernel's arguments: an override of other parameters
+    // (one lowered for another target, say) would read them as something else.
+    if (const std::string want = parameters_of(k.source, k.name);
+        parameters_of(text, k.name) != want)
+      throw UserError(kernel, at,
+                      fmt::format("TESSEL_OVERRIDE_DIR: the parameters of {} in {} differ from "
+                                  "the generated kernel's, which the launch passes: {}",
+                                  k.name, out.override, want),
+                      "keep the generated kernel's name and parameters in the edited file");
     source = &text;
     std::cerr << fmt::format(
         "tessel: kernel '{}': TESSEL_OVERRIDE_DIR: compiling {} in place of the generated {}\n",
