@@ -218,5 +218,12 @@ TEST(WarpSpecialize, ItNeedsRoomForTheProducerAndADotOnWgmma) {
     EXPECT_NE(cu.find("__launch_bounds__(640)"), std::string::npos) << cu;
     EXPECT_NE(cu.find("ts::registers_down<40>();"), std::string::npos) << cu;
     EXPECT_NE(cu.find("ts::registers_up<104>();"), std::string::npos) << cu;  // 640 x 96 in all
+    // 4 consumer warps launch with 248 registers each: nothing to move.
+    ts::Config four = specialized(128, 128, 64, 4, 4, ts::PidType::flat);
+    const std::string cu4 =
+        nvrtc_test::compile(dot_test::make_dot(ts::Settings{.config = four}), x, y);
+    EXPECT_NE(cu4.find("__launch_bounds__(256)"), std::string::npos) << cu4;
+    EXPECT_NE(cu4.find("if (tid >= TS_T) {"), std::string::npos) << cu4;
+    EXPECT_EQ(cu4.find("registers_"), std::string::npos) << cu4;
   }
 }

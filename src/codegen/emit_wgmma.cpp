@@ -259,12 +259,15 @@ void Emitter::emit_producer_warp(const passes::Contraction& c) {
   const int at_launch = std::min(255, 65536 / threads) / 8 * 8;
   const int consumer_regs = std::min(
       240, (threads * at_launch - passes::kProducerThreads * producer_regs) / L_->threads / 8 * 8);
+  // Where the launch already gives the consumers as many (4 consumer warps: 248 each), no
+  // register moves (setmaxnreg.inc cannot lower a count; ptxas ignores it: C7508).
+  const bool moves = consumer_regs > at_launch;
   open("if (tid >= TS_T)");
   line(
       fmt::format("// the producer warpgroup: %{}'s TMA copies for the program's tiles (its "
                   "first thread){}, then it exits",
                   c.match.sum->id, copies ? ", their K-major copies (its other warps)" : ""));
-  line(fmt::format("ts::registers_down<{}>();", producer_regs));
+  if (moves) line(fmt::format("ts::registers_down<{}>();", producer_regs));
   // Each walks the program's tiles of K: the first thread issuing their TMA copies, the
   // copiers copying them K-major (its `ring_load`).
   for (bool copier : {false, true}) {
@@ -287,7 +290,7 @@ void Emitter::emit_producer_warp(const passes::Contraction& c) {
   line("return;");
   close();
   line("__builtin_assume(tid < TS_T);  // the consumers");
-  line(fmt::format("ts::registers_up<{}>();", consumer_regs));
+  if (moves) line(fmt::format("ts::registers_up<{}>();", consumer_regs));
   consumers_only_ = true;
 }
 
