@@ -151,7 +151,7 @@ TEST_F(CodeDump, KernelCudaWritesTheDumpOfAGpuCall) {
   EXPECT_EQ(read(files(".sm_90.cu")[0]), cu);
   EXPECT_EQ(files(".ptx").size(), 0u);
   EXPECT_TRUE(
-      fs::is_regular_file(dir_ / (files(".ir")[0].stem().string() + ".stages") / "07-emit.ir"));
+      fs::is_regular_file(dir_ / (files(".ir")[0].stem().string() + ".stages") / "08-emit.ir"));
   REQUIRE_NVRTC();
   k.cuda(true, f32({1000}), f32({1000}));
   EXPECT_EQ(files(".sm_90.cu").size(), 1u);  // the same specialization and config
@@ -488,8 +488,8 @@ TEST_F(CodeDump, AFailingConfigDumpsItsStagesAndTheError) {
   const std::string failure = read(stages[0] / "failure.txt");
   EXPECT_TRUE(has(failure, "// kernel 'matmul'")) << failure;
   EXPECT_TRUE(has(failure, "need 257 KiB of shared memory")) << failure;
-  EXPECT_TRUE(has(read(stages[0] / "04-index_bounds.ir"), "// stage 4: index_bounds"));
-  EXPECT_FALSE(fs::exists(stages[0] / "05-layout.ir"));
+  EXPECT_TRUE(has(read(stages[0] / "05-index_bounds.ir"), "// stage 5: index_bounds"));
+  EXPECT_FALSE(fs::exists(stages[0] / "06-layout.ir"));
   // Named by the call's specialization, as a config that works for the same arguments is.
   auto works = examples::make_matmul(ts::Settings{
       .config = ts::Config{.block_sizes = std::vector<int64_t>{64, 64, 32}, .num_warps = 4}});

@@ -27,7 +27,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string> kStages{
-    "traced", "complete_config", "roll_reductions", "index_bounds", "layout", "kernel_ir", "emit"};
+    "traced",       "complete_config", "roll_reductions", "unit_tiles",
+    "index_bounds", "layout",          "kernel_ir",       "emit"};
 
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -119,17 +119,7 @@ TEST(Dot, AnAccumulatorIsAddedInItsDtypeAndOutDtypeRoundsTheProduct) {
 }
 
 TEST(Dot, BatchedOperandsMultiplyPerBatch) {
-  auto k = ts::kernel(
-      "bmm",
-      [](ts::Tensor x, ts::Tensor y) {
-        ts::Tensor out = ts::empty({x.size(0), x.size(1), y.size(2)}, ts::f32);
-        for (auto [tb, tm, tn] : ts::tile(x.size(0), x.size(1), y.size(2))) {
-          ts::Value acc = ts::zeros({tb, tm, tn});
-          for (auto tk : ts::tile(x.size(2))) acc = ts::dot(x(tb, tm, tk), y(tb, tk, tn), acc);
-          out(tb, tm, tn) = acc;
-        }
-        return out;
-      },
+  auto k = dot_test::make_tiled_batched_dot(
       ts::Settings{.config = ts::Config{.block_sizes = std::vector<int64_t>{2, 16, 16, 16}}});
   ts::Buffer x = ts::Buffer::randn({3, 20, 30}, ts::f16, ts::cpu(), 5);
   ts::Buffer y = ts::Buffer::randn({3, 30, 10}, ts::f16, ts::cpu(), 6);
@@ -367,7 +357,8 @@ TEST(TensorCores, TheLayoutStagesTextReadsBackAndKeepsTheAccumulatorsPlacement) 
   }
 }
 
-// examples::make_bmm: a batch tile of one element, 2-D products per program on tensor cores.
+// examples::make_bmm: a 3-D dot whose batch tile has one element, 2-D products per program on
+// tensor cores (passes/unit_tiles.hpp).
 TEST(TensorCores, ABatchOfTwoDimensionalDotsRunsOnTensorCores) {
   ts::Buffer x = ts::Buffer::randn({3, 40, 24}, ts::bf16, ts::cpu(), 20);
   ts::Buffer y = ts::Buffer::randn({3, 24, 20}, ts::bf16, ts::cpu(), 21);

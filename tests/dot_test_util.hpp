@@ -48,6 +48,62 @@ inline auto make_dot_wt(ts::Settings settings = {}) {
       settings);
 }
 
+/// out[b] = x[b] @ y[b] + bias in f32 (x [B, M, K], y [B, K, N], bias [N]): a batched ts::dot
+/// of 3-D tiles whose batch tile has block 1 (passes/unit_tiles.hpp makes it each program's
+/// 2-D dot), the bias indexed bias(newaxis, newaxis, tn). block_sizes = {tm, tn, tk}.
+inline auto make_batched_dot(ts::Settings settings = {}) {
+  return ts::kernel(
+      "batched_dot", {"x", "y", "bias"},
+      [](ts::Tensor x, ts::Tensor y, ts::Tensor bias) {
+        ts::Tensor out = ts::empty({x.size(0), x.size(1), y.size(2)}, ts::f32).named("out");
+        for (auto [tb, tm, tn] :
+             ts::tile(x.size(0), x.size(1), y.size(2), ts::TileOptions{.block_size = {1, 0, 0}})) {
+          ts::Value acc = ts::zeros({tb, tm, tn});
+          for (auto tk : ts::tile(x.size(2))) acc = ts::dot(x(tb, tm, tk), y(tb, tk, tn), acc);
+          out(tb, tm, tn) = acc + bias(ts::newaxis, ts::newaxis, tn);
+        }
+        return out;
+      },
+      settings);
+}
+
+/// out[b] = x[b] @ y[b] in f32 (x [B, M, K], y [B, K, N]), every block size tuned:
+/// block_sizes = {tb, tm, tn, tk}. A batch block of 1 puts the dot on tensor cores
+/// (passes/unit_tiles.hpp), larger ones keep it on the CUDA cores.
+inline auto make_tiled_batched_dot(ts::Settings settings = {}) {
+  return ts::kernel(
+      "bmm",
+      [](ts::Tensor x, ts::Tensor y) {
+        ts::Tensor out = ts::empty({x.size(0), x.size(1), y.size(2)}, ts::f32);
+        for (auto [tb, tm, tn] : ts::tile(x.size(0), x.size(1), y.size(2))) {
+          ts::Value acc = ts::zeros({tb, tm, tn});
+          for (auto tk : ts::tile(x.size(2))) acc = ts::dot(x(tb, tm, tk), y(tb, tk, tn), acc);
+          out(tb, tm, tn) = acc;
+        }
+        return out;
+      },
+      settings);
+}
+
+/// x[b] @ y[b] + bias in double, [B, M, N] row-major (x [B, M, K], y [B, K, N], bias [N]).
+inline std::vector<double> batched_reference(const ts::Buffer& x, const ts::Buffer& y,
+                                             const ts::Buffer& bias) {
+  const std::vector<double> xv = x.contiguous().to_vector(), yv = y.contiguous().to_vector(),
+                            bv = bias.to_vector();
+  const int64_t nb = x.size(0), m = x.size(1), k = x.size(2), n = y.size(2);
+  std::vector<double> out(static_cast<size_t>(nb * m * n), 0.0);
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = bv[static_cast<size_t>(j)];
+        for (int64_t q = 0; q < k; ++q)
+          s += xv[static_cast<size_t>((b * m + i) * k + q)] *
+               yv[static_cast<size_t>((b * k + q) * n + j)];
+        out[static_cast<size_t>((b * m + i) * n + j)] = s;
+      }
+  return out;
+}
+
 /// out = (x @ y)^T in f32 [N, M] (x [M, K], y [K, N]): the accumulator stored transposed,
 /// out(tn, tm) = acc.t().
 inline auto make_dot_stored_transposed(ts::Settings settings = {}) {

@@ -165,10 +165,11 @@ inline auto make_int8_matmul_rowwise(ts::Settings settings = {}) {
       settings);
 }
 
-/// out[b] = x[b] @ y[b] (torch.bmm): x [B, M, K], y [B, K, N]. The batch is a tile of one
-/// element (block size fixed at 1, as Helion's block_size=[1, None, None]) indexed by its
-/// first index, so that each program multiplies 2-D [M, K] and [K, N] tiles (on tensor cores
-/// for f16 and bf16). Tunables: block_sizes = {tm, tn, tk}, num_warps.
+/// out[b] = x[b] @ y[b] (torch.bmm): x [B, M, K], y [B, K, N]. A batched ts::dot of 3-D
+/// tiles whose batch tile holds one element (block size fixed at 1, as Helion's
+/// block_size=[1, None, None]): each program multiplies the 2-D [M, K] and [K, N] tiles of
+/// its batch (passes/unit_tiles.hpp), on tensor cores for f16 and bf16. Tunables:
+/// block_sizes = {tm, tn, tk}, num_warps.
 inline auto make_bmm(ts::Settings settings = {}) {
   return ts::kernel(
       "bmm", {"x", "y"},
@@ -176,10 +177,9 @@ inline auto make_bmm(ts::Settings settings = {}) {
         ts::Tensor out = x.new_empty({x.size(0), x.size(1), y.size(2)}).named("out");
         for (auto [tb, tm, tn] :
              ts::tile(x.size(0), x.size(1), y.size(2), ts::TileOptions{.block_size = {1, 0, 0}})) {
-          ts::Value b = tb.begin();
-          ts::Value acc = ts::zeros({tm, tn});
-          for (auto tk : ts::tile(x.size(2))) acc = ts::dot(x(b, tm, tk), y(b, tk, tn), acc);
-          out(b, tm, tn) = acc;
+          ts::Value acc = ts::zeros({tb, tm, tn});
+          for (auto tk : ts::tile(x.size(2))) acc = ts::dot(x(tb, tm, tk), y(tb, tk, tn), acc);
+          out(tb, tm, tn) = acc;
         }
         return out;
       },

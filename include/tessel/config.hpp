@@ -151,7 +151,7 @@ struct Config {
   /// op, or one per memory op: the kernel's loads in the order of load_eviction_policies,
   /// then its stores in source order. A load takes "tensor_descriptor" where the TMA can
   /// move its tile, and "pointer" otherwise (as Helion falls back), which the kernel IR
-  /// dump (TESSEL_DUMP_DIR, 06-kernel_ir.ir: `access L0 tma, box [64, 64]`) shows: the load
+  /// dump (TESSEL_DUMP_DIR, 07-kernel_ir.ir: `access L0 tma, box [64, 64]`) shows: the load
   /// runs in the nest's layout (not a contraction's factor), its indices are tiles,
   /// ts::all or scalars (no gathers, not a multicast tensor), the tensor has a dim of unit
   /// stride and its data pointer and other strides are 16-byte aligned (the specialization

@@ -480,7 +480,9 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// is never held; on the GPU it then runs on tensor cores (mma.sync, sm_80 and later) for
 /// f16, bf16 and TF32 operands (both of one kind; 8-bit ones too, both contiguous along K,
 /// on m16n8k32) whose block sizes fit the instruction
-/// (2-D products; M's block a multiple of 16 per row of warps and N's of 8 per column of
+/// (2-D products, or batched ones whose batch tile has block size 1, `ts::tile(B, M, N,
+/// {.block_size = {1, 0, 0}})`, which each program multiplies as 2-D: passes/unit_tiles.hpp;
+/// M's block a multiple of 16 per row of warps and N's of 8 per column of
 /// warps for some split of num_warps, K's of 16, 8 for TF32, 32 for 8-bit), else on the CUDA cores;
 /// TESSEL_DUMP_DIR's layout stage says which ("on tensor cores"). On sm_90, f16 and bf16
 /// dots whose tiles the TMA can copy (rows 16-byte aligned, the dot's loads at the top of

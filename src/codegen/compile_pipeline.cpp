@@ -11,6 +11,7 @@
 #include "passes/default_config.hpp"
 #include "passes/roll_reductions.hpp"
 #include "passes/tensor_cores.hpp"
+#include "passes/unit_tiles.hpp"
 
 namespace tessel::codegen {
 
@@ -159,9 +160,9 @@ void per_loop(PipelineOptions::Emit how, std::vector<LoopStages>& loops, F&& mak
 }  // namespace
 
 const std::vector<std::string>& stage_names() {
-  static const std::vector<std::string> names{"traced",       "complete_config", "roll_reductions",
-                                              "index_bounds", "layout",          "kernel_ir",
-                                              "emit"};
+  static const std::vector<std::string> names{
+      "traced",       "complete_config", "roll_reductions", "unit_tiles",
+      "index_bounds", "layout",          "kernel_ir",       "emit"};
   return names;
 }
 
@@ -188,17 +189,20 @@ CompiledStages compile_pipeline(const ir::Graph& traced, const Config& config,
     done(2);
     s.lowered = roll(traced, config, s.config);
     done(3);
-    check_index_bounds(traced, s.program());
+    if (auto squeezed = passes::squeeze_unit_tiles(s.program(), s.config))
+      s.lowered = std::move(squeezed);
     done(4);
-    s.loops = layouts(s.program(), s.config, options.arch);
+    check_index_bounds(traced, s.program());
     done(5);
+    s.loops = layouts(s.program(), s.config, options.arch);
+    done(6);
     const ir::Graph& g = s.program();
     per_loop(options.emit, s.loops,
              [&](LoopStages& l) { l.nir = passes::lower_nest(g, l.plan, l.layout); });
-    done(6);
+    done(7);
     per_loop(options.emit, s.loops,
              [&](LoopStages& l) { l.kernel = generate_cuda(g, l.plan, l.nir); });
-    done(7);
+    done(8);
   } catch (const UserError& e) {
     if (options.on_failure) options.on_failure(s, e.what());
     throw;

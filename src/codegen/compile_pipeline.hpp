@@ -14,19 +14,21 @@
 //                       input config leaves reduction_loops unset and the default chunking
 //                       of a long reduction cannot be rolled, the reduction stays unchunked
 //                       (the config's reduction_loops is then unset)
-//   4. index_bounds     with a forced 32-bit index dtype, no constant loop bound beyond
+//   4. unit_tiles       passes::squeeze_unit_tiles: tile dims of block size 1 dropped from
+//                       the values' shapes, their accesses indexed by the tile's begin
+//   5. index_bounds     with a forced 32-bit index dtype, no constant loop bound beyond
 //                       32 bits (tile indices are computed in the index dtype)
-//   5. layout           passes::plan_kernel of each top-level loop (the config applied
+//   6. layout           passes::plan_kernel of each top-level loop (the config applied
 //                       once for PipelineOptions::arch: blocks, loop knobs, program map;
 //                       code generation reads nothing else of the config), passes::compute_layout,
 //                       refused past kMaxRegistersPerTileValue registers per thread; then
 //                       passes::assign_access_layouts: loads and stores contiguous along
 //                       another dimension than the nest's innermost get their own layout
-//   6. kernel_ir        per top-level loop: passes::lower_nest, its kernel IR: the live
+//   7. kernel_ir        per top-level loop: passes::lower_nest, its kernel IR: the live
 //                       nodes, each value's layout and memory space, the shared memory
 //                       stages with their offsets and barriers; only with
 //                       PipelineOptions::emit
-//   7. emit             per top-level loop: grid and CUDA C++ from its plan and kernel IR
+//   8. emit             per top-level loop: grid and CUDA C++ from its plan and kernel IR
 //                       (codegen::generate_cuda); only with PipelineOptions::emit
 #pragma once
 
@@ -90,7 +92,7 @@ struct StageIr {
 
 struct CompiledStages {
   const ir::Graph* traced = nullptr;   // the input graph (it must outlive this)
-  std::unique_ptr<ir::Graph> lowered;  // after roll_reductions (null: as traced)
+  std::unique_ptr<ir::Graph> lowered;  // after roll_reductions and unit_tiles (null: as traced)
   Config config;                       // complete
   std::vector<LoopStages> loops;       // per top-level loop, in host order
   std::vector<StageIr> stage_ir;

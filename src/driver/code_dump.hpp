@@ -10,7 +10,7 @@
 //   <stem>.ir                      the program the backend lowers (ir::print), headed by
 //                                  the specialization key and the config
 //   <stem>.stages/<NN>-<stage>.ir  the IR after each stage of codegen::compile_pipeline,
-//                                  numbered in stage order (01-traced ... 07-emit)
+//                                  numbered in stage order (01-traced ... 08-emit)
 //   <stem>.stages/failure.txt      a config that fails: the error (the stages before it
 //                                  are written too)
 //   <kernel>_loop<i>-<...>.sm_XX.cu   the CUDA of top-level loop i, as lowered for sm_XX

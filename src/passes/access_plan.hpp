@@ -22,7 +22,7 @@
 //               layout only. `vectors`: read from the box in the layout's vectors (where
 //               a pointer load would be a vector access; vdim is the box's dim 0)
 //
-// TESSEL_DUMP_DIR's 06-kernel_ir.ir prints each access (describe in kernel_ir.hpp), e.g.
+// TESSEL_DUMP_DIR's 07-kernel_ir.ir prints each access (describe in kernel_ir.hpp), e.g.
 // `//   %9 store: access L1 vector dim 1, 4 wide, whole, aligned`; parse_kernel_ir reads
 // it back, where a form may be weakened (vector to elements, whole or aligned dropped) but
 // not strengthened past what the facts allow; a tma access keeps its box (its `vectors`

@@ -14,7 +14,7 @@
 // being held). Triton's TTGIR gives every tensor such an encoding; here the nest's layout
 // is the one most values share, and the other layouts are named per value.
 //
-// TESSEL_DUMP_DIR's 06-kernel_ir.ir prints it (describe), e.g. a transpose:
+// TESSEL_DUMP_DIR's 07-kernel_ir.ir prints it (describe), e.g. a transpose:
 //
 //   // kernel IR of loop %6: layouts: L0 the nest's; L1 %9's own
 //   //   %7 load f32[t0, t1]: registers L0; access L0 vector dim 1, 4 wide, whole, aligned

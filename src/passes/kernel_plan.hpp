@@ -6,7 +6,7 @@
 // Before (config, read while printing):    block_size(ld, config), loop_knobs(g, loop, config),
 //                                          config.pid_type, config.num_stages, ...
 // After (plan_kernel, in the layout stage): plan.block(ld), plan.knobs(loop), plan.pid_type, ...
-// TESSEL_DUMP_DIR's 05-layout.ir describes each nest's plan (describe).
+// TESSEL_DUMP_DIR's 06-layout.ir describes each nest's plan (describe).
 #pragma once
 
 #include <optional>

@@ -182,7 +182,7 @@ Contraction plan_contraction(const ContractionMatch& m, const Config& config, in
 /// The nodes of L's contractions that L does not hold (staged_nodes of their matches).
 std::set<const ir::Node*> staged_nodes(const Layout& L);
 
-/// The layout as comment lines for stage dumps (TESSEL_DUMP_DIR's 05-layout.ir): threads,
+/// The layout as comment lines for stage dumps (TESSEL_DUMP_DIR's 06-layout.ir): threads,
 /// vector width and groups, the slots outer to inner with their Syms and blocks, and the
 /// accesses in a layout of their own with their slot order, the contractions with their
 /// factors' layouts.

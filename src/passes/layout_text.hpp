@@ -1,4 +1,4 @@
-// The layout stage's text (passes::describe, TESSEL_DUMP_DIR's 05-layout.ir) read back:
+// The layout stage's text (passes::describe, TESSEL_DUMP_DIR's 06-layout.ir) read back:
 // a linear layout's one-line form, and the layouts of a kernel's loop nests, so that a test
 // (or a debugging session) can give code generation a layout written as text, e.g. a nest
 // placed as an mma fragment:

@@ -116,7 +116,9 @@ std::optional<Contraction::Mma> plan_mma(const KernelPlan& plan, const Layout& L
   };
   const ir::Node* sum = c.match.sum;
   if (sum->shape.size() != 2 || !sum->shape[0] || !sum->shape[1])
-    return refuse("the product is not 2-D (batched dots run on the CUDA cores)");
+    return refuse(
+        "the product is not 2-D (a batched dot is 2-D in each program where its batch tile has "
+        "block size 1: ts::TileOptions{.block_size = {1, 0, 0}})");
   const ir::Sym* m = sum->shape[0];
   const ir::Sym* n = sum->shape[1];
   const ir::Sym* k = c.match.k;
@@ -359,9 +361,10 @@ void plan_producer_warp(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
 void place_on_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   if (L.slot_block.size() != 2 || any_flattened(plan)) {
     for (Contraction& c : L.contractions)
-      c.not_wgmma = L.slot_block.size() != 2
-                        ? "the loop's tiles are not 2-D (batched dots run on the CUDA cores)"
-                        : "the Config flattens a loop (flatten_loops)";
+      c.not_wgmma =
+          L.slot_block.size() != 2
+              ? "the loop's tiles are not 2-D (a batch tile of block size 1 leaves them 2-D)"
+              : "the Config flattens a loop (flatten_loops)";
     return;
   }
   std::vector<std::optional<Contraction::Mma>> plans;

@@ -80,9 +80,10 @@ TEST(GpuCodeDump, ACallWritesTheIrAfterEachStage) {
     names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"01-traced.ir", "02-complete_config.ir",
-                                             "03-roll_reductions.ir", "04-index_bounds.ir",
-                                             "05-layout.ir", "06-kernel_ir.ir", "07-emit.ir"}));
-  EXPECT_NE(read(stages[0] / "07-emit.ir").find("// stage 7: emit\n"), std::string::npos);
+                                             "03-roll_reductions.ir", "04-unit_tiles.ir",
+                                             "05-index_bounds.ir", "06-layout.ir",
+                                             "07-kernel_ir.ir", "08-emit.ir"}));
+  EXPECT_NE(read(stages[0] / "08-emit.ir").find("// stage 8: emit\n"), std::string::npos);
   fs::remove_all(dir);
 }
 
