@@ -12,6 +12,7 @@
 #include "passes/loop_knobs.hpp"
 #include "passes/race_check.hpp"
 #include "passes/roll_reductions.hpp"
+#include "passes/unit_tiles.hpp"
 #include "tests/interp_test_util.hpp"
 #include "tests/ir_check_util.hpp"
 #include "tests/user_error_util.hpp"
@@ -125,6 +126,104 @@ TEST(IrPassText, RollReductionsRefusesAParsedAtomicSpanningTheChunkedDim) {
       msg, "row_max", "row_max.cpp", 9,
       "reduction_loops: an atomic, signal or wait spans a chunked reduction dimension",
       "use reduction_loops = null (a persistent reduction) for this dimension");
+}
+
+// out[b] = x[b] @ y[b] + bias: a batched dot whose batch tile t0 has block 1, the bias
+// indexed [newaxis, newaxis, t2].
+const char* const kBatchedDot = R"(kernel batched_dot
+  index_dtype i32
+  loads 3
+  block_size 0 hint 64
+  block_size 1 hint 64
+  block_size 2 hint 16
+  sym t0 loop %9 dim 0
+  sym t1 loop %9 dim 1 block 0
+  sym t2 loop %9 dim 2 block 1
+  sym t3 loop %14 dim 0 block 2
+  %0 = arg 0 : f32 tensor rank 3  // x
+  %1 = arg 1 : f32 tensor rank 3  // y
+  %2 = arg 2 : f32 tensor rank 1  // bias
+  %3 = size %0 dim 0 : i64
+  %4 = size %0 dim 1 : i64
+  %5 = size %1 dim 2 : i64
+  %6 = alloc %3, %4, %5 : f32 tensor rank 3  // out
+  %7 = const 0 : i64
+  %8 = size %0 dim 2 : i64
+  %9 = loop tile(%7..%3) as t0 fixed 1 tile(%7..%4) as t1 block 0 tile(%7..%5) as t2 block 1 {
+    %10 = const 0 : f32
+    %11 = full %10 : f32[t0, t1, t2]
+    %14 = loop tile(%7..%8) as t3 block 2 carry %15 = %11 {
+      %15 = carried %14 : f32[t0, t1, t2]
+      %16 = load %0[tile %9 as t0, tile %9 as t1, tile %14 as t3] #0 : f32[t0, t1, t3]
+      %17 = load %1[tile %9 as t0, tile %14 as t3, tile %9 as t2] #1 : f32[t0, t3, t2]
+      %18 = view %16 : f32[t0, t1, t3, 1]
+      %19 = view %17 : f32[t0, 1, t3, t2]
+      %20 = binary mul %18, %19 : f32[t0, t1, t3, t2]
+      %21 = reduce sum %20 dim 2 : f32[t0, t1, t2]
+      %22 = binary add %15, %21 : f32[t0, t1, t2]
+      yield %22
+    }
+    %23 = loop_result %14 carry 0 : f32[t0, t1, t2]
+    %24 = load %2[newaxis, newaxis, tile %9 as t2] #2 : f32[1, 1, t2]
+    %25 = binary add %23, %24 : f32[t0, t1, t2]
+    store %6[tile %9 as t0, tile %9 as t1, tile %9 as t2] = %25
+  }
+  return %6
+)";
+
+TEST(IrPassText, UnitTilesIndexAParsedBatchWithItsTilesBegin) {
+  std::unique_ptr<ir::Graph> g = ir::parse(kBatchedDot);
+  const ts::Config c = ts::passes::complete_config(
+      *g, ts::Config{.block_sizes = std::vector<int64_t>{16, 16, 8}}, g->kernel_name);
+  std::unique_ptr<ir::Graph> squeezed = ts::passes::squeeze_unit_tiles(*g, c);
+  ASSERT_NE(squeezed, nullptr);
+  EXPECT_IR_CHECK(ir::print(*squeezed), R"(
+    CHECK: %9 = loop tile(%7..%3) as t0 fixed 1
+    CHECK-NEXT: %27 = tile_begin %9 dim 0 : i32
+    CHECK-NEXT: %10 = const 0 : f32
+    CHECK-NEXT: %11 = full %10 : f32[t1, t2]
+    CHECK: %13 = carried %12 : f32[t1, t2]
+    CHECK-NEXT: %14 = load %0[%27, tile %9 as t1, tile %12 as t3] #0 : f32[t1, t3]
+    CHECK-NEXT: %15 = load %1[%27, tile %12 as t3, tile %9 as t2] #1 : f32[t3, t2]
+    CHECK-NEXT: %16 = view %14 : f32[t1, t3, 1]
+    CHECK-NEXT: %17 = view %15 : f32[1, t3, t2]
+    CHECK-NEXT: %18 = binary mul %16, %17 : f32[t1, t3, t2]
+    CHECK-NEXT: %19 = reduce sum %18 dim 1 : f32[t1, t2]
+    CHECK: %23 = load %2[newaxis, newaxis, tile %9 as t2] #2 : f32[1, 1, t2]
+    CHECK-NEXT: %28 = view %23 : f32[1, t2]
+    CHECK-NEXT: %24 = binary add %22, %28 : f32[t1, t2]
+    CHECK-NEXT: %25: store %6[%27, tile %9 as t1, tile %9 as t2] = %24
+  )");
+  // Under a batch block of 2 nothing changes.
+  EXPECT_EQ(ts::passes::squeeze_unit_tiles(
+                *ir::parse(std::string(kBatchedDot)
+                               .replace(std::string(kBatchedDot).find("fixed 1"), 7, "fixed 2")),
+                c),
+            nullptr);
+}
+
+TEST(IrPassText, AParsedBatchedDotAndItsSqueezedFormRunOnTheInterpreter) {
+  std::unique_ptr<ir::Graph> g = ir::parse(kBatchedDot);
+  const ts::Config c{.block_sizes = std::vector<int64_t>{16, 16, 8}};
+  std::unique_ptr<ir::Graph> squeezed =
+      ts::passes::squeeze_unit_tiles(*g, ts::passes::complete_config(*g, c, g->kernel_name));
+  ASSERT_NE(squeezed, nullptr);
+  ts::Buffer x = interp_test::buffer(interp_test::ramp(2 * 20 * 12, -1, 0.01), {2, 20, 12});
+  ts::Buffer y = interp_test::buffer(interp_test::ramp(2 * 12 * 18, 0.5, -0.02), {2, 12, 18});
+  ts::Buffer bias = interp_test::buffer(interp_test::ramp(18, 3, 0.25), {18});
+  const std::vector<double> xv = x.to_vector(), yv = y.to_vector(), bv = bias.to_vector();
+  for (const ir::Graph* p : {g.get(), squeezed.get()}) {
+    std::vector<double> got = run(*p, c, {x, y, bias}).at(0).to_vector();
+    ASSERT_EQ(got.size(), 2u * 20 * 18);
+    for (size_t b = 0; b < 2; ++b)
+      for (size_t m = 0; m < 20; ++m)
+        for (size_t n = 0; n < 18; ++n) {
+          double want = bv[n];
+          for (size_t k = 0; k < 12; ++k)
+            want += xv[(b * 20 + m) * 12 + k] * yv[(b * 12 + k) * 18 + n];
+          EXPECT_NEAR(got[(b * 20 + m) * 18 + n], want, 1e-4 * (1 + std::abs(want)));
+        }
+  }
 }
 
 TEST(IrPassText, CompleteConfigDefaultsTheBlockSizesOfAParsedKernel) {
