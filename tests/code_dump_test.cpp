@@ -249,7 +249,7 @@ TEST_F(CodeDump, ADumpDirThatIsAFileNamesTheKernelThePathAndTheOsError) {
   std::ofstream(dir_.string()) << "a file, not a directory";
   ::setenv("TESSEL_DUMP_DIR", dir_.c_str(), 1);
   std::string msg = user_error_test::user_error([&] { k(f32({100}), f32({100})); });
-  EXPECT_NE(msg.find("kernel 'add'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("kernel 'add', basic.hpp:"), std::string::npos) << msg;  // its loop
   EXPECT_TRUE(
       has(msg, "TESSEL_DUMP_DIR=" + dir_.string() + " cannot be written: Not a directory") ||
       has(msg, "TESSEL_DUMP_DIR=" + dir_.string() + " cannot be written: File exists"))
@@ -318,9 +318,13 @@ TEST_F(CodeOverride, AnEditedCudaFileIsCompiledInPlaceOfTheGeneratedOne) {
   // kernel.cuda() (what a GPU call compiles) takes the same file: dumped on a machine without
   // a GPU, edited, used on one.
   testing::internal::CaptureStderr();
-  examples::make_add().cuda(true, f32({1000}), f32({1000}));
+  std::vector<std::string> sources = examples::make_add().cuda(true, f32({1000}), f32({1000}));
   err = testing::internal::GetCapturedStderr();
   EXPECT_TRUE(has(err, "TESSEL_OVERRIDE_DIR: compiling " + used.string())) << err;
+  ASSERT_EQ(sources.size(), 1u);
+  EXPECT_EQ(sources[0], read(used));  // what it compiled
+  EXPECT_FALSE(has(examples::make_add().cuda(false, f32({1000}), f32({1000})).at(0),
+                   "tessel_edited_marker"));  // not compiled: the generated CUDA
 }
 
 TEST_F(CodeOverride, AnEditedPtxFileIsTakenInPlaceOfNvrtcsPtx) {
@@ -339,6 +343,7 @@ TEST_F(CodeOverride, AnEditedPtxFileIsTakenInPlaceOfNvrtcsPtx) {
   EXPECT_EQ(read(dumped[0]), edited);
   // The driver of a GPU compiles PTX: without one there is no cubin to dump.
   EXPECT_TRUE(files(".sm_90.cubin", dir_ / "dump2").empty());
+  EXPECT_EQ(examples::make_add().cuda(true, f32({1000}), f32({1000})).at(0), edited);
 }
 
 TEST_F(CodeOverride, ACudaOverrideThatDoesNotCompileNamesTheFileAndNvrtcsLog) {

@@ -234,6 +234,13 @@ TEST(IrPassText, CompleteConfigDefaultsTheBlockSizesOfAParsedKernel) {
   // about 16 elements of a tile value per thread: 256 threads.
   EXPECT_EQ(c.block_sizes, (std::vector<int64_t>{4})) << c.to_json();
   EXPECT_EQ(c.num_warps, 8) << c.to_json();
+  // Spelled-out defaults that change nothing complete to the same config (one kernel).
+  const ts::Config spelled = ts::passes::complete_config(
+      *g, ts::Config{.split_k = 1, .warp_specialize = false}, g->kernel_name);
+  EXPECT_EQ(spelled.to_json(), c.to_json());
+  EXPECT_NE(ts::passes::complete_config(*g, ts::Config{.warp_specialize = true}, g->kernel_name)
+                .to_json(),
+            c.to_json());
 }
 
 TEST(IrPassText, CompleteConfigRefusesAWrongNumberOfBlockSizesAtTheParsedLoop) {

@@ -222,7 +222,9 @@ class Kernel {
   /// The CUDA C++ generated for these arguments (one source per launch), as on a GPU,
   /// without running: lowered for the GPU (TESSEL_TARGET_ARCH, else GPU 0, else sm_90
   /// without one). With compile = true each is also compiled with NVRTC for that
-  /// architecture (works without a GPU); a failure throws UserError with NVRTC's log.
+  /// architecture (works without a GPU); a failure throws UserError with NVRTC's log. Where
+  /// a TESSEL_OVERRIDE_DIR file is taken in place of a launch's code (compile = true), that
+  /// file's text (CUDA or PTX) is returned for it: what a GPU call would run.
   std::vector<std::string> cuda(bool compile, detail::ArgOf<P>... args,
                                 Loc loc = Loc::current()) const {
     return detail::kernel_cuda(*impl_, detail::call_args(args...), compile, SourceLoc::from(loc));

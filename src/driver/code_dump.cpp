@@ -28,11 +28,12 @@ std::string hex8(const std::string& s) {
 
 // Writes `text` to `path` through a temporary file and a rename (a reader never sees half
 // a file). Errors: UserError naming kernel `kernel`, the path and the OS error.
-void write_file(const std::string& kernel, const fs::path& path, const std::string& text) {
+void write_file(const std::string& kernel, SourceLoc at, const fs::path& path,
+                const std::string& text) {
   auto fail = [&](const fs::path& p, const std::string& why) {
     std::string dir = dump_dir(), where = p.string();
     bool is_dir = where == dir || where + "/" == dir;
-    throw UserError(kernel, {},
+    throw UserError(kernel, at,
                     fmt::format("TESSEL_DUMP_DIR={} cannot be written: {}{}", dir,
                                 is_dir ? "" : where + ": ", why),
                     "set TESSEL_DUMP_DIR to a writable directory, or unset it to dump nothing");
@@ -60,9 +61,10 @@ std::string dump_dir() {
   return v && *v ? v : "";
 }
 
-CodeDump::CodeDump(const std::string& kernel, const std::string& spec_key, const Config& config)
+CodeDump::CodeDump(const ir::Graph& g, const std::string& spec_key, const Config& config)
     : dir_(dump_dir()),
-      kernel_(kernel),
+      kernel_(g.kernel_name),
+      at_(ir::first_loop_loc(g)),
       spec_key_(spec_key),
       config_json_(config.to_json()),
       tag_("-spec_" + hex8(spec_key) + "-config_" + hex8(config_json_)),
@@ -76,7 +78,7 @@ std::string CodeDump::stem() const {
 
 void CodeDump::ir(const ir::Graph& g) const {
   if (dir_.empty()) return;
-  write_file(kernel_, fs::path(dir_) / (stem() + ".ir"),
+  write_file(kernel_, at_, fs::path(dir_) / (stem() + ".ir"),
              fmt::format("// kernel '{}'\n// specialization key: {}\n// config: {}\n{}", kernel_,
                          spec_key_, config_json_, ir::print(g)));
 }
@@ -85,7 +87,7 @@ void CodeDump::stages(const codegen::CompiledStages& stages) const {
   if (dir_.empty()) return;
   for (const codegen::StageIr& s : stages.stage_ir)
     write_file(
-        kernel_,
+        kernel_, at_,
         fs::path(dir_) / (stem() + ".stages") / fmt::format("{:02}-{}.ir", s.number, s.stage),
         fmt::format("// kernel '{}'\n// specialization key: {}\n{}", kernel_, spec_key_, s.ir));
 }
@@ -93,7 +95,7 @@ void CodeDump::stages(const codegen::CompiledStages& stages) const {
 void CodeDump::failure(const codegen::CompiledStages& stages, const std::string& error) const {
   if (dir_.empty()) return;
   this->stages(stages);
-  write_file(kernel_, fs::path(dir_) / (stem() + ".stages") / "failure.txt",
+  write_file(kernel_, at_, fs::path(dir_) / (stem() + ".stages") / "failure.txt",
              fmt::format("// kernel '{}'\n// specialization key: {}\n// config: {}\n{}\n", kernel_,
                          spec_key_, config_json_, error));
 }
@@ -104,14 +106,14 @@ codegen::PipelineOptions dumped_pipeline(codegen::PipelineOptions::Emit emit,
   if (dump_dir().empty()) return options;
   options.record_ir = true;
   options.on_failure = [spec_key](const codegen::CompiledStages& s, const std::string& error) {
-    CodeDump(s.traced->kernel_name, spec_key, s.config).failure(s, error);
+    CodeDump(*s.traced, spec_key, s.config).failure(s, error);
   };
   return options;
 }
 
 void CodeDump::cuda(const codegen::CudaKernel& k) const {
   if (dir_.empty()) return;
-  write_file(kernel_, fs::path(dir_) / fmt::format("{}{}.sm_{}.cu", k.name, tag_, k.arch),
+  write_file(kernel_, at_, fs::path(dir_) / fmt::format("{}{}.sm_{}.cu", k.name, tag_, k.arch),
              k.source);
 }
 
@@ -119,8 +121,8 @@ void CodeDump::binary(const codegen::CudaKernel& k, int arch, const std::string&
                       const std::string& cubin) const {
   if (dir_.empty()) return;
   std::string stem = fmt::format("{}{}.sm_{}", k.name, tag_, arch);
-  if (!ptx.empty()) write_file(kernel_, fs::path(dir_) / (stem + ".ptx"), ptx);
-  if (!cubin.empty()) write_file(kernel_, fs::path(dir_) / (stem + ".cubin"), cubin);
+  if (!ptx.empty()) write_file(kernel_, at_, fs::path(dir_) / (stem + ".ptx"), ptx);
+  if (!cubin.empty()) write_file(kernel_, at_, fs::path(dir_) / (stem + ".cubin"), cubin);
 }
 
 void show_interpreted_code(const ir::Graph& g, const Config& config, const Settings& settings,
@@ -129,7 +131,7 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
   if (!print && dump_dir().empty()) return;
   codegen::CompiledStages stages = codegen::compile_pipeline(
       g, config, dumped_pipeline(codegen::PipelineOptions::Emit::all_reporting_failures, spec_key));
-  CodeDump dump(g.kernel_name, spec_key, stages.config);
+  CodeDump dump(g, spec_key, stages.config);
   dump.ir(stages.program());
   dump.stages(stages);
   bool compile = !dump_dir().empty() && nvrtc_available();

@@ -37,8 +37,9 @@ std::string dump_dir();
 /// cannot be created or written (a file, no write permission).
 class CodeDump {
  public:
-  /// `spec_key`: the specialization's key (KernelImpl::key).
-  CodeDump(const std::string& kernel, const std::string& spec_key, const Config& config);
+  /// `spec_key`: the specialization's key (KernelImpl::key). Write errors (UserError) name
+  /// g's kernel and its first loop's line.
+  CodeDump(const ir::Graph& g, const std::string& spec_key, const Config& config);
   /// Writes the IR of `g` (no-op without TESSEL_DUMP_DIR).
   void ir(const ir::Graph& g) const;
   /// Writes the IR after each stage that `stages` recorded (PipelineOptions::record_ir).
@@ -56,7 +57,9 @@ class CodeDump {
 
  private:
   std::string stem() const;  // "<kernel>" + tag() + ".sm_XX"
-  std::string dir_, kernel_, spec_key_, config_json_, tag_, target_;
+  std::string dir_, kernel_;
+  SourceLoc at_;
+  std::string spec_key_, config_json_, tag_, target_;
 };
 
 /// PipelineOptions for a compile for rt::target_arch() whose stages TESSEL_DUMP_DIR (when

@@ -122,6 +122,7 @@ KernelImage compile_kernel(const std::string& kernel, SourceLoc at, const codege
   if (!dir.empty() && fs::is_regular_file(ptx, ec)) {
     out.override = ptx.string();
     out.ptx = read_text(kernel, at, ptx);
+    out.override_text = out.ptx;
     require_name(out.ptx, out.override, ".entry " + k.name + "(");
     out.image = out.ptx;
     out.ptx_override = true;
@@ -151,6 +152,7 @@ KernelImage compile_kernel(const std::string& kernel, SourceLoc at, const codege
                                   k.name, out.override, want),
                       "keep the generated kernel's name and parameters in the edited file");
     source = &text;
+    out.override_text = text;
     std::cerr << fmt::format(
         "tessel: kernel '{}': TESSEL_OVERRIDE_DIR: compiling {} in place of the generated {}\n",
         kernel, out.override, k.name);

@@ -23,9 +23,10 @@ std::string override_dir();
 
 /// What the driver loads for one generated kernel.
 struct KernelImage {
-  std::string image;     // a cubin, or PTX text (ptx_override) that the driver compiles
-  std::string ptx;       // NVRTC's PTX (with `want_ptx`), or the PTX override's text
-  std::string override;  // the file used in place of generated code ("": none)
+  std::string image;          // a cubin, or PTX text (ptx_override) that the driver compiles
+  std::string ptx;            // NVRTC's PTX (with `want_ptx`), or the PTX override's text
+  std::string override;       // the file used in place of generated code ("": none)
+  std::string override_text;  // its text (CUDA or PTX)
   bool ptx_override = false;
 };
 

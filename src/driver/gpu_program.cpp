@@ -32,7 +32,7 @@ GpuProgram::GpuProgram(const codegen::CompiledStages& stages, const Settings& se
       graph_(stages.program()),
       config_(stages.config),
       settings_(settings),
-      dump_(graph_.kernel_name, spec_key, config_) {
+      dump_(graph_, spec_key, config_) {
   dump_.ir(graph_);
   dump_.stages(stages);
 }

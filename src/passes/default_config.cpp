@@ -238,6 +238,10 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   if (c.split_k.value_or(1) > 1 && *c.pid_type != PidType::flat)
     fail(fmt::format("split_k {} with pid_type {}", *c.split_k, pid_type_name(*c.pid_type)),
          "split-K runs on pid_type flat: use it, or split_k 1");
+  // The defaults that change nothing stay unset: a config that spells them out names the
+  // same compiled kernel (dumps, caches) as one that leaves them out.
+  if (c.split_k == 1) c.split_k.reset();
+  if (c.warp_specialize == false) c.warp_specialize.reset();
   complete_tunables(g, c, fail);
   complete_loop_knobs(g, c, kernel);
   return c;

@@ -774,13 +774,14 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
   const std::string key = k.gpu_key(s, args);
   codegen::CompiledStages stages = codegen::compile_pipeline(
       s.graph, s.config(), rt::dumped_pipeline(codegen::PipelineOptions::Emit::all, key));
-  rt::CodeDump dump(k.name(), key, stages.config);
+  rt::CodeDump dump(stages.program(), key, stages.config);
   dump.ir(stages.program());
   dump.stages(stages);
   std::vector<std::string> out;
   for (const codegen::LoopStages& l : stages.loops) {
     const codegen::CudaKernel& ck = l.kernel;
     dump.cuda(ck);
+    out.push_back(ck.source);
     if (compile) {
       if (rt::print_code_requested(k.settings())) std::cerr << ck.source << std::flush;
       try {
@@ -788,12 +789,12 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
         rt::KernelImage image =
             rt::compile_kernel(k.name(), l.loop->loc, ck, dump.tag(), arch, dumping);
         if (dumping) dump.binary(ck, arch, image.ptx, image.ptx_override ? "" : image.image);
+        if (!image.override.empty()) out.back() = image.override_text;  // what was compiled
       } catch (const rt::CompileError& e) {
         throw UserError(s.graph.kernel_name, l.loop->loc,
                         "NVRTC could not compile the generated CUDA:\n" + e.log + "\n" + ck.source);
       }
     }
-    out.push_back(ck.source);
   }
   return out;
 }
