@@ -85,6 +85,61 @@ inline auto make_tiled_batched_dot(ts::Settings settings = {}) {
       settings);
 }
 
+/// A batched dot of x [B, M, K] and y [B, K, N] (its batch tile of block 1, or of the
+/// config's block size with `tuned_batch`: block_sizes = {tb,} tm, tn, tk) and epilogue number
+/// `epilogue` (0 to 9) of its accumulator [tb, tm, tn], stored to out [B, M, N] ([B, N, M] for
+/// the transposed one, 5): the forms the unit_tiles stage rewrites (passes/unit_tiles.hpp). v is
+/// a bias [N] (1, 2) or a scale per batch [B] (3).
+inline auto make_batched_epilogue(int epilogue, bool tuned_batch, ts::Settings settings = {}) {
+  return ts::kernel("epilogue", {"x", "y", "v"},
+                    [epilogue, tuned_batch](ts::Tensor x, ts::Tensor y, ts::Tensor v) {
+                      const bool moved = epilogue == 5;
+                      ts::Tensor out = ts::empty(
+                          {x.size(0), moved ? y.size(2) : x.size(1), moved ? x.size(1) : y.size(2)},
+                          epilogue == 8 ? ts::bf16 : ts::f32);
+                      ts::TileOptions options;
+                      if (!tuned_batch) options.block_size = {1, 0, 0};
+                      for (auto [tb, tm, tn] : ts::tile(x.size(0), x.size(1), y.size(2), options)) {
+                        ts::Value acc = ts::zeros({tb, tm, tn});
+                        for (auto tk : ts::tile(x.size(2)))
+                          acc = ts::dot(x(tb, tm, tk), y(tb, tk, tn), acc);
+                        switch (epilogue) {
+                          case 0:
+                            out(tb, tm, tn) = acc;
+                            break;
+                          case 1:
+                            out(tb, tm, tn) = acc + v(ts::newaxis, ts::newaxis, tn);
+                            break;
+                          case 2:
+                            out(tb, tm, tn) = acc + v(ts::newaxis, tn);
+                            break;
+                          case 3:
+                            out(tb, tm, tn) = acc * v(tb, ts::newaxis, ts::newaxis);
+                            break;
+                          case 4:
+                            out(tb, tm, tn) = ts::exp(acc - ts::max(acc, 2, true));
+                            break;
+                          case 5:
+                            out(tb, tn, tm) = acc.permute({0, 2, 1});
+                            break;
+                          case 6:
+                            out(tb, tm, tn) = ts::where(acc > 0, acc, acc * 0.1);
+                            break;
+                          case 7:
+                            out(tb, tm, tn) = acc + ts::sum(acc, 0, true) + ts::sum(acc, 1, true);
+                            break;
+                          case 8:
+                            out(tb, tm, tn) = acc.to(ts::bf16);
+                            break;
+                          default:
+                            out(tb, tm, tn) = acc + x(tb, tm, ts::newaxis, 0).to(ts::f32);
+                            break;
+                        }
+                      }
+                      return out;
+                    });
+}
+
 /// x[b] @ y[b] + bias in double, [B, M, N] row-major (x [B, M, K], y [B, K, N], bias [N]).
 inline std::vector<double> batched_reference(const ts::Buffer& x, const ts::Buffer& y,
                                              const ts::Buffer& bias) {

@@ -4,8 +4,6 @@
 
 #include <tessel/tessel.hpp>
 
-#include "driver/host_env.hpp"
-#include "interp/host_program.hpp"
 #include "ir/parser.hpp"
 #include "passes/default_config.hpp"
 #include "passes/layout.hpp"
@@ -15,6 +13,7 @@
 #include "passes/unit_tiles.hpp"
 #include "tests/interp_test_util.hpp"
 #include "tests/ir_check_util.hpp"
+#include "tests/run_program_util.hpp"
 #include "tests/user_error_util.hpp"
 
 namespace ts = tessel;
@@ -69,19 +68,7 @@ TEST(IrPassText, RollReductionsLoopsOverChunksOfAParsedReduction) {
   )");
 }
 
-/// Runs program `g` on the interpreter under `config` (completed) for tensor arguments `args`.
-std::vector<ts::Buffer> run(const ir::Graph& g, const ts::Config& config,
-                            const std::vector<ts::Buffer>& args) {
-  ts::rt::HostEnv env;
-  env.graph = &g;
-  env.device = ts::cpu();
-  for (const ts::Buffer& b : args) {
-    env.arg_buffers.push_back(&b);
-    env.args.push_back({&b.shape(), &b.strides()});
-  }
-  ts::Config complete = ts::passes::complete_config(g, config, g.kernel_name);
-  return ts::rt::run_host_program(g, complete, env, nullptr);
-}
+using run_program::run;
 
 TEST(IrPassText, AParsedProgramAndItsRolledFormRunOnTheInterpreter) {
   std::vector<double> v = interp_test::ramp(3 * 1000, -7, 0.01);

@@ -3,15 +3,20 @@
 // tensor cores. Values on the interpreter (which runs the rewritten program) against plain
 // references; the rewritten IR and the tensor-core plan from the stage dumps; CUDA compiled
 // with NVRTC. GPU values: tests/gpu/dot_gpu_test.cpp (DotGpu.BatchedDots*).
+#include "passes/unit_tiles.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <tessel/tessel.hpp>
 
 #include "nvrtc_test_util.hpp"
+#include "passes/default_config.hpp"
 #include "passes/layout.hpp"
 #include "stage_test_util.hpp"
+#include "tests/autotune_test_util.hpp"
 #include "tests/dot_test_util.hpp"
+#include "tests/run_program_util.hpp"
 
 namespace ts = tessel;
 namespace ir = tessel::ir;
@@ -163,4 +168,51 @@ TEST(UnitTiles, AConfigsBlockOfOneDropsTheDimToo) {
   auto tuned = dot_test::make_tiled_batched_dot(ts::Settings{.config = one});
   expect_near(tuned(x, y).to_vector(),
               dot_test::batched_reference(x, y, ts::Buffer::zeros({24}, ts::f32)));
+}
+
+// The stage's rewrite changes no value: each epilogue's program as traced and as rewritten,
+// run side by side on the interpreter, agree.
+TEST(UnitTiles, TracedAndRewrittenProgramsAgreeOnEveryEpilogue) {
+  ts::Buffer x = ts::Buffer::randn({3, 20, 24}, ts::bf16, ts::cpu(), 21);
+  ts::Buffer y = ts::Buffer::randn({3, 24, 12}, ts::bf16, ts::cpu(), 22);
+  ts::Buffer v = ts::Buffer::randn({12}, ts::f32, ts::cpu(), 23);
+  ts::Buffer v3 = ts::Buffer::randn({3}, ts::f32, ts::cpu(), 24);
+  for (int epilogue = 0; epilogue <= 9; ++epilogue)
+    for (bool tuned : {false, true}) {
+      const std::string what = "epilogue " + std::to_string(epilogue) + (tuned ? " tuned" : "");
+      auto k = dot_test::make_batched_epilogue(epilogue, tuned);
+      const ts::Buffer& third = epilogue == 3 ? v3 : v;
+      const ir::Graph& g = autotune_test::graph_of(k, x, y, third);
+      const ts::Config c{.block_sizes = tuned ? std::vector<int64_t>{1, 16, 8, 8}
+                                              : std::vector<int64_t>{16, 8, 8}};
+      const ts::Config complete = ts::passes::complete_config(g, c, g.kernel_name);
+      std::unique_ptr<ir::Graph> squeezed = ts::passes::squeeze_unit_tiles(g, complete);
+      if (epilogue == 7) {  // a sum over the batch tile: the batch stays, nothing changes
+        EXPECT_EQ(squeezed, nullptr) << what;
+        continue;
+      }
+      ASSERT_NE(squeezed, nullptr) << what;
+      const std::vector<double> want = run_program::run(g, c, {x, y, third}).at(0).to_vector();
+      const std::vector<double> got =
+          run_program::run(*squeezed, c, {x, y, third}).at(0).to_vector();
+      ASSERT_EQ(got.size(), want.size()) << what;
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-6 * (1 + std::abs(want[i]))) << what << " at " << i;
+      EXPECT_EQ(values_spanning(*squeezed, loop_syms(*squeezed)[0]), 0) << what;
+    }
+}
+
+// Each epilogue's CUDA, its dot on wgmma, compiles.
+TEST(UnitTiles, EveryEpiloguesCudaCompiles) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({2, 128, 64}, ts::bf16),
+             y = ts::Buffer::zeros({2, 64, 64}, ts::bf16);
+  ts::Buffer v = ts::Buffer::zeros({64}, ts::f32), v3 = ts::Buffer::zeros({2}, ts::f32);
+  ts::Config c = dot_test::blocks(64, 64, 64, 4);
+  c.num_stages = 2;
+  for (int epilogue = 0; epilogue <= 9; ++epilogue) {
+    auto k = dot_test::make_batched_epilogue(epilogue, false, ts::Settings{.config = c});
+    const std::string cu = nvrtc_test::compile(k, x, y, epilogue == 3 ? v3 : v);
+    EXPECT_EQ(cu.find("wgmma") != std::string::npos, epilogue != 7) << epilogue << "\n" << cu;
+  }
 }

@@ -96,6 +96,28 @@ TEST(DotGpu, BatchedDotsWithABatchTileOfOneMatchTheInterpreter) {
     }
 }
 
+// Each epilogue the unit_tiles stage rewrites (broadcast biases, a per-batch scale, a
+// row max, a transposed store, a where, a sum over the batch tile, a bf16 store, a scalar
+// load), its batched dot on wgmma, against the interpreter.
+TEST(DotGpu, BatchedDotEpiloguesMatchTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  ts::Config c = blocks(64, 64, 64, 4);
+  c.num_stages = 3;
+  ts::Buffer x = ts::Buffer::randn({3, 130, 200}, ts::bf16, ts::cpu(), 4);
+  ts::Buffer y = ts::Buffer::randn({3, 200, 72}, ts::bf16, ts::cpu(), 5);
+  ts::Buffer v = ts::Buffer::randn({72}, ts::f32, ts::cpu(), 6);
+  ts::Buffer v3 = ts::Buffer::randn({3}, ts::f32, ts::cpu(), 7);
+  for (int epilogue = 0; epilogue <= 9; ++epilogue) {
+    auto k = dot_test::make_batched_epilogue(epilogue, false, ts::Settings{.config = c});
+    ts::Buffer want = k(x, y, epilogue == 3 ? v3 : v);
+    ts::Buffer got =
+        k(x.to(ts::cuda(0)), y.to(ts::cuda(0)), (epilogue == 3 ? v3 : v).to(ts::cuda(0)));
+    const double tol = epilogue == 8 ? 1e-2 : 1e-4;  // 8 stores bf16: one rounding apart
+    EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, tol, tol), 0)
+        << "epilogue " << epilogue;
+  }
+}
+
 // x.t() of a [K, M] tensor is M-major (ldmatrix .trans for A), y.t() of [N, K] K-major.
 TEST(DotGpu, TransposedOperandsMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
