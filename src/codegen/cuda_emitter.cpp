@@ -567,11 +567,15 @@ void Emitter::run() {
   src << "#define TS_FLAT(r) (((((r) / TS_V) * TS_T + tid) * TS_V) + (r) % TS_V)\n";
   src << "#define TS_FOR(r) _Pragma(\"unroll\") for (int r = 0; r < TS_N; ++r)\n\n";
   // __launch_bounds__ and __maxnreg__ exclude each other (nvcc/NVRTC); both set the
-  // register budget, the first from the thread count, the second from Config::maxnreg.
+  // register budget, the first from the thread count, the second from Config::maxnreg or,
+  // where a producer warpgroup's registers move to the consumers (setmaxnreg), the count
+  // every thread launches with: setmaxnreg needs it fixed at entry, which a kernel using
+  // fewer than __launch_bounds__ allows leaves unknown (ptxas then ignores it: C7508).
   // A producer warpgroup (Config::warp_specialize) runs past the nest's TS_T threads.
   const int threads = L_->threads + (producer_ ? passes::kProducerThreads : 0);
-  std::string bounds = plan_.maxnreg ? fmt::format("__maxnreg__({})", *plan_.maxnreg)
-                                     : fmt::format("__launch_bounds__({})", threads);
+  std::string bounds = plan_.maxnreg       ? fmt::format("__maxnreg__({})", *plan_.maxnreg)
+                       : launch_registers_ ? fmt::format("__maxnreg__({})", launch_registers_)
+                                           : fmt::format("__launch_bounds__({})", threads);
   src << fmt::format("extern \"C\" __global__ void {} {}(", bounds, out_.name);
   for (size_t i = 0; i < out_.params.size(); ++i) {
     const Param& p = out_.params[i];

@@ -262,6 +262,7 @@ void Emitter::emit_producer_warp(const passes::Contraction& c) {
   // Where the launch already gives the consumers as many (4 consumer warps: 248 each), no
   // register moves (setmaxnreg.inc cannot lower a count; ptxas ignores it: C7508).
   const bool moves = consumer_regs > at_launch;
+  if (moves) launch_registers_ = at_launch;
   open("if (tid >= TS_T)");
   line(
       fmt::format("// the producer warpgroup: %{}'s TMA copies for the program's tiles (its "

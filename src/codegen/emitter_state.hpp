@@ -210,6 +210,10 @@ class Emitter {
   /// emitted is past the producer's branch (line(): __syncthreads becomes the consumers').
   const passes::Contraction* producer_ = nullptr;
   bool consumers_only_ = false;
+  /// The registers per thread a program with a producer warpgroup launches with, where its
+  /// warpgroups then move registers (setmaxnreg): the kernel's __maxnreg__, so that ptxas
+  /// knows the count at entry (else it ignores setmaxnreg: C7508). 0: none.
+  int launch_registers_ = 0;
   /// The array contraction sum `s` is summed into (declared here) and its initial value at
   /// register r: the add `acc + s` that is s's only use (f32, s's shape, acc computed
   /// earlier) takes s's place, starting from acc (the add is then not emitted: one
