@@ -125,6 +125,39 @@ TEST(WarpSpecialize, AProducerWarpgroupIssuesTheRingsCopies) {
 // Where the operands' tiles do not follow from the program id and K (the grouped GEMM's
 // expert, loaded in the program), with split_k or pid_type xyz, the kernel runs without a
 // producer and the layout stage says why; the interpreter's values do not depend on it.
+// A batched dot whose batch tile holds one element (examples::make_bmm): its factors are
+// indexed by the batch tile's begin, which the producer computes from the program id as it
+// does the other tiles' (and the ring runs across a persistent program's tiles).
+TEST(WarpSpecialize, ABatchedDotsProducerIndexesTheBatchByItsTileBegin) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({4, 520, 256}, ts::bf16),
+             y = ts::Buffer::zeros({4, 256, 392}, ts::bf16);
+  for (ts::PidType pid : {ts::PidType::flat, ts::PidType::persistent_interleaved}) {
+    const ts::Config c = specialized(128, 128, 64, 8, 4, pid);
+    SCOPED_TRACE(c.to_json());
+    auto k = examples::make_bmm(ts::Settings{.config = c});
+    stage_test::Staged s = stage_test::staged("layout", true, k, c, x, y);
+    EXPECT_EQ(why(s).rfind("(applied)", 0), 0u) << why(s);
+    const passes::Contraction& con = s.stages.loops.at(0).layout.contractions.at(0);
+    EXPECT_EQ(con.mma->across_programs, pid != ts::PidType::flat);
+    const std::string cu = nvrtc_test::compile(k, x, y);
+    const size_t producer = cu.find("if (tid >= TS_T) {");
+    ASSERT_NE(producer, std::string::npos) << cu;
+    // x [B, M, K]'s box at (k, the M tile's begin, the batch's): the loading program's.
+    EXPECT_EQ(nvrtc_test::count_matches(
+                  cu.substr(producer),
+                  R"(tma_copy<3>\(x_map\d+, buf \+ 0, filled, \{kb, tb\d+_1, tb\d+_0\}\))"),
+              1)
+        << cu;
+  }
+  // Without warp_specialize, a persistent program's ring runs on into its next tile.
+  ts::Config persistent = specialized(128, 128, 64, 8, 4, ts::PidType::persistent_interleaved);
+  persistent.warp_specialize.reset();
+  auto k = examples::make_bmm(ts::Settings{.config = persistent});
+  stage_test::Staged s = stage_test::staged("layout", false, k, persistent, x, y);
+  EXPECT_TRUE(s.stages.loops.at(0).layout.contractions.at(0).mma->across_programs) << s.text;
+}
+
 TEST(WarpSpecialize, WhereItCannotApplyTheLayoutStageSaysWhy) {
   ts::Buffer x = ts::Buffer::randn({256, 128}, ts::bf16, ts::cpu(), 1),
              y = ts::Buffer::randn({128, 256}, ts::bf16, ts::cpu(), 2);

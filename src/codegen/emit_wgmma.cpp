@@ -191,6 +191,10 @@ void Emitter::emit_ring_load(const passes::Contraction& c, bool across) {
       if (info.kind == ir::IndexKind::tile)
         by_dim.push_back(info.sym == c.match.k ? std::string("kb")
                                                : dims.at({operand, info.sym->loop_dim}).tb);
+      else if (operand->op == ir::Op::TileBegin && operand->args[0] == top_)
+        // The loading program's tile begin (a producer's, or across programs the next
+        // program's: the lambda's parameters shadow the running program's).
+        by_dim.push_back(dims.at({top_, static_cast<int>(operand->ival)}).tb);
       else if (dtype_size(operand->dtype) > 4)
         by_dim.push_back(fmt::format("ts::tma_coord({})", scalar(operand)));
       else

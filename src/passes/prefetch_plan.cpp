@@ -49,8 +49,8 @@ bool may_load_ahead(const ir::Graph& g, const Node* nest, const Node* loop, cons
   return indices_known_ahead(n, loop, inside) && !stored_to(g, stored_tensors(nest), n);
 }
 
-bool may_load_across_programs(const ir::Graph& g, const Node* nest, const Node* loop,
-                              const Node* n) {
+bool may_load_across_programs(const ir::Graph& g, const Node* nest, const Node* loop, const Node* n,
+                              bool tile_begins) {
   if (!may_load_ahead(g, nest, loop, n) ||
       std::find(nest->body.begin(), nest->body.end(), loop) == nest->body.end())
     return false;
@@ -66,8 +66,13 @@ bool may_load_across_programs(const ir::Graph& g, const Node* nest, const Node* 
   };
   for (const ir::LoopDim& d : loop->dims)
     if (!invariant(d.begin) || !invariant(d.end)) return false;
+  auto begin_of_nest = [&](const Node* v) {
+    return tile_begins && v->op == Op::TileBegin && v->args[0] == nest;
+  };
   for (size_t i = 1; i < n->args.size(); ++i)
-    if (n->args[i] != loop && n->args[i] != nest && !invariant(n->args[i])) return false;
+    if (n->args[i] != loop && n->args[i] != nest && !invariant(n->args[i]) &&
+        !begin_of_nest(n->args[i]))
+      return false;
   return true;
 }
 

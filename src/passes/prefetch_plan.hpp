@@ -38,9 +38,11 @@ bool may_load_ahead(const ir::Graph& g, const ir::Node* nest, const ir::Node* lo
 /// `loop` stands in the body of `nest` (a persistent program loop) itself, and its bounds
 /// and n's indices other than the tiles of `loop` and `nest` are values from outside the
 /// nest (the same in every program), so the next program's tiles of n are known from its
-/// program id alone.
+/// program id alone. With `tile_begins`, an index that is the begin of one of `nest`'s tiles
+/// (t.begin(), a batch tile of one element: passes/unit_tiles.hpp) qualifies too, for code
+/// that computes it from the program id where it loads (a wgmma ring's TMA copies).
 bool may_load_across_programs(const ir::Graph& g, const ir::Node* nest, const ir::Node* loop,
-                              const ir::Node* n);
+                              const ir::Node* n, bool tile_begins = false);
 
 /// Per loop of nir's nest with loads to issue early (its accesses planned), the prefetch.
 std::map<const ir::Node*, Prefetch> plan_prefetch(const ir::Graph& g, const KernelPlan& plan,

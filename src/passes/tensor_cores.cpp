@@ -292,8 +292,8 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
   }
   mma.across_programs = plan.persistent;
   for (int i = 0; i < 2; ++i)
-    mma.across_programs &=
-        may_load_across_programs(g, plan.loop, k->loop, c.match.factor[i].load());
+    mma.across_programs &= may_load_across_programs(g, plan.loop, k->loop, c.match.factor[i].load(),
+                                                    /*tile_begins=*/true);
   mma.stages = std::max(2, plan.num_stages);  // as many as fit: plan_tensor_cores
   mma.wgmma = true;
   mma.warps_m = 4 * wm;
@@ -343,12 +343,16 @@ void plan_producer_warp(const ir::Graph& g, const KernelPlan& plan, Layout& L) {
   const ir::Node* k = c.match.k->loop;
   for (int i = 0; i < 2; ++i) {
     const ir::Node* load = c.match.factor[i].load();
-    bool from_id = may_load_across_programs(g, plan.loop, k, load);
+    bool from_id = may_load_across_programs(g, plan.loop, k, load, /*tile_begins=*/true);
     for (const ir::LoopDim& d : k->dims)
       from_id &= outside_program(plan.loop, d.begin) && outside_program(plan.loop, d.end);
-    for (size_t j = 1; j < load->args.size(); ++j)
-      if (load->args[j] != k && load->args[j] != plan.loop)
-        from_id &= outside_program(plan.loop, load->args[j]);
+    // Indices: the tiles of K and of the program, their begins (a batch tile of one
+    // element, which the producer computes from the program id), host values.
+    for (size_t j = 1; j < load->args.size(); ++j) {
+      const ir::Node* a = load->args[j];
+      const bool begin = a->op == ir::Op::TileBegin && a->args[0] == plan.loop;
+      if (a != k && a != plan.loop && !begin) from_id &= outside_program(plan.loop, a);
+    }
     if (!from_id)
       return refuse(
           fmt::format("{} does not follow from the program id and K alone", factor_name(c, i)));

@@ -80,15 +80,23 @@ TEST(DotGpu, SixteenBitDotsOnTensorCoresMatchTheInterpreter) {
 }
 
 // A batched dot of 3-D tiles whose batch tile has block 1 is each program's 2-D dot
-// (passes/unit_tiles.hpp): on wgmma (K's block 64) and on mma.sync (K's block 32), with a
-// bias broadcast over the batch and rows, at ragged M, N and K.
+// (passes/unit_tiles.hpp): on wgmma (K's block 64; flat, persistent with the ring running
+// across a program's tiles, warp-specialized with the producer computing the batch's begin)
+// and on mma.sync (K's block 32), with a bias broadcast over the batch and rows, at ragged M,
+// N and K; persistent programs walk several tiles each (max_sms 3).
 TEST(DotGpu, BatchedDotsWithABatchTileOfOneMatchTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   ts::Config wgmma = blocks(128, 128, 64, 4), sync = blocks(64, 64, 32, 4);
   wgmma.num_stages = 3;
-  for (const ts::Config& c : {wgmma, sync})
+  ts::Config persistent = wgmma, specialized = blocks(128, 128, 64, 8);
+  persistent.pid_type = ts::PidType::persistent_interleaved;
+  specialized.num_stages = 4;
+  specialized.warp_specialize = true;
+  ts::Config specialized_persistent = specialized;
+  specialized_persistent.pid_type = ts::PidType::persistent_blocked;
+  for (const ts::Config& c : {wgmma, sync, persistent, specialized, specialized_persistent})
     for (Shape s : {Shape{257, 95, 129}, Shape{1, 64, 40}}) {
-      auto k = dot_test::make_batched_dot(ts::Settings{.config = c});
+      auto k = dot_test::make_batched_dot(ts::Settings{.max_sms = 3, .config = c});
       expect_close_to_interpreter(k, c.to_json() + " m " + std::to_string(s.m),
                                   ts::Buffer::randn({3, s.m, s.k}, ts::bf16, ts::cpu(), 1),
                                   ts::Buffer::randn({3, s.k, s.n}, ts::bf16, ts::cpu(), 2),
