@@ -8,6 +8,8 @@
 //             ratio of tessel's best to cuBLAS, and the config that gave it
 //   grouped   examples::make_grouped_matmul (8 experts x 512 rows, device-resident row count
 //             and block experts) against a loop of cuBLAS GEMMs, one per expert
+//   bmm       examples::make_bmm (16 batches of 2048^3, a batched ts::dot whose batch tile
+//             holds one element) against cublasGemmStridedBatchedEx
 //   fp8       f8e4m3 x w^T with per-tensor scales against cuBLASLt's FP8 matmul
 //   int8      i8 x w^T summed in i32 against cuBLASLt's int8 matmul
 //   fused     matmul + bias + gelu (examples::make_matmul_bias_gelu) against cuBLAS plus
@@ -534,6 +536,51 @@ int main(int argc, char** argv) {
     }
     std::printf("grouped 8 x 512x4096x4096: cuBLAS loop %.1f TFLOP/s, tessel %.1f TFLOP/s (%s)",
                 peer, best, best_cfg.c_str());
+    if (peer > 0) std::printf(" = %.3f of cuBLAS", best / peer);
+    std::printf("\n");
+  }
+  // Batched: 16 products of 2048^3 (examples::make_bmm), against cuBLAS's strided batched
+  // GEMM.
+  {
+    const int64_t batches = 16, n = 2048;
+    const Shape s{batches * n, n, n};  // the FLOP count of all the batches
+    ts::Buffer x = ts::Buffer::randn({batches, n, n}, ts::bf16, ts::cuda(0), 12);
+    ts::Buffer y = ts::Buffer::randn({batches, n, n}, ts::bf16, ts::cuda(0), 13);
+    double peer = 0;
+#ifdef TESSEL_BENCH_CUBLAS
+    {
+      ts::Buffer c = ts::Buffer::empty({batches, n, n}, ts::bf16, ts::cuda(0));
+      const float one = 1, zero = 0;
+      const int d = static_cast<int>(n);
+      peer = tflops(s, bench::gpu_time_ms(
+                           [&] {
+                             cublasGemmStridedBatchedEx(
+                                 h, CUBLAS_OP_N, CUBLAS_OP_N, d, d, d, &one, y.data_ptr(),
+                                 CUDA_R_16BF, d, n * n, x.data_ptr(), CUDA_R_16BF, d, n * n, &zero,
+                                 c.data_ptr(), CUDA_R_16BF, d, n * n, static_cast<int>(batches),
+                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                           },
+                           iters));
+    }
+#endif
+    double best = 0;
+    std::string best_cfg;
+    for (const Candidate& c :
+         {Candidate{128, 256, 64, 8, 4}, Candidate{128, 256, 64, 8, 4, 8},
+          Candidate{128, 256, 64, 8, 4, 1, kPi}, Candidate{128, 256, 64, 8, 4, 1, kFlat, 1, true},
+          Candidate{128, 256, 64, 8, 4, 1, kPb, 1, true}, Candidate{256, 128, 64, 8, 4},
+          Candidate{128, 128, 64, 4, 4}}) {
+      auto k = examples::make_bmm(ts::Settings{.config = c.config()});
+      const double tf = tflops(s, bench::gpu_time_ms([&] { k(x, y); }, iters));
+      std::printf("  bmm %-22s %8.1f TFLOP/s\n", c.str().c_str(), tf);
+      if (tf > best) {
+        best = tf;
+        best_cfg = c.str();
+      }
+    }
+    std::printf(
+        "bmm 16 x 2048x2048x2048: cuBLAS strided batched %.1f TFLOP/s, tessel %.1f TFLOP/s (%s)",
+        peer, best, best_cfg.c_str());
     if (peer > 0) std::printf(" = %.3f of cuBLAS", best / peer);
     std::printf("\n");
   }
