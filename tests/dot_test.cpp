@@ -533,6 +533,31 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
     seeded |= c.block_sizes->at(0) == 64 && c.block_sizes->at(1) == 128 && c.split_k == 2;
   }
   EXPECT_TRUE(seeded);
+  // A batched dot: the same tiles for each program's [M, N], its batch block (tuned here) 1.
+  ts::Buffer xb = ts::Buffer::zeros({8, 2048, 2048}, ts::bf16),
+             yb = ts::Buffer::zeros({8, 2048, 2048}, ts::bf16);
+  auto tiled = dot_test::make_tiled_batched_dot();  // the space reads its graph
+  ts::autotune::ConfigSpace batched(autotune_test::graph_of(tiled, xb, yb), {}, "bmm");
+  std::vector<std::string> bconfigs;
+  for (const ts::autotune::Point& p : batched.matmul_points()) {
+    ts::Config c = batched.config(p);
+    bconfigs.push_back(fmt::format("{}x{}x{}x{} w{} s{}{}", c.block_sizes->at(0),
+                                   c.block_sizes->at(1), c.block_sizes->at(2), c.block_sizes->at(3),
+                                   *c.num_warps, *c.num_stages, c.warp_specialize ? " ws" : ""));
+  }
+  EXPECT_NE(std::find(bconfigs.begin(), bconfigs.end(), "1x128x256x64 w8 s4"), bconfigs.end())
+      << fmt::format("{}", fmt::join(bconfigs, "; "));
+  EXPECT_NE(std::find(bconfigs.begin(), bconfigs.end(), "1x256x128x64 w8 s4 ws"), bconfigs.end())
+      << fmt::format("{}", fmt::join(bconfigs, "; "));
+  // examples::make_bmm fixes the batch block: its M, N and K blocks are seeded.
+  auto bmm_kernel = examples::make_bmm();
+  ts::autotune::ConfigSpace bmm(autotune_test::graph_of(bmm_kernel, xb, yb), {}, "bmm");
+  bool bmm_seeded = false;
+  for (const ts::autotune::Point& p : bmm.matmul_points()) {
+    ts::Config c = bmm.config(p);
+    bmm_seeded |= *c.block_sizes == std::vector<int64_t>{128, 256, 64} && c.num_warps == 8;
+  }
+  EXPECT_TRUE(bmm_seeded);
   // The grouped GEMM fixes M's block (64 rows): its N and K blocks, warps and stages are
   // seeded, 8 warps giving two warpgroups along N (wgmma 64 x 128 each).
   moe_test::Routed r = moe_test::route({64, 128}, 256, 256, 192, ts::bf16);

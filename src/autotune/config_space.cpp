@@ -572,8 +572,13 @@ std::vector<Point> ConfigSpace::matmul_points() const {
   const Config base = config(default_);
   for (const auto& [loop, matches] : contractions_) {
     for (const passes::ContractionMatch& c : matches) {
-      const ir::Shape& mn = c.sum->shape;
-      if (mn.size() != 2 || !mn[0] || !mn[1]) continue;
+      // A batched dot ([B, M, N]) seeds its M and N with a batch block of 1, where each
+      // program's dot is 2-D (passes/unit_tiles.hpp).
+      const ir::Shape& sum = c.sum->shape;
+      if (sum.size() != 2 && sum.size() != 3) continue;
+      const ir::Shape mn(sum.end() - 2, sum.end());
+      const ir::Sym* batch = sum.size() == 3 ? sum[0] : nullptr;
+      if (!mn[0] || !mn[1]) continue;
       // A dim whose block the kernel fixes (a grouped GEMM's 64 rows) keeps it: the tile's
       // other blocks, warps and stages still seed the search.
       const int ids[3] = {mn[0]->block_id, mn[1]->block_id, c.k->block_id};
@@ -586,6 +591,8 @@ std::vector<Point> ConfigSpace::matmul_points() const {
         const int64_t sizes[3] = {t.m, t.n, std::max<int64_t>(8, t.k * 2 / elem)};
         for (int d = 0; d < 3; ++d)
           if (ids[d] >= 0) cfg.block_sizes->at(static_cast<size_t>(ids[d])) = sizes[d];
+        if (batch && batch->block_id >= 0)
+          cfg.block_sizes->at(static_cast<size_t>(batch->block_id)) = 1;
         cfg.num_warps = t.warps;
         cfg.num_stages = t.stages;
         if (t.persistent) cfg.pid_type = PidType::persistent_blocked;

@@ -136,7 +136,8 @@ class ConfigSpace {
   /// duplicates, knobs in order.
   std::vector<Point> neighbors(const Point& p, int radius = 1) const;
   /// Known-good matrix-product points: for each 2-D sum of products of a top-level loop
-  /// (a ts::dot; passes/contractions.hpp), its M, N and K block sizes and warps set to
+  /// (a ts::dot; passes/contractions.hpp), or batched one ([B, M, N], its batch block set
+  /// to 1 where tuned), its M, N and K block sizes and warps set to
   /// tiles that led bench/dot_bench on the H200: for mma.sync (two stages) 128 x 128 x 32 on
   /// 4 warps for large squares, 128 x 64 x 32 for small ones, 64 x 64 x 32, 128 x 256 x 32 on
   /// 8 warps, 16 x 32 x 128 on 2 warps for M = 16; for wgmma 128 x 256 x 64 on 8 warps with
