@@ -13,6 +13,13 @@ inline ts::Config blocks(int64_t m, int64_t n, int64_t k, int warps) {
   return ts::Config{.block_sizes = std::vector<int64_t>{m, n, k}, .num_warps = warps};
 }
 
+/// blocks() with num_stages.
+inline ts::Config staged_blocks(int64_t m, int64_t n, int64_t k, int warps, int stages) {
+  ts::Config c = blocks(m, n, k, warps);
+  c.num_stages = stages;
+  return c;
+}
+
 /// out = init + x @ y in f32 (x [M, K], y [K, N]): a K loop accumulating ts::dot into
 /// ts::zeros (init 0) or ts::full(init). examples::make_dot_matmul with an f32 output, so that
 /// results compare without a final rounding.

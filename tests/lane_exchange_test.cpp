@@ -28,9 +28,7 @@ namespace layout = tessel::layout;
 namespace {
 
 ts::Config staged_config(int64_t m, int64_t n, int64_t k, int warps, int stages) {
-  ts::Config c = dot_test::blocks(m, n, k, warps);
-  c.num_stages = stages;
-  return c;
+  return dot_test::staged_blocks(m, n, k, warps, stages);
 }
 
 // (slot 0 coordinate, slot 1 coordinate) of every (register, lane, warp) of L.

@@ -6,6 +6,7 @@
 
 #include "codegen/emitter_state.hpp"
 #include "codegen/fold.hpp"
+#include "common/pow2.hpp"
 #include "passes/default_config.hpp"
 
 namespace tessel::codegen {
@@ -277,6 +278,22 @@ static void emit_ld_vec(Emitter& e, const Node* n, AccessPlan p, const std::stri
 
 void Emitter::emit_vector_load_into(const Node* n, const std::string& raw) {
   emit_ld_vec(*this, n, plan_access(*this, n, 1, "r"), raw);
+}
+
+void Emitter::emit_vector_copy_into(const Node* n, const std::string& tile, int64_t inner,
+                                    int64_t pitch) {
+  AccessPlan p = plan_access(*this, n, 1, "r");
+  const Node* t = ir::addressed_tensor(n);
+  open("_Pragma(\"unroll\") for (int g = 0; g < TS_G; ++g)");
+  line("const int r = g * TS_V, f = TS_FLAT(r);");
+  const std::string off = emit_index_locals(*this, t, p);
+  const std::string count = vector_count(*this, valid_expr(*this, p, "r", true), p.dims[p.vdim]);
+  // Threads past the layout's elements (small tiles) hold none.
+  line(fmt::format("{}ts::cp_async_vec<{}>({} + (f >> {}) * {} + (f & {}), {}, {});",
+                   L_->all_threads_active() ? "" : fmt::format("if (f < {}) ", L_->elems),
+                   vec_args(dtype_cuda_storage(t->dtype), p), tile, ceil_log2(inner), pitch,
+                   inner - 1, fold::add(p.base, off), count));
+  close();
 }
 
 void Emitter::emit_load(const Node* n) {

@@ -5,6 +5,10 @@
 // accumulator's placement) hold the warp's accumulator fragments in order: fragment (i, j)
 // of a warp's MR x NR is registers 4 (i NR + j) .. 4 (i NR + j) + 3 (c0 .. c3).
 //
+// With a cp.async ring (Contraction::Mma::copy_stages, emit_pipeline.cpp) the factors' tiles
+// are already in the ring's slot for this tile of K, its copies waited for at the loop's top:
+// no staging, no barriers here.
+//
 //   float acc[TS_N];                         // the sum, in the nest's layout
 //   {
 //     __syncthreads();                       // earlier readers of shared memory are done
@@ -69,21 +73,30 @@ void Emitter::emit_mma_contraction(const passes::Contraction& c) {
                      mma.operand == DType::f32      ? std::string("m16n8k8, tf32")
                      : dtype_size(mma.operand) == 1 ? "m16n8k32, " + dtype_name(mma.operand)
                                                     : "m16n8k16, " + dtype_name(mma.operand),
-                     c.not_wgmma.empty() ? "" : "; not wgmma: " + c.not_wgmma));
+                     c.not_wgmma.empty() ? "" : "; not wgmma: " + c.not_wgmma) +
+             (mma.copy_stages ? fmt::format(", factors by cp.async into a ring of {} tiles of K",
+                                            mma.copy_stages)
+                              : ""));
   const std::string& nm = sum.name;
   const SharedUse& use = shared_use(n);  // the kernel IR's stage (passes/shared_plan.hpp)
   const std::string elem = dtype_cuda_storage(mma.operand);
   open("");
   std::string tile[2];
+  // The ring's slot for this tile of K (its bytes: both factors' staged tiles), or the stage.
+  const std::string slot_at =
+      mma.copy_stages ? fmt::format("{} + {} * {}", use.offset, ring_slot_.at(c.match.k->loop),
+                                    (c.shared_bytes + 15) / 16 * 16)
+                      : std::to_string(use.offset);
   for (int i = 0; i < 2; ++i) {
     const passes::Layout& F = c.factor_layout[i];
     tile[i] = fmt::format("f{}_{}", n->id, i);
-    line(fmt::format("{}* {} = reinterpret_cast<{}*>(ts_smem + {});  // [{}][{} + {}]", elem,
-                     tile[i], elem, use.offset + c.shared_offset[i], F.slot_block.front(),
-                     F.slot_block.back(), mma.pitch[i] - F.slot_block.back()));
+    line(fmt::format("{}* {} = reinterpret_cast<{}*>(ts_smem + {} + {});  // [{}][{} + {}]{}", elem,
+                     tile[i], elem, slot_at, c.shared_offset[i], F.slot_block.front(),
+                     F.slot_block.back(), mma.pitch[i] - F.slot_block.back(),
+                     mma.copy_stages ? " copied by cp.async" : ""));
   }
   if (use.barrier) line("__syncthreads();  // earlier readers of shared memory are done");
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < 2 && !mma.copy_stages; ++i) {
     const passes::Layout& F = c.factor_layout[i];
     emit_factor(c, i, [&] {
       const int64_t inner = F.slot_block.back();
@@ -99,7 +112,7 @@ void Emitter::emit_mma_contraction(const passes::Contraction& c) {
       close();
     });
   }
-  line("__syncthreads();");
+  if (!mma.copy_stages) line("__syncthreads();");
   if (!sum.init.empty()) line(fmt::format("TS_FOR(r) {}[r] = {};", nm, sum.init));
   const int a = mma.a, b = 1 - mma.a;
   const int64_t bm = nest_.slot_block[0], bn = nest_.slot_block[1];

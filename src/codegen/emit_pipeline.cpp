@@ -11,6 +11,15 @@
 // contraction's factor loads (emit_contract.cpp) are pipelined in their factors' layouts: the next
 // tiles of both factors are in flight while this tile's products are summed. Source of the
 // technique: Triton's num_stages (software pipelining of loads in loops).
+//
+// An mma.sync contraction's factor loads with a ring (Contraction::Mma::copy_stages = S =
+// tiles ahead + 1) go to shared memory instead, by cp.async (sm_80 and later; CUTLASS's
+// multistage mainloop): the tiles 0 .. S - 2 into slots 0 .. S - 2 before the loop (after a
+// barrier: earlier readers of those bytes are done), one commit group per tile; iteration i
+// waits for its own group (cp.async.wait_group S - 2), meets the other threads at a barrier
+// (every thread's copies of tile i have landed, every thread is done reading tile i - 1),
+// copies tile i + S - 1 into the slot tile i - 1 held, commits, and the contraction reads
+// slot i % S in place (emit_mma.cpp): no registers hold the tiles and nothing is staged.
 #include <fmt/format.h>
 
 #include <functional>
@@ -61,14 +70,42 @@ void Emitter::take_prefetched(const std::vector<const Node*>& loads, int count) 
   });
 }
 
+const passes::Contraction* Emitter::copy_ring_of(const Node* n) const {
+  for (const passes::Contraction& c : nest_.contractions)
+    for (int i = 0; c.mma && c.mma->copy_stages && i < 2; ++i)
+      if (c.match.factor[i].load() == n) return &c;
+  return nullptr;
+}
+
+void Emitter::copy_into_ring(const std::vector<const Node*>& loads, const std::string& slot) {
+  each_in_load_layout(loads, [&](const Node* n) {
+    const passes::Contraction& c = *copy_ring_of(n);
+    const int i = c.match.factor[0].load() == n ? 0 : 1;
+    const passes::Layout& F = c.factor_layout[i];
+    const int64_t slot_bytes = (c.shared_bytes + 15) / 16 * 16;
+    const std::string elem = dtype_cuda_storage(n->args[0]->dtype);
+    emit_vector_copy_into(
+        n,
+        fmt::format("reinterpret_cast<{}*>(ts_smem + {} + ({}) * {})", elem,
+                    shared_use(c.match.sum).offset + c.shared_offset[i], slot, slot_bytes),
+        F.slot_block.back(), c.mma->pitch[i]);
+  });
+}
+
 void Emitter::emit_prefetch_first(const Node* loop, const passes::Prefetch& p) {
-  const std::vector<const Node*>& loads = p.loads;
+  std::vector<const Node*> loads, copies;  // into registers; by cp.async into rings
+  for (const Node* n : p.loads) (copy_ring_of(n) ? copies : loads).push_back(n);
   DimVars dv = dim_vars(loop, 0);
   std::string le = fmt::format("le{}_{}", loop->id, 0);
   const int ahead = p.tiles_ahead;
   declare_prefetch_buffers(
       loads, ahead,
       ahead == 1 ? "loaded one iteration early" : fmt::format("loaded {} iterations early", ahead));
+  if (!copies.empty())
+    line(
+        fmt::format("__syncthreads();  // the ring's slots: earlier readers are done; tiles 0 .. "
+                    "{} by cp.async into slots 0 .. {}",
+                    ahead - 1, ahead - 1));
   for (int k = 0; k < ahead; ++k) {  // tiles 0 .. ahead - 1
     std::string begin = k == 0 ? dv.lb : fmt::format("{} + {}", dv.lb, k * dv.block);
     open(fmt::format("if ({} < {})", begin, le));
@@ -77,15 +114,28 @@ void Emitter::emit_prefetch_first(const Node* loop, const passes::Prefetch& p) {
                      (k + 1) * dv.block, le));
     dims[{loop, 0}] = dv;
     load_into_buffers(loads, k, ahead);
+    if (!copies.empty()) copy_into_ring(copies, std::to_string(k));
     close();
+    if (!copies.empty()) line("ts::cp_async_commit();  // a group per tile, empty past K");
   }
 }
 
 void Emitter::emit_prefetch_next(const Node* loop, const passes::Prefetch& p) {
-  const std::vector<const Node*>& loads = p.loads;
+  std::vector<const Node*> loads, copies;  // into registers; by cp.async into rings
+  for (const Node* n : p.loads) (copy_ring_of(n) ? copies : loads).push_back(n);
   DimVars dv = dim_vars(loop, 0);
   std::string le = fmt::format("le{}_{}", loop->id, 0);
   const int ahead = p.tiles_ahead;
+  const std::string tile = fmt::format("(({}_ - {}) / {})", dv.tb, dv.lb, dv.block);
+  if (!copies.empty()) {
+    const std::string slot = fmt::format("slot{}", loop->id);
+    line(fmt::format("const int {} = (int)({} % {});  // this tile's slot in the ring", slot, tile,
+                     ahead + 1));
+    line(fmt::format("ts::cp_async_wait<{}>();  // this thread's copies of this tile", ahead - 1));
+    line("__syncthreads();  // every thread's copies of it, and the reads of the tile before");
+    ring_slot_[loop] = slot;
+    for (const Node* n : copies) prefetched_.insert(n);  // read in place from the ring
+  }
   take_prefetched(loads, ahead);
   // Tile i + ahead, in an inner scope that shadows this tile's begin and end.
   open(fmt::format("if ({}_ + {} < {})", dv.tb, ahead * dv.block, le));
@@ -94,7 +144,10 @@ void Emitter::emit_prefetch_next(const Node* loop, const passes::Prefetch& p) {
   line(fmt::format("const {} {} = ({})min({}_ + {}, {});", idx_t_, dv.te, idx_t_, dv.tb,
                    (ahead + 1) * dv.block, le));
   load_into_buffers(loads, ahead - 1, ahead);
+  if (!copies.empty())
+    copy_into_ring(copies, fmt::format("({} + {}) % {}", tile, ahead, ahead + 1));
   close();
+  if (!copies.empty()) line("ts::cp_async_commit();");
 }
 
 // The persistent program loop (pid_type persistent_*): `first` / `next` are the first

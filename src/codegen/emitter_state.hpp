@@ -100,6 +100,17 @@ class Emitter {
                                 const std::string& comment);
   void load_into_buffers(const std::vector<const ir::Node*>& loads, int k, int count);
   void take_prefetched(const std::vector<const ir::Node*>& loads, int count);
+  /// The mma.sync contraction whose factor load `n` is copied by cp.async into its ring
+  /// (passes::Contraction::Mma::copy_stages), or null.
+  const passes::Contraction* copy_ring_of(const ir::Node* n) const;
+  /// cp.async copies of the current tile of `loads` (copy_ring_of each) into ring slot `slot`
+  /// (an expression), each in its factor's staged layout.
+  void copy_into_ring(const std::vector<const ir::Node*>& loads, const std::string& slot);
+  /// The vector loads of vector load `n` as cp.async copies into the staged tile at `tile`
+  /// (its memory dtype): rows of `inner` elements `pitch` apart, as emit_mma_contraction stages
+  /// a factor.
+  void emit_vector_copy_into(const ir::Node* n, const std::string& tile, int64_t inner,
+                             int64_t pitch);
   /// num_stages >= 2 with a persistent pid_type (emit_pipeline.cpp): before the program
   /// loop, declares the buffers of the top-level loop's early `loads` and loads the tile of
   /// program id `first` (if below `end`) into them.
@@ -332,6 +343,8 @@ class Emitter {
   std::map<std::string, std::string> param_names_;  // dedupe key -> name
   std::set<const ir::Node*> written_;               // tensors stored to
   std::set<const ir::Node*> prefetched_;            // loads emitted by emit_prefetch_next
+  /// Per loop over K of cp.async rings: the variable holding its tile's slot.
+  std::map<const ir::Node*, std::string> ring_slot_;
   std::set<const ir::Node*> staged_;  // contractions' factors and products (emitted by the sum)
   std::set<const ir::Node*> summed_into_;  // adds a contraction's sum accumulated into
   /// Inits of carried accumulators that start from zeros (starts_from_zeros) used nowhere

@@ -164,6 +164,31 @@ int own_layout_used(const NestIr& nir, const Node* n) {
   return -1;
 }
 
+// Contraction::Mma::copy_stages: an mma.sync contraction whose factors are 16- or 8-bit loads
+// (through casts and views) that its loop over K issues early with vector accesses of 4, 8
+// or 16 bytes copies them by cp.async into a ring of tiles-ahead + 1 slots, where they fit
+// beside nothing else (the plan after may still shrink nothing: a ring that does not fit the
+// program's shared memory with the nest's other stages is an error, as a wgmma ring's).
+void plan_copy_rings(const KernelPlan& plan, NestIr& nir) {
+  for (Contraction& c : nir.layouts.front().contractions) {
+    if (!c.mma || c.mma->wgmma || dtype_size(c.mma->operand) > 2 || !nir.live.count(c.match.sum))
+      continue;
+    const Prefetch* p = nir.prefetched(c.match.k->loop);
+    if (!p) continue;
+    bool fits = (p->tiles_ahead + 1) * round16(c.shared_bytes) <= plan.shared_limit();
+    for (int i = 0; i < 2; ++i) {
+      const Node* load = c.match.factor[i].load();
+      fits &= std::find(p->loads.begin(), p->loads.end(), load) != p->loads.end();
+      for (const Node* m : c.match.factor[i].nodes)
+        fits &= m->op == Op::Load || m->op == Op::Cast || m->op == Op::View;
+      const int64_t bytes = c.factor_layout[i].vec * dtype_size(load->dtype);
+      fits &= nir.access(load).form == Access::Form::vector &&
+              (bytes == 4 || bytes == 8 || bytes == 16);
+    }
+    if (fits) c.mma->copy_stages = p->tiles_ahead + 1;
+  }
+}
+
 // The stage op n adds (bytes 0: none).
 SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, const Node* n) {
   using K = SharedStage::Kind;
@@ -177,6 +202,12 @@ SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, con
         SharedStage ring{K::ring, 0, c.shared_bytes};
         ring.stages = c.mma->stages;
         ring.copied = c.mma->producer_copies();
+        return ring;
+      }
+      if (c.mma && c.mma->copy_stages) {
+        SharedStage ring{K::ring, 0, c.mma->copy_stages * round16(c.shared_bytes)};
+        ring.stages = c.mma->copy_stages;
+        ring.cp_async = true;
         return ring;
       }
       return {K::contract, 0, round16(c.shared_bytes)};
@@ -312,6 +343,8 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
       a.vdim = -1;
       a.whole = a.aligned = false;
     }
+  nir.prefetch = plan_prefetch(g, plan, nir);
+  plan_copy_rings(plan, nir);
   ir::walk(plan.loop->body, [&](const Node* n) {
     if (!nir.live.count(n) || n->op == Op::Loop) return;
     SharedStage s = stage_of(nir, staged, n);
@@ -357,7 +390,6 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
           "use a smaller num_stages (each buffer holds a tile of K of both operands) or smaller "
           "block sizes");
   nir.barrier_before = memory_order_barriers(g, nir);
-  nir.prefetch = plan_prefetch(g, plan, nir);
   nir.rounded_by_store = values_rounded_by_stores(g, nir.live);
   if (std::string why = shared_plan_error(nir); !why.empty())
     throw InternalError("the shared memory plan of loop %" + std::to_string(plan.loop->id) + ": " +

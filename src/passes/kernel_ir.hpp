@@ -78,6 +78,8 @@ struct SharedStage {
   int stages = 0;         // ring: its buffers
   bool copied = false;    // ring: two `copied` mbarriers past the read ones
                           // (Contraction::Mma::producer_copies)
+  bool cp_async = false;  // ring: an mma.sync's, filled by cp.async (Mma::copy_stages): no
+                          // mbarriers, a barrier of the threads at each tile
 };
 const char* stage_kind_name(SharedStage::Kind k);
 

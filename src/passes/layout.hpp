@@ -129,6 +129,13 @@ struct Contraction {
     /// 0's box, then factor 1's), filled `stages` tiles of K ahead (passes/tensor_cores.hpp).
     bool wgmma = false;
     int stages = 0;
+    /// mma.sync whose factors' tiles are copied by cp.async (sm_80 and later) into a ring of
+    /// this many slots of the factors' staged tiles, the loop over K's prefetch (Config::
+    /// num_stages, passes/prefetch_plan.hpp) copy_stages - 1 tiles ahead straight into shared
+    /// memory instead of registers: 16-bit and 8-bit factors that are loads (through casts and
+    /// views) issued early with vector accesses, where the slots fit (passes::lower_nest). 0:
+    /// staged from registers at each tile.
+    int copy_stages = 0;
     /// wgmma in a persistent kernel whose loop over K stands in the program's body and whose
     /// factors' tiles follow from the program id and K alone (may_load_across_programs): the
     /// ring runs on into the program's next tile, whose first tiles of K are then in flight

@@ -39,12 +39,13 @@ inline constexpr int64_t kFreeSharedBytes = 32 * 1024;
 /// just before it with no barrier between (itself, across a loop's back edge).
 std::map<const ir::Node*, std::set<const ir::Node*>> shared_neighbours(const NestIr& nir);
 
-/// Whether the bytes of ring stage `ring` (a ts::dot's TMA ring) are free when staging op
-/// `n` runs: the nest's body runs once per program (not persistent) and `n` stands in a
-/// statement of it after the one holding the ring's loop over K. Every TMA copy into the
-/// ring has then been read, and every thread has waited for its last wgmma (after the loop:
-/// codegen's emit_ring_last); a barrier before n's writes (a ring is its neighbour) makes
-/// that true of all threads.
+/// Whether the bytes of ring stage `ring` (a ts::dot's ring, TMA or cp.async) are free when
+/// staging op `n` runs: the nest's body runs once per program (not persistent) and `n`
+/// stands in a statement of it after the one holding the ring's loop over K. Every TMA copy
+/// into the ring has then been read, and every thread has waited for its last wgmma (after
+/// the loop: codegen's emit_ring_last), or for its last cp.async copy (the groups after the
+/// last tile's are empty); a barrier before n's writes (a ring is its neighbour) makes that
+/// true of all threads.
 bool ring_free_at(const NestIr& nir, const ir::Node* ring, const ir::Node* n);
 
 /// Sets the offsets and barriers of nir.shared (kinds and bytes set) and nir.shared_bytes.

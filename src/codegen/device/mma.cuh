@@ -18,6 +18,50 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+/// Copies V elements at global p into shared dst asynchronously (cp.async, PTX ISA "cp.async";
+/// libcu++'s cuda::ptx wraps only the bulk copies, hence inline PTX), the first n of them
+/// (clamped to [0, V]) read and the rest zero-filled: .cg (L2 only) for 16 bytes, .ca for 8
+/// and 4. Visible to this thread after cp_async_wait, to the others after a barrier past it.
+/// n <= 0 reads nothing (p may lie past the tensor): zeros are stored. Whole and Aligned as
+/// for ld_vec; a p not aligned to the vector's bytes is copied element by element (stores).
+/// dst is aligned to the vector's bytes.
+template <class M, int V, bool Whole = false, bool Aligned = false>
+__device__ __forceinline__ void cp_async_vec(M* dst, const M* p, int n) {
+  constexpr int bytes = V * (int)sizeof(M);
+  static_assert(bytes == 16 || bytes == 8 || bytes == 4, "cp.async copies 4, 8 or 16 bytes");
+  typedef typename VecWord<bytes>::type W;
+  const int valid = n < 0 ? 0 : n > V ? V : n;
+  if (valid == 0) {
+    *reinterpret_cast<W*>(dst) = W{};
+    return;
+  }
+  if (Aligned || (reinterpret_cast<unsigned long long>(p) % bytes) == 0) {
+    const unsigned d = smem_addr(dst);
+    const int src = valid * (int)sizeof(M);
+    if constexpr (bytes == 16)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(p), "r"(src)
+                   : "memory");
+    else
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(p), "n"(bytes),
+                   "r"(src)
+                   : "memory");
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) dst[i] = i < valid ? p[i] : M(0);
+}
+
+/// Closes this thread's cp.async copies issued since the last commit into a group.
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/// Waits until at most N of this thread's committed cp.async groups are in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 /// ldmatrix .x4: four 8 x 8 matrices of 16-bit elements, lane 8j + i giving the address of
 /// row i of matrix j (16 bytes, 16-byte aligned). Thread (g, t) receives in r[j] elements
 /// (g, 2t) and (g, 2t + 1) of matrix j, or with Trans of its transpose (rows 2t, 2t + 1 of
