@@ -382,6 +382,49 @@ TEST_F(CodeOverride, FilesOfOtherNamesChangeNothing) {
   EXPECT_EQ(files(".sm_90.cubin", dir_ / "dump2").size(), 1u);
 }
 
+// Two kernels of one name whose bodies differ file apart: each keeps its dump, and an edit of
+// one is not compiled in place of the other.
+TEST_F(CodeOverride, TwoKernelsOfOneNameFileApart) {
+  REQUIRE_NVRTC();
+  auto kernel = [](bool add) {
+    return ts::kernel("twin", {"x"}, [add](ts::Tensor x) {
+      ts::Tensor out = ts::empty_like(x);
+      for (auto t : ts::tile(x.size(0))) out(t) = add ? x(t) + 1 : x(t) * 2;
+      return out;
+    });
+  };
+  auto a = kernel(true), b = kernel(false);
+  ::setenv("TESSEL_DUMP_DIR", (dir_ / "dump").c_str(), 1);
+  a.cuda(false, f32({1000}));
+  b.cuda(false, f32({1000}));
+  std::vector<fs::path> dumped = files(".cu", dir_ / "dump");
+  ASSERT_EQ(dumped.size(), 2u);
+  const fs::path of_a = has(read(dumped[0]), "+ 1.0f") ? dumped[0] : dumped[1];
+  fs::path used = override_with(of_a, read(of_a) + "\n__device__ int tessel_edited_marker = 7;\n");
+  EXPECT_TRUE(has(a.cuda(true, f32({1000})).at(0), "tessel_edited_marker"));
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(has(b.cuda(true, f32({1000})).at(0), "tessel_edited_marker"));
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(has(err, "compiling " + used.string())) << err;
+}
+
+// A CUDA override without extern "C" compiles to a mangled name the launch cannot find.
+TEST_F(CodeOverride, ACudaOverrideWithoutExternCIsAnError) {
+  REQUIRE_NVRTC();
+  fs::path dumped = dump_add(".cu");
+  std::string text = read(dumped);
+  const size_t at = text.find("extern \"C\" __global__");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.erase(at, std::string("extern \"C\" ").size());
+  fs::path used = override_with(dumped, text);
+  std::string msg =
+      user_error_test::user_error([&] { examples::make_add()(f32({1000}), f32({1000})); });
+  EXPECT_TRUE(has(msg, "TESSEL_OVERRIDE_DIR: " + used.string() +
+                           " does not declare the kernel add_loop0 extern \"C\" __global__"))
+      << msg;
+  EXPECT_TRUE(has(msg, "keep the generated kernel's declaration")) << msg;
+}
+
 // An override whose kernel was renamed would compile and then fail to load on a GPU: an
 // error names the file and the name the launch calls.
 TEST_F(CodeOverride, AnOverrideThatRenamesTheKernelIsAnError) {

@@ -137,6 +137,28 @@ TEST(Dot, BatchedOperandsMultiplyPerBatch) {
   EXPECT_NE(cu.find("of products, factors in shared memory"), std::string::npos) << cu;
 }
 
+// ts::zeros({tm, y.size(1)}) and y(tk, ts::all) have one shape whatever y's size, 1 included
+// (a size the key fixes is a constant: it was a size-1 dim in one and an extent in the other).
+TEST(Dot, AZerosOfATensorsSizeOfOneMatchesItsWholeDim) {
+  auto k = ts::kernel("dot_whole_n", [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32);
+    for (auto tm : ts::tile(x.size(0))) {
+      ts::Value acc = ts::zeros({tm, y.size(1)});
+      for (auto tk : ts::tile(x.size(1))) acc = ts::dot(x(tm, tk), y(tk, ts::all), acc);
+      out(tm, ts::all) = acc;
+    }
+    return out;
+  });
+  for (int64_t n : {3, 1}) {
+    ts::Buffer x = ts::Buffer::randn({20, 40}, ts::bf16, ts::cpu(), 8);
+    ts::Buffer y = ts::Buffer::randn({40, n}, ts::bf16, ts::cpu(), 9);
+    std::vector<double> want = reference(x, y), got = k(x, y).to_vector();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << n << " " << i;
+  }
+}
+
 TEST(Dot, WholeKDimsOfEqualSizeMultiply) {
   auto k = ts::kernel(
       "dot_all",
@@ -655,6 +677,36 @@ TEST(Dot, WholeKDimsOfDifferentPaddedSizesAreAKError) {
 // K tiled over x's size: a y of another K (longer, or a [N, K] weight passed as [K, N]) is
 // refused on the call at the dot's line, where torch.matmul raises; a shorter one is the
 // tile loop's cover check.
+// A batch tiled over x's size: a y of more batches is refused on the call at the dot's line,
+// as torch.bmm raises; fewer is the tile loop's cover check.
+TEST(Dot, OperandsOfDifferentBatchSizesAreAUserErrorOnTheCall) {
+  auto k = ts::kernel("bmm_sizes", {"x", "y"}, [](ts::Tensor x, ts::Tensor y) {
+    ts::Tensor out = ts::empty({x.size(0), x.size(1), y.size(2)}, ts::f32);
+    for (auto [tb, tm, tn] :
+         ts::tile(x.size(0), x.size(1), y.size(2), ts::TileOptions{.block_size = {1, 0, 0}})) {
+      ts::Value acc = ts::zeros({tb, tm, tn});
+      g_line = __LINE__ + 1;
+      for (auto tk : ts::tile(x.size(2))) acc = ts::dot(x(tb, tm, tk), y(tb, tk, tn), acc);
+      out(tb, tm, tn) = acc;
+    }
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::ones({3, 16, 32}, ts::bf16);
+  std::string msg = user_error_test::user_error([&] {
+    k(x, ts::Buffer::ones({4, 32, 16}, ts::bf16));
+  });
+  user_error_test::expect_message(msg, "bmm_sizes", g_line,
+                                  "ts::dot's operands differ in the batch dim on this call: tensor "
+                                  "argument 0 ('x') size(0) is 3, tensor argument 1 ('y') size(0) "
+                                  "is 4",
+                                  "torch.bmm");
+  EXPECT_NE(user_error_test::user_error([&] {
+              k(x, ts::Buffer::ones({2, 32, 16}, ts::bf16));
+            }).find("less than the bound"),
+            std::string::npos);
+  EXPECT_EQ(k(x, ts::Buffer::ones({3, 32, 16}, ts::bf16)).to_vector()[0], 32.0);
+}
+
 TEST(Dot, OperandsOfDifferentKSizesAreAUserErrorOnTheCall) {
   auto k = ts::kernel("dot_k", {"x", "y"}, [](ts::Tensor x, ts::Tensor y) {
     ts::Tensor out = ts::empty({x.size(0), y.size(1)}, ts::f32);

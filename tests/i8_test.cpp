@@ -166,6 +166,7 @@ TEST(I8, KMajorDotsTakeWgmmaS8) {
       stage_test::staged("layout", false, small, blocks(64, 64, 32, 4), x, w.transpose(0, 1));
   const auto& sync = ms.stages.loops.at(0).layout.contractions.at(0).mma;
   ASSERT_TRUE(sync && !sync->wgmma) << ms.text;
+  EXPECT_NE(ms.text.find("on tensor cores (mma.sync m16n8k32 i8,"), std::string::npos) << ms.text;
   EXPECT_EQ(sync->pitch[0], 32 + 16);
   const std::string on_sync = nvrtc_test::compile(small, x, w.transpose(0, 1));
   EXPECT_NE(on_sync.find("ts::mma_16832_s8("), std::string::npos) << on_sync;

@@ -223,7 +223,15 @@ TEST(IrPassText, CompleteConfigDefaultsTheBlockSizesOfAParsedKernel) {
   EXPECT_EQ(c.num_warps, 8) << c.to_json();
   // Spelled-out defaults that change nothing complete to the same config (one kernel).
   const ts::Config spelled = ts::passes::complete_config(
-      *g, ts::Config{.split_k = 1, .warp_specialize = false}, g->kernel_name);
+      *g,
+      ts::Config{
+          .num_sm_multiplier = 1,
+          .split_k = 1,
+          .warp_specialize = false,
+          .indexing = std::vector<std::string>{"pointer"},
+          .load_eviction_policies = std::vector<ts::EvictionPolicy>{ts::EvictionPolicy::none},
+          .tunables = std::map<std::string, int64_t>{}},
+      g->kernel_name);
   EXPECT_EQ(spelled.to_json(), c.to_json());
   EXPECT_NE(ts::passes::complete_config(*g, ts::Config{.warp_specialize = true}, g->kernel_name)
                 .to_json(),

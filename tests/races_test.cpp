@@ -322,6 +322,29 @@ TEST(Races, TwoProgramsScatteringDifferentValuesToOneElementAreAnError) {
             (std::vector<double>{7, 6, 5, 4, 3, 2, 1, 0}));
 }
 
+// The variable takes booleans and seeds; anything else is an error at the launch's loop.
+TEST(Races, TheVariableTakesBooleansAndSeedsOnly) {
+  auto k = make_scatter();
+  ts::Buffer idx = buffer({0, 1, 2, 3, 3, 5, 6, 7}, {8}, ts::i64);
+  for (const char* on : {"true", "on", "42"}) {
+    RaceCheck check(on);
+    EXPECT_NE(user_error([&] { k(buffer(ramp(8), {8}), idx); }).find("both write element (3)"),
+              std::string::npos)
+        << on;
+  }
+  {
+    RaceCheck off("off");
+    EXPECT_EQ(k(buffer(ramp(8), {8}), idx).to_vector().size(), 8u);
+  }
+  RaceCheck bad("abc");
+  const std::string msg = user_error([&] { k(buffer(ramp(8), {8}), idx); });
+  EXPECT_NE(msg.find("kernel 'scatter', races_test.cpp:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("TESSEL_CHECK_RACES is 'abc', neither a boolean nor a seed. set it to 1 or "
+                     "a number"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(Races, TheConflictNamesTheElementsIndexTuple) {
   RaceCheck on("7");
   auto k = ts::kernel(

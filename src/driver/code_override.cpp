@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "codegen/embedded.hpp"
@@ -142,6 +143,17 @@ KernelImage compile_kernel(const std::string& kernel, SourceLoc at, const codege
     out.override = cu.string();
     text = read_text(kernel, at, cu);
     require_name(text, out.override, " " + k.name + "(");
+    // Without extern "C" the name is mangled: NVRTC compiles it, the launch cannot find it.
+    if (!std::regex_search(
+            text, std::regex("extern\\s+\"C\"\\s+__global__[^;{]*\\s" + k.name + "\\s*\\(")))
+      throw UserError(kernel, at,
+                      fmt::format("TESSEL_OVERRIDE_DIR: {} does not declare the kernel {} extern "
+                                  "\"C\" __global__: its name would be mangled, and the launch "
+                                  "calls it by that name",
+                                  out.override, k.name),
+                      "keep the generated kernel's declaration (extern \"C\" __global__ void "
+                      "... " +
+                          k.name + "(...)) in the edited file");
     // The launch passes the generated kernel's arguments: an override of other parameters
     // (one lowered for another target, say) would read them as something else.
     if (const std::string want = parameters_of(k.source, k.name);

@@ -150,6 +150,16 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
                            frontend::describe_sym(bb), ir::shape_str(y->shape)),
                "index the batch of both with the same tile (ts::dot(x(tb, tm, tk), y(tb, tk, "
                "tn)))");
+    // Both operands loads whose tensors one batch tile indexes: their batch sizes are equal
+    // on each call, as torch.bmm asks (a tile loop over one would read a prefix of the other).
+    if (ba && ba == bb && ba->kind == ir::Sym::tile) {
+      const auto [la, da] = load_dim_of(x, ba);
+      const auto [lb, db] = load_dim_of(y, bb);
+      if (la && lb && (la->args[0] != lb->args[0] || da != db))
+        ctx.check_equal_sizes(la->args[0], da, lb->args[0], db,
+                              "ts::dot's operands differ in the batch dim on this call",
+                              "pass operands of one batch size (torch.bmm's rule)", loc);
+    }
   }
   const DotPrecision precision = ctx.settings().dot_precision.value_or(DotPrecision::tf32);
   Node* xv = with_newaxis(ctx, product_operand(ctx, x, precision, loc), rank, loc);  // [M, K, 1]

@@ -261,7 +261,9 @@ static ir::Shape tile_shape(const std::vector<TileDim>& dims, SourceLoc loc) {
       continue;
     }
     Node* n = d.extent().node();
-    if (n->op == Op::Const && n->ival == 1) {
+    // A 1 written as such is a size-1 dim (it broadcasts); a tensor's size of 1 is the
+    // extent `x(tm, ts::all)` gives that dim, so that both agree.
+    if (n->op == Op::Const && n->ival == 1 && !ctx.is_tensor_size(n)) {
       shape.push_back(nullptr);
       continue;
     }

@@ -94,6 +94,10 @@ class TraceContext {
   ir::Node* tensor_attr(ir::Op op, ir::Node* tensor, int dim, SourceLoc loc);
   /// The extent Sym of `ts::all` on a tensor dimension (one per tensor and dimension).
   ir::Sym* all_sym(ir::Node* tensor, int dim, SourceLoc loc);
+  /// Whether host value `n` is a tensor's size (a constant where the key fixes it).
+  bool is_tensor_size(const ir::Node* n) const {
+    return n->op == ir::Op::Size || size_origin_.count(n) > 0;
+  }
   ir::Node* constant_int(int64_t v, DType dtype, SourceLoc loc);
   ir::Node* constant_float(double v, DType dtype, SourceLoc loc);
 

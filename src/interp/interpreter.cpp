@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -17,6 +18,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/env_bool.hpp"
 #include "interp/atomic_ops.hpp"
 #include "interp/frame.hpp"
 #include "interp/memory_ops.hpp"
@@ -376,14 +378,21 @@ class Runner {
   uint64_t seed_;  // of the programs' order under the race check
 };
 
-// TESSEL_CHECK_RACES: unset, empty or 0 = off; otherwise on, a number being the seed of
-// the programs' order (anything else: seed 1).
-std::optional<uint64_t> race_check_seed() {
+// TESSEL_CHECK_RACES: unset, empty, 0, false, off or no = off; a number the seed of the
+// programs' order; true, on or yes: seed 1. Anything else is an error at `loop` of g.
+std::optional<uint64_t> race_check_seed(const ir::Graph& g, const ir::Node* loop) {
   const char* v = std::getenv("TESSEL_CHECK_RACES");
-  if (!v || !*v || std::string(v) == "0") return std::nullopt;
   char* end = nullptr;
-  unsigned long long seed = std::strtoull(v, &end, 10);
-  return *end ? 1 : seed;
+  const unsigned long long seed = v && *v ? std::strtoull(v, &end, 10) : 0;
+  if (v && *v && !*end && std::isdigit(static_cast<unsigned char>(*v)))
+    return seed == 0 ? std::nullopt : std::optional<uint64_t>(seed);
+  const std::optional<bool> on = parse_env_bool(v);
+  if (!on)
+    throw UserError(g.kernel_name, loop->loc,
+                    fmt::format("TESSEL_CHECK_RACES is '{}', neither a boolean nor a seed", v),
+                    "set it to 1 or a number (on: the seed of the programs' order), or to 0 "
+                    "(off)");
+  return *on ? std::optional<uint64_t>(1) : std::nullopt;
 }
 
 }  // namespace
@@ -395,7 +404,7 @@ void run_loop(const ir::Graph& g, const ir::Node* loop, rt::HostEnv& env, const 
   unwritten.track(env);
   frame.set_unwritten(&unwritten);
   frame.mark_body(loop->body);
-  std::optional<uint64_t> seed = race_check_seed();
+  std::optional<uint64_t> seed = race_check_seed(g, loop);
   std::optional<WriteLog> log;
   // A kernel that waits runs its programs concurrently, without the race check: the
   // order of their writes is the waits' to give, not a race.

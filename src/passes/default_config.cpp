@@ -11,6 +11,7 @@
 #include "common/pow2.hpp"
 #include "passes/layout.hpp"
 #include "passes/loop_knobs.hpp"
+#include "passes/roll_reductions.hpp"
 
 namespace tessel::passes {
 
@@ -242,6 +243,17 @@ Config complete_config(const ir::Graph& g, Config c, const std::string& kernel) 
   // same compiled kernel (dumps, caches) as one that leaves them out.
   if (c.split_k == 1) c.split_k.reset();
   if (c.warp_specialize == false) c.warp_specialize.reset();
+  if (c.indexing && std::all_of(c.indexing->begin(), c.indexing->end(),
+                                [](const std::string& s) { return s == "pointer"; }))
+    c.indexing.reset();
+  if (c.load_eviction_policies &&
+      std::all_of(c.load_eviction_policies->begin(), c.load_eviction_policies->end(),
+                  [](EvictionPolicy p) { return p == EvictionPolicy::none; }))
+    c.load_eviction_policies.reset();
+  if (*c.pid_type == PidType::flat || *c.pid_type == PidType::xyz) c.num_sm_multiplier.reset();
+  if (c.tunables && c.tunables->empty() && g.tunables.empty()) c.tunables.reset();
+  if (c.reduction_loops && c.reduction_loops->empty() && reduction_dims(g).empty())
+    c.reduction_loops.reset();
   complete_tunables(g, c, fail);
   complete_loop_knobs(g, c, kernel);
   return c;

@@ -24,8 +24,11 @@ namespace tessel::passes {
 /// a num_sm_multiplier that is not a positive power of two, indexing other than "pointer" or
 /// "tensor_descriptor", a non-persistent pid_type for a persistent loop, a tunable the kernel does
 /// not declare or a value that is not one of its choices, or invalid loop knobs
-/// (complete_loop_knobs). split_k 1 and warp_specialize false, the defaults, are left unset
-/// (a config spelling them out is the same complete config).
+/// (complete_loop_knobs). Keys that spell out what leaving them out means are left unset (a
+/// config spelling them out is the same complete config, one compiled kernel): split_k 1,
+/// warp_specialize false, indexing all "pointer", load_eviction_policies all none,
+/// num_sm_multiplier of a non-persistent pid_type, empty tunables and reduction_loops of a
+/// kernel without any.
 Config complete_config(const ir::Graph& g, Config user, const std::string& kernel);
 
 /// The kernel's stores of tensors (Store nodes anywhere in its code): Config::indexing

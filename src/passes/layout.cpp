@@ -223,7 +223,9 @@ std::string describe(const Layout& L, const ir::Node* loop) {
                           copied_factors(c))
             : fmt::format(", on tensor cores (mma.sync {}, warps {} x {}{})",
                           c.mma->operand == DType::f32 ? std::string("m16n8k8 tf32")
-                                                       : "m16n8k16 " + dtype_name(c.mma->operand),
+                          : dtype_size(c.mma->operand) == 1
+                              ? "m16n8k32 " + dtype_name(c.mma->operand)
+                              : "m16n8k16 " + dtype_name(c.mma->operand),
                           c.mma->warps_m, c.mma->warps_n,
                           c.not_wgmma.empty() ? "" : "; not wgmma: " + c.not_wgmma));
     for (int i = 0; i < 2; ++i) {

@@ -174,10 +174,12 @@ class KernelImpl {
   const Settings& settings() const { return settings_; }
   /// The key a GPU call with `args` files specialization `s` under: its dump file names,
   /// whether made by a GPU call, kernel.cuda() or the interpreter (TESSEL_OVERRIDE_DIR then
-  /// finds an edit of any of them). Leaves key()'s buffer as it is.
+  /// finds an edit of any of them). With the traced program's content hash: two kernels of
+  /// one name file apart, so neither takes the other's override. Leaves key()'s buffer as
+  /// it is.
   std::string gpu_key(const Specialization& s, CallArgs args) {
     std::string buf;
-    return full_key(s, write_key(args, true, buf));
+    return full_key(s, write_key(args, true, buf)) + "|" + autotune::kernel_content_hash(s.graph);
   }
 
  private:
