@@ -126,19 +126,20 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
       k_differs();
     }
   }
-  // Both operands loads whose tensors K indexes with one tile: their K sizes are equal on
-  // each call, as torch.matmul asks (a tile loop over one of them would read a prefix of
-  // a longer other; a shorter one is the tile loop's cover check).
-  if (ka && ka == kb && ka->kind == ir::Sym::tile) {
-    const auto [la, da] = load_dim_of(x, ka);
-    const auto [lb, db] = load_dim_of(y, kb);
+  // Both operands loads whose tensors one tile `s` indexes (K, or the batch): their sizes
+  // there are equal on each call, as torch.matmul and torch.bmm ask (a tile loop over one of
+  // them would read a prefix of a longer other; a shorter one is the tile loop's cover check).
+  auto check_equal = [&](const ir::Sym* s, const char* what, const char* hint) {
+    if (!s || s->kind != ir::Sym::tile) return;
+    const auto [la, da] = load_dim_of(x, s);
+    const auto [lb, db] = load_dim_of(y, s);
     if (la && lb && (la->args[0] != lb->args[0] || da != db))
-      ctx.check_equal_sizes(la->args[0], da, lb->args[0], db,
-                            "ts::dot's operands differ in K on this call",
-                            "pass operands of one K: a [N, K] weight multiplies as "
-                            "w.transpose(0, 1), or index it w(tn, tk).t() in the kernel",
-                            loc);
-  }
+      ctx.check_equal_sizes(la->args[0], da, lb->args[0], db, what, hint, loc);
+  };
+  if (ka == kb)
+    check_equal(ka, "ts::dot's operands differ in K on this call",
+                "pass operands of one K: a [N, K] weight multiplies as w.transpose(0, 1), or "
+                "index it w(tn, tk).t() in the kernel");
   if (rank == 3) {
     const ir::Sym* ba = x->shape[0];
     const ir::Sym* bb = y->shape[0];
@@ -150,16 +151,9 @@ Value product(const Operand& a, const Operand& b, std::optional<DType> out_dtype
                            frontend::describe_sym(bb), ir::shape_str(y->shape)),
                "index the batch of both with the same tile (ts::dot(x(tb, tm, tk), y(tb, tk, "
                "tn)))");
-    // Both operands loads whose tensors one batch tile indexes: their batch sizes are equal
-    // on each call, as torch.bmm asks (a tile loop over one would read a prefix of the other).
-    if (ba && ba == bb && ba->kind == ir::Sym::tile) {
-      const auto [la, da] = load_dim_of(x, ba);
-      const auto [lb, db] = load_dim_of(y, bb);
-      if (la && lb && (la->args[0] != lb->args[0] || da != db))
-        ctx.check_equal_sizes(la->args[0], da, lb->args[0], db,
-                              "ts::dot's operands differ in the batch dim on this call",
-                              "pass operands of one batch size (torch.bmm's rule)", loc);
-    }
+    if (ba == bb)
+      check_equal(ba, "ts::dot's operands differ in the batch dim on this call",
+                  "pass operands of one batch size (torch.bmm's rule)");
   }
   const DotPrecision precision = ctx.settings().dot_precision.value_or(DotPrecision::tf32);
   Node* xv = with_newaxis(ctx, product_operand(ctx, x, precision, loc), rank, loc);  // [M, K, 1]
