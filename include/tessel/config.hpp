@@ -52,7 +52,9 @@ struct Config {
   /// own values, of tensors the loop does not store to, are issued S - 1 iterations early
   /// into registers (src/codegen/emit_pipeline.cpp; values above 4 act as 4). With a
   /// persistent pid_type the program loop over tiles is pipelined one tile ahead (the next
-  /// tile's loads are issued before this tile's work) for any S >= 2. A ts::dot on wgmma
+  /// tile's loads are issued before this tile's work) for any S >= 2. A ts::dot on mma.sync
+  /// (sm_80 tensor cores) with 16- or 8-bit operands copies their tiles by cp.async into a
+  /// ring of min(S, 4) shared-memory slots instead of registers. A ts::dot on wgmma
   /// (sm_90 tensor cores) rings S buffers of its operands' tiles, at least 2 and no more
   /// than fit in a program's shared memory (the layout stage's dump says how many); with a
   /// persistent pid_type the ring runs on into the program's next tile where that tile's
