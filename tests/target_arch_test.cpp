@@ -219,6 +219,20 @@ TEST(TargetArch, AComputeCapabilityNvrtcCannotCompileForIsAClearError) {
   const std::vector<int> archs = ts::rt::nvrtc_archs();
   ASSERT_FALSE(archs.empty());
   EXPECT_NE(std::find(archs.begin(), archs.end(), 90), archs.end());
+  // An old GPU's (sm_35) is one too.
+  for (int old : {35, 61}) {
+    TargetArch t(std::to_string(old).c_str());
+    try {
+      (void)ts::rt::target_arch();
+      ADD_FAILURE() << old << " was accepted";
+    } catch (const ts::UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    fmt::format("TESSEL_TARGET_ARCH is '{}', which NVRTC {} does not compile for",
+                                old, ts::rt::nvrtc_version())),
+                std::string::npos)
+          << e.what();
+    }
+  }
   int missing = 70;
   while (std::find(archs.begin(), archs.end(), missing) != archs.end()) ++missing;
   TargetArch t(std::to_string(missing).c_str());

@@ -216,3 +216,24 @@ TEST(UnitTiles, EveryEpiloguesCudaCompiles) {
     EXPECT_EQ(cu.find("wgmma") != std::string::npos, epilogue != 7) << epilogue << "\n" << cu;
   }
 }
+
+// A batch loop's fixed block sizes: one per dimension (or one for all), else a hint.
+TEST(UnitTiles, TooFewBlockSizesForABatchLoopIsAnErrorWithAHint) {
+  auto k = ts::kernel("short_blocks", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto [tb, tm, tn] :
+         ts::tile(x.size(0), x.size(1), x.size(2), ts::TileOptions{.block_size = {1, 0}}))
+      out(tb, tm, tn) = x(tb, tm, tn);
+    return out;
+  });
+  try {
+    k(ts::Buffer::zeros({2, 4, 4}, ts::f32));
+    ADD_FAILURE() << "accepted";
+  } catch (const ts::UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("2 block sizes given for a loop of 3 dimensions"), std::string::npos) << m;
+    EXPECT_NE(m.find("give one block size per dimension (e.g. {.block_size = {1, 0, 0}}"),
+              std::string::npos)
+        << m;
+  }
+}

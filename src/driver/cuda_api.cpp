@@ -335,7 +335,7 @@ std::optional<int> target_arch_override(const std::string& kernel, SourceLoc loc
                 fmt::format("give {} without '{}': tessel picks the architecture-specific "
                             "targets itself (sm_90a where it emits wgmma)",
                             arch, *end));
-  if (ec != std::errc() || end != s.data() + s.size() || arch < 70 || arch > 129)
+  if (ec != std::errc() || end != s.data() + s.size() || arch < 10 || arch > 129)
     return fail("not a compute capability", example);
   if (nvrtc_available()) {
     const std::vector<int> archs = nvrtc_archs();
@@ -345,6 +345,7 @@ std::optional<int> target_arch_override(const std::string& kernel, SourceLoc loc
                               "without a GPU)",
                               fmt::join(archs, ", ")));
   }
+  if (arch < 70) return fail("below sm_70, which tessel does not lower for", example);
   return arch;
 }
 

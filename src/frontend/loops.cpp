@@ -80,14 +80,21 @@ Node* LoopRangeBase::open() {
   const std::vector<int>& shared = opts_.block_size.shared;
   if (!is_tile_ && (!fixed.empty() || !shared.empty()))
     ctx.fail(loc_, "ts::grid takes no block size");
+  const std::string hint = fmt::format(
+      "give one block size per dimension ({}; 0 leaves one to the config), or one for all",
+      bounds_.size() == 3 ? "e.g. {.block_size = {1, 0, 0}}" : "in the loop's order");
   if (shared.size() > 1 && shared.size() != bounds_.size())
-    ctx.fail(loc_, fmt::format("{} given for a loop of {}",
-                               count_of(static_cast<int64_t>(shared.size()), "block size"),
-                               count_of(static_cast<int64_t>(bounds_.size()), "dimension")));
+    ctx.fail(loc_,
+             fmt::format("{} given for a loop of {}",
+                         count_of(static_cast<int64_t>(shared.size()), "block size"),
+                         count_of(static_cast<int64_t>(bounds_.size()), "dimension")),
+             hint);
   if (fixed.size() > 1 && fixed.size() != bounds_.size())
-    ctx.fail(loc_, fmt::format("{} given for a loop of {}",
-                               count_of(static_cast<int64_t>(fixed.size()), "block size"),
-                               count_of(static_cast<int64_t>(bounds_.size()), "dimension")));
+    ctx.fail(loc_,
+             fmt::format("{} given for a loop of {}",
+                         count_of(static_cast<int64_t>(fixed.size()), "block size"),
+                         count_of(static_cast<int64_t>(bounds_.size()), "dimension")),
+             hint);
   bool top = ctx.depth() == 0;
   std::vector<std::pair<Node*, Node*>> limits;
   for (const Bound& b : bounds_)
