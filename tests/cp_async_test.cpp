@@ -66,6 +66,40 @@ TEST(CpAsync, PipelinedMmaSyncFactorsAreCopiedIntoARing) {
   EXPECT_EQ(s1.stages.loops.at(0).kernel.source.find("cp_async"), std::string::npos);
 }
 
+TEST(CpAsync, AWeightTransposedInTheKernelIsCopiedToo) {
+  // w(tn, tk).t(): a permute of the load moves no element of the staged tile.
+  ts::Buffer x = ts::Buffer::zeros({300, 200}, ts::bf16),
+             w = ts::Buffer::zeros({150, 200}, ts::bf16);
+  const ts::Config c = staged_blocks(64, 64, 32, 4, 3);
+  auto k = dot_test::make_dot_wt(ts::Settings{.config = c});
+  stage_test::Staged s = stage_test::staged("kernel_ir", true, k, c, x, w);
+  const passes::Contraction& con = s.stages.loops.at(0).nir.nest().contractions.at(0);
+  ASSERT_TRUE(con.mma && !con.mma->wgmma) << s.text;
+  EXPECT_EQ(con.mma->copy_stages, 3) << s.text;
+}
+
+TEST(CpAsync, ARingThatDoesNotFitBesideTheEpilogueGoesBackToRegisters) {
+  // A persistent program's transposed store converts through shared memory beside the ring
+  // (never free there): 4 slots of 128 x 256 x 32 and the conversion pass the limit, so the
+  // factors are staged from registers, as without the ring.
+  ts::Buffer x = ts::Buffer::zeros({300, 300}, ts::bf16),
+             y = ts::Buffer::zeros({300, 300}, ts::bf16);
+  ts::Config c = staged_blocks(128, 256, 32, 8, 4);
+  c.pid_type = ts::PidType::persistent_interleaved;
+  auto k = dot_test::make_dot_stored_transposed(ts::Settings{.config = c});
+  stage_test::Staged s = stage_test::staged("kernel_ir", true, k, c, x, y);
+  const tessel::codegen::LoopStages& l = s.stages.loops.at(0);
+  EXPECT_EQ(l.nir.nest().contractions.at(0).mma->copy_stages, 0) << s.text;
+  EXPECT_EQ(contraction_stage(s).kind, passes::SharedStage::Kind::contract);
+  EXPECT_LE(l.nir.shared_bytes, l.nir.nest().shared_limit);
+  EXPECT_EQ(l.kernel.source.find("cp_async"), std::string::npos);
+  // 2 stages fit beside it: a ring.
+  c.num_stages = 2;
+  auto k2 = dot_test::make_dot_stored_transposed(ts::Settings{.config = c});
+  stage_test::Staged s2 = stage_test::staged("kernel_ir", true, k2, c, x, y);
+  EXPECT_EQ(s2.stages.loops.at(0).nir.nest().contractions.at(0).mma->copy_stages, 2) << s2.text;
+}
+
 TEST(CpAsync, Tf32FactorsAreStillStagedThroughRegisters) {
   // mma.sync reads TF32 values truncated in the staging (the kernel's tf32 op): no raw copies.
   ts::Buffer x = ts::Buffer::zeros({128, 64}, ts::f32), y = ts::Buffer::zeros({64, 128}, ts::f32);

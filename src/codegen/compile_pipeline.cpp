@@ -93,12 +93,15 @@ void check_registers(const ir::Graph& g, const ir::Node* n, const Config& config
     if (p->op != ir::Op::Binary || p->bfn() != ir::BinaryFn::mul || p->shape.size() < 3) return;
     why += fmt::format(
         "; the sum of products at {} (a ts::dot, or a sum of a broadcast product) holds its "
-        "whole {} product, because an operand is not a load made in the sum's loop (a "
-        "computed value, or a load from before the loop)",
+        "whole {} product, because an operand is not a load of its own made in the sum's loop "
+        "and seen only through casts to the product's dtype (f32, or i32 for i8) and views: "
+        "a computed value, a cast to another dtype first, a gathered load, a load other "
+        "values use too, or a load from before the loop; or another value of the loop spans "
+        "the summed dim",
         r->loc.str(), ir::shape_str(p->shape));
     hint =
-        "load both operands of the product in the loop where it is summed (e.g. "
-        "ts::dot(q(tm, tk), k(tk, tn)) inside the loop over tk); ";
+        "load both operands of the product in the loop where it is summed, once per dot and in "
+        "their own dtype (e.g. ts::dot(q(tm, tk), k(tk, tn)) inside the loop over tk); ";
   });
   throw UserError(
       g.kernel_name, n->loc,

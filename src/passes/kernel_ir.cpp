@@ -179,8 +179,9 @@ void plan_copy_rings(const KernelPlan& plan, NestIr& nir) {
     for (int i = 0; i < 2; ++i) {
       const Node* load = c.match.factor[i].load();
       fits &= std::find(p->loads.begin(), p->loads.end(), load) != p->loads.end();
+      // Widening casts, views and permutes (`w(tn, tk).t()`) move no element of the tile.
       for (const Node* m : c.match.factor[i].nodes)
-        fits &= m->op == Op::Load || m->op == Op::Cast || m->op == Op::View;
+        fits &= m->op == Op::Load || m->op == Op::Cast || m->op == Op::View || m->op == Op::Permute;
       const int64_t bytes = c.factor_layout[i].vec * dtype_size(load->dtype);
       fits &= nir.access(load).form == Access::Form::vector &&
               (bytes == 4 || bytes == 8 || bytes == 16);
@@ -378,6 +379,17 @@ NestIr lower_nest(const ir::Graph& g, const KernelPlan& plan, const Layout& L) {
     SharedStage& st = nir.shared.at(shrunk->match.sum);
     st.stages = shrunk->mma->stages;
     st.bytes = shrunk->shared_bytes;
+    plan_shared(nir);
+  }
+  // Still past it: an mma.sync's cp.async ring goes back to registers and one staged tile
+  // (its bytes alone fitted; beside a persistent program's epilogue they may not).
+  while (nir.shared_bytes > plan.shared_limit()) {
+    Contraction* ring = nullptr;
+    for (Contraction& c : nir.layouts.front().contractions)
+      if (c.mma && c.mma->copy_stages) ring = &c;
+    if (!ring) break;
+    ring->mma->copy_stages = 0;
+    nir.shared.at(ring->match.sum) = stage_of(nir, staged, ring->match.sum);
     plan_shared(nir);
   }
   for (const auto& [n, st] : nir.shared)
