@@ -111,6 +111,15 @@ TEST_F(CodeDump, PrintCodeOnTheInterpreterSaysWhyThereIsNoCuda) {
   EXPECT_TRUE(has(err, "the CUDA backend cannot lower this yet")) << err;
   EXPECT_TRUE(has(err, "kernel 'no_loop' has no top-level loop: a GPU would compile nothing"))
       << err;
+  // TESSEL_DUMP_DIR: the stages and the reason, in failure.txt, as a GPU call would write them.
+  ::unsetenv("TESSEL_PRINT_CODE");
+  ::setenv("TESSEL_DUMP_DIR", dir_.c_str(), 1);
+  outer(ts::Buffer::from_vector({0, 1, 2, 3, 4}, {5}, ts::f32));
+  std::vector<fs::path> stages = files(".stages");
+  ASSERT_EQ(stages.size(), 1u);
+  const std::string failure = read(stages[0] / "failure.txt");
+  EXPECT_TRUE(has(failure, "the CUDA backend cannot lower this yet")) << failure;
+  EXPECT_TRUE(has(failure, "the loop at code_dump_test.cpp:")) << failure;
 }
 
 // The CUDA differs by target (TESSEL_TARGET_ARCH, else GPU 0): each target's is a file of

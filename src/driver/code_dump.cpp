@@ -146,9 +146,11 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
       g.kernel_name, stages.config.to_json(), arch,
       tunes ? ", after autotuning (Settings::autotune_effort), which may choose another config"
             : "");
+  std::string failures;  // the stages' failure.txt, as a GPU call's failing config writes it
   for (const codegen::LoopStages& l : stages.loops) {
     if (!l.failure.empty()) {
       out << fmt::format("// no CUDA for the loop at {}: {}\n", l.loop->loc.str(), l.failure);
+      failures += fmt::format("the loop at {}: {}\n", l.loop->loc.str(), l.failure);
       continue;
     }
     const codegen::CudaKernel& k = l.kernel;
@@ -168,6 +170,7 @@ void show_interpreted_code(const ir::Graph& g, const Config& config, const Setti
   if (stages.loops.empty())
     out << fmt::format("// kernel '{}' has no top-level loop: a GPU would compile nothing.\n",
                        g.kernel_name);
+  if (!failures.empty()) dump.failure(stages, failures);
   if (print) std::cerr << out.str() << std::flush;
 }
 
