@@ -193,6 +193,21 @@ TEST(F8, KMajorDotsTakeWgmmaK32) {
   EXPECT_NE(e5.find("ts::mma_16832_e5m2("), std::string::npos) << e5;
 }
 
+// On sm_89 (no wgmma) a K block of 128 stages more f32 than a program's shared memory holds
+// for the CUDA cores, but 8-bit tiles on mma.sync fit: the K-major view of a [N, K] weight
+// keeps its orientation, and the dot runs on mma.sync (it was refused as "not contiguous
+// along K").
+TEST(F8, AKMajorWeightAtALargeKBlockRunsOnMmaSyncOnSm89) {
+  ts::Buffer x = ts::Buffer::zeros({256, 256}, ts::f8e4m3),
+             w = ts::Buffer::zeros({256, 256}, ts::f8e4m3);
+  const ts::Config c = dot_test::blocks(128, 128, 128, 8);
+  auto k = dot_test::make_dot(ts::Settings{.config = c});
+  stage_test::Staged s = stage_test::staged_for(89, "layout", false, k, c, x, w.transpose(0, 1));
+  const auto& mma = s.stages.loops.at(0).layout.contractions.at(0).mma;
+  ASSERT_TRUE(mma && !mma->wgmma) << s.text;
+  EXPECT_TRUE(mma->k_inner[0] && mma->k_inner[1]) << s.text;
+}
+
 TEST(F8, ADotOfAnF8AndAnotherDtypeIsAnErrorAtItsLine) {
   auto k = dot_test::make_dot();
   ts::Buffer x = ts::Buffer::zeros({16, 16}, ts::f8e4m3), y = ts::Buffer::zeros({16, 16}, ts::bf16);

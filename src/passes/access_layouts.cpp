@@ -86,7 +86,10 @@ void assign_access_layouts(const ir::Graph& g, const ir::Node* loop, const Confi
     Contraction oriented =
         plan_contraction(c.match, config, L.threads, unit_stride_sym(g, c.match.factor[0].load()),
                          unit_stride_sym(g, c.match.factor[1].load()));
-    if (oriented.shared_bytes <= L.shared_limit) c = oriented;
+    // Where the f32 staging of either does not fit (8- and 16-bit factors kept for tensor
+    // cores, whose staging is in their own dtype), the orientation still decides whether
+    // tensor cores can read them K-major.
+    if (oriented.shared_bytes <= L.shared_limit || c.shared_bytes > L.shared_limit) c = oriented;
   }
   L.own_order.clear();
   L.own_order_refused.clear();
