@@ -124,7 +124,18 @@ const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},
                                      // two warpgroups along N
                                      {64, 256, 64, 8, 6, 1, kFlat, 2},
                                      {64, 128, 64, 8, 8, 1, kFlat, 2},
-                                     {64, 256, 64, 8, 4, 1, kFlat, 4}};
+                                     {64, 256, 64, 8, 4, 1, kFlat, 4},
+                                     // shallower rings, so that 2 or 3 programs share an SM
+                                     // and 256 split programs run in one wave
+                                     {64, 128, 64, 4, 4, 1, kFlat, 4},
+                                     {64, 128, 64, 4, 3, 1, kFlat, 4},
+                                     {64, 64, 128, 4, 3, 1, kFlat, 2},
+                                     {64, 64, 64, 4, 4, 1, kFlat, 2},
+                                     {64, 128, 64, 4, 4, 1, kFlat, 2},
+                                     // a producer warpgroup issuing the copies (not
+                                     // with split_k)
+                                     {64, 64, 128, 4, 6, 1, kFlat, 1, true},
+                                     {64, 128, 64, 4, 8, 1, kFlat, 1, true}};
 
 std::vector<Shape> parse_shapes(const std::string& text) {
   std::vector<Shape> out;
