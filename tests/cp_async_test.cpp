@@ -45,6 +45,17 @@ TEST(CpAsync, PipelinedMmaSyncFactorsAreCopiedIntoARing) {
     EXPECT_TRUE(st.cp_async);
     EXPECT_EQ(st.stages, stages);
     EXPECT_EQ(st.bytes, stages * ((con.shared_bytes + 15) / 16 * 16));
+    // The dump says what fills the ring, and parses back (a ring said to be TMA's does not).
+    const std::string said = fmt::format("shared stage ring of {}, cp.async at", stages);
+    EXPECT_NE(s.text.find(said), std::string::npos) << s.text;
+    passes::NestIr nir = s.stages.loops.at(0).nir;
+    passes::parse_kernel_ir(s.text, s.stages.program(), nir);
+    EXPECT_EQ(passes::describe(nir), passes::describe(s.stages.loops.at(0).nir));
+    std::string tma = s.text;
+    tma.replace(tma.find(said), said.size(),
+                fmt::format("shared stage ring of {}, TMA at", stages));
+    EXPECT_NE(stage_test::parse_error(tma, s.stages.program(), nir).find("is filled by cp.async"),
+              std::string::npos);
     const std::string& cu = s.stages.loops.at(0).kernel.source;
     // Tiles 0 .. S - 2 before the loop, one per iteration: both factors' copies each time.
     EXPECT_EQ(nvrtc_test::count(cu, "ts::cp_async_vec<"), 2 * stages) << cu;

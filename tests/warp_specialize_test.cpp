@@ -105,6 +105,9 @@ TEST(WarpSpecialize, AProducerWarpgroupIssuesTheRingsCopies) {
     stage_test::Staged s = stage_test::staged("layout", true, tf32, c, xf, yf);
     EXPECT_NE(s.text.find("copied K-major by the producer's other warps"), std::string::npos)
         << s.text;
+    stage_test::Staged ki = stage_test::staged("kernel_ir", true, tf32, c, xf, yf);
+    EXPECT_NE(ki.text.find("shared stage ring of 4, TMA, copied K-major at 0,"), std::string::npos)
+        << ki.text;
     const std::string cu = nvrtc_test::compile(tf32, xf, yf);
     const size_t copiers = cu.find("if (tid >= TS_T + 32) {");
     const size_t consumers = cu.find("ts::registers_up<224>();");

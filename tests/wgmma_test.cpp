@@ -290,7 +290,7 @@ TEST(Wgmma, TheKernelIrHasARingStageAndSwizzledBoxesAndReadsBack) {
     EXPECT_EQ(a.form, passes::Access::Form::tma);
     EXPECT_EQ(a.tma.swizzle, 128);
   }
-  EXPECT_NE(s.text.find("shared stage ring at 0, 196608 bytes, no barrier before"),
+  EXPECT_NE(s.text.find("shared stage ring of 4, TMA at 0, 196608 bytes, no barrier before"),
             std::string::npos)
       << s.text;
   EXPECT_NE(s.text.find("swizzle 128, chunks 4"), std::string::npos) << s.text;

@@ -428,6 +428,11 @@ std::string describe(const NestIr& nir) {
     if (const SharedStage* s = nir.stage(n)) {
       std::string p = fmt::format("shared stage {}", stage_kind_name(s->kind));
       if (s->kind == SharedStage::Kind::convert) p += fmt::format(" L{} -> L{}", s->from, s->to);
+      if (s->kind == SharedStage::Kind::ring)  // its buffers and what fills them
+        p += fmt::format(" of {}, {}", s->stages,
+                         s->cp_async ? "cp.async"
+                         : s->copied ? "TMA, copied K-major"
+                                     : "TMA");
       parts.push_back(p + fmt::format(" at {}, {} bytes, {}", s->offset, s->bytes,
                                       s->barrier ? "barrier before" : "no barrier before"));
     }

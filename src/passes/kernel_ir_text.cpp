@@ -31,8 +31,9 @@ std::vector<std::string> parts_of(const std::string& line) {
   }
 }
 
-// "KIND [L<a> -> L<b>] at OFFSET, BYTES bytes, [no ]barrier before" into stage s (its kind,
-// layouts and bytes must be the computed ones).
+// "KIND [L<a> -> L<b>] [of STAGES, FILLER] at OFFSET, BYTES bytes, [no ]barrier before" into
+// stage s (its kind, layouts, a ring's buffers and filler (TMA; TMA, copied K-major; cp.async) and
+// bytes must be the computed ones).
 void read_stage(LineCursor& r, const LineCursor& c, int64_t id, SharedStage& s) {
   const std::string kind = r.name();
   if (kind != stage_kind_name(s.kind))
@@ -44,6 +45,19 @@ void read_stage(LineCursor& r, const LineCursor& c, int64_t id, SharedStage& s) 
     r.expect('L');
     if (from != s.from || r.integer() != s.to)
       c.fail(fmt::format("%{} converts L{} to L{}", id, s.from, s.to));
+  }
+  if (s.kind == SharedStage::Kind::ring) {
+    r.expect("of");
+    if (r.integer() != s.stages) c.fail(fmt::format("%{}'s ring has {} buffers", id, s.stages));
+    r.expect(',');
+    const bool cp_async = r.accept("cp.async"),
+               copied = !cp_async && r.accept("TMA, copied K-major");
+    if (!cp_async && !copied) r.expect("TMA");
+    if (cp_async != s.cp_async || copied != s.copied)
+      c.fail(fmt::format("%{}'s ring is filled by {}", id,
+                         s.cp_async ? "cp.async"
+                         : s.copied ? "TMA, copied K-major"
+                                    : "TMA"));
   }
   r.expect("at");
   const int64_t offset = r.integer();
