@@ -16,6 +16,8 @@
 //             the same epilogue as a separate tessel kernel
 //   tune      (--tune) wall time of quick autotuning of a 4096^3 GEMM, and its result
 //   dot_bench [--iters N] [--compile-only] [--tune] [--shapes 4096x4096x4096,...]
+//             [--sections bf16,tf32,fp8,int8,grouped,bmm,fused]  (the parts that run; bf16:
+//             the --shapes; all by default)
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -254,11 +256,18 @@ int main(int argc, char** argv) {
   app.add_option("--iters", iters, "calls per timed round");
   app.add_flag("--compile-only", compile_only, "only the NVRTC compile time");
   app.add_option("--shapes", shapes_text, "MxNxK,...");
+  std::string sections_text = "bf16,tf32,fp8,int8,grouped,bmm,fused";
+  app.add_option("--sections", sections_text,
+                 "which parts run: bf16 (the --shapes), tf32, fp8, int8, grouped, bmm, fused");
   bool tune = false;
   app.add_flag("--tune", tune,
                "time quick autotuning of a 4096^3 GEMM (set TESSEL_CACHE_DIR "
                "to an empty directory for a cold cache)");
   CLI11_PARSE(app, argc, argv);
+  const std::string sections = "," + sections_text + ",";
+  auto section = [&](const char* name) {
+    return sections.find(std::string(",") + name + ",") != std::string::npos;
+  };
 
   // NVRTC compile time of one candidate (the first compile also loads NVRTC and the
   // headers' precompiled header: a warm-up compile of another kernel is not timed).
@@ -283,7 +292,7 @@ int main(int argc, char** argv) {
   cublasHandle_t h;
   cublasCreate(&h);
 #endif
-  for (const Shape& s : parse_shapes(shapes_text)) {
+  for (const Shape& s : section("bf16") ? parse_shapes(shapes_text) : std::vector<Shape>{}) {
     ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::bf16, ts::cuda(0), 1);
     ts::Buffer y = ts::Buffer::randn({s.k, s.n}, ts::bf16, ts::cuda(0), 2);
     double peer = 0;
@@ -329,10 +338,11 @@ int main(int argc, char** argv) {
   }
   // f32 operands under TF32 (ts::dot's default precision) against cuBLAS SGEMM with TF32
   // tensor-op math, in two layouts: y row-major [K, N] (N-major: wgmma reads TF32 K-major
-  // only, so the consumers, or with ws the producer's other warps, copy each tile of y
-  // K-major; mma.sync at K blocks of 16) and y = w^T
+  // only, so the consumers copy each tile of y K-major, with or without a producer
+  // warpgroup (ws) issuing the TMA copies; mma.sync at K blocks of 16) and y = w^T
   // of a [N, K] tensor (a Linear layer's weight: both K-major, wgmma m64nNk8).
   for (bool linear : {false, true}) {
+    if (!section("tf32")) break;
     const Shape s{4096, 4096, 4096};
     const int n = static_cast<int>(s.n);
     ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::f32, ts::cuda(0), 6);
@@ -370,7 +380,7 @@ int main(int argc, char** argv) {
                                         {256, 128, 32, 8, 4},
                                         {256, 128, 32, 8, 4, 1, ts::PidType::persistent_blocked},
                                         {256, 128, 32, 8, 4, 8},
-                                        // ws: the producer's other warps copy y K-major
+                                        // ws: a producer warpgroup issues the TMA copies
                                         {256, 128, 32, 8, 4, 8, ts::PidType::flat, 1, true},
                                         {256, 128, 32, 8, 4, 1, kPb, 1, true},
                                         {256, 128, 32, 8, 4, 8, kPi, 1, true},
@@ -400,7 +410,7 @@ int main(int argc, char** argv) {
   // f8e4m3 operands with per-tensor scales into bf16 (examples::make_fp8_matmul, x w^T:
   // both K-major, wgmma m64nNk32) against cuBLASLt's FP8 matmul (what torch._scaled_mm
   // calls) with the same scales; the row-wise scaled kernel measured beside it.
-  {
+  if (section("fp8")) {
     const Shape s{4096, 4096, 4096};
     ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::f8e4m3, ts::cuda(0), 12);
     ts::Buffer w = ts::Buffer::randn({s.n, s.k}, ts::f8e4m3, ts::cuda(0), 13);
@@ -438,7 +448,7 @@ int main(int argc, char** argv) {
   }
   // i8 operands summed in i32 (examples::make_int8_matmul, x w^T: both K-major, wgmma
   // m64nNk32 s8) against cuBLASLt's int8 matmul with i32 output (what torch._int_mm calls).
-  {
+  if (section("int8")) {
     const Shape s{4096, 4096, 4096};
     ts::Buffer x = ts::Buffer::empty({s.m, s.k}, ts::i8, ts::cuda(0));
     ts::Buffer w = ts::Buffer::empty({s.n, s.k}, ts::i8, ts::cuda(0));
@@ -479,7 +489,7 @@ int main(int argc, char** argv) {
   // Grouped GEMM (examples::make_grouped_matmul): 8 experts of 512 rows each, K = N = 4096,
   // the row count and each 64- or 128-row block's expert in device memory, against a loop of
   // one cuBLAS GEMM per expert.
-  {
+  if (section("grouped")) {
     const int64_t experts = 8, rows = 512, kk = 4096, nn = 4096, t = experts * rows;
     ts::Buffer x = ts::Buffer::randn({t, kk}, ts::bf16, ts::cuda(0), 8);
     ts::Buffer w = ts::Buffer::randn({experts, kk, nn}, ts::bf16, ts::cuda(0), 9);
@@ -552,7 +562,7 @@ int main(int argc, char** argv) {
   }
   // Batched: 16 products of 2048^3 (examples::make_bmm), against cuBLAS's strided batched
   // GEMM.
-  {
+  if (section("bmm")) {
     const int64_t batches = 16, n = 2048;
     const Shape s{batches * n, n, n};  // the FLOP count of all the batches
     ts::Buffer x = ts::Buffer::randn({batches, n, n}, ts::bf16, ts::cuda(0), 12);
@@ -596,7 +606,7 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   // Fused epilogue: matmul + bias + gelu in one kernel, against cuBLAS then the epilogue.
-  {
+  if (section("fused")) {
     const Shape s{4096, 4096, 4096};
     ts::Buffer x = ts::Buffer::randn({s.m, s.k}, ts::bf16, ts::cuda(0), 3);
     ts::Buffer y = ts::Buffer::randn({s.k, s.n}, ts::bf16, ts::cuda(0), 4);

@@ -610,16 +610,16 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
   for (const char* want : {"128x256x32 w8 s4", "128x128x16 w4 s2"})
     EXPECT_NE(std::find(fconfigs.begin(), fconfigs.end(), want), fconfigs.end())
         << want << ": " << fmt::format("{}", fmt::join(fconfigs, "; "));
-  // A row-major f32 y (copied K-major): 256 x 128 x 32 with a producer warpgroup, whose other
-  // warps make the copies (the fastest in dot_bench's TF32 rows at 849a380).
+  // A row-major f32 y (copied K-major by the consumers): 256 x 128 x 32 with a producer
+  // warpgroup (the fastest in dot_bench's TF32 rows at 849a380).
   ts::autotune::ConfigSpace rs(autotune_test::graph_of(k, xf, wf), {}, "dot_matmul");
-  bool copiers = false;
+  bool tf32_ws = false;
   for (const ts::autotune::Point& p : rs.matmul_points()) {
     ts::Config c = rs.config(p);
-    copiers |= c.block_sizes->at(0) == 256 && c.block_sizes->at(1) == 128 &&
+    tf32_ws |= c.block_sizes->at(0) == 256 && c.block_sizes->at(1) == 128 &&
                c.block_sizes->at(2) == 32 && c.warp_specialize.value_or(false);
   }
-  EXPECT_TRUE(copiers);
+  EXPECT_TRUE(tf32_ws);
   // Without a sum of products, none.
   auto add = ts::kernel("add", [](ts::Tensor a, ts::Tensor b) {
     ts::Tensor out = ts::empty_like(a);

@@ -565,8 +565,8 @@ std::vector<Point> ConfigSpace::matmul_points() const {
                                 {64, 128, 64, 4, 4, false, 2},
                                 {64, 256, 64, 8, 4, false, 4},
                                 {128, 256, 64, 8, 4, true, 1, true},
-                                // TF32 with a row-major y: 256 x 128 x 32, its copies K-major
-                                // by the producer's other warps
+                                // TF32 with a row-major y: 256 x 128 x 32, copied K-major by
+                                // the consumers while a producer issues the TMA copies
                                 {256, 128, 64, 8, 4, false, 1, true}};
   std::vector<Point> out;
   const Config base = config(default_);

@@ -146,7 +146,7 @@ class ConfigSpace {
   /// with and without warp_specialize; for M = 16, 64 x 128 x 64 on 4 warps with 4 stages and
   /// split_k 2, and 64 x 256 x 64 on 8 warps (two warpgroups along N) with 4 stages and
   /// split_k 4; 256 x 128 x 64 on 8 warps with 4 stages and warp_specialize (TF32 with a
-  /// row-major y: the producer's other warps copy it K-major);
+  /// row-major y, copied K-major by the consumers);
   /// nearest choices, canonical, valid only, without duplicates. A dim whose block the
   /// kernel fixes (a grouped GEMM's 64 rows: no knob) keeps it, the others are set. The
   /// quick search starts from them too (pattern_search).

@@ -30,10 +30,9 @@
 // Config::warp_specialize (Mma::producer_warp): a producer warpgroup past the consumers'
 // TS_T threads walks the program's tiles; its first thread calls ring_load for each (the
 // consumers never fill the ring). A transposed factor (Mma::transposed: TF32 or 8-bit, M- or
-// N-major) is then copied K-major by its other three warps (Mma::producer_copies), whose
-// ring_load waits for the tile and for the copy buffer's tile before last to be read, copies
-// (zeros past K's end) and arrives on the copy's `copied` mbarrier: the copy of tile u + 1
-// runs while the consumers sum tile u, who wait on it instead of copying between barriers.
+// N-major) is copied K-major by the consumers, between barriers of their own (a copy by the
+// producer's other warps, waited for on an mbarrier, ran at half the speed on the H200:
+// docs/DECISIONS.md).
 #include <fmt/format.h>
 
 #include <string_view>
@@ -49,13 +48,8 @@ using ir::Node;
 namespace {
 
 // Registers per thread of a producer warpgroup (Config::warp_specialize): its one working
-// thread loops over tiles and issues copies; where its other warps copy transposed factors
-// K-major (Mma::producer_copies), 16 bytes per thread and step, a few steps in flight.
+// thread loops over tiles and issues copies.
 constexpr int kProducerRegisters = 40;
-constexpr int kCopierRegisters = 56;
-// The producer's warps past its first (Mma::producer_copies): each arrives on a copy's
-// `copied` mbarrier.
-constexpr int kCopierThreads = passes::kProducerThreads - 32;
 
 // The unsigned type of an element of `bytes` bytes (4, 2 or 1), to move its bits.
 std::string_view word_type(int64_t bytes) {
@@ -124,15 +118,7 @@ void Emitter::declare_rings(std::ostringstream& src) const {
     src << fmt::format("      ts::mbarrier_init_count(ts_smem + {} + 8 * s, 1u);\n", st.mbarrier);
     src << fmt::format("      ts::mbarrier_init_count(ts_smem + {} + 8 * s, {}u);\n",
                        st.mbarrier + 8 * s, L_->threads / 32);
-    src << "    }\n";
-    if (c.mma->producer_copies())
-      src << fmt::format(
-          "    // the K-major copies' `copied` mbarriers (an arrival per copying thread) at {}\n"
-          "    ts::mbarrier_init_count(ts_smem + {}, {}u);\n"
-          "    ts::mbarrier_init_count(ts_smem + {}, {}u);\n",
-          st.mbarrier + 16 * s, st.mbarrier + 16 * s, kCopierThreads, st.mbarrier + 16 * s + 8,
-          kCopierThreads);
-    src << "    ts::fence_mbarrier_init();\n  }\n  __syncthreads();\n";
+    src << "    }\n    ts::fence_mbarrier_init();\n  }\n  __syncthreads();\n";
     src << fmt::format("  unsigned {0}_ld = 0, {0}_use = 0;  // tiles loaded into it, summed\n",
                        ring_name(c));
   }
@@ -251,10 +237,9 @@ void Emitter::emit_producer_warp(const passes::Contraction& c) {
   const std::string ring = ring_name(c);
   const Node* loop = c.match.k->loop;
   const DimVars dv = dim_vars(loop, 0);
-  // Registers move from the producer warpgroup to the consumers: 40 each for the producer
-  // (56 where it copies), the rest of the program's for the consumers.
-  const bool copies = c.mma->producer_copies();
-  const int producer_regs = copies ? kCopierRegisters : kProducerRegisters;
+  // Registers move from the producer warpgroup to the consumers: 40 each for the producer,
+  // the rest of the program's for the consumers.
+  const int producer_regs = kProducerRegisters;
   // setmaxnreg.inc waits until the program's pool holds the registers asked for, and the pool
   // is what the program launched with: every thread's share of the 65536 under
   // __launch_bounds__ (a multiple of 8, at most 255; 168 for 384 threads, 96 for 640). The
@@ -270,28 +255,19 @@ void Emitter::emit_producer_warp(const passes::Contraction& c) {
   open("if (tid >= TS_T)");
   line(
       fmt::format("// the producer warpgroup: %{}'s TMA copies for the program's tiles (its "
-                  "first thread){}, then it exits",
-                  c.match.sum->id, copies ? ", their K-major copies (its other warps)" : ""));
+                  "first thread), then it exits",
+                  c.match.sum->id));
   if (moves) line(fmt::format("ts::registers_down<{}>();", producer_regs));
-  // Each walks the program's tiles of K: the first thread issuing their TMA copies, the
-  // copiers copying them K-major (its `ring_load`).
-  for (bool copier : {false, true}) {
-    if (copier && !copies) break;
-    if (copier) line("// the copiers: the producer's warps past its first");
-    open(copier ? "if (tid >= TS_T + 32)" : "if (tid == TS_T)");
-    // The loop over K's bounds are values from outside the program (plan_producer_warp).
-    line(fmt::format("const long long {} = {}, le{}_0 = {};", dv.lb, scalar(loop->dims[0].begin),
-                     loop->id, scalar(loop->dims[0].end)));
-    declare_ring_cursor(c);
-    for (size_t d = 0; d < top_->dims.size(); ++d)
-      dims[{top_, static_cast<int>(d)}] = dim_vars(top_, static_cast<int>(d));
-    if (copier)
-      emit_ring_copy(c);
-    else
-      emit_ring_load(c, true);
-    emit_ring_walk(c, "");
-    close();
-  }
+  open("if (tid == TS_T)");
+  // The loop over K's bounds are values from outside the program (plan_producer_warp).
+  line(fmt::format("const long long {} = {}, le{}_0 = {};", dv.lb, scalar(loop->dims[0].begin),
+                   loop->id, scalar(loop->dims[0].end)));
+  declare_ring_cursor(c);
+  for (size_t d = 0; d < top_->dims.size(); ++d)
+    dims[{top_, static_cast<int>(d)}] = dim_vars(top_, static_cast<int>(d));
+  emit_ring_load(c, true);
+  emit_ring_walk(c, "");
+  close();
   line("return;");
   close();
   line("__builtin_assume(tid < TS_T);  // the consumers");
@@ -379,7 +355,6 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   const int64_t elem = dtype_size(mma.operand), per_chunk = 128 / elem;  // elements per row
   const std::string_view word = word_type(elem);
   for (int i = 0; i < 2; ++i) {
-    if (mma.producer_copies() && mma.transposed[i]) continue;  // its copy's zeros: the copiers'
     // K-major: row = M or N, column = k; else row = k, column = M or N.
     const std::string k = mma.k_inner[i]
                               ? "(e % " + std::to_string(bk) + ")"
@@ -400,31 +375,37 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   close();
   if (!sum.init.empty()) line(fmt::format("TS_FOR(r) {}[r] = {};", sum.name, sum.init));
   // Transposed factors (Mma::transposed): the tile, M- or N-major in the ring, copied
-  // K-major into copy ring_use % 2 past the ring: by the consumers here, between barriers
-  // (the copy's tile before last summed), or by the producer's copiers, waited for.
+  // K-major into copy ring_use % 2 past the ring, 16 bytes of K (V elements) per thread and
+  // step: a warp reads V rows of 32 consecutive columns and writes 32 rows' 16 bytes.
   int64_t tr_offset[2] = {0, mma.transpose_bytes[0]};
   if (mma.transposed[0] || mma.transposed[1]) {
-    if (!mma.producer_copies())
-      line("__syncthreads();  // every warpgroup's products of the tile before last are done");
+    line("__syncthreads();  // every warpgroup's products of the tile before last are done");
     line(fmt::format(
         "unsigned char* const tr = ts_smem + {} + ({}_use & 1) * {};  // K-major copies",
         st.offset + s * mma.stage_bytes, ring, mma.transpose_total() / 2));
-    if (mma.producer_copies())
-      line(fmt::format(
-          "ts::mbarrier_wait(ts_smem + {} + 8 * ({}_use & 1), ({}_use >> 1) & 1u);  // copied",
-          st.mbarrier + 16 * s, ring, ring));
+    const int64_t v = 16 / elem;
     for (int i = 0; i < 2; ++i) {
       if (!mma.transposed[i]) continue;
-      if (!mma.producer_copies())
-        emit_k_major_copy(c, i, offset[i], chunk[i], tr_offset[i], "tid", "TS_T", "");
+      const int64_t cols = per_chunk * mma.box[i].chunks;  // M or N
+      // Unrolled: every load of a thread's steps issued before the first store waits.
+      open(fmt::format("_Pragma(\"unroll\") for (int e = tid; e < {}; e += TS_T)", cols * bk / v));
+      line(fmt::format("const int c = e % {}, k = e / {} * {};", cols, cols, v));
+      line(fmt::format("alignas(16) {} v[{}];", word, v));
+      line(fmt::format(
+          "_Pragma(\"unroll\") for (int j = 0; j < {}; ++j) v[j] = *reinterpret_cast<const "
+          "{}*>(buf + {} + (c / {}) * {} + ts::swizzled_128(k + j, c % {} * {}));",
+          v, word, offset[i], per_chunk, chunk[i], per_chunk, elem));
+      line(fmt::format(
+          "*reinterpret_cast<uint4*>(tr + {} + (k / {}) * {} + ts::swizzled_128(c, k % {} * {})) "
+          "= *reinterpret_cast<const uint4*>(v);",
+          tr_offset[i], per_chunk, cols * 128, per_chunk, elem));
+      close();
       // wgmma reads the copy as a K-major box: 128-byte chunks of K of `cols` rows.
       offset[i] = tr_offset[i];
-      chunk[i] = per_chunk * mma.box[i].chunks * 128;
+      chunk[i] = cols * 128;
     }
-    if (!mma.producer_copies()) {
-      line("ts::fence_proxy_async_shared();  // the copies, to wgmma (the async proxy)");
-      line("__syncthreads();");
-    }
+    line("ts::fence_proxy_async_shared();  // the copies, to wgmma (the async proxy)");
+    line("__syncthreads();");
   }
   line("ts::wgmma_fence();");
   line(fmt::format("const unsigned at = ts::smem_addr(buf);"));
@@ -486,71 +467,6 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   close();
   line(fmt::format("++{}_use;", ring));
   close();
-}
-
-void Emitter::emit_k_major_copy(const passes::Contraction& c, int i, int64_t from, int64_t chunk,
-                                int64_t to, const std::string& first, const std::string& step,
-                                const std::string& kn) {
-  const passes::Contraction::Mma& mma = *c.mma;
-  const int64_t bk = plan_.block(c.match.k);
-  const int64_t elem = dtype_size(mma.operand), per_chunk = 128 / elem, v = 16 / elem;
-  const std::string_view word = word_type(elem);
-  const int64_t cols = per_chunk * mma.box[i].chunks;  // M or N
-  // 16 bytes of K (v elements) per thread and step: a warp reads v rows of 32 consecutive
-  // columns and writes 32 rows' 16 bytes. Unrolled: a thread's loads issued before the first
-  // store waits (4 steps at a time for the copiers, whose registers are few).
-  open(fmt::format("_Pragma(\"unroll{}\") for (int e = {}; e < {}; e += {})",
-                   kn.empty() ? "" : " 4", first, cols * bk / v, step));
-  line(fmt::format("const int c = e % {}, k = e / {} * {};", cols, cols, v));
-  line(fmt::format("alignas(16) {} v[{}];", word, v));
-  const std::string read = fmt::format(
-      "*reinterpret_cast<const {}*>(buf + {} + (c / {}) * {} + ts::swizzled_128(k + "
-      "j, c % {} * {}))",
-      word, from, per_chunk, chunk, per_chunk, elem);
-  line(fmt::format("_Pragma(\"unroll\") for (int j = 0; j < {}; ++j) v[j] = {};", v,
-                   kn.empty() ? read : fmt::format("k + j < {} ? {} : 0", kn, read)));
-  line(fmt::format(
-      "*reinterpret_cast<uint4*>(tr + {} + (k / {}) * {} + ts::swizzled_128(c, k % {} * {})) "
-      "= *reinterpret_cast<const uint4*>(v);",
-      to, per_chunk, cols * 128, per_chunk, elem));
-  close();
-}
-
-void Emitter::emit_ring_copy(const passes::Contraction& c) {
-  const passes::Contraction::Mma& mma = *c.mma;
-  const std::string ring = ring_name(c);
-  const SharedUse& st = shared_use(c.match.sum);
-  const int s = mma.stages;
-  const int64_t bk = plan_.block(c.match.k);
-  const std::string le = fmt::format("le{}_0", c.match.k->loop->id);
-  std::string begins;
-  for (size_t d = 0; d < top_->dims.size(); ++d) begins += fmt::format(", {}", idx_t_);
-  open(fmt::format("auto {}_load = [&](int kb{})", ring, begins));
-  line(fmt::format("const unsigned s = {}_ld % {};", ring, s));
-  line(fmt::format("ts::mbarrier_wait(ts_smem + {} + 8 * s, ({}_ld / {}) & 1u);  // filled",
-                   st.mbarrier, ring, s));
-  line(fmt::format("if ({0}_ld >= 2)  // the copy's tile before last read", ring));
-  line(
-      fmt::format("  ts::mbarrier_wait(ts_smem + {} + 8 * (({}_ld - 2) % {}), (({}_ld - 2) / {}) "
-                  "& 1u);",
-                  st.mbarrier + 8 * s, ring, s, ring, s));
-  line(fmt::format("const unsigned char* const buf = ts_smem + {} + s * {};", st.offset,
-                   mma.stage_bytes));
-  line(fmt::format("unsigned char* const tr = ts_smem + {} + ({}_ld & 1) * {};",
-                   st.offset + s * mma.stage_bytes, ring, mma.transpose_total() / 2));
-  line(fmt::format("const int kn = (int)({0} - kb < {1} ? {0} - kb : {1});  // K in the tile", le,
-                   bk));
-  int64_t from[2] = {0, mma.box[0].bytes}, to[2] = {0, mma.transpose_bytes[0]};
-  for (int i = 0; i < 2; ++i)
-    if (mma.transposed[i])
-      emit_k_major_copy(c, i, from[i], mma.box[i].bytes / mma.box[i].chunks, to[i],
-                        "tid - TS_T - 32", std::to_string(kCopierThreads), "kn");
-  line("ts::fence_proxy_async_shared();  // the copies, to wgmma (the async proxy)");
-  line(fmt::format("ts::mbarrier_arrive(ts_smem + {} + 8 * ({}_ld & 1));  // copied",
-                   st.mbarrier + 16 * s, ring));
-  line(fmt::format("++{}_ld;", ring));
-  --indent_;
-  line("};");
 }
 
 void Emitter::emit_ring_last(const Node* loop, const passes::Contraction& c) {

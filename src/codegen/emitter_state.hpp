@@ -206,17 +206,6 @@ class Emitter {
   /// warp, whose first thread issues every copy of the ring for the program walk's program
   /// ids (program_walk_), then exit; the consumers go on.
   void emit_producer_warp(const passes::Contraction& c);
-  /// Contraction::Mma::producer_copies: the producer's warps past its first, their function
-  /// `ring_load(kb, tile begins)` (in emit_ring_walk's place of the TMA copies): waits until
-  /// tile ld is in the ring and the copy buffer's tile before last is read, copies the tile's
-  /// transposed factors K-major (zeros past K's end) and arrives on the copy's mbarrier.
-  void emit_ring_copy(const passes::Contraction& c);
-  /// The loop copying transposed factor i of the tile at `buf` (offset `from`, `chunk` bytes
-  /// per 128-byte column chunk) K-major to `tr` + `to`, threads `first` + j `step` (j >= 0);
-  /// with `kn` non-empty, elements of K past it are zeros.
-  void emit_k_major_copy(const passes::Contraction& c, int i, int64_t from, int64_t chunk,
-                         int64_t to, const std::string& first, const std::string& step,
-                         const std::string& kn);
   /// The contraction whose ring a producer warpgroup fills, or null; and whether the code
   /// emitted is past the producer's branch (line(): __syncthreads becomes the consumers').
   const passes::Contraction* producer_ = nullptr;

@@ -202,7 +202,6 @@ SharedStage stage_of(const NestIr& nir, const std::set<const Node*>& staged, con
       if (c.mma && c.mma->wgmma) {
         SharedStage ring{K::ring, 0, c.shared_bytes};
         ring.stages = c.mma->stages;
-        ring.copied = c.mma->producer_copies();
         return ring;
       }
       if (c.mma && c.mma->copy_stages) {
@@ -429,10 +428,7 @@ std::string describe(const NestIr& nir) {
       std::string p = fmt::format("shared stage {}", stage_kind_name(s->kind));
       if (s->kind == SharedStage::Kind::convert) p += fmt::format(" L{} -> L{}", s->from, s->to);
       if (s->kind == SharedStage::Kind::ring)  // its buffers and what fills them
-        p += fmt::format(" of {}, {}", s->stages,
-                         s->cp_async ? "cp.async"
-                         : s->copied ? "TMA, copied K-major"
-                                     : "TMA");
+        p += fmt::format(" of {}, {}", s->stages, s->cp_async ? "cp.async" : "TMA");
       parts.push_back(p + fmt::format(" at {}, {} bytes, {}", s->offset, s->bytes,
                                       s->barrier ? "barrier before" : "no barrier before"));
     }

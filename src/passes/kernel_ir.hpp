@@ -73,11 +73,8 @@ struct SharedStage {
   bool barrier = false;
   int from = 0, to = 0;   // convert: layouts (NestIr::layouts)
   int64_t mbarrier = -1;  // tma: its mbarrier's offset (8 bytes past every stage's bytes);
-                          // ring: its 2 x stages mbarriers' (filled ones, then read ones,
-                          // then `copied` ones)
+                          // ring: its 2 x stages mbarriers' (filled ones, then read ones)
   int stages = 0;         // ring: its buffers
-  bool copied = false;    // ring: two `copied` mbarriers past the read ones
-                          // (Contraction::Mma::producer_copies)
   bool cp_async = false;  // ring: an mma.sync's, filled by cp.async (Mma::copy_stages): no
                           // mbarriers, a barrier of the threads at each tile
 };

@@ -32,8 +32,8 @@ std::vector<std::string> parts_of(const std::string& line) {
 }
 
 // "KIND [L<a> -> L<b>] [of STAGES, FILLER] at OFFSET, BYTES bytes, [no ]barrier before" into
-// stage s (its kind, layouts, a ring's buffers and filler (TMA; TMA, copied K-major; cp.async) and
-// bytes must be the computed ones).
+// stage s (its kind, layouts, a ring's buffers and filler (TMA or cp.async) and bytes must be
+// the computed ones).
 void read_stage(LineCursor& r, const LineCursor& c, int64_t id, SharedStage& s) {
   const std::string kind = r.name();
   if (kind != stage_kind_name(s.kind))
@@ -50,14 +50,10 @@ void read_stage(LineCursor& r, const LineCursor& c, int64_t id, SharedStage& s) 
     r.expect("of");
     if (r.integer() != s.stages) c.fail(fmt::format("%{}'s ring has {} buffers", id, s.stages));
     r.expect(',');
-    const bool cp_async = r.accept("cp.async"),
-               copied = !cp_async && r.accept("TMA, copied K-major");
-    if (!cp_async && !copied) r.expect("TMA");
-    if (cp_async != s.cp_async || copied != s.copied)
-      c.fail(fmt::format("%{}'s ring is filled by {}", id,
-                         s.cp_async ? "cp.async"
-                         : s.copied ? "TMA, copied K-major"
-                                    : "TMA"));
+    const bool cp_async = r.accept("cp.async");
+    if (!cp_async) r.expect("TMA");
+    if (cp_async != s.cp_async)
+      c.fail(fmt::format("%{}'s ring is filled by {}", id, s.cp_async ? "cp.async" : "TMA"));
   }
   r.expect("at");
   const int64_t offset = r.integer();

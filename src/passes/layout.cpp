@@ -174,9 +174,7 @@ static std::string copied_factors(const Contraction& c) {
   for (int i = 0; i < 2; ++i)
     if (c.mma->transposed[i])
       ids += fmt::format("{}%{}", ids.empty() ? "" : " and ", c.match.factor[i].value()->id);
-  return ids.empty()                ? ""
-         : c.mma->producer_copies() ? "; " + ids + " copied K-major by the producer's other warps"
-                                    : "; " + ids + " copied K-major by the threads";
+  return ids.empty() ? "" : "; " + ids + " copied K-major by the threads";
 }
 
 std::string describe(const Layout& L, const ir::Node* loop) {

@@ -157,10 +157,6 @@ struct Contraction {
     int64_t transpose_bytes[2] = {0, 0};
     /// Shared memory past the ring: two K-major copies of each transposed factor.
     int64_t transpose_total() const { return 2 * (transpose_bytes[0] + transpose_bytes[1]); }
-    /// With a producer warpgroup, its warps past the first make the K-major copies, each
-    /// tile's while the consumers sum the one before, and arrive on the copy's `copied`
-    /// mbarrier (two, past the ring's), which the consumers wait on.
-    bool producer_copies() const { return producer_warp && (transposed[0] || transposed[1]); }
     /// K of one wgmma instruction: 32 bytes of the operand (16 f16 or bf16, 8 TF32, 32 f8, i8).
     int64_t wgmma_k() const { return 32 / dtype_size(operand); }
     /// The operand type as PTX names it: f16, bf16, tf32, e4m3, e5m2 or s8.

@@ -22,12 +22,10 @@ int64_t alignment(const SharedStage& u) {
 
 bool is_ring(const SharedStage& u) { return u.kind == SharedStage::Kind::ring; }
 
-// The mbarriers' bytes: 8 per tma stage, 16 per TMA ring buffer (and 16 for its copies);
-// none for a ring filled by cp.async.
+// The mbarriers' bytes: 8 per tma stage, 16 per TMA ring buffer; none for a ring filled by
+// cp.async.
 int64_t mbarrier_bytes(const SharedStage& u) {
-  return u.kind == SharedStage::Kind::tma ? 8
-         : is_ring(u) && !u.cp_async      ? 16 * u.stages + (u.copied ? 16 : 0)
-                                          : 0;
+  return u.kind == SharedStage::Kind::tma ? 8 : is_ring(u) && !u.cp_async ? 16 * u.stages : 0;
 }
 
 bool overlap(const SharedStage& x, const SharedStage& y) {

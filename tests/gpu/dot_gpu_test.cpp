@@ -232,8 +232,8 @@ TEST(DotGpu, WarpSpecializedDotsMatchTheInterpreter) {
       EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0.02, 0.01), 0)
           << c.to_json() << " fused";
     }
-  // TF32 with a row-major y, copied K-major by the producer's other warps: a ragged last tile
-  // of K, more tiles of K than buffers, programs walking several tiles.
+  // TF32 with a row-major y, copied K-major by the consumers: a ragged last tile of K, more
+  // tiles of K than buffers, programs walking several tiles.
   for (ts::PidType pid : {ts::PidType::flat, ts::PidType::persistent_interleaved}) {
     ts::Config tf32 = blocks(256, 128, 32, 8);
     tf32.num_stages = 4;

@@ -65,7 +65,7 @@ TEST(I8Gpu, ArithmeticWrapsAndCastsSaturateAsTheInterpreter) {
 
 // wgmma m64nNk32 s8 (x w^T, and a row-major y copied K-major): 1 and 2 warpgroups, K blocks
 // of 128 and 256, ragged M, N and K, M = 1, N = 0, persistent programs, split-K and a
-// producer warpgroup (whose other warps copy a row-major y K-major); at K
+// producer warpgroup (the consumers copying a row-major y K-major); at K
 // blocks of 32 and 64 mma.sync m16n8k32 s8 (x w^T) and the CUDA cores (a row-major y).
 // Exact.
 TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
@@ -75,7 +75,7 @@ TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
     int warps, stages;
     ts::PidType pid = ts::PidType::flat;
     int split_k = 1;
-    bool ws = false;  // Config::warp_specialize: a row-major y copied by the producer's warps
+    bool ws = false;  // Config::warp_specialize: a producer warpgroup issues the TMA copies
   };
   const std::vector<Shape> shapes{{256, 192, 128}, {264, 80, 136},  {1, 48, 64},
                                   {16, 16, 16},    {136, 272, 208}, {64, 0, 136}};
