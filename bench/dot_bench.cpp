@@ -134,6 +134,8 @@ const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},
                                      {64, 64, 128, 4, 3, 1, kFlat, 2},
                                      {64, 64, 64, 4, 4, 1, kFlat, 2},
                                      {64, 128, 64, 4, 4, 1, kFlat, 2},
+                                     // one warpgroup along 256 columns: 512-byte rows of y
+                                     {64, 256, 64, 4, 5, 1, kFlat, 4},
                                      // a producer warpgroup issuing the copies (not
                                      // with split_k)
                                      {64, 64, 128, 4, 6, 1, kFlat, 1, true},
