@@ -3,5 +3,5 @@
 # the CPU interpreter. Extra arguments go to tessel_demo (e.g. --seed-sizes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh tessel_demo tessel_bench_worker  # the demo only (the tests: scripts/test.sh)
+bash scripts/build.sh tessel_demo tessel_bench_worker  # the library, the demo and the tuner's worker (the tests: scripts/test.sh)
 ./build/examples/tessel_demo "$@"

@@ -92,8 +92,8 @@ inline auto make_matmul_bias_gelu(ts::Settings settings = {}) {
 /// device, as _scaled_mm's); true: scale_x f32 [M] (one per row of x), scale_y f32 [N] (one
 /// per column of y). On sm_90 the dot runs on wgmma at K blocks of 128 or more: fastest
 /// where both operands are contiguous along K (y as w.transpose(0, 1) of a [N, K] tensor,
-/// what _scaled_mm asks too); a row-major y is copied K-major tile by tile (by the threads,
-/// or with Config::warp_specialize by the producer's other warps, a tile ahead).
+/// what _scaled_mm asks too); a row-major y is copied K-major tile by tile by the threads
+/// that sum the products.
 /// Smaller K blocks run on mma.sync (m16n8k32, sm_89 and later) where y is K-major, else on
 /// the CUDA cores.
 template <bool Rowwise>
@@ -128,7 +128,7 @@ inline auto make_fp8_matmul_rowwise(ts::Settings settings = {}) {
 /// out = x @ y (torch._int_mm): x [M, K] and y [K, N] of i8, products summed in i32 (wrapping
 /// modulo 2^32), out i32 [M, N]. On sm_90 the dot runs on wgmma (s8) at K blocks of 128 or
 /// more, fastest with y as w.transpose(0, 1) of a [N, K] tensor (a row-major y is copied
-/// K-major by the threads, or with Config::warp_specialize by the producer's other warps);
+/// K-major by the threads that sum the products);
 /// smaller K blocks run on mma.sync (m16n8k32) where y is K-major,
 /// else on the CUDA cores.
 inline auto make_int8_matmul(ts::Settings settings = {}) {

@@ -67,7 +67,9 @@ struct Config {
   /// spilling when the tile needs more. 24..255, and 32 * num_warps * maxnreg <= 65536;
   /// otherwise a UserError names the kernel's first loop. A ts::dot stays off wgmma (on
   /// mma.sync) when the cap leaves less than its accumulator's registers plus 64 (the
-  /// layout stage's dump says which it took).
+  /// layout stage's dump says which it took). A cap below what one of the kernel's
+  /// instructions needs (mma.sync's fragments: 28 at least) fails its compile: a UserError
+  /// with ptxas's reason and the count it asks for.
   std::optional<int> maxnreg;
   std::optional<PidType> pid_type;
   /// Persistent kernels: programs = SMs * num_sm_multiplier (1, 2, 4, 8).

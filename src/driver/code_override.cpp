@@ -12,6 +12,7 @@
 
 #include "codegen/embedded.hpp"
 #include "driver/code_dump.hpp"
+#include "driver/compile_log.hpp"
 #include "driver/cubin_cache.hpp"
 #include "driver/cuda_api.hpp"
 
@@ -183,7 +184,7 @@ KernelImage compile_kernel(const std::string& kernel, SourceLoc at, const codege
     throw UserError(kernel, at,
                     fmt::format("TESSEL_OVERRIDE_DIR: NVRTC could not compile {} (in place of "
                                 "the generated {}):\n{}",
-                                out.override, k.name, e.log),
+                                out.override, k.name, compile_log_errors(e.log)),
                     kHint);
   }
   return out;

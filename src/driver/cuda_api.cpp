@@ -326,9 +326,16 @@ std::optional<int> target_arch_override(const std::string& kernel, SourceLoc loc
   };
   int arch = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), arch);
+  // What to set: the targets NVRTC compiles for where it is present.
+  const std::vector<int> archs = nvrtc_available() ? nvrtc_archs() : std::vector<int>{};
   const std::string example =
-      "set it to the GPU's major x 10 + minor, e.g. 80 (A100), 89 (L40) or 90 (H100), or unset "
-      "it to lower for GPU 0 (sm_90 without a GPU)";
+      archs.empty() ? std::string(
+                          "set it to the GPU's major x 10 + minor, e.g. 80 (A100), 89 (L40) or 90 "
+                          "(H100), or unset it to lower for GPU 0 (sm_90 without a GPU)")
+                    : fmt::format(
+                          "set it to the GPU's major x 10 + minor, one of {} (80: A100, 89: L40, "
+                          "90: H100), or unset it to lower for GPU 0 (sm_90 without a GPU)",
+                          fmt::join(archs, ", "));
   if (ec == std::errc() && end != s.data() + s.size() && (*end == 'a' || *end == 'f') &&
       end + 1 == s.data() + s.size())
     return fail("not a compute capability",
@@ -337,14 +344,8 @@ std::optional<int> target_arch_override(const std::string& kernel, SourceLoc loc
                             arch, *end));
   if (ec != std::errc() || end != s.data() + s.size() || arch < 10 || arch > 129)
     return fail("not a compute capability", example);
-  if (nvrtc_available()) {
-    const std::vector<int> archs = nvrtc_archs();
-    if (!archs.empty() && std::find(archs.begin(), archs.end(), arch) == archs.end())
-      return fail(fmt::format("which NVRTC {} does not compile for", nvrtc_version()),
-                  fmt::format("set it to one of {}, or unset it to lower for GPU 0 (sm_90 "
-                              "without a GPU)",
-                              fmt::join(archs, ", ")));
-  }
+  if (!archs.empty() && std::find(archs.begin(), archs.end(), arch) == archs.end())
+    return fail(fmt::format("which NVRTC {} does not compile for", nvrtc_version()), example);
   if (arch < 70) return fail("below sm_70, which tessel does not lower for", example);
   return arch;
 }

@@ -11,6 +11,7 @@
 #include "codegen/embedded.hpp"
 #include "common/env_bool.hpp"
 #include "driver/code_override.hpp"
+#include "driver/compile_log.hpp"
 
 namespace tessel::rt {
 
@@ -80,12 +81,15 @@ bool print_code_requested(const Settings& s) {
     if (c != std::string::npos && lines[l - 1].find(':', c) != std::string::npos)
       where = lines[l - 1].substr(c + 5);
   }
+  const std::string hint = compile_log_hint(e.log);
   throw UserError(
       kernel, {},
       fmt::format("NVRTC could not compile the generated CUDA{}: {}\n  generated line {}: {}",
-                  where.empty() ? "" : " for the code at " + where, e.log, line, generated),
-      "this is a tessel code generation bug or an unsupported construct; print the "
-      "code with TESSEL_PRINT_CODE=1 and report it");
+                  where.empty() ? "" : " for the code at " + where, compile_log_errors(e.log), line,
+                  generated),
+      !hint.empty() ? hint
+                    : "this is a tessel code generation bug or an unsupported construct; print "
+                      "the code with TESSEL_PRINT_CODE=1 and report it");
 }
 
 /// For tests: the UserError text report_compile_error gives for `e` and `source`.

@@ -455,7 +455,10 @@ Value mean(const Operand& a, int dim, bool keepdim, Loc l) {
   TraceContext& ctx = TraceContext::current(SourceLoc::from(l));
   SourceLoc loc = SourceLoc::from(l);
   if (!is_float(a.node()->dtype))
-    ctx.fail(loc, fmt::format("mean of a {} value", dtype_name(a.node()->dtype)),
+    ctx.fail(loc,
+             fmt::format("mean of {} {} value",
+                         dtype_name(a.node()->dtype)[0] == 'i' ? "an" : "a",  // an i32
+                         dtype_name(a.node()->dtype)),
              "convert to a float dtype first with .to(ts::f32)");
   int rank = static_cast<int>(a.node()->shape.size());
   int d = dim < 0 ? dim + rank : dim;

@@ -28,6 +28,7 @@
 #include "driver/alias_groups.hpp"
 #include "driver/code_dump.hpp"
 #include "driver/code_override.hpp"
+#include "driver/compile_log.hpp"
 #include "driver/cuda_api.hpp"
 #include "driver/gpu_program.hpp"
 #include "driver/host_env.hpp"
@@ -794,7 +795,9 @@ std::vector<std::string> kernel_cuda(KernelImpl& k, CallArgs args, bool compile,
         if (!image.override.empty()) out.back() = image.override_text;  // what was compiled
       } catch (const rt::CompileError& e) {
         throw UserError(s.graph.kernel_name, l.loop->loc,
-                        "NVRTC could not compile the generated CUDA:\n" + e.log + "\n" + ck.source);
+                        "NVRTC could not compile the generated CUDA:\n" +
+                            rt::compile_log_errors(e.log) + "\n" + ck.source,
+                        rt::compile_log_hint(e.log));
       }
     }
   }
