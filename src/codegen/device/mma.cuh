@@ -47,8 +47,10 @@ __device__ __forceinline__ void cp_async_vec(M* dst, const M* p, int n) {
                    : "memory");
     return;
   }
+  if constexpr (!Aligned) {  // (Aligned: never reached)
 #pragma unroll
-  for (int i = 0; i < V; ++i) dst[i] = i < valid ? p[i] : M(0);
+    for (int i = 0; i < V; ++i) dst[i] = i < valid ? p[i] : M(0);
+  }
 }
 
 /// Closes this thread's cp.async copies issued since the last commit into a group.
