@@ -276,6 +276,17 @@ int main(int argc, char** argv) {
   auto section = [&](const char* name) {
     return sections.find(std::string(",") + name + ",") != std::string::npos;
   };
+  for (size_t at = 0; at < sections_text.size();) {  // each name one of the parts
+    const size_t end = std::min(sections_text.find(',', at), sections_text.size());
+    const std::string name = sections_text.substr(at, end - at);
+    const std::string known = ",bf16,tf32,fp8,int8,grouped,bmm,fused,";
+    if (known.find("," + name + ",") == std::string::npos) {
+      std::fprintf(stderr, "--sections: no part '%s' (the parts: %s)\n", name.c_str(),
+                   known.substr(1, known.size() - 2).c_str());
+      return 2;
+    }
+    at = end + 1;
+  }
 
   // NVRTC compile time of one candidate (the first compile also loads NVRTC and the
   // headers' precompiled header: a warm-up compile of another kernel is not timed).

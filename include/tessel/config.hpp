@@ -94,9 +94,9 @@ struct Config {
   /// thread issues every TMA copy of the dot's ring (waiting for a buffer to be read before
   /// refilling it) and exits; the num_warps consumer warps only wait for buffers, issue
   /// wgmma and run the epilogue. A TF32 or 8-bit operand that is not K-major (a row-major y),
-  /// which wgmma cannot read, is copied K-major by the producer's other three warps, one tile
-  /// ahead of the consumers. Registers move from the producer to the consumers (setmaxnreg:
-  /// 40 per producer thread, 56 where it copies; up to 240 per consumer thread). Applies where
+  /// which wgmma cannot read, is copied K-major by the consumers, tile by tile, between
+  /// barriers of their own. Registers move from the producer to the consumers (setmaxnreg:
+  /// 40 per producer thread, up to 240 per consumer thread). Applies where
   /// the top-level loop holds one dot on wgmma whose operands' tiles follow from the program id
   /// and K alone (a loop over K with bounds from outside the loop, tiles indexed by the
   /// program's tiles, K and host values), with pid_type flat, persistent_blocked or

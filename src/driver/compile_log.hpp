@@ -10,12 +10,15 @@
 namespace tessel::rt {
 
 /// The error entries of NVRTC log `log`, in order, then "(N warnings omitted)" when it
-/// dropped any; `log` itself when no entry is an error.
+/// dropped any; `log` itself when no entry is an error. An entry is an unindented line and
+/// the indented ones below it (a source line, its caret); warnings and remarks, NVRTC's note
+/// on suppressing them and ptxas's information are dropped, every other entry kept.
 std::string compile_log_errors(const std::string& log);
 
 /// A hint for the user where `log` names a cause their config can mend ("" otherwise):
-/// ptxas's "Insufficient registers (R) ... register target of N or higher" (Config::maxnreg
-/// below what the kernel needs) gives "raise Config::maxnreg to N or more, or leave it unset".
+/// ptxas's "Insufficient registers (R) ... register target of N or higher" (Config::maxnreg,
+/// or a warp-specialized launch's share, below what the kernel needs) gives "raise maxnreg to
+/// N or more, or leave it unset".
 std::string compile_log_hint(const std::string& log);
 
 }  // namespace tessel::rt

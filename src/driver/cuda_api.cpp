@@ -326,8 +326,11 @@ std::optional<int> target_arch_override(const std::string& kernel, SourceLoc loc
   };
   int arch = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), arch);
-  // What to set: the targets NVRTC compiles for where it is present.
-  const std::vector<int> archs = nvrtc_available() ? nvrtc_archs() : std::vector<int>{};
+  // What to set: the targets NVRTC compiles for where it is present, from sm_70 (tessel's
+  // lowest).
+  const std::vector<int> compiled = nvrtc_available() ? nvrtc_archs() : std::vector<int>{};
+  std::vector<int> archs = compiled;
+  std::erase_if(archs, [](int a) { return a < 70; });
   const std::string example =
       archs.empty() ? std::string(
                           "set it to the GPU's major x 10 + minor, e.g. 80 (A100), 89 (L40) or 90 "
@@ -344,7 +347,7 @@ std::optional<int> target_arch_override(const std::string& kernel, SourceLoc loc
                             arch, *end));
   if (ec != std::errc() || end != s.data() + s.size() || arch < 10 || arch > 129)
     return fail("not a compute capability", example);
-  if (!archs.empty() && std::find(archs.begin(), archs.end(), arch) == archs.end())
+  if (!compiled.empty() && std::find(compiled.begin(), compiled.end(), arch) == compiled.end())
     return fail(fmt::format("which NVRTC {} does not compile for", nvrtc_version()), example);
   if (arch < 70) return fail("below sm_70, which tessel does not lower for", example);
   return arch;

@@ -84,9 +84,9 @@ bool print_code_requested(const Settings& s) {
   const std::string hint = compile_log_hint(e.log);
   throw UserError(
       kernel, {},
-      fmt::format("NVRTC could not compile the generated CUDA{}: {}\n  generated line {}: {}",
-                  where.empty() ? "" : " for the code at " + where, compile_log_errors(e.log), line,
-                  generated),
+      fmt::format("NVRTC could not compile the generated CUDA{}: {}{}",
+                  where.empty() ? "" : " for the code at " + where, compile_log_errors(e.log),
+                  line > 0 ? fmt::format("\n  generated line {}: {}", line, generated) : ""),
       !hint.empty() ? hint
                     : "this is a tessel code generation bug or an unsupported construct; print "
                       "the code with TESSEL_PRINT_CODE=1 and report it");
