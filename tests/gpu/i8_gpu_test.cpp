@@ -79,6 +79,18 @@ TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
   };
   const std::vector<Shape> shapes{{256, 192, 128}, {264, 80, 136},  {1, 48, 64},
                                   {16, 16, 16},    {136, 272, 208}, {64, 0, 136}};
+  // The interpreter's sums (exact: the config changes none) once per shape, for every config.
+  struct Case {
+    ts::Buffer x, w, y, want, want_y;
+  };
+  std::vector<Case> cases;
+  auto reference = examples::make_int8_matmul();
+  for (Shape s : shapes) {
+    Case c{random_i8({s.m, s.k}, 41), random_i8({s.n, s.k}, 42), random_i8({s.k, s.n}, 47), {}, {}};
+    c.want = reference(c.x, c.w.transpose(0, 1));
+    c.want_y = reference(c.x, c.y);  // y row-major: copied K-major by the threads
+    cases.push_back(std::move(c));
+  }
   for (Blocks b :
        {Blocks{128, 256, 128, 8, 4}, Blocks{128, 128, 128, 4, 3}, Blocks{64, 128, 256, 4, 2},
         Blocks{128, 256, 128, 8, 3, ts::PidType::persistent_blocked},
@@ -92,17 +104,15 @@ TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
     c.split_k = b.split_k;
     if (b.ws) c.warp_specialize = true;
     auto k = examples::make_int8_matmul(ts::Settings{.max_sms = 3, .config = c});
-    for (Shape s : shapes) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const Shape s = shapes[i];
+      const Case& e = cases[i];
       const std::string what = c.to_json() + " " + std::to_string(s.m) + "x" + std::to_string(s.k) +
                                "x" + std::to_string(s.n);
-      ts::Buffer x = random_i8({s.m, s.k}, 41), w = random_i8({s.n, s.k}, 42);
-      ts::Buffer want = k(x, w.transpose(0, 1));
-      ts::Buffer got = k(gpu(x), gpu(w).transpose(0, 1));
-      ASSERT_EQ(got.shape(), want.shape()) << what;
-      EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), want, 0, 0), 0) << what;
-      // y row-major: copied K-major by the threads.
-      ts::Buffer y = random_i8({s.k, s.n}, 47);
-      EXPECT_EQ(ts::count_mismatches(k(gpu(x), gpu(y)).to(ts::cpu()), k(x, y), 0, 0), 0)
+      ts::Buffer got = k(gpu(e.x), gpu(e.w).transpose(0, 1));
+      ASSERT_EQ(got.shape(), e.want.shape()) << what;
+      EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), e.want, 0, 0), 0) << what;
+      EXPECT_EQ(ts::count_mismatches(k(gpu(e.x), gpu(e.y)).to(ts::cpu()), e.want_y, 0, 0), 0)
           << what << " y row-major";
     }
   }
