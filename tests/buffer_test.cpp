@@ -178,6 +178,18 @@ TEST(Buffer, BadShapesAreUserErrors) {
   EXPECT_THROW(b.copy_from(ts::Buffer::zeros({3, 2}, ts::f32)), ts::UserError);
   EXPECT_THROW(ts::Buffer::randn({2}, ts::i32), ts::UserError);
   EXPECT_THROW(ts::Buffer::zeros({0}, ts::f32).item(), ts::UserError);
+  try {  // torch's item() likewise refuses a tensor of several elements
+    b.item();
+    FAIL();
+  } catch (const ts::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("exactly one element (this one has 6)"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(ts::Buffer::from_vector({0, 1, 2, 3, 4, 5}, {2, 3}, ts::f32)
+                .narrow(0, 1, 1)
+                .narrow(1, 2, 1)
+                .item(),
+            5.0);
   try {
     b.size(7);
     FAIL();
@@ -517,7 +529,7 @@ TEST(Buffer, RoundTripValuesOfEveryDtype) {
         want.push_back(ts::round_to(t, x));
     }
     EXPECT_EQ(h.to_vector(), want) << ts::dtype_name(t);
-    EXPECT_EQ(h.item(), want[0]);
+    EXPECT_EQ(h.narrow(0, 0, 1).narrow(1, 0, 1).item(), want[0]);
     const int64_t n = t == ts::i8 ? 128 : 1000;  // i8's range ends at 127
     EXPECT_EQ(ts::Buffer::arange(n, t).to_vector()[n - 1],
               t == ts::boolean ? 1 : ts::round_to(t, static_cast<double>(n - 1)))

@@ -135,7 +135,9 @@ class Buffer {
   void fill_on_stream(double value, void* stream);
   /// All elements in row-major order, converted to double (copies from the GPU).
   std::vector<double> to_vector() const;
-  /// Element 0 converted to double (copies from the GPU).
+  /// The value of a one-element Buffer (any shape: [], [1], [1, 1]) converted to double
+  /// (copies from the GPU). Errors: UserError for any other element count (torch's
+  /// Tensor.item() likewise).
   double item() const;
   std::string str() const;  // shape, dtype and device, e.g. "f32[4, 8] cuda:0"
 

@@ -560,9 +560,11 @@ std::vector<double> Buffer::to_vector() const {
 }
 
 double Buffer::item() const {
-  if (!defined() || numel() == 0)
+  if (!defined() || numel() != 1)
     throw buffer_error("item() of " + (defined() ? str() : std::string("an undefined Buffer")),
-                       "item() needs at least one element");
+                       "item() reads a Buffer of exactly one element (this one has " +
+                           std::to_string(defined() ? numel() : 0) +
+                           "); read one element with narrow() or all with to_vector()");
   if (!device().is_cuda()) return read_element(data_ptr(), dtype_);
   uint64_t bits = 0;
   rt::set_device(device().index);

@@ -99,7 +99,7 @@ TEST(GpuRuntime, BuffersRoundTripEveryDtype) {
     auto d = h.to(ts::cuda(0));
     EXPECT_EQ(d.str(), ts::dtype_name(t) + "[2, 4] cuda:0");
     EXPECT_EQ(d.to_vector(), h.to_vector()) << ts::dtype_name(t);
-    EXPECT_EQ(d.item(), h.item());
+    EXPECT_EQ(d.narrow(0, 1, 1).narrow(1, 3, 1).item(), h.to_vector()[7]);
     const int64_t n = t == ts::i8 ? 128 : 1000;  // i8's range ends at 127
     EXPECT_EQ(ts::Buffer::arange(n, t, ts::cuda()).to_vector(),
               ts::Buffer::arange(n, t).to_vector())
@@ -236,7 +236,7 @@ TEST(GpuRuntime, SixtyFourBitIndexing) {
   auto tail = b.narrow(0, n - 40, 40);
   tail.fill(0);
   EXPECT_EQ(b.narrow(0, n - 41, 1).item(), 1.0);
-  EXPECT_EQ(tail.item(), 0.0);
+  EXPECT_EQ(tail.to_vector(), std::vector<double>(40, 0.0));
   auto ones = ts::Buffer::ones({n}, ts::boolean, ts::cuda());
   EXPECT_EQ(ts::count_mismatches(b, ones, 0, 0), 40);
 }
@@ -313,7 +313,7 @@ extern "C" __global__ void big_shared(float* out) {
   rt::Function g = rt::load_function(cubin, "big_shared", 0);
   void* gparams[] = {&ptr};
   rt::launch(g, 1, 1, 1, 256, 64 * 1024, nullptr, gparams);
-  EXPECT_EQ(out.item(), 16383.0);
+  EXPECT_EQ(out.narrow(0, 0, 1).item(), 16383.0);
 }
 
 TEST(GpuRuntime, DLPackExportsCudaTensors) {
