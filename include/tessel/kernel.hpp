@@ -191,6 +191,24 @@ std::array<CallArg, sizeof...(A)> call_args(const A&... args) {
   return {to_call_arg(args)...};
 }
 
+/// Whether a call of A... (decayed) can take the shape of one of Kernel's call operators
+/// for a lambda of `n` parameters: the arguments, optionally after a Stream and before a
+/// Loc. Only the count and those two positions are checked (argument types are checked by
+/// the call operators themselves).
+template <size_t n, class... A>
+constexpr bool call_count_ok() {
+  using All = std::tuple<std::remove_cvref_t<A>..., void>;
+  constexpr size_t c = sizeof...(A);
+  if constexpr (c == 0) {
+    return n == 0;
+  } else {
+    constexpr bool stream_first = std::is_same_v<std::tuple_element_t<0, All>, Stream>;
+    constexpr bool loc_last = std::is_same_v<std::tuple_element_t<c - 1, All>, Loc>;
+    return c == n || (c == n + 1 && (stream_first || loc_last)) ||
+           (c == n + 2 && stream_first && loc_last);
+  }
+}
+
 }  // namespace detail
 
 /// A compiled-on-demand kernel. Call it with Buffers and numbers in the lambda's
@@ -214,6 +232,15 @@ class Kernel {
   R operator()(Stream stream, detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
     return detail::make_result<R>(detail::call_kernel(*impl_, detail::call_args(args...),
                                                       stream.handle, SourceLoc::from(loc)));
+  }
+  /// A call whose count of arguments differs from the lambda's parameter count: refused
+  /// at compile time with that message (the compiler's note shows the two counts).
+  template <class... A>
+  requires(!detail::call_count_ok<sizeof...(P), A...>()) void operator()(const A&...) const {
+    static_assert(sizeof...(A) == sizeof...(P),
+                  "tessel: a kernel call takes the kernel lambda's arguments in order (a "
+                  "Buffer for each ts::Tensor, a number for each ts::Value or C++ number), "
+                  "optionally after a ts::Stream; this call passes another count");
   }
   /// The IR traced for these arguments (text), without running the kernel.
   std::string ir(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {

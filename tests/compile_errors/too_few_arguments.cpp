@@ -1,5 +1,5 @@
-// A call with fewer arguments than the kernel's lambda takes does not compile: a Kernel's
-// call operator takes exactly its lambda's parameters. Compiled by tests/CMakeLists.txt
+// A call with fewer arguments than the kernel's lambda takes does not compile, and the
+// compiler says why: Kernel's message and the two counts. Compiled by tests/CMakeLists.txt
 // as is (it must compile) and with TESSEL_EXPECT_COMPILE_ERROR (it must be refused).
 #include <tessel/tessel.hpp>
 
