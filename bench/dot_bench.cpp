@@ -267,6 +267,10 @@ int main(int argc, char** argv) {
   std::string sections_text = "bf16,tf32,fp8,int8,grouped,bmm,fused";
   app.add_option("--sections", sections_text,
                  "which parts run: bf16 (the --shapes), tf32, fp8, int8, grouped, bmm, fused");
+  std::string only;
+  app.add_option("--only", only,
+                 "time only this candidate of the bf16 shapes, as the table prints it (e.g. "
+                 "\"64x128x64 w4 s8 k2\"): to profile one kernel beside cuBLAS's");
   bool tune = false;
   app.add_flag("--tune", tune,
                "time quick autotuning of a 4096^3 GEMM (set TESSEL_CACHE_DIR "
@@ -335,6 +339,7 @@ int main(int argc, char** argv) {
     double best = 0;
     std::string best_cfg;
     for (const Candidate& c : s.m <= 64 ? kSkinny : kCandidates) {
+      if (!only.empty() && c.str() != only) continue;
       auto k = examples::make_dot_matmul(ts::Settings{.config = c.config()});
       double ms = 0;
       try {
