@@ -126,6 +126,45 @@ TEST(Errors, WrittenTensorWithAZeroStride) {
   EXPECT_EQ(ok.to_vector(), std::vector<double>(8, 2.0));
 }
 
+// A written tensor that overlaps another argument in part would race on a GPU (a program
+// reads what another writes), so the call is refused before any program runs, as torch
+// refuses such a partial overlap; the same view twice (in-place work), disjoint views, and
+// overlaps among tensors that are only read are accepted.
+TEST(Errors, WrittenTensorOverlappingAnotherInPart) {
+  auto k = ts::kernel("plus_one", {"src", "dst"}, [](ts::Tensor src, ts::Tensor dst) {
+    for (auto t : ts::tile(src.size(0))) dst(t) = src(t) + 1;
+  });
+  ts::Buffer y = ts::Buffer::zeros({4001}, ts::f32);
+  const int line = __LINE__ + 1;
+  std::string msg = user_error([&] { k(y.narrow(0, 0, 4000), y.narrow(0, 1, 4000)); });
+  expect_message(msg, "plus_one", line,
+                 "tensor argument 1 ('dst') is written by the kernel and overlaps tensor "
+                 "argument 0 ('src') in part (f32[4000] cpu and f32[4000] cpu: their memory "
+                 "meets but they are not one view): programs would race",
+                 "pass tensors that do not overlap, or one tensor twice for in-place work");
+  // Of two dtypes over the same bytes' start: a partial overlap too.
+  ts::Buffer d = ts::Buffer::zeros({8}, ts::f64);
+  ts::Buffer f = ts::Buffer::from_blob(d.data_ptr(), {8}, {1}, ts::f32, ts::cpu());
+  EXPECT_NE(user_error([&] { k(d, f); }).find("overlaps tensor argument 0 ('src') in part"),
+            std::string::npos);
+  // The same view twice: in place.
+  ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
+  k(x, x);
+  EXPECT_EQ(x.to_vector(), (std::vector<double>{2, 3, 4}));
+  // Disjoint halves of one Buffer.
+  ts::Buffer h = ts::Buffer::from_vector({1, 2, 3, 4}, {4}, ts::f32);
+  k(h.narrow(0, 0, 2), h.narrow(0, 2, 2));
+  EXPECT_EQ(h.to_vector(), (std::vector<double>{1, 2, 2, 3}));
+  // Overlapping tensors that are only read.
+  auto add = ts::kernel("add_into", [](ts::Tensor a, ts::Tensor b, ts::Tensor out) {
+    for (auto t : ts::tile(a.size(0))) out(t) = a(t) + b(t);
+  });
+  ts::Buffer r = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
+  ts::Buffer out = ts::Buffer::zeros({2}, ts::f32);
+  add(r.narrow(0, 0, 2), r.narrow(0, 1, 2), out);
+  EXPECT_EQ(out.to_vector(), (std::vector<double>{3, 5}));
+}
+
 // A tensor without elements overlaps nothing: a zero stride beside a size-0 dim (every
 // other column of an [8, 0] tensor) is written without complaint.
 TEST(Errors, WrittenEmptyTensorWithAZeroStrideIsAccepted) {

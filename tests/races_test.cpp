@@ -80,18 +80,20 @@ auto make_scale(ts::Settings settings = blocks({4})) {
       settings);
 }
 
-/// Runs `k` on dst = base[0, 8) and src = base[1, 9) of one 9-element buffer, under seeds
-/// 1..8 of the race check, and checks each error: program 0 reads base[4] (src element 3),
-/// which program 1 writes (dst element 4); whichever of them runs second reports it.
-/// Both orders occur among the seeds.
+/// Runs `k` on dst = base[0, 16, step 2) and src = base[2, 18, step 2) of one 18-element
+/// buffer (views that are not dense: a call refuses dense ones that overlap in part before
+/// any program runs), under seeds 1..8 of the race check, and checks each error: program 0
+/// reads base[8] (src element 3), which program 1 writes (dst element 4); whichever of them
+/// runs second reports it. Both orders occur among the seeds.
 template <class K>
 void expect_shifted_views_race(K&& k) {
   bool read_second = false, write_second = false;
   for (int seed = 1; seed <= 8; ++seed) {
     const std::string value = std::to_string(seed);
     RaceCheck check(value.c_str());
-    ts::Buffer base = buffer(ramp(9), {9});
-    std::string msg = user_error([&] { k(base.narrow(0, 0, 8), base.narrow(0, 1, 8)); });
+    ts::Buffer base = buffer(ramp(18), {18});
+    std::string msg = user_error(
+        [&] { k(base.view_as_strided({8}, {2}, 0), base.view_as_strided({8}, {2}, 2)); });
     if (msg.find("reads element") != std::string::npos) {
       read_second = true;
       expect_message(msg, "scale",
@@ -481,10 +483,12 @@ TEST(Races, BuffersOverOneMemoryAreOneMemoryToTheCheck) {
         }
       },
       blocks({4}));
-  std::vector<float> memory(12, 0);
-  ts::Buffer a = ts::Buffer::from_blob(memory.data(), {8}, {1}, ts::f32, ts::cpu());
+  // Every other float (views that are not dense: a call refuses dense ones that overlap in
+  // part before any program runs, CallOverlaps below).
+  std::vector<float> memory(24, 0);
+  ts::Buffer a = ts::Buffer::from_blob(memory.data(), {8}, {2}, ts::f32, ts::cpu());
   ts::Buffer b =
-      ts::Buffer::from_blob(memory.data() + 4, {8}, {1}, ts::f32, ts::cpu());  // a[4:] is b[:4]
+      ts::Buffer::from_blob(memory.data() + 8, {8}, {2}, ts::f32, ts::cpu());  // a[4:] is b[:4]
   std::string msg = user_error([&] { k(buffer(ramp(8), {8}), a, b); });
   expect_message(msg, "two_views", "both write element", kDynamicHint);
   // Separate memory: no conflict.
@@ -506,11 +510,12 @@ TEST(Races, TensorsOfTwoDtypesOverOneMemoryAreOneMemoryToTheCheck) {
         }
       },
       blocks({4}));
-  // a (f32) is the first 32 bytes of b (f64): a's elements 4..7 (program 1) are b's
-  // elements 2 and 3 (program 0).
-  std::vector<double> memory(8, 0);
+  // a (f32) is the first 32 bytes of b (f64, every other double: not dense, so the call
+  // leaves the overlap to this check): a's elements 4 and 5 (program 1) are b's element 1
+  // (program 0).
+  std::vector<double> memory(16, 0);
   ts::Buffer a = ts::Buffer::from_blob(memory.data(), {8}, {1}, ts::f32, ts::cpu());
-  ts::Buffer b = ts::Buffer::from_blob(memory.data(), {8}, {1}, ts::f64, ts::cpu());
+  ts::Buffer b = ts::Buffer::from_blob(memory.data(), {8}, {2}, ts::f64, ts::cpu());
   std::string msg = user_error([&] { k(buffer(ramp(8, 1), {8}), a, b); });
   // Either store may come second, as the shuffle orders the programs.
   const std::string a_line = "races_test.cpp:" + std::to_string(g_line) + ": ";

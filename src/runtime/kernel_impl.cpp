@@ -194,6 +194,17 @@ class KernelImpl {
     throw UserError(name_, at.line ? at : defined_at_, what, hint);
   }
   void check_args(CallArgs args, bool& on_gpu, SourceLoc at) const;
+  /// "argument 1", or "argument 1 ('n')" where the kernel names its parameters.
+  std::string arg_name(size_t i) const {
+    return i < param_names_.size() && !param_names_[i].empty()
+               ? fmt::format("argument {} ('{}')", i, param_names_[i])
+               : fmt::format("argument {}", i);
+  }
+  /// Refuses a call whose written tensors overlap themselves (a stride 0) or another tensor
+  /// argument in part, as torch does (at::assert_no_internal_overlap and
+  /// assert_no_partial_overlap): programs would race on the shared elements. Full overlap
+  /// (one tensor passed twice: in-place work) is allowed.
+  void check_written_overlaps(CallArgs args, const Specialization& spec, SourceLoc at) const;
   /// The specialization key of a call: write_argument_key, and for a lambda traced on every
   /// call (captures, ts::kernel) a hash of this call's trace. It is held by this thread
   /// until its next key() call: a caller that keeps it past a trace or a tuning run copies it.
@@ -258,12 +269,7 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
                      static_cast<int64_t>(params_.size())));
   std::optional<Device> device;
   int first_tensor = -1;
-  // "argument 1 ('n')" where the kernel names its parameters.
-  auto arg = [&](size_t i) {
-    return i < param_names_.size() && !param_names_[i].empty()
-               ? fmt::format("argument {} ('{}')", i, param_names_[i])
-               : fmt::format("argument {}", i);
-  };
+  auto arg = [&](size_t i) { return arg_name(i); };
   for (size_t i = 0; i < args.size(); ++i) {
     bool is_buffer = std::holds_alternative<const Buffer*>(args[i]);
     if ((params_[i] == ParamKind::tensor) != is_buffer)
@@ -622,23 +628,11 @@ std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs 
   return get(std::string(k) + "#" + g, !wide.empty());
 }
 
-Specialization& KernelImpl::specialize(CallArgs args, bool on_gpu, SourceLoc at) {
-  CallSite site(at);
-  bool unused = false;
-  check_args(args, unused, at);
-  return *lookup(key(args, on_gpu), args);
-}
-
-std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) {
-  CallSite site(at);
-  bool on_gpu = false;
-  check_args(args, on_gpu, at);
-  std::string_view k = key(args, on_gpu);
-  std::shared_ptr<Specialization> spec = lookup(k, args);
-  // Several elements of a written tensor at one address would race on a GPU (torch
-  // refuses such writes too); the key does not hold zero strides. A tensor without
-  // elements overlaps nothing.
-  for (int i : spec->written_args) {
+void KernelImpl::check_written_overlaps(CallArgs args, const Specialization& spec,
+                                        SourceLoc at) const {
+  // Several elements of a written tensor at one address would race on a GPU; the key does
+  // not hold zero strides. A tensor without elements overlaps nothing.
+  for (int i : spec.written_args) {
     const Buffer& b = *std::get<const Buffer*>(args[i]);
     const std::vector<int64_t>& shape = b.shape();
     const std::vector<int64_t>& strides = b.strides();
@@ -653,6 +647,51 @@ std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) 
                 i, d, b.size(d)),
             "pass a tensor whose elements do not overlap (e.g. .contiguous())");
   }
+  // Another argument over some of a written tensor's bytes (only arguments in one alias
+  // group can be; the key holds the groups): torch's overlap status, FULL where both are
+  // the same view, PARTIAL where two dense views' byte ranges meet otherwise, too hard to
+  // tell (allowed) where either is not dense, e.g. two column slices of one matrix.
+  const std::vector<ir::ArgFacts>& facts = spec.graph.arg_facts;
+  auto group = [&](size_t i) { return i < facts.size() ? facts[i].alias_group : -1; };
+  for (int w : spec.written_args) {
+    if (group(w) < 0) continue;
+    const Buffer& a = *std::get<const Buffer*>(args[w]);
+    for (size_t j = 0; j < args.size(); ++j) {
+      if (static_cast<int>(j) == w || group(j) != group(w)) continue;
+      const Buffer& b = *std::get<const Buffer*>(args[j]);
+      if (a.numel() == 0 || b.numel() == 0 || !non_overlapping_and_dense(a.shape(), a.strides()) ||
+          !non_overlapping_and_dense(b.shape(), b.strides()))
+        continue;
+      const auto [a0, a1] = rt::byte_range(a);
+      const auto [b0, b1] = rt::byte_range(b);
+      const bool same = a0 == b0 && a1 == b1 && a.strides() == b.strides() &&
+                        a.shape() == b.shape() && a.dtype() == b.dtype();
+      if (same || a1 <= b0 || b1 <= a0) continue;
+      fail_at(at,
+              fmt::format("tensor {} is written by the kernel and overlaps tensor {} in part "
+                          "({} and {}: their memory meets but they are not one view): programs "
+                          "would race on the elements they share",
+                          arg_name(w), arg_name(j), a.str(), b.str()),
+              "pass tensors that do not overlap, or one tensor twice for in-place work "
+              "(torch refuses a partial overlap too)");
+    }
+  }
+}
+
+Specialization& KernelImpl::specialize(CallArgs args, bool on_gpu, SourceLoc at) {
+  CallSite site(at);
+  bool unused = false;
+  check_args(args, unused, at);
+  return *lookup(key(args, on_gpu), args);
+}
+
+std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) {
+  CallSite site(at);
+  bool on_gpu = false;
+  check_args(args, on_gpu, at);
+  std::string_view k = key(args, on_gpu);
+  std::shared_ptr<Specialization> spec = lookup(k, args);
+  check_written_overlaps(args, *spec, at);
   if (!(on_gpu ? spec->gpu_made : spec->code_shown).load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(spec->mu);
     (void)rt::target_arch_override(name_, at);  // TESSEL_TARGET_ARCH changed since the trace
