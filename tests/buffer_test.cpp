@@ -165,6 +165,7 @@ TEST(Buffer, CreationAndValues) {
   EXPECT_EQ(v.to_vector(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
   EXPECT_TRUE(ts::Buffer::empty({0, 5}, ts::f32).is_contiguous());
   EXPECT_FALSE(ts::Buffer().defined());
+  EXPECT_EQ(ts::Buffer().numel(), 0);
 }
 
 TEST(Buffer, BadShapesAreUserErrors) {

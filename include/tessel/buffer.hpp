@@ -101,7 +101,7 @@ class Buffer {
   int64_t size(int d) const;    // negative d counts from the end
   int64_t stride(int d) const;  // negative d counts from the end
   int dim() const { return static_cast<int>(shape_.size()); }
-  int64_t numel() const;
+  int64_t numel() const;  // 1 for a 0-dim Buffer, 0 for an undefined one
   /// Elements of memory this view can address, from its first element to its furthest:
   /// 1 + sum over dims of (size - 1) * |stride| (0 when empty). Equals numel() when
   /// contiguous; larger for strided views (e.g. a column slice of a wide tensor). Index

@@ -366,6 +366,7 @@ int64_t Buffer::size(int d) const { return shape_[normalize_dim(d, dim(), *this)
 int64_t Buffer::stride(int d) const { return strides_[normalize_dim(d, dim(), *this)]; }
 
 int64_t Buffer::numel() const {
+  if (!defined()) return 0;  // an undefined Buffer holds no element (not a 0-dim one)
   int64_t n = 1;
   for (int64_t s : shape_) n *= s;
   return n;
