@@ -1,8 +1,10 @@
 // Bounds-checking mode (Settings::check_bounds, TESSEL_CHECK_BOUNDS=1): an index outside its
-// tensor (a constant, a host-computed scalar, a grid index, a gathered value, negative)
-// raises a UserError naming the kernel, the access's line, the tensor, the dimension, the
-// index and the size; without it the access is masked (reads 0, writes nothing). Lanes
-// past a tile's end are masked by design and never reported. The interpreter is checked
+// tensor (a grid index, a gathered value, negative) raises a UserError naming the kernel,
+// the access's line, the tensor, the dimension, the index and the size; without it the
+// access is masked (reads 0, writes nothing). A scalar index the host computes (a
+// constant, a scalar argument, a size) is checked on every call, with or without the mode
+// (runtime/host_indices.hpp). Lanes past a tile's end are masked by design and never
+// reported. The interpreter is checked
 // here; the generated checks compile with NVRTC, and the device record decodes to the
 // interpreter's message (tests/gpu/check_bounds_gpu_test.cpp compares the GPU's report).
 #include <gtest/gtest.h>
@@ -26,40 +28,63 @@ namespace {
 using namespace check_bounds_kernels;
 
 const char* kHint = "index within [0, size)";
+const char* kEveryCall = "is checked on every call";
 
 }  // namespace
 
-TEST(CheckBounds, AConstantIndexOutOfRangeIsReported) {
+// A constant index is computed on the host: checked on every call, checked mode or not.
+TEST(CheckBounds, AConstantIndexOutOfRangeIsReportedOnEveryCall) {
   ts::Buffer x = grid_3x4();
-  EXPECT_EQ(make_column()(x, 7).to_vector(), std::vector<double>(3, 0.0));  // unchecked: masked
-  EXPECT_EQ(make_column(kChecked)(x, 3).to_vector(), (std::vector<double>{3, 7, 11}));
-  std::string msg = user_error([&] { make_column(kChecked)(x, 7); });
-  expect_message(msg, "column", "check_bounds_kernels.hpp", column_line,
-                 "a load's index 7 is out of range for dimension 1 of tensor argument 0 (size 4)",
-                 kHint);
-  // A negative constant counts from the end (-1: the last column); past the start, the
-  // message shows both numbers.
-  EXPECT_EQ(make_column(kChecked)(x, -1).to_vector(), (std::vector<double>{3, 7, 11}));
-  msg = user_error([&] { make_column(kChecked)(x, -5); });
-  expect_message(
-      msg, "column", "check_bounds_kernels.hpp", column_line,
-      "a load's index -1 (the constant -5 counted from the end) is out of range for dimension 1",
-      kHint);
+  for (const ts::Settings& s : {ts::Settings{}, kChecked}) {
+    EXPECT_EQ(make_column(s)(x, 3).to_vector(), (std::vector<double>{3, 7, 11}));
+    std::string msg = user_error([&] { make_column(s)(x, 7); });
+    expect_message(msg, "column", "check_bounds_kernels.hpp", column_line,
+                   "a load's index 7 is out of range for dimension 1 of tensor argument 0 (size 4)",
+                   kEveryCall);
+    // A negative constant counts from the end (-1: the last column); past the start, the
+    // message shows both numbers.
+    EXPECT_EQ(make_column(s)(x, -1).to_vector(), (std::vector<double>{3, 7, 11}));
+    msg = user_error([&] { make_column(s)(x, -5); });
+    expect_message(
+        msg, "column", "check_bounds_kernels.hpp", column_line,
+        "a load's index -1 (the constant -5 counted from the end) is out of range for dimension 1",
+        kEveryCall);
+  }
 }
 
-TEST(CheckBounds, HostComputedAndNegativeIndicesAreReported) {
+TEST(CheckBounds, HostComputedAndNegativeIndicesAreReportedOnEveryCall) {
   ts::Buffer x = grid_3x4();
-  auto k = make_shifted_column(kChecked);
-  EXPECT_EQ(k(x, 0).to_vector(), (std::vector<double>{1, 5, 9}));
-  expect_message(
-      user_error([&] { k(x, 3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
-      "a load's index 4 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
-  // A negative index computed on the host is out of range (only constant indices count
-  // from the end).
-  expect_message(
-      user_error([&] { k(x, -3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
-      "a load's index -2 is out of range for dimension 1 of tensor argument 0 (size 4)", kHint);
-  EXPECT_EQ(make_shifted_column()(x, -3).to_vector(), std::vector<double>(3, 0.0));
+  for (const ts::Settings& s : {ts::Settings{}, kChecked}) {
+    auto k = make_shifted_column(s);
+    EXPECT_EQ(k(x, 0).to_vector(), (std::vector<double>{1, 5, 9}));
+    expect_message(user_error([&] { k(x, 3); }), "shifted_column", "check_bounds_kernels.hpp",
+                   shift_line,
+                   "a load's index 4 is out of range for dimension 1 of tensor argument 0 (size 4)",
+                   kEveryCall);
+    // A negative index computed on the host is out of range (only constant indices count
+    // from the end).
+    expect_message(
+        user_error([&] { k(x, -3); }), "shifted_column", "check_bounds_kernels.hpp", shift_line,
+        "a load's index -2 is out of range for dimension 1 of tensor argument 0 (size 4)",
+        kEveryCall);
+  }
+}
+
+// A store through a constant index past the end, and an index into a kernel's own
+// allocation (its size computed on the host), are refused likewise.
+TEST(CheckBounds, HostIndicesOfStoresAndAllocationsAreChecked) {
+  auto k = ts::kernel("last_column", [](ts::Tensor x, ts::Value c) {
+    ts::Tensor out = x.new_zeros({x.size(0), 2});
+    for (auto t : ts::tile(x.size(0))) out(t, c) = x(t, 0);
+    return out;
+  });
+  ts::Buffer x = grid_3x4();
+  EXPECT_EQ(k(x, 1).to_vector(), (std::vector<double>{0, 0, 0, 4, 0, 8}));
+  std::string msg = user_error([&] { k(x, 2); });
+  EXPECT_NE(msg.find("a store's index 2 is out of range for dimension 1 of the tensor allocated"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(kEveryCall), std::string::npos) << msg;
 }
 
 TEST(CheckBounds, AGatheredIndexOutOfRangeIsReportedAndRaggedLanesAreNot) {
@@ -115,14 +140,14 @@ TEST(CheckBounds, AStoreIndexOutOfRangeIsReported) {
 // TESSEL_CHECK_BOUNDS=1 turns the mode on for every kernel; it is part of the key, so
 // the same kernel runs checked and unchecked as the variable changes.
 TEST(CheckBounds, TheEnvironmentVariableTurnsTheModeOn) {
-  ts::Buffer x = grid_3x4();
-  auto k = make_column();
-  EXPECT_EQ(k(x, 9).to_vector(), std::vector<double>(3, 0.0));
+  ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
+  auto k = make_grid();
+  EXPECT_EQ(k(x, 4).to_vector(), (std::vector<double>{2, 3, 4, 1}));
   setenv("TESSEL_CHECK_BOUNDS", "1", 1);
-  std::string msg = user_error([&] { k(x, 9); });
+  std::string msg = user_error([&] { k(x, 4); });
   unsetenv("TESSEL_CHECK_BOUNDS");
-  EXPECT_NE(msg.find("a load's index 9 is out of range for dimension 1"), std::string::npos) << msg;
-  EXPECT_EQ(k(x, 9).to_vector(), std::vector<double>(3, 0.0));
+  EXPECT_NE(msg.find("a load's index 3 is out of range for dimension 0"), std::string::npos) << msg;
+  EXPECT_EQ(k(x, 4).to_vector(), (std::vector<double>{2, 3, 4, 1}));
 }
 
 // The generated checks compile (sm_90), report through the kernel's record parameter, and
@@ -153,16 +178,16 @@ TEST(CheckBounds, TheGeneratedChecksCompile) {
 // The device record {access node id + 1, dim, index, size} decodes to the interpreter's
 // message for the same violation; an empty record raises nothing.
 TEST(CheckBounds, TheDeviceRecordDecodesToTheInterpretersMessage) {
-  ts::Buffer x = grid_3x4();
-  auto k = make_column(kChecked);
-  std::string interp = user_error([&] { k(x, 7); });
-  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), ts::detail::call_args(x, int64_t{7}));
+  ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
+  auto k = make_grid(kChecked);
+  std::string interp = user_error([&] { k(x, 4); });
+  const ts::ir::Graph& g = ts::rt::traced_graph(k.impl(), ts::detail::call_args(x, int64_t{4}));
   const ts::ir::Node* load = nullptr;
   for (const auto& n : g.nodes())
-    if (n->op == ts::ir::Op::Load) load = n.get();
+    if (n->op == ts::ir::Op::Load && !load) load = n.get();
   ASSERT_NE(load, nullptr);
   EXPECT_NO_THROW(ts::rt::raise_bounds_record(g, {0, 0, 0, 0}));
-  std::string device = user_error([&] { ts::rt::raise_bounds_record(g, {load->id + 1, 1, 7, 4}); });
+  std::string device = user_error([&] { ts::rt::raise_bounds_record(g, {load->id + 1, 0, 3, 3}); });
   EXPECT_EQ(device, interp);
   EXPECT_THROW(
       ts::rt::raise_bounds_record(g, {static_cast<int64_t>(g.nodes().size()) + 5, 0, 0, 0}),

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "interp_test_util.hpp"
+#include "user_error_util.hpp"
 
 namespace ts = tessel;
 using interp_test::blocks;
@@ -288,7 +289,7 @@ TEST(InterpIndexing, NegativeConstantIndicesCountFromTheEnd) {
     for (auto tm : ts::tile(x.size(0))) {
       out(tm, 0) = x(tm, -1);
       out(tm, -2) = x(tm, -4);
-      out(tm, 2) = x(tm, -5);
+      out(tm, 2) = x(tm, 0) * 0;
     }
     return out;
   });
@@ -296,6 +297,16 @@ TEST(InterpIndexing, NegativeConstantIndicesCountFromTheEnd) {
   std::vector<double> x = ramp(M * N, 1), want;
   for (int i = 0; i < M; ++i) want.insert(want.end(), {x[i * N + N - 1], x[i * N], 0});
   EXPECT_EQ(k(buffer(x, {M, N})).to_vector(), want);
+  // Past the start (-5 of 4 columns): refused, as torch raises IndexError.
+  auto past = ts::kernel("past_start", [](ts::Tensor x) {
+    ts::Tensor out = x.new_empty({x.size(0)});
+    for (auto tm : ts::tile(x.size(0))) out(tm) = x(tm, -5);
+    return out;
+  });
+  const std::string msg = user_error_test::user_error([&] { past(buffer(x, {M, N})); });
+  EXPECT_NE(msg.find("a load's index -1 (the constant -5 counted from the end) is out of range"),
+            std::string::npos)
+      << msg;
   auto ks = ts::kernel(
       "from_end_static",
       [](ts::Tensor x) {

@@ -185,8 +185,10 @@ class Tile {
 /// or an integer tile Value (gather/scatter, masked to the dimension's extent).
 /// A negative constant (a C++ integer written as the index, or a C++ integer parameter
 /// of the kernel) counts from the end, as in PyTorch: x(t, -1) is x(t, x.size(1) - 1). An
-/// index the kernel computes, or a ts::Value variable, does not: outside [0, size) it is
-/// masked (reads 0, stores nothing), or reported with Settings::check_bounds.
+/// index the kernel computes, or a ts::Value variable, does not. A scalar index computed
+/// on the host (constants, scalar arguments, sizes) outside [0, size) is a UserError on
+/// every call (PyTorch: IndexError); one computed on the device (a grid index, a loaded
+/// scalar) is masked (reads 0, stores nothing), or reported with Settings::check_bounds.
 class Index {
  public:
   Index(All, Loc loc = Loc::current());

@@ -30,7 +30,7 @@ std::string from_end_note(const ir::Node* access, int dim) {
 }  // namespace
 
 UserError bounds_error(const ir::Graph& g, const ir::Node* access, int dim, int64_t index,
-                       int64_t extent) {
+                       int64_t extent, bool on_every_call) {
   return UserError(g.kernel_name, access->loc,
                    fmt::format("{} index {}{} is out of range for dimension {} of {} (size {})",
                                access->op == ir::Op::Load     ? "a load's"
@@ -40,8 +40,12 @@ UserError bounds_error(const ir::Graph& g, const ir::Node* access, int dim, int6
                                                               : "an atomic's",
                                index, from_end_note(access, dim), dim,
                                frontend::describe_tensor(access->args.at(0)), extent),
-                   "index within [0, size) (Settings::check_bounds reports this; without it an "
-                   "out-of-range load reads 0 and an out-of-range store is skipped)");
+                   on_every_call
+                       ? "index within [0, size) (an index computed on the host, from constants, "
+                         "scalar arguments and sizes, is checked on every call)"
+                       : "index within [0, size) (Settings::check_bounds reports this; without "
+                         "it an out-of-range load reads 0 and an out-of-range store is "
+                         "skipped)");
 }
 
 void raise_bounds_record(const ir::Graph& g, const BoundsRecord& record) {

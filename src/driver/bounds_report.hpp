@@ -27,9 +27,10 @@ inline constexpr int64_t kWaitPolls = int64_t{1} << 22;
 /// The UserError of index `index` outside [0, extent) along dimension `dim` of the
 /// tensor Load/Store `access` of `g` addresses: names the kernel, the access's source
 /// line, the tensor (argument position or allocation line), the dimension, the index and
-/// the size. The same text on the interpreter and on the GPU.
+/// the size. The same text on the interpreter and on the GPU. `on_every_call`: an index
+/// the host computes, checked on every call (runtime/host_indices.hpp), whose hint says so.
 UserError bounds_error(const ir::Graph& g, const ir::Node* access, int dim, int64_t index,
-                       int64_t extent);
+                       int64_t extent, bool on_every_call = false);
 
 /// Throws bounds_error for a record a kernel of `g` wrote, or the UserError of a wait that
 /// gave up (naming the kernel, the line, the pad, the element's offset, the values waited

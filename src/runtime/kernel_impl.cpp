@@ -38,6 +38,7 @@
 #include "passes/race_check.hpp"
 #include "passes/roll_reductions.hpp"
 #include "runtime/call_key.hpp"
+#include "runtime/host_indices.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "tessel/kernel.hpp"
 
@@ -110,6 +111,7 @@ struct Specialization {
   std::atomic<bool> gpu_made{false};
   std::atomic<bool> code_shown{false};  // TESSEL_PRINT_CODE, TESSEL_DUMP_DIR: once
   std::vector<int> written_args;        // positions of the tensor arguments the kernel stores to
+  std::vector<rt::HostIndex> host_indices;  // of s.graph, checked per call (set_guards)
 };
 
 /// The key of specialization `s` found under argument key `k`: k, and its guard values.
@@ -439,6 +441,7 @@ void KernelImpl::trace(Specialization& s, CallArgs args, bool wide) {
 
 void KernelImpl::set_guards(Specialization& s, CallArgs args) {
   s.guards.clear();
+  s.host_indices = rt::collect_host_indices(s.graph);
   collect_extent_guards(s.graph, s.guards);
   collect_layout_guards(s.graph, s.guards);
   if (s.graph.index_dtype == DType::i32) collect_index_guards(s.graph, s.guards);
@@ -730,6 +733,8 @@ std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) 
   env.stream = stream;
   env.args.resize(args.size());
   rt::arg_values(args, env.args);
+  if (!spec->host_indices.empty())
+    rt::check_host_indices(spec->graph, spec->host_indices, env.args);
   env.arg_buffers.resize(args.size());
   env.device = on_gpu ? cuda(0) : cpu();
   bool have_device = false;

@@ -111,6 +111,20 @@ bool any_fuzzy(const Program& p, std::initializer_list<int> operands) {
 
 bool literal(const Program& p, int o) { return o >= 0 && p.nodes[o].op == Op::literal; }
 
+// Whether node o reads nothing that varies by program or element (only literals and
+// extents, and ops on them): tessel computes such an index on the host and refuses it
+// outside [0, size) on every call instead of masking it (runtime/host_indices.hpp).
+bool host_only(const Program& p, int o) {
+  const Node& n = p.nodes[o];
+  if (n.op == Op::literal || n.op == Op::extent) return true;
+  if (n.op == Op::load || n.op == Op::gather || n.op == Op::reload || n.op == Op::row_index ||
+      n.op == Op::col_index || n.op == Op::tile_attr)
+    return false;
+  for (int x : {n.a, n.b, n.c})
+    if (x >= 0 && !host_only(p, x)) return false;
+  return true;
+}
+
 // Types node i from its operands; false when the combination is not a valid program.
 bool infer(Program& p, int i) {
   Node& n = p.nodes[i];
@@ -207,7 +221,8 @@ bool infer(Program& p, int i) {
       return true;
     }
     case Op::gather: {
-      if (n.a < 0 || literal(p, n.a) || n.input < 0 || n.input >= static_cast<int>(p.inputs.size()))
+      if (n.a < 0 || host_only(p, n.a) || n.input < 0 ||
+          n.input >= static_cast<int>(p.inputs.size()))
         return false;
       const Input& in = p.inputs[n.input];
       const Node& idx = nd(n.a);
