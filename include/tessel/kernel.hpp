@@ -209,6 +209,10 @@ constexpr bool call_count_ok() {
   }
 }
 
+/// false, for a static_assert in a template that must not be instantiated.
+template <class...>
+inline constexpr bool kNever = false;
+
 }  // namespace detail
 
 /// A compiled-on-demand kernel. Call it with Buffers and numbers in the lambda's
@@ -241,6 +245,18 @@ class Kernel {
                   "tessel: a kernel call takes the kernel lambda's arguments in order (a "
                   "Buffer for each ts::Tensor, a number for each ts::Value or C++ number), "
                   "optionally after a ts::Stream; this call passes another count");
+  }
+  /// A call with the lambda's count of arguments of which one does not convert to its
+  /// parameter's (a number for a ts::Tensor, a Buffer for a number): refused at compile
+  /// time with that message (the compiler's note names the argument types).
+  template <class... A>
+  requires(sizeof...(A) == sizeof...(P)) &&
+      (!(std::is_convertible_v<const A&, detail::ArgOf<P>> && ...)) void operator()(
+          const A&...) const {
+    static_assert(detail::kNever<A...>,
+                  "tessel: a kernel call's arguments follow the kernel lambda's parameters in "
+                  "order: a ts::Buffer for each ts::Tensor, a number for each ts::Value or C++ "
+                  "number; an argument of this call has another type");
   }
   /// The IR traced for these arguments (text), without running the kernel.
   std::string ir(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {

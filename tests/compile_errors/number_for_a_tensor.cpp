@@ -1,4 +1,5 @@
-// A number passed for a ts::Tensor parameter (or a Buffer for a number) does not compile.
+// A number passed for a ts::Tensor parameter (or a Buffer for a number) does not compile,
+// and the compiler says why: Kernel's message and the argument types.
 // Compiled by tests/CMakeLists.txt as is (it must compile) and with
 // TESSEL_EXPECT_COMPILE_ERROR (it must be refused).
 #include <tessel/tessel.hpp>
