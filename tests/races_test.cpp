@@ -342,9 +342,17 @@ TEST(Races, TheVariableTakesBooleansAndSeedsOnly) {
   const std::string msg = user_error([&] { k(buffer(ramp(8), {8}), idx); });
   EXPECT_NE(msg.find("kernel 'scatter', races_test.cpp:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("TESSEL_CHECK_RACES is 'abc', neither a boolean nor a seed. set it to 1 or "
-                     "a number"),
+                     "a number below 2^64"),
             std::string::npos)
       << msg;
+  // A seed past 2^64 - 1, or with a sign, is no seed (not a saturated or wrapped one).
+  for (const char* no_seed : {"99999999999999999999999", "-3", "+3", " 3"}) {
+    RaceCheck wide(no_seed);
+    EXPECT_NE(
+        user_error([&] { k(buffer(ramp(8), {8}), idx); }).find("neither a boolean nor a seed"),
+        std::string::npos)
+        << no_seed;
+  }
 }
 
 TEST(Races, TheConflictNamesTheElementsIndexTuple) {

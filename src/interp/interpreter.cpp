@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -382,16 +383,17 @@ class Runner {
 // programs' order; true, on or yes: seed 1. Anything else is an error at `loop` of g.
 std::optional<uint64_t> race_check_seed(const ir::Graph& g, const ir::Node* loop) {
   const char* v = std::getenv("TESSEL_CHECK_RACES");
-  char* end = nullptr;
-  const unsigned long long seed = v && *v ? std::strtoull(v, &end, 10) : 0;
-  if (v && *v && !*end && std::isdigit(static_cast<unsigned char>(*v)))
+  const std::string_view text = v ? v : "";
+  uint64_t seed = 0;  // digits only, below 2^64 (from_chars: no sign, no space, no wrap)
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
+  if (!text.empty() && ec == std::errc() && end == text.data() + text.size())
     return seed == 0 ? std::nullopt : std::optional<uint64_t>(seed);
   const std::optional<bool> on = parse_env_bool(v);
   if (!on)
     throw UserError(g.kernel_name, loop->loc,
                     fmt::format("TESSEL_CHECK_RACES is '{}', neither a boolean nor a seed", v),
-                    "set it to 1 or a number (on: the seed of the programs' order), or to 0 "
-                    "(off)");
+                    "set it to 1 or a number below 2^64 (on: the seed of the programs' order), "
+                    "or to 0 (off)");
   return *on ? std::optional<uint64_t>(1) : std::nullopt;
 }
 
