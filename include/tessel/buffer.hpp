@@ -98,8 +98,10 @@ class Buffer {
   void* data_ptr() const;  // base pointer including the element offset
   const std::vector<int64_t>& shape() const { return shape_; }
   const std::vector<int64_t>& strides() const { return strides_; }
-  int64_t size(int d) const;    // negative d counts from the end
-  int64_t stride(int d) const;  // negative d counts from the end
+  /// Size and stride (elements) of dim d; negative d counts from the end. Errors:
+  /// UserError (naming the caller's line `at`) for a dim outside [-dim(), dim()).
+  int64_t size(int d, std::source_location at = std::source_location::current()) const;
+  int64_t stride(int d, std::source_location at = std::source_location::current()) const;
   int dim() const { return static_cast<int>(shape_.size()); }
   int64_t numel() const;  // 1 for a 0-dim Buffer, 0 for an undefined one
   /// Elements of memory this view can address, from its first element to its furthest:
@@ -134,11 +136,11 @@ class Buffer {
   /// fill() queued on `stream` (a CUstream) without synchronizing.
   void fill_on_stream(double value, void* stream);
   /// All elements in row-major order, converted to double (copies from the GPU).
-  std::vector<double> to_vector() const;
+  std::vector<double> to_vector(std::source_location at = std::source_location::current()) const;
   /// The value of a one-element Buffer (any shape: [], [1], [1, 1]) converted to double
   /// (copies from the GPU). Errors: UserError for any other element count (torch's
   /// Tensor.item() likewise).
-  double item() const;
+  double item(std::source_location at = std::source_location::current()) const;
   std::string str() const;  // shape, dtype and device, e.g. "f32[4, 8] cuda:0"
 
  private:

@@ -122,13 +122,17 @@ void fill_typed(const Buffer& b, const void* value) {
 }
 
 // Normalizes a possibly negative dimension index of a rank-`rank` tensor.
-int normalize_dim(int d, int rank, const Buffer& b) {
+// Dim d of b's `rank` dims, counted from the end when negative; a UserError at `at` (the
+// caller's line, where it has one) outside them.
+int normalize_dim(int d, int rank, const Buffer& b, std::source_location at = {}) {
   int n = d < 0 ? d + rank : d;
-  if (n < 0 || n >= rank)
+  if (n < 0 || n >= rank) {
+    UserCall call(at);
     throw buffer_error("dimension " + std::to_string(d) + " is out of range for " + b.str(),
                        rank == 0 ? std::string("a 0-dimensional Buffer has no dimensions")
                                  : "Use a dimension in [" + std::to_string(-rank) + ", " +
                                        std::to_string(rank - 1) + "]");
+  }
   return n;
 }
 
@@ -362,8 +366,12 @@ void* Buffer::data_ptr() const {
   return static_cast<char*>(storage_->ptr) + offset_ * dtype_size(dtype_);
 }
 
-int64_t Buffer::size(int d) const { return shape_[normalize_dim(d, dim(), *this)]; }
-int64_t Buffer::stride(int d) const { return strides_[normalize_dim(d, dim(), *this)]; }
+int64_t Buffer::size(int d, std::source_location at) const {
+  return shape_[normalize_dim(d, dim(), *this, at)];
+}
+int64_t Buffer::stride(int d, std::source_location at) const {
+  return strides_[normalize_dim(d, dim(), *this, at)];
+}
 
 int64_t Buffer::numel() const {
   if (!defined()) return 0;  // an undefined Buffer holds no element (not a 0-dim one)
@@ -550,7 +558,8 @@ void Buffer::fill_on_stream(double value, void* stream) {
   }
 }
 
-std::vector<double> Buffer::to_vector() const {
+std::vector<double> Buffer::to_vector(std::source_location at) const {
+  UserCall call(at);
   if (!defined()) throw buffer_error("to_vector of an undefined Buffer");
   Buffer host = device().is_cuda() ? to(cpu()) : contiguous();
   std::vector<double> out(static_cast<size_t>(host.numel()));
@@ -560,7 +569,8 @@ std::vector<double> Buffer::to_vector() const {
   return out;
 }
 
-double Buffer::item() const {
+double Buffer::item(std::source_location at) const {
+  UserCall call(at);
   if (!defined() || numel() != 1)
     throw buffer_error("item() of " + (defined() ? str() : std::string("an undefined Buffer")),
                        "item() reads a Buffer of exactly one element (this one has " +
