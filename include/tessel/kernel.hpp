@@ -82,6 +82,12 @@ ParamKind param_kind() {
   }
 }
 
+/// Whether a lambda parameter of type T is one a kernel takes (param_kind's).
+template <class T>
+inline constexpr bool valid_param =
+    std::is_same_v<std::remove_cvref_t<T>, Tensor> ||
+    std::is_same_v<std::remove_cvref_t<T>, Value> || std::is_arithmetic_v<std::remove_cvref_t<T>>;
+
 template <class T>
 IntRange param_int_range() {
   using U = std::remove_cvref_t<T>;
@@ -324,35 +330,47 @@ auto kernel(std::string name, std::vector<std::string> param_names, F fn, Settin
   using Params = typename Traits::params;
   using Out = typename detail::OutputType<std::remove_cvref_t<typename Traits::result>>::type;
   constexpr size_t N = std::tuple_size_v<Params>;
-  std::vector<detail::ParamKind> kinds = [&]<size_t... I>(std::index_sequence<I...>) {
-    return std::vector<detail::ParamKind>{detail::param_kind<std::tuple_element_t<I, Params>>()...};
+  using K = typename detail::KernelOf<Out, Params>::type;
+  constexpr bool valid = []<size_t... I>(std::index_sequence<I...>) {
+    return (detail::valid_param<std::tuple_element_t<I, Params>> && ...);
   }
   (std::make_index_sequence<N>{});
-  std::vector<detail::IntRange> ranges = [&]<size_t... I>(std::index_sequence<I...>) {
-    return std::vector<detail::IntRange>{
-        detail::param_int_range<std::tuple_element_t<I, Params>>()...};
-  }
-  (std::make_index_sequence<N>{});
-  detail::TraceFn trace = [fn](const std::vector<ir::Node*>& nodes, detail::CallArgs args) {
-    std::vector<ir::Node*> outs;
-    [&]<size_t... I>(std::index_sequence<I...>) {
-      if constexpr (std::is_void_v<typename Traits::result>) {
-        fn(detail::convert_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(nodes[I],
-                                                                                       args[I])...);
-      } else {
-        detail::collect_outputs(
-            fn(detail::convert_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(
-                nodes[I], args[I])...),
-            outs);
-      }
+  if constexpr (!valid) {  // one message, not the instantiations of the trace that follow
+    static_assert(valid,
+                  "tessel: kernel parameters must be ts::Tensor, ts::Value or C++ numbers "
+                  "(an integer, a floating-point number or a bool)");
+    return K(nullptr);
+  } else {
+    std::vector<detail::ParamKind> kinds = [&]<size_t... I>(std::index_sequence<I...>) {
+      return std::vector<detail::ParamKind>{
+          detail::param_kind<std::tuple_element_t<I, Params>>()...};
     }
     (std::make_index_sequence<N>{});
-    return outs;
-  };
-  using K = typename detail::KernelOf<Out, Params>::type;
-  return K(detail::make_kernel(std::move(name), std::move(param_names), std::move(kinds),
-                               std::move(ranges), std::move(trace), std::move(settings),
-                               SourceLoc::from(defined_at), !std::is_empty_v<F>));
+    std::vector<detail::IntRange> ranges = [&]<size_t... I>(std::index_sequence<I...>) {
+      return std::vector<detail::IntRange>{
+          detail::param_int_range<std::tuple_element_t<I, Params>>()...};
+    }
+    (std::make_index_sequence<N>{});
+    detail::TraceFn trace = [fn](const std::vector<ir::Node*>& nodes, detail::CallArgs args) {
+      std::vector<ir::Node*> outs;
+      [&]<size_t... I>(std::index_sequence<I...>) {
+        if constexpr (std::is_void_v<typename Traits::result>) {
+          fn(detail::convert_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(
+              nodes[I], args[I])...);
+        } else {
+          detail::collect_outputs(
+              fn(detail::convert_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(
+                  nodes[I], args[I])...),
+              outs);
+        }
+      }
+      (std::make_index_sequence<N>{});
+      return outs;
+    };
+    return K(detail::make_kernel(std::move(name), std::move(param_names), std::move(kinds),
+                                 std::move(ranges), std::move(trace), std::move(settings),
+                                 SourceLoc::from(defined_at), !std::is_empty_v<F>));
+  }
 }
 
 /// The same kernel without parameter names (generated code calls them arg0, arg1, ...).
