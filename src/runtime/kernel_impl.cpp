@@ -111,6 +111,7 @@ struct Specialization {
   std::atomic<bool> gpu_made{false};
   std::atomic<bool> code_shown{false};  // TESSEL_PRINT_CODE, TESSEL_DUMP_DIR: once
   std::vector<int> written_args;        // positions of the tensor arguments the kernel stores to
+  std::vector<int> alias_groups;        // per argument, its ir::ArgFacts::alias_group (-1: none)
   std::vector<rt::HostIndex> host_indices;  // of s.graph, checked per call (set_guards)
 };
 
@@ -433,6 +434,9 @@ void KernelImpl::trace(Specialization& s, CallArgs args, bool wide) {
   // Read where the code is compiled, without the call's line: checked here.
   for (const char* flag : {"TESSEL_PRINT_CODE", "TESSEL_SKIP_CACHE"}) (void)env_flag(flag, name_);
   collect_written_args(s.graph.host, s.written_args);
+  // Kept beside the graph, which a first call's tuning may trace again meanwhile.
+  s.alias_groups.clear();
+  for (const ir::ArgFacts& f : s.graph.arg_facts) s.alias_groups.push_back(f.alias_group);
   set_guards(s, args);
   set_config(s, settings_.config.value_or(Config{}),
              rt::dump_dir().empty() ? std::string() : gpu_key(s, args));
@@ -654,8 +658,8 @@ void KernelImpl::check_written_overlaps(CallArgs args, const Specialization& spe
   // group can be; the key holds the groups): torch's overlap status, FULL where both are
   // the same view, PARTIAL where two dense views' byte ranges meet otherwise, too hard to
   // tell (allowed) where either is not dense, e.g. two column slices of one matrix.
-  const std::vector<ir::ArgFacts>& facts = spec.graph.arg_facts;
-  auto group = [&](size_t i) { return i < facts.size() ? facts[i].alias_group : -1; };
+  const std::vector<int>& groups = spec.alias_groups;
+  auto group = [&](size_t i) { return i < groups.size() ? groups[i] : -1; };
   for (int w : spec.written_args) {
     if (group(w) < 0) continue;
     const Buffer& a = *std::get<const Buffer*>(args[w]);
