@@ -241,6 +241,16 @@ TEST(Buffer, ErrorsNameTheCallersLine) {
   line = __LINE__ + 1;
   msg = message([&] { b.copy_from(ts::Buffer::zeros({3, 2}, ts::f32)); });
   expect_line(msg, line, "copy_from: cannot copy");
+  // An undefined Buffer's errors name the operation the caller called, and which side.
+  line = __LINE__ + 1;
+  msg = message([&] { ts::Buffer().to(ts::cpu()); });
+  expect_line(msg, line, "to(cpu) of an undefined Buffer (default-constructed or moved from)");
+  line = __LINE__ + 1;
+  msg = message([&] { ts::Buffer().copy_from(b); });
+  expect_line(msg, line, "copy_from into an undefined Buffer");
+  line = __LINE__ + 1;
+  msg = message([&] { b.copy_from(ts::Buffer()); });
+  expect_line(msg, line, "copy_from of an undefined Buffer");
 }
 
 TEST(Buffer, ByteCountsPast2To63AreErrors) {

@@ -244,25 +244,28 @@ class Kernel {
                                                       stream.handle, SourceLoc::from(loc)));
   }
   /// A call whose count of arguments differs from the lambda's parameter count: refused
-  /// at compile time with that message (the compiler's note shows the two counts).
+  /// at compile time with that message (the compiler's note shows the two counts). It
+  /// returns R so that the caller's use of the result adds no error of its own.
   template <class... A>
-  requires(!detail::call_count_ok<sizeof...(P), A...>()) void operator()(const A&...) const {
+  requires(!detail::call_count_ok<sizeof...(P), A...>()) R operator()(const A&...) const {
     static_assert(sizeof...(A) == sizeof...(P),
                   "tessel: a kernel call takes the kernel lambda's arguments in order (a "
                   "Buffer for each ts::Tensor, a number for each ts::Value or C++ number), "
                   "optionally after a ts::Stream; this call passes another count");
+    return R();  // never instantiated without the error above
   }
   /// A call with the lambda's count of arguments of which one does not convert to its
   /// parameter's (a number for a ts::Tensor, a Buffer for a number): refused at compile
   /// time with that message (the compiler's note names the argument types).
   template <class... A>
   requires(sizeof...(A) == sizeof...(P)) &&
-      (!(std::is_convertible_v<const A&, detail::ArgOf<P>> && ...)) void operator()(
+      (!(std::is_convertible_v<const A&, detail::ArgOf<P>> && ...)) R operator()(
           const A&...) const {
     static_assert(detail::kNever<A...>,
                   "tessel: a kernel call's arguments follow the kernel lambda's parameters in "
                   "order: a ts::Buffer for each ts::Tensor, a number for each ts::Value or C++ "
                   "number; an argument of this call has another type");
+    return R();  // never instantiated without the error above
   }
   /// The IR traced for these arguments (text), without running the kernel.
   std::string ir(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {

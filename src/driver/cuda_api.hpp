@@ -195,7 +195,8 @@ uint64_t current_context_id(int device);
 /// count, else sm_count(device).
 int current_sm_count(int device);
 
-/// NVRTC, found through CUDA_HOME, else /usr/local/cuda, else the loader path.
+/// NVRTC, found through CUDA_HOME when set (only there), else /usr/local/cuda, else the
+/// loader path.
 bool nvrtc_available();
 /// "13.0" etc.; throws RuntimeError when NVRTC is missing.
 std::string nvrtc_version();

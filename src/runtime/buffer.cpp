@@ -46,6 +46,11 @@ UserError buffer_error(const std::string& what, const std::string& hint = "") {
   return UserError("", t_user_call, what, hint);
 }
 
+// Why a Buffer is undefined, and what to do, for the errors of operations on one.
+constexpr const char* kUndefinedWhy = " (default-constructed or moved from)";
+constexpr const char* kUndefinedHint =
+    "make it with Buffer::empty, zeros, from_vector or a kernel's result first";
+
 int64_t checked_numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
@@ -427,7 +432,9 @@ Buffer Buffer::narrow(int d, int64_t start, int64_t length, std::source_location
 Buffer Buffer::view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> strides,
                                int64_t offset, std::source_location at) const {
   UserCall call(at);
-  if (!defined()) throw buffer_error("view_as_strided of an undefined Buffer");
+  if (!defined())
+    throw buffer_error(std::string("view_as_strided of an undefined Buffer") + kUndefinedWhy,
+                       kUndefinedHint);
   if (shape.size() != strides.size())
     throw buffer_error("view_as_strided got " + std::to_string(strides.size()) +
                        " strides for shape " + shape_str(shape));
@@ -458,6 +465,9 @@ Buffer Buffer::view_as_strided(std::vector<int64_t> shape, std::vector<int64_t> 
 
 Buffer Buffer::to(Device device, std::source_location at) const {
   UserCall call(at);
+  if (!defined())
+    throw buffer_error("to(" + device.str() + ") of an undefined Buffer" + kUndefinedWhy,
+                       kUndefinedHint);
   Buffer out = empty(shape_, dtype_, device);
   out.copy_from(*this);
   sync(device);
@@ -474,7 +484,12 @@ Buffer Buffer::contiguous() const {
 
 void Buffer::copy_from(const Buffer& src, std::source_location at) {
   UserCall call(at);
-  if (!defined() || !src.defined()) throw buffer_error("copy_from with an undefined Buffer");
+  if (!defined())
+    throw buffer_error(std::string("copy_from into an undefined Buffer") + kUndefinedWhy,
+                       kUndefinedHint);
+  if (!src.defined())
+    throw buffer_error(std::string("copy_from of an undefined Buffer") + kUndefinedWhy,
+                       kUndefinedHint);
   if (shape_ != src.shape_)
     throw buffer_error("copy_from: cannot copy " + src.str() + " into " + str(),
                        "The shapes must be equal");
@@ -532,7 +547,8 @@ void Buffer::fill(double value, std::source_location at) {
 }
 
 void Buffer::fill_on_stream(double value, void* stream) {
-  if (!defined()) throw buffer_error("fill of an undefined Buffer");
+  if (!defined())
+    throw buffer_error(std::string("fill of an undefined Buffer") + kUndefinedWhy, kUndefinedHint);
   check_integer_value(value, dtype_);
   if (numel() == 0) return;
   if (device().is_cuda()) {
@@ -560,7 +576,9 @@ void Buffer::fill_on_stream(double value, void* stream) {
 
 std::vector<double> Buffer::to_vector(std::source_location at) const {
   UserCall call(at);
-  if (!defined()) throw buffer_error("to_vector of an undefined Buffer");
+  if (!defined())
+    throw buffer_error(std::string("to_vector of an undefined Buffer") + kUndefinedWhy,
+                       kUndefinedHint);
   Buffer host = device().is_cuda() ? to(cpu()) : contiguous();
   std::vector<double> out(static_cast<size_t>(host.numel()));
   auto* p = static_cast<const char*>(host.data_ptr());

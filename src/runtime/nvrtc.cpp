@@ -1,5 +1,5 @@
-// NVRTC through dlopen: found in $CUDA_HOME/lib64, else /usr/local/cuda/lib64, else on the
-// loader path. nvrtc.h is included for its types only.
+// NVRTC through dlopen: found in $CUDA_HOME/lib64 when CUDA_HOME is set (only there), else
+// /usr/local/cuda/lib64, else on the loader path. nvrtc.h is included for its types only.
 #include <dlfcn.h>
 #include <nvrtc.h>
 
@@ -42,11 +42,19 @@ struct Nvrtc {
 #undef TESSEL_DECLARE
 };
 
-// Candidate CUDA toolkit directories: $CUDA_HOME, /usr/local/cuda, the build's CUDA.
+// The CUDA toolkit set by $CUDA_HOME, "" when unset. A toolkit named there is the only one
+// searched: taking another where it lacks NVRTC would compile with a toolkit the user did
+// not ask for.
+std::string cuda_home_env() {
+  const char* env = std::getenv("CUDA_HOME");
+  return env ? env : "";
+}
+
+// Candidate CUDA toolkit directories: $CUDA_HOME alone when set, else /usr/local/cuda and
+// the build's CUDA.
 std::vector<std::string> cuda_homes() {
-  std::vector<std::string> homes;
-  if (const char* env = std::getenv("CUDA_HOME"); env && *env) homes.push_back(env);
-  homes.push_back("/usr/local/cuda");
+  if (std::string env = cuda_home_env(); !env.empty()) return {env};
+  std::vector<std::string> homes = {"/usr/local/cuda"};
 #ifdef TESSEL_CUDA_HOME
   homes.push_back(TESSEL_CUDA_HOME);
 #endif
@@ -54,20 +62,25 @@ std::vector<std::string> cuda_homes() {
 }
 
 const char* const kNvrtcNames[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
+// Where a toolkit keeps its libraries (lib64; lib in some packagings, e.g. conda's).
+const char* const kLibDirs[] = {"/lib64/", "/lib/"};
 
 void init_nvrtc(Nvrtc& n) {
   const auto& names = kNvrtcNames;
   for (const std::string& home : cuda_homes()) {
-    for (const char* name : names) {
-      std::string path = home + "/lib64/" + name;
-      if (!fs::exists(path)) continue;
-      n.lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (n.lib) {
-        n.home = home;
-        break;
+    for (const char* dir : kLibDirs)
+      for (const char* name : names) {
+        std::string path = home + dir + name;
+        if (n.lib || !fs::exists(path)) continue;
+        if ((n.lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) n.home = home;
       }
-    }
     if (n.lib) break;
+  }
+  if (const std::string env = cuda_home_env(); !n.lib && !env.empty()) {
+    n.reason = "CUDA_HOME is '" + env +
+               "', which holds no lib64/libnvrtc.so; point CUDA_HOME at a CUDA toolkit (the "
+               "directory holding include/ and lib64/) or unset it to use /usr/local/cuda";
+    return;
   }
   if (!n.lib) {
     for (const char* name : names)
@@ -75,8 +88,8 @@ void init_nvrtc(Nvrtc& n) {
   }
   if (!n.lib) {
     n.reason =
-        "libnvrtc.so was not found in $CUDA_HOME/lib64, /usr/local/cuda/lib64 or on "
-        "the loader path; install the CUDA toolkit or set CUDA_HOME";
+        "libnvrtc.so was not found in /usr/local/cuda/lib64 or on the loader path; install "
+        "the CUDA toolkit or set CUDA_HOME";
     return;
   }
 #define TESSEL_RESOLVE(name)                                                \
