@@ -105,9 +105,20 @@ const std::vector<Candidate> kCandidates{
     {128, 256, 64, 8, 4, 1, kPb, 1, true},
     {128, 256, 64, 8, 4, 8, kPi, 1, true},
     {256, 128, 64, 8, 3, 8, kFlat, 1, true}};
-// M = 16: mma.sync at 16 rows, or wgmma's 64 (48 of them zeros) with deep rings, and split
-// into 2 to 8 shares of K (k2 .. k8: split_k).
-const std::vector<Candidate> kSkinny{{16, 64, 64, 4, 2},
+// M = 16: wgmma on the transposed product (16 rows of M its columns, 64 of N per
+// instruction: Mma::swap_ab), mma.sync at 16 rows, or wgmma's 64 (48 of them zeros) with deep
+// rings, and split into 2 to 8 shares of K (k2 .. k8: split_k).
+const std::vector<Candidate> kSkinny{{16, 128, 64, 4, 12},
+                                     {16, 128, 64, 4, 8, 1, kFlat, 2},
+                                     {16, 128, 128, 4, 6, 1, kFlat, 2},
+                                     {16, 64, 128, 4, 6},
+                                     {16, 64, 64, 4, 8, 1, kFlat, 2},
+                                     {16, 64, 128, 4, 4, 1, kFlat, 2},
+                                     {16, 256, 64, 8, 8, 1, kFlat, 4},
+                                     {32, 128, 64, 4, 8, 1, kFlat, 2},
+                                     {16, 128, 64, 4, 10, 1, kFlat, 1, true},
+                                     {16, 64, 128, 4, 8, 1, kFlat, 1, true},
+                                     {16, 64, 64, 4, 2},
                                      {16, 32, 128, 2, 2},
                                      {64, 64, 64, 4, 4},
                                      {64, 64, 128, 4, 4},

@@ -536,7 +536,7 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
       << fmt::format("{}", fmt::join(configs, "; "));
   EXPECT_NE(std::find(configs.begin(), configs.end(), "256x128x64 w8 s4 ws"), configs.end())
       << fmt::format("{}", fmt::join(configs, "; "));
-  EXPECT_EQ(configs.size(), 14u) << fmt::format("{}", fmt::join(configs, "; "));
+  EXPECT_EQ(configs.size(), 15u) << fmt::format("{}", fmt::join(configs, "; "));
   // split_k 1, 2, 4, canonically 1 in persistent programs.
   const auto& knobs = space.knobs();
   auto split = std::find_if(knobs.begin(), knobs.end(),
@@ -547,15 +547,18 @@ TEST(DotTuning, TheConfigSpaceOffersKnownGoodMatmulTiles) {
   persistent.pid_type = ts::PidType::persistent_blocked;
   persistent.split_k = 4;
   EXPECT_FALSE(space.config(space.canonical(space.point(persistent))).split_k.has_value());
-  // M = 16 (decode): M's block still reaches wgmma's 64 rows, so the split-K seed applies.
+  // M = 16 (decode): M's block still reaches wgmma's 64 rows, so the split-K seed applies;
+  // and 16 rows on wgmma's transposed product, split in 2.
   ts::Buffer x16 = ts::Buffer::zeros({16, 4096}, ts::bf16);
   ts::autotune::ConfigSpace decode(autotune_test::graph_of(k, x16, y), {}, "dot_matmul");
-  bool seeded = false;
+  bool seeded = false, swapped = false;
   for (const ts::autotune::Point& p : decode.matmul_points()) {
     ts::Config c = decode.config(p);
     seeded |= c.block_sizes->at(0) == 64 && c.block_sizes->at(1) == 128 && c.split_k == 2;
+    swapped |= c.block_sizes->at(0) == 16 && c.block_sizes->at(1) == 128 && c.split_k == 2;
   }
   EXPECT_TRUE(seeded);
+  EXPECT_TRUE(swapped);
   // A batched dot: the same tiles for each program's [M, N], its batch block (tuned here) 1.
   ts::Buffer xb = ts::Buffer::zeros({8, 2048, 2048}, ts::bf16),
              yb = ts::Buffer::zeros({8, 2048, 2048}, ts::bf16);

@@ -148,8 +148,13 @@ TEST(Wgmma, DotsItCannotTakeStayOnMmaSync) {
   auto m = plan(blocks(128, 128, 32, 4), x, y, k);
   ASSERT_TRUE(m);
   EXPECT_FALSE(m->wgmma);
-  // 32 rows of M for a warpgroup of 4 warps; 2 warps.
-  EXPECT_FALSE(plan(blocks(32, 128, 64, 4), x, y, k)->wgmma);
+  // Blocks of M and N of 32 rows (a warpgroup's instruction has 64, of either: ASkinnyM...);
+  // 2 warps.
+  EXPECT_FALSE(plan(blocks(32, 32, 64, 4), x, y, k)->wgmma);
+  stage_test::Staged small = stage_test::staged("layout", false, k, blocks(32, 32, 64, 4), x, y);
+  EXPECT_NE(small.text.find("neither M's block 32 nor N's block 32 is a multiple of 64"),
+            std::string::npos)
+      << small.text;
   EXPECT_FALSE(plan(blocks(64, 64, 64, 2), x, y, k)->wgmma);
   // Rows of x 100 bytes apart: no tensor descriptor.
   ts::Buffer xu = ts::Buffer::zeros({256, 50}, ts::bf16),
@@ -325,6 +330,79 @@ TEST(Wgmma, TheCudaCompilesForSm90aInEveryOperandOrder) {
              yb = ts::Buffer::zeros({256, 512}, ts::bf16);
   const std::string cub = nvrtc_test::compile(kb, xb, yb);
   EXPECT_NE(cub.find("ts_wgmma_256_bf16_01("), std::string::npos) << cub;
+}
+
+// A block of M below 64 rows (a decode's 16 rows) with one of N of whole 64 rows: wgmma
+// computes the transposed product out^T = y^T x^T (Mma::swap_ab), its 64-row tiles along N
+// (y the A operand: M-major where y is row-major, K-major where it is w^T) and its columns
+// M's block (x the B operand, K-major); the nest's placement is the wgmma accumulator of the
+// [N, M] tile, transposed. Warpgroups beyond N's block take columns of M (rows of x).
+TEST(Wgmma, ASkinnyMTakesWgmmaOnTheTransposedProduct) {
+  REQUIRE_NVRTC();
+  ts::Buffer x = ts::Buffer::zeros({16, 512}, ts::bf16),
+             y = ts::Buffer::zeros({512, 512}, ts::bf16);
+  const ts::Buffer wt = ts::Buffer::zeros({512, 512}, ts::bf16).transpose(0, 1);  // K-major
+  struct Case {
+    int64_t m, n;
+    int warps, warps_m, warps_n;
+  };
+  for (Case c : {Case{16, 128, 4, 4, 1}, Case{32, 256, 8, 8, 1}, Case{32, 64, 8, 4, 2},
+                 Case{16, 64, 4, 4, 1}}) {
+    const ts::Config config = staged_config(c.m, c.n, 64, c.warps, 6);
+    auto k = make_dot(ts::Settings{.config = config});
+    stage_test::Staged s = stage_test::staged("layout", false, k, config, x, y);
+    const passes::Layout& L = s.stages.loops.at(0).layout;
+    const passes::Contraction& con = L.contractions.at(0);
+    ASSERT_TRUE(con.mma && con.mma->wgmma) << s.text;
+    EXPECT_TRUE(con.mma->swap_ab);
+    EXPECT_EQ(con.mma->warps_m, c.warps_m);
+    EXPECT_EQ(con.mma->warps_n, c.warps_n);
+    EXPECT_EQ(con.mma->stages, 6);
+    const int32_t cols = static_cast<int32_t>(c.m / c.warps_n);
+    const ts::layout::LinearLayout acc =
+        ts::layout::wgmma_accumulator({static_cast<int32_t>(c.n), static_cast<int32_t>(c.m)}, cols,
+                                      {c.warps_m, c.warps_n})
+            .transpose_outs({1, 0});
+    EXPECT_EQ(passes::with_placement(L, acc).slot_bits, L.slot_bits);
+    // Register 1 holds the next row of M (the next column of wgmma's transposed tile).
+    EXPECT_EQ(acc.apply({{"register", 1}, {"lane", 0}, {"warp", 0}}),
+              (ts::layout::Coords{{"dim0", 1}, {"dim1", 0}}));
+    EXPECT_NE(s.text.find(fmt::format("wgmma m64n{}k16 bf16 of the transposed product, A and B "
+                                      "swapped, {} warpgroups",
+                                      cols, c.warps / 4)),
+              std::string::npos)
+        << s.text;
+    // y row-major: A M-major (transposed), x: B K-major.
+    const std::string cu = nvrtc_test::compile(k, x, y);
+    EXPECT_NE(cu.find(fmt::format("ts_wgmma_{}_bf16_10(", cols)), std::string::npos) << cu;
+    EXPECT_NE(cu.find(fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16", cols)),
+              std::string::npos);
+    if (c.warps_n > 1)  // the second warpgroup's rows of x
+      EXPECT_NE(cu.find(fmt::format("+ ({} * (wg)) * 128", cols)), std::string::npos) << cu;
+    // y = w^T of a [N, K] weight: both K-major.
+    const std::string cut = nvrtc_test::compile(k, x, wt);
+    EXPECT_NE(cut.find(fmt::format("ts_wgmma_{}_bf16_00(", cols)), std::string::npos) << cut;
+  }
+  // TF32 with a row-major y (copied K-major by the threads), split-K, warp specialization,
+  // a persistent program loop: each compiles on the transposed product.
+  ts::Buffer xf = ts::Buffer::zeros({16, 512}, ts::f32),
+             yf = ts::Buffer::zeros({512, 512}, ts::f32);
+  const std::string tf32 = nvrtc_test::compile(
+      make_dot(ts::Settings{.config = staged_config(16, 128, 32, 4, 4)}), xf, yf);
+  EXPECT_NE(tf32.find("ts_wgmma_16_tf32_00("), std::string::npos) << tf32;
+  ts::Config split = staged_config(16, 128, 64, 4, 8);
+  split.split_k = 2;
+  ts::Config ws = staged_config(16, 128, 64, 4, 8);
+  ws.warp_specialize = true;
+  ts::Config persistent = staged_config(16, 256, 64, 8, 8);
+  persistent.pid_type = ts::PidType::persistent_interleaved;
+  for (const ts::Config& c : {split, ws, persistent}) {
+    const std::string cu = nvrtc_test::compile(make_dot(ts::Settings{.config = c}), x, y);
+    EXPECT_NE(cu.find("of the transposed product: A and B swapped"), std::string::npos)
+        << c.to_json() << "\n"
+        << cu;
+    EXPECT_EQ(cu.find("is not applied"), std::string::npos) << c.to_json() << "\n" << cu;
+  }
 }
 
 // From zeros (ts::zeros), each tile's products stay in flight while the next tile's are issued

@@ -563,6 +563,8 @@ std::vector<Point> ConfigSpace::matmul_points() const {
                                 {128, 256, 64, 8, 4, true},
                                 {256, 128, 64, 8, 4, true},
                                 {64, 128, 64, 4, 4, false, 2},
+                                // M = 16 (decode) on wgmma's transposed product, split in 2
+                                {16, 128, 64, 4, 4, false, 2},
                                 {64, 256, 64, 8, 4, false, 4},
                                 {128, 256, 64, 8, 4, true, 1, true},
                                 // TF32 with a row-major y: 256 x 128 x 32, copied K-major by

@@ -2,7 +2,9 @@
 // tiles of K are copied by the TMA into a ring of S buffers, S tiles ahead, and summed by
 // wgmma.mma_async into the sum's registers, which (the nest being in the wgmma accumulator's
 // placement) hold each warpgroup's m64nN fragments in order: its i-th 64 rows are registers
-// i N / 2 .. (i + 1) N / 2.
+// i N / 2 .. (i + 1) N / 2. For the transposed product (Mma::swap_ab) wgmma's rows are the
+// tile's N and its columns M, its A operand the factor of N: the same code with the factors'
+// roles and the tile's dims swapped.
 //
 //   unsigned ring_ld = 0, ring_use = 0;              // program start: tiles loaded, summed
 //   long long ring_pid = first, ring_k = 0;          // across programs: the load cursor
@@ -312,11 +314,15 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   const std::string ring = ring_name(c);
   const SharedUse& st = shared_use(n);
   const int s = mma.stages;
-  const int64_t bm = nest_.slot_block[0], bn = nest_.slot_block[1], bk = plan_.block(c.match.k);
-  const int wm = mma.warps_m / 4, wn = mma.warps_n;  // warpgroups along M and N
-  const int64_t reps = bm / (64 * wm);               // 64-row tiles per warpgroup
-  const int64_t cols = bn / wn;                      // columns per warpgroup
-  const int a = mma.a, b = 1 - mma.a;
+  // wgmma's rows and columns: the tile's M and N, or N and M for the transposed product
+  // (swap_ab: its A the factor of N, its B the factor of M).
+  const int r = mma.swap_ab ? 1 : 0;
+  const int64_t bk = plan_.block(c.match.k);
+  const int wm = mma.warps_m / 4, wn = mma.warps_n;          // warpgroups along rows, columns
+  const int64_t reps = nest_.slot_block[r] / (64 * wm);      // 64-row tiles per warpgroup
+  const int64_t cols = nest_.slot_block[1 - r] / wn;         // columns per warpgroup
+  const int a = mma.swap_ab ? 1 - mma.a : mma.a, b = 1 - a;  // wgmma's A and B factors
+  const std::string tile = mma.swap_ab ? "the transposed tile" : "the tile";
   const Node* loop = c.match.k->loop;
   const DimVars dv = dims.at({loop, 0});
   // From zeros, each tile's products stay in flight while the next tile's are issued
@@ -332,9 +338,10 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   if (!wgmma_functions_.count(fn))
     wgmma_functions_[fn] = wgmma_function(cols, mma.ptx_operand(), mma.wgmma_k(), !ka, !kb);
   const ContractionSum sum = declare_contraction_sum(
-      n, fmt::format("sum over {} of products on tensor cores (wgmma m64n{}k{} {}, {} buffers "
+      n, fmt::format("sum over {} of products on tensor cores (wgmma m64n{}k{} {}{}, {} buffers "
                      "filled by TMA)",
-                     ir::sym_name(c.match.k), cols, mma.wgmma_k(), mma.ptx_operand(), s));
+                     ir::sym_name(c.match.k), cols, mma.wgmma_k(), mma.ptx_operand(),
+                     mma.swap_ab ? " of the transposed product: A and B swapped" : "", s));
   open("");
   line(fmt::format("const unsigned s = {}_use % {};", ring, s));
   line(fmt::format("ts::mbarrier_wait(ts_smem + {} + 8 * s, ({}_use / {}) & 1u);  // filled",
@@ -414,14 +421,14 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   const std::string wg_n = wm == 1 ? "wg" : fmt::format("wg / {}", wm);
   if (wn == 1)
     line(
-        fmt::format("const int wg = tid >> 7;  // warpgroup: rows 64 (wg + {} i) of the tile", wm));
+        fmt::format("const int wg = tid >> 7;  // warpgroup: rows 64 (wg + {} i) of {}", wm, tile));
   else if (wm == 1)
-    line(fmt::format("const int wg = tid >> 7;  // warpgroup: columns {} wg of the tile", cols));
+    line(fmt::format("const int wg = tid >> 7;  // warpgroup: columns {} wg of {}", cols, tile));
   else
     line(
         fmt::format("const int wg = tid >> 7;  // warpgroup: rows 64 (wg % {0} + {0} i), columns "
-                    "{1} ({2}) of the tile",
-                    wm, cols, wg_n));
+                    "{1} ({2}) of {3}",
+                    wm, cols, wg_n, tile));
   open_unrolled(
       fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", bk / mma.wgmma_k()));
   // Descriptor of factor f's operand at k = wgmma_k ks (32 bytes), rows (M or N) from `first`.

@@ -211,14 +211,18 @@ std::string describe(const Layout& L, const ir::Node* loop) {
         c.match.product->id, ir::sym_name(c.match.k), c.shared_bytes,
         !c.mma ? (c.not_wgmma.empty() ? std::string() : "; not on tensor cores: " + c.not_wgmma)
         : c.mma->wgmma
-            ? fmt::format(", on tensor cores (wgmma m64n{}k{} {}, {} warpgroups{}, a ring of {} "
-                          "buffers filled by TMA{}{}{})",
-                          L.slot_block[1] / c.mma->warps_n, c.mma->wgmma_k(), c.mma->ptx_operand(),
-                          c.mma->warps_m / 4 * c.mma->warps_n,
-                          c.mma->warps_n > 1 ? fmt::format(" ({} along N)", c.mma->warps_n) : "",
-                          c.mma->stages, c.mma->across_programs ? " across programs" : "",
-                          c.mma->producer_warp ? " issued by a producer warpgroup" : "",
-                          copied_factors(c))
+            ? fmt::format(
+                  ", on tensor cores (wgmma m64n{}k{} {}{}, {} warpgroups{}, a ring of {} "
+                  "buffers filled by TMA{}{}{})",
+                  L.slot_block[c.mma->swap_ab ? 0 : 1] / c.mma->warps_n, c.mma->wgmma_k(),
+                  c.mma->ptx_operand(),
+                  c.mma->swap_ab ? " of the transposed product, A and B swapped" : "",
+                  c.mma->warps_m / 4 * c.mma->warps_n,
+                  c.mma->warps_n > 1
+                      ? fmt::format(" ({} along {})", c.mma->warps_n, c.mma->swap_ab ? "M" : "N")
+                      : "",
+                  c.mma->stages, c.mma->across_programs ? " across programs" : "",
+                  c.mma->producer_warp ? " issued by a producer warpgroup" : "", copied_factors(c))
             : fmt::format(", on tensor cores (mma.sync {}, warps {} x {}{})",
                           c.mma->operand == DType::f32 ? std::string("m16n8k8 tf32")
                           : dtype_size(c.mma->operand) == 1

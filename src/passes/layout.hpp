@@ -124,10 +124,18 @@ struct Contraction {
     bool k_inner[2] = {false, false};
     /// wgmma.mma_async (sm_90a) instead of mma.sync: warps_m / 4 warpgroups along M times
     /// warps_n along N, each issuing m64nNk16 (k8 for TF32) with N the tile's block of N / warps_n
-    /// for each 64 rows it holds. The factors' tiles are copied by the TMA (box[i], 128-byte
-    /// swizzle, the wgmma operand layout) into a ring of `stages` buffers of stage_bytes (factor
-    /// 0's box, then factor 1's), filled `stages` tiles of K ahead (passes/tensor_cores.hpp).
+    /// for each 64 rows it holds (with swap_ab, M and N trade places). The factors' tiles are
+    /// copied by the TMA (box[i], 128-byte swizzle, the wgmma operand layout) into a ring of
+    /// `stages` buffers of stage_bytes (factor 0's box, then factor 1's), filled `stages` tiles of
+    /// K ahead (passes/tensor_cores.hpp).
     bool wgmma = false;
+    /// wgmma computes the transposed product out^T = B^T A^T (cuBLAS's swap of A and B for a
+    /// skinny M): its rows (64 per warpgroup, warps_m / 4 warpgroups) are N's and its columns
+    /// (n = M's block / warps_n) M's, factor 1 - a is its A operand and factor a its B, and
+    /// the accumulator placement is the wgmma accumulator's transposed. Taken where M's block
+    /// is below 64 (a multiple of 16) and N's a multiple of 64: no rows of a 64-row
+    /// instruction are padding.
+    bool swap_ab = false;
     int stages = 0;
     /// mma.sync whose factors' tiles are copied by cp.async (sm_80 and later) into a ring of
     /// this many slots of the factors' staged tiles, the loop over K's prefetch (Config::

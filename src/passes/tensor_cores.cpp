@@ -97,10 +97,15 @@ bool any_flattened(const KernelPlan& plan) {
 }
 
 layout::LinearLayout accumulator(const Layout& L, const Contraction::Mma& mma) {
-  if (mma.wgmma)
-    return layout::wgmma_accumulator(
-        {static_cast<int32_t>(L.slot_block[0]), static_cast<int32_t>(L.slot_block[1])},
-        static_cast<int32_t>(L.slot_block[1] / mma.warps_n), {mma.warps_m, mma.warps_n});
+  if (mma.wgmma) {
+    // wgmma's rows and columns: the tile's M and N, or N and M where it computes the
+    // transposed product (swap_ab), whose accumulator is then the tile's transposed.
+    const int r = mma.swap_ab ? 1 : 0;
+    const layout::LinearLayout d = layout::wgmma_accumulator(
+        {static_cast<int32_t>(L.slot_block[r]), static_cast<int32_t>(L.slot_block[1 - r])},
+        static_cast<int32_t>(L.slot_block[1 - r] / mma.warps_n), {mma.warps_m, mma.warps_n});
+    return mma.swap_ab ? d.transpose_outs({1, 0}) : d;
+  }
   return layout::mma_sync_accumulator(
       {static_cast<int32_t>(L.slot_block[0]), static_cast<int32_t>(L.slot_block[1])},
       {mma.warps_m, mma.warps_n});
@@ -236,18 +241,27 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
   };
   const ir::Sym* k = c.match.k;
   const int64_t bm = L.slot_block[0], bn = L.slot_block[1], bk = plan.block(k);
+  // A block of M below 64 rows (a decode's few rows) and one of N of whole 64 rows: wgmma
+  // computes the transposed product, its rows N's and its columns M's (swap_ab).
+  mma.swap_ab = bm % 64 != 0 && bn % 64 == 0;
+  const int64_t rows = mma.swap_ab ? bn : bm, cols = mma.swap_ab ? bm : bn;
+  const char* const cols_name = mma.swap_ab ? "M" : "N";
+  const int wa = mma.swap_ab ? 1 - mma.a : mma.a;  // the factor wgmma reads as A
   const int warpgroups = L.threads / 128;
-  int wm = std::max(warpgroups, 1);  // warpgroups along M, then along N
-  while (wm > 1 && bm % (64 * wm) != 0) wm /= 2;
+  int wm = std::max(warpgroups, 1);  // warpgroups along wgmma's rows, then its columns
+  while (wm > 1 && rows % (64 * wm) != 0) wm /= 2;
   const int wn = std::max(warpgroups, 1) / wm;
-  const int64_t n = bn / wn;  // columns of each warpgroup's wgmma
+  const int64_t n = cols / wn;  // columns of each warpgroup's wgmma
   if (!has_wgmma(plan.arch))
     return refuse(fmt::format("sm_{} has no wgmma (sm_90 only)", plan.arch));
   if (g.check_bounds) return refuse("bounds checking (each access checked where it runs)");
   if (L.threads % 128 != 0) return refuse("fewer than 4 warps (a warpgroup)");
-  if (bm % 64 != 0) return refuse(fmt::format("M's block {} is not a multiple of 64", bm));
-  if (bn % (8 * wn) != 0 || n > 256)
-    return refuse(fmt::format("N's block {} on {} warpgroups along N", bn, wn));
+  if (rows % 64 != 0)
+    return refuse(fmt::format("neither M's block {} nor N's block {} is a multiple of 64", bm, bn));
+  if (cols % (8 * wn) != 0 || n > 256)
+    return refuse(fmt::format("{}'s block {} on {} warpgroups along {}{}", cols_name, cols, wn,
+                              cols_name,
+                              mma.swap_ab ? " (wgmma's N: M's block is below 64, N's its M)" : ""));
   if (bk % mma.wgmma_k() != 0)
     return refuse(fmt::format("K's block {} is not a multiple of {}", bk, mma.wgmma_k()));
   if (k->kind != ir::Sym::tile || k->loop->dims.size() != 1 || plan.knobs(k->loop).flatten)
@@ -257,7 +271,7 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
   // thread has 65536 / threads registers (at most 255): ptxas spills the fragments it has no
   // room for, but one wgmma's fragment and its operands must fit: n / 2 + 26 by ptxas 13.0's
   // "Insufficient registers" (256 columns on 16 warps, 128 on 32).
-  if (plan.maxnreg && *plan.maxnreg < bm / (64 * wm) * n / 2 + 64)
+  if (plan.maxnreg && *plan.maxnreg < rows / (64 * wm) * n / 2 + 64)
     return refuse(fmt::format("maxnreg {} leaves no room for the accumulator", *plan.maxnreg));
   if (const int per_thread = std::min(255, 65536 / L.threads); per_thread < n / 2 + 32)
     return refuse(fmt::format(
@@ -283,9 +297,10 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
           mma.ptx_operand(), factor_name(c, i), i == mma.a ? "M" : "N",
           128 / dtype_size(mma.operand), bk));
     if (mma.transposed[i]) mma.transpose_bytes[i] = b->bytes;
-    // Warpgroups along N start at column n wg: in an N-major B, a 64-column chunk.
-    if (wn > 1 && i != mma.a && !k_major && !mma.transposed[i] && n % 64 != 0)
-      return refuse(fmt::format("{} columns per warpgroup of an N-major B (64-column chunks)", n));
+    // Warpgroups along wgmma's N start at column n wg: in an N-major B, a 64-column chunk.
+    if (wn > 1 && i != wa && !k_major && !mma.transposed[i] && n % 64 != 0)
+      return refuse(fmt::format("{} columns per warpgroup of an {}-major B (64-column chunks)", n,
+                                cols_name));
     mma.box[i] = *b;
     mma.k_inner[i] = k_major;
     mma.stage_bytes += b->bytes;
@@ -405,8 +420,8 @@ void place_on_tensor_cores(const ir::Graph& g, const KernelPlan& plan, Layout& L
       }
     }
     // One placement holds the nest: every contraction on tensor cores has the same one.
-    if (!mma || (first && (first->wgmma != mma->wgmma || first->warps_m != mma->warps_m ||
-                           first->warps_n != mma->warps_n)))
+    if (!mma || (first && (first->wgmma != mma->wgmma || first->swap_ab != mma->swap_ab ||
+                           first->warps_m != mma->warps_m || first->warps_n != mma->warps_n)))
       continue;
     if (!first) first = mma;
     c.mma = mma;

@@ -35,7 +35,9 @@
 // in the .cpp says when): f16 and bf16 factors K-major or M/N-major; TF32 and 8-bit (f8e4m3,
 // f8e5m2, i8) factors K-major, or M/N-major (a row-major y) copied K-major by the threads
 // from the ring into one of two buffers wgmma reads (Contraction::Mma::transposed: wgmma
-// has no transpose for those types), K's block then whole 128-byte rows of K.
+// has no transpose for those types), K's block then whole 128-byte rows of K. A block of M
+// below 64 rows with one of N of whole 64 rows runs on wgmma's transposed product (out^T =
+// y^T x^T, Contraction::Mma::swap_ab), its accumulator placement transposed.
 // wgmma reads a TF32 operand's f32 bits truncated, as DotPrecision::tf32 defines it; an
 // f32 NaN whose payload lies in the 13 low mantissa bits alone reads as an infinity there.
 #pragma once

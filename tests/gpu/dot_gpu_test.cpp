@@ -317,6 +317,49 @@ TEST(DotGpu, WgmmaDotsMatchTheInterpreter) {
       }
 }
 
+// A block of M below 64 rows on wgmma's transposed product (Mma::swap_ab: out^T = y^T x^T, 64
+// rows of N per warpgroup instruction, M's block its columns): 1 and 2 warpgroups along N, 2
+// along M, y row-major (wgmma's A M-major) and the transpose of a [N, K] weight (K-major), f16
+// and bf16, ragged M, N and K (M = 1, K = 0); split-K, a producer warpgroup, persistent
+// programs; TF32 with a row-major y copied K-major.
+TEST(DotGpu, ASkinnyMOnTheTransposedProductMatchesTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  const std::vector<Shape> shapes{
+      {16, 512, 256}, {1, 136, 200}, {37, 264, 136}, {16, 0, 128}, {50, 72, 64}};
+  auto config = [](int64_t m, int64_t n, int64_t k, int warps, int stages) {
+    ts::Config c = blocks(m, n, k, warps);
+    c.num_stages = stages;
+    return c;
+  };
+  std::vector<ts::Config> configs{config(16, 128, 64, 4, 6), config(32, 256, 64, 8, 3),
+                                  config(32, 64, 64, 8, 3), config(16, 64, 128, 4, 2)};
+  ts::Config split = config(16, 128, 64, 4, 8), ws = split, persistent = config(16, 256, 64, 8, 4);
+  split.split_k = 2;
+  ws.warp_specialize = true;
+  persistent.pid_type = ts::PidType::persistent_interleaved;
+  configs.insert(configs.end(), {split, ws, persistent});
+  for (const ts::Config& c : configs) {
+    auto k = dot_test::make_dot(ts::Settings{.max_sms = 3, .config = c});
+    for (ts::DType t : {ts::bf16, ts::f16})
+      for (Shape s : shapes) {
+        const std::string what = ts::dtype_name(t) + " " + c.to_json() + " " + std::to_string(s.m) +
+                                 "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
+        const ts::Buffer x = ts::Buffer::randn({s.m, s.k}, t, ts::cpu(), 61);
+        expect_close_to_interpreter(k, what + " y row-major", x,
+                                    ts::Buffer::randn({s.k, s.n}, t, ts::cpu(), 62));
+        const ts::Buffer w = ts::Buffer::randn({s.n, s.k}, t, ts::cpu(), 63);
+        ts::Buffer got = k(x.to(ts::cuda(0)), w.to(ts::cuda(0)).transpose(0, 1));
+        EXPECT_EQ(ts::count_mismatches(got.to(ts::cpu()), k(x, w.transpose(0, 1)), 1e-4, 1e-4), 0)
+            << what << " y = w^T";
+      }
+  }
+  auto tf32 = dot_test::make_dot(ts::Settings{.config = config(16, 128, 32, 4, 4)});
+  for (Shape s : shapes)
+    expect_close_to_interpreter(tf32, "tf32 " + std::to_string(s.m) + "x" + std::to_string(s.k),
+                                ts::Buffer::randn({s.m, s.k}, ts::f32, ts::cpu(), 64),
+                                ts::Buffer::randn({s.k, s.n}, ts::f32, ts::cpu(), 65));
+}
+
 // TF32 on wgmma m64nNk8 (both factors K-major: x w^T, w a [N, K] tensor; and a row-major y
 // and an M-major x, copied K-major by the threads): 1 and 2 warpgroups, K blocks of 32 and 64
 // (2 chunks of a K-major row), ragged M, N and K (K's last tile zeroed past its end), M = 1,
