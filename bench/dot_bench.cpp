@@ -200,8 +200,9 @@ struct LtMatmul {
   const void* scale_a = nullptr;
   const void* scale_b = nullptr;
   // CUBLASLT_MATMUL_DESC_FAST_ACCUM (8-bit floats): 1 sums the products as the tensor cores'
-  // accumulator does, as tessel's fp8 dot does (torch._scaled_mm's use_fast_accum=True); 0,
-  // cuBLASLt's and torch's default, adds partial sums into f32 every few steps of K.
+  // accumulator does, as tessel's fp8 dot with Settings::fast_accum does (torch._scaled_mm's
+  // use_fast_accum=True); 0, cuBLASLt's, torch's and tessel's default, adds partial sums into
+  // f32 every few steps of K.
   int8_t fast_accum = 0;
 };
 
@@ -466,20 +467,24 @@ int main(int argc, char** argv) {
     }
 #endif
     const ts::Buffer y = w.transpose(0, 1);
-    const auto [best, best_cfg] = best_8bit(s, "fp8 4096^3", "TFLOP/s", [&](const Candidate& c) {
-      auto k = examples::make_fp8_matmul(ts::Settings{.config = c.config()});
-      return bench::gpu_time_ms([&] { k(x, y, sx, sy); }, iters);
-    });
-    std::printf(
-        "fp8 e4m3 4096x4096x4096 (per-tensor scales, bf16 out): cuBLASLt %.1f TFLOP/s, "
-        "tessel %.1f TFLOP/s (%s)",
-        peer, best, best_cfg.c_str());
-    if (peer > 0) std::printf(" = %.3f of cuBLASLt", best / peer);
-    // tessel sums as the tensor cores do: the like-for-like peer is cuBLASLt's fast mode.
-    if (peer_fast > 0)
-      std::printf("; cuBLASLt with fast accumulation %.1f TFLOP/s = %.3f of it", peer_fast,
-                  best / peer_fast);
-    std::printf("\n");
+    // Each tile of K's sums added into f32 (the default), then fast accumulation; each
+    // against cuBLASLt summing the same way.
+    for (bool fast : {false, true}) {
+      const auto [best, best_cfg] =
+          best_8bit(s, fast ? "fp8 4096^3 fast" : "fp8 4096^3", "TFLOP/s", [&](const Candidate& c) {
+            auto k =
+                examples::make_fp8_matmul(ts::Settings{.config = c.config(), .fast_accum = fast});
+            return bench::gpu_time_ms([&] { k(x, y, sx, sy); }, iters);
+          });
+      const double p = fast ? peer_fast : peer;
+      std::printf(
+          "fp8 e4m3 4096x4096x4096 (per-tensor scales, bf16 out%s): cuBLASLt%s %.1f TFLOP/s, "
+          "tessel %.1f TFLOP/s (%s)",
+          fast ? ", fast accumulation" : "", fast ? " with fast accumulation" : "", p, best,
+          best_cfg.c_str());
+      if (p > 0) std::printf(" = %.3f of cuBLASLt", best / p);
+      std::printf("\n");
+    }
     Candidate rc{128, 256, 128, 8, 4};
     auto rows = examples::make_fp8_matmul_rowwise(ts::Settings{.config = rc.config()});
     std::printf("fp8 e4m3 4096x4096x4096 row-wise scales: tessel %.1f TFLOP/s (%s)\n",

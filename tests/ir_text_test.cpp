@@ -108,6 +108,7 @@ std::vector<std::pair<std::string, std::function<const ir::Graph&()>>> cases() {
   static auto chain = atomic_test::make_chain();
   static auto ticket = atomic_test::make_ticket();
   static auto checked = examples::make_add(ts::Settings{.check_bounds = true});
+  static auto fast_accum = examples::make_add(ts::Settings{.fast_accum = true});
   static auto static_shapes = examples::make_layer_norm(ts::Settings{.static_shapes = true});
   ts::Buffer x = f32({8, 100}), w = f32({100}), row = f32({100}), v = f32({1000});
   ts::Buffer size = ts::Buffer::scalar(5, ts::i32), bound = ts::Buffer::scalar(4, ts::i64);
@@ -194,6 +195,7 @@ std::vector<std::pair<std::string, std::function<const ir::Graph&()>>> cases() {
       {"chain", [=]() -> const ir::Graph& { return graph_of(chain, i32({8})); }},
       {"ticket", [=]() -> const ir::Graph& { return graph_of(ticket, i32({8})); }},
       {"add_check_bounds", [=]() -> const ir::Graph& { return graph_of(checked, v, v); }},
+      {"add_fast_accum", [=]() -> const ir::Graph& { return graph_of(fast_accum, v, v); }},
       {"layer_norm_static_shapes",
        [=]() -> const ir::Graph& { return graph_of(static_shapes, x, w, row, 1e-5); }},
       {"padded_sum_i64_bound",
@@ -211,12 +213,15 @@ TEST(IrText, EveryTracedCaseRoundTrips) {
 TEST(IrText, TheCasesHoldEveryKindOfSymAndHeaderFact) {
   std::set<ir::Sym::Kind> kinds;
   bool range = false, tunable = false, reduction = false, fixed = false, begin = false;
+  bool checked = false, fast_accum = false;
   for (const auto& [name, graph] : cases()) {
     const ir::Graph& g = graph();
     for (const auto& s : g.syms()) kinds.insert(s->kind);
     for (const auto& r : g.block_size_range) range |= r.first > 0;
     tunable |= !g.tunables.empty();
     reduction |= !g.reduction_syms.empty();
+    checked |= g.check_bounds;
+    fast_accum |= g.fast_accum;
     ir::walk(g.host, [&](const ir::Node* n) {
       for (const ir::LoopDim& d : n->dims) {
         fixed |= d.fixed_block > 0;
@@ -225,7 +230,7 @@ TEST(IrText, TheCasesHoldEveryKindOfSymAndHeaderFact) {
     });
   }
   EXPECT_EQ(kinds.size(), 3u);  // tile, extent and block Syms
-  EXPECT_TRUE(range && tunable && reduction && fixed && begin);
+  EXPECT_TRUE(range && tunable && reduction && fixed && begin && checked && fast_accum);
 }
 
 TEST(IrText, EveryOpKindHasARoundTripCase) {

@@ -211,7 +211,7 @@ enum class DotPrecision : uint8_t { tf32, tf32x3, ieee };
 /// Per-kernel settings, not tuned. Field order (for designated initializers):
 /// index_dtype, static_shapes, max_sms, reserved_sms, autotune_effort,
 /// autotune_config_overrides, config, print_output_code, check_bounds, static_captures,
-/// dot_precision.
+/// dot_precision, fast_accum.
 struct Settings {
   /// Dtype of index arithmetic in generated code: i32, i64, or unset = auto: i64 when, on
   /// this call, any tensor the kernel addresses (an argument, or a tensor allocated in its
@@ -265,6 +265,16 @@ struct Settings {
   /// ts::dot on f32 operands; unset = tf32 (see DotPrecision). f16 and bf16 operands are
   /// not affected (their products are exact in f32).
   std::optional<DotPrecision> dot_precision;
+  /// ts::dot of 8-bit float operands (f8e4m3, f8e5m2) on wgmma (sm_90), whose tensor cores
+  /// add 8-bit products with fewer bits than f32 (README, "Tensor cores"). Unset or false:
+  /// each tile of K's products (its K block, 128 or more: four m64nNk32 instructions or more) is
+  /// summed by the tensor cores from zero, then added into the f32 accumulator by the CUDA cores,
+  /// as cuBLASLt's default and torch._scaled_mm's use_fast_accum=False (Triton's
+  /// max_num_imprecise_acc of one K block); the error then stays within one K block's sum.
+  /// true: the tensor cores add every product of K into the accumulator (cuBLASLt's fast
+  /// accumulation, use_fast_accum=True): faster, with errors that grow with K. The
+  /// interpreter sums in f32 either way; mma.sync (sm_89) and integer dots are not affected.
+  std::optional<bool> fast_accum;
 };
 
 }  // namespace tessel

@@ -465,7 +465,8 @@ Value all_of(const Operand& a, int dim, bool keepdim = false, Loc loc = Loc::cur
 /// of both (the same tile, `x(tm, tk)` and `y(tk, tn)` or `w(tn, tk).t()`, or two whole dims
 /// of equal size; where the tile loop runs over one operand's size, the other's K size must
 /// equal it on each call). The products are summed in f32 (f16, bf16 and 8-bit products are
-/// exact in f32; wgmma adds 8-bit products with fewer bits, see README); f32 operands are first
+/// exact in f32; wgmma adds 8-bit products with fewer bits, so each tile of K's sum is
+/// added into f32 unless Settings::fast_accum); f32 operands are first
 /// truncated as Settings::dot_precision says (TF32 by default, as Triton and Helion). The
 /// result is f32, or `out_dtype`: the product is rounded to it before anything is added
 /// (Helion's out_dtype, "the output type of the multiplication prior to any

@@ -333,10 +333,13 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   uses_mma_ = true;  // ts::smem_addr
   // wgmma reads a transposed factor's K-major copy.
   const bool ka = mma.k_inner[a] || mma.transposed[a], kb = mma.k_inner[b] || mma.transposed[b];
+  // The instruction's columns: the warpgroup's, or a part of them whose 8-bit products are
+  // summed into f32 a tile of K at a time (Mma::promote_n).
+  const int64_t width = mma.promote_n ? mma.promote_n : cols;
   const std::string fn =
-      fmt::format("ts_wgmma_{}_{}_{}{}", cols, mma.ptx_operand(), ka ? 0 : 1, kb ? 0 : 1);
+      fmt::format("ts_wgmma_{}_{}_{}{}", width, mma.ptx_operand(), ka ? 0 : 1, kb ? 0 : 1);
   if (!wgmma_functions_.count(fn))
-    wgmma_functions_[fn] = wgmma_function(cols, mma.ptx_operand(), mma.wgmma_k(), !ka, !kb);
+    wgmma_functions_[fn] = wgmma_function(width, mma.ptx_operand(), mma.wgmma_k(), !ka, !kb);
   const ContractionSum sum = declare_contraction_sum(
       n, fmt::format("sum over {} of products on tensor cores (wgmma m64n{}k{} {}{}, {} buffers "
                      "filled by TMA)",
@@ -429,8 +432,6 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
         fmt::format("const int wg = tid >> 7;  // warpgroup: rows 64 (wg % {0} + {0} i), columns "
                     "{1} ({2}) of {3}",
                     wm, cols, wg_n, tile));
-  open_unrolled(
-      fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", bk / mma.wgmma_k()));
   // Descriptor of factor f's operand at k = wgmma_k ks (32 bytes), rows (M or N) from `first`.
   // (The rows' term is left out when they start at 0.)
   auto desc = [&](int f, const std::string& first) {
@@ -443,11 +444,29 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
                        first == "0" ? "" : fmt::format(" + (({}) >> 6) * {}", first, chunk[f]),
                        chunk[f]);
   };
-  line(fmt::format("const unsigned long long b_desc = {};",
-                   desc(b, wn == 1 ? "0" : fmt::format("{} * ({})", cols, wg_n))));
+  const std::string b_rows = wn == 1 ? "0" : fmt::format("{} * ({})", cols, wg_n);
   const std::string a_rows = wn == 1   ? fmt::format("64 * (wg + {} * i)", wm)
                              : wm == 1 ? std::string("64 * i")
                                        : fmt::format("64 * (wg % {0} + {0} * i)", wm);
+  const std::string k_steps =
+      fmt::format("_Pragma(\"unroll\") for (int ks = 0; ks < {}; ++ks)", bk / mma.wgmma_k());
+  // This tile's products waited for: its buffer is released and refilled.
+  auto release = [&] {
+    line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * s);  // read",
+                     st.mbarrier + 8 * s));
+    line(fmt::format("++{}_use;", ring));
+    if (!mma.producer_warp) line(fmt::format("if (tid == 0) {}_fill();", ring));
+    close();
+  };
+  if (mma.promote_n) {
+    emit_promoted_products(
+        c, sum.name, fn, desc(a, a_rows),
+        desc(b, fmt::format("{}{} * h", b_rows == "0" ? "" : b_rows + " + ", width)), reps, cols,
+        k_steps);
+    return release();
+  }
+  open_unrolled(k_steps);
+  line(fmt::format("const unsigned long long b_desc = {};", desc(b, b_rows)));
   line(fmt::format(
       "_Pragma(\"unroll\") for (int i = 0; i < {}; ++i) {}(&{}[i * {}], {}, b_desc, {});", reps, fn,
       sum.name, cols / 2, desc(a, a_rows),
@@ -456,12 +475,7 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   line("ts::wgmma_commit();");
   if (!pipelined) {
     line("ts::wgmma_wait<0>();");
-    line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * s);  // read",
-                     st.mbarrier + 8 * s));
-    line(fmt::format("++{}_use;", ring));
-    if (!mma.producer_warp) line(fmt::format("if (tid == 0) {}_fill();", ring));
-    close();
-    return;
+    return release();
   }
   // This tile's products stay in flight; the previous tile's are done and its buffer read:
   // released, and refilled with the tile S - 1 past this one.
@@ -476,18 +490,51 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   close();
 }
 
+void Emitter::emit_promoted_products(const passes::Contraction& c, const std::string& sum,
+                                     const std::string& fn, const std::string& a_desc,
+                                     const std::string& b_desc, int64_t reps, int64_t cols,
+                                     const std::string& k_steps) {
+  const passes::Contraction::Mma& mma = *c.mma;
+  const int64_t width = mma.promote_n;
+  const Node* loop = c.match.k->loop;
+  const DimVars dv = dims.at({loop, 0});
+  // A carried accumulator from zeros takes the first tile's sums as they are.
+  const bool from_zeros = starts_from_zeros(loop, accumulation_of(c.match.sum).acc);
+  line(fmt::format(
+      "// 8-bit products: each tile of K summed from zero by the tensor cores, {} columns at a "
+      "time, then added into f32 (Settings::fast_accum unset)",
+      width));
+  open_unrolled(fmt::format("_Pragma(\"unroll\") for (int i = 0; i < {}; ++i)", reps));
+  open_unrolled(fmt::format("_Pragma(\"unroll\") for (int h = 0; h < {}; ++h)", cols / width));
+  line(
+      fmt::format("float part[{}];  // the columns {} h of the tile's products", width / 2, width));
+  line("ts::wgmma_fence();  // part's registers, read by the previous part's additions");
+  open_unrolled(k_steps);
+  line(fmt::format("{}(part, {}, {}, ks > 0);", fn, a_desc, b_desc));
+  close();
+  line("ts::wgmma_commit();");
+  line("ts::wgmma_wait<0>();");
+  const std::string at = fmt::format("{}[i * {} + h * {} + r]", sum, cols / 2, width / 2);
+  line(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < {}; ++r) {} = {} + part[r];", width / 2,
+                   at, from_zeros ? fmt::format("({}_ > {} ? {} : 0.0f)", dv.tb, dv.lb, at) : at));
+  close();
+  close();
+}
+
 void Emitter::emit_ring_last(const Node* loop, const passes::Contraction& c) {
   const SharedUse& st = shared_use(c.match.sum);
   const int s = c.mma->stages;
   const DimVars dv = dim_vars(loop, 0);
   const Accumulation acc = accumulation_of(c.match.sum);
   if (!starts_from_zeros(loop, acc.acc)) return;  // each tile waited for its products
-  // Every thread waits, whether or not the loop ran (a wait in a branch would serialize
-  // the loop's wgmma: ptxas C7518).
-  line("ts::wgmma_wait<0>();  // the last tile's products, then its buffer read");
-  line(fmt::format("if (le{}_0 > {} && (tid & 31) == 0)", loop->id, dv.lb));
-  line(fmt::format("  ts::mbarrier_arrive(ts_smem + {} + 8 * (({}_use + {}) % {}));",
-                   st.mbarrier + 8 * s, ring_name(c), s - 1, s));
+  if (!c.mma->promote_n) {  // (promoted sums: each tile waited for its products)
+    // Every thread waits, whether or not the loop ran (a wait in a branch would serialize
+    // the loop's wgmma: ptxas C7518).
+    line("ts::wgmma_wait<0>();  // the last tile's products, then its buffer read");
+    line(fmt::format("if (le{}_0 > {} && (tid & 31) == 0)", loop->id, dv.lb));
+    line(fmt::format("  ts::mbarrier_arrive(ts_smem + {} + 8 * (({}_use + {}) % {}));",
+                     st.mbarrier + 8 * s, ring_name(c), s - 1, s));
+  }
   line(fmt::format("if (le{}_0 <= {}) TS_FOR(r) {}[r] = {};  // no tile of K: zeros", loop->id,
                    dv.lb, names_.at(acc.acc), literal(c.match.sum->dtype, 0, 0)));
   if (c.mma->across_programs && !c.mma->producer_warp)

@@ -169,6 +169,14 @@ class Emitter {
   /// A contraction on wgmma, its factors in its ring (Contraction::Mma::wgmma;
   /// emit_wgmma.cpp).
   void emit_wgmma_contraction(const passes::Contraction& c);
+  /// Its products of one tile of K with 8-bit floats summed into f32 (Mma::promote_n): per
+  /// 64-row tile i < reps and part h of its `cols` columns, `fn` over the tile's k steps
+  /// (`k_steps`, a loop over ks) from zero into `part`, then added into `sum` (a_desc and
+  /// b_desc: the operands' descriptors in i, h and ks).
+  void emit_promoted_products(const passes::Contraction& c, const std::string& sum,
+                              const std::string& fn, const std::string& a_desc,
+                              const std::string& b_desc, int64_t reps, int64_t cols,
+                              const std::string& k_steps);
   /// The contractions on wgmma whose K is `loop`'s tile (each with a ring of its own).
   std::vector<const passes::Contraction*> rings_of(const ir::Node* loop) const;
   /// Before `loop` (its lb/le declared): the ring's load function and its first tiles.

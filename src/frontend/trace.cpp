@@ -50,6 +50,7 @@ TraceContext::TraceContext(ir::Graph& graph, const Settings& settings, std::vect
   graph_.index_dtype = index_dtype_;
   graph_.index_dtype_forced = settings_.index_dtype.has_value();
   graph_.check_bounds = settings_.check_bounds.value_or(false);
+  graph_.fast_accum = settings_.fast_accum.value_or(false);
   // Last: a constructor that throws runs no destructor, so it must not leave itself current.
   g_current = this;
 }

@@ -75,6 +75,7 @@ void copy_graph_facts(const Graph& g, Graph& out) {
   out.index_dtype = g.index_dtype;
   out.index_dtype_forced = g.index_dtype_forced;
   out.check_bounds = g.check_bounds;
+  out.fast_accum = g.fast_accum;
   out.arg_facts = g.arg_facts;
 }
 

@@ -348,6 +348,9 @@ struct Graph {
   /// Settings::check_bounds (or TESSEL_CHECK_BOUNDS): an out-of-range scalar or gather
   /// index is reported (driver/bounds_report.hpp) instead of masked.
   bool check_bounds = false;
+  /// Settings::fast_accum: 8-bit float dots on wgmma add every product in the tensor cores'
+  /// accumulator; else each tile of K's sum is added into f32 (passes/tensor_cores.hpp).
+  bool fast_accum = false;
   /// Per argument (default facts for scalars): what the specialization key guarantees
   /// about a tensor, which the generated code relies on.
   std::vector<ArgFacts> arg_facts;

@@ -198,6 +198,8 @@ class Parser : TextCursor {
       g_->index_dtype_forced = accept("forced");
     } else if (accept("check_bounds")) {
       g_->check_bounds = true;
+    } else if (accept("fast_accum")) {
+      g_->fast_accum = true;
     } else if (accept("loads")) {
       g_->num_loads = static_cast<int>(integer("the number of loads"));
     } else if (accept("block_size")) {

@@ -133,6 +133,7 @@ class Printer {
     out += fmt::format("  index_dtype {}{}\n", dtype_name(g_.index_dtype),
                        g_.index_dtype_forced ? " forced" : "");
     if (g_.check_bounds) out += "  check_bounds\n";
+    if (g_.fast_accum) out += "  fast_accum\n";
     if (g_.num_loads) out += fmt::format("  loads {}\n", g_.num_loads);
     for (int i = 0; i < g_.num_block_sizes; ++i) {
       size_t u = static_cast<size_t>(i);

@@ -213,7 +213,7 @@ std::string describe(const Layout& L, const ir::Node* loop) {
         : c.mma->wgmma
             ? fmt::format(
                   ", on tensor cores (wgmma m64n{}k{} {}{}, {} warpgroups{}, a ring of {} "
-                  "buffers filled by TMA{}{}{})",
+                  "buffers filled by TMA{}{}{}{})",
                   L.slot_block[c.mma->swap_ab ? 0 : 1] / c.mma->warps_n, c.mma->wgmma_k(),
                   c.mma->ptx_operand(),
                   c.mma->swap_ab ? " of the transposed product, A and B swapped" : "",
@@ -222,7 +222,11 @@ std::string describe(const Layout& L, const ir::Node* loop) {
                       ? fmt::format(" ({} along {})", c.mma->warps_n, c.mma->swap_ab ? "M" : "N")
                       : "",
                   c.mma->stages, c.mma->across_programs ? " across programs" : "",
-                  c.mma->producer_warp ? " issued by a producer warpgroup" : "", copied_factors(c))
+                  c.mma->producer_warp ? " issued by a producer warpgroup" : "", copied_factors(c),
+                  c.mma->promote_n ? fmt::format("; each tile of K's sums added into f32, {} "
+                                                 "columns at a time",
+                                                 c.mma->promote_n)
+                                   : "")
             : fmt::format(", on tensor cores (mma.sync {}, warps {} x {}{})",
                           c.mma->operand == DType::f32 ? std::string("m16n8k8 tf32")
                           : dtype_size(c.mma->operand) == 1

@@ -136,6 +136,13 @@ struct Contraction {
     /// is below 64 (a multiple of 16) and N's a multiple of 64: no rows of a 64-row
     /// instruction are padding.
     bool swap_ab = false;
+    /// 8-bit float operands without Settings::fast_accum (ir::Graph::fast_accum): for each tile
+    /// of K, wgmma sums the products from zero into partial sums of promote_n columns (the
+    /// instruction's width: n, or a part of it where the accumulator and the partial sums
+    /// would not fit a thread's registers), which the CUDA cores then add into the f32
+    /// accumulator, one such part of each 64-row tile at a time (each waited for). 0: wgmma
+    /// adds into the accumulator itself.
+    int64_t promote_n = 0;
     int stages = 0;
     /// mma.sync whose factors' tiles are copied by cp.async (sm_80 and later) into a ring of
     /// this many slots of the factors' staged tiles, the loop over K's prefetch (Config::

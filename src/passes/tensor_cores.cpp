@@ -273,11 +273,20 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
   // "Insufficient registers" (256 columns on 16 warps, 128 on 32).
   if (plan.maxnreg && *plan.maxnreg < rows / (64 * wm) * n / 2 + 64)
     return refuse(fmt::format("maxnreg {} leaves no room for the accumulator", *plan.maxnreg));
-  if (const int per_thread = std::min(255, 65536 / L.threads); per_thread < n / 2 + 32)
+  const int per_thread = std::min(255, 65536 / L.threads);
+  if (per_thread < n / 2 + 32)
     return refuse(fmt::format(
         "num_warps {} leaves {} registers per thread, too few for a wgmma of {} columns (fewer "
         "warps, or a smaller N block)",
         L.threads / 32, per_thread, n));
+  // 8-bit float products summed into f32 one tile of K at a time (Mma::promote_n): the
+  // partial sums of one instruction beside the accumulator, the instruction narrowed (a
+  // multiple of 8 columns dividing n) until both fit with room for the rest.
+  if (is_f8(mma.operand) && !g.fast_accum) {
+    const int64_t acc = rows / (64 * wm) * n / 2;
+    mma.promote_n = n;
+    while (mma.promote_n % 16 == 0 && acc + mma.promote_n / 2 + 48 > per_thread) mma.promote_n /= 2;
+  }
   mma.stage_bytes = 0;
   for (int i = 0; i < 2; ++i) {
     if (!may_load_ahead(g, plan.loop, k->loop, c.match.factor[i].load()))

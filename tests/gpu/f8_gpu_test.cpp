@@ -3,7 +3,8 @@
 // ts::dot of 8-bit operands on wgmma (K-major, or a row-major y copied K-major by the threads)
 // and, at K blocks under 128 bytes, on mma.sync m16n8k32 (K-major) and the CUDA cores.
 // wgmma keeps fewer than f32's 24 bits when it adds 8-bit products into its accumulator
-// (sm_90: about 14, as measured by others), so its sums differ from the interpreter's f32
+// (sm_90: about 14, as measured by others), so its sums (of a tile of K, added into f32 by the
+// threads unless Settings::fast_accum) differ from the interpreter's f32
 // ones by a few units of 2^-14 of the partial sums' magnitude: the check is |got - want| <=
 // 2^-8 sum_k |x_ik w_jk| (a tile of K missed or added twice would be off by about its share
 // of that sum, an eighth or more here).
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
@@ -164,6 +166,38 @@ TEST(F8Gpu, DotsMatchTheInterpreter) {
   EXPECT_EQ(ts::count_mismatches(k(x.to(ts::cuda(0)), y.to(ts::cuda(0))).to(ts::cpu()), k(x, y),
                                  1e-4, 1e-4),
             0);
+}
+
+// Settings::fast_accum unset, each tile of K's products (128 of K) is summed by wgmma from zero
+// and added into f32 by the threads; fast_accum adds every product into the tensor cores'
+// accumulator, whose fewer bits lose more of the small products as the sum grows along K.
+// At K = 8192 the largest error relative to sum_k |x_ik w_jk| is no larger with the tile sums
+// added into f32 than with fast accumulation (both printed), and within 2^-10 of it.
+TEST(F8Gpu, TileSumsAddedIntoF32AreNoLessAccurateThanFastAccumulation) {
+  TESSEL_REQUIRE_GPU();
+  const int64_t kk = 8192;
+  const ts::Buffer x = ts::Buffer::rand({128, kk}, ts::f8e4m3, ts::cpu(), 71);
+  const ts::Buffer w = ts::Buffer::randn({256, kk}, ts::f8e4m3, ts::cpu(), 72);
+  auto reference = dot_test::make_dot();
+  const std::vector<double> want = reference(x, w.transpose(0, 1)).to_vector();
+  const std::vector<double> bound = reference(abs_of(x), abs_of(w).transpose(0, 1)).to_vector();
+  for (ts::Config c : {blocks(128, 256, 128, 8), blocks(16, 128, 128, 4)}) {
+    c.num_stages = 4;
+    double worst[2] = {0, 0};
+    for (bool fast : {false, true}) {
+      auto k = dot_test::make_dot(ts::Settings{.config = c, .fast_accum = fast});
+      const std::vector<double> got =
+          k(x.to(ts::cuda(0)), w.to(ts::cuda(0)).transpose(0, 1)).to_vector();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i)
+        worst[fast] = std::max(worst[fast], std::abs(got[i] - want[i]) / (bound[i] + 1e-30));
+      std::printf("fp8 %s K %ld, %s: largest |got - want| / sum |products| %.3g\n",
+                  c.to_json().c_str(), static_cast<long>(kk),
+                  fast ? "fast accumulation" : "tile sums added into f32", worst[fast]);
+    }
+    EXPECT_LE(worst[0], worst[1]) << c.to_json();
+    EXPECT_LE(worst[0], std::ldexp(1.0, -10)) << c.to_json();
+  }
 }
 
 // examples::make_fp8_matmul and its row-wise form: the scales applied to the f32 sum, one
