@@ -340,8 +340,12 @@ TEST(DotGpu, ASkinnyMOnTheTransposedProductMatchesTheInterpreter) {
   configs.insert(configs.end(), {split, ws, persistent});
   for (const ts::Config& c : configs) {
     auto k = dot_test::make_dot(ts::Settings{.max_sms = 3, .config = c});
+    // f16, and the shapes past the first three (K = 0, M = 50), with the first config only.
+    const bool first = &c == &configs.front();
     for (ts::DType t : {ts::bf16, ts::f16})
-      for (Shape s : shapes) {
+      for (size_t si = 0; si < shapes.size(); ++si) {
+        if (!first && (t == ts::f16 || si >= 3)) continue;
+        const Shape s = shapes[si];
         const std::string what = ts::dtype_name(t) + " " + c.to_json() + " " + std::to_string(s.m) +
                                  "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
         const ts::Buffer x = ts::Buffer::randn({s.m, s.k}, t, ts::cpu(), 61);

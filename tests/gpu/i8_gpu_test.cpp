@@ -97,7 +97,7 @@ TEST(I8Gpu, DotsMatchTheInterpreterExactly) {
         Blocks{128, 128, 128, 8, 3, ts::PidType::flat, 2},
         Blocks{128, 256, 128, 8, 4, ts::PidType::persistent_interleaved, 1, true},
         // 16 rows of M: wgmma m64n16k32 on the transposed product (Mma::swap_ab), split in 2
-        Blocks{16, 128, 128, 4, 4}, Blocks{16, 128, 128, 4, 4, ts::PidType::flat, 2},
+        Blocks{16, 128, 128, 4, 4, ts::PidType::flat, 2},
         // K blocks under 128 bytes: mma.sync m16n8k32 (x w^T), the CUDA cores (y row-major).
         Blocks{64, 64, 32, 4, 1}, Blocks{16, 8, 32, 1, 1}, Blocks{128, 64, 64, 8, 2}}) {
     ts::Config c = blocks(b.m, b.n, b.k, b.warps);
