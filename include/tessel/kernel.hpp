@@ -82,11 +82,14 @@ ParamKind param_kind() {
   }
 }
 
-/// Whether a lambda parameter of type T is one a kernel takes (param_kind's).
+/// Whether a lambda parameter of type T is one a kernel takes (param_kind's), by value or
+/// const reference (a non-const reference would bind to the trace's temporary).
 template <class T>
 inline constexpr bool valid_param =
-    std::is_same_v<std::remove_cvref_t<T>, Tensor> ||
-    std::is_same_v<std::remove_cvref_t<T>, Value> || std::is_arithmetic_v<std::remove_cvref_t<T>>;
+    (std::is_same_v<std::remove_cvref_t<T>, Tensor> ||
+     std::is_same_v<std::remove_cvref_t<T>, Value> ||
+     std::is_arithmetic_v<std::remove_cvref_t<T>>)&&!(std::is_lvalue_reference_v<T> &&
+                                                      !std::is_const_v<std::remove_reference_t<T>>);
 
 template <class T>
 IntRange param_int_range() {
@@ -129,30 +132,60 @@ void collect_outputs(const std::tuple<T...>& t, std::vector<ir::Node*>& out) {
   std::apply([&](const auto&... x) { (collect_outputs(x, out), ...); }, t);
 }
 
+/// What a call returns for a kernel lambda returning T: nothing, a Buffer for a ts::Tensor,
+/// a std::tuple of Buffers for one of ts::Tensors; `valid` false for anything else.
 template <class T>
-struct OutputType;
+struct OutputType {
+  using type = void;
+  static constexpr bool valid = false;
+};
 template <>
 struct OutputType<void> {
   using type = void;
+  static constexpr bool valid = true;
 };
 template <>
 struct OutputType<Tensor> {
   using type = Buffer;
+  static constexpr bool valid = true;
 };
 template <class... T>
 struct OutputType<std::tuple<T...>> {
   using type = std::tuple<typename OutputType<T>::type...>;
+  static constexpr bool valid = (OutputType<T>::valid && ...);
 };
 
+/// A lambda's call operator: its result and parameter types; `mutable_call` for a mutable
+/// lambda's (non-const) one, which a kernel does not take.
 template <class Sig>
 struct LambdaTraits;
 template <class C, class R, class... A>
 struct LambdaTraits<R (C::*)(A...) const> {
   using result = R;
   using params = std::tuple<A...>;
+  static constexpr bool mutable_call = false;
 };
 template <class C, class R, class... A>
-struct LambdaTraits<R (C::*)(A...)> : LambdaTraits<R (C::*)(A...) const> {};
+struct LambdaTraits<R (C::*)(A...)> : LambdaTraits<R (C::*)(A...) const> {
+  static constexpr bool mutable_call = true;
+};
+
+/// Whether F has one call operator of explicit parameter types (not a generic lambda's
+/// template, whose parameter types a kernel cannot read).
+template <class F>
+concept PlainCallable = requires {
+  &F::operator();
+};
+
+/// Whether the last of A... (decayed) is a ts::Stream (a call's stream goes first).
+template <class... A>
+constexpr bool stream_last() {
+  if constexpr (sizeof...(A) == 0)
+    return false;
+  else
+    return std::is_same_v<
+        std::remove_cvref_t<std::tuple_element_t<sizeof...(A) - 1, std::tuple<A...>>>, Stream>;
+}
 
 template <class R>
 R make_result(std::vector<Buffer>&& outs) {
@@ -248,10 +281,15 @@ class Kernel {
   /// returns R so that the caller's use of the result adds no error of its own.
   template <class... A>
   requires(!detail::call_count_ok<sizeof...(P), A...>()) R operator()(const A&...) const {
-    static_assert(sizeof...(A) == sizeof...(P),
-                  "tessel: a kernel call takes the kernel lambda's arguments in order (a "
-                  "Buffer for each ts::Tensor, a number for each ts::Value or C++ number), "
-                  "optionally after a ts::Stream; this call passes another count");
+    if constexpr (detail::stream_last<A...>())
+      static_assert(detail::kNever<A...>,
+                    "tessel: a kernel call's ts::Stream goes first, before the kernel lambda's "
+                    "arguments: k(stream, x, ...)");
+    else
+      static_assert(sizeof...(A) == sizeof...(P),
+                    "tessel: a kernel call takes the kernel lambda's arguments in order (a "
+                    "Buffer for each ts::Tensor, a number for each ts::Value or C++ number), "
+                    "optionally after a ts::Stream; this call passes another count");
     return R();  // never instantiated without the error above
   }
   /// A call with the lambda's count of arguments of which one does not convert to its
@@ -328,20 +366,40 @@ struct KernelOf<R, std::tuple<P...>> {
 /// differs from the lambda's parameter count.
 template <class F>
 auto kernel(std::string name, std::vector<std::string> param_names, F fn, Settings settings = {},
-            Loc defined_at = Loc::current()) {
+            Loc defined_at = Loc::current());
+
+namespace detail {
+
+/// ts::kernel for a lambda with one call operator (F: PlainCallable), its parameters and
+/// result checked first: one message each, not the instantiations of the trace that follow.
+template <class F>
+auto typed_kernel(std::string name, std::vector<std::string> param_names, F fn, Settings settings,
+                  Loc defined_at) {
   using Traits = detail::LambdaTraits<decltype(&F::operator())>;
   using Params = typename Traits::params;
-  using Out = typename detail::OutputType<std::remove_cvref_t<typename Traits::result>>::type;
+  using Output = detail::OutputType<std::remove_cvref_t<typename Traits::result>>;
+  using Out = typename Output::type;
   constexpr size_t N = std::tuple_size_v<Params>;
   using K = typename detail::KernelOf<Out, Params>::type;
   constexpr bool valid = []<size_t... I>(std::index_sequence<I...>) {
     return (detail::valid_param<std::tuple_element_t<I, Params>> && ...);
   }
   (std::make_index_sequence<N>{});
-  if constexpr (!valid) {  // one message, not the instantiations of the trace that follow
+  if constexpr (!valid) {
     static_assert(valid,
                   "tessel: kernel parameters must be ts::Tensor, ts::Value or C++ numbers "
-                  "(an integer, a floating-point number or a bool)");
+                  "(an integer, a floating-point number or a bool), by value or const "
+                  "reference");
+    return K(nullptr);
+  } else if constexpr (!Output::valid) {
+    static_assert(Output::valid,
+                  "tessel: a kernel lambda returns nothing, a ts::Tensor or a std::tuple of "
+                  "ts::Tensors (allocate results with ts::empty and store into them)");
+    return K(nullptr);
+  } else if constexpr (Traits::mutable_call) {
+    static_assert(!Traits::mutable_call,
+                  "tessel: a kernel lambda is not mutable (it is traced again on calls: "
+                  "state it changes would change the kernel)");
     return K(nullptr);
   } else {
     std::vector<detail::ParamKind> kinds = [&]<size_t... I>(std::index_sequence<I...>) {
@@ -373,6 +431,23 @@ auto kernel(std::string name, std::vector<std::string> param_names, F fn, Settin
     return K(detail::make_kernel(std::move(name), std::move(param_names), std::move(kinds),
                                  std::move(ranges), std::move(trace), std::move(settings),
                                  SourceLoc::from(defined_at), !std::is_empty_v<F>));
+  }
+}
+
+}  // namespace detail
+
+template <class F>
+auto kernel(std::string name, std::vector<std::string> param_names, F fn, Settings settings,
+            Loc defined_at) {
+  if constexpr (!detail::PlainCallable<F>) {
+    static_assert(detail::PlainCallable<F>,
+                  "tessel: a kernel lambda's parameters have explicit types (ts::Tensor, "
+                  "ts::Value or C++ numbers), not auto: tessel reads them to know each "
+                  "argument's kind");
+    return 0;
+  } else {
+    return detail::typed_kernel(std::move(name), std::move(param_names), std::move(fn),
+                                std::move(settings), defined_at);
   }
 }
 

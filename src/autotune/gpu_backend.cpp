@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #include "autotune/accuracy.hpp"
@@ -29,6 +31,21 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+double autotune_timeout_s(const ir::Graph& g, double fallback) {
+  const char* v = std::getenv("TESSEL_AUTOTUNE_TIMEOUT");
+  const std::string_view text = v ? v : "";
+  if (text.empty()) return fallback;
+  double s = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), s);
+  if (ec != std::errc() || end != text.data() + text.size() || !(s > 0) || !std::isfinite(s))
+    throw UserError(
+        g.kernel_name, ir::first_loop_loc(g),
+        fmt::format("TESSEL_AUTOTUNE_TIMEOUT is '{}', not a number of seconds above 0", text),
+        "set it to the seconds one candidate may take to load and run once, e.g. 30 "
+        "(default 10), or unset it");
+  return s;
+}
+
 GpuBackend::GpuBackend(const ir::Graph& g, detail::CallArgs args, const Settings& settings,
                        Config reference_config, std::string kernel, GpuBackendOptions options)
     : graph_(g),
@@ -41,8 +58,7 @@ GpuBackend::GpuBackend(const ir::Graph& g, detail::CallArgs args, const Settings
       sms_(rt::sm_count(device_)),
       worker_path_(find_worker_executable()),
       shared_(g, args, device_) {
-  if (const char* t = std::getenv("TESSEL_AUTOTUNE_TIMEOUT"); t && *t)
-    options_.timeout_s = std::atof(t);
+  options_.timeout_s = autotune_timeout_s(g, options_.timeout_s);
   if (options_.compile_threads <= 0)
     options_.compile_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }

@@ -35,6 +35,11 @@ struct GpuBackendOptions {
   std::function<void(BuiltCandidate&)> tamper;
 };
 
+/// TESSEL_AUTOTUNE_TIMEOUT: seconds one candidate may take to load and run once, `fallback`
+/// where it is unset or empty. Errors: UserError naming kernel `g` at its first loop when it
+/// is not a number of seconds above 0 (from_chars: no sign, unit or trailing text).
+double autotune_timeout_s(const ir::Graph& g, double fallback);
+
 class GpuBackend : public Backend {
  public:
   /// Tunes kernel `kernel` (traced as `g`, with `settings`) for a call with `args`

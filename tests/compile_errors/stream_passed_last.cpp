@@ -1,6 +1,7 @@
 // A call that passes its stream last, of a kernel that returns a Buffer, does not compile,
-// and the compiler says why in tessel's message alone: the caller's use of the result adds
-// no error of its own (tests/CMakeLists.txt refuses "conversion from 'void'"). Compiled by
+// and the compiler says why in tessel's message alone (the stream goes first), which the
+// caller's use of the result does not follow with errors of its own (tests/CMakeLists.txt
+// refuses "conversion from 'void'"). Compiled by
 // tests/CMakeLists.txt as is (it must compile) and with TESSEL_EXPECT_COMPILE_ERROR (it
 // must be refused).
 #include <tessel/tessel.hpp>
