@@ -248,6 +248,29 @@ constexpr bool call_count_ok() {
   }
 }
 
+/// Whether arguments A... (decayed) are what a kernel of parameters P... takes after its
+/// leading arguments (kernel.ir, kernel.cuda, kernel.autotune): one per parameter, each
+/// converting to it, optionally followed by a Loc.
+template <class... P>
+struct ArgsFor {
+  template <class... A>
+  static constexpr bool match() {
+    if constexpr (sizeof...(A) == sizeof...(P))
+      return (std::is_convertible_v<const A&, ArgOf<P>> && ...);
+    else if constexpr (sizeof...(A) == sizeof...(P) + 1)
+      return std::is_same_v<
+                 std::remove_cvref_t<std::tuple_element_t<sizeof...(P), std::tuple<A...>>>, Loc> &&
+             match_first<A...>(std::make_index_sequence<sizeof...(P)>{});
+    else
+      return false;
+  }
+  template <class... A, size_t... I>
+  static constexpr bool match_first(std::index_sequence<I...>) {
+    return (std::is_convertible_v<const std::tuple_element_t<I, std::tuple<A...>>&, ArgOf<P>> &&
+            ...);
+  }
+};
+
 /// false, for a static_assert in a template that must not be instantiated.
 template <class...>
 inline constexpr bool kNever = false;
@@ -263,6 +286,12 @@ inline constexpr bool kNever = false;
 /// (Buffer, std::tuple of Buffers, or nothing).
 /// Errors: UserError for wrong arguments (pointing at the caller's line) or kernel bugs
 /// (naming the kernel and its line), RuntimeError when the GPU or NVRTC fails.
+// The message of kernel.ir, kernel.cuda and kernel.autotune refusing their arguments.
+#define TESSEL_OTHER_ARGUMENTS                                                               \
+  "tessel: kernel.ir, kernel.cuda (after its `compile` flag) and kernel.autotune take the "  \
+  "kernel lambda's arguments in order, as a call does: a ts::Buffer for each ts::Tensor, a " \
+  "number for each ts::Value or C++ number; these are another count or another type"
+
 template <class R, class... P>
 class Kernel {
  public:
@@ -328,11 +357,33 @@ class Kernel {
   Config autotune(detail::ArgOf<P>... args, Loc loc = Loc::current()) const {
     return detail::autotune_kernel(*impl_, detail::call_args(args...), SourceLoc::from(loc));
   }
+  /// ir, cuda and autotune with arguments other than the lambda's parameters take (another
+  /// count, or one of another type): refused at compile time with that message.
+  template <class... A>
+  requires(!detail::ArgsFor<P...>::template match<A...>()) std::string ir(const A&...)
+  const {
+    static_assert(detail::kNever<A...>, TESSEL_OTHER_ARGUMENTS);
+    return {};
+  }
+  template <class... A>
+  requires(!detail::ArgsFor<P...>::template match<A...>()) std::vector<std::string> cuda(
+      bool, const A&...)
+  const {
+    static_assert(detail::kNever<A...>, TESSEL_OTHER_ARGUMENTS);
+    return {};
+  }
+  template <class... A>
+  requires(!detail::ArgsFor<P...>::template match<A...>()) Config autotune(const A&...)
+  const {
+    static_assert(detail::kNever<A...>, TESSEL_OTHER_ARGUMENTS);
+    return {};
+  }
   detail::KernelImpl& impl() const { return *impl_; }
 
  private:
   std::shared_ptr<detail::KernelImpl> impl_;
 };
+#undef TESSEL_OTHER_ARGUMENTS
 
 namespace detail {
 template <class R, class Params>
