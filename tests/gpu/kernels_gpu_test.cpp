@@ -161,18 +161,33 @@ TEST(KernelsGpu, CastsRoundedByStores) {
 }
 
 TEST(KernelsGpu, WideIndexValuesAreMaskedBeforeNarrowing) {
-  // i64 index values past 2^32 with 32-bit index arithmetic: masked (0), as on the
-  // interpreter, not wrapped into range. A gather and a scalar index, then
-  // cross_entropy with a target of 2^32 + 1 (its target logit reads as 0).
+  // i64 index values past 2^32 computed on the GPU with 32-bit index arithmetic: masked (0),
+  // as on the interpreter, not wrapped into range. A gather, then cross_entropy with a
+  // target of 2^32 + 1 (its target logit reads as 0). A scalar index the host computes
+  // past the size is refused at the call instead (runtime/host_indices.hpp), as torch raises
+  // IndexError.
   TESSEL_REQUIRE_GPU();
-  auto k = ts::kernel("shift_gather", [](ts::Tensor x, ts::Value i) {
+  const int64_t far = int64_t{1} << 32;
+  auto k = ts::kernel("shift_gather", [far](ts::Tensor x) {
     ts::Tensor out = ts::empty_like(x);
-    const int64_t far = int64_t{1} << 32;
-    for (auto t : ts::tile(x.size(0))) out(t) = x(t.index().to(ts::i64) + far) + x(i + far);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t.index().to(ts::i64) + far);
     return out;
   });
   ts::Buffer x = ts::Buffer::from_vector({1, 2, 3, 4}, {4}, ts::f32, ts::cuda(0));
-  EXPECT_EQ(k(x, 1).to_vector(), std::vector<double>(4, 0.0));
+  EXPECT_EQ(k(x).to_vector(), std::vector<double>(4, 0.0));
+  auto scalar = ts::kernel("shift_scalar", [far](ts::Tensor x, ts::Value i) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) + x(i + far);
+    return out;
+  });
+  try {
+    scalar(x, 1);
+    ADD_FAILURE() << "a host index of 2^32 + 1 into 4 elements was not refused";
+  } catch (const ts::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("index 4294967297 is out of range for dimension 0"),
+              std::string::npos)
+        << e.what();
+  }
   ts::Buffer logits = ts::Buffer::randn({2, 3}, ts::f32, ts::cuda(0), 7);
   ts::Buffer target = ts::Buffer::from_vector({1, 4294967297.0}, {2}, ts::i64, ts::cuda(0));
   auto ce = examples::make_cross_entropy();
