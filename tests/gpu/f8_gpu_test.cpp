@@ -97,6 +97,9 @@ TEST(F8Gpu, DotsMatchTheInterpreter) {
     int64_t m, n, k;
     int warps, stages;
     ts::PidType pid = ts::PidType::flat;
+    int split_k = 1;
+    bool ws = false;    // warp_specialize: a producer warpgroup issues the TMA copies
+    double init = 0.0;  // the accumulator's first value (ones: the partial sums added into it)
   };
   const std::vector<Shape> shapes{{256, 192, 128}, {264, 80, 136},  {1, 48, 64},
                                   {16, 16, 16},    {136, 272, 208}, {64, 0, 136}};
@@ -126,6 +129,9 @@ TEST(F8Gpu, DotsMatchTheInterpreter) {
     for (Blocks b :
          {Blocks{128, 256, 128, 8, 4}, Blocks{128, 128, 128, 4, 3}, Blocks{64, 128, 256, 4, 2},
           Blocks{128, 256, 128, 8, 3, ts::PidType::persistent_blocked},
+          Blocks{128, 256, 128, 8, 4, ts::PidType::persistent_blocked, 1, true},
+          Blocks{128, 128, 128, 8, 3, ts::PidType::flat, 2}, Blocks{256, 128, 128, 8, 3},
+          Blocks{128, 128, 128, 8, 3, ts::PidType::flat, 1, false, 1.0},
           // 16 rows of M: wgmma m64n16k32 on the transposed product (Mma::swap_ab)
           Blocks{16, 128, 128, 4, 4},
           // K blocks under 128 bytes: mma.sync m16n8k32 (x w^T), the CUDA cores (y row-major).
@@ -133,13 +139,15 @@ TEST(F8Gpu, DotsMatchTheInterpreter) {
       ts::Config c = blocks(b.m, b.n, b.k, b.warps);
       c.num_stages = b.stages;
       c.pid_type = b.pid;
-      auto k = dot_test::make_dot(ts::Settings{.max_sms = 3, .config = c});
+      if (b.split_k > 1) c.split_k = b.split_k;
+      if (b.ws) c.warp_specialize = true;
+      auto k = dot_test::make_dot(ts::Settings{.max_sms = 3, .config = c}, b.init);
       for (size_t si = 0; si < shapes.size(); ++si) {
         const Shape s = shapes[si];
         const Case& e = cases[ti][si];
-        const std::string what = ts::dtype_name(e.x.dtype()) + " " + c.to_json() + " " +
-                                 std::to_string(s.m) + "x" + std::to_string(s.k) + "x" +
-                                 std::to_string(s.n);
+        const std::string what = ts::dtype_name(e.x.dtype()) + " " + c.to_json() + " from " +
+                                 std::to_string(b.init) + " " + std::to_string(s.m) + "x" +
+                                 std::to_string(s.k) + "x" + std::to_string(s.n);
         ts::Buffer got = k(e.x.to(ts::cuda(0)), e.w.to(ts::cuda(0)).transpose(0, 1));
         ASSERT_EQ(got.shape(), (std::vector<int64_t>{s.m, s.n})) << what;
         const std::vector<double> g = got.to_vector();
@@ -147,16 +155,16 @@ TEST(F8Gpu, DotsMatchTheInterpreter) {
         int64_t bad = 0;
         double worst = 0;
         for (size_t i = 0; i < e.want.size(); ++i) {
-          const double err = std::abs(g[i] - e.want[i]) / (e.bound[i] + 1e-30);
+          const double err = std::abs(g[i] - b.init - e.want[i]) / (e.bound[i] + 1e-30);
           worst = std::max(worst, err);
-          bad += std::abs(g[i] - e.want[i]) > std::ldexp(e.bound[i], -8);
+          bad += std::abs(g[i] - b.init - e.want[i]) > std::ldexp(e.bound[i], -8);
         }
         EXPECT_EQ(bad, 0) << what << ": worst |got - want| / sum |products| " << worst;
         const std::vector<double> gy = k(e.x.to(ts::cuda(0)), e.y.to(ts::cuda(0))).to_vector();
         ASSERT_EQ(gy.size(), e.want_y.size()) << what;
         int64_t bad_y = 0;
         for (size_t i = 0; i < e.want_y.size(); ++i)
-          bad_y += std::abs(gy[i] - e.want_y[i]) > std::ldexp(e.bound_y[i], -8);
+          bad_y += std::abs(gy[i] - b.init - e.want_y[i]) > std::ldexp(e.bound_y[i], -8);
         EXPECT_EQ(bad_y, 0) << what << " y row-major";
       }
     }
