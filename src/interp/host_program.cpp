@@ -26,6 +26,17 @@ std::string allocation_what(const ir::Node* alloc, const std::vector<int64_t>& s
                      alloc->name.empty() ? "" : fmt::format(" for '{}'", alloc->name));
 }
 
+// Whether argument `a` has `shape` and exactly its row-major strides.
+bool dense_row_major(const ir::ArgValue& a, const std::vector<int64_t>& shape) {
+  if (!a.shape || !a.strides || *a.shape != shape) return false;
+  int64_t expected = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if ((*a.strides)[d] != expected) return false;
+    expected *= std::max<int64_t>(shape[d], 1);
+  }
+  return true;
+}
+
 }  // namespace
 
 int64_t check_alloc_shape(const ir::Graph& g, const ir::Node* alloc,
@@ -78,7 +89,9 @@ std::vector<Buffer> run_host_program(const ir::Graph& g, const Config& config, H
         // Like an argument: dense, in the argument's stride order (torch's empty_like); a
         // contiguous argument's order is row-major, the allocation's own.
         std::vector<int64_t> like_strides;
-        if (n->like) {
+        // A row-major argument of the same shape (the common case, a call's path) gives
+        // none, without building the strides.
+        if (n->like && !dense_row_major(env.args.at(n->like->ival), shape)) {
           const ir::ArgValue& a = env.args.at(n->like->ival);
           like_strides = preserve_format_strides(*a.shape, *a.strides);
           // Row-major (contiguous_strides(shape), compared without building it): none.

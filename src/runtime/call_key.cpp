@@ -125,4 +125,61 @@ void write_argument_key(CallArgs args, const std::vector<ParamKind>& params, boo
   if (check_bounds) k.put("|B");
 }
 
+bool write_exact_signature(CallArgs args, const std::vector<ParamKind>& params, int64_t flags,
+                           std::vector<int64_t>& out) {
+  // Its length first: one resize (none on a thread's later calls), then stores.
+  size_t words = 1;
+  for (const CallArg& a : args) {
+    const Buffer* b = buffer_arg(a);
+    if (b && !b->defined()) return false;
+    words += b ? 1 + 2 * b->shape().size() : 2;
+  }
+  out.resize(words);
+  int64_t* p = out.data();
+  *p++ = flags;
+  struct Bytes {  // trivial: the scratch is not zeroed first
+    uintptr_t lo, hi;
+  };
+  StackSpan<Bytes, 16> scratch(args.size());
+  const std::span<Bytes> ranges = scratch.span();
+  size_t tensors = 0;  // ranges[0, tensors): the tensors' bytes so far
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (const Buffer* b = buffer_arg(args[i])) {
+      const std::vector<int64_t>& shape = b->shape();
+      const std::vector<int64_t>& strides = b->strides();
+      const size_t rank = shape.size();
+      const uintptr_t base = reinterpret_cast<uintptr_t>(b->data_ptr());
+      const Device d = b->device();
+      *p++ = 1 | static_cast<int64_t>(b->dtype()) << 8 | static_cast<int64_t>(d.is_cuda()) << 16 |
+             int64_t{base % 16 == 0} << 17 | static_cast<int64_t>(d.index) << 24 |
+             static_cast<int64_t>(rank) << 40;
+      // Its shape and strides, and its bytes (rt::byte_range's): [lo, hi) in elements.
+      int64_t lo = 0, hi = 1;
+      for (size_t k = 0; k < rank; ++k) {
+        p[k] = shape[k];
+        p[rank + k] = strides[k];
+        const int64_t extent = (shape[k] - 1) * strides[k];
+        (extent < 0 ? lo : hi) += extent;
+        if (shape[k] == 0) hi = lo;  // no elements: no bytes
+      }
+      p += 2 * rank;
+      if (lo == hi) continue;
+      const int64_t es = dtype_size(b->dtype());
+      const Bytes r{base + static_cast<uintptr_t>(lo * es), base + static_cast<uintptr_t>(hi * es)};
+      for (size_t j = 0; j < tensors; ++j)  // sharing memory: groups by address
+        if (r.lo < ranges[j].hi && ranges[j].lo < r.hi) return false;
+      ranges[tensors++] = r;
+    } else if (params[i] == ParamKind::specialized || params[i] == ParamKind::specialized_int) {
+      const int64_t* v = std::get_if<int64_t>(&args[i]);
+      *p++ = v ? 2 : 3;
+      *p++ = v ? *v : std::bit_cast<int64_t>(std::get<double>(args[i]));
+    } else {
+      const int64_t* v = std::get_if<int64_t>(&args[i]);
+      *p++ = v ? (*v < INT32_MIN || *v > INT32_MAX ? 5 : 4) : 6;
+      *p++ = 0;
+    }
+  }
+  return true;
+}
+
 }  // namespace tessel::detail

@@ -60,6 +60,16 @@ struct KeyHash {
 void write_argument_key(CallArgs args, const std::vector<ParamKind>& params, bool exact,
                         bool on_gpu, bool check_bounds, KeyText& k);
 
+/// The exact signature of a call's arguments, for a thread's memo of the specializations of
+/// its recent calls (KernelImpl::call): `flags` (the call's mode), then per tensor its
+/// dtype, device, base alignment, shape and strides, per number its value (specialized
+/// `params`) or its kind and whether it needs 64 bits. Calls of equal signatures have equal
+/// keys (write_argument_key) and pass the same argument checks, where no two tensors share
+/// memory (their alias groups would depend on the addresses): false where two do or a
+/// Buffer is undefined (the call takes the key's path).
+bool write_exact_signature(CallArgs args, const std::vector<ParamKind>& params, int64_t flags,
+                           std::vector<int64_t>& out);
+
 /// The facts of tensor argument `b` that write_argument_key records.
 ir::ArgFacts arg_facts(const Buffer& b, bool exact);
 

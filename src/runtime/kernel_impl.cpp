@@ -2,17 +2,21 @@
 // key, and running the host program on the GPU or the interpreter.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -50,26 +54,102 @@ namespace {
 // about its arguments found while tracing point.
 thread_local SourceLoc t_call_site;
 
-/// Sets t_call_site for a scope.
+// The variables a call reads every time (documented to take effect on the next call),
+// found in one pass over the environment: getenv would scan it once for each.
+struct CallEnv {
+  const char* interpret = nullptr;     // TESSEL_INTERPRET's value, or unset
+  const char* check_bounds = nullptr;  // TESSEL_CHECK_BOUNDS's
+  bool read = false;
+};
+thread_local CallEnv t_call_env;  // the call's, read when it began (CallSite)
+
+CallEnv read_call_env() {
+  CallEnv e;
+  e.read = true;
+  for (char** p = environ; p && *p; ++p) {
+    const char* v = *p;
+    if (v[0] != 'T' || std::strncmp(v, "TESSEL_", 7) != 0) continue;
+    if (!e.interpret && std::strncmp(v + 7, "INTERPRET=", 10) == 0) e.interpret = v + 17;
+    if (!e.check_bounds && std::strncmp(v + 7, "CHECK_BOUNDS=", 13) == 0) e.check_bounds = v + 20;
+  }
+  return e;
+}
+
+/// Sets t_call_site and t_call_env for a scope.
 class CallSite {
  public:
-  explicit CallSite(SourceLoc at) : saved_(t_call_site) { t_call_site = at; }
-  ~CallSite() { t_call_site = saved_; }
+  explicit CallSite(SourceLoc at) : saved_(t_call_site), saved_env_(t_call_env) {
+    t_call_site = at;
+    t_call_env = read_call_env();
+  }
+  ~CallSite() {
+    t_call_site = saved_;
+    t_call_env = saved_env_;
+  }
   CallSite(const CallSite&) = delete;
   CallSite& operator=(const CallSite&) = delete;
 
  private:
   SourceLoc saved_;
+  CallEnv saved_env_;
 };
 
-// A boolean environment variable (parse_env_bool), read by a call of kernel `kernel`: a value
-// that is no boolean is a UserError at the call.
-bool env_flag(const char* name, const std::string& kernel) {
-  const char* v = std::getenv(name);
+// A boolean environment variable (parse_env_bool) `name` of value `v` (null: unset), read by a
+// call of kernel `kernel`: a value that is no boolean is a UserError at the call.
+bool env_flag_value(const char* name, const char* v, const std::string& kernel) {
   if (std::optional<bool> b = parse_env_bool(v)) return *b;
   throw UserError(kernel, t_call_site, fmt::format("{}={} is not a boolean", name, v),
                   fmt::format("set {}=1 to turn it on, or 0 (or unset it) to turn it off", name));
 }
+
+bool env_flag(const char* name, const std::string& kernel) {
+  return env_flag_value(name, std::getenv(name), kernel);
+}
+
+// TESSEL_INTERPRET or TESSEL_CHECK_BOUNDS (`field` of CallEnv), as the call running on this
+// thread read it when it began (or now, outside a call).
+bool call_flag(const char* CallEnv::*field, const char* name, const std::string& kernel) {
+  const CallEnv e = t_call_env.read ? t_call_env : read_call_env();
+  return env_flag_value(name, e.*field, kernel);
+}
+
+}  // namespace
+
+struct Specialization;
+
+namespace {
+
+// Whether host expression `n` reads the value of a number argument, not only tensors'
+// sizes and strides (which a call's exact signature holds).
+bool reads_number_argument(const ir::Node* n) {
+  std::vector<const ir::Node*> todo{n};
+  std::set<const ir::Node*> seen;
+  while (!todo.empty()) {
+    const ir::Node* m = todo.back();
+    todo.pop_back();
+    if (!seen.insert(m).second || m->op == ir::Op::Size || m->op == ir::Op::Stride) continue;
+    if (m->op == ir::Op::Arg) return true;
+    todo.insert(todo.end(), m->args.begin(), m->args.end());
+  }
+  return false;
+}
+
+// A thread's memo of the specializations of its recent calls by their arguments' exact
+// signature (write_exact_signature): a call whose signature matches one of them skips the
+// key, its lookup (a lock, a hash) and the argument checks that the signature decides.
+// Entries name their kernel by its serial (never reused): a memoized Specialization is owned
+// by its kernel's map, which keeps every traced one while the kernel lives.
+struct CallMemo {
+  struct Entry {
+    uint64_t kernel = 0;
+    std::vector<int64_t> signature;
+    Specialization* spec = nullptr;
+  };
+  std::array<Entry, 8> entries;
+  unsigned next = 0;  // the entry replaced next (round robin)
+  std::vector<int64_t> scratch;
+};
+thread_local CallMemo t_memo;
 
 }  // namespace
 
@@ -105,6 +185,9 @@ struct Specialization {
   };
   std::vector<Guard> guards;
   std::string guard_values;
+  /// Some guard reads a number argument's value, which a call's exact signature does not
+  /// hold (a thread's memo, CallMemo, does not keep the specialization).
+  bool guards_read_numbers = false;
   const ir::Graph& program() const { return stages.program(); }
   const Config& config() const { return stages.config; }
   std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call (refers to stages)
@@ -221,6 +304,19 @@ class KernelImpl {
   void set_guards(Specialization& s, CallArgs args);
   /// The specialization for key `k` (tracing it on first use), refined by its guards.
   std::shared_ptr<Specialization> lookup(std::string_view k, CallArgs args);
+  /// A call's first use of `spec` in its mode (on_gpu): tunes and makes its GPU program, or
+  /// shows the interpreter's code (TESSEL_PRINT_CODE); `k` is its key.
+  void prepare(Specialization& spec, CallArgs args, bool on_gpu, std::string_view k, SourceLoc at);
+  /// A call's memoized specialization (CallMemo), ready for its mode; sets `on_gpu`. Null
+  /// where the call must take the key's path.
+  Specialization* memoized(CallArgs args, bool& on_gpu);
+  /// Remembers `spec` (ready, found by the key's path for `args`) for this thread's later
+  /// calls of the same signature, where nothing but the signature decides it.
+  void remember(CallArgs args, bool on_gpu, Specialization* spec);
+  /// The mode bits of a call's exact signature: on the GPU, bounds checked.
+  int64_t signature_flags(bool on_gpu) const {
+    return int64_t{on_gpu} | int64_t{check_bounds()} << 1;
+  }
   /// Traces the lambda into `g` for `args` with `settings` (whose config's tunables give
   /// the values of ts::register_tunable).
   void trace_into(ir::Graph& g, CallArgs args, const Settings& settings);
@@ -239,7 +335,8 @@ class KernelImpl {
   }
   /// Settings::check_bounds or TESSEL_CHECK_BOUNDS (read per call: part of the key).
   bool check_bounds() const {
-    return settings_.check_bounds.value_or(false) || env_flag("TESSEL_CHECK_BOUNDS", name_);
+    return settings_.check_bounds.value_or(false) ||
+           call_flag(&CallEnv::check_bounds, "TESSEL_CHECK_BOUNDS", name_);
   }
 
   std::string name_;
@@ -250,6 +347,9 @@ class KernelImpl {
   Settings settings_;
   SourceLoc defined_at_;   // where ts::kernel(...) was called
   bool trace_every_call_;  // the lambda captures variables (not static_captures)
+  /// This kernel's number, never reused: a thread's memo (CallMemo) names kernels by it.
+  const uint64_t serial_ = next_serial_.fetch_add(1, std::memory_order_relaxed);
+  static inline std::atomic<uint64_t> next_serial_{1};
   std::mutex mu_;
   /// Found by std::string_view keys (KeyHash: no copy of the key per call).
   std::unordered_map<std::string, std::shared_ptr<Specialization>, KeyHash, std::equal_to<>> specs_;
@@ -313,7 +413,8 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
            "GPU buffer; move them with Buffer::to()");
     }
   }
-  const bool interpret = env_flag("TESSEL_INTERPRET", name_);  // checked wherever the call runs
+  // Checked wherever the call runs.
+  const bool interpret = call_flag(&CallEnv::interpret, "TESSEL_INTERPRET", name_);
   on_gpu = device && device->is_cuda() && !interpret;
   if (rt::LaunchObserver* o = rt::launch_observer(); o && o->dry) on_gpu = true;
 }
@@ -449,6 +550,10 @@ void KernelImpl::set_guards(Specialization& s, CallArgs args) {
   collect_extent_guards(s.graph, s.guards);
   collect_layout_guards(s.graph, s.guards);
   if (s.graph.index_dtype == DType::i32) collect_index_guards(s.graph, s.guards);
+  s.guards_read_numbers = false;
+  for (const Specialization::Guard& g : s.guards)
+    if (g.kind != Specialization::Guard::alloc_layout && reads_number_argument(g.node))
+      s.guards_read_numbers = true;
   // The values this specialization stands for (a 32-bit one: I).
   s.guard_values.clear();
   std::vector<ir::ArgValue> vals(args.size());
@@ -692,45 +797,89 @@ Specialization& KernelImpl::specialize(CallArgs args, bool on_gpu, SourceLoc at)
   return *lookup(key(args, on_gpu), args);
 }
 
+void KernelImpl::prepare(Specialization& spec, CallArgs args, bool on_gpu, std::string_view k,
+                         SourceLoc at) {
+  if ((on_gpu ? spec.gpu_made : spec.code_shown).load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(spec.mu);
+  (void)rt::target_arch_override(name_, at);  // TESSEL_TARGET_ARCH changed since the trace
+  if (on_gpu && !spec.gpu) {
+    // First GPU call of this specialization: tune, or find the tuned config on disk.
+    std::string own_key(k);  // tuning may run other calls, which reuse key()'s buffer
+    if (wants_tuning()) {
+      autotune::TuneOptions options;
+      options.effort = *settings_.autotune_effort;
+      tune_locked(spec, args, own_key, options, /*apply=*/true);
+    }
+    make_gpu_program(spec, own_key);
+  }
+  if (!on_gpu && !spec.code_shown) {
+    if (rt::print_code_requested(settings_) || !rt::dump_dir().empty())
+      rt::show_interpreted_code(spec.graph, spec.config(), settings_, gpu_key(spec, args),
+                                wants_tuning());
+    spec.code_shown = true;
+  }
+}
+
+Specialization* KernelImpl::memoized(CallArgs args, bool& on_gpu) {
+  if (trace_every_call_ || frontend::TraceContext::current_or_null()) return nullptr;
+  const Buffer* first = nullptr;
+  for (const CallArg& a : args)
+    if ((first = buffer_arg(a))) break;
+  // Read (and checked) on CPU Buffers too, as check_args does.
+  const bool interpret = call_flag(&CallEnv::interpret, "TESSEL_INTERPRET", name_);
+  on_gpu = first && first->defined() && first->device().is_cuda() && !interpret;
+  if (rt::LaunchObserver* o = rt::launch_observer(); o && o->dry) on_gpu = true;
+  CallMemo& m = t_memo;
+  if (!write_exact_signature(args, params_, signature_flags(on_gpu), m.scratch)) return nullptr;
+  for (const CallMemo::Entry& e : m.entries)
+    if (e.kernel == serial_ && e.signature == m.scratch && !e.spec->guards_read_numbers &&
+        (on_gpu ? e.spec->gpu_made : e.spec->code_shown).load(std::memory_order_acquire))
+      return e.spec;
+  return nullptr;
+}
+
+void KernelImpl::remember(CallArgs args, bool on_gpu, Specialization* spec) {
+  if (trace_every_call_ || spec->guards_read_numbers) return;
+  CallMemo& m = t_memo;
+  CallMemo::Entry& e = m.entries[m.next++ % m.entries.size()];
+  if (!write_exact_signature(args, params_, signature_flags(on_gpu), e.signature)) {
+    e.kernel = 0;
+    return;
+  }
+  e.kernel = serial_;
+  e.spec = spec;
+}
+
 std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) {
   CallSite site(at);
   bool on_gpu = false;
-  check_args(args, on_gpu, at);
-  std::string_view k = key(args, on_gpu);
-  std::shared_ptr<Specialization> spec = lookup(k, args);
-  check_written_overlaps(args, *spec, at);
-  if (!(on_gpu ? spec->gpu_made : spec->code_shown).load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(spec->mu);
-    (void)rt::target_arch_override(name_, at);  // TESSEL_TARGET_ARCH changed since the trace
-    if (on_gpu && !spec->gpu) {
-      // First GPU call of this specialization: tune, or find the tuned config on disk.
-      std::string own_key(k);  // tuning may run other calls, which reuse key()'s buffer
-      if (wants_tuning()) {
-        autotune::TuneOptions options;
-        options.effort = *settings_.autotune_effort;
-        tune_locked(*spec, args, own_key, options, /*apply=*/true);
-      }
-      make_gpu_program(*spec, own_key);
-    }
-    if (!on_gpu && !spec->code_shown) {
-      if (rt::print_code_requested(settings_) || !rt::dump_dir().empty())
-        rt::show_interpreted_code(spec->graph, spec->config(), settings_, gpu_key(*spec, args),
-                                  wants_tuning());
-      spec->code_shown = true;
-    }
+  Specialization* memo = memoized(args, on_gpu);
+  std::shared_ptr<Specialization> held;  // from the key's path
+  if (!memo) {
+    check_args(args, on_gpu, at);
+    std::string_view k = key(args, on_gpu);
+    held = lookup(k, args);
+    check_written_overlaps(args, *held, at);
+    prepare(*held, args, on_gpu, k, at);
+    remember(args, on_gpu, held.get());
   }
+  Specialization* const spec = memo ? memo : held.get();
   rt::HostEnv env;
   // The argument vectors of the thread's previous call, handed back after this one (no
   // allocation per call; a call made meanwhile on this thread allocates its own).
   thread_local std::vector<ir::ArgValue> t_args;
   thread_local std::vector<const Buffer*> t_arg_buffers;
+  thread_local std::vector<std::pair<const ir::Node*, Buffer>> t_allocs;
   env.args.swap(t_args);
   env.arg_buffers.swap(t_arg_buffers);
+  env.allocs.swap(t_allocs);
   struct GiveBack {
     rt::HostEnv& env;
     ~GiveBack() {
+      env.allocs.clear();  // the call's temporaries released, the capacity kept
       env.args.swap(t_args);
       env.arg_buffers.swap(t_arg_buffers);
+      env.allocs.swap(t_allocs);
     }
   } give_back{env};
   env.graph = &spec->program();
