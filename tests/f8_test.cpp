@@ -181,7 +181,7 @@ TEST(F8, KMajorDotsTakeWgmmaK32) {
             std::string::npos)
       << s.text;
   EXPECT_EQ(con.mma->promote_n, 64);
-  EXPECT_NE(cu.find("for (int ks = 0; ks < 4; ++ks)"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("for (int ks = 4 * kh; ks < 4 * (kh + 1); ++ks)"), std::string::npos) << cu;
   // A ragged K (its partial tile zeroed a byte at a time) in e5m2; the row-major y on the
   // CUDA cores.
   ts::Buffer xr = ts::Buffer::zeros({200, 80}, ts::f8e5m2),
@@ -262,11 +262,13 @@ TEST(F8, EachTileOfKsSumsIsAddedIntoF32UnlessFastAccum) {
     int64_t m, n;
     int warps;
     int64_t promote_n;  // 2 parts' partial sums beside the accumulator, an even count of parts
+    int k_parts;        // the parts of a tile's K steps each part sums
   };
-  // 128x256 on 8 warps: 128 accumulator registers, 64 of partial sums (4 parts); 64x64: 32
-  // columns (one part of 64 would be odd); 16x128: the transposed product's 16 columns.
-  for (Case t : {Case{128, 256, 8, 64}, Case{128, 128, 4, 64}, Case{256, 128, 8, 64},
-                 Case{128, 128, 8, 64}, Case{64, 64, 4, 32}, Case{16, 128, 4, 16}}) {
+  // 128x256 on 8 warps: 128 accumulator registers, 64 of partial sums (4 parts); 128x128 on
+  // 8 warps and 64x64: one part of the warpgroup's columns, split along K in two; 16x128:
+  // the transposed product's 16 columns.
+  for (Case t : {Case{128, 256, 8, 64, 1}, Case{128, 128, 4, 64, 1}, Case{256, 128, 8, 64, 1},
+                 Case{128, 128, 8, 128, 2}, Case{64, 64, 4, 64, 2}, Case{16, 128, 4, 16, 1}}) {
     ts::Config c = blocks(t.m, t.n, 128, t.warps);
     c.num_stages = 3;
     for (bool fast : {false, true}) {
@@ -275,6 +277,7 @@ TEST(F8, EachTileOfKsSumsIsAddedIntoF32UnlessFastAccum) {
       const auto& mma = s.stages.loops.at(0).layout.contractions.at(0).mma;
       ASSERT_TRUE(mma && mma->wgmma) << s.text;
       EXPECT_EQ(mma->promote_n, fast ? 0 : t.promote_n) << c.to_json() << fast;
+      if (!fast) EXPECT_EQ(mma->promote_k_parts, t.k_parts) << c.to_json();
       const std::string cu = nvrtc_test::compile(k, x, w.transpose(0, 1));
       EXPECT_EQ(cu.find(fmt::format("_part[2][{}];", t.promote_n / 2)) != std::string::npos, !fast)
           << cu;
@@ -286,6 +289,10 @@ TEST(F8, EachTileOfKsSumsIsAddedIntoF32UnlessFastAccum) {
             << cu;
         EXPECT_NE(cu.find("_part[(p - 1) & 1][r];"), std::string::npos) << cu;
         EXPECT_NE(cu.find("ts::wgmma_wait<0>();  // the last tile's products"), std::string::npos)
+            << cu;
+        EXPECT_NE(cu.find(fmt::format("for (int ks = {0} * kh; ks < {0} * (kh + 1); ++ks)",
+                                      4 / t.k_parts)),
+                  std::string::npos)
             << cu;
       }
     }

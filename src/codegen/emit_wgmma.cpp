@@ -474,7 +474,7 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
     emit_promoted_products(
         c, sum.name, fn, desc(a, a_rows),
         desc(b, fmt::format("{}{} * h", b_rows == "0" ? "" : b_rows + " + ", width)), reps, cols,
-        k_steps, release_previous);
+        bk / mma.wgmma_k(), release_previous);
     if (!pipelined) return release();
     line(fmt::format("++{}_use;", ring));
     return close();
@@ -534,50 +534,64 @@ void Emitter::add_promoted_part(const passes::Contraction& c, const std::string&
 void Emitter::emit_promoted_products(const passes::Contraction& c, const std::string& sum,
                                      const std::string& fn, const std::string& a_desc,
                                      const std::string& b_desc, int64_t reps, int64_t cols,
-                                     const std::string& k_steps,
+                                     int64_t k_steps,
                                      const std::function<void()>& release_previous) {
   const passes::Contraction::Mma& mma = *c.mma;
-  const int64_t width = mma.promote_n, parts = reps * (cols / width), per_row = cols / width;
+  const int64_t width = mma.promote_n, per_row = cols / width, kp = mma.promote_k_parts;
+  const int64_t parts = reps * per_row * kp, steps = k_steps / kp;  // k steps per part
   const DimVars dv = dims.at({c.match.k->loop, 0});
   const std::string ring = ring_name(c);
   const bool pipelined = ring_pipelined(c);
   line(fmt::format(
       "// 8-bit products: each tile of K summed from zero by the tensor cores in {} parts of {} "
-      "columns, into the two sets of partial sums in turn, each part added into f32 while the "
+      "columns{}, into the two sets of partial sums in turn, each part added into f32 while the "
       "next runs (Settings::fast_accum unset)",
-      parts, width));
-  // Part p's products (its 64-row tile i and columns width h declared) into set p % 2.
+      parts, width, kp > 1 ? fmt::format(" and {} k steps", steps) : ""));
+  // Part p's products (its 64-row tile i, columns width h and k steps steps kh declared)
+  // into set p % 2.
   auto issue = [&](const std::string& set) {
     line(fmt::format("ts::wgmma_fence();  // set {}'s registers, added two parts ago", set));
-    open_unrolled(k_steps);
-    line(fmt::format("{}({}_part[{}], {}, {}, ks > 0);", fn, ring, set, a_desc, b_desc));
+    open_unrolled(fmt::format(
+        "_Pragma(\"unroll\") for (int ks = {0} * kh; ks < {0} * (kh + 1); ++ks)", steps));
+    line(fmt::format("{}({}_part[{}], {}, {}, ks > {} * kh);", fn, ring, set, a_desc, b_desc,
+                     steps));
     close();
     line("ts::wgmma_commit();");
   };
+  // Part q's 64-row tile, columns and k steps, as expressions of q.
+  auto coords = [&](const std::string& q) {
+    return fmt::format("const int i = {0} / {1}, h = {0} / {2} % {3}, kh = {0} % {2};", q,
+                       per_row * kp, kp, per_row);
+  };
+  auto add_part = [&](const std::string& set, const std::string& q) {
+    open("");
+    line(coords(q));
+    add_promoted_part(c, sum, set, "i", "h", cols);
+    close();
+  };
+  const std::string last = std::to_string(parts - 1), last_set = std::to_string((parts - 1) % 2);
   open("");
-  line("const int i = 0, h = 0;  // part 0");
+  line(coords("0") + "  // part 0");
   issue("0");
   if (pipelined) {
     line("ts::wgmma_wait<1>();  // the previous tile's last part");
     open(fmt::format("if ({}_ > {})", dv.tb, dv.lb));
-    add_promoted_part(c, sum, std::to_string((parts - 1) % 2), std::to_string(reps - 1),
-                      std::to_string(per_row - 1), cols);
+    add_part(last_set, last);
     release_previous();
     close();
   }
   close();
   open_unrolled(fmt::format("_Pragma(\"unroll\") for (int p = 1; p < {}; ++p)", parts));
-  line(fmt::format("const int i = p / {}, h = p % {};  // 64-row tile i, columns {} h", per_row,
-                   per_row, width));
+  open("");
+  line(coords("p"));
   issue("p & 1");
+  close();
   line("ts::wgmma_wait<1>();  // part p - 1");
-  add_promoted_part(c, sum, "(p - 1) & 1", fmt::format("((p - 1) / {})", per_row),
-                    fmt::format("((p - 1) % {})", per_row), cols);
+  add_part("(p - 1) & 1", "(p - 1)");
   close();
   if (!pipelined) {  // the tile's sum is read in the tile: its last part too
     line("ts::wgmma_wait<0>();  // the last part");
-    add_promoted_part(c, sum, std::to_string((parts - 1) % 2), std::to_string(reps - 1),
-                      std::to_string(per_row - 1), cols);
+    add_part(last_set, last);
   }
 }
 
@@ -594,7 +608,8 @@ void Emitter::emit_ring_last(const Node* loop, const passes::Contraction& c) {
     const WgmmaTiles t = wgmma_tiles(c);
     const int64_t per_row = t.cols / c.mma->promote_n;
     open(fmt::format("if (le{}_0 > {})", loop->id, dv.lb));
-    add_promoted_part(c, names_.at(acc.acc), std::to_string((t.reps * per_row - 1) % 2),
+    add_promoted_part(c, names_.at(acc.acc),
+                      std::to_string((t.reps * per_row * c.mma->promote_k_parts - 1) % 2),
                       std::to_string(t.reps - 1), std::to_string(per_row - 1), t.cols);
     close();
   }

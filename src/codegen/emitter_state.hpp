@@ -170,16 +170,16 @@ class Emitter {
   /// emit_wgmma.cpp).
   void emit_wgmma_contraction(const passes::Contraction& c);
   /// Its products of one tile of K with 8-bit floats summed into f32 (Mma::promote_n): per
-  /// part p (64-row tile i < reps, columns promote_n h of its `cols`), `fn` over the tile's
-  /// k steps (`k_steps`, a loop over ks) from zero into partial sums p % 2, then the part
-  /// before it added into `sum` (a_desc and b_desc: the operands' descriptors in i, h and
-  /// ks). Where the ring is pipelined (ring_pipelined) the tile's last part stays in flight
-  /// (added after the next tile's first part is issued, or by emit_ring_last).
+  /// part p (64-row tile i < reps, columns promote_n h of its `cols`, part kh of the tile's
+  /// `k_steps` k steps: Mma::promote_k_parts), `fn` over the part's k steps from zero into
+  /// partial sums p % 2, then the part before it added into `sum` (a_desc and b_desc: the
+  /// operands' descriptors in i, h and ks). Where the ring is pipelined (ring_pipelined) the
+  /// tile's last part stays in flight (added after the next tile's first part is issued,
+  /// with `release_previous`, or by emit_ring_last).
   void emit_promoted_products(const passes::Contraction& c, const std::string& sum,
                               const std::string& fn, const std::string& a_desc,
                               const std::string& b_desc, int64_t reps, int64_t cols,
-                              const std::string& k_steps,
-                              const std::function<void()>& release_previous);
+                              int64_t k_steps, const std::function<void()>& release_previous);
   /// `{sum}[...] += {ring}_part[set][r]`: the partial sums of set `set` added into their
   /// columns of `sum` (64-row tile i, columns promote_n h of the warpgroup's `cols`).
   void add_promoted_part(const passes::Contraction& c, const std::string& sum,
