@@ -172,22 +172,22 @@ TEST(F8, KMajorDotsTakeWgmmaK32) {
   EXPECT_NE(row.text.find("copied K-major by the threads"), std::string::npos) << row.text;
   REQUIRE_NVRTC();
   const std::string cu = nvrtc_test::compile(k, x, w.transpose(0, 1));
-  // Each tile of K's products summed into f32 (Settings::fast_accum unset): 64 of the
-  // warpgroup's 256 columns per instruction, whose two sets of 32 partial sums fit beside the
+  // Each tile of K's products summed into f32 (Settings::fast_accum unset): 128 of the
+  // warpgroup's 256 columns per instruction, whose 64 partial sums fit beside the
   // accumulator's 128.
-  EXPECT_NE(cu.find("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"), std::string::npos)
+  EXPECT_NE(cu.find("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"), std::string::npos)
       << cu;
-  EXPECT_NE(s.text.find("each tile of K's sums added into f32, 64 columns at a time"),
+  EXPECT_NE(s.text.find("each tile of K's sums added into f32, 128 columns at a time"),
             std::string::npos)
       << s.text;
-  EXPECT_EQ(con.mma->promote_n, 64);
-  EXPECT_NE(cu.find("for (int ks = 4 * kh; ks < 4 * (kh + 1); ++ks)"), std::string::npos) << cu;
+  EXPECT_EQ(con.mma->promote_n, 128);
+  EXPECT_NE(cu.find("for (int ks = 0; ks < 4; ++ks)"), std::string::npos) << cu;
   // A ragged K (its partial tile zeroed a byte at a time) in e5m2; the row-major y on the
   // CUDA cores.
   ts::Buffer xr = ts::Buffer::zeros({200, 80}, ts::f8e5m2),
              wr = ts::Buffer::zeros({136, 80}, ts::f8e5m2);
   const std::string cur = nvrtc_test::compile(k, xr, wr.transpose(0, 1));
-  EXPECT_NE(cur.find("m64n64k32.f32.e5m2.e5m2"), std::string::npos) << cur;
+  EXPECT_NE(cur.find("m64n128k32.f32.e5m2.e5m2"), std::string::npos) << cur;
   EXPECT_NE(cur.find("*reinterpret_cast<unsigned char*>(buf + "), std::string::npos) << cur;
   const std::string copied = nvrtc_test::compile(k, x, w);
   EXPECT_NE(copied.find("alignas(16) unsigned char v[16];"), std::string::npos) << copied;
@@ -240,20 +240,19 @@ TEST(F8, TheScaledExamplesCompileOnWgmma) {
   c.num_stages = 4;
   const std::string tensor = nvrtc_test::compile(
       examples::make_fp8_matmul(ts::Settings{.config = c}), x, w.transpose(0, 1), s1, s1);
-  EXPECT_NE(tensor.find("m64n64k32.f32.e4m3.e4m3"), std::string::npos) << tensor;
+  EXPECT_NE(tensor.find("m64n128k32.f32.e4m3.e4m3"), std::string::npos) << tensor;
   const std::string rows =
       nvrtc_test::compile(examples::make_fp8_matmul_rowwise(ts::Settings{.config = c}), x,
                           w.transpose(0, 1), s256, s256);
-  EXPECT_NE(rows.find("m64n64k32.f32.e4m3.e4m3"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("m64n128k32.f32.e4m3.e4m3"), std::string::npos) << rows;
 }
 
 // Settings::fast_accum unset: each tile of K's 8-bit products is summed from zero by wgmma
-// in parts (a 64-row tile's promote_n columns) into two sets of partial sums in turn, each
-// part issued before the previous one is waited for and added into the f32 accumulator by
-// the threads (the tile's last part after the next tile's first is issued); the
-// instruction narrows until two parts fit beside the accumulator and a tile has an even
-// count of them. fast_accum: wgmma adds into the accumulator itself. Not for 16-bit or
-// integer operands (exact or wrapping sums).
+// into partial sums, waited for, and added into the f32 accumulator by the threads (the
+// first tile's sums taken as they are where the accumulator starts from zeros); the
+// instruction narrows to columns whose partial sums fit beside the accumulator. fast_accum:
+// wgmma adds into the accumulator itself, the tile's products in flight during the next's.
+// Not for 16-bit or integer operands (exact or wrapping sums).
 TEST(F8, EachTileOfKsSumsIsAddedIntoF32UnlessFastAccum) {
   REQUIRE_NVRTC();
   ts::Buffer x = ts::Buffer::zeros({256, 512}, ts::f8e4m3),
@@ -261,14 +260,10 @@ TEST(F8, EachTileOfKsSumsIsAddedIntoF32UnlessFastAccum) {
   struct Case {
     int64_t m, n;
     int warps;
-    int64_t promote_n;  // 2 parts' partial sums beside the accumulator, an even count of parts
-    int k_parts;        // the parts of a tile's K steps each part sums
+    int64_t promote_n;
   };
-  // 128x256 on 8 warps: 128 accumulator registers, 64 of partial sums (4 parts); 128x128 on
-  // 8 warps and 64x64: one part of the warpgroup's columns, split along K in two; 16x128:
-  // the transposed product's 16 columns.
-  for (Case t : {Case{128, 256, 8, 64, 1}, Case{128, 128, 4, 64, 1}, Case{256, 128, 8, 64, 1},
-                 Case{128, 128, 8, 128, 2}, Case{64, 64, 4, 64, 2}, Case{16, 128, 4, 16, 1}}) {
+  for (Case t : {Case{128, 256, 8, 128}, Case{128, 128, 4, 128}, Case{256, 128, 8, 128},
+                 Case{64, 64, 4, 64}, Case{16, 128, 4, 16}}) {
     ts::Config c = blocks(t.m, t.n, 128, t.warps);
     c.num_stages = 3;
     for (bool fast : {false, true}) {
@@ -277,33 +272,27 @@ TEST(F8, EachTileOfKsSumsIsAddedIntoF32UnlessFastAccum) {
       const auto& mma = s.stages.loops.at(0).layout.contractions.at(0).mma;
       ASSERT_TRUE(mma && mma->wgmma) << s.text;
       EXPECT_EQ(mma->promote_n, fast ? 0 : t.promote_n) << c.to_json() << fast;
-      if (!fast) EXPECT_EQ(mma->promote_k_parts, t.k_parts) << c.to_json();
       const std::string cu = nvrtc_test::compile(k, x, w.transpose(0, 1));
-      EXPECT_EQ(cu.find(fmt::format("_part[2][{}];", t.promote_n / 2)) != std::string::npos, !fast)
-          << cu;
-      EXPECT_NE(cu.find("ts::wgmma_wait<1>();"), std::string::npos) << cu;
+      EXPECT_EQ(cu.find("float part[") != std::string::npos, !fast) << cu;
       if (!fast) {
-        EXPECT_NE(cu.find(fmt::format("ts_wgmma_{}_e4m3_00(ring", t.promote_n)), std::string::npos)
-            << cu;
-        EXPECT_NE(cu.find("// zeros: 8-bit partial sums are added into it"), std::string::npos)
-            << cu;
-        EXPECT_NE(cu.find("_part[(p - 1) & 1][r];"), std::string::npos) << cu;
-        EXPECT_NE(cu.find("ts::wgmma_wait<0>();  // the last tile's products"), std::string::npos)
-            << cu;
-        EXPECT_NE(cu.find(fmt::format("for (int ks = {0} * kh; ks < {0} * (kh + 1); ++ks)",
-                                      4 / t.k_parts)),
+        EXPECT_NE(cu.find(fmt::format("ts_wgmma_{}_e4m3_00(part, ", t.promote_n)),
                   std::string::npos)
             << cu;
+        EXPECT_NE(cu.find("ts::wgmma_wait<0>();\n"), std::string::npos) << cu;
+        EXPECT_NE(cu.find(" : 0.0f) + part[r];"), std::string::npos) << cu;
+        EXPECT_EQ(cu.find("ts::wgmma_wait<1>();"), std::string::npos) << cu;
+      } else {
+        EXPECT_NE(cu.find("ts::wgmma_wait<1>();"), std::string::npos) << cu;
       }
     }
   }
-  // From an accumulator of ones (not zeros), the partial sums are added into it.
+  // From an accumulator of ones (not zeros), every tile's sums are added.
   ts::Config c = blocks(128, 128, 128, 4);
   const std::string ones =
       nvrtc_test::compile(dot_test::make_dot(ts::Settings{.config = c}, 1.0), x, w.transpose(0, 1));
   EXPECT_NE(ones.find("] = c"), std::string::npos) << ones;
-  EXPECT_EQ(ones.find("// zeros: 8-bit partial sums"), std::string::npos) << ones;
-  EXPECT_NE(ones.find("_part[(p - 1) & 1][r];"), std::string::npos) << ones;
+  EXPECT_EQ(ones.find(" : 0.0f) + part[r];"), std::string::npos) << ones;
+  EXPECT_NE(ones.find("+ part[r];"), std::string::npos) << ones;
   // bf16 and i8 operands: wgmma sums into the accumulator.
   for (ts::DType t : {ts::bf16, ts::i8}) {
     ts::Config b = blocks(128, 128, t == ts::i8 ? 128 : 64, 4);
@@ -313,7 +302,8 @@ TEST(F8, EachTileOfKsSumsIsAddedIntoF32UnlessFastAccum) {
         t == ts::i8
             ? nvrtc_test::compile(examples::make_int8_matmul(ts::Settings{.config = b}), a, bt)
             : nvrtc_test::compile(dot_test::make_dot(ts::Settings{.config = b}), a, bt);
-    EXPECT_EQ(cu.find("_part[2]["), std::string::npos) << ts::dtype_name(t);
+    EXPECT_EQ(cu.find("float part["), std::string::npos) << ts::dtype_name(t);
+    EXPECT_EQ(cu.find("int part["), std::string::npos) << ts::dtype_name(t);
   }
 }
 

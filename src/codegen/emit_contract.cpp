@@ -195,12 +195,6 @@ bool Emitter::starts_from_zeros(const Node* loop, const Node* carried) const {
   return false;
 }
 
-bool Emitter::promoted_into(const Node* loop, const Node* carried) const {
-  for (const passes::Contraction* c : rings_of(loop))
-    if (c->mma->promote_n && accumulation_of(c->match.sum).acc == carried) return true;
-  return false;
-}
-
 Emitter::ContractionSum Emitter::declare_contraction_sum(const Node* s,
                                                          const std::string& comment) {
   const Accumulation a = accumulation_of(s);

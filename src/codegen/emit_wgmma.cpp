@@ -29,11 +29,6 @@
 //   wait for the last tile's products; each warp arrives on its buffer's `read` mbarrier;
 //   across programs, thread 0 refills it with the next program's tile before the epilogue
 //
-// 8-bit floats without Settings::fast_accum (Mma::promote_n): each tile's products are
-// summed from zero by parts (a 64-row tile's promote_n columns) into two alternating sets
-// of partial sums, each part issued before the previous one (the previous tile's last for
-// the first) is waited for and added into the f32 accumulator.
-//
 // Config::warp_specialize (Mma::producer_warp): a producer warpgroup past the consumers'
 // TS_T threads walks the program's tiles; its first thread calls ring_load for each (the
 // consumers never fill the ring). A transposed factor (Mma::transposed: TF32 or 8-bit, M- or
@@ -293,9 +288,6 @@ void Emitter::emit_ring_first(const Node* loop, const passes::Contraction& c) {
                    c.match.sum->id, s, mma.stage_bytes, st.offset, s,
                    mma.producer_warp ? ", copied by the producer warpgroup" : ""),
        c.match.sum);
-  if (mma.promote_n)
-    line(fmt::format("float {}_part[2][{}];  // two parts' 8-bit partial sums (Mma::promote_n)",
-                     ring, mma.promote_n / 2));
   if (mma.producer_warp) return;
   const bool across = mma.across_programs;
   if (!across) line(fmt::format("long long {}_k = 0;  // the next tile of K it loads", ring));
@@ -322,17 +314,21 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
   const std::string ring = ring_name(c);
   const SharedUse& st = shared_use(n);
   const int s = mma.stages;
-  const int64_t bk = plan_.block(c.match.k);
   // wgmma's rows and columns: the tile's M and N, or N and M for the transposed product
   // (swap_ab: its A the factor of N, its B the factor of M).
-  const WgmmaTiles tiles = wgmma_tiles(c);
-  const int wm = tiles.wm, wn = tiles.wn;
-  const int64_t reps = tiles.reps, cols = tiles.cols;
+  const int r = mma.swap_ab ? 1 : 0;
+  const int64_t bk = plan_.block(c.match.k);
+  const int wm = mma.warps_m / 4, wn = mma.warps_n;          // warpgroups along rows, columns
+  const int64_t reps = nest_.slot_block[r] / (64 * wm);      // 64-row tiles per warpgroup
+  const int64_t cols = nest_.slot_block[1 - r] / wn;         // columns per warpgroup
   const int a = mma.swap_ab ? 1 - mma.a : mma.a, b = 1 - a;  // wgmma's A and B factors
   const std::string tile = mma.swap_ab ? "the transposed tile" : "the tile";
   const Node* loop = c.match.k->loop;
   const DimVars dv = dims.at({loop, 0});
-  const bool pipelined = ring_pipelined(c);
+  // From zeros, each tile's products stay in flight while the next tile's are issued
+  // (wgmma.wait_group 1); from another accumulator, whose initialization would serialize
+  // them anyway (ptxas C7515), each tile waits for its own.
+  const bool pipelined = starts_from_zeros(loop, accumulation_of(n).acc);
   uses_wgmma_ = true;
   uses_mma_ = true;  // ts::smem_addr
   // wgmma reads a transposed factor's K-major copy.
@@ -462,22 +458,12 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
     if (!mma.producer_warp) line(fmt::format("if (tid == 0) {}_fill();", ring));
     close();
   };
-  // The previous tile's products waited for (pipelined): its buffer released and refilled
-  // with the tile S - 1 past this one.
-  auto release_previous = [&] {
-    line(fmt::format("const unsigned p = ({}_use + {}) % {};", ring, s - 1, s));
-    line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * p);  // read",
-                     st.mbarrier + 8 * s));
-    if (!mma.producer_warp) line(fmt::format("if (tid == 0) {}_fill();", ring));
-  };
   if (mma.promote_n) {
     emit_promoted_products(
         c, sum.name, fn, desc(a, a_rows),
         desc(b, fmt::format("{}{} * h", b_rows == "0" ? "" : b_rows + " + ", width)), reps, cols,
-        bk / mma.wgmma_k(), release_previous);
-    if (!pipelined) return release();
-    line(fmt::format("++{}_use;", ring));
-    return close();
+        k_steps);
+    return release();
   }
   open_unrolled(k_steps);
   line(fmt::format("const unsigned long long b_desc = {};", desc(b, b_rows)));
@@ -491,108 +477,48 @@ void Emitter::emit_wgmma_contraction(const passes::Contraction& c) {
     line("ts::wgmma_wait<0>();");
     return release();
   }
-  // This tile's products stay in flight; the previous tile's are done and its buffer read.
+  // This tile's products stay in flight; the previous tile's are done and its buffer read:
+  // released, and refilled with the tile S - 1 past this one.
   line("ts::wgmma_wait<1>();");
   open(fmt::format("if ({}_ > {})", dv.tb, dv.lb));
-  release_previous();
+  line(fmt::format("const unsigned p = ({}_use + {}) % {};", ring, s - 1, s));
+  line(fmt::format("if ((tid & 31) == 0) ts::mbarrier_arrive(ts_smem + {} + 8 * p);  // read",
+                   st.mbarrier + 8 * s));
+  if (!mma.producer_warp) line(fmt::format("if (tid == 0) {}_fill();", ring));
   close();
   line(fmt::format("++{}_use;", ring));
   close();
 }
 
-Emitter::WgmmaTiles Emitter::wgmma_tiles(const passes::Contraction& c) const {
-  const passes::Contraction::Mma& mma = *c.mma;
-  const int r = mma.swap_ab ? 1 : 0;
-  WgmmaTiles t;
-  t.wm = mma.warps_m / 4;
-  t.wn = mma.warps_n;
-  t.reps = nest_.slot_block[r] / (64 * t.wm);
-  t.cols = nest_.slot_block[1 - r] / t.wn;
-  return t;
-}
-
-bool Emitter::ring_pipelined(const passes::Contraction& c) const {
-  const Node* loop = c.match.k->loop;
-  const Accumulation a = accumulation_of(c.match.sum);
-  // From zeros, each tile's products stay in flight while the next tile's are issued
-  // (wgmma.wait_group 1); from another accumulator, whose initialization would serialize
-  // them anyway (ptxas C7515), each tile waits for its own. 8-bit partial sums start from
-  // zero whatever the accumulator.
-  return c.mma->promote_n ? a.loop == loop && a.acc : starts_from_zeros(loop, a.acc);
-}
-
-void Emitter::add_promoted_part(const passes::Contraction& c, const std::string& sum,
-                                const std::string& set, const std::string& i, const std::string& h,
-                                int64_t cols) {
-  const int64_t half = c.mma->promote_n / 2;
-  line(
-      fmt::format("_Pragma(\"unroll\") for (int r = 0; r < {}; ++r) {}[{} * {} + {} * {} + r] += "
-                  "{}_part[{}][r];",
-                  half, sum, i, cols / 2, h, half, ring_name(c), set));
-}
-
 void Emitter::emit_promoted_products(const passes::Contraction& c, const std::string& sum,
                                      const std::string& fn, const std::string& a_desc,
                                      const std::string& b_desc, int64_t reps, int64_t cols,
-                                     int64_t k_steps,
-                                     const std::function<void()>& release_previous) {
+                                     const std::string& k_steps) {
   const passes::Contraction::Mma& mma = *c.mma;
-  const int64_t width = mma.promote_n, per_row = cols / width, kp = mma.promote_k_parts;
-  const int64_t parts = reps * per_row * kp, steps = k_steps / kp;  // k steps per part
-  const DimVars dv = dims.at({c.match.k->loop, 0});
-  const std::string ring = ring_name(c);
-  const bool pipelined = ring_pipelined(c);
+  const int64_t width = mma.promote_n;
+  const Node* loop = c.match.k->loop;
+  const DimVars dv = dims.at({loop, 0});
+  // A carried accumulator from zeros takes the first tile's sums as they are.
+  const bool from_zeros = starts_from_zeros(loop, accumulation_of(c.match.sum).acc);
   line(fmt::format(
-      "// 8-bit products: each tile of K summed from zero by the tensor cores in {} parts of {} "
-      "columns{}, into the two sets of partial sums in turn, each part added into f32 while the "
-      "next runs (Settings::fast_accum unset)",
-      parts, width, kp > 1 ? fmt::format(" and {} k steps", steps) : ""));
-  // Part p's products (its 64-row tile i, columns width h and k steps steps kh declared)
-  // into set p % 2.
-  auto issue = [&](const std::string& set) {
-    line(fmt::format("ts::wgmma_fence();  // set {}'s registers, added two parts ago", set));
-    open_unrolled(fmt::format(
-        "_Pragma(\"unroll\") for (int ks = {0} * kh; ks < {0} * (kh + 1); ++ks)", steps));
-    line(fmt::format("{}({}_part[{}], {}, {}, ks > {} * kh);", fn, ring, set, a_desc, b_desc,
-                     steps));
-    close();
-    line("ts::wgmma_commit();");
-  };
-  // Part q's 64-row tile, columns and k steps, as expressions of q.
-  auto coords = [&](const std::string& q) {
-    return fmt::format("const int i = {0} / {1}, h = {0} / {2} % {3}, kh = {0} % {2};", q,
-                       per_row * kp, kp, per_row);
-  };
-  auto add_part = [&](const std::string& set, const std::string& q) {
-    open("");
-    line(coords(q));
-    add_promoted_part(c, sum, set, "i", "h", cols);
-    close();
-  };
-  const std::string last = std::to_string(parts - 1), last_set = std::to_string((parts - 1) % 2);
-  open("");
-  line(coords("0") + "  // part 0");
-  issue("0");
-  if (pipelined) {
-    line("ts::wgmma_wait<1>();  // the previous tile's last part");
-    open(fmt::format("if ({}_ > {})", dv.tb, dv.lb));
-    add_part(last_set, last);
-    release_previous();
-    close();
-  }
+      "// 8-bit products: each tile of K summed from zero by the tensor cores, {} columns at a "
+      "time, then added into f32 (Settings::fast_accum unset)",
+      width));
+  open_unrolled(fmt::format("_Pragma(\"unroll\") for (int i = 0; i < {}; ++i)", reps));
+  open_unrolled(fmt::format("_Pragma(\"unroll\") for (int h = 0; h < {}; ++h)", cols / width));
+  line(
+      fmt::format("float part[{}];  // the columns {} h of the tile's products", width / 2, width));
+  line("ts::wgmma_fence();  // part's registers, read by the previous part's additions");
+  open_unrolled(k_steps);
+  line(fmt::format("{}(part, {}, {}, ks > 0);", fn, a_desc, b_desc));
   close();
-  open_unrolled(fmt::format("_Pragma(\"unroll\") for (int p = 1; p < {}; ++p)", parts));
-  open("");
-  line(coords("p"));
-  issue("p & 1");
+  line("ts::wgmma_commit();");
+  line("ts::wgmma_wait<0>();");
+  const std::string at = fmt::format("{}[i * {} + h * {} + r]", sum, cols / 2, width / 2);
+  line(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < {}; ++r) {} = {} + part[r];", width / 2,
+                   at, from_zeros ? fmt::format("({}_ > {} ? {} : 0.0f)", dv.tb, dv.lb, at) : at));
   close();
-  line("ts::wgmma_wait<1>();  // part p - 1");
-  add_part("(p - 1) & 1", "(p - 1)");
   close();
-  if (!pipelined) {  // the tile's sum is read in the tile: its last part too
-    line("ts::wgmma_wait<0>();  // the last part");
-    add_part(last_set, last);
-  }
 }
 
 void Emitter::emit_ring_last(const Node* loop, const passes::Contraction& c) {
@@ -600,25 +526,17 @@ void Emitter::emit_ring_last(const Node* loop, const passes::Contraction& c) {
   const int s = c.mma->stages;
   const DimVars dv = dim_vars(loop, 0);
   const Accumulation acc = accumulation_of(c.match.sum);
-  if (!ring_pipelined(c)) return;  // each tile waited for its products
-  // Every thread waits, whether or not the loop ran (a wait in a branch would serialize
-  // the loop's wgmma: ptxas C7518).
-  line("ts::wgmma_wait<0>();  // the last tile's products, then its buffer read");
-  if (c.mma->promote_n) {  // its last part, added
-    const WgmmaTiles t = wgmma_tiles(c);
-    const int64_t per_row = t.cols / c.mma->promote_n;
-    open(fmt::format("if (le{}_0 > {})", loop->id, dv.lb));
-    add_promoted_part(c, names_.at(acc.acc),
-                      std::to_string((t.reps * per_row * c.mma->promote_k_parts - 1) % 2),
-                      std::to_string(t.reps - 1), std::to_string(per_row - 1), t.cols);
-    close();
+  if (!starts_from_zeros(loop, acc.acc)) return;  // each tile waited for its products
+  if (!c.mma->promote_n) {  // (promoted sums: each tile waited for its products)
+    // Every thread waits, whether or not the loop ran (a wait in a branch would serialize
+    // the loop's wgmma: ptxas C7518).
+    line("ts::wgmma_wait<0>();  // the last tile's products, then its buffer read");
+    line(fmt::format("if (le{}_0 > {} && (tid & 31) == 0)", loop->id, dv.lb));
+    line(fmt::format("  ts::mbarrier_arrive(ts_smem + {} + 8 * (({}_use + {}) % {}));",
+                     st.mbarrier + 8 * s, ring_name(c), s - 1, s));
   }
-  line(fmt::format("if (le{}_0 > {} && (tid & 31) == 0)", loop->id, dv.lb));
-  line(fmt::format("  ts::mbarrier_arrive(ts_smem + {} + 8 * (({}_use + {}) % {}));",
-                   st.mbarrier + 8 * s, ring_name(c), s - 1, s));
-  if (starts_from_zeros(loop, acc.acc))
-    line(fmt::format("if (le{}_0 <= {}) TS_FOR(r) {}[r] = {};  // no tile of K: zeros", loop->id,
-                     dv.lb, names_.at(acc.acc), literal(c.match.sum->dtype, 0, 0)));
+  line(fmt::format("if (le{}_0 <= {}) TS_FOR(r) {}[r] = {};  // no tile of K: zeros", loop->id,
+                   dv.lb, names_.at(acc.acc), literal(c.match.sum->dtype, 0, 0)));
   if (c.mma->across_programs && !c.mma->producer_warp)
     line(fmt::format("if (tid == 0) {}_fill();  // the next program's tile, before the epilogue",
                      ring_name(c)));

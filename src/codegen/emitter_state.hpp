@@ -170,34 +170,13 @@ class Emitter {
   /// emit_wgmma.cpp).
   void emit_wgmma_contraction(const passes::Contraction& c);
   /// Its products of one tile of K with 8-bit floats summed into f32 (Mma::promote_n): per
-  /// part p (64-row tile i < reps, columns promote_n h of its `cols`, part kh of the tile's
-  /// `k_steps` k steps: Mma::promote_k_parts), `fn` over the part's k steps from zero into
-  /// partial sums p % 2, then the part before it added into `sum` (a_desc and b_desc: the
-  /// operands' descriptors in i, h and ks). Where the ring is pipelined (ring_pipelined) the
-  /// tile's last part stays in flight (added after the next tile's first part is issued,
-  /// with `release_previous`, or by emit_ring_last).
+  /// 64-row tile i < reps and part h of its `cols` columns, `fn` over the tile's k steps
+  /// (`k_steps`, a loop over ks) from zero into `part`, then added into `sum` (a_desc and
+  /// b_desc: the operands' descriptors in i, h and ks).
   void emit_promoted_products(const passes::Contraction& c, const std::string& sum,
                               const std::string& fn, const std::string& a_desc,
                               const std::string& b_desc, int64_t reps, int64_t cols,
-                              int64_t k_steps, const std::function<void()>& release_previous);
-  /// `{sum}[...] += {ring}_part[set][r]`: the partial sums of set `set` added into their
-  /// columns of `sum` (64-row tile i, columns promote_n h of the warpgroup's `cols`).
-  void add_promoted_part(const passes::Contraction& c, const std::string& sum,
-                         const std::string& set, const std::string& i, const std::string& h,
-                         int64_t cols);
-  /// A wgmma contraction's warpgroups along wgmma's rows (wm) and columns (wn), the 64-row
-  /// tiles of each (reps) and its columns (cols); rows and columns are the tile's M and N,
-  /// or N and M for the transposed product (Mma::swap_ab).
-  struct WgmmaTiles {
-    int wm = 1, wn = 1;
-    int64_t reps = 1, cols = 0;
-  };
-  WgmmaTiles wgmma_tiles(const passes::Contraction& c) const;
-  /// Whether ring c keeps a tile's products in flight while the next tile's are issued
-  /// (its buffer released one tile late, the last by emit_ring_last): its sum goes into
-  /// the loop's accumulator starting from zeros, or (8-bit partial sums, which start from
-  /// zero themselves) into the loop's accumulator at all.
-  bool ring_pipelined(const passes::Contraction& c) const;
+                              const std::string& k_steps);
   /// The contractions on wgmma whose K is `loop`'s tile (each with a ring of its own).
   std::vector<const passes::Contraction*> rings_of(const ir::Node* loop) const;
   /// Before `loop` (its lb/le declared): the ring's load function and its first tiles.
@@ -267,9 +246,6 @@ class Emitter {
   /// initialization would end wgmma's pipelining: ptxas C7515) but zeroed when the loop
   /// runs no iteration.
   bool starts_from_zeros(const ir::Node* loop, const ir::Node* carried) const;
-  /// Whether `carried` of `loop` is a wgmma ring's accumulator into which 8-bit partial
-  /// sums are added (Mma::promote_n): it is initialized, zeros included.
-  bool promoted_into(const ir::Node* loop, const ir::Node* carried) const;
   ContractionSum declare_contraction_sum(const ir::Node* s, const std::string& comment);
   /// Array `dst` (declared here, reg_type(dtype)) := array `src`, converted from layout
   /// `from` to layout `to` (slots of the same Syms in another order) through shared

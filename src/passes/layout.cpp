@@ -223,14 +223,10 @@ std::string describe(const Layout& L, const ir::Node* loop) {
                       : "",
                   c.mma->stages, c.mma->across_programs ? " across programs" : "",
                   c.mma->producer_warp ? " issued by a producer warpgroup" : "", copied_factors(c),
-                  c.mma->promote_n
-                      ? fmt::format("; each tile of K's sums added into f32, {} "
-                                    "columns{} at a time",
-                                    c.mma->promote_n,
-                                    c.mma->promote_k_parts > 1
-                                        ? fmt::format(" and 1/{} of K", c.mma->promote_k_parts)
-                                        : "")
-                      : "")
+                  c.mma->promote_n ? fmt::format("; each tile of K's sums added into f32, {} "
+                                                 "columns at a time",
+                                                 c.mma->promote_n)
+                                   : "")
             : fmt::format(", on tensor cores (mma.sync {}, warps {} x {}{})",
                           c.mma->operand == DType::f32 ? std::string("m16n8k8 tf32")
                           : dtype_size(c.mma->operand) == 1

@@ -140,14 +140,9 @@ struct Contraction {
     /// of K, wgmma sums the products from zero into partial sums of promote_n columns (the
     /// instruction's width: n, or a part of it where the accumulator and the partial sums
     /// would not fit a thread's registers), which the CUDA cores then add into the f32
-    /// accumulator. A tile's parts (its 64-row tiles times n / promote_n times
-    /// promote_k_parts, an even count) alternate between two sets of partial sums: each
-    /// part's products are issued before the previous part's (the previous tile's last one
-    /// for the first) are added. 0: wgmma adds into the accumulator itself.
+    /// accumulator, one such part of each 64-row tile at a time (each waited for). 0: wgmma
+    /// adds into the accumulator itself.
     int64_t promote_n = 0;
-    /// The parts of the tile's K steps each part sums (1, or 2 where the tile's columns
-    /// would otherwise make one part).
-    int promote_k_parts = 1;
     int stages = 0;
     /// mma.sync whose factors' tiles are copied by cp.async (sm_80 and later) into a ring of
     /// this many slots of the factors' staged tiles, the loop over K's prefetch (Config::

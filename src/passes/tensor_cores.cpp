@@ -279,30 +279,13 @@ std::optional<Contraction::Mma> plan_wgmma(const ir::Graph& g, const KernelPlan&
         "num_warps {} leaves {} registers per thread, too few for a wgmma of {} columns (fewer "
         "warps, or a smaller N block)",
         L.threads / 32, per_thread, n));
-  // 8-bit float products summed into f32 one tile of K at a time (Mma::promote_n): two
-  // parts' partial sums beside the accumulator (one part's products in flight while the
-  // other's are added), the instruction narrowed (a multiple of 8 columns dividing n) until
-  // they fit with room for the rest. A tile has an even count of parts (the parts alternate
-  // between the two sets from one tile to the next): a single part of the tile's columns
-  // is split along K in two (Mma::promote_k_parts), which reads each operand once, as
-  // narrower parts would not.
+  // 8-bit float products summed into f32 one tile of K at a time (Mma::promote_n): the
+  // partial sums of one instruction beside the accumulator, the instruction narrowed (a
+  // multiple of 8 columns dividing n) until both fit with room for the rest.
   if (is_f8(mma.operand) && !g.fast_accum) {
-    const int64_t reps = rows / (64 * wm), acc = reps * n / 2;
+    const int64_t acc = rows / (64 * wm) * n / 2;
     mma.promote_n = n;
-    while (mma.promote_n % 16 == 0 && acc + mma.promote_n + 48 > per_thread) mma.promote_n /= 2;
-    mma.promote_k_parts = 1;
-    if (reps * (n / mma.promote_n) % 2 != 0) {
-      if (bk / mma.wgmma_k() % 2 == 0)
-        mma.promote_k_parts = 2;
-      else if (mma.promote_n % 16 == 0)
-        mma.promote_n /= 2;
-    }
-    if (acc + mma.promote_n + 48 > per_thread ||
-        reps * (n / mma.promote_n) * mma.promote_k_parts % 2 != 0)
-      return refuse(fmt::format(
-          "{} registers per thread leave no room for two parts of 8-bit partial sums beside the "
-          "accumulator of {} (fewer warps or smaller blocks, or Settings::fast_accum)",
-          per_thread, acc));
+    while (mma.promote_n % 16 == 0 && acc + mma.promote_n / 2 + 48 > per_thread) mma.promote_n /= 2;
   }
   mma.stage_bytes = 0;
   for (int i = 0; i < 2; ++i) {
