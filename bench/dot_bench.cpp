@@ -182,7 +182,8 @@ std::pair<double, std::string> best_8bit(const Shape& s, const char* label, cons
         Candidate{128, 256, 128, 8, 4, 8, kPi}, Candidate{128, 256, 128, 8, 4, 8},
         Candidate{128, 256, 128, 8, 4, 1, kPb, 1, true},
         Candidate{128, 128, 128, 8, 6, 1, kPb, 1, true},
-        Candidate{256, 128, 128, 8, 4, 1, kPb, 1, true}}) {
+        Candidate{256, 128, 128, 8, 4, 1, kPb, 1, true},
+        Candidate{128, 256, 128, 8, 4, 8, ts::PidType::flat, 1, true}}) {
     const double tf = tflops(s, time_ms(c));
     std::printf("  %s %-22s %8.1f %s\n", label, c.str().c_str(), tf, unit);
     if (tf > best) {

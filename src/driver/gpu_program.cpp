@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -104,7 +105,24 @@ std::string compile_error_message(const std::string& kernel, const CompileError&
 }
 
 GpuProgram::Loaded GpuProgram::compiled(const ir::Node* loop, int device) {
-  uint64_t context = current_context_id(device);
+  const uint64_t context = current_context_id(device);
+  // A thread's recent loads, without the lock: a loaded function's Compiled lives as long
+  // as its program, whose serial no later program takes.
+  struct Recent {
+    uint64_t program = 0, context = 0;
+    const ir::Node* loop = nullptr;
+    Loaded l{};
+  };
+  thread_local std::array<Recent, 4> t_recent;
+  thread_local unsigned t_next = 0;
+  for (const Recent& r : t_recent)
+    if (r.program == serial_ && r.loop == loop && r.context == context) return r.l;
+  const Loaded l = load(loop, device, context);
+  t_recent[t_next++ % t_recent.size()] = {serial_, context, loop, l};
+  return l;
+}
+
+GpuProgram::Loaded GpuProgram::load(const ir::Node* loop, int device, uint64_t context) {
   {  // A cached call: one lock, one lookup.
     std::lock_guard<std::mutex> lock(mu_);
     auto it = loops_.find(loop);

@@ -2,6 +2,7 @@
 // compiled with NVRTC on first use and launched with the driver API.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -107,6 +108,8 @@ class GpuProgram {
     int persistent;
   };
   Loaded compiled(const ir::Node* loop, int device);
+  /// compiled's work under the lock (context: rt::current_context_id(device)).
+  Loaded load(const ir::Node* loop, int device, uint64_t context);
 
   const codegen::CompiledStages& stages_;
   const ir::Graph& graph_;
@@ -115,6 +118,9 @@ class GpuProgram {
   CodeDump dump_;
   std::mutex mu_;
   std::map<const ir::Node*, std::unique_ptr<Compiled>> loops_;
+  /// This program's number, never reused: a thread's recent loads (compiled) name it.
+  const uint64_t serial_ = next_serial_.fetch_add(1, std::memory_order_relaxed);
+  static inline std::atomic<uint64_t> next_serial_{1};
 };
 
 }  // namespace tessel::rt
