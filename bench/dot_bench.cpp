@@ -183,7 +183,11 @@ std::pair<double, std::string> best_8bit(const Shape& s, const char* label, cons
         Candidate{128, 256, 128, 8, 4, 1, kPb, 1, true},
         Candidate{128, 128, 128, 8, 6, 1, kPb, 1, true},
         Candidate{256, 128, 128, 8, 4, 1, kPb, 1, true},
-        Candidate{128, 256, 128, 8, 4, 8, ts::PidType::flat, 1, true}}) {
+        Candidate{128, 256, 128, 8, 4, 8, ts::PidType::flat, 1, true},
+        // one warpgroup and at most 113 KB of shared memory: two programs per SM, whose
+        // tiles of K's additions into f32 (fp8) overlap the other's products
+        Candidate{128, 128, 128, 4, 3}, Candidate{128, 128, 128, 4, 3, 1, kPb},
+        Candidate{128, 128, 128, 4, 3, 8}, Candidate{64, 256, 128, 4, 2}}) {
     const double tf = tflops(s, time_ms(c));
     std::printf("  %s %-22s %8.1f %s\n", label, c.str().c_str(), tf, unit);
     if (tf > best) {
