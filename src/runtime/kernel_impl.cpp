@@ -144,6 +144,7 @@ struct CallMemo {
     uint64_t kernel = 0;
     std::vector<int64_t> signature;
     Specialization* spec = nullptr;
+    Specialization* base = nullptr;  // the key's own, whose guards chose `spec`
   };
   std::array<Entry, 8> entries;
   unsigned next = 0;  // the entry replaced next (round robin)
@@ -187,7 +188,7 @@ struct Specialization {
   std::string guard_values;
   /// Some guard reads a number argument's value, which a call's exact signature does not
   /// hold (a thread's memo, CallMemo, does not keep the specialization).
-  bool guards_read_numbers = false;
+  std::atomic<bool> guards_read_numbers{false};
   const ir::Graph& program() const { return stages.program(); }
   const Config& config() const { return stages.config; }
   std::unique_ptr<rt::GpuProgram> gpu;  // compiled on the first GPU call (refers to stages)
@@ -303,16 +304,19 @@ class KernelImpl {
   /// or replaced by tuning) and s.guard_values for `args`.
   void set_guards(Specialization& s, CallArgs args);
   /// The specialization for key `k` (tracing it on first use), refined by its guards.
-  std::shared_ptr<Specialization> lookup(std::string_view k, CallArgs args);
+  /// `base`, when given: the specialization of `k` itself, whose guards chose the result.
+  std::shared_ptr<Specialization> lookup(std::string_view k, CallArgs args,
+                                         Specialization** base = nullptr);
   /// A call's first use of `spec` in its mode (on_gpu): tunes and makes its GPU program, or
   /// shows the interpreter's code (TESSEL_PRINT_CODE); `k` is its key.
   void prepare(Specialization& spec, CallArgs args, bool on_gpu, std::string_view k, SourceLoc at);
   /// A call's memoized specialization (CallMemo), ready for its mode; sets `on_gpu`. Null
   /// where the call must take the key's path.
   Specialization* memoized(CallArgs args, bool& on_gpu);
-  /// Remembers `spec` (ready, found by the key's path for `args`) for this thread's later
-  /// calls of the same signature, where nothing but the signature decides it.
-  void remember(CallArgs args, bool on_gpu, Specialization* spec);
+  /// Remembers `spec` (ready, found by the key's path for `args` through the key's own
+  /// `base`) for this thread's later calls of the same signature, where nothing but the
+  /// signature decides it: no guard of either reads a number argument.
+  void remember(CallArgs args, bool on_gpu, Specialization* base, Specialization* spec);
   /// The mode bits of a call's exact signature: on the GPU, bounds checked.
   int64_t signature_flags(bool on_gpu) const {
     return int64_t{on_gpu} | int64_t{check_bounds()} << 1;
@@ -686,7 +690,8 @@ autotune::TuneResult KernelImpl::tune(CallArgs args, const autotune::TuneOptions
   return r;
 }
 
-std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs args) {
+std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs args,
+                                                   Specialization** base) {
   auto get = [&](std::string_view key, bool wide) {
     std::shared_ptr<Specialization> spec;
     {
@@ -712,6 +717,7 @@ std::shared_ptr<Specialization> KernelImpl::lookup(std::string_view k, CallArgs 
     return spec;
   };
   std::shared_ptr<Specialization> spec = get(k, false);
+  if (base) *base = spec.get();
   if (spec->guards.empty()) return spec;
   StackSpan<ir::ArgValue, 16> scratch(args.size());  // a call's path: no allocation
   const std::span<ir::ArgValue> vals = scratch.span();
@@ -832,14 +838,15 @@ Specialization* KernelImpl::memoized(CallArgs args, bool& on_gpu) {
   CallMemo& m = t_memo;
   if (!write_exact_signature(args, params_, signature_flags(on_gpu), m.scratch)) return nullptr;
   for (const CallMemo::Entry& e : m.entries)
-    if (e.kernel == serial_ && e.signature == m.scratch && !e.spec->guards_read_numbers &&
+    if (e.kernel == serial_ && e.signature == m.scratch && !e.base->guards_read_numbers &&
+        !e.spec->guards_read_numbers &&
         (on_gpu ? e.spec->gpu_made : e.spec->code_shown).load(std::memory_order_acquire))
       return e.spec;
   return nullptr;
 }
 
-void KernelImpl::remember(CallArgs args, bool on_gpu, Specialization* spec) {
-  if (trace_every_call_ || spec->guards_read_numbers) return;
+void KernelImpl::remember(CallArgs args, bool on_gpu, Specialization* base, Specialization* spec) {
+  if (trace_every_call_ || base->guards_read_numbers || spec->guards_read_numbers) return;
   CallMemo& m = t_memo;
   CallMemo::Entry& e = m.entries[m.next++ % m.entries.size()];
   if (!write_exact_signature(args, params_, signature_flags(on_gpu), e.signature)) {
@@ -848,6 +855,7 @@ void KernelImpl::remember(CallArgs args, bool on_gpu, Specialization* spec) {
   }
   e.kernel = serial_;
   e.spec = spec;
+  e.base = base;
 }
 
 std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) {
@@ -858,10 +866,11 @@ std::vector<Buffer> KernelImpl::call(CallArgs args, void* stream, SourceLoc at) 
   if (!memo) {
     check_args(args, on_gpu, at);
     std::string_view k = key(args, on_gpu);
-    held = lookup(k, args);
+    Specialization* base = nullptr;
+    held = lookup(k, args, &base);
     check_written_overlaps(args, *held, at);
     prepare(*held, args, on_gpu, k, at);
-    remember(args, on_gpu, held.get());
+    remember(args, on_gpu, base, held.get());
   }
   Specialization* const spec = memo ? memo : held.get();
   rt::HostEnv env;
