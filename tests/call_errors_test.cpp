@@ -8,6 +8,7 @@
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
+#include "common/internal_overlap.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "user_error_util.hpp"
 
@@ -163,6 +164,44 @@ TEST(Errors, WrittenTensorOverlappingAnotherInPart) {
   ts::Buffer out = ts::Buffer::zeros({2}, ts::f32);
   add(r.narrow(0, 0, 2), r.narrow(0, 1, 2), out);
   EXPECT_EQ(out.to_vector(), (std::vector<double>{3, 5}));
+}
+
+// A written tensor whose elements share memory through non-zero strides (shape [4, 4],
+// strides [1, 1]: element (0, 1) is element (1, 0)) is refused, naming two such elements;
+// one whose dims interleave without sharing any (shape [3, 2], strides [2, 3]) is written.
+TEST(Errors, WrittenTensorWhoseElementsOverlap) {
+  auto k = ts::kernel("copy_plus", {"src", "dst"}, [](ts::Tensor src, ts::Tensor dst) {
+    for (auto [tm, tn] : ts::tile(src.size(0), src.size(1))) dst(tm, tn) = src(tm, tn) + 1;
+  });
+  ts::Buffer src = ts::Buffer::zeros({4, 4}, ts::f32);
+  ts::Buffer seven = ts::Buffer::zeros({7}, ts::f32);
+  const int line = __LINE__ + 1;
+  std::string msg = user_error([&] { k(src, seven.view_as_strided({4, 4}, {1, 1}, 0)); });
+  expect_message(msg, "copy_plus", line,
+                 "tensor argument 1 ('dst') is written by the kernel but its elements (0, 1) and "
+                 "(1, 0) share one memory location (shape [4, 4], strides [1, 1])",
+                 "pass a tensor whose elements do not overlap (e.g. .contiguous())");
+  ts::Buffer eight = ts::Buffer::zeros({8}, ts::f32);
+  ts::Buffer s32 = ts::Buffer::from_vector({0, 1, 2, 3, 4, 5}, {3, 2}, ts::f32);
+  k(s32, eight.view_as_strided({3, 2}, {2, 3}, 0));  // offsets 0 3 2 5 4 7
+  EXPECT_EQ(eight.to_vector(), (std::vector<double>{1, 0, 3, 2, 5, 4, 0, 6}));
+}
+
+// overlapping_elements: exact where the dims' strides interleave; undecided past the
+// elements it may enumerate.
+TEST(Errors, OverlappingElementsAreFoundExactly) {
+  bool decided = false;
+  EXPECT_FALSE(ts::overlapping_elements({3, 2}, {2, 3}, &decided));  // offsets 0 3 2 5 4 7
+  EXPECT_TRUE(decided);
+  // Offsets 2 i + 3 j: (0, 2) and (3, 0) both at 6, the first pair by offset.
+  const auto both = ts::overlapping_elements({4, 3}, {2, 3}, &decided);
+  ASSERT_TRUE(both && decided);
+  EXPECT_EQ(both->first, 2);                                         // (0, 2)
+  EXPECT_EQ(both->second, 9);                                        // (3, 0)
+  EXPECT_FALSE(ts::overlapping_elements({4, 5}, {5, 1}, &decided));  // row-major
+  EXPECT_TRUE(decided);
+  EXPECT_FALSE(ts::overlapping_elements({64, 64}, {3, 2}, &decided, 100));
+  EXPECT_FALSE(decided);
 }
 
 // A tensor without elements overlaps nothing: a zero stride beside a size-0 dim (every

@@ -299,6 +299,20 @@ TEST(Errors, ABooleanEnvironmentVariableTakesOnlyBooleans) {
   expect_message(msg, "add_one", call, "TESSEL_CHECK_BOUNDS=maybe is not a boolean",
                  "set TESSEL_CHECK_BOUNDS=1 to turn it on, or 0 (or unset it) to turn it off");
   EXPECT_EQ(add_one(vec(4)).to_vector(), std::vector<double>(4, 1.0));
+  // Read whatever Settings::check_bounds says.
+  auto checked = ts::kernel(
+      "add_one_checked",
+      [](ts::Tensor x) {
+        ts::Tensor out = ts::empty_like(x);
+        for (auto t : ts::tile(x.size(0))) out(t) = x(t) + 1.0;
+        return out;
+      },
+      ts::Settings{.check_bounds = true});
+  EXPECT_EQ(checked(vec(4)).to_vector(), std::vector<double>(4, 1.0));
+  ::setenv("TESSEL_CHECK_BOUNDS", "maybe", 1);
+  msg = user_error([&] { checked(vec(4)); });
+  ::unsetenv("TESSEL_CHECK_BOUNDS");
+  EXPECT_NE(msg.find("TESSEL_CHECK_BOUNDS=maybe is not a boolean"), std::string::npos) << msg;
   // TESSEL_INTERPRET is checked on CPU Buffers too, TESSEL_PRINT_CODE at the trace.
   ::setenv("TESSEL_INTERPRET", "2", 1);
   msg = user_error([&] { add_one(vec(4)); });

@@ -26,6 +26,7 @@
 #include "codegen/embedded.hpp"
 #include "common/count_text.hpp"
 #include "common/env_bool.hpp"
+#include "common/internal_overlap.hpp"
 #include "common/pow2.hpp"
 #include "common/preserve_format.hpp"
 #include "common/stack_span.hpp"
@@ -339,8 +340,9 @@ class KernelImpl {
   }
   /// Settings::check_bounds or TESSEL_CHECK_BOUNDS (read per call: part of the key).
   bool check_bounds() const {
-    return settings_.check_bounds.value_or(false) ||
-           call_flag(&CallEnv::check_bounds, "TESSEL_CHECK_BOUNDS", name_);
+    // The variable is read (and a bad value refused) whatever the Settings say.
+    const bool env = call_flag(&CallEnv::check_bounds, "TESSEL_CHECK_BOUNDS", name_);
+    return settings_.check_bounds.value_or(false) || env;
   }
 
   std::string name_;
@@ -764,6 +766,31 @@ void KernelImpl::check_written_overlaps(CallArgs args, const Specialization& spe
                 "elements share one memory location)",
                 i, d, b.size(d)),
             "pass a tensor whose elements do not overlap (e.g. .contiguous())");
+    if (non_overlapping_and_dense(shape, strides)) continue;
+    bool decided = true;
+    const auto both = overlapping_elements(shape, strides, &decided);
+    auto coords = [&](int64_t flat) {  // row-major index -> "(i, j)"
+      std::vector<int64_t> c(shape.size());
+      for (size_t d = shape.size(); d-- > 0;) {
+        c[d] = flat % shape[d];
+        flat /= shape[d];
+      }
+      return fmt::format("({})", fmt::join(c, ", "));
+    };
+    if (both)
+      fail_at(at,
+              fmt::format("tensor {} is written by the kernel but its elements {} and {} share one "
+                          "memory location (shape [{}], strides [{}]): programs would race on them",
+                          arg_name(i), coords(both->first), coords(both->second),
+                          fmt::join(shape, ", "), fmt::join(strides, ", ")),
+              "pass a tensor whose elements do not overlap (e.g. .contiguous())");
+    if (!decided)
+      fail_at(at,
+              fmt::format("tensor {} is written by the kernel and its strides [{}] interleave its "
+                          "dims over {} elements: too many to tell whether two share one memory "
+                          "location",
+                          arg_name(i), fmt::join(strides, ", "), b.numel()),
+              "pass a tensor whose dims do not interleave (e.g. .contiguous(), then copy back)");
   }
   // Another argument over some of a written tensor's bytes (only arguments in one alias
   // group can be; the key holds the groups): torch's overlap status, FULL where both are
