@@ -280,7 +280,7 @@ inline constexpr bool kNever = false;
 /// A compiled-on-demand kernel. Call it with Buffers and numbers in the lambda's
 /// parameter order (P...: the lambda's parameter types): it traces once per
 /// specialization key (dtypes, ranks, size buckets, alignment:
-/// src/runtime/kernel_impl.cpp KernelImpl::key),
+/// src/runtime/call_key.cpp write_argument_key),
 /// compiles with NVRTC for the arguments' GPU or runs on the CPU interpreter for CPU
 /// Buffers (or when TESSEL_INTERPRET=1), and returns what the lambda returns
 /// (Buffer, std::tuple of Buffers, or nothing).

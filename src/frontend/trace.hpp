@@ -50,7 +50,7 @@ using ir::describe_tensor;
 /// Whether addressing `b` needs 64-bit index arithmetic: it spans 2^31 elements of memory
 /// or more (Buffer::span: a strided view up to its furthest element), or a size is 2^31
 /// or more (a zero-stride view: its indices do not fit 32 bits). The specialization key
-/// holds this per tensor argument (runtime/kernel_impl.cpp).
+/// holds this per tensor argument (runtime/call_key.cpp).
 bool needs_64bit_indexing(const Buffer& b);
 /// The same, given the Buffer's shape and span (elements).
 bool needs_64bit_indexing(const std::vector<int64_t>& shape, int64_t span);

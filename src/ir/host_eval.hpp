@@ -33,7 +33,7 @@ bool host_computable(const Node* n);
 /// Integer arithmetic on the host past 64 bits (sizes and integer arguments are whole
 /// numbers, as Python's ints are in Helion: `x.size(0) * n` that does not fit is an error,
 /// not a wrapped value). The kernel's entry points raise it as a UserError naming the
-/// kernel (runtime/kernel_impl.cpp).
+/// kernel (runtime/kernel_entry.cpp).
 class HostOverflow : public Error {
  public:
   HostOverflow(const Node* node, const std::string& what) : Error(what), node(node) {}

@@ -294,7 +294,8 @@ enum AllocFill : int64_t { fill_none = 0, fill_value = 1 };
 /// An Alloc's layout on the calls of its specialization (Node::fn): row-major (every
 /// allocation without `like`, and one whose argument's layout gives row-major strides),
 /// or strided (the strides follow the argument's stride order; generated code reads
-/// them all, the innermost included). A per-call guard (runtime/kernel_impl.cpp) keeps it.
+/// them all, the innermost included). A per-call guard (runtime/specialization_guards.cpp) keeps
+/// it.
 enum AllocLayout : uint8_t { alloc_row_major = 0, alloc_strided = 1 };
 
 /// A traced kernel: owns nodes and syms.
