@@ -125,6 +125,53 @@ TEST(Errors, WrittenTensorWithAZeroStride) {
   ts::Buffer ok = ts::Buffer::zeros({8}, ts::f32);
   k(ok);
   EXPECT_EQ(ok.to_vector(), std::vector<double>(8, 2.0));
+  // A named parameter is named.
+  auto named = ts::kernel("fill_named", {"out"}, [](ts::Tensor out) {
+    for (auto t : ts::tile(out.size(0))) out(t) = ts::full({t}, 2.0, ts::f32);
+  });
+  EXPECT_NE(user_error([&] { named(one.view_as_strided({8}, {0}, 0)); })
+                .find("tensor argument 0 ('out') is written by the kernel but its dim 0 has "
+                      "stride 0"),
+            std::string::npos);
+}
+
+// A float scalar is f32 in the kernel: a finite value beyond f32's range is refused (it
+// would become inf, and a C++ float parameter's conversion of it is undefined), for a
+// ts::Value and a C++ float or double parameter alike, also after a call in range (the
+// thread's memo of recent calls does not skip the check); inf itself is passed on.
+TEST(Errors, AFloatArgumentBeyondF32IsRefused) {
+  auto scale_value = ts::kernel("scale_value", {"x", "s"}, [](ts::Tensor x, ts::Value s) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * s;
+    return out;
+  });
+  auto scale_float = ts::kernel("scale_float", {"x", "s"}, [](ts::Tensor x, float s) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * s;
+    return out;
+  });
+  auto scale_double = ts::kernel("scale_double", [](ts::Tensor x, double s) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * s;
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::full({3}, 1.0, ts::f32);
+  EXPECT_EQ(scale_value(x, 2.0).to_vector(), std::vector<double>(3, 2.0));
+  const int line = __LINE__ + 1;
+  std::string msg = user_error([&] { scale_value(x, 1e300); });
+  expect_message(msg, "scale_value", line,
+                 "argument 1 ('s') is 1e+300, beyond the range of f32 (largest magnitude "
+                 "3.4028235e+38), the dtype of a kernel's floating-point scalars",
+                 "pass a value within f32's range");
+  EXPECT_NE(user_error([&] { scale_float(x, -1e39); }).find("argument 1 ('s') is -1e+39, beyond"),
+            std::string::npos);
+  EXPECT_NE(user_error([&] { scale_double(x, 1e300); }).find("argument 1 is 1e+300, beyond"),
+            std::string::npos);
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(scale_value(x, inf).to_vector(), std::vector<double>(3, inf));
+  EXPECT_EQ(scale_float(x, 3.0e38).to_vector(),
+            std::vector<double>(3, static_cast<double>(3.0e38f)));
+  EXPECT_EQ(scale_value(x, 2.0).to_vector(), std::vector<double>(3, 2.0));
 }
 
 // A written tensor that overlaps another argument in part would race on a GPU (a program

@@ -10,7 +10,7 @@ namespace check_bounds_kernels {
 inline const tessel::Settings kChecked{.check_bounds = true};
 
 inline int column_line = 0, shift_line = 0, gather_line = 0, grid_line = 0, scatter_line = 0,
-           pick_line = 0;
+           pick_line = 0, tile_line = 0;
 
 /// out[t] = x[t, c] for a column c given as a plain number (a constant of the code).
 inline auto make_column(tessel::Settings s = {}) {
@@ -73,6 +73,21 @@ inline auto make_grid(tessel::Settings s = {}) {
       s);
 }
 
+/// out[t] = x[t] + 1 for t in tile(n): a ts::tile bound that is not x's size, so the
+/// tile's lanes reach past x's end when n > x.size(0).
+inline auto make_tile_copy(tessel::Settings s = {}) {
+  return tessel::kernel(
+      "tile_copy",
+      [](tessel::Tensor x, tessel::Value n) {
+        tessel::Tensor out = x.new_zeros({n});
+        for (auto t : tessel::tile(n)) {
+          out(t) = x(t) + 1;
+          tile_line = __LINE__ - 1;
+        }
+        return out;
+      },
+      s);
+}
 /// out[idx[t]] = x[t]: a scatter, the store's gathered index.
 inline auto make_scatter(tessel::Settings s = {}) {
   return tessel::kernel(

@@ -4,7 +4,8 @@
 // access is masked (reads 0, writes nothing). A scalar index the host computes (a
 // constant, a scalar argument, a size) is checked on every call, with or without the mode
 // (runtime/host_indices.hpp). Lanes past a tile's end are masked by design and never
-// reported. The interpreter is checked
+// reported; lanes within a tile but past a tensor's end (a ts::tile bound larger than the
+// tensor) are. The interpreter is checked
 // here; the generated checks compile with NVRTC, and the device record decodes to the
 // interpreter's message (tests/gpu/check_bounds_gpu_test.cpp compares the GPU's report).
 #include <gtest/gtest.h>
@@ -125,6 +126,48 @@ TEST(CheckBounds, AGridIndexBeyondATensorIsReported) {
   EXPECT_EQ(make_grid()(x, 4).to_vector(), (std::vector<double>{2, 3, 4, 1}));
 }
 
+// A ts::tile bound that is a number, not x's size: the tile's lanes past x's end (but
+// within the tile) are reported, as a grid index is; unchecked they read 0.
+TEST(CheckBounds, ATileLanePastATensorsEndIsReported) {
+  ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
+  EXPECT_EQ(make_tile_copy(kChecked)(x, 3).to_vector(), (std::vector<double>{2, 3, 4}));
+  expect_message(user_error([&] { make_tile_copy(kChecked)(x, 4); }), "tile_copy",
+                 "check_bounds_kernels.hpp", tile_line,
+                 "a load's index 3 is out of range for dimension 0 of tensor argument 0 (size 3)",
+                 kHint);
+  EXPECT_EQ(make_tile_copy()(x, 4).to_vector(), (std::vector<double>{2, 3, 4, 1}));
+  // A bound in device memory (read on the GPU) past the end of the tensor written.
+  auto into = ts::kernel(
+      "tile_into",
+      [](ts::Tensor x, ts::Tensor n, ts::Tensor out) {
+        for (auto t : ts::tile(n)) out(t) = x(t);
+      },
+      kChecked);
+  ts::Buffer wide = ts::Buffer::zeros({8}, ts::f32), narrow = ts::Buffer::zeros({2}, ts::f32);
+  into(x, ts::Buffer::from_vector({2}, {1}, ts::i32), narrow);
+  EXPECT_EQ(narrow.to_vector(), (std::vector<double>{1, 2}));
+  EXPECT_NE(user_error([&] { into(wide, ts::Buffer::from_vector({3}, {1}, ts::i32), narrow); })
+                .find("a store's index 2 is out of range for dimension 0 of tensor argument 2 "
+                      "(size 2)"),
+            std::string::npos);
+  // Lanes of a 2-D tile past a tensor's end along dim 1 only, the rows in range.
+  auto rows = ts::kernel(
+      "rows",
+      [](ts::Tensor x, ts::Value n) {
+        ts::Tensor out = x.new_zeros({x.size(0), n});
+        for (auto [tm, tn] : ts::tile(x.size(0), n)) out(tm, tn) = x(tm, tn);
+        return out;
+      },
+      kChecked);
+  ts::Buffer m = ts::Buffer::zeros({2, 3}, ts::f32);
+  EXPECT_EQ(rows(m, 3).to_vector(), std::vector<double>(6, 0.0));
+  // Index 3 or 4, whichever program the interpreter meets first.
+  EXPECT_NE(user_error([&] {
+              rows(m, 5);
+            }).find(" is out of range for dimension 1 of tensor argument 0 (size 3)"),
+            std::string::npos);
+}
+
 TEST(CheckBounds, AStoreIndexOutOfRangeIsReported) {
   ts::Buffer x = ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32);
   ts::Buffer out = ts::Buffer::zeros({3}, ts::f32);
@@ -170,6 +213,10 @@ TEST(CheckBounds, TheGeneratedChecksCompile) {
        {nvrtc_test::compile(make_scatter(kChecked), v3, i3, ts::Buffer::zeros({3}, ts::f32)),
         nvrtc_test::compile(make_pick(kChecked), grid_3x4(), i3)})
     EXPECT_EQ(nvrtc_test::count(src, "ts::report_oob(ts_check, "), 1) << src;
+  // A ts::tile bound of the user's own: x's load is checked, not the store into the
+  // kernel's allocation of that extent.
+  std::string tile = nvrtc_test::compile(make_tile_copy(kChecked), v3, int64_t{3});
+  EXPECT_EQ(nvrtc_test::count(tile, "ts::report_oob(ts_check, "), 1) << tile;
   std::string plain = nvrtc_test::compile(make_gather(), x, idx);
   EXPECT_EQ(plain.find("report_oob"), std::string::npos) << plain;
   EXPECT_EQ(plain.find("ts_check"), std::string::npos) << plain;

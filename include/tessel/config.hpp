@@ -250,8 +250,10 @@ struct Settings {
   /// host-computed integer, a grid index, a loaded scalar) or a gathered index value
   /// outside [0, size) of its tensor dimension throws UserError naming the kernel, the
   /// load's or store's source line, the tensor, the dimension, the index and the size,
-  /// instead of reading 0 / skipping the write. Tile and ts::all indices are not
-  /// reported: lanes past a tile's end or a tensor's end are masked by design. On the GPU
+  /// instead of reading 0 / skipping the write; so is a tile index within its tile but
+  /// past its tensor's end (a ts::tile bound that is not a tensor's size, larger than a
+  /// tensor it indexes). Lanes past a tile's own end, and ts::all indices, are masked by
+  /// design, not reported. On the GPU
   /// the kernel records the first violation in device memory and the call synchronizes
   /// its stream to read it back (so a checked call cannot be captured in a CUDA graph);
   /// checked kernels are compiled without load pipelining (num_stages acts as 1).

@@ -20,10 +20,11 @@ namespace {
 struct DimAccess {
   ir::IndexKind kind;
   const ir::Sym* sym = nullptr;
-  std::string idx;                  // index along the dimension (index dtype)
-  std::string lim;                  // tile/all: exclusive upper limit of idx (hoisted variable)
-  std::string extra;                // tile/all: a test of the slot's bits past the Sym's block
-  std::string raw, size, in_range;  // scalar/gather: the index value, the size, their test
+  std::string idx;    // index along the dimension (index dtype)
+  std::string lim;    // tile/all: exclusive upper limit of idx (hoisted variable)
+  std::string extra;  // tile/all: a test of the slot's bits past the Sym's block
+  std::string end;    // tile: the tile's own end, where lanes before it may leave the tensor
+  std::string raw, size, in_range;  // scalar/gather/tile: the index value, the size, their test
   std::string mask;                 // gather: validity of the index operand's tile coordinates
   const Node* operand = nullptr;    // tile: the loop
   /// Whether the element's index is valid (bool expression of idx).
@@ -54,6 +55,21 @@ struct AccessPlan {
 };
 
 }  // namespace
+
+// Whether the lanes of a tile of loop dim `ld` that lie within the loop stay within dim `d`
+// of tensor `t` wherever the code runs: the loop's end is a tensor's size (the call then
+// checks that it covers every tensor the tile indexes: TraceContext::check_tile_covers),
+// t's own extent (an allocation's), or a constant no larger than t's known size, and its
+// begin is a constant of 0 or more.
+// Else (a bound of the user's own, e.g. a ts::Value or a device-resident size) lanes past
+// t's end are masked, and reported under Settings::check_bounds.
+static bool tile_stays_inside(const Emitter& e, const Node* t, int d, const ir::LoopDim& ld) {
+  if (ld.begin && !(ld.begin->op == Op::Const && ld.begin->ival >= 0)) return false;
+  if (ld.end->op == Op::Size) return true;
+  if (t->op == Op::Alloc && t->args.at(static_cast<size_t>(d)) == ld.end) return true;
+  const int64_t size = e.known_size(t, d);
+  return ld.end->op == Op::Const && size >= 0 && ld.end->ival <= size;
+}
 
 // The addressing of access n (a load or store; any memory op) at register expression r:
 // per tensor dimension its index and validity, the base pointer. A multicast tensor
@@ -103,6 +119,12 @@ static AccessPlan plan_access(Emitter& e, const Node* n, size_t first_operand,
         int64_t sb = e.plan_.block(info.sym);
         if (sb < e.L_->slot_block[e.slot(info.sym)])
           a.extra = fold::cmp(e.slot_coord(info.sym, r), "<", std::to_string(sb));
+        if (!tile_stays_inside(e, t, d, operand->dims.at(static_cast<size_t>(info.sym->loop_dim))))
+          a.end = dv.te;
+        a.raw = a.idx;
+        a.size = size;
+        a.in_range = fold::land(
+            {fold::cmp(fold::paren(a.idx), ">=", "0"), fold::cmp(fold::paren(a.idx), "<", size)});
         break;
       }
       case ir::IndexKind::all: {
@@ -151,9 +173,11 @@ std::string Emitter::check_record_param() {
 
 // Settings::check_bounds: before access n (planned at register expression r: "r" inside
 // TS_FOR, or a constant), reports an out-of-range scalar index wherever the access runs,
-// and an out-of-range gather index of every element whose other indices are valid (lanes
-// past a tile's end are masked by design), in dim order, as the interpreter meets them
-// (interp/memory_ops.cpp). ts::report_oob keeps the first report of the launch.
+// and an out-of-range gather or tile index of every element whose other indices are
+// valid (a tile's lanes past its own end are masked by design; lanes within it but past
+// the tensor's end, as a ts::tile bound larger than the tensor, are reported), in dim
+// order, as the interpreter meets them (interp/memory_ops.cpp). ts::report_oob keeps the
+// first report of the launch.
 static void emit_bounds_checks(Emitter& e, const Node* n, const AccessPlan& p,
                                const std::string& r) {
   if (!e.g_.check_bounds) return;
@@ -169,8 +193,10 @@ static void emit_bounds_checks(Emitter& e, const Node* n, const AccessPlan& p,
     const DimAccess& a = p.dims[d];
     if (a.kind == ir::IndexKind::scalar)
       e.line(fmt::format("if (!({})) {};", a.in_range, report(d)), n);
-    if (a.kind == ir::IndexKind::gather) {
-      others.push_back(a.mask);
+    if (a.kind == ir::IndexKind::gather || (a.kind == ir::IndexKind::tile && !a.end.empty())) {
+      others.push_back(a.kind == ir::IndexKind::gather
+                           ? a.mask
+                           : fold::land({fold::cmp(a.idx, "<", a.end), a.extra}));
       checks +=
           fmt::format("{}if (!({})) {};", checks.empty() ? "" : " else ", a.in_range, report(d));
     } else {

@@ -57,16 +57,26 @@ static const ir::ArgFacts* facts(const ir::Graph& g, const Node* t) {
   return i < g.arg_facts.size() ? &g.arg_facts[i] : nullptr;
 }
 
-std::string Emitter::size_param(const Node* t, int dim) {
-  // Static shapes: the exact size is a constant of the generated code.
-  if (const ir::ArgFacts* f = facts(g_, t); f && static_cast<size_t>(dim) < f->known_sizes.size() &&
-                                            f->known_sizes[static_cast<size_t>(dim)] >= 0) {
-    return literal(g_.index_dtype, 0, f->known_sizes[static_cast<size_t>(dim)]);
-  } else if (t->op == Op::Alloc) {
-    // An allocation's size is a constant or another tensor's size (empty_like(x)): its
-    // parameter then (one parameter per value).
+int64_t Emitter::known_size(const Node* t, int dim) const {
+  // Static shapes (or a size the key fixes): the exact size.
+  if (const ir::ArgFacts* f = facts(g_, t); f && static_cast<size_t>(dim) < f->known_sizes.size())
+    return f->known_sizes[static_cast<size_t>(dim)];
+  if (t->op == Op::Alloc) {
+    // An allocation's size is a constant or another tensor's size (empty_like(x)).
     const Node* d = t->args.at(static_cast<size_t>(dim));
-    if (d->op == Op::Const) return literal(g_.index_dtype, 0, d->ival);
+    if (d->op == Op::Const) return d->ival;
+    if (d->op == Op::Size && d->args[0]->is_tensor())
+      return known_size(d->args[0], static_cast<int>(d->ival));
+  }
+  return -1;
+}
+
+std::string Emitter::size_param(const Node* t, int dim) {
+  // A known size is a constant of the generated code.
+  if (int64_t n = known_size(t, dim); n >= 0) return literal(g_.index_dtype, 0, n);
+  if (t->op == Op::Alloc) {
+    // An allocation whose size is another tensor's size: its parameter (one per value).
+    const Node* d = t->args.at(static_cast<size_t>(dim));
     if (d->op == Op::Size && d->args[0]->is_tensor())
       return size_param(d->args[0], static_cast<int>(d->ival));
   }

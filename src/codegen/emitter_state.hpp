@@ -66,6 +66,9 @@ class Emitter {
   /// chunks of 4096 over 16384 columns, static shapes). The emitter writes `true`.
   bool tile_index_always_in_bounds(const ir::Node* n) const;
   std::string tensor_param(const ir::Node* t);
+  /// Size `dim` of tensor `t` where the generated code knows it (static shapes, a size the
+  /// key fixes, a constant allocation), else -1.
+  int64_t known_size(const ir::Node* t, int dim) const;
   std::string size_param(const ir::Node* t, int dim);
   std::string stride_param(const ir::Node* t, int dim);
   /// The parameter holding size or stride `dim` of tensor `t` (kind tensor_size or

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "common/element.hpp"
@@ -141,6 +143,13 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
   }
   int gather_pos = -1;
   int k = first, td = 0;
+  // Settings::check_bounds: the first tile index (in dim order) within its tile but outside
+  // the tensor, reported where every other dim has a valid lane (emit_memory.cpp's order).
+  struct {
+    int dim = -1;
+    int64_t index = 0, size = 0;
+  } past_end;
+  std::array<std::optional<bool>, kMaxRank> in_tile{};  // tile dims: whether a lane is in it
   std::array<int, kMaxRank> gather_rank{};
   for (const ir::IndexInfo& info : n->access) {
     if (a.dims.size() + block.size() > static_cast<size_t>(kMaxRank))
@@ -175,7 +184,10 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
         for (int64_t c = 0; c < blk; ++c) {
           int64_t idx = tb + c;
           a.table.push_back(idx < te && idx >= 0 && idx < size ? idx * stride : kInvalid);
+          if (a.check && idx < te && (idx < 0 || idx >= size) && past_end.dim < 0)
+            past_end = {td - 1, idx, size};
         }
+        in_tile[a.dims.size() - 1] = te > tb;
         break;
       }
       case IndexKind::all: {
@@ -216,6 +228,20 @@ void plan(Frame& f, const Node* n, int first, const Buffer& t, Addressing& a) {
     }
   }
   a.table_at[a.dims.size()] = static_cast<int64_t>(a.table.size());
+  if (past_end.dim >= 0) {
+    bool some_element = true;
+    for (size_t j = 0; j < a.dims.size(); ++j) {
+      if (in_tile[j]) {
+        some_element = some_element && *in_tile[j];
+        continue;
+      }
+      const int64_t* row = a.table.data() + a.table_at[j];
+      some_element = some_element &&
+                     std::any_of(row, row + a.dims[j], [](int64_t t) { return t != kInvalid; });
+    }
+    if (some_element)
+      throw rt::bounds_error(*a.check, n, past_end.dim, past_end.index, past_end.size);
+  }
   // Gather cursors: operand dims right-aligned inside the gather block.
   const int gk = static_cast<int>(block.size());
   for (int g = 0; g < a.ngathers; ++g) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/count_text.hpp"
 #include "common/internal_overlap.hpp"
@@ -12,6 +13,7 @@
 #include "driver/alias_groups.hpp"
 #include "driver/host_env.hpp"
 #include "frontend/trace.hpp"
+#include "runtime/call_key.hpp"
 #include "runtime/kernel_impl.hpp"
 
 namespace tessel::detail {
@@ -59,6 +61,14 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
                  ? "pass a value that fits (a kernel's integer parameters hold at most 2^63 - 1)"
                  : "pass a value that fits, or declare the parameter as int64_t");
     }
+    // A float scalar is f32 in the kernel (as Triton types a Python float): a finite value
+    // beyond f32's range would become inf (and a C++ float parameter's conversion is undefined).
+    if (const double* d = std::get_if<double>(&args[i]);
+        d && params_[i] != ParamKind::specialized_int && beyond_f32(*d))
+      fail(fmt::format("{} is {}, beyond the range of f32 (largest magnitude {}), the dtype of a "
+                       "kernel's floating-point scalars",
+                       arg(i), *d, std::numeric_limits<float>::max()),
+           "pass a value within f32's range (or inf, if that is meant)");
     if (!is_buffer) continue;
     const Buffer& b = *std::get<const Buffer*>(args[i]);
     if (!b.defined())
@@ -93,10 +103,9 @@ void KernelImpl::check_written_overlaps(CallArgs args, const Specialization& spe
       if (strides[d] == 0 && shape[d] > 1)
         fail_at(
             at,
-            fmt::format(
-                "tensor argument {} is written by the kernel but its dim {} has stride 0 (its {} "
-                "elements share one memory location)",
-                i, d, b.size(d)),
+            fmt::format("tensor {} is written by the kernel but its dim {} has stride 0 (its {} "
+                        "elements share one memory location)",
+                        arg_name(static_cast<size_t>(i)), d, b.size(d)),
             "pass a tensor whose elements do not overlap (e.g. .contiguous())");
     if (non_overlapping_and_dense(shape, strides)) continue;
     bool decided = true;

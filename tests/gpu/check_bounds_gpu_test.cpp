@@ -52,6 +52,8 @@ TEST(CheckBoundsGpu, TheGpuReportsWhatTheInterpreterReports) {
   expect_same_report(make_pick(kChecked), x, ts::Buffer::from_vector({3, -1, 2}, {3}, ts::i64));
   expect_same_report(make_grid(kChecked), ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32),
                      int64_t{4});
+  expect_same_report(make_tile_copy(kChecked), ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32),
+                     int64_t{4});
   expect_same_report(make_scatter(kChecked), ts::Buffer::from_vector({1, 2, 3}, {3}, ts::f32),
                      ts::Buffer::from_vector({2, 0, 3}, {3}, ts::i64),
                      ts::Buffer::zeros({3}, ts::f32));
