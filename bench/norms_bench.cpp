@@ -54,7 +54,10 @@
 //                 {1,4096}/8 with 2 stages; {1,2048}/8 and {1,1024}/4 with 2 stages and
 //                 maxnreg 48; and the 2-stage {1,4096}/8, {1,2048}/8 and the two capped
 //                 ones kept; kept with more stages: {1,2048}/8 3 and 4, {1,1024}/4 4,
-//                 {1,4096}/8 3
+//                 {1,4096}/8 3; {1,4096}/16 with 3 stages, and kept with 2 and 3 (57 and
+//                 60 registers at 3 stages: two programs of 512 threads per SM, where the
+//                 2-stage one's 40 fit three; ptxas -v, f32 at N = 16384); {1,8192}/16
+//                 with 2 stages
 //
 // Before timing a shape, every candidate's CUDA is generated and compiled with NVRTC in
 // parallel (--jobs) into tessel's on-disk cubin cache, so the timed calls find it there.
@@ -301,7 +304,11 @@ std::vector<ts::Config> candidates(const std::string& kernel, int64_t n) {
             kept(two_pass_cfg(1, 2048, 8, 3)),
             kept(two_pass_cfg(1, 2048, 8, 4)),
             kept(two_pass_cfg(1, 1024, 4, 4)),
-            kept(two_pass_cfg(1, 4096, 8, 3))};
+            kept(two_pass_cfg(1, 4096, 8, 3)),
+            two_pass_cfg(1, 4096, 16, 3),
+            kept(two_pass_cfg(1, 4096, 16, 2)),
+            kept(two_pass_cfg(1, 4096, 16, 3)),
+            two_pass_cfg(1, 8192, 16, 2)};
   }
   if (n <= 256) return {rows_cfg(4, 4), rows_cfg(8, 4), rows_cfg(16, 8), rows_cfg(32, 8)};
   if (n <= 1024) return {rows_cfg(1, 4), rows_cfg(2, 4), rows_cfg(4, 8), rows_cfg(8, 8)};
