@@ -86,6 +86,23 @@ TEST(AutotuneConfig, UnknownKeyIsAUserError) {
   EXPECT_EQ(ts::Config::from_json(R"({"tunables":{"a":-3}})").tunables->at("a"), -3);
 }
 
+// Config::from_json's errors name the caller's line (a config read from a file).
+TEST(AutotuneConfig, FromJsonErrorsNameTheCallersLine) {
+  for (const char* text : {R"({"num_warps":"4"})", R"({"pid_type":"diagonal"})", "{oops",
+                           R"({"load_eviction_policies":["never"]})", R"({"num_warp":4})"}) {
+    const int line = __LINE__ + 2;
+    try {
+      (void)ts::Config::from_json(text);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const ts::UserError& e) {
+      EXPECT_EQ(e.loc().line, line) << e.what();
+      EXPECT_NE(std::string(e.what()).find("autotune_config_test.cpp:" + std::to_string(line)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(Tunables, ValueIsTheConfigsChoiceOrTheFirst) {
   ts::Buffer x = ts::Buffer::arange(100, ts::f32);
   auto k = [](ts::Settings s) {

@@ -279,7 +279,12 @@ TEST(F8, EachTileOfKsSumsIsAddedIntoF32UnlessFastAccum) {
                   std::string::npos)
             << cu;
         EXPECT_NE(cu.find("ts::wgmma_wait<0>();\n"), std::string::npos) << cu;
-        EXPECT_NE(cu.find(" : 0.0f) + part[r];"), std::string::npos) << cu;
+        // The accumulator is zeroed before the loop, each tile's sums added without a
+        // select (not 128 FSELs per tile of K beside the additions).
+        EXPECT_NE(cu.find("] += part[r];"), std::string::npos) << cu;
+        EXPECT_NE(cu.find("// zeros: each tile of K's sums are added into it"), std::string::npos)
+            << cu;
+        EXPECT_EQ(cu.find(" : 0.0f) + part[r];"), std::string::npos) << cu;
         EXPECT_EQ(cu.find("ts::wgmma_wait<1>();"), std::string::npos) << cu;
       } else {
         EXPECT_NE(cu.find("ts::wgmma_wait<1>();"), std::string::npos) << cu;
@@ -292,7 +297,9 @@ TEST(F8, EachTileOfKsSumsIsAddedIntoF32UnlessFastAccum) {
       nvrtc_test::compile(dot_test::make_dot(ts::Settings{.config = c}, 1.0), x, w.transpose(0, 1));
   EXPECT_NE(ones.find("] = c"), std::string::npos) << ones;
   EXPECT_EQ(ones.find(" : 0.0f) + part[r];"), std::string::npos) << ones;
-  EXPECT_NE(ones.find("+ part[r];"), std::string::npos) << ones;
+  EXPECT_NE(ones.find("] += part[r];"), std::string::npos) << ones;
+  EXPECT_EQ(ones.find("// zeros: each tile of K's sums are added into it"), std::string::npos)
+      << ones;
   // bf16 and i8 operands: wgmma sums into the accumulator.
   for (ts::DType t : {ts::bf16, ts::i8}) {
     ts::Config b = blocks(128, 128, t == ts::i8 ? 128 : 64, 4);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -183,8 +184,10 @@ struct Config {
 
   /// JSON text, e.g. {"block_sizes":[64,128],"num_warps":4}. Unset fields are omitted.
   std::string to_json() const;
-  /// Parses to_json()'s output. Throws UserError on malformed text or unknown keys.
-  static Config from_json(const std::string& text);
+  /// Parses to_json()'s output. Throws UserError on malformed text, unknown keys or values
+  /// of the wrong type or range, naming the caller's line (`at`).
+  static Config from_json(const std::string& text,
+                          std::source_location at = std::source_location::current());
   /// A C++ initializer that can be pasted into ts::Settings{.config = ...}.
   std::string to_cpp() const;
   bool operator==(const Config&) const = default;

@@ -29,7 +29,7 @@ std::optional<TunedRecord> load_tuned(const ConfigKeyParts& parts) {
     json j = json::parse(*text);
     if (j.at("key") != parts_json(parts)) return std::nullopt;
     TunedRecord r;
-    r.config = Config::from_json(j.at("config").dump());
+    r.config = Config::from_json(j.at("config").dump(), {});
     r.time_us = j.at("time_us").get<double>();
     r.configs_tried = j.at("configs_tried").get<int>();
     r.kernel_name = j.at("kernel").get<std::string>();

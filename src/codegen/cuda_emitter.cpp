@@ -211,7 +211,12 @@ void Emitter::emit_loop(const Node* n) {
     if (!live_.count(c)) continue;
     std::string nm = ids_.carried(c, n->inits[i]);
     names_[c] = nm;
-    if (starts_from_zeros(n, c) && plan_.persistent) {
+    if (promoted_from_zeros(n, c)) {
+      line(fmt::format("{} {}[TS_N];  // zeros: each tile of K's sums are added into it",
+                       reg_type(c->dtype), nm),
+           n->inits[i]);
+      line(fmt::format("TS_FOR(r) {}[r] = {};", nm, literal(c->dtype, 0, 0)));
+    } else if (starts_from_zeros(n, c) && plan_.persistent) {
       // In a persistent program the zeros end the previous tile's accumulator: left
       // undefined, ptxas keeps its registers live across the program loop, beside the
       // epilogue's values (255 registers and spills at 128x256 tiles on 8 warps).

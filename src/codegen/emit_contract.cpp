@@ -195,6 +195,14 @@ bool Emitter::starts_from_zeros(const Node* loop, const Node* carried) const {
   return false;
 }
 
+bool Emitter::promoted_from_zeros(const Node* loop, const Node* carried) const {
+  for (const passes::Contraction* c : rings_of(loop)) {
+    const Accumulation a = accumulation_of(c->match.sum);
+    if (a.loop == loop && a.acc == carried && a.from_zeros && c->mma->promote_n) return true;
+  }
+  return false;
+}
+
 Emitter::ContractionSum Emitter::declare_contraction_sum(const Node* s,
                                                          const std::string& comment) {
   const Accumulation a = accumulation_of(s);

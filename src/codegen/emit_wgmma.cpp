@@ -496,10 +496,6 @@ void Emitter::emit_promoted_products(const passes::Contraction& c, const std::st
                                      const std::string& k_steps) {
   const passes::Contraction::Mma& mma = *c.mma;
   const int64_t width = mma.promote_n;
-  const Node* loop = c.match.k->loop;
-  const DimVars dv = dims.at({loop, 0});
-  // A carried accumulator from zeros takes the first tile's sums as they are.
-  const bool from_zeros = starts_from_zeros(loop, accumulation_of(c.match.sum).acc);
   line(fmt::format(
       "// 8-bit products: each tile of K summed from zero by the tensor cores, {} columns at a "
       "time, then added into f32 (Settings::fast_accum unset)",
@@ -515,8 +511,9 @@ void Emitter::emit_promoted_products(const passes::Contraction& c, const std::st
   line("ts::wgmma_commit();");
   line("ts::wgmma_wait<0>();");
   const std::string at = fmt::format("{}[i * {} + h * {} + r]", sum, cols / 2, width / 2);
-  line(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < {}; ++r) {} = {} + part[r];", width / 2,
-                   at, from_zeros ? fmt::format("({}_ > {} ? {} : 0.0f)", dv.tb, dv.lb, at) : at));
+  // (An accumulator from zeros is zeroed before the loop: promoted_from_zeros.)
+  line(fmt::format("_Pragma(\"unroll\") for (int r = 0; r < {}; ++r) {} += part[r];", width / 2,
+                   at));
   close();
   close();
 }

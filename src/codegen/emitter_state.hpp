@@ -249,6 +249,10 @@ class Emitter {
   /// initialization would end wgmma's pipelining: ptxas C7515) but zeroed when the loop
   /// runs no iteration.
   bool starts_from_zeros(const ir::Node* loop, const ir::Node* carried) const;
+  /// Whether `carried` of `loop` is such an accumulator of 8-bit products summed into f32 a
+  /// tile of K at a time (Mma::promote_n): wgmma writes the partial sums, never it, so it is
+  /// zeroed before the loop and each tile's sums are added as they are.
+  bool promoted_from_zeros(const ir::Node* loop, const ir::Node* carried) const;
   ContractionSum declare_contraction_sum(const ir::Node* s, const std::string& comment);
   /// Array `dst` (declared here, reg_type(dtype)) := array `src`, converted from layout
   /// `from` to layout `to` (slots of the same Syms in another order) through shared

@@ -34,17 +34,17 @@ std::string eviction_policy_name(EvictionPolicy p) {
   return kEvictNames[static_cast<int>(p)];
 }
 
-static EvictionPolicy eviction_from_name(const std::string& s) {
+static EvictionPolicy eviction_from_name(const std::string& s, SourceLoc loc) {
   for (int i = 0; i < 3; ++i)
     if (s == kEvictNames[i]) return static_cast<EvictionPolicy>(i);
-  throw UserError("", {}, fmt::format("unknown load eviction policy '{}'", s),
+  throw UserError("", loc, fmt::format("unknown load eviction policy '{}'", s),
                   "use \"\", \"first\" or \"last\"");
 }
 
-static PidType pid_from_name(const std::string& s) {
+static PidType pid_from_name(const std::string& s, SourceLoc loc) {
   for (int i = 0; i < 4; ++i)
     if (s == kPidNames[i]) return static_cast<PidType>(i);
-  throw UserError("", {}, fmt::format("unknown pid_type '{}'", s),
+  throw UserError("", loc, fmt::format("unknown pid_type '{}'", s),
                   "use flat, xyz, persistent_blocked or persistent_interleaved");
 }
 
@@ -76,7 +76,8 @@ std::string Config::to_json() const {
   return j.dump();
 }
 
-Config Config::from_json(const std::string& text) {
+Config Config::from_json(const std::string& text, std::source_location at) {
+  const SourceLoc loc = SourceLoc::from(at);  // the caller's line, where errors point
   json j;
   // Keys seen per open object: a repeated key is an error, not "the last one wins".
   std::vector<std::set<std::string>> keys;
@@ -92,25 +93,25 @@ Config Config::from_json(const std::string& text) {
   try {
     j = json::parse(text, track);
   } catch (const json::exception& e) {
-    throw UserError("", {}, fmt::format("malformed config JSON: {}", e.what()),
+    throw UserError("", loc, fmt::format("malformed config JSON: {}", e.what()),
                     "pass the text printed by Config::to_json()");
   }
   if (!duplicate.empty())
-    throw UserError("", {}, fmt::format("config JSON has the key '{}' twice", duplicate),
+    throw UserError("", loc, fmt::format("config JSON has the key '{}' twice", duplicate),
                     "give each key once");
-  if (!j.is_object()) throw UserError("", {}, "a config must be a JSON object");
+  if (!j.is_object()) throw UserError("", loc, "a config must be a JSON object");
   Config c;
   // Integers must be JSON integers in range (no silent truncation of 4.5 or 1e10).
-  auto integer = [](const json& v, const std::string& key, int64_t lo, int64_t hi) -> int64_t {
+  auto integer = [&](const json& v, const std::string& key, int64_t lo, int64_t hi) -> int64_t {
     if (!v.is_number_integer())
-      throw UserError("", {}, fmt::format("config key '{}' needs integers, got {}", key, v.dump()),
+      throw UserError("", loc, fmt::format("config key '{}' needs integers, got {}", key, v.dump()),
                       "use the text printed by Config::to_json()");
     int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
                     ? hi + 1
                     : v.get<int64_t>();
     if (x < lo || x > hi)
       throw UserError(
-          "", {},
+          "", loc,
           fmt::format("config key '{}': {} is out of range [{}, {}]", key, v.dump(), lo, hi),
           "ts::Config documents each key's values (include/tessel/config.hpp)");
     return x;
@@ -120,7 +121,7 @@ Config Config::from_json(const std::string& text) {
   };
   auto int64s = [&](const json& v, const std::string& key) {
     if (!v.is_array())
-      throw UserError("", {}, fmt::format("config key '{}' needs a list", key),
+      throw UserError("", loc, fmt::format("config key '{}' needs a list", key),
                       "use the text printed by Config::to_json()");
     std::vector<int64_t> out;
     for (const json& e : v) out.push_back(integer(e, key, INT64_MIN, INT64_MAX));
@@ -137,7 +138,7 @@ Config Config::from_json(const std::string& text) {
       else if (key == "maxnreg")
         c.maxnreg = int32(v, key);
       else if (key == "pid_type")
-        c.pid_type = pid_from_name(v.get<std::string>());
+        c.pid_type = pid_from_name(v.get<std::string>(), loc);
       else if (key == "num_sm_multiplier")
         c.num_sm_multiplier = int32(v, key);
       else if (key == "split_k")
@@ -145,7 +146,7 @@ Config Config::from_json(const std::string& text) {
       else if (key == "warp_specialize") {
         if (!v.is_boolean())
           throw UserError(
-              "", {},
+              "", loc,
               fmt::format("config key 'warp_specialize' needs true or false, got {}", v.dump()),
               "use the text printed by Config::to_json()");
         c.warp_specialize = v.get<bool>();
@@ -167,25 +168,25 @@ Config Config::from_json(const std::string& text) {
                                                    : v.get<std::vector<std::string>>();
         for (const std::string& e : r)
           if (e != "pointer" && e != "tensor_descriptor")
-            throw UserError("", {},
+            throw UserError("", loc,
                             fmt::format("config key 'indexing': \"{}\" is not supported", e),
                             "use \"pointer\" or \"tensor_descriptor\" (TMA loads)");
         c.indexing = r;
       } else if (key == "load_eviction_policies") {
         std::vector<EvictionPolicy> r;
         for (const std::string& e : v.get<std::vector<std::string>>())
-          r.push_back(eviction_from_name(e));
+          r.push_back(eviction_from_name(e, loc));
         c.load_eviction_policies = r;
       } else if (key == "tunables") {
         if (!v.is_object())
-          throw UserError("", {}, "config key 'tunables' needs an object of name: integer");
+          throw UserError("", loc, "config key 'tunables' needs an object of name: integer");
         std::map<std::string, int64_t> t;
         for (auto& [name, value] : v.items())
           t[name] = integer(value, "tunables." + name, INT64_MIN, INT64_MAX);
         c.tunables = t;
       } else
         throw UserError(
-            "", {}, fmt::format("unknown config key '{}'", key),
+            "", loc, fmt::format("unknown config key '{}'", key),
             "keys are block_sizes, num_warps, num_stages, maxnreg, pid_type, num_sm_multiplier, "
             "split_k, warp_specialize, loop_orders, flatten_loops, l2_groupings, reduction_loops, "
             "indexing, "
@@ -193,7 +194,7 @@ Config Config::from_json(const std::string& text) {
             "tunables");
     } catch (const json::exception& e) {
       throw UserError(
-          "", {}, fmt::format("config key '{}' has a value of the wrong type: {}", key, e.what()),
+          "", loc, fmt::format("config key '{}' has a value of the wrong type: {}", key, e.what()),
           "ts::Config documents each key's values (include/tessel/config.hpp)");
     }
   }
