@@ -3,11 +3,13 @@
 // kernel, and what to do; a failed call leaves later calls working.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <tessel/tessel.hpp>
 #include <tessel/testing.hpp>
 
+#include "common/element.hpp"
 #include "common/internal_overlap.hpp"
 #include "runtime/kernel_tuning.hpp"
 #include "user_error_util.hpp"
@@ -85,6 +87,63 @@ TEST(Errors, TensorSmallerThanTheTileLoopIndexingIt) {
   }
 }
 
+// The same for a grid index: a y of fewer rows than the grid over x's rows would be read
+// as zeros past its end (only check_bounds would say so); every call checks it.
+TEST(Errors, TensorSmallerThanTheGridLoopIndexingIt) {
+  for (bool fixed : {false, true}) {
+    auto k = ts::kernel(
+        "grid_mismatch",
+        [](ts::Tensor x, ts::Tensor y) {
+          ts::Tensor out = ts::empty_like(x);
+          for (auto i : ts::grid(x.size(0))) {
+            for (auto t : ts::tile(x.size(1))) {
+              g_line = __LINE__ + 1;
+              out(i, t) = x(i, t) + y(i, t);
+            }
+          }
+          return out;
+        },
+        ts::Settings{.static_shapes = fixed});
+    std::string msg = user_error([&] { k(mat(3, 2), mat(2, 2)); });
+    expect_message(
+        msg, "grid_mismatch", g_line,
+        "tensor argument 1 size(0) is 2, less than the bound tensor argument 0 size(0) = 3 of "
+        "the loop indexing it",
+        "pass tensors whose sizes match");
+    ts::Buffer ones = ts::Buffer::full({3, 2}, 1.0, ts::f32);
+    EXPECT_EQ(k(ones, ts::Buffer::full({4, 2}, 1.0, ts::f32)).to_vector(),
+              std::vector<double>(6, 2.0));
+    EXPECT_EQ(k(ones, ones).to_vector(), std::vector<double>(6, 2.0));
+  }
+  // A bound of the user's own (a number) is not compared: masked past the end by design.
+  auto own = ts::kernel("grid_own_bound", [](ts::Tensor x, ts::Value n) {
+    ts::Tensor out = x.new_zeros({n});
+    for (auto i : ts::grid(n)) out(i) = x(i) + 1;
+    return out;
+  });
+  EXPECT_EQ(own(ts::Buffer::full({2}, 1.0, ts::f32), 3).to_vector(),
+            (std::vector<double>{2, 2, 1}));
+}
+
+// An i32 count stops at 2^31 - 1 (as i8's at 127): ts::arange of more elements is refused
+// when traced, not wrapped.
+TEST(Errors, AnI32ArangePast2To31IsRefused) {
+  auto k = ts::kernel("count_up", [](ts::Tensor x, int64_t n) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      g_line = __LINE__ + 1;
+      out(t) = x(t) + ts::max(ts::arange(n), 0).to(ts::f32);
+    }
+    return out;
+  });
+  ts::Buffer x = ts::Buffer::zeros({4}, ts::f32);
+  EXPECT_EQ(k(x, int64_t{100}).to_vector(), std::vector<double>(4, 99.0));
+  std::string msg = user_error([&] { k(x, (int64_t{1} << 31) + 10); });
+  expect_message(msg, "count_up", g_line,
+                 "ts::arange of dtype i32 over 2147483658 elements: i32 counts to 2147483647 only",
+                 "count in ts::i64: ts::arange(n, ts::i64)");
+}
+
 // Where the key fixes both sizes (static shapes), a cover check that holds is decided when
 // tracing and left out of the host program; one that fails stays and raises on the call.
 TEST(Errors, ACoverCheckOfSizesTheKeyFixesIsLeftOutWhenItHolds) {
@@ -135,11 +194,11 @@ TEST(Errors, WrittenTensorWithAZeroStride) {
             std::string::npos);
 }
 
-// A float scalar is f32 in the kernel: a finite value beyond f32's range is refused (it
-// would become inf, and a C++ float parameter's conversion of it is undefined), for a
-// ts::Value and a C++ float or double parameter alike, also after a call in range (the
-// thread's memo of recent calls does not skip the check); inf itself is passed on.
-TEST(Errors, AFloatArgumentBeyondF32IsRefused) {
+// A C++ float parameter cannot hold a finite value beyond f32's range (C++ leaves the
+// conversion undefined): refused, naming it. A double parameter or a ts::Value is a weak
+// float: with f64 values it keeps every bit, with f32 values it rounds to inf, as torch's
+// scalars do (and as the GPU's conversion does: common/element.hpp to_f32).
+TEST(Errors, AFloatParameterBeyondF32IsRefusedADoubleIsNot) {
   auto scale_value = ts::kernel("scale_value", {"x", "s"}, [](ts::Tensor x, ts::Value s) {
     ts::Tensor out = ts::empty_like(x);
     for (auto t : ts::tile(x.size(0))) out(t) = x(t) * s;
@@ -155,29 +214,40 @@ TEST(Errors, AFloatArgumentBeyondF32IsRefused) {
     for (auto t : ts::tile(x.size(0))) out(t) = x(t) * s;
     return out;
   });
-  ts::Buffer x = ts::Buffer::full({3}, 1.0, ts::f32);
-  EXPECT_EQ(scale_value(x, 2.0).to_vector(), std::vector<double>(3, 2.0));
-  const int line = __LINE__ + 1;
-  std::string msg = user_error([&] { scale_value(x, 1e300); });
-  expect_message(msg, "scale_value", line,
-                 "argument 1 ('s') is 1e+300, beyond the range of f32 (largest magnitude "
-                 "3.4028235e+38), the dtype of a kernel's floating-point scalars",
-                 "pass a value within f32's range");
-  EXPECT_NE(user_error([&] { scale_float(x, -1e39); }).find("argument 1 ('s') is -1e+39, beyond"),
-            std::string::npos);
-  EXPECT_NE(user_error([&] { scale_double(x, 1e300); }).find("argument 1 is 1e+300, beyond"),
-            std::string::npos);
   const double inf = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(scale_value(x, inf).to_vector(), std::vector<double>(3, inf));
-  EXPECT_EQ(scale_float(x, 3.0e38).to_vector(),
+  ts::Buffer x32 = ts::Buffer::full({3}, 1.0, ts::f32), x64 = ts::Buffer::full({3}, 1.0, ts::f64);
+  EXPECT_EQ(scale_value(x64, 1e300).to_vector(), std::vector<double>(3, 1e300));
+  EXPECT_EQ(scale_double(x64, -1e300).to_vector(), std::vector<double>(3, -1e300));
+  EXPECT_EQ(scale_value(x32, 1e300).to_vector(), std::vector<double>(3, inf));
+  EXPECT_EQ(scale_double(x32, -1e39).to_vector(), std::vector<double>(3, -inf));
+  EXPECT_EQ(scale_value(x32, 2.0).to_vector(), std::vector<double>(3, 2.0));
+  const int line = __LINE__ + 1;
+  std::string msg = user_error([&] { scale_float(x32, 1e300); });
+  expect_message(msg, "scale_float", line,
+                 "argument 1 ('s') is 1e+300, beyond the range of the kernel's float parameter "
+                 "(largest magnitude 3.4028235e+38)",
+                 "pass a value within float's range, or declare the parameter as double");
+  EXPECT_NE(user_error([&] { scale_float(x32, -1e39); }).find("argument 1 ('s') is -1e+39"),
+            std::string::npos);
+  EXPECT_EQ(scale_float(x32, inf).to_vector(), std::vector<double>(3, inf));
+  EXPECT_EQ(scale_float(x32, 3.0e38).to_vector(),
             std::vector<double>(3, static_cast<double>(3.0e38f)));
-  EXPECT_EQ(scale_value(x, 2.0).to_vector(), std::vector<double>(3, 2.0));
 }
 
-// A written tensor that overlaps another argument in part would race on a GPU (a program
-// reads what another writes), so the call is refused before any program runs, as torch
-// refuses such a partial overlap; the same view twice (in-place work), disjoint views, and
-// overlaps among tensors that are only read are accepted.
+// to_f32 rounds as IEEE does, overflow included (the GPU's cvt.rn.f32.f64).
+TEST(Errors, DoublesRoundToF32AsIeeeDoes) {
+  const float fmax = std::numeric_limits<float>::max();
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(ts::to_f32(1e300), inf);
+  EXPECT_EQ(ts::to_f32(-1e39), -inf);
+  EXPECT_EQ(ts::to_f32(0x1.fffffe8p127), fmax);  // below halfway to 2^128
+  EXPECT_EQ(ts::to_f32(-0x1.fffffe8p127), -fmax);
+  EXPECT_EQ(ts::to_f32(0x1.ffffffp127), inf);  // halfway: to even, the infinity
+  EXPECT_EQ(ts::to_f32(0.1), 0.1f);
+  EXPECT_TRUE(std::isnan(ts::to_f32(std::nan(""))));
+  EXPECT_EQ(ts::to_f32(-std::numeric_limits<double>::infinity()), -inf);
+}
+
 TEST(Errors, WrittenTensorOverlappingAnotherInPart) {
   auto k = ts::kernel("plus_one", {"src", "dst"}, [](ts::Tensor src, ts::Tensor dst) {
     for (auto t : ts::tile(src.size(0))) dst(t) = src(t) + 1;

@@ -111,22 +111,24 @@ TEST(CallMemo, NumbersThatGuardsReadChooseTheSpecialization) {
 // TESSEL_INTERPRET and TESSEL_CHECK_BOUNDS are read on every call, memoized or not: the
 // same arguments run checked once the variable is set, and unchecked after.
 TEST(CallMemo, EnvironmentVariablesAreReadOnEveryCall) {
-  auto k = ts::kernel("copy_past_x", [](ts::Tensor x, ts::Tensor out) {
-    for (auto g : ts::grid(out.size(0))) out(g) = x(g);
+  // A bound of the caller's own (not a tensor's size, which would be checked against x on
+  // every call): the load past x's end is masked unless check_bounds reports it.
+  auto k = ts::kernel("copy_past_x", [](ts::Tensor x, ts::Tensor out, ts::Value n) {
+    for (auto g : ts::grid(n)) out(g) = x(g);
   });
   ts::Buffer x = ts::Buffer::from_vector({2, 3}, {2}, ts::f32);
   ts::Buffer out = ts::Buffer::zeros({3}, ts::f32);
-  for (int i = 0; i < 3; ++i) k(x, out);  // the load past x is masked: 0
+  for (int i = 0; i < 3; ++i) k(x, out, 3);  // the load past x is masked: 0
   EXPECT_EQ(out.to_vector(), (std::vector<double>{2, 3, 0}));
   ::setenv("TESSEL_CHECK_BOUNDS", "1", 1);
-  const std::string msg = user_error([&] { k(x, out); });
+  const std::string msg = user_error([&] { k(x, out, 3); });
   ::unsetenv("TESSEL_CHECK_BOUNDS");
   EXPECT_NE(msg.find("out of range"), std::string::npos) << msg;
   ::setenv("TESSEL_INTERPRET", "maybe", 1);
-  const std::string bad = user_error([&] { k(x, out); });
+  const std::string bad = user_error([&] { k(x, out, 3); });
   ::unsetenv("TESSEL_INTERPRET");
   EXPECT_NE(bad.find("TESSEL_INTERPRET=maybe is not a boolean"), std::string::npos) << bad;
-  k(x, out);
+  k(x, out, 3);
   EXPECT_EQ(out.to_vector(), (std::vector<double>{2, 3, 0}));
 }
 

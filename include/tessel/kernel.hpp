@@ -49,9 +49,12 @@ enum class ParamKind : uint8_t {
 using TraceFn =
     std::function<std::vector<ir::Node*>(const std::vector<ir::Node*>& arg_nodes, CallArgs args)>;
 
-/// The values a C++ integer parameter can hold (bool: [0, 1]); unused for other kinds.
-struct IntRange {
+/// The values a C++ number parameter can hold: an integer's [lo, hi] (bool: [0, 1]); a
+/// float's finite values up to f32's largest (`f32`: a finite value beyond it is refused,
+/// as C++ leaves its conversion undefined); a double takes any.
+struct ParamRange {
   int64_t lo = INT64_MIN, hi = INT64_MAX;
+  bool f32 = false;
 };
 
 class KernelImpl;
@@ -59,7 +62,7 @@ class KernelImpl;
 /// Settings::static_captures: see ts::kernel). `param_names`: empty, or one per parameter.
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<std::string> param_names,
                                         std::vector<ParamKind> params,
-                                        std::vector<IntRange> int_ranges, TraceFn fn,
+                                        std::vector<ParamRange> param_ranges, TraceFn fn,
                                         Settings settings, SourceLoc defined_at, bool has_captures);
 /// `called_at`: the caller's line, where errors of the call (wrong arguments) point.
 std::vector<Buffer> call_kernel(KernelImpl& k, CallArgs args, void* stream, SourceLoc called_at);
@@ -92,18 +95,18 @@ inline constexpr bool valid_param =
                                                       !std::is_const_v<std::remove_reference_t<T>>);
 
 template <class T>
-IntRange param_int_range() {
+ParamRange param_range() {
   using U = std::remove_cvref_t<T>;
   if constexpr (std::is_integral_v<U>) {
     // Both ends as int64_t: a uint64_t parameter takes [0, INT64_MAX] (CallArg's range).
     constexpr auto lo = std::numeric_limits<U>::min();
     constexpr auto hi = std::numeric_limits<U>::max();
-    return IntRange{static_cast<int64_t>(lo),
-                    static_cast<uint64_t>(hi) > static_cast<uint64_t>(INT64_MAX)
-                        ? INT64_MAX
-                        : static_cast<int64_t>(hi)};
+    return ParamRange{static_cast<int64_t>(lo),
+                      static_cast<uint64_t>(hi) > static_cast<uint64_t>(INT64_MAX)
+                          ? INT64_MAX
+                          : static_cast<int64_t>(hi)};
   } else {
-    return IntRange{};
+    return ParamRange{.f32 = std::is_same_v<U, float>};
   }
 }
 
@@ -458,9 +461,9 @@ auto typed_kernel(std::string name, std::vector<std::string> param_names, F fn, 
           detail::param_kind<std::tuple_element_t<I, Params>>()...};
     }
     (std::make_index_sequence<N>{});
-    std::vector<detail::IntRange> ranges = [&]<size_t... I>(std::index_sequence<I...>) {
-      return std::vector<detail::IntRange>{
-          detail::param_int_range<std::tuple_element_t<I, Params>>()...};
+    std::vector<detail::ParamRange> ranges = [&]<size_t... I>(std::index_sequence<I...>) {
+      return std::vector<detail::ParamRange>{
+          detail::param_range<std::tuple_element_t<I, Params>>()...};
     }
     (std::make_index_sequence<N>{});
     detail::TraceFn trace = [fn](const std::vector<ir::Node*>& nodes, detail::CallArgs args) {

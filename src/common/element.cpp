@@ -170,20 +170,20 @@ void write_element(void* p, DType t, double v) {
       store<uint64_t>(p, v < 0 ? static_cast<uint64_t>(to_int(v)) : static_cast<uint64_t>(v));
       break;
     case DType::f16:
-      store<uint16_t>(p, float_to_f16_bits(static_cast<float>(v)));
+      store<uint16_t>(p, float_to_f16_bits(to_f32(v)));
       break;
     case DType::bf16:
-      store<uint16_t>(p, float_to_bf16_bits(static_cast<float>(v)));
+      store<uint16_t>(p, float_to_bf16_bits(to_f32(v)));
       break;
     case DType::f32:
-      store<float>(p, static_cast<float>(v));
+      store<float>(p, to_f32(v));
       break;
     case DType::f64:
       store<double>(p, v);
       break;
     case DType::f8e4m3:
     case DType::f8e5m2:
-      store<uint8_t>(p, float_to_f8_bits(static_cast<float>(v), t));
+      store<uint8_t>(p, float_to_f8_bits(to_f32(v), t));
       break;
   }
 }
@@ -277,16 +277,16 @@ double round_to(DType t, double v) {
     case DType::u64:
       return v;
     case DType::f16:
-      return f16_bits_to_float(float_to_f16_bits(static_cast<float>(v)));
+      return f16_bits_to_float(float_to_f16_bits(to_f32(v)));
     case DType::bf16:
-      return bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(v)));
+      return bf16_bits_to_float(float_to_bf16_bits(to_f32(v)));
     case DType::f32:
-      return static_cast<float>(v);
+      return to_f32(v);
     case DType::f64:
       return v;
     case DType::f8e4m3:
     case DType::f8e5m2:
-      return f8_bits_to_float(float_to_f8_bits(static_cast<float>(v), t), t);
+      return f8_bits_to_float(float_to_f8_bits(to_f32(v), t), t);
   }
   return v;
 }

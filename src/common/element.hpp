@@ -9,6 +9,16 @@
 
 namespace tessel {
 
+/// A double rounded to f32, to nearest even, IEEE's overflow included: a finite value
+/// beyond f32's range becomes the largest finite f32 or, from halfway to the next power of
+/// two on, an infinity (as the GPU's cvt.rn.f32.f64; C++ leaves static_cast undefined there).
+inline float to_f32(double d) {
+  constexpr double kMax = 0x1.fffffep127, kOverflow = 0x1.ffffffp127;  // FLT_MAX, + half an ulp
+  if (!(d > kMax || d < -kMax)) return static_cast<float>(d);          // in range, or NaN
+  const float huge = d >= kOverflow || d <= -kOverflow ? __builtin_inff() : 0x1.fffffep127f;
+  return d > 0 ? huge : -huge;
+}
+
 /// IEEE binary16 <-> float, round to nearest even (as CUDA's __float2half_rn).
 uint16_t float_to_f16_bits(float f);
 float f16_bits_to_float(uint16_t h);

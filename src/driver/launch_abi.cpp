@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/element.hpp"
+
 namespace tessel::rt {
 
 HostInt HostInt::plan(const ir::Node* n) {
@@ -203,7 +205,7 @@ void plan_launch(const ir::Graph& g, const ir::Node* loop, const codegen::CudaKe
       case codegen::Param::host_float: {
         // A float argument is read directly; other expressions through the evaluator.
         double d = s.arg >= 0 ? env.args[s.arg].fvalue : env.eval(s.node).as_double();
-        float f = static_cast<float>(d);
+        float f = to_f32(d);
         if (s.type == AbiSlot::f64)
           std::memcpy(at, &d, 8);
         else

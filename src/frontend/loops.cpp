@@ -308,13 +308,17 @@ Value arange(const Extent& n, DType dtype, Loc l) {
   require_device(loc, "ts::arange");
   TraceContext& ctx = TraceContext::current(loc);
   ir::Shape shape = {ctx.extent_sym(n.value().node(), "arange extent", loc)};
-  // An i8 count stops at 127 (torch.arange refuses ends past the dtype's range). The
-  // specialization holds the extent's next power of two, so at most 128 always fits.
-  if (dtype == DType::i8 && shape[0]->extent_pow2 > 128)
-    ctx.fail(loc,
-             fmt::format("ts::arange of dtype i8 over {} elements: i8 counts to 127 only",
-                         shape[0]->extent_at_trace),
-             "count in ts::i32 (the default) and convert: ts::arange(n).to(ts::i8)");
+  // An i8 count stops at 127, an i32 one at 2^31 - 1 (torch.arange refuses ends past the
+  // dtype's range). The specialization holds the extent's next power of two, so at most
+  // 128 (2^31) always fits and more never does.
+  const int64_t limit = dtype == DType::i8 ? 128 : dtype == DType::i32 ? int64_t{1} << 31 : 0;
+  if (limit && shape[0]->extent_pow2 > limit)
+    ctx.fail(
+        loc,
+        fmt::format("ts::arange of dtype {} over {} elements: {} counts to {} only",
+                    dtype_name(dtype), shape[0]->extent_at_trace, dtype_name(dtype), limit - 1),
+        dtype == DType::i8 ? "count in ts::i32 (the default) and convert: ts::arange(n).to(ts::i8)"
+                           : "count in ts::i64: ts::arange(n, ts::i64)");
   return Value::wrap(ctx.add(Op::Arange, dtype, shape, {}, loc));
 }
 

@@ -291,6 +291,12 @@ Access resolve_access(Node* indexed, const std::vector<Index>& idx, SourceLoc lo
         }
         if (v->is_scalar()) {
           info.kind = ir::IndexKind::scalar;
+          // A grid index bounded by a tensor's size is checked against this tensor's on
+          // every call, as a tile's is (a shorter tensor would be read as 0 past its end).
+          if (const Node* g = ctx.value_outside_loops(v);
+              g->op == Op::LoopIndex && !g->args.at(0)->dims.at(g->ival).is_tile)
+            ctx.check_tile_covers(tensor, dim, g->args[0]->dims[g->ival].end, tensor_name(tensor),
+                                  i.loc);
         } else {
           info.kind = ir::IndexKind::gather;
           if (gather_pos < 0) {

@@ -440,18 +440,22 @@ void TraceContext::check_tile_covers(ir::Node* tensor, int dim, ir::Node* end,
   host.insert(depth() > 0 ? host.end() - 1 : host.end(), check);
 }
 
-ir::Sym* TraceContext::extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc) {
-  // A variable of an enclosing scope read in a loop is a placeholder until the loop
-  // closes; an extent needs the host value it stands for.
-  for (bool found = true; found && extent->op == ir::Op::Carried;) {
+ir::Node* TraceContext::value_outside_loops(ir::Node* n) const {
+  for (bool found = true; found && n->op == ir::Op::Carried;) {
     found = false;
-    for (OpenLoop& ol : loops_)
-      for (auto& e : ol.vars)
-        if (e.second.placeholder == extent) {
-          extent = e.second.init;
+    for (const OpenLoop& ol : loops_)
+      for (const auto& e : ol.vars)
+        if (e.second.placeholder == n) {
+          n = e.second.init;
           found = true;
         }
   }
+  return n;
+}
+
+ir::Sym* TraceContext::extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc) {
+  // An extent needs the host value a placeholder stands for.
+  extent = value_outside_loops(extent);
   if (!ir::host_computable(extent))
     fail(loc, "the extent of `ts::all` or a tile constructor must be known on the host",
          "use sizes of tensors or integer arguments; device-resident values can only be loop "

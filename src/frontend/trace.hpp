@@ -134,17 +134,21 @@ class TraceContext {
   ir::Sym* canon(ir::Sym* s) const;
   /// Unifies two extent syms with equal trace-time values (adds a host shape check).
   bool unify(ir::Sym* a, ir::Sym* b, SourceLoc loc);
-  /// `tensor` is indexed along `dim` with a tile of a loop whose bound `end` is another
-  /// tensor's size: adds a per-call check that tensor.size(dim) >= end (a smaller tensor
-  /// would be read or written past its end, masked, instead of the error torch gives).
-  /// `what` and `bound` describe the two sizes for the error message.
   /// A host check that size(dim_a) of tensor a equals size(dim_b) of tensor b on each call,
   /// raising `what` with `hint` at `loc` (a ShapeCheck eq with names) where they differ; none
   /// where the key fixes both sizes equal.
   void check_equal_sizes(ir::Node* a, int dim_a, ir::Node* b, int dim_b, const std::string& what,
                          const std::string& hint, SourceLoc loc);
+  /// `tensor` is indexed along `dim` with a tile or a grid index of a loop whose bound `end`
+  /// is another tensor's size: adds a per-call check that tensor.size(dim) >= end (a smaller
+  /// tensor would be read or written past its end, masked, instead of the error torch
+  /// gives). `what` describes the tensor for the error message. None for a bound of the
+  /// user's own (a number, a device-resident size): masked at the tensor's end by design.
   void check_tile_covers(ir::Node* tensor, int dim, ir::Node* end, const std::string& what,
                          SourceLoc loc);
+  /// A variable of an enclosing scope read in a loop is a placeholder (a Carried node)
+  /// until the loop closes: the value it stands for (`n` itself where it is none).
+  ir::Node* value_outside_loops(ir::Node* n) const;
   ir::Sym* extent_sym(ir::Node* extent, const std::string& name, SourceLoc loc);
   /// The block_k Sym of BlockSize `id` (one per id and trace).
   ir::Sym* block_sym(int id, SourceLoc loc);

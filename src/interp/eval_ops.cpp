@@ -312,7 +312,7 @@ double unary_float(UnaryFn fn, double x) {
     case UnaryFn::erf:
       return std::erf(x);
     case UnaryFn::tf32:
-      return truncate_tf32(static_cast<float>(x));
+      return truncate_tf32(to_f32(x));
     case UnaryFn::logical_not:
     case UnaryFn::bit_not:
       break;

@@ -55,7 +55,7 @@ void round_in_place(TileValue& v) {
     case DType::u64:
       return;
     case DType::f32:
-      for (int64_t k = 0; k < n; ++k) f[k] = static_cast<float>(f[k]);
+      for (int64_t k = 0; k < n; ++k) f[k] = to_f32(f[k]);
       return;
     case DType::f16:
     case DType::bf16:

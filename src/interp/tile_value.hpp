@@ -31,7 +31,7 @@ inline int64_t numel(const Dims& d) {
 
 /// Rounds `v` to what float dtype `t` holds (f32 / f16 / bf16 rounding; f64 unchanged).
 inline double round_float(DType t, double v) {
-  if (t == DType::f32) return static_cast<float>(v);
+  if (t == DType::f32) return to_f32(v);
   if (t == DType::f64) return v;
   return round_to(t, v);
 }

@@ -339,7 +339,7 @@ void check_shape(const Graph& g, const Node* n, int64_t a, int64_t b) {
   std::string bound = n->name.substr(n->name.find('\n') + 1);
   throw UserError(
       g.kernel_name, n->loc,
-      fmt::format("{} is {}, less than the bound {} = {} of the tile loop indexing it: the tile "
+      fmt::format("{} is {}, less than the bound {} = {} of the loop indexing it: its indices "
                   "would reach past the tensor's end",
                   size, a, bound, b),
       "pass tensors whose sizes match, or loop over this tensor's own size");

@@ -175,8 +175,7 @@ bool write_exact_signature(CallArgs args, const std::vector<ParamKind>& params, 
       *p++ = v ? *v : std::bit_cast<int64_t>(std::get<double>(args[i]));
     } else {
       const int64_t* v = std::get_if<int64_t>(&args[i]);
-      *p++ = v ? (*v < INT32_MIN || *v > INT32_MAX ? 5 : 4)
-               : (beyond_f32(std::get<double>(args[i])) ? 7 : 6);
+      *p++ = v ? (*v < INT32_MIN || *v > INT32_MAX ? 5 : 4) : 6;
       *p++ = 0;
     }
   }

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,17 +60,10 @@ struct KeyHash {
 void write_argument_key(CallArgs args, const std::vector<ParamKind>& params, bool exact,
                         bool on_gpu, bool check_bounds, KeyText& k);
 
-/// Whether a float argument is finite but beyond f32's range, the dtype of a kernel's
-/// floating-point scalars (the call refuses it: KernelImpl::check_args).
-inline bool beyond_f32(double d) {
-  return std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max());
-}
-
 /// The exact signature of a call's arguments, for a thread's memo of the specializations of
 /// its recent calls (KernelImpl::call): `flags` (the call's mode), then per tensor its
 /// dtype, device, base alignment, shape and strides, per number its value (specialized
-/// `params`) or its kind and whether it needs 64 bits (an integer) or is beyond f32's range
-/// (a float). Calls of equal signatures have equal
+/// `params`) or its kind and whether it needs 64 bits. Calls of equal signatures have equal
 /// keys (write_argument_key) and pass the same argument checks, where no two tensors share
 /// memory (their alias groups would depend on the addresses): false where two do or a
 /// Buffer is undefined (the call takes the key's path).

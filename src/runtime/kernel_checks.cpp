@@ -13,7 +13,6 @@
 #include "driver/alias_groups.hpp"
 #include "driver/host_env.hpp"
 #include "frontend/trace.hpp"
-#include "runtime/call_key.hpp"
 #include "runtime/kernel_impl.hpp"
 
 namespace tessel::detail {
@@ -47,7 +46,7 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
       if (d && *d != std::trunc(*d))
         fail(fmt::format("{} is {}, but the kernel's parameter is an integer", arg(i), *d),
              "pass an integer (or declare the parameter as a floating-point type)");
-      const IntRange& r = int_ranges_.at(i);
+      const ParamRange& r = param_ranges_.at(i);
       // In doubles INT64_MAX rounds up to 2^63, which no int64_t holds.
       bool fits = d ? *d >= static_cast<double>(r.lo) &&
                           (r.hi == INT64_MAX ? *d < 0x1p63 : *d <= static_cast<double>(r.hi))
@@ -61,14 +60,16 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
                  ? "pass a value that fits (a kernel's integer parameters hold at most 2^63 - 1)"
                  : "pass a value that fits, or declare the parameter as int64_t");
     }
-    // A float scalar is f32 in the kernel (as Triton types a Python float): a finite value
-    // beyond f32's range would become inf (and a C++ float parameter's conversion is undefined).
+    // A C++ float parameter cannot hold a finite value beyond f32's range (its conversion
+    // is undefined); a double or a ts::Value takes it (a weak float: where f32 values use
+    // it, it rounds to inf, as torch's scalars do).
     if (const double* d = std::get_if<double>(&args[i]);
-        d && params_[i] != ParamKind::specialized_int && beyond_f32(*d))
-      fail(fmt::format("{} is {}, beyond the range of f32 (largest magnitude {}), the dtype of a "
-                       "kernel's floating-point scalars",
+        d && param_ranges_.at(i).f32 && std::isfinite(*d) &&
+        std::fabs(*d) > static_cast<double>(std::numeric_limits<float>::max()))
+      fail(fmt::format("{} is {}, beyond the range of the kernel's float parameter (largest "
+                       "magnitude {})",
                        arg(i), *d, std::numeric_limits<float>::max()),
-           "pass a value within f32's range (or inf, if that is meant)");
+           "pass a value within float's range, or declare the parameter as double");
     if (!is_buffer) continue;
     const Buffer& b = *std::get<const Buffer*>(args[i]);
     if (!b.defined())

@@ -18,11 +18,11 @@ namespace tessel::detail {
 
 std::shared_ptr<KernelImpl> make_kernel(std::string name, std::vector<std::string> param_names,
                                         std::vector<ParamKind> params,
-                                        std::vector<IntRange> int_ranges, TraceFn fn,
+                                        std::vector<ParamRange> param_ranges, TraceFn fn,
                                         Settings settings, SourceLoc defined_at,
                                         bool has_captures) {
   return std::make_shared<KernelImpl>(std::move(name), std::move(param_names), std::move(params),
-                                      std::move(int_ranges), std::move(fn), std::move(settings),
+                                      std::move(param_ranges), std::move(fn), std::move(settings),
                                       defined_at, has_captures);
 }
 

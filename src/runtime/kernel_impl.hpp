@@ -26,12 +26,12 @@ namespace tessel::detail {
 class KernelImpl {
  public:
   KernelImpl(std::string name, std::vector<std::string> param_names, std::vector<ParamKind> params,
-             std::vector<IntRange> int_ranges, TraceFn fn, Settings settings, SourceLoc defined_at,
-             bool has_captures)
+             std::vector<ParamRange> param_ranges, TraceFn fn, Settings settings,
+             SourceLoc defined_at, bool has_captures)
       : name_(std::move(name)),
         param_names_(std::move(param_names)),
         params_(std::move(params)),
-        int_ranges_(std::move(int_ranges)),
+        param_ranges_(std::move(param_ranges)),
         trace_fn_(std::move(fn)),
         settings_(std::move(settings)),
         defined_at_(defined_at),
@@ -153,7 +153,7 @@ class KernelImpl {
   std::string name_;
   std::vector<std::string> param_names_;  // empty, or one per parameter ("": unnamed)
   std::vector<ParamKind> params_;
-  std::vector<IntRange> int_ranges_;  // per parameter: a C++ integer parameter's values
+  std::vector<ParamRange> param_ranges_;  // per parameter: a C++ number parameter's values
   TraceFn trace_fn_;
   Settings settings_;
   SourceLoc defined_at_;   // where ts::kernel(...) was called

@@ -494,7 +494,20 @@ struct Gen {
       if (full.empty()) return;
       n.op = Op::gather;
       n.input = pick(full);
-      n.a = operand([](const Node& x) { return x.shape == Shape::row && integral(x.dtype); });
+      // A bare grid index whose loop is bounded by a tensor's size is checked against every
+      // tensor it indexes on each call (a smaller dim is an error, not masked): no gather
+      // index here, whose values may leave the gathered dim by design.
+      const bool grid =
+          p.form == Form::grid_all || p.form == Form::grid_nested || p.form == Form::grid_2d;
+      auto sized = [](const LoopBound& b) {
+        return b.kind == BoundKind::size || b.kind == BoundKind::range;
+      };
+      n.a = operand([&](const Node& x) {
+        if (grid && ((x.op == Op::row_index && sized(p.rows)) ||
+                     (x.op == Op::col_index && p.form == Form::grid_2d && sized(p.cols))))
+          return false;
+        return x.shape == Shape::row && integral(x.dtype);
+      });
     } else {
       int64_t k = uniform(0, 4);
       n.op = k == 0 ? Op::row_index : k == 1 ? Op::col_index : k == 2 ? Op::extent : Op::tile_attr;
