@@ -17,7 +17,7 @@ namespace ts = tessel;
 static int failures = 0;
 
 static void report(const char* what, int64_t mismatches, double ms) {
-  std::printf("%-52s %s  (%.1f ms)\n", what, mismatches == 0 ? "ok" : "MISMATCH", ms);
+  std::printf("%-52s %s  (%.2f ms)\n", what, mismatches == 0 ? "ok" : "MISMATCH", ms);
   if (mismatches) {
     std::printf("    %lld elements differ\n", static_cast<long long>(mismatches));
     ++failures;
@@ -77,7 +77,10 @@ int main(int argc, char** argv) {
         std::pair{"tile(size.item())", examples::make_padded_sum_item()},
         std::pair{"manual persistent grid(5)", examples::make_padded_sum_manual()}}) {
     ts::Buffer out;
-    double ms = timed([&] { out = k(ones, size); });
+    double ms = timed([&] {
+      out = k(ones, size);
+      if (gpu) ts::Stream{}.synchronize();
+    });
     std::snprintf(label, sizeof label, "seed 002 padded_sum %s", name);
     report(label, ts::count_mismatches(out, want, 0, 0), ms);
   }
@@ -94,8 +97,10 @@ int main(int argc, char** argv) {
     stacked.insert(stacked.end(), v.begin(), v.end());
   }
   ts::Buffer loaded;
-  double ms = timed(
-      [&] { loaded = examples::make_multicast_load_2d_tensors()(sb.dev_ptrs(0), sb.buffer(0)); });
+  double ms = timed([&] {
+    loaded = examples::make_multicast_load_2d_tensors()(sb.dev_ptrs(0), sb.buffer(0));
+    if (gpu) ts::Stream{}.synchronize();
+  });
   report("seed 001 load [R] dev_ptrs x [8, 16] example",
          ts::count_mismatches(loaded, ts::Buffer::from_vector(stacked, {R, 8, 16}, ts::f32, dev), 0,
                               0),

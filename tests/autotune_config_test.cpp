@@ -88,8 +88,13 @@ TEST(AutotuneConfig, UnknownKeyIsAUserError) {
 
 // Config::from_json's errors name the caller's line (a config read from a file).
 TEST(AutotuneConfig, FromJsonErrorsNameTheCallersLine) {
-  for (const char* text : {R"({"num_warps":"4"})", R"({"pid_type":"diagonal"})", "{oops",
-                           R"({"load_eviction_policies":["never"]})", R"({"num_warp":4})"}) {
+  for (const char* text :
+       {R"({"num_warps":"4"})", R"({"pid_type":"diagonal"})", "{oops",
+        R"({"load_eviction_policies":["never"]})", R"({"num_warp":4})",
+        // integers are integers in range, lists are lists: nothing truncated or wrapped
+        R"({"l2_groupings":[4.5]})", R"({"l2_groupings":[4294967304]})",
+        R"({"l2_groupings":[1e10]})", R"({"loop_orders":[[0,1.5]]})",
+        R"({"loop_orders":[[0,4294967297]]})", R"({"reduction_loops":5})"}) {
     const int line = __LINE__ + 2;
     try {
       (void)ts::Config::from_json(text);

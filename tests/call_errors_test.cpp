@@ -225,13 +225,16 @@ TEST(Errors, AFloatParameterBeyondF32IsRefusedADoubleIsNot) {
   std::string msg = user_error([&] { scale_float(x32, 1e300); });
   expect_message(msg, "scale_float", line,
                  "argument 1 ('s') is 1e+300, beyond the range of the kernel's float parameter "
-                 "(largest magnitude 3.4028235e+38)",
+                 "(it would round to infinity; the largest float is 3.40282347e+38)",
                  "pass a value within float's range, or declare the parameter as double");
   EXPECT_NE(user_error([&] { scale_float(x32, -1e39); }).find("argument 1 ('s') is -1e+39"),
             std::string::npos);
   EXPECT_EQ(scale_float(x32, inf).to_vector(), std::vector<double>(3, inf));
   EXPECT_EQ(scale_float(x32, 3.0e38).to_vector(),
             std::vector<double>(3, static_cast<double>(3.0e38f)));
+  // 3.4028235e38 (the largest float as printed) is a little above it but rounds to it.
+  const double fmax = std::numeric_limits<float>::max();
+  EXPECT_EQ(scale_float(x32, 3.4028235e38).to_vector(), std::vector<double>(3, fmax));
 }
 
 // to_f32 rounds as IEEE does, overflow included (the GPU's cvt.rn.f32.f64).

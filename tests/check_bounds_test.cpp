@@ -150,6 +150,13 @@ TEST(CheckBounds, ATileLanePastATensorsEndIsReported) {
                 .find("a store's index 2 is out of range for dimension 0 of tensor argument 2 "
                       "(size 2)"),
             std::string::npos);
+  // Tiles wholly past every stored tensor (sizes the blocks divide) are not skipped when
+  // checked: the first of them reports.
+  ts::Buffer x1k = ts::Buffer::zeros({1024}, ts::f32), out1k = ts::Buffer::zeros({1024}, ts::f32);
+  EXPECT_NE(user_error([&] { into(x1k, ts::Buffer::from_vector({2048}, {1}, ts::i32), out1k); })
+                .find("a load's index 1024 is out of range for dimension 0 of tensor argument 0 "
+                      "(size 1024)"),
+            std::string::npos);
   // Lanes of a 2-D tile past a tensor's end along dim 1 only, the rows in range.
   auto rows = ts::kernel(
       "rows",

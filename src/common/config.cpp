@@ -119,12 +119,20 @@ Config Config::from_json(const std::string& text, std::source_location at) {
   auto int32 = [&](const json& v, const std::string& key) {
     return static_cast<int>(integer(v, key, INT32_MIN, INT32_MAX));
   };
-  auto int64s = [&](const json& v, const std::string& key) {
+  auto list = [&](const json& v, const std::string& key) -> const json& {
     if (!v.is_array())
       throw UserError("", loc, fmt::format("config key '{}' needs a list", key),
                       "use the text printed by Config::to_json()");
+    return v;
+  };
+  auto int64s = [&](const json& v, const std::string& key) {
     std::vector<int64_t> out;
-    for (const json& e : v) out.push_back(integer(e, key, INT64_MIN, INT64_MAX));
+    for (const json& e : list(v, key)) out.push_back(integer(e, key, INT64_MIN, INT64_MAX));
+    return out;
+  };
+  auto int32s = [&](const json& v, const std::string& key) {
+    std::vector<int> out;
+    for (const json& e : list(v, key)) out.push_back(int32(e, key));
     return out;
   };
   for (auto& [key, v] : j.items()) {
@@ -150,15 +158,17 @@ Config Config::from_json(const std::string& text, std::source_location at) {
               fmt::format("config key 'warp_specialize' needs true or false, got {}", v.dump()),
               "use the text printed by Config::to_json()");
         c.warp_specialize = v.get<bool>();
-      } else if (key == "loop_orders")
-        c.loop_orders = v.get<std::vector<std::vector<int>>>();
-      else if (key == "flatten_loops")
+      } else if (key == "loop_orders") {
+        std::vector<std::vector<int>> orders;
+        for (const json& e : list(v, key)) orders.push_back(int32s(e, key));
+        c.loop_orders = orders;
+      } else if (key == "flatten_loops")
         c.flatten_loops = v.get<std::vector<bool>>();
       else if (key == "l2_groupings")
-        c.l2_groupings = v.get<std::vector<int>>();
+        c.l2_groupings = int32s(v, key);
       else if (key == "reduction_loops") {
         std::vector<std::optional<int64_t>> r;
-        for (auto& e : v)
+        for (const json& e : list(v, key))
           r.push_back(e.is_null() ? std::nullopt
                                   : std::optional<int64_t>(integer(e, key, 1, INT64_MAX)));
         c.reduction_loops = r;

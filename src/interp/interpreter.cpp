@@ -121,10 +121,12 @@ class Runner {
   /// store in the loop (nested loops included) indexes a tensor dimension with that dim's
   /// tile, a tile starting at or past the largest such dimension's size has every store
   /// masked. nullopt where skipping tiles could show: a store not indexed by the tile, a
-  /// loop-carried value of `loop`, or a program id (programs would be numbered apart).
+  /// loop-carried value of `loop`, or a program id (programs would be numbered apart), or
+  /// Settings::check_bounds (a tile's lanes past a tensor's end are reported: the first
+  /// such tile raises the report, however far the bound goes).
   std::optional<int64_t> store_reach(const Node* loop, size_t d) {
     const ir::Sym* sym = loop->dims[d].sym;
-    if (!sym || !loop->carried.empty()) return std::nullopt;
+    if (!sym || !loop->carried.empty() || f_.graph().check_bounds) return std::nullopt;
     int64_t reach = 0;
     bool ok = true;
     std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "common/count_text.hpp"
+#include "common/element.hpp"
 #include "common/internal_overlap.hpp"
 #include "common/preserve_format.hpp"
 #include "driver/alias_groups.hpp"
@@ -63,11 +64,11 @@ void KernelImpl::check_args(CallArgs args, bool& on_gpu, SourceLoc at) const {
     // A C++ float parameter cannot hold a finite value beyond f32's range (its conversion
     // is undefined); a double or a ts::Value takes it (a weak float: where f32 values use
     // it, it rounds to inf, as torch's scalars do).
+    // (A value that rounds to the largest float is held.)
     if (const double* d = std::get_if<double>(&args[i]);
-        d && param_ranges_.at(i).f32 && std::isfinite(*d) &&
-        std::fabs(*d) > static_cast<double>(std::numeric_limits<float>::max()))
-      fail(fmt::format("{} is {}, beyond the range of the kernel's float parameter (largest "
-                       "magnitude {})",
+        d && param_ranges_.at(i).f32 && std::isfinite(*d) && std::isinf(to_f32(*d)))
+      fail(fmt::format("{} is {}, beyond the range of the kernel's float parameter (it would "
+                       "round to infinity; the largest float is {:.9g})",
                        arg(i), *d, std::numeric_limits<float>::max()),
            "pass a value within float's range, or declare the parameter as double");
     if (!is_buffer) continue;
