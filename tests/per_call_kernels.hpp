@@ -50,6 +50,21 @@ inline auto make_scale(ts::DType* dtype_seen = nullptr) {
   });
 }
 
+/// (x * s, x * 65536.0, x * 100000): a float argument, a float literal and an integer
+/// literal, which an f16 or bf16 x multiplies in f32 (torch's opmath).
+inline auto make_loss_scale() {
+  return ts::kernel("loss_scale", [](ts::Tensor x, ts::Value s) {
+    ts::Tensor by_arg = ts::empty_like(x), by_literal = ts::empty_like(x),
+               by_int = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      by_arg(t) = x(t) * s;
+      by_literal(t) = x(t) * 65536.0;
+      by_int(t) = x(t) * 100000;
+    }
+    return std::make_tuple(by_arg, by_literal, by_int);
+  });
+}
+
 /// out = x * 2 (empty_like), over 2-D tiles.
 inline auto make_double() {
   return ts::kernel("double_like", [](ts::Tensor x) {

@@ -16,6 +16,7 @@ namespace ts = tessel;
 
 namespace {
 
+using per_call_kernels::make_loss_scale;
 using per_call_kernels::make_scale;
 
 // 1e-12 and a difference f32 cannot hold (2^-30 relative: below f32's 2^-24 spacing).
@@ -62,7 +63,7 @@ TEST(WeakScalars, AnF32KernelStaysF32) {
     EXPECT_EQ(got[i], static_cast<float>(static_cast<float>(xs[i]) * static_cast<float>(kEps)));
 }
 
-TEST(WeakScalars, ABf16KernelStaysBf16AndRoundsTheArgumentAsALiteral) {
+TEST(WeakScalars, ABf16KernelStaysBf16AndTakesTheArgumentAsALiteral) {
   ts::DType seen = ts::f32;
   ts::Buffer x = interp_test::buffer({1, 3, 0.3, 7, -250}, {5}, ts::bf16);
   std::vector<double> got = make_scale(&seen)(x, 1e-5).to_vector();
@@ -120,6 +121,50 @@ TEST(WeakScalars, AnF64KernelTakesTheArgumentAsADouble) {
   EXPECT_EQ(f32.find("double"), std::string::npos) << f32;
   std::string host_math = nvrtc_test::compile(make_scaled_eps(), ones(ts::f64), kEps);
   EXPECT_NE(host_math.find("double s"), std::string::npos) << host_math;
+}
+
+/// v rounded to dtype t, through a Buffer's element write (the oracle of a rounding).
+double rounded(double v, ts::DType t) { return interp_test::buffer({v}, {1}, t).to_vector()[0]; }
+
+// torch's opmath: an f16 or bf16 value times a Python number is computed in f32 and
+// rounded once. 65536 (a loss scale) does not fit f16; rounded to f16 first it would give
+// inf for every x and NaN for x = 0.
+TEST(WeakScalars, A16BitFloatTimesANumberIsComputedInF32AndRoundedOnce) {
+  for (ts::DType t : {ts::f16, ts::bf16}) {
+    ts::Buffer x = interp_test::buffer({0, 0.001, 0.5, -0.125, 1.0 / 16384}, {5}, t);
+    auto [by_arg, by_literal, by_int] = make_loss_scale()(x, 65536.0);
+    std::vector<double> xs = x.to_vector();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double want = rounded(static_cast<float>(xs[i]) * 65536.0f, t);
+      EXPECT_TRUE(std::isfinite(want)) << i;
+      EXPECT_EQ(by_arg.to_vector()[i], want) << ts::dtype_name(t) << " " << i;
+      EXPECT_EQ(by_literal.to_vector()[i], want) << ts::dtype_name(t) << " " << i;
+      EXPECT_EQ(by_int.to_vector()[i], rounded(static_cast<float>(xs[i]) * 100000.0f, t))
+          << ts::dtype_name(t) << " " << i;
+    }
+  }
+  // f16(0.001) = 1049 / 2^20: times 65536 it is 65.5625 exactly.
+  ts::Buffer x = interp_test::buffer({0.001}, {1}, ts::f16);
+  EXPECT_EQ(std::get<0>(make_loss_scale()(x, 65536.0)).to_vector()[0], 65.5625);
+  // bf16 times a number past bf16's largest value (3.39e38), as torch computes it.
+  ts::Buffer y = interp_test::buffer({0.25}, {1}, ts::bf16);
+  EXPECT_EQ(std::get<0>(make_loss_scale()(y, 3.4e38)).to_vector()[0],
+            rounded(0.25f * 3.4e38f, ts::bf16));
+}
+
+TEST(WeakScalars, A16BitFloatComparesWithANumberInF32) {
+  auto k = ts::kernel("equals_a_tenth", [](ts::Tensor x) {
+    ts::Tensor out = ts::empty({x.size(0)}, ts::boolean);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) == 0.1;
+    return out;
+  });
+  // No f16 is 0.1f: the f16 nearest to 0.1 is 0.0999755859375.
+  EXPECT_EQ(k(interp_test::buffer({0.1, 0.5}, {2}, ts::f16)).to_vector(),
+            (std::vector<double>{0, 0}));
+  REQUIRE_NVRTC();
+  std::string src = nvrtc_test::compile(make_loss_scale(), ones(ts::f16), 65536.0);
+  // The literal is the f32 65536, and the products are rounded by their f16 stores.
+  EXPECT_NE(src.find("* 65536.0f;"), std::string::npos) << src;
 }
 
 }  // namespace

@@ -276,11 +276,18 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
          : fn == ir::BinaryFn::bit_or ? ir::BinaryFn::logical_or
                                       : ir::BinaryFn::ne;
   }
-  x = cast_node(x, common, loc);
-  y = cast_node(y, common, loc);
-  DType result = (kind == 'c' || kind == 'l') ? DType::boolean : common;
+  // A C++ number (or ts::Value scalar) next to an f16, bf16 or 8-bit float value takes part
+  // in f32, and the result is rounded once to the value's dtype: torch's "opmath" for such
+  // ops (x_f16 * 65536.0 is x * 65536 rounded, not x times 65536 rounded to f16, infinity).
+  const bool opmath =
+      (kind == 'a' || kind == 'c') && is_narrow_float(common) && (a.weak() || b.weak());
+  const DType compute = opmath ? DType::f32 : common;
+  x = cast_node(x, compute, loc);
+  y = cast_node(y, compute, loc);
+  DType result = (kind == 'c' || kind == 'l') ? DType::boolean : compute;
   Node* n = ctx.add(Op::Binary, result, shape, {x, y}, loc);
   n->fn = static_cast<uint8_t>(fn);
+  if (opmath && kind == 'a') n = cast_node(n, common, loc);
   // Arithmetic of weak floats and C++ numbers stays weak (Python float arithmetic).
   if (kind == 'a' && is_float(result) && a.weak() && b.weak() &&
       (ctx.weak_float(x) || ctx.weak_float(y)))

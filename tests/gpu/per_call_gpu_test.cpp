@@ -38,6 +38,21 @@ TEST(PerCallGpu, AnF64KernelGetsTheFullValueOfAFloatArgument) {
   EXPECT_EQ(make_scale()(gpu(x), eps).to_vector(), want);
 }
 
+TEST(PerCallGpu, A16BitFloatTimesANumberIsComputedInF32AsInTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  for (ts::DType t : {ts::f16, ts::bf16}) {
+    std::vector<double> xs;
+    for (int i = 0; i < 1000; ++i) xs.push_back((i - 500) * 0.0013);
+    ts::Buffer x = ts::Buffer::from_vector(xs, {1000}, t);
+    auto [arg, literal, integer] = make_loss_scale()(x, 65536.0);
+    auto [gpu_arg, gpu_literal, gpu_integer] = make_loss_scale()(gpu(x), 65536.0);
+    EXPECT_TRUE(std::isfinite(arg.to_vector()[500])) << ts::dtype_name(t);
+    EXPECT_EQ(gpu_arg.to_vector(), arg.to_vector()) << ts::dtype_name(t);
+    EXPECT_EQ(gpu_literal.to_vector(), literal.to_vector()) << ts::dtype_name(t);
+    EXPECT_EQ(gpu_integer.to_vector(), integer.to_vector()) << ts::dtype_name(t);
+  }
+}
+
 TEST(PerCallGpu, EmptyLikeOfATransposedArgument) {
   TESSEL_REQUIRE_GPU();
   auto k = make_double();
