@@ -65,6 +65,15 @@ inline auto make_loss_scale() {
   });
 }
 
+/// out = x * (s / 10.0): host arithmetic of a float argument (one Python float).
+inline auto make_tenth() {
+  return ts::kernel("times_a_tenth", [](ts::Tensor x, ts::Value s) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * (s / 10.0);
+    return out;
+  });
+}
+
 /// out = x * 2 (empty_like), over 2-D tiles.
 inline auto make_double() {
   return ts::kernel("double_like", [](ts::Tensor x) {

@@ -241,7 +241,7 @@ TEST(ReadableCode, ErrorsNameNamedTensors) {
 TEST(ReadableCode, AConvertedScalarParameterKeepsTheArgumentsName) {
   auto k = ts::kernel("scale_f16", {"x", "scale"}, [](ts::Tensor x, ts::Value scale) {
     ts::Tensor out = ts::empty_like(x);
-    for (auto t : ts::tile(x.size(0))) out(t) = x(t) * scale;
+    for (auto t : ts::tile(x.size(0))) out(t) = ts::where(x(t) > 0, x(t), scale);
     return out;
   });
   std::string src = compile(k, ts::Buffer::zeros({100}, ts::f16), 0.1);

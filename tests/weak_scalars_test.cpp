@@ -18,6 +18,7 @@ namespace {
 
 using per_call_kernels::make_loss_scale;
 using per_call_kernels::make_scale;
+using per_call_kernels::make_tenth;
 
 // 1e-12 and a difference f32 cannot hold (2^-30 relative: below f32's 2^-24 spacing).
 const double kEps = 1e-12 * (1 + std::ldexp(1.0, -30));
@@ -81,6 +82,23 @@ TEST(WeakScalars, HostArithmeticOfAWeakArgumentStaysWeakAndExact) {
   std::vector<double> f32_out =
       make_scaled_eps()(ts::Buffer::zeros({5}, ts::f32), kEps).to_vector();
   for (double v : f32_out) EXPECT_EQ(v, static_cast<float>((kEps * 2 + 1) / 4));
+}
+
+TEST(WeakScalars, HostArithmeticIsRoundedToF32OnceAfterItsLastStep) {
+  // 1e39 is past f32's range, 1e38 is not: Python's (s / 10) is 1e38, a float.
+  std::vector<double> out = make_tenth()(ts::Buffer::ones({5}, ts::f32), 1e39).to_vector();
+  for (double v : out) EXPECT_EQ(v, static_cast<float>(1e38));
+  // Also where the quotient is read in a loop nested in the one that reads s.
+  auto nested = ts::kernel("nested_tenth", [](ts::Tensor x, ts::Value s) {
+    ts::Tensor out = ts::empty_like(x);
+    for (auto tm : ts::tile(x.size(0))) {
+      ts::Value tenth = s / 10.0;
+      for (auto tn : ts::tile(x.size(1))) out(tm, tn) = x(tm, tn) * tenth;
+    }
+    return out;
+  });
+  for (double v : nested(ts::Buffer::ones({2, 3}, ts::f32), -1e39).to_vector())
+    EXPECT_EQ(v, static_cast<float>(-1e38));
 }
 
 TEST(WeakScalars, AStoreOfAWeakArgumentIntoAnF64TensorKeepsItsValue) {

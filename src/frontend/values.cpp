@@ -203,10 +203,14 @@ Value Value::t(Loc where) const {
 
 namespace {
 
-Node* cast_node(Node* n, DType t, SourceLoc loc) {
-  if (n->dtype == t) return n;
+/// `n` converted to dtype t. A weakly typed float converts from its full (double) value;
+/// one computed from others (`eps / 10`, one Python float; also read through a loop's
+/// placeholder) is rounded once after its arithmetic in double, even to its own dtype f32,
+/// unless `keep_weak` (an operand of weak arithmetic, whose result stays weak).
+Node* cast_node(Node* n, DType t, SourceLoc loc, bool keep_weak = false) {
   TraceContext& ctx = TraceContext::current(loc);
-  // A weakly typed float converts from its full (double) value.
+  const bool computed = n->op == Op::Binary || n->op == Op::Unary || n->op == Op::Carried;
+  if (n->dtype == t && (keep_weak || !computed || !is_float(t) || !ctx.weak_float(n))) return n;
   if (ctx.weak_float(n)) {
     n = ctx.exact_float(n);
     if (n->dtype == t) return n;
@@ -282,16 +286,16 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
   const bool opmath =
       (kind == 'a' || kind == 'c') && is_narrow_float(common) && (a.weak() || b.weak());
   const DType compute = opmath ? DType::f32 : common;
-  x = cast_node(x, compute, loc);
-  y = cast_node(y, compute, loc);
+  // Arithmetic of weak floats and C++ numbers stays weak (Python float arithmetic).
+  const bool stays_weak = kind == 'a' && is_float(compute) && a.weak() && b.weak() &&
+                          (ctx.weak_float(x) || ctx.weak_float(y));
+  x = cast_node(x, compute, loc, stays_weak);
+  y = cast_node(y, compute, loc, stays_weak);
   DType result = (kind == 'c' || kind == 'l') ? DType::boolean : compute;
   Node* n = ctx.add(Op::Binary, result, shape, {x, y}, loc);
   n->fn = static_cast<uint8_t>(fn);
   if (opmath && kind == 'a') n = cast_node(n, common, loc);
-  // Arithmetic of weak floats and C++ numbers stays weak (Python float arithmetic).
-  if (kind == 'a' && is_float(result) && a.weak() && b.weak() &&
-      (ctx.weak_float(x) || ctx.weak_float(y)))
-    ctx.mark_weak_float(n);
+  if (stays_weak) ctx.mark_weak_float(n);
   return Value::wrap(n);
 }
 
@@ -309,11 +313,11 @@ Value unary(ir::UnaryFn fn, const Operand& a) {
     ctx.fail(a.loc(), "bitwise not (~) needs an integer or bool operand",
              "use ts::where or a comparison instead");
   if ((fn == ir::UnaryFn::floor || fn == ir::UnaryFn::ceil) && !is_float(t)) return Value::wrap(x);
-  x = cast_node(x, t, a.loc());
+  const bool stays_weak = (fn == ir::UnaryFn::neg || fn == ir::UnaryFn::abs) && ctx.weak_float(x);
+  x = cast_node(x, t, a.loc(), stays_weak);
   Node* n = ctx.add(Op::Unary, t, x->shape, {x}, a.loc());
   n->fn = static_cast<uint8_t>(fn);
-  if ((fn == ir::UnaryFn::neg || fn == ir::UnaryFn::abs) && ctx.weak_float(x))
-    ctx.mark_weak_float(n);
+  if (stays_weak) ctx.mark_weak_float(n);
   return Value::wrap(n);
 }
 

@@ -53,6 +53,14 @@ TEST(PerCallGpu, A16BitFloatTimesANumberIsComputedInF32AsInTheInterpreter) {
   }
 }
 
+TEST(PerCallGpu, HostArithmeticOfAFloatArgumentIsRoundedOnceAsInTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  ts::Buffer x = ts::Buffer::ones({1000}, ts::f32);
+  std::vector<double> want = make_tenth()(x, 1e39).to_vector();
+  EXPECT_EQ(want.front(), static_cast<float>(1e38));
+  EXPECT_EQ(make_tenth()(gpu(x), 1e39).to_vector(), want);
+}
+
 TEST(PerCallGpu, EmptyLikeOfATransposedArgument) {
   TESSEL_REQUIRE_GPU();
   auto k = make_double();
