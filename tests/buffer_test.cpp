@@ -134,6 +134,20 @@ TEST(DType, PromotionTable) {
     for (DType b : kAll) EXPECT_EQ(ts::promote(a, b), ts::promote(b, a));
 }
 
+TEST(DType, AnIntegerCastToDTypeIsAUserError) {
+  const auto bad = static_cast<ts::DType>(42);
+  for (auto f : std::vector<std::function<void()>>{[&] { (void)ts::Buffer::zeros({4}, bad); },
+                                                   [&] { (void)ts::dtype_name(bad); },
+                                                   [&] { (void)ts::dtype_size(bad); }}) {
+    try {
+      f();
+      ADD_FAILURE() << "no error";
+    } catch (const ts::UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("42 is not a ts::DType"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(DType, WeakPromotion) {
   EXPECT_EQ(ts::promote_weak(ts::f16, ts::f64), ts::f16);  // x_f16 + 1.0 stays f16
   EXPECT_EQ(ts::promote_weak(ts::bf16, ts::i64), ts::bf16);

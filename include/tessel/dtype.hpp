@@ -33,7 +33,8 @@ namespace detail {
 }
 
 /// Size of one element in bytes (bool is one byte, as in PyTorch). Inline: a kernel call
-/// asks it of every argument.
+/// asks it of every argument. Here and in dtype_name: a value that is no DType (an
+/// integer cast to DType) throws UserError.
 inline int dtype_size(DType t) {
   switch (t) {
     case DType::boolean:

@@ -1,6 +1,8 @@
 // DType names, sizes and PyTorch's type promotion.
 #include "tessel/dtype.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "tessel/error.hpp"
@@ -8,7 +10,10 @@
 namespace tessel {
 
 void detail::unknown_dtype(DType t) {
-  throw InternalError("dtype_size: unknown dtype " + std::to_string(static_cast<int>(t)));
+  throw UserError(
+      "", {}, fmt::format("{} is not a ts::DType (an integer cast to DType?)", static_cast<int>(t)),
+      "use one of ts::boolean, ts::i8, ts::i32, ts::i64, ts::u64, ts::f8e4m3, "
+      "ts::f8e5m2, ts::f16, ts::bf16, ts::f32, ts::f64");
 }
 
 std::string dtype_name(DType t) {
@@ -36,7 +41,7 @@ std::string dtype_name(DType t) {
     case DType::i8:
       return "i8";
   }
-  throw InternalError("dtype_name: unknown dtype " + std::to_string(static_cast<int>(t)));
+  detail::unknown_dtype(t);
 }
 
 std::string dtype_cuda_storage(DType t) {
@@ -64,7 +69,7 @@ std::string dtype_cuda_storage(DType t) {
     case DType::i8:
       return "signed char";
   }
-  throw InternalError("dtype_cuda_storage: unknown dtype " + std::to_string(static_cast<int>(t)));
+  detail::unknown_dtype(t);
 }
 
 DType dtype_from_name(const std::string& name) {
