@@ -1,6 +1,7 @@
 // Errors of a call's arguments (devices, shapes, strides, sizes beyond the index dtype,
 // grids too large): each a UserError naming the kernel and the line of the call or the
 // kernel, and what to do; a failed call leaves later calls working.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -142,6 +143,23 @@ TEST(Errors, AnI32ArangePast2To31IsRefused) {
   expect_message(msg, "count_up", g_line,
                  "ts::arange of dtype i32 over 2147483658 elements: i32 counts to 2147483647 only",
                  "count in ts::i64: ts::arange(n, ts::i64)");
+}
+
+TEST(Errors, AnArangeOfBoolOrAn8BitFloatIsRefused) {
+  for (ts::DType t : {ts::boolean, ts::f8e4m3, ts::f8e5m2}) {
+    auto k = ts::kernel("count_up_in", [t](ts::Tensor x) {
+      ts::Tensor out = ts::empty_like(x);
+      for (auto tile : ts::tile(x.size(0))) {
+        g_line = __LINE__ + 1;
+        out(tile) = x(tile) + ts::arange(x.size(0), t).to(ts::f32);
+      }
+      return out;
+    });
+    std::string msg = user_error([&] { k(ts::Buffer::zeros({4}, ts::f32)); });
+    expect_message(msg, "count_up_in", g_line,
+                   fmt::format("ts::arange of dtype {}: torch.arange has none", ts::dtype_name(t)),
+                   "ts::arange(n).to(");
+  }
 }
 
 // Where the key fixes both sizes (static shapes), a cover check that holds is decided when

@@ -519,7 +519,8 @@ Value zeros(std::vector<TileDim> shape, DType dtype = DType::f32, Loc loc = Loc:
 Value full(std::vector<TileDim> shape, double value, DType dtype = DType::f32,
            Loc loc = Loc::current());
 /// 0, 1, ..., n-1 (shape [n], padded to the next power of two and masked). Errors
-/// (UserError at this line): dtype i8 with an extent past 128.
+/// (UserError at this line): dtype i8 with an extent past 128, i32 past 2^31; dtype bool
+/// or an 8-bit float (torch.arange has neither).
 Value arange(const Extent& n, DType dtype = DType::i32, Loc loc = Loc::current());
 
 // ---- host-side allocations (outside loops, on the device of the first tensor arg) ----

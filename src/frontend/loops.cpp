@@ -307,6 +307,10 @@ Value arange(const Extent& n, DType dtype, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   require_device(loc, "ts::arange");
   TraceContext& ctx = TraceContext::current(loc);
+  if (dtype == DType::boolean || is_f8(dtype))
+    ctx.fail(loc, fmt::format("ts::arange of dtype {}: torch.arange has none", dtype_name(dtype)),
+             "count in an integer or a 16-bit or wider float dtype and convert: "
+             "ts::arange(n).to(...)");
   ir::Shape shape = {ctx.extent_sym(n.value().node(), "arange extent", loc)};
   // An i8 count stops at 127, an i32 one at 2^31 - 1 (torch.arange refuses ends past the
   // dtype's range). The specialization holds the extent's next power of two, so at most
