@@ -65,6 +65,21 @@ inline auto make_loss_scale() {
   });
 }
 
+/// (x / x.size(0), x * n, x == n): host integer scalars, which an f16 or bf16 x meets in
+/// f32 (torch's opmath for CPU scalars).
+inline auto make_by_size_and_n() {
+  return ts::kernel("by_size_and_n", [](ts::Tensor x, ts::Value n) {
+    ts::Tensor by_size = ts::empty_like(x), by_n = ts::empty_like(x);
+    ts::Tensor equal = ts::empty({x.size(0)}, ts::boolean);
+    for (auto t : ts::tile(x.size(0))) {
+      by_size(t) = x(t) / x.size(0);
+      by_n(t) = x(t) * n;
+      equal(t) = x(t) == n;
+    }
+    return std::make_tuple(by_size, by_n, equal);
+  });
+}
+
 /// out = x * (s / 10.0): host arithmetic of a float argument (one Python float).
 inline auto make_tenth() {
   return ts::kernel("times_a_tenth", [](ts::Tensor x, ts::Value s) {

@@ -16,6 +16,7 @@ namespace ts = tessel;
 
 namespace {
 
+using per_call_kernels::make_by_size_and_n;
 using per_call_kernels::make_loss_scale;
 using per_call_kernels::make_scale;
 using per_call_kernels::make_tenth;
@@ -168,6 +169,24 @@ TEST(WeakScalars, A16BitFloatTimesANumberIsComputedInF32AndRoundedOnce) {
   ts::Buffer y = interp_test::buffer({0.25}, {1}, ts::bf16);
   EXPECT_EQ(std::get<0>(make_loss_scale()(y, 3.4e38)).to_vector()[0],
             rounded(0.25f * 3.4e38f, ts::bf16));
+}
+
+// A size or an integer argument is a host scalar (torch: a CPU scalar, Helion: a Python
+// int): it takes part in f32 with its own value, as a C++ number does.
+TEST(WeakScalars, A16BitFloatWithASizeOrAnIntegerArgumentIsComputedInF32) {
+  auto k = make_by_size_and_n();
+  // bf16: 257 rounds to 256; f16: 100000 and 70000 round to infinity, 2049 to 2048.
+  ts::Buffer ones = ts::Buffer::ones({257}, ts::bf16);
+  auto [by_size, by_n, equal] = k(ones, int64_t{2049});
+  EXPECT_EQ(by_size.to_vector()[0], rounded(1.0f / 257.0f, ts::bf16));
+  EXPECT_NE(by_size.to_vector()[0], rounded(1.0 / 256, ts::bf16));
+  ts::Buffer x = interp_test::buffer({0.001, 2048}, {2}, ts::f16);
+  auto [f16_by_size, f16_by_n, f16_equal] = k(x, int64_t{100000});
+  const double x0 = x.to_vector()[0];
+  EXPECT_EQ(f16_by_n.to_vector()[0], rounded(static_cast<float>(x0) * 100000.0f, ts::f16));
+  EXPECT_TRUE(std::isfinite(f16_by_n.to_vector()[0]));
+  EXPECT_EQ(std::get<2>(k(x, int64_t{2049})).to_vector(), (std::vector<double>{0, 0}));
+  EXPECT_EQ(std::get<2>(k(x, int64_t{2048})).to_vector(), (std::vector<double>{0, 1}));
 }
 
 TEST(WeakScalars, A16BitFloatComparesWithANumberInF32) {

@@ -7,6 +7,7 @@
 #include "common/count_text.hpp"
 #include "common/element.hpp"
 #include "frontend/trace.hpp"
+#include "ir/host_eval.hpp"
 
 namespace tessel {
 
@@ -280,11 +281,19 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
          : fn == ir::BinaryFn::bit_or ? ir::BinaryFn::logical_or
                                       : ir::BinaryFn::ne;
   }
-  // A C++ number (or ts::Value scalar) next to an f16, bf16 or 8-bit float value takes part
-  // in f32, and the result is rounded once to the value's dtype: torch's "opmath" for such
-  // ops (x_f16 * 65536.0 is x * 65536 rounded, not x times 65536 rounded to f16, infinity).
-  const bool opmath =
-      (kind == 'a' || kind == 'c') && is_narrow_float(common) && (a.weak() || b.weak());
+  // A host scalar of another dtype next to an f16, bf16 or 8-bit float value (a C++
+  // number, a ts::Value argument, a size, host arithmetic of these) takes part in f32 with
+  // its own value, and the result is rounded once to the value's dtype: torch's "opmath"
+  // for ops with a wrapped number or a CPU scalar (x_f16 * 65536.0 is x * 65536 rounded,
+  // not x times 65536 rounded to f16, infinity; x_f16 / x.size(0) divides by 70000). A
+  // device scalar (a grid index, a loaded element) converts first, as a GPU tensor does.
+  auto host_scalar_of_another_dtype = [&](const Operand& o) {
+    const Node* v = ctx.value_outside_loops(o.node());
+    return o.weak() ||
+           (o.node()->shape.empty() && o.node()->dtype != common && ir::host_computable(v));
+  };
+  const bool opmath = (kind == 'a' || kind == 'c') && is_narrow_float(common) &&
+                      (host_scalar_of_another_dtype(a) || host_scalar_of_another_dtype(b));
   const DType compute = opmath ? DType::f32 : common;
   // Arithmetic of weak floats and C++ numbers stays weak (Python float arithmetic).
   const bool stays_weak = kind == 'a' && is_float(compute) && a.weak() && b.weak() &&

@@ -492,11 +492,12 @@ struct Eval {
     // True division of integers converts each operand to f32 from its own dtype (torch's
     // promote_integer_inputs_to_float), not through the promoted integer dtype.
     if (n.op == Op::div && !floating(ct)) ct = DType::f32;
-    // An f16 or bf16 value with a literal: arithmetic and comparisons in f32, the result
-    // rounded once (torch's opmath).
+    // An f16 or bf16 value with a literal or a size (a host scalar): arithmetic and
+    // comparisons in f32, the result rounded once (torch's opmath).
     const bool arithmetic = n.op >= Op::add && n.op <= Op::pow;
+    auto host_scalar = [&](int o) { return p.nodes[o].weak || p.nodes[o].op == Op::extent; };
     if ((ct == DType::f16 || ct == DType::bf16) && (arithmetic || is_compare(n.op)) &&
-        (p.nodes[n.a].weak || p.nodes[n.b].weak)) {
+        (host_scalar(n.a) || host_scalar(n.b))) {
       const DType f = DType::f32;
       E v = binary(n.op, f, operand(n.a, f, r, c), operand(n.b, f, r, c), arithmetic ? f : n.dtype);
       return arithmetic ? convert(f, n.dtype, v) : v;

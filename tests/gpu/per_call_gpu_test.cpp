@@ -53,6 +53,21 @@ TEST(PerCallGpu, A16BitFloatTimesANumberIsComputedInF32AsInTheInterpreter) {
   }
 }
 
+TEST(PerCallGpu, A16BitFloatWithASizeOrAnIntegerArgumentAsInTheInterpreter) {
+  TESSEL_REQUIRE_GPU();
+  for (ts::DType t : {ts::f16, ts::bf16}) {
+    std::vector<double> xs;
+    for (int i = 0; i < 70001; ++i) xs.push_back((i % 4099) * 0.5);
+    ts::Buffer x = ts::Buffer::from_vector(xs, {70001}, t);
+    auto [by_size, by_n, equal] = make_by_size_and_n()(x, int64_t{2049});
+    auto [gpu_by_size, gpu_by_n, gpu_equal] = make_by_size_and_n()(gpu(x), int64_t{2049});
+    EXPECT_NE(by_size.to_vector()[2], 0) << ts::dtype_name(t);
+    EXPECT_EQ(gpu_by_size.to_vector(), by_size.to_vector()) << ts::dtype_name(t);
+    EXPECT_EQ(gpu_by_n.to_vector(), by_n.to_vector()) << ts::dtype_name(t);
+    EXPECT_EQ(gpu_equal.to_vector(), equal.to_vector()) << ts::dtype_name(t);
+  }
+}
+
 TEST(PerCallGpu, HostArithmeticOfAFloatArgumentIsRoundedOnceAsInTheInterpreter) {
   TESSEL_REQUIRE_GPU();
   ts::Buffer x = ts::Buffer::ones({1000}, ts::f32);
