@@ -28,9 +28,9 @@ inline std::vector<double> round_trip_values() { return {0, 1, -1, 2.5, 100, 0.2
 /// fractional, except for u64, which holds no negative fraction (torch refuses it too).
 inline double strided_fill_value(ts::DType t) { return t == ts::u64 ? 1.5 : -1.5; }
 
-/// The value fill_pattern writes through a view with gaps: 1e6, 120 for i8 (whose range
-/// ends at 127: a value past it is an error, as in torch).
-inline double large_fill_value(ts::DType t) { return t == ts::i8 ? 120 : 1e6; }
+/// The value fill_pattern writes through a view with gaps: 1e6; 120 for i8 and 6e4 for
+/// f16 (whose ranges end at 127 and 65504: a value past them is an error, as in torch).
+inline double large_fill_value(ts::DType t) { return t == ts::i8 ? 120 : t == ts::f16 ? 6e4 : 1e6; }
 
 /// Fills `b` (shape [6, 10]) three times: whole with 3.75; columns 2..6 through a
 /// transposed narrow view; a [3, 2] view with strides {20, 1} at offset 7 with

@@ -533,6 +533,16 @@ TEST(Buffer, IntegerValuesOutOfRangeAreErrors) {
     EXPECT_THROW(ts::Buffer::from_vector({0, v}, {2}, dt), ts::UserError);
     EXPECT_THROW(ts::Buffer::zeros({2}, dt).fill(v), ts::UserError);
   }
+  // Floats: full and fill refuse a value that would round to infinity, as torch.full and
+  // fill_ do; from_vector rounds it, as torch.tensor does.
+  for (auto [v, dt] :
+       {std::pair<double, ts::DType>{1e6, ts::f16}, {-3.4e38, ts::bf16}, {1e39, ts::f32}}) {
+    EXPECT_THROW(ts::Buffer::full({2}, v, dt), ts::UserError) << v;
+    EXPECT_THROW(ts::Buffer::zeros({2}, dt).fill(v), ts::UserError) << v;
+    EXPECT_TRUE(std::isinf(ts::Buffer::from_vector({v}, {1}, dt).to_vector()[0])) << v;
+  }
+  EXPECT_TRUE(std::isinf(ts::Buffer::full({1}, kInf, ts::f16).to_vector()[0]));
+  EXPECT_EQ(ts::Buffer::full({1}, 65504, ts::f16).to_vector()[0], 65504);
   EXPECT_EQ(ts::Buffer::scalar(2147483647.0, ts::i32).item(), 2147483647.0);
   EXPECT_EQ(ts::Buffer::scalar(-2147483648.0, ts::i32).item(), -2147483648.0);
   EXPECT_EQ(ts::Buffer::scalar(-2.5, ts::i64).item(), -2.0);  // truncation toward 0, as torch

@@ -526,14 +526,22 @@ TEST(Errors, ConstantsAnIntegerDtypeCannotHold) {
                            {NAN, ts::i64},
                            {3e9, ts::i32},
                            {-1.5, ts::u64},
-                           {1e19, ts::i64}}) {
+                           {1e19, ts::i64},
+                           // As torch.full: a float that would round to infinity.
+                           {1e6, ts::f16},
+                           {-3.4e38, ts::bf16},
+                           {1e39, ts::f32}}) {
     std::string what = fmt::format("the constant {} cannot be converted to {} without overflow",
                                    value, ts::dtype_name(dt));
+    const char* hint = ts::is_float(dt) ? "a wider float dtype" : "a float dtype";
     std::string msg = user_error([&] { dev(vec(4), value, static_cast<int>(dt)); });
-    expect_message(msg, "full_tile", g_line, what, "a float dtype");
+    expect_message(msg, "full_tile", g_line, what, hint);
     msg = user_error([&] { host(vec(4), value, static_cast<int>(dt)); });
-    expect_message(msg, "full_host", g_line, what, "a float dtype");
+    expect_message(msg, "full_host", g_line, what, hint);
   }
+  // Infinity itself and the largest finite values fit.
+  EXPECT_TRUE(std::isinf(dev(vec(1), inf, static_cast<int>(ts::f16)).to_vector()[0]));
+  EXPECT_EQ(dev(vec(1), 65504, static_cast<int>(ts::f16)).to_vector()[0], 65504);
   auto wrap = ts::kernel("u64_wrap", [](ts::Tensor x) {
     ts::Tensor out = x.new_empty({x.size(0)}, ts::u64);
     for (auto t : ts::tile(x.size(0))) out(t) = ts::full({t}, -1, ts::u64);

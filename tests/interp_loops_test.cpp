@@ -341,6 +341,19 @@ TEST(InterpLoops, TilesPastEveryStoreAreSkipped) {
   EXPECT_EQ(k(x, 10).to_vector(), (std::vector<double>{28, 29, 30}));
 }
 
+// The same for a grid index: a device-resident bound of 2^40 over a 4-element tensor
+// runs 4 programs, not 2^40 (which would take hours).
+TEST(InterpLoops, GridIndicesPastEveryStoreAreSkipped) {
+  auto k = ts::kernel("fill_first_n", [](ts::Tensor x, ts::Tensor n) {
+    for (auto i : ts::grid(n)) x(i) = x(i) + 7.0;
+  });
+  ts::Buffer x = buffer({1, 2, 3, 4}, {4});
+  k(x, ts::Buffer::scalar(static_cast<double>(int64_t{1} << 40), ts::i64));
+  EXPECT_EQ(x.to_vector(), (std::vector<double>{8, 9, 10, 11}));
+  k(x, ts::Buffer::scalar(2.0, ts::i64));
+  EXPECT_EQ(x.to_vector(), (std::vector<double>{15, 16, 10, 11}));
+}
+
 // Where skipping would show, every tile runs: a loop-carried value counts them.
 TEST(InterpLoops, CarriedValuesSeeEveryTile) {
   auto k = ts::kernel("count_tiles", [](ts::Tensor x, ts::Value n) {

@@ -238,6 +238,12 @@ void write_element_int(void* p, DType t, int64_t v) {
   }
 }
 
+bool holds_value(DType t, double v) {
+  const bool narrow_float = t == DType::f16 || t == DType::bf16 || t == DType::f32;
+  return holds_integer_value(t, v) &&
+         !(narrow_float && std::isfinite(v) && std::isinf(round_to(t, v)));
+}
+
 bool holds_integer_value(DType t, double v) {
   if (!is_integer(t)) return true;
   // [lo, end): end is the first value past the dtype's max (exact in a double).

@@ -53,6 +53,11 @@ void write_element_int(void* ptr, DType t, int64_t v);
 /// (torch accepts -1 for an unsigned dtype); NaN and infinities never fit. True for every
 /// value when `t` is not an integer dtype.
 bool holds_integer_value(DType t, double v);
+/// Whether dtype `t` holds host value `v` for torch.full and fill_ ("cannot be converted
+/// without overflow"): integers as holds_integer_value says; f16, bf16 and f32 a value
+/// that does not round from finite to infinite; 8-bit floats (saturating by design) and
+/// f64 every value.
+bool holds_value(DType t, double v);
 /// The 64 bits of integer value `v` (truncated toward 0) as an int64_t: two's complement
 /// for negatives, and values in [2^63, 2^64) (u64) as their bit pattern. `v` must be held
 /// by i64 or u64 (holds_integer_value).

@@ -291,7 +291,7 @@ Value full(std::vector<TileDim> shape, double value, DType dtype, Loc l) {
   SourceLoc loc = SourceLoc::from(l);
   require_device(loc, "ts::full/ts::zeros");
   TraceContext& ctx = TraceContext::current(loc);
-  ctx.check_integer_constant(value, dtype, loc);
+  ctx.check_constant_fits(value, dtype, loc);
   Node* v = is_float(dtype)
                 ? ctx.constant_float(value, dtype, loc)
                 : ctx.constant_int(dtype == DType::boolean ? value != 0 : integer_bits(value),

@@ -116,7 +116,7 @@ static Tensor alloc(std::vector<Extent> shape, DType dtype, int64_t fill, double
     ctx.fail(loc, "tensors can only be allocated in host code, outside device loops",
              "allocate the tensor before the first ts::tile/ts::grid loop; use ts::zeros or "
              "ts::full for tile values inside loops");
-  if (fill == ir::fill_value) ctx.check_integer_constant(value, dtype, loc);
+  if (fill == ir::fill_value) ctx.check_constant_fits(value, dtype, loc);
   std::vector<Node*> dims;
   for (const Extent& e : shape) {
     Node* n = e.value().node();

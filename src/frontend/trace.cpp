@@ -143,12 +143,13 @@ ir::Sym* TraceContext::all_sym(ir::Node* tensor, int dim, SourceLoc loc) {
   return s;
 }
 
-void TraceContext::check_integer_constant(double v, DType dtype, SourceLoc loc) {
-  if (!holds_integer_value(dtype, v))
+void TraceContext::check_constant_fits(double v, DType dtype, SourceLoc loc) {
+  if (!holds_value(dtype, v))
     fail(loc,
          fmt::format("the constant {} cannot be converted to {} without overflow", v,
                      dtype_name(dtype)),
-         "use a value the dtype holds, a wider integer dtype, or a float dtype");
+         is_float(dtype) ? "use a value the dtype holds, or a wider float dtype (f32, f64)"
+                         : "use a value the dtype holds, a wider integer dtype, or a float dtype");
 }
 
 ir::Node* TraceContext::constant_int(int64_t v, DType dtype, SourceLoc loc) {

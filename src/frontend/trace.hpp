@@ -113,9 +113,11 @@ class TraceContext {
 
   /// Raises UserError for this kernel at `loc`.
   [[noreturn]] void fail(SourceLoc loc, const std::string& what, const std::string& hint = "");
-  /// A UserError at `loc` unless integer dtype `dtype` holds constant `v`
-  /// (holds_integer_value: NaN, infinities and values out of range do not fit).
-  void check_integer_constant(double v, DType dtype, SourceLoc loc);
+  /// A UserError at `loc` unless dtype `dtype` holds constant `v` (torch.full's "cannot be
+  /// converted without overflow"): an integer dtype as holds_integer_value says (NaN,
+  /// infinities and values out of range do not fit); f16, bf16 and f32 a finite value
+  /// that stays finite (8-bit floats saturate by design, f64 holds every double).
+  void check_constant_fits(double v, DType dtype, SourceLoc loc);
 
   // Loops
   ir::Node* open_loop(ir::Node* loop);

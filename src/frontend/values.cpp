@@ -543,9 +543,7 @@ void check_stored_constant(DType target, const Operand& o, const std::string& wh
   if (!o.weak() || c->op != Op::Const || !is_float(c->dtype)) return;
   const double v = c->fval;
   const bool integer = !is_float(target) && target != DType::boolean;
-  const bool narrow_float = target == DType::f16 || target == DType::bf16 || target == DType::f32;
-  if ((integer && !holds_integer_value(target, v)) ||
-      (narrow_float && std::isfinite(v) && std::isinf(round_to(target, v))))
+  if ((integer && !holds_integer_value(target, v)) || (!integer && !holds_value(target, v)))
     TraceContext::current(loc).fail(loc,
                                     fmt::format("the constant {} does not fit {}, the dtype of {}",
                                                 v, dtype_name(target), whose),

@@ -119,14 +119,20 @@ class Runner {
  private:
   /// The index along dim d of `loop` from which no tile can change anything: when every
   /// store in the loop (nested loops included) indexes a tensor dimension with that dim's
-  /// tile, a tile starting at or past the largest such dimension's size has every store
-  /// masked. nullopt where skipping tiles could show: a store not indexed by the tile, a
+  /// tile (or grid index), a tile starting at or past the largest such dimension's size has
+  /// every store masked. nullopt where skipping tiles could show: a store not indexed by it, a
   /// loop-carried value of `loop`, or a program id (programs would be numbered apart), or
   /// Settings::check_bounds (a tile's lanes past a tensor's end are reported: the first
   /// such tile raises the report, however far the bound goes).
   std::optional<int64_t> store_reach(const Node* loop, size_t d) {
-    const ir::Sym* sym = loop->dims[d].sym;
-    if (!sym || !loop->carried.empty() || f_.graph().check_bounds) return std::nullopt;
+    const ir::LoopDim& dim = loop->dims[d];
+    if ((dim.is_tile && !dim.sym) || !loop->carried.empty() || f_.graph().check_bounds)
+      return std::nullopt;
+    auto indexes_dim = [&](const ir::IndexInfo& info, const Node* index) {
+      if (dim.is_tile) return info.kind == ir::IndexKind::tile && info.sym == dim.sym;
+      return info.kind == ir::IndexKind::scalar && index->op == Op::LoopIndex &&
+             index->args.at(0) == loop && index->ival == static_cast<int64_t>(d);
+    };
     int64_t reach = 0;
     bool ok = true;
     std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
@@ -140,9 +146,10 @@ class Runner {
         const Buffer& t = f_.env().tensor(ir::addressed_tensor(n));
         bool indexed = false;
         int td = 0;
+        size_t k = 2;  // a store's first index argument
         for (const ir::IndexInfo& info : n->access) {
           if (info.kind == ir::IndexKind::newaxis) continue;
-          if (info.kind == ir::IndexKind::tile && info.sym == sym) {
+          if (indexes_dim(info, n->args.at(k++))) {
             reach = std::max(reach, t.size(td));
             indexed = true;
           }

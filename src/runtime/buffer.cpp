@@ -549,7 +549,10 @@ void Buffer::fill(double value, std::source_location at) {
 void Buffer::fill_on_stream(double value, void* stream) {
   if (!defined())
     throw buffer_error(std::string("fill of an undefined Buffer") + kUndefinedWhy, kUndefinedHint);
-  check_integer_value(value, dtype_);
+  if (!holds_value(dtype_, value))  // torch's fill_ and full refuse it too
+    throw buffer_error(fmt::format("value {} cannot be converted to {} without overflow", value,
+                                   dtype_name(dtype_)),
+                       "use a value in the dtype's range, or a wider dtype");
   if (numel() == 0) return;
   if (device().is_cuda()) {
     rt::set_device(device().index);
