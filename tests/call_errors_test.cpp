@@ -162,6 +162,30 @@ TEST(Errors, AnArangeOfBoolOrAn8BitFloatIsRefused) {
   }
 }
 
+// An integer cast to DType inside a kernel: an error at the kernel's line, wherever the
+// dtype is given (a conversion, a constructor, an allocation).
+TEST(Errors, AnIntegerCastToDTypeInAKernelIsAnErrorAtItsLine) {
+  const auto bad = static_cast<ts::DType>(42);
+  for (int where = 0; where < 4; ++where) {
+    auto k = ts::kernel("bad_dtype", [bad, where](ts::Tensor x) {
+      g_line = __LINE__ + 1;
+      ts::Tensor out = where == 3 ? ts::empty({x.size(0)}, bad) : ts::empty_like(x);
+      for (auto t : ts::tile(x.size(0))) {
+        if (where == 0) g_line = __LINE__ + 1;
+        if (where == 0) out(t) = x(t).to(bad).to(ts::f32);
+        if (where == 1) g_line = __LINE__ + 1;
+        if (where == 1) out(t) = ts::full({t}, 1.0, bad).to(ts::f32);
+        if (where == 2) g_line = __LINE__ + 1;
+        if (where == 2) out(t) = ts::arange(x.size(0), bad).to(ts::f32);
+        if (where == 3) out(t) = x(t);
+      }
+      return out;
+    });
+    std::string msg = user_error([&] { k(ts::Buffer::zeros({4}, ts::f32)); });
+    expect_message(msg, "bad_dtype", g_line, "42 is not a ts::DType", "use one of ts::boolean");
+  }
+}
+
 // Where the key fixes both sizes (static shapes), a cover check that holds is decided when
 // tracing and left out of the host program; one that fails stays and raises on the call.
 TEST(Errors, ACoverCheckOfSizesTheKeyFixesIsLeftOutWhenItHolds) {

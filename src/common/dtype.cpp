@@ -5,15 +5,40 @@
 
 #include <algorithm>
 
+#include "common/dtype_check.hpp"
 #include "tessel/error.hpp"
 
 namespace tessel {
 
+bool is_known_dtype(DType t) {
+  switch (t) {
+    case DType::boolean:
+    case DType::i8:
+    case DType::i32:
+    case DType::i64:
+    case DType::u64:
+    case DType::f8e4m3:
+    case DType::f8e5m2:
+    case DType::f16:
+    case DType::bf16:
+    case DType::f32:
+    case DType::f64:
+      return true;
+  }
+  return false;
+}
+
+std::string unknown_dtype_what(DType t) {
+  return fmt::format("{} is not a ts::DType (an integer cast to DType?)", static_cast<int>(t));
+}
+
+const char* unknown_dtype_hint() {
+  return "use one of ts::boolean, ts::i8, ts::i32, ts::i64, ts::u64, ts::f8e4m3, ts::f8e5m2, "
+         "ts::f16, ts::bf16, ts::f32, ts::f64";
+}
+
 void detail::unknown_dtype(DType t) {
-  throw UserError(
-      "", {}, fmt::format("{} is not a ts::DType (an integer cast to DType?)", static_cast<int>(t)),
-      "use one of ts::boolean, ts::i8, ts::i32, ts::i64, ts::u64, ts::f8e4m3, "
-      "ts::f8e5m2, ts::f16, ts::bf16, ts::f32, ts::f64");
+  throw UserError("", {}, unknown_dtype_what(t), unknown_dtype_hint());
 }
 
 std::string dtype_name(DType t) {

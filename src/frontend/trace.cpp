@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 
+#include "common/dtype_check.hpp"
 #include "common/element.hpp"
 #include "ir/host_eval.hpp"
 
@@ -85,6 +86,7 @@ void TraceContext::fail(SourceLoc loc, const std::string& what, const std::strin
 
 ir::Node* TraceContext::add(ir::Op op, DType dtype, ir::Shape shape, std::vector<ir::Node*> args,
                             SourceLoc loc) {
+  if (!is_known_dtype(dtype)) fail(loc, unknown_dtype_what(dtype), unknown_dtype_hint());
   ir::Node* n = graph_.new_node(op, loc);
   n->dtype = dtype;
   n->shape = std::move(shape);
@@ -97,6 +99,7 @@ ir::Node* TraceContext::add(ir::Op op, DType dtype, ir::Shape shape, std::vector
 
 ir::Node* TraceContext::add_host(ir::Op op, DType dtype, std::vector<ir::Node*> args,
                                  SourceLoc loc) {
+  if (!is_known_dtype(dtype)) fail(loc, unknown_dtype_what(dtype), unknown_dtype_hint());
   ir::Node* n = graph_.new_node(op, loc);
   n->dtype = dtype;
   n->args = std::move(args);
