@@ -189,6 +189,23 @@ TEST(WeakScalars, A16BitFloatWithASizeOrAnIntegerArgumentIsComputedInF32) {
   EXPECT_EQ(std::get<2>(k(x, int64_t{2048})).to_vector(), (std::vector<double>{0, 1}));
 }
 
+// The same for host arithmetic of an integer argument written inside the loop, which
+// reads the argument through the loop's placeholder.
+TEST(WeakScalars, IntegerHostArithmeticInTheLoopIsAHostScalar) {
+  auto k = ts::kernel("times_3n", [](ts::Tensor x, ts::Value n) {
+    ts::Tensor out = ts::empty_like(x), diff = ts::empty_like(x);
+    for (auto t : ts::tile(x.size(0))) {
+      out(t) = x(t) * (n * 3);
+      diff(t) = x(t) - (n - 1);
+    }
+    return std::make_tuple(out, diff);
+  });
+  auto [out, diff] = k(interp_test::buffer({0.5, 2048}, {2}, ts::f16), int64_t{30000});
+  EXPECT_EQ(out.to_vector()[0], rounded(45000, ts::f16));  // 44992, not inf
+  auto [out2, diff2] = k(interp_test::buffer({0.5, 2048}, {2}, ts::f16), int64_t{2050});
+  EXPECT_EQ(diff2.to_vector()[1], -1);  // 2048 - 2049 in f32, not 2048 - 2048
+}
+
 TEST(WeakScalars, A16BitFloatComparesWithANumberInF32) {
   auto k = ts::kernel("equals_a_tenth", [](ts::Tensor x) {
     ts::Tensor out = ts::empty({x.size(0)}, ts::boolean);

@@ -287,10 +287,10 @@ Value binary(ir::BinaryFn fn, const Operand& a, const Operand& b) {
   // for ops with a wrapped number or a CPU scalar (x_f16 * 65536.0 is x * 65536 rounded,
   // not x times 65536 rounded to f16, infinity; x_f16 / x.size(0) divides by 70000). A
   // device scalar (a grid index, a loaded element) converts first, as a GPU tensor does.
+  auto outside_loops = [&](const Node* x) { return ctx.value_outside_loops(const_cast<Node*>(x)); };
   auto host_scalar_of_another_dtype = [&](const Operand& o) {
-    const Node* v = ctx.value_outside_loops(o.node());
-    return o.weak() ||
-           (o.node()->shape.empty() && o.node()->dtype != common && ir::host_computable(v));
+    return o.weak() || (o.node()->shape.empty() && o.node()->dtype != common &&
+                        ir::host_computable(o.node(), outside_loops));
   };
   const bool opmath = (kind == 'a' || kind == 'c') && is_narrow_float(common) &&
                       (host_scalar_of_another_dtype(a) || host_scalar_of_another_dtype(b));

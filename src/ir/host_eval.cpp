@@ -12,6 +12,11 @@
 namespace tessel::ir {
 
 bool host_computable(const Node* n) {
+  return host_computable(n, [](const Node* x) { return x; });
+}
+
+bool host_computable(const Node* n, const std::function<const Node*(const Node*)>& resolve) {
+  n = resolve(n);
   switch (n->op) {
     case Op::Const:
     case Op::Arg:
@@ -26,7 +31,7 @@ bool host_computable(const Node* n) {
     case Op::Cast:
     case Op::Where:
       for (const Node* a : n->args)
-        if (!host_computable(a)) return false;
+        if (!host_computable(a, resolve)) return false;
       return true;
     // Tensors, statements and device values.
     case Op::Alloc:

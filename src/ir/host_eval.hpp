@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct HostScalar {
 /// True when `n` can be computed on the host from the arguments alone: constants, scalar
 /// arguments, sizes and strides, and elementwise math on them (no device memory read).
 bool host_computable(const Node* n);
+/// host_computable of what `n` stands for, each node first passed through `resolve` (the
+/// frontend's loop placeholders resolve to the value they stand for).
+bool host_computable(const Node* n, const std::function<const Node*(const Node*)>& resolve);
 
 /// Integer arithmetic on the host past 64 bits (sizes and integer arguments are whole
 /// numbers, as Python's ints are in Helion: `x.size(0) * n` that does not fit is an error,
